@@ -1,0 +1,1014 @@
+"""AST -> bound model: resolve names and aliases, type every expression, check values.
+
+Every problem becomes a diagnostic and binding carries on: an unknown relation poisons only
+the statements that use it, and an expression that failed to type gets the UNKNOWN type,
+which fits anywhere, so one mistake is reported once.
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+from collections.abc import Callable, Sequence
+from datetime import datetime
+from typing import Any
+
+from sqlglot import exp
+
+from . import ast, functions, settings
+from . import types as t
+from .bound import (
+    DEFAULT_SPARK,
+    SUPPORTED_SPARK,
+    Aggregate,
+    BoundSpec,
+    Column,
+    Format,
+    Input,
+    Join,
+    OutputItem,
+    Relation,
+    Setting,
+    Sink,
+    SparkVersion,
+    Stream,
+    Watermark,
+)
+from .diagnostics import Diagnostics
+from .source import Source, Span
+from .types import SqlType
+
+SOURCE_FORMATS: dict[str, tuple[tuple[str, ...], ...]] = {
+    # format -> groups of options; at least one option of each group is required
+    "kafka": (
+        ("kafka.bootstrap.servers", "bootstrap_servers"),
+        ("subscribe", "topic", "subscribePattern", "assign"),
+    ),
+    "json": (("path",),),
+    "csv": (("path",),),
+    "parquet": (("path",),),
+    "orc": (("path",),),
+    "delta": (("path", "table"),),
+    "rate": (),
+    "socket": (("host",), ("port",)),
+}
+SINK_FORMATS: dict[str, tuple[tuple[str, ...], ...]] = {
+    "kafka": (("kafka.bootstrap.servers", "bootstrap_servers"), ("topic",)),
+    "json": (("path",),),
+    "csv": (("path",),),
+    "parquet": (("path",),),
+    "orc": (("path",),),
+    "delta": (("path", "table"),),
+    "console": (),
+    "memory": (),
+    "noop": (),
+}
+OUTPUT_MODES = ("append", "update", "complete")
+
+
+def _suggest(word: str, candidates: Sequence[str]) -> str | None:
+    close = difflib.get_close_matches(word, list(candidates), n=1, cutoff=0.6)
+    return f"did you mean `{close[0]}`?" if close else None
+
+
+def parse_timestamp(text: str) -> datetime | None:
+    """An ISO-8601 / Spark timestamp literal, or None when it cannot be read."""
+    candidate = text.strip().replace(" ", "T", 1)
+    if candidate.endswith("Z"):
+        candidate = candidate[:-1] + "+00:00"
+    try:
+        return datetime.fromisoformat(candidate)
+    except ValueError:
+        return None
+
+
+class Scope:
+    """The inputs visible to an expression: alias -> Input, with the side each one is."""
+
+    def __init__(self, inputs: Sequence[tuple[str, Input]]) -> None:
+        self.inputs = list(inputs)
+
+    def qualifiers(self, side: str, inp: Input) -> tuple[str, ...]:
+        return (inp.alias, inp.relation) if inp.alias != inp.relation else (inp.alias,)
+
+
+class Binder:
+    def __init__(self, source: Source, diags: Diagnostics) -> None:
+        self.source = source
+        self.diags = diags
+        self.relations: dict[str, Relation] = {}
+        self.poisoned: set[str] = set()  # relations whose definition failed: no cascade
+        self.spark: SparkVersion | None = None
+        self.spark_span: Span | None = None
+        self.settings: dict[str, Setting] = {}
+        self.sinks: list[Sink] = []
+
+    # ------------------------------------------------------------------ statements
+    def bind(self, spec: ast.SpecFile) -> BoundSpec:
+        for stmt in spec.statements:
+            handler: Callable[[Any], None] = getattr(self, f"_bind_{type(stmt).__name__}")
+            handler(stmt)
+        spark = self.spark or _parse_version(DEFAULT_SPARK)
+        assert spark is not None
+        return BoundSpec(
+            self.source,
+            spark,
+            self.spark_span,
+            dict(self.settings),
+            tuple(self.relations.values()),
+            tuple(self.sinks),
+        )
+
+    def _bind_SparkDecl(self, stmt: ast.SparkDecl) -> None:
+        if self.spark_span is not None:
+            self.diags.add(
+                "E002",
+                "the target Spark version is set twice",
+                stmt.span,
+                "second `spark` statement",
+                "keep one `spark` statement",
+            )
+            return
+        version = _parse_version(stmt.version)
+        self.spark_span = stmt.span
+        supported = ", ".join(f"{a}.{b}" for a, b in SUPPORTED_SPARK)
+        if version is None or version.minor_version not in SUPPORTED_SPARK:
+            self.diags.add(
+                "E016",
+                f"unsupported Spark version `{stmt.version}`",
+                stmt.span,
+                "not a supported version",
+                f"supported versions: {supported}",
+            )
+            return
+        self.spark = version
+
+    def _bind_SetDecl(self, stmt: ast.SetDecl) -> None:
+        name = stmt.name.text.lower()
+        spec = settings.SETTINGS.get(name)
+        if spec is None:
+            hint = _suggest(name, list(settings.SETTINGS)) or (
+                "known settings: " + ", ".join(sorted(settings.SETTINGS))
+            )
+            self.diags.add(
+                "E015",
+                f"unknown setting `{stmt.name.text}`",
+                stmt.name.span,
+                "unknown setting",
+                hint,
+            )
+            return
+        if name in self.settings:
+            self.diags.add(
+                "E002",
+                f"setting `{name}` is set twice",
+                stmt.span,
+                "second assignment",
+                "keep one `set` per setting",
+            )
+            return
+        value = _setting_value(spec, stmt.value)
+        if value is None:
+            self.diags.add(
+                "E016",
+                f"invalid value `{stmt.value.text}` for `{name}`",
+                stmt.value.span,
+                "not accepted here",
+                _setting_help(spec),
+            )
+            return
+        self.settings[name] = Setting(name, value, stmt.span)
+
+    def _define(self, name: ast.Ident) -> bool:
+        if name.text in self.relations or name.text in self.poisoned:
+            self.diags.add(
+                "E002",
+                f"relation `{name.text}` is already defined",
+                name.span,
+                "defined again here",
+                "give each stream, join and aggregate its own name",
+            )
+            return False
+        return True
+
+    def _bind_StreamDecl(self, stmt: ast.StreamDecl) -> None:
+        if not self._define(stmt.name):
+            return
+        columns: list[Column] = []
+        ok = True
+        for col in stmt.columns:
+            if any(c.name == col.name.text for c in columns):
+                self.diags.add(
+                    "E002",
+                    f"column `{col.name.text}` is declared twice in `{stmt.name.text}`",
+                    col.name.span,
+                    "declared again here",
+                )
+                ok = False
+                continue
+            sql_type = t.lookup_type(col.type.name, col.type.params)
+            if sql_type is None:
+                hint = _suggest(col.type.name.lower(), list(t.TYPE_NAMES))
+                self.diags.add(
+                    "E007",
+                    f"unknown type `{col.type.name}` for column `{col.name.text}`",
+                    col.type.span,
+                    "unknown type",
+                    hint or "use a Spark SQL type such as BIGINT, STRING, TIMESTAMP",
+                )
+                sql_type = t.UNKNOWN
+            columns.append(
+                Column(col.name.text, sql_type, False, f"{stmt.name.text}.{col.name.text}")
+            )
+        watermark = None
+        if stmt.watermark is not None:
+            watermark = self._watermark(stmt, columns)
+            if watermark is not None:
+                columns = [
+                    Column(c.name, c.type, c.name == watermark.column, c.origin) for c in columns
+                ]
+        source = None
+        if stmt.source is not None:
+            source = self._format(stmt.source, SOURCE_FORMATS, "source")
+        if not ok and not columns:
+            self.poisoned.add(stmt.name.text)
+            return
+        self.relations[stmt.name.text] = Stream(
+            stmt.name.text, tuple(columns), watermark, source, stmt.span, stmt.name.span
+        )
+
+    def _watermark(self, stmt: ast.StreamDecl, columns: list[Column]) -> Watermark | None:
+        decl = stmt.watermark
+        assert decl is not None
+        col = next((c for c in columns if c.name == decl.column.text), None)
+        delay = self._duration(decl.delay)
+        if col is None:
+            self.diags.add(
+                "E004",
+                f"watermark column `{decl.column.text}` is not a column of `{stmt.name.text}`",
+                decl.column.span,
+                "unknown column",
+                _suggest(decl.column.text, [c.name for c in columns]),
+            )
+            return None
+        if col.type not in (t.TIMESTAMP, t.UNKNOWN):
+            self.diags.add(
+                "E010",
+                f"watermark column `{col.name}` is {col.type}, not TIMESTAMP",
+                decl.column.span,
+                f"declared as {col.type}",
+                "declare the event-time column as TIMESTAMP, or convert it with "
+                "timestamp_millis()/timestamp_seconds() before the stream",
+            )
+            return None
+        if delay is None:
+            return None
+        return Watermark(col.name, delay, decl.span)
+
+    def _duration(self, dur: ast.Duration) -> int | None:
+        unit = dur.unit.text.lower()
+        if unit in t.VARIABLE_UNITS:
+            self.diags.add(
+                "E013",
+                f"a duration in {unit} has no fixed length",
+                dur.unit.span,
+                "months and years vary in length",
+                "write it in days or weeks, e.g. `30 days`",
+            )
+            return None
+        ms = t.duration_ms(dur.amount, unit)
+        if ms is None:
+            self.diags.add(
+                "E014",
+                f"unknown duration unit `{dur.unit.text}`",
+                dur.unit.span,
+                "unknown unit",
+                "use milliseconds, seconds, minutes, hours, days or weeks",
+            )
+        return ms
+
+    def _format(
+        self, decl: ast.FormatDecl, known: dict[str, tuple[tuple[str, ...], ...]], what: str
+    ) -> Format | None:
+        fmt = decl.format.text.lower()
+        options: list[tuple[str, str]] = []
+        for opt in decl.options:
+            if any(k == opt.key.text for k, _ in options):
+                self.diags.add(
+                    "E002",
+                    f"option `{opt.key.text}` is given twice",
+                    opt.key.span,
+                    "given again here",
+                )
+                continue
+            options.append((opt.key.text, opt.value.text))
+        if fmt not in known:
+            self.diags.add(
+                "E024",
+                f"unknown {what} format `{decl.format.text}`",
+                decl.format.span,
+                f"not a {what} format",
+                _suggest(fmt, list(known)) or ("known formats: " + ", ".join(known)),
+            )
+            return None
+        keys = {k for k, _ in options}
+        for group in known[fmt]:
+            if not keys.intersection(group):
+                self.diags.add(
+                    "E024",
+                    f"{what} `{fmt}` needs the option `{group[0]}`",
+                    decl.span,
+                    f"no `{group[0]}` here",
+                    f"add `{group[0]} = '...'`",
+                )
+        return Format(fmt, tuple(options), decl.span)
+
+    # ------------------------------------------------------------------ inputs
+    def _input(self, ref: ast.RelRef) -> Input | None:
+        rel = self.relations.get(ref.name.text)
+        if rel is None:
+            if ref.name.text not in self.poisoned:
+                hint = _suggest(ref.name.text, list(self.relations))
+                self.diags.add(
+                    "E003",
+                    f"unknown relation `{ref.name.text}`",
+                    ref.name.span,
+                    "not defined before this statement",
+                    hint or "define the stream or join before using it",
+                )
+            return None
+        return Input(rel.name, ref.alias_text, rel.columns, ref.span)
+
+    def _bind_JoinDecl(self, stmt: ast.JoinDecl) -> None:
+        defined = self._define(stmt.name)
+        left, right = self._input(stmt.left), self._input(stmt.right)
+        if left is not None and right is not None and left.alias == right.alias:
+            self.diags.add(
+                "E002",
+                f"both sides of join `{stmt.name.text}` are called `{left.alias}`",
+                stmt.right.span,
+                "same alias as the left side",
+                f"give one side an alias: `{stmt.right.name.text} AS r`",
+            )
+            right = None
+        if left is None or right is None or not defined:
+            if defined:
+                self.poisoned.add(stmt.name.text)
+            return
+        scope = Scope([("left", left), ("right", right)])
+        condition = self.expression(stmt.on, scope, allow_aggregates=False)
+        ctype = condition.meta["type"]
+        if ctype not in (t.BOOLEAN, t.NULL, t.UNKNOWN):
+            self.diags.add(
+                "E012",
+                f"the join condition is {ctype}, not BOOLEAN",
+                ast.span_of(stmt.on),
+                "not a condition",
+            )
+        output = self._join_output(stmt, left, right, scope)
+        self.relations[stmt.name.text] = Join(
+            stmt.name.text,
+            stmt.how,
+            left,
+            right,
+            condition,
+            tuple(output),
+            stmt.span,
+            stmt.name.span,
+            stmt.how_span,
+        )
+
+    def _join_output(
+        self, stmt: ast.JoinDecl, left: Input, right: Input, scope: Scope
+    ) -> list[OutputItem]:
+        sides = (
+            [("left", left)]
+            if stmt.how in ("left_semi", "left_anti")
+            else [("left", left), ("right", right)]
+        )
+        if stmt.select is None:
+            return _default_output(sides, stmt.span)
+        items: list[OutputItem] = []
+        for item in stmt.select:
+            items.extend(self._select_item(item, scope, sides, allow_aggregates=False))
+        return self._unique(items)
+
+    def _select_item(
+        self,
+        item: ast.SelectItem,
+        scope: Scope,
+        sides: Sequence[tuple[str, Input]],
+        allow_aggregates: bool,
+    ) -> list[OutputItem]:
+        node = item.expr
+        if isinstance(node, exp.Star) or (
+            isinstance(node, exp.Column) and isinstance(node.this, exp.Star)
+        ):
+            return self._star(node, item, sides)
+        bound = self.expression(node, scope, allow_aggregates=allow_aggregates)
+        if item.alias is not None:
+            name = item.alias.text
+        elif isinstance(bound, exp.Column):
+            name = bound.name
+        else:
+            self.diags.add(
+                "E019",
+                "this select item needs a name",
+                item.span,
+                "no name",
+                f"add `AS name` after `{self.source.snippet(item.span)}`",
+            )
+            return []
+        return [OutputItem(name, bound, bound.meta["type"], _carries_event_time(bound), item.span)]
+
+    def _star(
+        self, node: exp.Expression, item: ast.SelectItem, sides: Sequence[tuple[str, Input]]
+    ) -> list[OutputItem]:
+        qualifier = node.table if isinstance(node, exp.Column) else ""
+        chosen = [
+            (side, inp)
+            for side, inp in sides
+            if not qualifier or qualifier in (inp.alias, inp.relation)
+        ]
+        if not chosen:
+            self.diags.add(
+                "E005",
+                f"unknown alias `{qualifier}`",
+                item.span,
+                "not an input here",
+                _suggest(qualifier, [inp.alias for _, inp in sides]),
+            )
+            return []
+        out = []
+        for side, inp in chosen:
+            for col in inp.columns:
+                ref = _column_ref(inp.alias, col, side)
+                out.append(OutputItem(col.name, ref, col.type, col.event_time, item.span))
+        return out
+
+    def _unique(self, items: list[OutputItem]) -> list[OutputItem]:
+        seen: dict[str, OutputItem] = {}
+        for item in items:
+            if item.name in seen:
+                self.diags.add(
+                    "E002",
+                    f"output column `{item.name}` is defined twice",
+                    item.span,
+                    "same name as an earlier item",
+                    "rename one of them with `AS`",
+                )
+                continue
+            seen[item.name] = item
+        return list(seen.values())
+
+    def _bind_AggregateDecl(self, stmt: ast.AggregateDecl) -> None:
+        defined = self._define(stmt.name)
+        inp = self._input(stmt.input)
+        if inp is None or not defined:
+            if defined:
+                self.poisoned.add(stmt.name.text)
+            return
+        scope = Scope([("input", inp)])
+        keys = tuple(self.expression(g, scope, allow_aggregates=False) for g in stmt.group_by)
+        items: list[OutputItem] = []
+        for item in stmt.select:
+            for out in self._select_item(item, scope, [("input", inp)], allow_aggregates=True):
+                if _grouped(out.expr, keys):
+                    items.append(out)
+                else:
+                    self.diags.add(
+                        "E019",
+                        f"`{self.source.snippet(out.span)}` is neither a "
+                        "grouping key nor an aggregate",
+                        out.span,
+                        "not grouped",
+                        "add it to GROUP BY or wrap it in an aggregate such as max()",
+                    )
+        mode = "append"
+        mode_span = None
+        if stmt.mode is not None:
+            mode_span = stmt.mode.span
+            if stmt.mode.text.lower() in OUTPUT_MODES:
+                mode = stmt.mode.text.lower()
+            else:
+                self.diags.add(
+                    "E016",
+                    f"unknown output mode `{stmt.mode.text}`",
+                    stmt.mode.span,
+                    "not an output mode",
+                    "use append, update or complete",
+                )
+        self.relations[stmt.name.text] = Aggregate(
+            stmt.name.text,
+            inp,
+            keys,
+            tuple(self._unique(items)),
+            mode,  # type: ignore[arg-type]
+            mode_span,
+            stmt.span,
+            stmt.name.span,
+        )
+
+    def _bind_SinkDecl(self, stmt: ast.SinkDecl) -> None:
+        name = stmt.relation.text
+        if name not in self.relations:
+            if name not in self.poisoned:
+                self.diags.add(
+                    "E003",
+                    f"unknown relation `{name}`",
+                    stmt.relation.span,
+                    "nothing to write",
+                    _suggest(name, list(self.relations)),
+                )
+            return
+        if any(s.relation == name for s in self.sinks):
+            self.diags.add(
+                "E024",
+                f"relation `{name}` already has a sink",
+                stmt.span,
+                "second sink",
+                "write each relation to one sink",
+            )
+            return
+        target = self._format(stmt.target, SINK_FORMATS, "sink")
+        if target is None:
+            return
+        checkpoint = stmt.checkpoint.text if stmt.checkpoint is not None else None
+        self.sinks.append(Sink(name, target, checkpoint, stmt.span))
+
+    # ------------------------------------------------------------------ expressions
+    def expression(
+        self, node: exp.Expression, scope: Scope, allow_aggregates: bool
+    ) -> exp.Expression:
+        """A typed copy of ``node``: columns qualified and annotated, ``meta['type']`` set."""
+        bound = node.copy()
+        self._type(bound, scope, allow_aggregates)
+        return bound
+
+    def _type(self, node: exp.Expression, scope: Scope, allow_aggregates: bool) -> SqlType:
+        rule = _RULES.get(type(node))
+        if rule is None:  # pragma: no cover - the parser builds only nodes with rules
+            raise TypeError(f"binder: no typing rule for {type(node).__name__}")
+        result = rule(self, node, scope, allow_aggregates)
+        node.meta["type"] = result
+        return result
+
+    def _kids(self, node: exp.Expression, scope: Scope, agg: bool) -> list[SqlType]:
+        return [self._type(k, scope, agg) for k in node.iter_expressions()]
+
+    def _error(
+        self,
+        code: str,
+        message: str,
+        node: exp.Expression,
+        label: str = "",
+        help: str | None = None,
+    ) -> SqlType:
+        self.diags.add(code, message, ast.span_of(node), label, help)
+        return t.UNKNOWN
+
+    def _column(self, node: exp.Column, scope: Scope, agg: bool) -> SqlType:
+        name, qualifier = node.name, node.table
+        found: list[tuple[str, Input, Column]] = []
+        if qualifier:
+            matching = [(s, i) for s, i in scope.inputs if qualifier in (i.alias, i.relation)]
+            if not matching:
+                return self._error(
+                    "E005",
+                    f"unknown alias `{qualifier}`",
+                    node,
+                    "unknown alias",
+                    _suggest(qualifier, [i.alias for _, i in scope.inputs])
+                    or "aliases here: " + ", ".join(i.alias for _, i in scope.inputs),
+                )
+            for side, inp in matching:
+                col = inp.column(name)
+                if col is not None:
+                    found.append((side, inp, col))
+            if not found:
+                names = [c.name for _, i in matching for c in i.columns]
+                return self._error(
+                    "E004",
+                    f"`{qualifier}` has no column `{name}`",
+                    node,
+                    "unknown column",
+                    _suggest(name, names),
+                )
+        else:
+            for side, inp in scope.inputs:
+                col = inp.column(name)
+                if col is not None:
+                    found.append((side, inp, col))
+            if not found:
+                names = [c.name for _, i in scope.inputs for c in i.columns]
+                return self._error(
+                    "E004",
+                    f"unknown column `{name}`",
+                    node,
+                    "unknown column",
+                    _suggest(name, names),
+                )
+            if len(found) > 1:
+                return self._error(
+                    "E006",
+                    f"column `{name}` is ambiguous",
+                    node,
+                    "on both sides of the join",
+                    f"qualify it: `{found[0][1].alias}.{name}` or `{found[1][1].alias}.{name}`",
+                )
+        side, inp, col = found[0]
+        node.set("table", exp.to_identifier(inp.alias))
+        node.meta.update(side=side, event_time=col.event_time, relation=inp.relation)
+        return col.type
+
+    def _literal(self, node: exp.Literal, scope: Scope, agg: bool) -> SqlType:
+        if node.is_string:
+            return t.STRING
+        text = node.this
+        if re.fullmatch(r"\d+", text):
+            return t.INT if int(text) <= 2**31 - 1 else t.BIGINT
+        return t.SqlType("decimal", (min(38, len(text) - 1), len(text.partition(".")[2])))
+
+    def _interval(self, node: exp.Interval, scope: Scope, agg: bool) -> SqlType:
+        unit = node.unit.name.lower() if node.unit else ""
+        amount = node.this.name if node.this else ""
+        unit_span = node.meta.get("unit_span", ast.span_of(node))
+        if unit in t.VARIABLE_UNITS:
+            self.diags.add(
+                "E013",
+                f"an interval in {unit} has no fixed length",
+                unit_span,
+                "months and years vary in length",
+                "write it in days or weeks; Spark ignores month intervals when it "
+                "derives join state watermarks",
+            )
+            return t.UNKNOWN
+        if not re.fullmatch(r"\d+(\.\d+)?", amount):
+            return self._error(
+                "E014",
+                f"invalid interval amount `{amount}`",
+                node,
+                "not a number",
+                "write e.g. INTERVAL 10 SECONDS",
+            )
+        if t.MS_PER_UNIT.get(unit) is None:
+            self.diags.add(
+                "E014",
+                f"unknown interval unit `{unit}`",
+                unit_span,
+                "unknown unit",
+                "use milliseconds, seconds, minutes, hours, days or weeks",
+            )
+            return t.UNKNOWN
+        whole, _, frac = amount.partition(".")
+        per_us = t.MS_PER_UNIT[unit] * 1000
+        micros = int(whole) * per_us + (int(frac) * per_us // 10 ** len(frac) if frac else 0)
+        node.meta["micros"] = micros
+        return t.INTERVAL
+
+    def _cast(self, node: exp.Cast, scope: Scope, agg: bool) -> SqlType:
+        ref: ast.TypeRef = node.meta["type_ref"]
+        source_type = self._type(node.this, scope, agg)
+        if node.meta.get("typed_literal"):
+            kind = ref.name.lower()
+            if kind not in ("timestamp", "date"):
+                return self._error(
+                    "E012",
+                    f"unknown typed literal `{ref.name}`",
+                    node,
+                    "not a literal type",
+                    "use TIMESTAMP '...' or DATE '...'",
+                )
+            if parse_timestamp(node.this.name) is None:
+                return self._error(
+                    "E012",
+                    f"`{node.this.name}` is not a valid {kind.upper()}",
+                    node,
+                    "cannot be read",
+                    "write e.g. TIMESTAMP '2026-01-01 00:00:00'",
+                )
+            result = t.TIMESTAMP if kind == "timestamp" else t.DATE
+        else:
+            found = t.lookup_type(ref.name, ref.params)
+            if found is None:
+                self.diags.add("E007", f"unknown type `{ref.name}`", ref.span, "unknown type")
+                return t.UNKNOWN
+            result = found
+            if source_type == t.INTERVAL or result in (t.INTERVAL, t.WINDOW):
+                return self._error("E012", f"cannot cast {source_type} to {result}", node)
+        node.set("to", result.to_sqlglot())
+        return result
+
+    def _boolean_op(self, node: exp.Expression, scope: Scope, agg: bool) -> SqlType:
+        for kid, kid_type in zip(
+            node.iter_expressions(), self._kids(node, scope, agg), strict=True
+        ):
+            if kid_type not in (t.BOOLEAN, t.NULL, t.UNKNOWN):
+                self._error(
+                    "E012",
+                    f"`{self.source.snippet(ast.span_of(kid))}` is {kid_type}, not BOOLEAN",
+                    kid,
+                    "not a condition",
+                )
+        return t.BOOLEAN
+
+    def _compare(self, node: exp.Expression, scope: Scope, agg: bool) -> SqlType:
+        kinds = self._kids(node, scope, agg)
+        self._comparable(node, kinds)
+        return t.BOOLEAN
+
+    def _comparable(self, node: exp.Expression, kinds: list[SqlType]) -> None:
+        first = kinds[0]
+        for other in kinds[1:]:
+            if t.common_type(first, other) is None and not (
+                first == t.INTERVAL and other == t.INTERVAL
+            ):
+                helps = None
+                if {first, other} == {t.TIMESTAMP, t.STRING}:
+                    helps = "write a timestamp literal: TIMESTAMP '2026-01-01 00:00:00'"
+                self._error(
+                    "E011",
+                    f"cannot compare {first} with {other}",
+                    node,
+                    f"{first} vs {other}",
+                    helps,
+                )
+                return
+
+    def _is(self, node: exp.Expression, scope: Scope, agg: bool) -> SqlType:
+        self._kids(node, scope, agg)
+        return t.BOOLEAN
+
+    def _like(self, node: exp.Expression, scope: Scope, agg: bool) -> SqlType:
+        for kid, kind in zip(node.iter_expressions(), self._kids(node, scope, agg), strict=True):
+            if kind not in (t.STRING, t.NULL, t.UNKNOWN):
+                self._error("E012", f"LIKE needs strings, not {kind}", kid)
+        return t.BOOLEAN
+
+    def _arith(self, node: exp.Expression, scope: Scope, agg: bool) -> SqlType:
+        a, b = self._kids(node, scope, agg)
+        if t.UNKNOWN in (a, b):
+            return t.UNKNOWN
+        if t.NULL in (a, b):
+            return b if a == t.NULL else a
+        op = type(node)
+        result: SqlType | None = None
+        if a.is_numeric and b.is_numeric:
+            result = t.DOUBLE if op is exp.Div else t.common_type(a, b)
+        elif op in (exp.Add, exp.Sub):
+            if (a.is_temporal and b == t.INTERVAL) or (
+                op is exp.Add and a == t.INTERVAL and b.is_temporal
+            ):
+                result = t.TIMESTAMP
+            elif a == b == t.INTERVAL or (op is exp.Sub and a.is_temporal and b.is_temporal):
+                result = t.INTERVAL
+        elif (op in (exp.Mul, exp.Div) and a == t.INTERVAL and b.is_numeric) or (
+            op is exp.Mul and a.is_numeric and b == t.INTERVAL
+        ):
+            result = t.INTERVAL
+        if result is None:
+            symbol = {exp.Add: "+", exp.Sub: "-", exp.Mul: "*", exp.Div: "/", exp.Mod: "%"}[op]
+            helps = None
+            if (a.is_temporal and b.is_numeric) or (b.is_temporal and a.is_numeric):
+                helps = "add an interval to a timestamp, e.g. `t + INTERVAL 5 MINUTES`"
+            return self._error(
+                "E012", f"cannot compute {a} {symbol} {b}", node, "incompatible operands", helps
+            )
+        return result
+
+    def _neg(self, node: exp.Expression, scope: Scope, agg: bool) -> SqlType:
+        (kind,) = self._kids(node, scope, agg)
+        if kind.is_numeric or kind in (t.INTERVAL, t.NULL, t.UNKNOWN):
+            return kind
+        return self._error("E012", f"cannot negate {kind}", node)
+
+    def _paren(self, node: exp.Expression, scope: Scope, agg: bool) -> SqlType:
+        (kind,) = self._kids(node, scope, agg)
+        return kind
+
+    def _in(self, node: exp.Expression, scope: Scope, agg: bool) -> SqlType:
+        self._comparable(node, self._kids(node, scope, agg))
+        return t.BOOLEAN
+
+    def _case(self, node: exp.Case, scope: Scope, agg: bool) -> SqlType:
+        operand = self._type(node.this, scope, agg) if node.this else None
+        results: list[SqlType] = []
+        for when in node.args.get("ifs") or []:
+            cond = self._type(when.this, scope, agg)
+            if operand is not None:
+                self._comparable(when, [operand, cond])
+            elif cond not in (t.BOOLEAN, t.NULL, t.UNKNOWN):
+                self._error("E012", f"a WHEN condition is {cond}, not BOOLEAN", when.this)
+            results.append(self._type(when.args["true"], scope, agg))
+            when.meta["type"] = results[-1]
+        if node.args.get("default") is not None:
+            results.append(self._type(node.args["default"], scope, agg))
+        kind: SqlType = t.NULL
+        for r in results:
+            joined = t.common_type(kind, r)
+            if joined is None:
+                return self._error("E012", f"CASE branches mix {kind} and {r}", node)
+            kind = joined
+        return kind
+
+    def _function(self, node: exp.Anonymous, scope: Scope, agg: bool) -> SqlType:
+        name = str(node.this)
+        span = node.meta.get("name_span", ast.span_of(node))
+        fn = functions.lookup(name)
+        args = list(node.expressions)
+        if fn is None:
+            known = ", ".join(sorted(functions.FUNCTIONS))
+            self.diags.add(
+                "E017",
+                f"unknown function `{name}`",
+                span,
+                "unknown function",
+                _suggest(name, list(functions.FUNCTIONS)) or f"supported: {known}",
+            )
+            for arg in args:
+                if not isinstance(arg, exp.Star):
+                    self._type(arg, scope, agg)
+            return t.UNKNOWN
+        if fn.aggregate and not agg:
+            self.diags.add(
+                "E019",
+                f"aggregate `{name}` is not allowed here",
+                span,
+                "aggregate function",
+                "aggregate in an `aggregate` statement downstream of the join",
+            )
+        if len(args) < fn.min_args or (fn.max_args is not None and len(args) > fn.max_args):
+            arity = (
+                str(fn.min_args)
+                if fn.min_args == fn.max_args
+                else (
+                    f"{fn.min_args} to {fn.max_args}"
+                    if fn.max_args is not None
+                    else f"at least {fn.min_args}"
+                )
+            )
+            self.diags.add(
+                "E018",
+                f"`{name}` takes {arity} argument(s), not {len(args)}",
+                span,
+                "wrong number of arguments",
+                fn.doc or None,
+            )
+            return t.UNKNOWN
+        if fn.name == "count" and args and isinstance(args[0], exp.Star):
+            return t.BIGINT
+        kinds = [self._type(a, scope, agg and not fn.aggregate) for a in args]
+        if fn.name == "window":
+            self._window_args(node, args)
+        result = fn.result(kinds)
+        if isinstance(result, str):
+            return self._error("E012", f"`{name}`: {result}", node, "wrong argument type")
+        node.meta["function"] = fn.name
+        return result
+
+    def _window_args(self, node: exp.Anonymous, args: list[exp.Expression]) -> None:
+        """window()'s durations must be constant, positive and fixed-length."""
+        for arg in args[1:]:
+            if isinstance(arg, exp.Interval) and arg.meta.get("micros"):
+                continue
+            if isinstance(arg, exp.Literal) and arg.is_string:
+                amount, _, unit = arg.this.strip().partition(" ")
+                if re.fullmatch(r"\d+(\.\d+)?", amount) and t.duration_ms(amount, unit.strip()):
+                    arg.meta["micros"] = (t.duration_ms(amount, unit.strip()) or 0) * 1000
+                    continue
+            if arg.meta.get("type") != t.UNKNOWN:
+                self._error(
+                    "E012",
+                    "a window duration must be a positive constant interval",
+                    arg,
+                    "not a constant duration",
+                    "write e.g. INTERVAL 10 SECONDS",
+                )
+
+    def _constant(kind: SqlType) -> Callable[[Binder, Any, Scope, bool], SqlType]:
+        return lambda self, node, scope, agg: kind
+
+
+_RULES: dict[type[exp.Expression], Callable[[Binder, Any, Scope, bool], SqlType]] = {
+    exp.Column: Binder._column,
+    exp.Literal: Binder._literal,
+    exp.Boolean: Binder._constant(t.BOOLEAN),
+    exp.Null: Binder._constant(t.NULL),
+    exp.Interval: Binder._interval,
+    exp.Cast: Binder._cast,
+    exp.And: Binder._boolean_op,
+    exp.Or: Binder._boolean_op,
+    exp.Not: Binder._boolean_op,
+    exp.EQ: Binder._compare,
+    exp.NEQ: Binder._compare,
+    exp.LT: Binder._compare,
+    exp.LTE: Binder._compare,
+    exp.GT: Binder._compare,
+    exp.GTE: Binder._compare,
+    exp.Between: Binder._compare,
+    exp.Is: Binder._is,
+    exp.In: Binder._in,
+    exp.Like: Binder._like,
+    exp.Add: Binder._arith,
+    exp.Sub: Binder._arith,
+    exp.Mul: Binder._arith,
+    exp.Div: Binder._arith,
+    exp.Mod: Binder._arith,
+    exp.Neg: Binder._neg,
+    exp.Paren: Binder._paren,
+    exp.Case: Binder._case,
+    exp.Anonymous: Binder._function,
+}
+
+
+# ---------------------------------------------------------------------- helpers
+
+
+def _column_ref(alias: str, col: Column, side: str) -> exp.Column:
+    ref = exp.Column(this=exp.to_identifier(col.name), table=exp.to_identifier(alias))
+    ref.meta.update(side=side, event_time=col.event_time, type=col.type)
+    return ref
+
+
+def _default_output(sides: Sequence[tuple[str, Input]], span: Span) -> list[OutputItem]:
+    """Left columns then right columns; a name on both sides becomes ALIAS_name on both."""
+    counts: dict[str, int] = {}
+    for _, inp in sides:
+        for col in inp.columns:
+            counts[col.name] = counts.get(col.name, 0) + 1
+    out = []
+    for side, inp in sides:
+        for col in inp.columns:
+            name = f"{inp.alias}_{col.name}" if counts[col.name] > 1 else col.name
+            out.append(
+                OutputItem(name, _column_ref(inp.alias, col, side), col.type, col.event_time, span)
+            )
+    return out
+
+
+def _carries_event_time(node: exp.Expression) -> bool:
+    """Spark keeps watermark metadata through a plain column reference (and its alias) and
+    gives it to a window over an event-time column."""
+    while isinstance(node, exp.Paren):
+        node = node.this
+    if isinstance(node, exp.Column):
+        return bool(node.meta.get("event_time"))
+    if isinstance(node, exp.Anonymous) and node.meta.get("function") == "window":
+        return _carries_event_time(node.expressions[0])
+    return False
+
+
+def _grouped(node: exp.Expression, keys: Sequence[exp.Expression]) -> bool:
+    """True when ``node`` only uses grouping keys outside aggregate calls."""
+    if any(node == k for k in keys):
+        return True
+    if isinstance(node, exp.Anonymous) and node.meta.get("function") in (
+        f.name for f in functions.FUNCTIONS.values() if f.aggregate
+    ):
+        return True
+    if isinstance(node, exp.Column):
+        return False
+    return all(_grouped(k, keys) for k in node.iter_expressions())
+
+
+def _parse_version(text: str) -> SparkVersion | None:
+    m = re.fullmatch(r"(\d+)\.(\d+)(?:\.(\d+))?", text)
+    if m is None:
+        return None
+    return SparkVersion(int(m[1]), int(m[2]), int(m[3]) if m[3] else None)
+
+
+def _setting_value(spec: settings.SettingSpec, value: ast.Value) -> str | int | bool | None:
+    text = value.text.lower()
+    if spec.kind == "choice":
+        return text if text in spec.choices else None
+    if spec.kind == "bool":
+        return {"true": True, "false": False}.get(text)
+    if spec.kind == "positive_int":
+        return int(text) if re.fullmatch(r"\d+", text) and 0 < int(text) < 100_000 else None
+    if spec.kind == "string":
+        if spec.name == "trigger":
+            return text if _valid_trigger(text) else None
+        return value.text if value.kind in ("string", "name") else None
+    return None  # pragma: no cover
+
+
+def _valid_trigger(text: str) -> bool:
+    if text in ("available_now", "once"):
+        return True
+    amount, _, unit = text.partition(" ")
+    return bool(re.fullmatch(r"\d+(\.\d+)?", amount)) and t.duration_ms(amount, unit) is not None
+
+
+def _setting_help(spec: settings.SettingSpec) -> str:
+    if spec.kind == "choice":
+        return f"`{spec.name}` is one of: " + ", ".join(spec.choices)
+    if spec.kind == "bool":
+        return f"`{spec.name}` is true or false"
+    if spec.kind == "positive_int":
+        return f"`{spec.name}` is a positive whole number"
+    return f"`{spec.name}`: {spec.doc}"
+
+
+def bind(spec: ast.SpecFile, source: Source, diags: Diagnostics) -> BoundSpec:
+    return Binder(source, diags).bind(spec)

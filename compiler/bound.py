@@ -1,0 +1,188 @@
+"""The bound model: the spec with every name resolved and every expression typed.
+
+It is what the planner reads.  Expressions are sqlglot trees in which every column is
+qualified by its input's alias and annotated in ``meta``: ``side`` (``left``/``right`` of a
+join, ``input`` of an aggregate), ``type`` (a SqlType) and ``event_time`` (the column carries
+Spark's watermark metadata).  Every typed node carries ``meta["type"]``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Literal, TypeAlias
+
+from sqlglot import exp
+
+from .ast import JoinType
+from .source import Source, Span
+from .types import SqlType
+
+OutputMode: TypeAlias = Literal["append", "update", "complete"]
+
+SUPPORTED_SPARK: tuple[tuple[int, int], ...] = (
+    (3, 3),
+    (3, 4),
+    (3, 5),
+    (4, 0),
+    (4, 1),
+    (4, 2),
+    (4, 3),
+)
+DEFAULT_SPARK = "4.3"
+
+
+@dataclass(frozen=True, slots=True)
+class SparkVersion:
+    major: int
+    minor: int
+    patch: int | None = None
+
+    @property
+    def minor_version(self) -> tuple[int, int]:
+        return (self.major, self.minor)
+
+    def __str__(self) -> str:
+        base = f"{self.major}.{self.minor}"
+        return base if self.patch is None else f"{base}.{self.patch}"
+
+    def at_least(self, major: int, minor: int) -> bool:
+        return (self.major, self.minor) >= (major, minor)
+
+
+@dataclass(frozen=True, slots=True)
+class Column:
+    """A column of a relation's output, as Spark's attribute would be."""
+
+    name: str
+    type: SqlType
+    event_time: bool = False  # carries watermark metadata (EventTimeWatermark.delayKey)
+    origin: str = ""  # lineage for messages, e.g. "impressions.impression_time"
+
+
+@dataclass(frozen=True, slots=True)
+class Watermark:
+    column: str
+    delay_ms: int
+    span: Span
+
+
+@dataclass(frozen=True, slots=True)
+class Format:
+    """A source or sink: a format name and its options, in written order."""
+
+    format: str
+    options: tuple[tuple[str, str], ...]
+    span: Span
+
+    def option(self, key: str) -> str | None:
+        return next((v for k, v in self.options if k == key), None)
+
+
+@dataclass(frozen=True, slots=True)
+class Stream:
+    name: str
+    columns: tuple[Column, ...]
+    watermark: Watermark | None
+    source: Format | None
+    span: Span
+    name_span: Span
+
+
+@dataclass(frozen=True, slots=True)
+class Input:
+    """A relation used as a join side or an aggregate's input, under an alias."""
+
+    relation: str
+    alias: str
+    columns: tuple[Column, ...]
+    span: Span
+
+    def column(self, name: str) -> Column | None:
+        return next((c for c in self.columns if c.name == name), None)
+
+    @property
+    def event_time_columns(self) -> tuple[Column, ...]:
+        return tuple(c for c in self.columns if c.event_time)
+
+
+@dataclass(frozen=True, slots=True)
+class OutputItem:
+    """One output column of a join or an aggregate and the expression that computes it."""
+
+    name: str
+    expr: exp.Expression
+    type: SqlType
+    event_time: bool
+    span: Span
+
+    @property
+    def column(self) -> Column:
+        return Column(self.name, self.type, self.event_time)
+
+
+@dataclass(frozen=True, slots=True)
+class Join:
+    name: str
+    how: JoinType
+    left: Input
+    right: Input
+    condition: exp.Expression
+    output: tuple[OutputItem, ...]
+    span: Span
+    name_span: Span
+    how_span: Span
+
+    @property
+    def columns(self) -> tuple[Column, ...]:
+        return tuple(o.column for o in self.output)
+
+
+@dataclass(frozen=True, slots=True)
+class Aggregate:
+    name: str
+    input: Input
+    group_by: tuple[exp.Expression, ...]
+    output: tuple[OutputItem, ...]
+    mode: OutputMode
+    mode_span: Span | None
+    span: Span
+    name_span: Span
+
+    @property
+    def columns(self) -> tuple[Column, ...]:
+        return tuple(o.column for o in self.output)
+
+
+Relation: TypeAlias = Stream | Join | Aggregate
+
+
+@dataclass(frozen=True, slots=True)
+class Sink:
+    relation: str
+    target: Format
+    checkpoint: str | None
+    span: Span
+
+
+@dataclass(frozen=True, slots=True)
+class Setting:
+    name: str
+    value: str | int | bool
+    span: Span
+
+
+@dataclass(frozen=True)
+class BoundSpec:
+    source: Source
+    spark: SparkVersion
+    spark_span: Span | None
+    settings: dict[str, Setting] = field(default_factory=dict)
+    relations: tuple[Relation, ...] = ()
+    sinks: tuple[Sink, ...] = ()
+
+    def relation(self, name: str) -> Relation | None:
+        return next((r for r in self.relations if r.name == name), None)
+
+    def setting(self, name: str, default: str | int | bool) -> str | int | bool:
+        found = self.settings.get(name)
+        return default if found is None else found.value

@@ -1,0 +1,291 @@
+"""THE table of diagnostic codes.
+
+Every code the compiler can emit is registered here, once, with its severity, a title and an
+explanation; ``docs/diagnostics.md`` is generated from this table (``python -m
+sjoin.compiler.codes``) and a test fails when the two drift apart.  Codes are stable: a code is
+never reused for another meaning.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Final, Literal
+
+Severity = Literal["error", "warning"]
+
+
+@dataclass(frozen=True, slots=True)
+class Code:
+    id: str
+    severity: Severity
+    title: str
+    explain: str
+
+
+CODES: Final[dict[str, Code]] = {
+    c.id: c
+    for c in (
+        # ------------------------------------------------------------ syntax and names
+        Code(
+            "E001",
+            "error",
+            "syntax error",
+            "The text does not follow the grammar of the .sjoin language. The message names "
+            "what was found and what the parser expected there.",
+        ),
+        Code(
+            "E002",
+            "error",
+            "duplicate definition",
+            "A relation (stream, join or aggregate), a column of a stream, an alias of a join "
+            "or an output column is defined twice.",
+        ),
+        Code(
+            "E003",
+            "error",
+            "unknown relation",
+            "A join, aggregate or sink names a relation that is not defined before it. "
+            "Statements may come in any order, but a name must be defined before it is used.",
+        ),
+        Code(
+            "E004",
+            "error",
+            "unknown column",
+            "A column reference does not name a column of the relations in scope.",
+        ),
+        Code(
+            "E005",
+            "error",
+            "unknown alias",
+            "A qualified column (`a.x`) uses a qualifier that is neither an alias nor a "
+            "relation name of the join.",
+        ),
+        Code(
+            "E006",
+            "error",
+            "ambiguous column",
+            "An unqualified column name exists on both sides of a join; qualify it.",
+        ),
+        Code(
+            "E007",
+            "error",
+            "unknown type",
+            "A column type is not a Spark SQL type that sjoin supports.",
+        ),
+        # ------------------------------------------------------------ types and values
+        Code(
+            "E010",
+            "error",
+            "watermark on a non-timestamp column",
+            "Spark's `withWatermark` needs a TIMESTAMP column of the stream itself.",
+        ),
+        Code(
+            "E011",
+            "error",
+            "incompatible comparison",
+            "The two operands of a comparison have types that cannot be compared, e.g. a "
+            "TIMESTAMP and a STRING. Spark would silently cast the string (and yield NULL on "
+            "a typo); sjoin asks for a typed literal instead.",
+        ),
+        Code(
+            "E012",
+            "error",
+            "type error",
+            "An operator or function gets an operand of the wrong type, e.g. a join "
+            "condition that is not boolean, or a number added to a timestamp.",
+        ),
+        Code(
+            "E013",
+            "error",
+            "month or year duration",
+            "Durations in months or years have no fixed length; Spark's join state "
+            "watermark ignores such conditions. Use days or weeks.",
+        ),
+        Code(
+            "E014",
+            "error",
+            "invalid duration",
+            "A duration has an unknown unit, or is negative where it must not be.",
+        ),
+        Code(
+            "E015",
+            "error",
+            "unknown setting",
+            "A `set` statement names a setting that sjoin does not know.",
+        ),
+        Code(
+            "E016",
+            "error",
+            "invalid setting value",
+            "A `set` statement or the `spark` statement gives a value the setting does not accept.",
+        ),
+        Code(
+            "E017",
+            "error",
+            "unknown function",
+            "A function call names a function that sjoin cannot type, compile or run.",
+        ),
+        Code(
+            "E018",
+            "error",
+            "wrong number of arguments",
+            "A function call has too few or too many arguments.",
+        ),
+        Code(
+            "E019",
+            "error",
+            "invalid select item",
+            "A SELECT item needs a name (use AS), aggregates belong in `aggregate` "
+            "statements, and an aggregate's items must be grouping keys or aggregates.",
+        ),
+        Code(
+            "E024",
+            "error",
+            "invalid sink or source",
+            "A sink or source uses an unknown format, misses a required option, or a "
+            "relation has more than one sink.",
+        ),
+        # ------------------------------------------------------------ Spark's analysis rules
+        Code(
+            "E020",
+            "error",
+            "join without an equality between its sides",
+            "Spark plans a stream-stream join only as a symmetric hash join, which needs at "
+            "least one equality between a left and a right expression. Without one Spark "
+            "fails at the first batch with `Stream-stream join without equality predicate "
+            "is not supported`.",
+        ),
+        Code(
+            "E021",
+            "error",
+            "join state can never be evicted",
+            "Spark rejects outer and semi stream-stream joins unless the join keys hold a "
+            "watermarked column, or a range condition gives the side whose unmatched rows "
+            "must be emitted a state watermark from the other side's watermark (full outer "
+            "needs either). sjoin applies the same rule to LEFT ANTI, planned as a left "
+            "outer join.",
+        ),
+        Code(
+            "E022",
+            "error",
+            "global watermark correctness",
+            "A stateful operator is placed after one that may emit rows older than the "
+            "watermark; the downstream operator would drop those rows as late. The rule "
+            "depends on the Spark version (UnsupportedOperationChecker's "
+            "checkStreamingQueryGlobalWatermarkLimit).",
+        ),
+        Code(
+            "E023",
+            "error",
+            "output mode not allowed",
+            "Spark allows a stream-stream join only in Append mode (Append or Update for "
+            "inner and left semi joins from Spark 4.2), and an aggregation in Append mode "
+            "only with a watermarked column among its grouping keys.",
+        ),
+        Code(
+            "E025",
+            "error",
+            "several event-time columns on one join input",
+            "From Spark 3.5 a join input may carry only one column with watermark metadata; "
+            "Spark fails at the first batch with MULTIPLE_EVENT_TIME_COLUMNS.",
+        ),
+        Code(
+            "E026",
+            "error",
+            "non-deterministic join condition",
+            "Spark rejects non-deterministic expressions (rand(), uuid(), ...) in a join "
+            "condition.",
+        ),
+        Code(
+            "E027",
+            "error",
+            "unsupported by the target Spark version",
+            "The spec uses a feature that the `spark` version it targets does not have.",
+        ),
+        # ------------------------------------------------------------ internal
+        Code(
+            "E999",
+            "error",
+            "internal error",
+            "sjoin failed on this input. This is a bug in sjoin: please report it with the "
+            "spec that caused it.",
+        ),
+        # ------------------------------------------------------------ warnings
+        Code(
+            "W001",
+            "warning",
+            "join state is never evicted",
+            "One side of a join keeps every row forever: its state grows without bound. "
+            "The message says which side and why (no watermark, or a range condition in a "
+            "form Spark cannot use for state cleanup).",
+        ),
+        Code(
+            "W002",
+            "warning",
+            "unused watermark",
+            "A stream declares a watermark that no join or aggregate downstream of it uses "
+            "for state cleanup or late-row filtering; or the relation is never used.",
+        ),
+        Code(
+            "W003",
+            "warning",
+            "condition is always false",
+            "A join condition can never be true, e.g. its range has a lower bound above its "
+            "upper bound. The join emits no matched rows.",
+        ),
+        Code(
+            "W004",
+            "warning",
+            "range bound lost by Spark's rewrite",
+            "Spark 4 rewrites `expr BETWEEN a AND b` on a non-column expression into a "
+            "common-expression alias without watermark metadata, so one side loses its state "
+            "watermark. Write the range with `>=` and `<=` instead.",
+        ),
+        Code(
+            "W005",
+            "warning",
+            "null keys match in a full outer join",
+            "In a stream-stream FULL OUTER join, Spark matches NULL keys with each other "
+            "(unlike batch SQL), because no not-null filter is inferred for either side.",
+        ),
+        Code(
+            "W006",
+            "warning",
+            "max watermark policy drops rows",
+            "With `multiple_watermark_policy = max` the global watermark follows the fastest "
+            "stream; rows of slower streams become late and are dropped.",
+        ),
+        Code(
+            "W007",
+            "warning",
+            "global watermark check disabled",
+            "`correctness_check = false` turns Spark's global-watermark correctness error "
+            "into a log line: the downstream operator can silently drop rows as late.",
+        ),
+    )
+}
+
+
+def markdown_table() -> str:
+    """The generated ``docs/diagnostics.md``."""
+    lines = [
+        "# Diagnostic codes",
+        "",
+        "Generated from `compiler/codes.py` by `python -m sjoin.compiler.codes > "
+        "docs/diagnostics.md`; do not edit by hand.",
+        "",
+        "Every diagnostic prints as `FILE:LINE:COL: severity[CODE]: message`, then the source "
+        "line with a caret under the span, and a `help:` line where a fix exists. "
+        "`--format json` prints the same records as JSON. Exit status: 0 clean (warnings "
+        "allowed), 1 the spec has errors, 2 usage error.",
+        "",
+        "| code | severity | title | explanation |",
+        "|---|---|---|---|",
+    ]
+    for code in sorted(CODES.values(), key=lambda c: (c.severity != "error", c.id)):
+        lines.append(f"| {code.id} | {code.severity} | {code.title} | {code.explain} |")
+    return "\n".join(lines) + "\n"
+
+
+if __name__ == "__main__":
+    print(markdown_table(), end="")

@@ -1,0 +1,52 @@
+"""The diagnostic record and the collector every stage appends to.
+
+A diagnostic is data (code, span, message, label, help); only ``sjoin/render.py`` turns it
+into text or JSON.  Stages never raise on user input: they report and carry on, so one run
+reports every independent problem.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from .codes import CODES, Severity
+from .source import Span
+
+
+@dataclass(frozen=True, slots=True)
+class Diagnostic:
+    code: str
+    message: str  # reads on its own: one-line mode and JSON use it alone
+    span: Span
+    label: str = ""  # printed after the carets
+    help: str | None = None
+
+    def __post_init__(self) -> None:
+        if self.code not in CODES:  # a typo fails the first test that hits it
+            raise ValueError(f"unregistered diagnostic code {self.code}")
+
+    @property
+    def severity(self) -> Severity:
+        return CODES[self.code].severity
+
+
+@dataclass
+class Diagnostics:
+    """An append-only collector, shared by every stage of one compilation."""
+
+    items: list[Diagnostic] = field(default_factory=list)
+
+    def add(
+        self, code: str, message: str, span: Span, label: str = "", help: str | None = None
+    ) -> None:
+        self.items.append(Diagnostic(code, message, span, label, help))
+
+    @property
+    def has_errors(self) -> bool:
+        return any(d.severity == "error" for d in self.items)
+
+    def sorted(self) -> list[Diagnostic]:
+        """Diagnostics in source order, errors before warnings at the same place."""
+        return sorted(
+            self.items, key=lambda d: (d.span.start, d.severity != "error", d.code, d.message)
+        )

@@ -1,0 +1,218 @@
+"""Plan -> the stable, sorted plan JSON of the language brief (§5), and its text form.
+
+The JSON fields ``spark``, ``joins[].name/join_type/keys/state`` and ``diagnostics`` are a
+contract; everything else is extra explanation.  Keys are sorted and values are plain, so
+the output is fit for snapshot tests.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sqlglot import exp
+
+from .plan import AggregateNode, Check, JoinNode, Plan, Side, StateRule, StreamNode
+from .types import format_ms
+
+
+def _sql(node: exp.Expression | None) -> str | None:
+    return None if node is None else node.sql(dialect="spark")
+
+
+def state_json(rule: StateRule) -> dict[str, Any]:
+    out: dict[str, Any] = {"eviction": rule.eviction}
+    if rule.eviction == "never":
+        out["reason"] = rule.reason
+        return out
+    out["column"] = rule.column
+    out["offset_ms"] = rule.offset_ms
+    if rule.eviction == "key":
+        out["key_index"] = rule.key_index
+        out["window_end"] = rule.window
+    else:
+        out["bounds"] = [
+            {
+                "conjunct": b.conjunct,
+                "strict": b.strict,
+                "watermark_coefficient": b.coef,
+                "constant_us": b.const_us,
+            }
+            for b in rule.bounds
+        ]
+    return out
+
+
+def _side_json(side: Side) -> dict[str, Any]:
+    return {
+        "relation": side.relation,
+        "alias": side.alias,
+        "event_time_column": side.event_time_column,
+        "pushed_filter": _sql(side.pushed_filter),
+        "pre_join_filter": _sql(side.pre_join_filter),
+        "inferred_not_null": list(side.not_null),
+        "preserved": side.preserved,
+        "retention": side.retention,
+        "state_predicate": predicate_text(side),
+    }
+
+
+def predicate_text(side: Side) -> str | None:
+    """The eviction predicate as a formula, e.g. ``i.impression_time <= watermark - 1 hour 1
+    ms`` (for a window key, the window end)."""
+    rule = side.state
+    if rule.eviction == "never" or rule.offset_ms is None:
+        return None
+    col = f"{side.alias}.{rule.column}"
+    if rule.window:
+        col = f"window({col}).end"
+    if rule.offset_ms == 0:
+        return f"{col} <= watermark"
+    sign = "-" if rule.offset_ms < 0 else "+"
+    return f"{col} <= watermark {sign} {format_ms(abs(rule.offset_ms))}"
+
+
+def join_json(node: JoinNode) -> dict[str, Any]:
+    return {
+        "name": node.name,
+        "join_type": node.join_type,
+        "executed_as": node.executed_as,
+        "keys": [[_sql(a), _sql(b)] for a, b in node.keys],
+        "state": {"left": state_json(node.left.state), "right": state_json(node.right.state)},
+        "sides": {"left": _side_json(node.left), "right": _side_json(node.right)},
+        "post_join_filter": _sql(node.post_join_filter),
+        "null_rows": list(node.null_rows),
+        "may_emit_late_rows": node.may_emit_late_rows,
+        "late_rows_reason": node.late_rows_reason,
+        "watermarks": {
+            "late_rows": node.watermarks.late_rows,
+            "eviction": node.watermarks.eviction,
+            "output": node.watermarks.output,
+        },
+        "output": [
+            {"name": o.name, "expr": _sql(o.expr), "type": o.type, "event_time": o.event_time}
+            for o in node.output
+        ],
+        "notes": list(node.notes),
+    }
+
+
+def plan_json(plan: Plan, diagnostics: list[dict[str, Any]]) -> dict[str, Any]:
+    return {
+        "spark": str(plan.spark),
+        "settings": dict(sorted(plan.settings.items())),
+        "streams": [
+            {
+                "name": s.name,
+                "watermark": None
+                if s.watermark_column is None
+                else {"column": s.watermark_column, "delay_ms": s.delay_ms},
+                "columns": [{"name": c.name, "type": str(c.type)} for c in s.columns],
+            }
+            for s in plan.streams
+        ],
+        "joins": [join_json(j) for j in plan.joins],
+        "aggregates": [
+            {
+                "name": a.name,
+                "input": a.input,
+                "mode": a.mode,
+                "group_by": [_sql(g) for g in a.group_by],
+                "watermark_key": a.watermark_key,
+                "output": [
+                    {"name": o.name, "expr": _sql(o.expr), "type": o.type} for o in a.output
+                ],
+            }
+            for a in plan.aggregates
+        ],
+        "sinks": [
+            {
+                "relation": s.relation,
+                "format": s.target.format,
+                "options": dict(s.target.options),
+                "checkpoint": s.checkpoint,
+            }
+            for s in plan.sinks
+        ],
+        "checks": [{"name": c.name, "verdict": c.verdict, "detail": c.detail} for c in plan.checks],
+        "diagnostics": diagnostics,
+    }
+
+
+def plan_text(plan: Plan) -> str:
+    """The human-readable plan of `sjoin plan`."""
+    lines = [
+        f"spark {plan.spark}   watermark policy: {plan.settings['multiple_watermark_policy']}",
+        "",
+    ]
+    for node in plan.nodes:
+        if isinstance(node, StreamNode):
+            wm = (
+                f"watermark {node.watermark_column} delay {format_ms(node.delay_ms or 0)}"
+                if node.watermark_column
+                else "no watermark"
+            )
+            lines.append(f"stream {node.name}: {wm}")
+    for node in plan.nodes:
+        if isinstance(node, JoinNode):
+            lines.append("")
+            lines.extend(_join_text(node))
+        elif isinstance(node, AggregateNode):
+            lines.append("")
+            key = node.watermark_key or "none (no event-time grouping key)"
+            lines.append(f"aggregate {node.name} = {node.input}  [{node.mode}]")
+            lines.append(f"  group by         {', '.join(_sql(g) or '' for g in node.group_by)}")
+            lines.append(f"  watermark key    {key}")
+            lines.append(
+                f"  watermarks       late rows: {node.watermarks.late_rows}; "
+                f"eviction: {node.watermarks.eviction}"
+            )
+    lines.append("")
+    lines.append("checks")
+    lines.extend(_check_text(c) for c in plan.checks)
+    return "\n".join(lines)
+
+
+def _join_text(node: JoinNode) -> list[str]:
+    keys = ", ".join(f"{_sql(a)} = {_sql(b)}" for a, b in node.keys) or "(none)"
+    kind = node.join_type.replace("_", " ").upper()
+    lines = [
+        f"join {node.name} = {node.left.relation} AS {node.left.alias} {kind} JOIN "
+        f"{node.right.relation} AS {node.right.alias}"
+    ]
+    if node.join_type != node.executed_as:
+        lines.append(
+            f"  executed as      {node.executed_as.replace('_', ' ').upper()} + drop matched rows"
+        )
+    lines.append(f"  keys             {keys}")
+    for side in (node.left, node.right):
+        pushed = _sql(side.pushed_filter)
+        pre = _sql(side.pre_join_filter)
+        filters = []
+        if pushed:
+            filters.append(f"{pushed} (pushed below the join)")
+        if pre:
+            filters.append(f"{pre} (in the join; failing rows come out null-padded at once)")
+        lines.append(f"  {side.name + ' filter':<16} {'; '.join(filters) or '(none)'}")
+    lines.append(f"  post-join filter {_sql(node.post_join_filter) or '(none)'}")
+    for side in (node.left, node.right):
+        rule = side.state
+        if rule.eviction == "never":
+            desc = f"never: {rule.reason}"
+        else:
+            desc = f"{rule.eviction} watermark: {predicate_text(side)}"
+        lines.append(f"  {side.name + ' state':<16} {desc}")
+        lines.append(f"  {'':<16} kept {side.retention}")
+    for text in node.null_rows:
+        lines.append(f"  null rows        {text}")
+    late = "yes" if node.may_emit_late_rows else "no"
+    lines.append(f"  late output      {late}: {node.late_rows_reason}")
+    lines.append(
+        f"  watermarks       late rows: {node.watermarks.late_rows}; eviction: "
+        f"{node.watermarks.eviction}"
+    )
+    lines.extend(f"  note             {n}" for n in node.notes)
+    return lines
+
+
+def _check_text(check: Check) -> str:
+    return f"  [{check.verdict}] {check.name}: {check.detail}"

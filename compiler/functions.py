@@ -1,0 +1,129 @@
+"""The functions a spec may call: arity, result type, and whether Spark treats them as
+aggregate or non-deterministic.  The binder types calls with this table; back ends and the
+runtime support exactly these names.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Final
+
+from . import types as t
+from .types import SqlType
+
+# A result rule gets the argument types and returns the result type, or an error message.
+ResultRule = Callable[[Sequence[SqlType]], "SqlType | str"]
+
+
+@dataclass(frozen=True, slots=True)
+class Function:
+    name: str
+    min_args: int
+    max_args: int | None  # None: variadic
+    result: ResultRule
+    aggregate: bool = False
+    deterministic: bool = True
+    doc: str = ""
+
+
+def _fixed(result: SqlType, *wants: str) -> ResultRule:
+    """Each argument i must be of kind wants[i] (or the last kind for the rest)."""
+
+    def rule(args: Sequence[SqlType]) -> SqlType | str:
+        for i, arg in enumerate(args):
+            want = wants[min(i, len(wants) - 1)] if wants else "any"
+            if not _fits(arg, want):
+                return f"argument {i + 1} must be {want}, not {arg}"
+        return result
+
+    return rule
+
+
+def _fits(arg: SqlType, want: str) -> bool:
+    if arg in (t.NULL, t.UNKNOWN) or want == "any":
+        return True
+    if want == "numeric":
+        return arg.is_numeric
+    if want == "timestamp":
+        return arg.name in ("timestamp", "date")
+    if want == "duration":
+        return arg.name in ("interval", "string")
+    return arg.name == want
+
+
+def _same_as_first(kind: str) -> ResultRule:
+    def rule(args: Sequence[SqlType]) -> SqlType | str:
+        if args and not _fits(args[0], kind):
+            return f"argument 1 must be {kind}, not {args[0]}"
+        return args[0] if args else t.UNKNOWN
+
+    return rule
+
+
+def _common(args: Sequence[SqlType]) -> SqlType | str:
+    result = t.NULL
+    for arg in args:
+        joined = t.common_type(result, arg)
+        if joined is None:
+            return f"arguments of types {result} and {arg} have no common type"
+        result = joined
+    return result
+
+
+def _if(args: Sequence[SqlType]) -> SqlType | str:
+    if not _fits(args[0], "boolean"):
+        return f"argument 1 must be boolean, not {args[0]}"
+    return _common(args[1:])
+
+
+FUNCTIONS: Final[dict[str, Function]] = {
+    f.name: f
+    for f in (
+        Function(
+            "window",
+            2,
+            4,
+            _fixed(t.WINDOW, "timestamp", "duration"),
+            doc="tumbling or sliding event-time window: window(ts, INTERVAL 10 SECONDS)",
+        ),
+        Function("lower", 1, 1, _fixed(t.STRING, "string")),
+        Function("upper", 1, 1, _fixed(t.STRING, "string")),
+        Function("trim", 1, 1, _fixed(t.STRING, "string")),
+        Function("length", 1, 1, _fixed(t.INT, "string")),
+        Function("concat", 1, None, _fixed(t.STRING, "any")),
+        Function("substring", 2, 3, _fixed(t.STRING, "string", "numeric")),
+        Function("coalesce", 1, None, _common),
+        Function("nvl", 2, 2, _common),
+        Function("if", 3, 3, _if),
+        Function("abs", 1, 1, _same_as_first("numeric")),
+        Function("round", 1, 2, _same_as_first("numeric")),
+        Function("floor", 1, 1, _fixed(t.BIGINT, "numeric")),
+        Function("ceil", 1, 1, _fixed(t.BIGINT, "numeric")),
+        Function("greatest", 2, None, _common),
+        Function("least", 2, None, _common),
+        Function("date_trunc", 2, 2, _fixed(t.TIMESTAMP, "string", "timestamp")),
+        Function("unix_timestamp", 1, 1, _fixed(t.BIGINT, "timestamp")),
+        Function("unix_millis", 1, 1, _fixed(t.BIGINT, "timestamp")),
+        Function("timestamp_seconds", 1, 1, _fixed(t.TIMESTAMP, "numeric")),
+        Function("timestamp_millis", 1, 1, _fixed(t.TIMESTAMP, "numeric")),
+        Function("to_date", 1, 1, _fixed(t.DATE, "timestamp")),
+        Function("hour", 1, 1, _fixed(t.INT, "timestamp")),
+        Function("minute", 1, 1, _fixed(t.INT, "timestamp")),
+        Function("second", 1, 1, _fixed(t.INT, "timestamp")),
+        Function("rand", 0, 1, _fixed(t.DOUBLE, "numeric"), deterministic=False),
+        Function("uuid", 0, 0, _fixed(t.STRING), deterministic=False),
+        # aggregates
+        Function("count", 1, 1, _fixed(t.BIGINT, "any"), aggregate=True),
+        Function("sum", 1, 1, _same_as_first("numeric"), aggregate=True),
+        Function("avg", 1, 1, _fixed(t.DOUBLE, "numeric"), aggregate=True),
+        Function("min", 1, 1, _common, aggregate=True),
+        Function("max", 1, 1, _common, aggregate=True),
+        Function("approx_count_distinct", 1, 1, _fixed(t.BIGINT, "any"), aggregate=True),
+    )
+}
+ALIASES: Final = {"substr": "substring", "ifnull": "nvl", "ceiling": "ceil", "mean": "avg"}
+
+
+def lookup(name: str) -> Function | None:
+    return FUNCTIONS.get(ALIASES.get(name, name))

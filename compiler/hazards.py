@@ -1,0 +1,562 @@
+"""Spark's analysis rules and sjoin's warnings, as diagnostics.
+
+Per join: an equi-key (E020), evictable state for outer/semi/anti joins (E021, Spark's
+``checkForStreamStreamJoinWatermark``), one event-time column per input (E025),
+deterministic conditions (E026), and the warnings W001 (unbounded state), W003 (always
+false), W004 (range lost by Spark 4's BETWEEN rewrite), W005 (null keys in full outer).
+Per pipeline: output modes (E023), the global-watermark correctness check (E022, W007),
+features of the target version (E027), unused watermarks (W002), the max policy (W006).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from sqlglot import exp
+
+from . import types as t
+from .ast import JOIN_KEYWORDS, span_of
+from .bound import Aggregate, BoundSpec, Join, Relation, Stream
+from .diagnostics import Diagnostics
+from .plan import Check, JoinNode, Plan
+from .source import Span
+from .split import ConditionSplit, is_deterministic, strip_parens
+from .state import Unsolvable, collect_terms, value_bounds
+
+SPARK_JOIN_NAMES = {
+    "inner": "Inner",
+    "left_outer": "LeftOuter",
+    "right_outer": "RightOuter",
+    "full_outer": "FullOuter",
+    "left_semi": "LeftSemi",
+    "left_anti": "LeftAnti",
+}
+
+
+def _sql(node: exp.Expression) -> str:
+    return node.sql(dialect="spark")
+
+
+def _span(node: exp.Expression) -> Span:
+    return span_of(node)
+
+
+# ---------------------------------------------------------------------- per join
+
+
+def check_join(
+    spec: BoundSpec,
+    j: Join,
+    node: JoinNode,
+    split: ConditionSplit,
+    parts: list[exp.Expression],
+    diags: Diagnostics,
+) -> None:
+    kind = JOIN_KEYWORDS[j.how]
+    for part in parts:
+        if not is_deterministic(part):
+            diags.add(
+                "E026",
+                f"join `{j.name}` has a non-deterministic condition `{_sql(part)}`",
+                _span(part),
+                "non-deterministic",
+                "Spark rejects it; compute the random value in the input instead",
+            )
+    if not split.keys:
+        diags.add(
+            "E020",
+            f"join `{j.name}` has no equality between `{j.left.alias}` and `{j.right.alias}`",
+            _span(j.condition),
+            "no equi-join key here",
+            f"add an equality between the sides, e.g. `{j.left.alias}.id = {j.right.alias}.id`",
+        )
+    blocked = _check_evictable(spec, j, split, parts, diags)
+    multiple = spec.spark.at_least(3, 5) and spec.setting("allow_multiple_stateful_operators", True)
+    for inp in (j.left, j.right):
+        times = inp.event_time_columns
+        if multiple and len(times) > 1:
+            names = ", ".join(f"`{c.name}`" for c in times)
+            diags.add(
+                "E025",
+                f"input `{inp.alias}` of join `{j.name}` carries {len(times)} "
+                f"event-time columns ({names}); Spark {spec.spark} fails at the first "
+                "batch with MULTIPLE_EVENT_TIME_COLUMNS",
+                inp.span,
+                "several watermarked columns",
+                f"keep one event-time column in the SELECT of `{inp.relation}`",
+            )
+    for side_name, side in (("left", node.left), ("right", node.right)):
+        if side.state.eviction == "never" and side_name not in blocked:
+            diags.add(
+                "W001",
+                f"join `{j.name}` ({kind}): the state of `{side.alias}` is never "
+                f"evicted and grows without bound: {side.state.reason}",
+                j.name_span,
+                f"`{side.alias}` state is unbounded",
+                _fix_hint(j),
+            )
+    _check_contradiction(j, parts, diags)
+    _check_between_rewrite(spec, j, split, diags)
+    if j.how == "full_outer" and split.keys:
+        diags.add(
+            "W005",
+            f"join `{j.name}`: NULL keys match each other in a stream-stream FULL OUTER join",
+            j.how_span,
+            "null keys match",
+            "filter NULL keys out of the inputs if they must not match",
+        )
+
+
+def _fix_hint(j: Join) -> str:
+    lt, rt = j.left.event_time_columns, j.right.event_time_columns
+    if lt and rt:
+        return (
+            f"add a range condition, e.g. `{j.right.alias}.{rt[0].name} BETWEEN "
+            f"{j.left.alias}.{lt[0].name} AND {j.left.alias}.{lt[0].name} + INTERVAL "
+            "1 HOUR`, or join on a window of the event times"
+        )
+    missing = j.left if not lt else j.right
+    return f"declare a watermark on `{missing.relation}`"
+
+
+def _check_evictable(
+    spec: BoundSpec, j: Join, split: ConditionSplit, parts: list[exp.Expression], diags: Diagnostics
+) -> set[str]:
+    """Spark's rule for outer and semi joins (UnsupportedOperationChecker), applied to the
+    analyzed condition.  Returns the sides already reported (no W001 on top)."""
+    how = "left_outer" if j.how == "left_anti" else j.how
+    if how == "inner":
+        return set()
+    in_keys = any(
+        (isinstance(k, exp.Column) and k.meta.get("event_time"))
+        or (
+            isinstance(k, exp.Anonymous)
+            and k.meta.get("function") == "window"
+            and isinstance(k.expressions[0], exp.Column)
+            and k.expressions[0].meta.get("event_time")
+        )
+        for pair in split.keys
+        for k in pair
+    )
+    if in_keys:
+        return set()
+    conds = list(parts)
+    left_ok = bool(value_bounds(conds, "left", bool(j.right.event_time_columns), "analysis")[0])
+    right_ok = bool(value_bounds(conds, "right", bool(j.left.event_time_columns), "analysis")[0])
+    needs = {
+        "left_outer": ("left",),
+        "left_semi": ("left",),
+        "right_outer": ("right",),
+        "full_outer": ("left", "right"),
+    }[how]
+    ok = {"left": left_ok, "right": right_ok}
+    if how == "full_outer" and (left_ok or right_ok):
+        return set()
+    if all(ok[s] for s in needs):
+        return set()
+    side = next(s for s in needs if not ok[s])
+    evicted = j.left if side == "left" else j.right
+    other = j.right if side == "left" else j.left
+    spark_name = SPARK_JOIN_NAMES[how]
+    anti = " (LEFT ANTI runs as a left outer join)" if j.how == "left_anti" else ""
+    why = (
+        f"`{other.alias}` has no watermark"
+        if not other.event_time_columns
+        else f"no range condition bounds `{evicted.alias}`'s event time from below by "
+        f"`{other.alias}`'s watermark"
+    )
+    diags.add(
+        "E021",
+        f"join `{j.name}` ({JOIN_KEYWORDS[j.how]}){anti}: the state of "
+        f"`{evicted.alias}` can never be evicted, so its unmatched rows would never be "
+        f"emitted: {why}; Spark rejects it: Stream-stream {spark_name} join between two "
+        "streaming DataFrame/Datasets is not supported without a watermark in the join "
+        "keys, or a watermark on the nullable side and an appropriate range condition",
+        j.how_span,
+        "state cannot be evicted",
+        _fix_hint(j),
+    )
+    return set(needs)
+
+
+def _difference(part: exp.Expression) -> tuple[str, str, float, bool, bool] | None:
+    """``part`` as a bound on L - R: (left col, right col, value_us, is_upper, strict)."""
+    node = strip_parens(part)
+    ops = {
+        exp.LT: (False, True),
+        exp.LTE: (False, False),
+        exp.GT: (True, True),
+        exp.GTE: (True, False),
+    }
+    if type(node) not in ops:
+        return None
+    swap, strict = ops[type(node)]
+    less, greater = (node.expression, node.this) if swap else (node.this, node.expression)
+    try:
+        terms = collect_terms(exp.Sub(this=less, expression=greater), False, "exec")
+    except (Unsolvable, KeyError, ValueError, ZeroDivisionError):
+        return None
+    cols: dict[str, tuple[str, int]] = {}
+    const = 0.0
+    for term in terms:
+        sign = -1 if term.negated else 1
+        if term.column is None:
+            const += sign * term.value_us
+            continue
+        side = term.column.meta.get("side", "")
+        if term.column.meta.get("type") != t.TIMESTAMP or side in cols:
+            return None
+        cols[side] = (f"{term.column.table}.{term.column.name}", sign)
+    if set(cols) != {"left", "right"} or cols["left"][1] == cols["right"][1]:
+        return None
+    # less - greater = sL*L + sR*R + const < 0, with sR = -sL
+    if cols["left"][1] == 1:  # L - R < -const
+        return cols["left"][0], cols["right"][0], -const, True, strict
+    return cols["left"][0], cols["right"][0], const, False, strict  # L - R > const
+
+
+def _check_contradiction(j: Join, parts: list[exp.Expression], diags: Diagnostics) -> None:
+    for part in parts:
+        node = strip_parens(part)
+        if isinstance(node, exp.Boolean) and not node.this:
+            diags.add(
+                "W003",
+                f"join `{j.name}`: the condition is always false",
+                _span(part),
+                "always false",
+            )
+            return
+    ranges: dict[tuple[str, str], list[tuple[float, bool, bool]]] = {}
+    for part in parts:
+        found = _difference(part)
+        if found is not None:
+            lcol, rcol, value, upper, strict = found
+            ranges.setdefault((lcol, rcol), []).append((value, upper, strict))
+    for (lcol, rcol), bounds in ranges.items():
+        lows = [(v, s) for v, up, s in bounds if not up]
+        highs = [(v, s) for v, up, s in bounds if up]
+        if not lows or not highs:
+            continue
+        low = max(lows, key=lambda b: (b[0], b[1]))
+        high = min(highs, key=lambda b: (b[0], not b[1]))
+        if low[0] > high[0] or (low[0] == high[0] and (low[1] or high[1])):
+            diags.add(
+                "W003",
+                f"join `{j.name}`: the range on {lcol} - {rcol} is empty "
+                f"(lower bound {t.format_ms(int(low[0] // 1000))} above upper bound "
+                f"{t.format_ms(int(high[0] // 1000))}); no rows can match",
+                _span(j.condition),
+                "always false",
+                "swap the bounds of the range",
+            )
+
+
+def _check_between_rewrite(
+    spec: BoundSpec, j: Join, split: ConditionSplit, diags: Diagnostics
+) -> None:
+    """Spark 4 computes a non-column BETWEEN value as a metadata-less alias: say when that
+    costs a side the state watermark it would otherwise have."""
+    if spec.spark.major < 4:
+        return
+    residual = list(split.residual)
+    for side, other in (("left", j.right), ("right", j.left)):
+        inp = j.left if side == "left" else j.right
+        if not inp.event_time_columns:
+            continue
+        has = bool(other.event_time_columns)
+        with_rewrite = value_bounds(residual, side, has, "exec")[0]
+        without = value_bounds(residual, side, has, "exec", variants=False)[0]
+        if without and not with_rewrite:
+            culprit = next(p for p in residual if p.meta.get("state_variant") is not None)
+            diags.add(
+                "W004",
+                f"join `{j.name}`: Spark {spec.spark} rewrites this BETWEEN so "
+                f"that `{inp.alias}` loses its state watermark (it is never evicted)",
+                _span(culprit),
+                "BETWEEN on an expression",
+                "write the range as two comparisons with >= and <=",
+            )
+
+
+# ---------------------------------------------------------------------- pipelines
+
+
+def _upstream(spec: BoundSpec, rel: Relation) -> Iterator[Relation]:
+    """Every relation below ``rel`` (not itself), depth first."""
+    inputs = (
+        [rel.left.relation, rel.right.relation]
+        if isinstance(rel, Join)
+        else [rel.input.relation]
+        if isinstance(rel, Aggregate)
+        else []
+    )
+    for name in inputs:
+        below = spec.relation(name)
+        if below is not None:
+            yield below
+            yield from _upstream(spec, below)
+
+
+def _query_roots(spec: BoundSpec) -> list[Relation]:
+    """A query per sink; without sinks, per relation that nothing else consumes."""
+    if spec.sinks:
+        return [r for s in spec.sinks if (r := spec.relation(s.relation)) is not None]
+    consumed = {name for r in spec.relations for name in _inputs(r)}
+    return [r for r in spec.relations if r.name not in consumed and not isinstance(r, Stream)]
+
+
+def _inputs(rel: Relation) -> list[str]:
+    if isinstance(rel, Join):
+        return [rel.left.relation, rel.right.relation]
+    if isinstance(rel, Aggregate):
+        return [rel.input.relation]
+    return []
+
+
+def check_pipeline(spec: BoundSpec, plan: Plan, diags: Diagnostics) -> list[Check]:
+    checks: list[Check] = []
+    reported: set[tuple[str, str]] = set()
+    for root in _query_roots(spec):
+        mode = root.mode if isinstance(root, Aggregate) else "append"
+        chain = [root, *_upstream(spec, root)]
+        checks.extend(_check_modes(spec, root.name, mode, chain, diags, reported))
+        checks.extend(_check_global_watermark(spec, plan, mode, chain, diags, reported))
+    checks.extend(_check_watermarks(spec, plan, diags))
+    if not checks:
+        checks.append(Check("pipeline", "ok", "no stateful chains to check"))
+    return sorted(set(checks), key=lambda c: (c.name, c.verdict, c.detail))
+
+
+def _check_modes(
+    spec: BoundSpec,
+    root: str,
+    mode: str,
+    chain: list[Relation],
+    diags: Diagnostics,
+    reported: set[tuple[str, str]],
+) -> list[Check]:
+    checks = []
+    update_joins = spec.spark.at_least(4, 2)
+    for rel in chain:
+        if isinstance(rel, Join) and mode != "append":
+            allowed = update_joins and mode == "update" and rel.how in ("inner", "left_semi")
+            name = SPARK_JOIN_NAMES[rel.how]
+            if allowed:
+                checks.append(
+                    Check(
+                        f"output mode of {rel.name}",
+                        "ok",
+                        f"{name} join in Update mode (Spark 4.2+)",
+                    )
+                )
+                continue
+            if ("mode", rel.name) in reported:
+                continue
+            reported.add(("mode", rel.name))
+            modes = (
+                "Append and Update output modes"
+                if update_joins and rel.how in ("inner", "left_semi")
+                else "Append output mode"
+            )
+            agg = next(r for r in chain if isinstance(r, Aggregate) and r.name == root)
+            diags.add(
+                "E023",
+                f"join `{rel.name}` runs in the {mode.title()} output mode of "
+                f"`{root}`; Spark {spec.spark}: {name} join between two streaming "
+                f"DataFrames/Datasets is not supported in {mode.title()} output mode, "
+                f"only in {modes}",
+                agg.mode_span or agg.name_span,
+                f"{mode} mode",
+                "use OUTPUT MODE append with a watermarked window in GROUP BY",
+            )
+            checks.append(Check(f"output mode of {rel.name}", "error", f"{mode} not allowed"))
+        if (
+            isinstance(rel, Aggregate)
+            and rel.mode == "append"
+            and not any(_is_event_time_key(k) for k in rel.group_by)
+        ):
+            if ("agg", rel.name) in reported:
+                continue
+            reported.add(("agg", rel.name))
+            diags.add(
+                "E023",
+                f"aggregate `{rel.name}` runs in Append mode without a "
+                "watermarked column among its grouping keys; Spark: Append output "
+                "mode not supported when there are streaming aggregations on "
+                "streaming DataFrames/DataSets without watermark",
+                rel.mode_span or rel.name_span,
+                "append needs a watermark",
+                "group by a window of an event-time column, e.g. "
+                "`window(j.click_time, INTERVAL 10 MINUTES)`",
+            )
+            checks.append(Check(f"output mode of {rel.name}", "error", "append without watermark"))
+    return checks
+
+
+def _is_event_time_key(node: exp.Expression) -> bool:
+    if isinstance(node, exp.Column):
+        return bool(node.meta.get("event_time"))
+    if isinstance(node, exp.Anonymous) and node.meta.get("function") == "window":
+        return _is_event_time_key(node.expressions[0])
+    return False
+
+
+def _emits_late(spec: BoundSpec, plan: Plan, rel: Relation, mode: str) -> str | None:
+    """Why ``rel`` counts as 'may emit late rows' for the target version's check, or None."""
+    v = spec.spark
+    if isinstance(rel, Aggregate):
+        agg_mode = rel.mode if rel.mode != "append" else mode
+        if not v.at_least(3, 4):
+            return "an aggregation in Append mode" if agg_mode == "append" else None
+        return None if agg_mode == "append" else f"an aggregation in {agg_mode.title()} mode"
+    if isinstance(rel, Join):
+        if not v.at_least(3, 4):
+            return None if rel.how == "inner" else f"a {JOIN_KEYWORDS[rel.how]} join"
+        if not v.at_least(3, 5):
+            node = plan.node(rel.name)
+            if isinstance(node, JoinNode) and _is_time_interval(node):
+                return "a time-interval join (a range condition on event time)"
+        return None
+    return None
+
+
+def _is_time_interval(node: JoinNode) -> bool:
+    """3.4's test: a range comparison involving a watermarked event-time column."""
+    parts = [
+        p
+        for p in (node.post_join_filter, node.left.pre_join_filter, node.right.pre_join_filter)
+        if p is not None
+    ]
+    for part in parts:
+        for cmp in part.find_all(exp.LT, exp.LTE, exp.GT, exp.GTE):
+            if any(c.meta.get("event_time") for c in cmp.find_all(exp.Column)):
+                return True
+    return False
+
+
+def _check_global_watermark(
+    spec: BoundSpec,
+    plan: Plan,
+    mode: str,
+    chain: list[Relation],
+    diags: Diagnostics,
+    reported: set[tuple[str, str]],
+) -> list[Check]:
+    checks = []
+    enabled = bool(spec.setting("correctness_check", True))
+    stateful = [r for r in chain if isinstance(r, (Join, Aggregate))]
+    aggregates = [r for r in stateful if isinstance(r, Aggregate)]
+    if (
+        not spec.spark.at_least(3, 4)
+        and len(aggregates) > 1
+        and ("multi", chain[0].name) not in reported
+    ):
+        reported.add(("multi", chain[0].name))
+        diags.add(
+            "E027",
+            f"Spark {spec.spark}: Multiple streaming aggregations are not "
+            "supported with streaming DataFrames/Datasets",
+            aggregates[0].name_span,
+            "second aggregation",
+            "target Spark 3.4 or later",
+        )
+    for upper in stateful:
+        for lower in _upstream(spec, upper):
+            if not isinstance(lower, (Join, Aggregate)):
+                continue
+            why = _emits_late(spec, plan, lower, mode)
+            label = f"{lower.name} -> {upper.name}"
+            if why is None:
+                checks.append(
+                    Check(
+                        f"global watermark: {label}", "ok", f"Spark {spec.spark} allows this chain"
+                    )
+                )
+                continue
+            if ("gw", label) in reported:
+                continue
+            reported.add(("gw", label))
+            rows = (
+                "null-padded outer rows and matches older than the watermark"
+                if isinstance(lower, Join)
+                else "aggregated rows updated after the watermark"
+            )
+            message = (
+                f"`{upper.name}` follows `{lower.name}`, {why}, which may emit rows "
+                f"older than the watermark ({rows}); `{upper.name}` could drop them as "
+                f"late. Spark {spec.spark}: Detected pattern of possible 'correctness' "
+                "issue due to global watermark"
+            )
+            fix = (
+                "target Spark 3.5 or later, where each operator gets its own watermark"
+                if not spec.spark.at_least(3, 5)
+                else "run the aggregation in Append mode"
+            )
+            if enabled:
+                diags.add(
+                    "E022", message, upper.name_span, f"stateful operator after `{lower.name}`", fix
+                )
+                checks.append(Check(f"global watermark: {label}", "error", why))
+            else:
+                diags.add(
+                    "W007",
+                    message + " (check disabled by correctness_check = false)",
+                    upper.name_span,
+                    "rows may be dropped",
+                    fix,
+                )
+                checks.append(Check(f"global watermark: {label}", "warning", why))
+    return checks
+
+
+def _check_watermarks(spec: BoundSpec, plan: Plan, diags: Diagnostics) -> list[Check]:
+    checks = []
+    used_by: dict[str, list[str]] = {}
+    for rel in spec.relations:
+        for name in _inputs(rel):
+            used_by.setdefault(name, []).append(rel.name)
+    for rel in spec.relations:
+        if not isinstance(rel, Stream) or rel.watermark is None:
+            continue
+        consumers = used_by.get(rel.name, [])
+        if not consumers:
+            diags.add(
+                "W002",
+                f"the watermark of `{rel.name}` is unused: no join or aggregate reads the stream",
+                rel.watermark.span,
+                "unused watermark",
+                "join or aggregate the stream, or remove it",
+            )
+            continue
+        useful = False
+        for consumer in consumers:
+            node = plan.node(consumer)
+            if not isinstance(node, JoinNode):
+                useful = True
+                continue
+            for side, other in ((node.left, node.right), (node.right, node.left)):
+                if side.relation == rel.name and (
+                    side.state.eviction != "never" or other.state.eviction == "value"
+                ):
+                    useful = True
+        if not useful:
+            diags.add(
+                "W002",
+                f"the watermark of `{rel.name}` drives no state cleanup: it only drops late rows",
+                rel.watermark.span,
+                "no state cleanup uses it",
+                "add a range condition on this column, or join on its window",
+            )
+    policy = spec.settings.get("multiple_watermark_policy")
+    streams = [r for r in spec.relations if isinstance(r, Stream) and r.watermark]
+    if policy is not None and policy.value == "max" and len(streams) > 1:
+        diags.add(
+            "W006",
+            "the global watermark follows the fastest stream: rows of the "
+            "slower streams arrive late and are dropped",
+            policy.span,
+            "max policy",
+            "keep the default `min` unless dropping slow rows is intended",
+        )
+        checks.append(Check("watermark policy", "warning", "max: slower streams lose rows"))
+    return checks

@@ -1,0 +1,499 @@
+"""Text -> AST.
+
+Lark parses (LALR); a Transformer builds frozen AST nodes and sqlglot expressions, each with
+its span.  Syntax errors become E001 diagnostics.  After a syntax error the file is parsed
+again statement by statement, so that every broken statement is reported in one run and the
+good ones still reach the binder.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from lark import Token, Transformer, v_args
+from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken
+from lark.tree import Meta
+from sjoin.grammar import parser
+from sqlglot import exp
+
+from . import ast
+from .diagnostics import Diagnostics
+from .source import Source, Span
+
+COMPARISONS: dict[str, type[exp.Expression]] = {
+    "=": exp.EQ,
+    "==": exp.EQ,
+    "<>": exp.NEQ,
+    "!=": exp.NEQ,
+    "<": exp.LT,
+    "<=": exp.LTE,
+    ">": exp.GT,
+    ">=": exp.GTE,
+}
+ARITHMETIC: dict[str, type[exp.Expression]] = {
+    "+": exp.Add,
+    "-": exp.Sub,
+    "*": exp.Mul,
+    "/": exp.Div,
+    "%": exp.Mod,
+}
+TYPED_LITERALS = ("timestamp", "date")
+
+
+def unquote_string(token: str) -> str:
+    """``'it''s'`` -> ``it's`` (sqlglot's Spark reader would make a CONCAT of it)."""
+    return token[1:-1].replace("''", "'")
+
+
+def _spanned(node: exp.Expression, span: Span) -> exp.Expression:
+    node.meta["span"] = span
+    return node
+
+
+class ToAst(Transformer[Token, Any]):
+    """One method per grammar rule, each returning a typed node that keeps its span.
+
+    Methods never raise on user input: whatever is odd is kept for the binder to judge.
+    """
+
+    def __init__(self, offset: int = 0) -> None:
+        super().__init__()
+        self.offset = offset
+
+    def _span(self, meta: Meta) -> Span:
+        return Span.of(meta, self.offset)
+
+    def _tok_span(self, tok: Token) -> Span:
+        return Span(tok.start_pos + self.offset, tok.end_pos + self.offset)  # type: ignore[operator]
+
+    # -------------------------------------------------------------- names and values
+    def plain_name(self, kids: list[Token]) -> ast.Ident:
+        return ast.Ident(str(kids[0]), self._tok_span(kids[0]))
+
+    def quoted_name(self, kids: list[Token]) -> ast.Ident:
+        text = str(kids[0])[1:-1].replace("``", "`")
+        return ast.Ident(text, self._tok_span(kids[0]))
+
+    @v_args(meta=True)
+    def version(self, meta: Meta, kids: list[Token]) -> ast.SparkDecl:
+        return ast.SparkDecl(".".join(str(k) for k in kids), self._span(meta))
+
+    # -------------------------------------------------------------- statements
+    @v_args(meta=True)
+    def start(self, meta: Meta, kids: list[Any]) -> ast.SpecFile:
+        return ast.SpecFile(tuple(kids), self._span(meta))
+
+    @v_args(meta=True)
+    def spark_stmt(self, meta: Meta, kids: list[Any]) -> ast.SparkDecl:
+        return ast.SparkDecl(kids[0].version, self._span(meta))
+
+    @v_args(meta=True)
+    def set_stmt(self, meta: Meta, kids: list[Any]) -> ast.SetDecl:
+        name, value = kids
+        return ast.SetDecl(name, _as_value(value), self._span(meta))
+
+    @v_args(meta=True)
+    def stream_stmt(self, meta: Meta, kids: list[Any]) -> ast.StreamDecl:
+        name, *columns, watermark, source = kids
+        return ast.StreamDecl(name, tuple(columns), watermark, source, self._span(meta))
+
+    @v_args(meta=True)
+    def column_def(self, meta: Meta, kids: list[Any]) -> ast.ColumnDecl:
+        return ast.ColumnDecl(kids[0], kids[1], self._span(meta))
+
+    @v_args(meta=True)
+    def type_spec(self, meta: Meta, kids: list[Any]) -> ast.TypeRef:
+        name, *params = kids
+        numbers = tuple(int(float(p)) for p in params if p is not None)
+        return ast.TypeRef(str(name), numbers, self._span(meta))
+
+    @v_args(meta=True)
+    def watermark_clause(self, meta: Meta, kids: list[Any]) -> ast.WatermarkDecl:
+        return ast.WatermarkDecl(kids[0], kids[1], self._span(meta))
+
+    @v_args(meta=True)
+    def duration(self, meta: Meta, kids: list[Any]) -> ast.Duration:
+        _interval, amount, unit = kids
+        unit_ident = ast.Ident(str(unit), self._tok_span(unit))
+        return ast.Duration(str(amount), unit_ident, self._span(meta))
+
+    @v_args(meta=True)
+    def from_clause(self, meta: Meta, kids: list[Any]) -> ast.FormatDecl:
+        fmt, options = kids
+        return ast.FormatDecl(fmt, tuple(options or ()), self._span(meta))
+
+    def options(self, kids: list[Any]) -> list[ast.OptionDecl]:
+        return [k for k in kids if k is not None]
+
+    @v_args(meta=True)
+    def option(self, meta: Meta, kids: list[Any]) -> ast.OptionDecl:
+        return ast.OptionDecl(kids[0], _as_value(kids[1]), self._span(meta))
+
+    @v_args(meta=True)
+    def join_stmt(self, meta: Meta, kids: list[Any]) -> ast.JoinDecl:
+        name, left, (how, how_span), right, on, select = kids
+        return ast.JoinDecl(
+            name, left, how, right, on, select, self._span(meta), how_span or Span.of(meta)
+        )
+
+    @v_args(meta=True)
+    def rel_ref(self, meta: Meta, kids: list[Any]) -> ast.RelRef:
+        return ast.RelRef(kids[0], kids[1], self._span(meta))
+
+    def _join_type(how: str) -> Any:  # type: ignore[misc]
+        @v_args(meta=True)
+        def method(self: ToAst, meta: Meta, kids: list[Any]) -> tuple[str, Span | None]:
+            return how, (None if meta.empty else self._span(meta))
+
+        return method
+
+    inner = _join_type("inner")
+    left_outer = _join_type("left_outer")
+    right_outer = _join_type("right_outer")
+    full_outer = _join_type("full_outer")
+    left_semi = _join_type("left_semi")
+    left_anti = _join_type("left_anti")
+
+    def select_clause(self, kids: list[Any]) -> tuple[ast.SelectItem, ...]:
+        return tuple(kids)
+
+    @v_args(meta=True)
+    def select_item(self, meta: Meta, kids: list[Any]) -> ast.SelectItem:
+        expr, alias = ([*kids, None])[:2]
+        return ast.SelectItem(expr, alias, self._span(meta))
+
+    @v_args(meta=True)
+    def star(self, meta: Meta, kids: list[Any]) -> exp.Expression:
+        (qualifier,) = kids
+        if qualifier is None:
+            return _spanned(exp.Star(), self._span(meta))
+        node = exp.Column(this=exp.Star(), table=_identifier(qualifier))
+        return _spanned(node, self._span(meta))
+
+    @v_args(meta=True)
+    def aggregate_stmt(self, meta: Meta, kids: list[Any]) -> ast.AggregateDecl:
+        name, source, *group_by, select, mode = kids
+        return ast.AggregateDecl(name, source, tuple(group_by), select, mode, self._span(meta))
+
+    def output_mode(self, kids: list[Any]) -> ast.Ident:
+        return kids[0]  # type: ignore[no-any-return]
+
+    @v_args(meta=True)
+    def sink_stmt(self, meta: Meta, kids: list[Any]) -> ast.SinkDecl:
+        relation, fmt, options, checkpoint = kids
+        fmt_span = fmt.span if options is None else fmt.span.cover(options_span(options, fmt))
+        target = ast.FormatDecl(fmt, tuple(options or ()), fmt_span)
+        return ast.SinkDecl(relation, target, checkpoint, self._span(meta))
+
+    @v_args(meta=True)
+    def checkpoint(self, meta: Meta, kids: list[Token]) -> ast.Value:
+        return ast.Value(unquote_string(str(kids[0])), "string", self._tok_span(kids[0]))
+
+    # -------------------------------------------------------------- expressions
+    @v_args(meta=True)
+    def or_(self, meta: Meta, kids: list[Any]) -> exp.Expression:
+        return _spanned(exp.Or(this=kids[0], expression=kids[1]), self._span(meta))
+
+    @v_args(meta=True)
+    def and_(self, meta: Meta, kids: list[Any]) -> exp.Expression:
+        return _spanned(exp.And(this=kids[0], expression=kids[1]), self._span(meta))
+
+    @v_args(meta=True)
+    def not_(self, meta: Meta, kids: list[Any]) -> exp.Expression:
+        return _spanned(exp.Not(this=kids[1]), self._span(meta))
+
+    @v_args(meta=True)
+    def compare(self, meta: Meta, kids: list[Any]) -> exp.Expression:
+        left, op, right = kids
+        node = COMPARISONS[op](this=left, expression=right)
+        return _spanned(node, self._span(meta))
+
+    def comp_op(self, kids: list[Token]) -> str:
+        return str(kids[0])
+
+    add_op = comp_op
+    mul_op = comp_op
+
+    @v_args(meta=True)
+    def binop(self, meta: Meta, kids: list[Any]) -> exp.Expression:
+        left, op, right = kids
+        return _spanned(ARITHMETIC[op](this=left, expression=right), self._span(meta))
+
+    def _negate(self, negated: Any, node: exp.Expression, span: Span) -> exp.Expression:
+        _spanned(node, span)
+        return _spanned(exp.Not(this=node), span) if negated is not None else node
+
+    @v_args(meta=True)
+    def between(self, meta: Meta, kids: list[Any]) -> exp.Expression:
+        value, negated, low, high = kids
+        node = exp.Between(this=value, low=low, high=high)
+        return self._negate(negated, node, self._span(meta))
+
+    @v_args(meta=True)
+    def is_null(self, meta: Meta, kids: list[Any]) -> exp.Expression:
+        value, negated = kids
+        node = exp.Is(this=value, expression=exp.Null())
+        return self._negate(negated, node, self._span(meta))
+
+    @v_args(meta=True)
+    def in_list(self, meta: Meta, kids: list[Any]) -> exp.Expression:
+        value, negated, *items = kids
+        node = exp.In(this=value, expressions=items)
+        return self._negate(negated, node, self._span(meta))
+
+    @v_args(meta=True)
+    def like(self, meta: Meta, kids: list[Any]) -> exp.Expression:
+        value, negated, pattern = kids
+        node = exp.Like(this=value, expression=pattern)
+        return self._negate(negated, node, self._span(meta))
+
+    @v_args(meta=True)
+    def neg(self, meta: Meta, kids: list[Any]) -> exp.Expression:
+        return _spanned(exp.Neg(this=kids[0]), self._span(meta))
+
+    def unary(self, kids: list[Any]) -> exp.Expression:  # unary plus
+        return kids[0]  # type: ignore[no-any-return]
+
+    @v_args(meta=True)
+    def paren(self, meta: Meta, kids: list[Any]) -> exp.Expression:
+        return _spanned(exp.Paren(this=kids[0]), self._span(meta))
+
+    @v_args(meta=True)
+    def column(self, meta: Meta, kids: list[Any]) -> exp.Expression:
+        first, second = kids
+        if second is None:
+            node = exp.Column(this=_identifier(first))
+        else:
+            node = exp.Column(this=_identifier(second), table=_identifier(first))
+        return _spanned(node, self._span(meta))
+
+    @v_args(meta=True)
+    def func_call(self, meta: Meta, kids: list[Any]) -> exp.Expression:
+        name, args = kids
+        node = exp.Anonymous(this=name.text.lower(), expressions=list(args or ()))
+        node.meta["name_span"] = name.span
+        return _spanned(node, self._span(meta))
+
+    def func_args(self, kids: list[Any]) -> list[exp.Expression]:
+        return kids
+
+    def count_star(self, kids: list[Any]) -> list[exp.Expression]:
+        return [exp.Star()]
+
+    @v_args(meta=True)
+    def case_expr(self, meta: Meta, kids: list[Any]) -> exp.Expression:
+        operand, *whens, default = kids
+        node = exp.Case(this=operand, ifs=whens, default=default)
+        return _spanned(node, self._span(meta))
+
+    @v_args(meta=True)
+    def when_clause(self, meta: Meta, kids: list[Any]) -> exp.Expression:
+        return _spanned(exp.If(this=kids[0], true=kids[1]), self._span(meta))
+
+    @v_args(meta=True)
+    def interval(self, meta: Meta, kids: list[Token]) -> exp.Expression:
+        _kw, amount, unit = kids
+        text = unquote_string(str(amount)) if amount.type == "STRING" else str(amount)
+        node = exp.Interval(this=exp.Literal.string(text), unit=exp.Var(this=str(unit).upper()))
+        node.meta["unit_span"] = self._tok_span(unit)
+        return _spanned(node, self._span(meta))
+
+    @v_args(meta=True)
+    def cast_expr(self, meta: Meta, kids: list[Any]) -> exp.Expression:
+        value, type_ref = kids
+        node = exp.Cast(this=value, to=exp.DataType.build("unknown"))
+        node.meta["type_ref"] = type_ref
+        return _spanned(node, self._span(meta))
+
+    @v_args(meta=True)
+    def typed_literal(self, meta: Meta, kids: list[Token]) -> exp.Expression:
+        kind, text = kids
+        node = exp.Cast(
+            this=exp.Literal.string(unquote_string(str(text))), to=exp.DataType.build("unknown")
+        )
+        node.meta["type_ref"] = ast.TypeRef(str(kind), (), self._tok_span(kind))
+        node.meta["typed_literal"] = True
+        return _spanned(node, self._span(meta))
+
+    @v_args(meta=True)
+    def number(self, meta: Meta, kids: list[Token]) -> exp.Expression:
+        return _spanned(exp.Literal.number(str(kids[0])), self._span(meta))
+
+    @v_args(meta=True)
+    def string(self, meta: Meta, kids: list[Token]) -> exp.Expression:
+        return _spanned(exp.Literal.string(unquote_string(str(kids[0]))), self._span(meta))
+
+    @v_args(meta=True)
+    def true(self, meta: Meta, kids: list[Any]) -> exp.Expression:
+        return _spanned(exp.Boolean(this=True), self._span(meta))
+
+    @v_args(meta=True)
+    def false(self, meta: Meta, kids: list[Any]) -> exp.Expression:
+        return _spanned(exp.Boolean(this=False), self._span(meta))
+
+    @v_args(meta=True)
+    def null(self, meta: Meta, kids: list[Any]) -> exp.Expression:
+        return _spanned(exp.Null(), self._span(meta))
+
+
+def options_span(options: list[ast.OptionDecl], fmt: ast.Ident) -> Span:
+    spans = [o.span for o in options] or [fmt.span]
+    return Span(spans[0].start, spans[-1].end)
+
+
+def _identifier(name: ast.Ident) -> exp.Identifier:
+    quoted = not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name.text)
+    ident = exp.Identifier(this=name.text, quoted=quoted)
+    ident.meta["span"] = name.span
+    return ident
+
+
+def _as_value(node: Any) -> ast.Value:
+    """A setting or option value from an identifier or a literal expression."""
+    if isinstance(node, ast.Ident):
+        return ast.Value(node.text, "name", node.span)
+    span = node.meta.get("span", Span(0, 0))
+    if isinstance(node, exp.Boolean):
+        return ast.Value("true" if node.this else "false", "bool", span)
+    if isinstance(node, exp.Null):
+        return ast.Value("null", "null", span)
+    kind = "string" if node.is_string else "number"
+    return ast.Value(str(node.this), kind, span)
+
+
+# ------------------------------------------------------------------ errors and recovery
+
+# Where a statement may start, for re-parsing statement by statement after a syntax error.
+_STATEMENT_START = re.compile(
+    r"^[ \t]*(?:spark|set|stream|sink|(?:join|aggregate)[ \t]+(?:\w+|`[^`\n]*`)[ \t]*=)\b",
+    re.IGNORECASE | re.MULTILINE,
+)
+
+_TOKEN_NAMES = {
+    "NAME": "a name",
+    "QUOTED_NAME": "a quoted name",
+    "NUMBER": "a number",
+    "STRING": "a string",
+    "$END": "the end of the file",
+    "LPAR": "`(`",
+    "RPAR": "`)`",
+    "COMMA": "`,`",
+    "DOT": "`.`",
+    "EQUAL": "`=`",
+    "STAR": "`*`",
+    "MINUS": "`-`",
+    "PLUS": "`+`",
+}
+
+
+def _describe_expected(expected: set[str]) -> str:
+    names = set()
+    for term in expected:
+        if term in _TOKEN_NAMES:
+            names.add(_TOKEN_NAMES[term])
+        elif term.startswith("__") or term.startswith("_"):
+            continue
+        else:
+            names.add(f"`{term}`")
+    ordered = sorted(names)
+    if len(ordered) > 8:
+        ordered = [*ordered[:8], "..."]
+    return ", ".join(ordered)
+
+
+def _syntax_error(err: UnexpectedInput, chunk: str, offset: int, diags: Diagnostics) -> None:
+    """Report one Lark error of ``chunk`` (which starts at ``offset`` in the file)."""
+    end_pos = offset + len(chunk.rstrip())
+    pos = offset + err.pos_in_stream if err.pos_in_stream is not None else end_pos
+    if isinstance(err, UnexpectedToken) and err.token.type == "$END":
+        pos = end_pos
+        expected = _describe_expected(err.expected)
+        diags.add(
+            "E001",
+            f"unexpected end of file; expected {expected}",
+            Span(pos, pos),
+            "the statement is not finished",
+        )
+    elif isinstance(err, UnexpectedToken):
+        tok = str(err.token)
+        span = Span(pos, pos + max(1, len(tok)))
+        expected = _describe_expected(err.expected)
+        diags.add(
+            "E001",
+            f"unexpected `{tok}`; expected {expected}",
+            span,
+            "unexpected here",
+            _hint_for(tok, err.expected),
+        )
+    elif isinstance(err, UnexpectedCharacters):
+        rest = chunk[pos - offset :]
+        ch = rest[:1]
+        if ch == "'":
+            diags.add(
+                "E001",
+                "unterminated string literal",
+                Span(pos, pos + 1),
+                "this quote is never closed",
+                "close the string on the same line; write '' for a quote inside it",
+            )
+        elif rest.startswith("/*"):
+            diags.add(
+                "E001",
+                "unterminated block comment",
+                Span(pos, pos + 2),
+                "this comment is never closed",
+                "close it with */",
+            )
+        elif ch == "`":
+            diags.add(
+                "E001",
+                "unterminated quoted name",
+                Span(pos, pos + 1),
+                "this back-quote is never closed",
+                "close the name with `",
+            )
+        else:
+            diags.add(
+                "E001",
+                f"unexpected character `{ch}`",
+                Span(pos, pos + 1),
+                "not part of the language",
+            )
+    elif isinstance(err, UnexpectedEOF):
+        pos = end_pos
+        diags.add("E001", "unexpected end of file", Span(pos, pos), "the statement is not finished")
+    else:  # pragma: no cover - lark has no other kinds
+        diags.add("E001", "syntax error", Span(pos, pos + 1))
+
+
+def _hint_for(token: str, expected: set[str]) -> str | None:
+    if token.lower() in ("where",):
+        return "put filters in the join's ON condition"
+    if "JOIN" in expected and token.lower() not in ("join",):
+        return "write the join type before JOIN, e.g. `a AS x LEFT OUTER JOIN b AS y`"
+    if "ON" in expected:
+        return "a join needs `ON <condition>`"
+    if "EQUAL" in expected and "LPAR" not in expected:
+        return None
+    return None
+
+
+def parse(source: Source, diags: Diagnostics) -> ast.SpecFile:
+    """Parse a whole file; on syntax errors, report each broken statement and keep the rest."""
+    text = source.text
+    try:
+        return ToAst().transform(parser().parse(text))  # type: ignore[no-any-return]
+    except UnexpectedInput:
+        pass
+    starts = sorted({0, *(m.start() for m in _STATEMENT_START.finditer(text))})
+    statements: list[ast.Statement] = []
+    for begin, end in zip(starts, [*starts[1:], len(text)], strict=True):
+        chunk = text[begin:end]
+        try:
+            tree = parser().parse(chunk)
+        except UnexpectedInput as err:
+            _syntax_error(err, chunk, begin, diags)
+            continue
+        statements.extend(ToAst(begin).transform(tree).statements)
+    return ast.SpecFile(tuple(statements), Span(0, len(text)))

@@ -1,0 +1,164 @@
+"""Frozen plan nodes: what Spark will do with each relation of a spec.
+
+The planner decides; ``explain`` prints a plan, back ends compile it and the runtime runs it,
+and none of them re-derives a decision.  The sqlglot trees inside a plan are shared: never
+call ``.replace()``, ``.set()`` or ``.pop()`` on them (copy first).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Literal, TypeAlias
+
+from sqlglot import exp
+
+from .ast import JoinType
+from .bound import Column, Format, OutputMode, SparkVersion
+from .state import Bound
+
+Eviction: TypeAlias = Literal["key", "value", "never"]
+
+
+@dataclass(frozen=True, slots=True)
+class StateRule:
+    """One join side's state eviction, as Spark prints it in ``state cleanup [...]``.
+
+    A row is evicted in a batch with eviction watermark W (ms) when its ``column`` (for a
+    window key: the window's end) is ``<= W + offset_ms``.  For value eviction the exact
+    per-batch value is ``min(b.at(W) for b in bounds)``: ``offset_ms`` is that minus W for
+    any W large enough that the truncation rounds down.
+    """
+
+    eviction: Eviction
+    column: str | None = None
+    offset_ms: int | None = None
+    reason: str | None = None  # set exactly when eviction == "never"
+    key_index: int | None = None  # for key eviction: which key pair
+    window: bool = False  # the key is a window struct: compare its end
+    bounds: tuple[Bound, ...] = ()  # for value eviction: every usable conjunct
+
+    def state_watermark(self, watermark_ms: int) -> int | None:
+        """The value Spark compares ``column`` with in a batch whose eviction watermark is W."""
+        if self.eviction == "key":
+            return watermark_ms
+        if self.eviction == "value":
+            return min(b.at(watermark_ms) for b in self.bounds)
+        return None
+
+
+@dataclass(frozen=True, slots=True)
+class Side:
+    """One input of a join, with everything the join does to its rows."""
+
+    name: Literal["left", "right"]
+    relation: str
+    alias: str
+    columns: tuple[Column, ...]
+    event_time_column: str | None  # the column Spark late-filters on (window: its end)
+    event_time_is_window: bool
+    pushed_filter: exp.Expression | None  # side-only conjuncts pushed below the join
+    not_null: tuple[str, ...]  # columns with an inferred isnotnull filter below the join
+    pre_join_filter: exp.Expression | None  # leftOnly / rightOnly kept in the join
+    state: StateRule
+    preserved: bool  # unmatched rows come out null-padded (outer joins)
+    retention: str  # how long a row stays in state, in words
+
+
+@dataclass(frozen=True, slots=True)
+class OutputColumn:
+    name: str
+    expr: exp.Expression
+    type: str
+    event_time: bool
+
+
+@dataclass(frozen=True, slots=True)
+class WatermarkUse:
+    """Which watermark an operator uses, per the target Spark version."""
+
+    late_rows: str  # e.g. "previous batch's global watermark"
+    eviction: str
+    output: str  # the watermark downstream operators get
+
+
+@dataclass(frozen=True, slots=True)
+class StreamNode:
+    name: str
+    columns: tuple[Column, ...]
+    watermark_column: str | None
+    delay_ms: int | None
+    source: Format | None
+
+
+@dataclass(frozen=True, slots=True)
+class JoinNode:
+    name: str
+    join_type: JoinType  # as written
+    executed_as: JoinType  # what Spark runs: left_anti runs as left_outer
+    left: Side
+    right: Side
+    keys: tuple[tuple[exp.Expression, exp.Expression], ...]
+    post_join_filter: exp.Expression | None
+    constant_filter: exp.Expression | None  # conjuncts without columns (folded by Spark)
+    output: tuple[OutputColumn, ...]
+    anti_filter: bool  # LEFT ANTI: keep only the null-padded (unmatched) left rows
+    null_rows: tuple[str, ...]  # explanations of outer null emission, per preserved side
+    may_emit_late_rows: bool
+    late_rows_reason: str
+    watermarks: WatermarkUse
+    notes: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class AggregateNode:
+    name: str
+    input: str
+    alias: str
+    group_by: tuple[exp.Expression, ...]
+    output: tuple[OutputColumn, ...]
+    mode: OutputMode
+    watermark_key: str | None  # the grouping key carrying the watermark (append eviction)
+    watermarks: WatermarkUse
+
+
+@dataclass(frozen=True, slots=True)
+class SinkNode:
+    relation: str
+    target: Format
+    checkpoint: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class Check:
+    """A pipeline-level verdict, printed under the joins in `sjoin plan`."""
+
+    name: str
+    verdict: Literal["ok", "error", "warning"]
+    detail: str
+
+
+PlanNode: TypeAlias = StreamNode | JoinNode | AggregateNode
+
+
+@dataclass(frozen=True)
+class Plan:
+    spark: SparkVersion
+    settings: dict[str, str | int | bool]
+    nodes: tuple[PlanNode, ...]  # topological (spec) order
+    sinks: tuple[SinkNode, ...]
+    checks: tuple[Check, ...] = field(default=())
+
+    @property
+    def joins(self) -> tuple[JoinNode, ...]:
+        return tuple(n for n in self.nodes if isinstance(n, JoinNode))
+
+    @property
+    def streams(self) -> tuple[StreamNode, ...]:
+        return tuple(n for n in self.nodes if isinstance(n, StreamNode))
+
+    @property
+    def aggregates(self) -> tuple[AggregateNode, ...]:
+        return tuple(n for n in self.nodes if isinstance(n, AggregateNode))
+
+    def node(self, name: str) -> PlanNode | None:
+        return next((n for n in self.nodes if n.name == name), None)

@@ -1,0 +1,354 @@
+"""Bound model -> Plan: what Spark does with each join and aggregate of the spec.
+
+Uses ``split`` (the condition), ``state`` (eviction) and ``hazards`` (analysis rules and
+warnings, reported into the shared diagnostics).
+"""
+
+from __future__ import annotations
+
+from sqlglot import exp
+
+from . import hazards
+from . import types as t
+from .bound import Aggregate, BoundSpec, Input, Join, SparkVersion, Stream
+from .diagnostics import Diagnostics
+from .plan import (
+    AggregateNode,
+    JoinNode,
+    OutputColumn,
+    Plan,
+    PlanNode,
+    Side,
+    SinkNode,
+    StateRule,
+    StreamNode,
+    WatermarkUse,
+)
+from .settings import SETTINGS
+from .split import INFERS_NOT_NULL, conjoin, conjuncts, not_null_columns, split_condition
+from .state import Bound, expand_between, value_bounds
+from .types import format_ms
+
+LARGE_WATERMARK_MS = 10**12  # any W for which offsets are exact (truncation rounds down)
+PRESERVED = {
+    "inner": (),
+    "left_semi": (),
+    "left_outer": ("left",),
+    "left_anti": ("left",),
+    "right_outer": ("right",),
+    "full_outer": ("left", "right"),
+}
+
+
+def _sql(node: exp.Expression) -> str:
+    return node.sql(dialect="spark")
+
+
+def watermark_use(
+    spark: SparkVersion, settings: dict[str, str | int | bool], first_stateful: bool
+) -> WatermarkUse:
+    """Which watermark a stateful operator uses for late rows and eviction (reference §4)."""
+    allow_multiple = settings.get("allow_multiple_stateful_operators", True)
+    if not spark.at_least(3, 4) or not allow_multiple:
+        late = "this batch's global watermark"
+    elif spark.at_least(3, 5) and not first_stateful:
+        late = "the previous batch's watermark propagated from the operators below"
+    else:
+        late = "the previous batch's global watermark"
+    if spark.at_least(3, 5) and not first_stateful:
+        eviction = "this batch's watermark propagated from the operators below"
+    else:
+        eviction = "this batch's global watermark"
+    output = (
+        "min(state watermarks, input watermark)" if spark.at_least(3, 5) else "the global watermark"
+    )
+    return WatermarkUse(late, eviction, output)
+
+
+class Planner:
+    def __init__(self, spec: BoundSpec, diags: Diagnostics) -> None:
+        self.spec = spec
+        self.diags = diags
+        self.settings = {name: s.default for name, s in SETTINGS.items()}
+        self.settings.update({name: s.value for name, s in spec.settings.items()})
+
+    def plan(self) -> Plan:
+        nodes: list[PlanNode] = []
+        for rel in self.spec.relations:
+            if isinstance(rel, Stream):
+                nodes.append(
+                    StreamNode(
+                        rel.name,
+                        rel.columns,
+                        rel.watermark.column if rel.watermark else None,
+                        rel.watermark.delay_ms if rel.watermark else None,
+                        rel.source,
+                    )
+                )
+            elif isinstance(rel, Join):
+                nodes.append(self.plan_join(rel))
+            else:
+                nodes.append(self.plan_aggregate(rel))
+        sinks = tuple(SinkNode(s.relation, s.target, s.checkpoint) for s in self.spec.sinks)
+        plan = Plan(self.spec.spark, self.settings, tuple(nodes), sinks)
+        checks = hazards.check_pipeline(self.spec, plan, self.diags)
+        return Plan(plan.spark, plan.settings, plan.nodes, plan.sinks, tuple(checks))
+
+    # ------------------------------------------------------------------ joins
+    def _is_first_stateful(self, inputs: list[Input]) -> bool:
+        return all(isinstance(self.spec.relation(i.relation), Stream) for i in inputs)
+
+    def plan_join(self, j: Join) -> JoinNode:
+        spark = self.spec.spark
+        executed = "left_outer" if j.how == "left_anti" else j.how
+        parts = expand_between(conjuncts(j.condition), spark.major)
+        split = split_condition(conjoin(parts) or j.condition, executed)
+        residual = list(split.residual)
+        key_index = _watermark_key_index(split.keys)
+        has_wm = {
+            "left": bool(j.left.event_time_columns),
+            "right": bool(j.right.event_time_columns),
+        }
+        rules = {}
+        for side, inp, other in (("left", j.left, j.right), ("right", j.right, j.left)):
+            rules[side] = self._state_rule(
+                side, inp, other, split.keys, key_index, residual, has_wm
+            )
+        inferred = INFERS_NOT_NULL[executed]
+        not_null: dict[str, list[str]] = {"left": [], "right": []}
+        for part in [
+            *split.key_conjuncts,
+            *split.both,
+            *split.left_only,
+            *split.right_only,
+            *split.pushed_left,
+            *split.pushed_right,
+        ]:
+            for col in not_null_columns(part):
+                side = col.meta.get("side", "")
+                if (
+                    side in inferred
+                    and col.name not in not_null[side]
+                    and not col.name.startswith("_common_expr")
+                ):
+                    not_null[side].append(col.name)
+        preserved = PRESERVED[j.how]
+        sides = {}
+        for side, inp in (("left", j.left), ("right", j.right)):
+            et = inp.event_time_columns
+            rule = rules[side]
+            sides[side] = Side(
+                name=side,  # type: ignore[arg-type]
+                relation=inp.relation,
+                alias=inp.alias,
+                columns=inp.columns,
+                event_time_column=et[0].name if et else None,
+                event_time_is_window=bool(et) and et[0].type == t.WINDOW,
+                pushed_filter=conjoin(
+                    list(split.pushed_left if side == "left" else split.pushed_right)
+                ),
+                not_null=tuple(not_null[side]),
+                pre_join_filter=conjoin(
+                    list(split.left_only if side == "left" else split.right_only)
+                ),
+                state=rule,
+                preserved=side in preserved,
+                retention=_retention(rule, inp.alias),
+            )
+        late, late_reason = _may_emit_late_rows(
+            j.how, rules["left"], rules["right"], split.keys, key_index, has_wm
+        )
+        null_rows = tuple(
+            _null_rows(sides[s], bool(self.settings.get("no_data_micro_batches", True)))
+            for s in preserved
+        )
+        node = JoinNode(
+            name=j.name,
+            join_type=j.how,
+            executed_as=executed,  # type: ignore[arg-type]
+            left=sides["left"],
+            right=sides["right"],
+            keys=split.keys,
+            post_join_filter=conjoin(list(split.both)),
+            constant_filter=conjoin(list(split.constant)),
+            output=tuple(OutputColumn(o.name, o.expr, str(o.type), o.event_time) for o in j.output),
+            anti_filter=j.how == "left_anti",
+            null_rows=null_rows,
+            may_emit_late_rows=late,
+            late_rows_reason=late_reason,
+            watermarks=watermark_use(
+                spark, self.settings, self._is_first_stateful([j.left, j.right])
+            ),
+            notes=_notes(j),
+        )
+        hazards.check_join(self.spec, j, node, split, parts, self.diags)
+        return node
+
+    def _state_rule(
+        self,
+        side: str,
+        inp: Input,
+        other: Input,
+        keys: tuple[tuple[exp.Expression, exp.Expression], ...],
+        key_index: int | None,
+        residual: list[exp.Expression],
+        has_wm: dict[str, bool],
+    ) -> StateRule:
+        if key_index is not None:
+            key = keys[key_index][0 if side == "left" else 1]
+            column, window = _key_column(key)
+            return StateRule("key", column, 0, key_index=key_index, window=window)
+        et = inp.event_time_columns
+        if not et:
+            return StateRule(
+                "never",
+                reason=f"`{inp.alias}` has no watermark (no event-time "
+                "column), and no join key carries one",
+            )
+        other_side = "right" if side == "left" else "left"
+        bounds, unusable = value_bounds(residual, side, has_wm[other_side], "exec")
+        if bounds:
+            offset = min(b.at(LARGE_WATERMARK_MS) for b in bounds) - LARGE_WATERMARK_MS
+            return StateRule("value", et[0].name, offset, bounds=tuple(bounds))
+        if not has_wm[other_side]:
+            reason = (
+                f"the other side `{other.alias}` has no watermark, so no range condition "
+                f"can bound `{inp.alias}`"
+            )
+        elif unusable:
+            reason = (
+                "the range condition "
+                + ", ".join(f"`{_sql(u)}`" for u in unusable)
+                + " is in a form Spark cannot use for state cleanup"
+            )
+        else:
+            reason = (
+                f"no join key carries a watermark and no range condition bounds "
+                f"`{inp.alias}.{et[0].name}` from below by `{other.alias}`'s watermark"
+            )
+        return StateRule("never", reason=reason)
+
+    # ------------------------------------------------------------------ aggregates
+    def plan_aggregate(self, a: Aggregate) -> AggregateNode:
+        key = next((k for k in a.group_by if _event_time_key(k)), None)
+        return AggregateNode(
+            name=a.name,
+            input=a.input.relation,
+            alias=a.input.alias,
+            group_by=a.group_by,
+            output=tuple(OutputColumn(o.name, o.expr, str(o.type), o.event_time) for o in a.output),
+            mode=a.mode,
+            watermark_key=_sql(key) if key is not None else None,
+            watermarks=watermark_use(
+                self.spec.spark, self.settings, self._is_first_stateful([a.input])
+            ),
+        )
+
+
+# ---------------------------------------------------------------------- helpers
+
+
+def _event_time_key(node: exp.Expression) -> bool:
+    """A key Spark sees as an attribute with watermark metadata (a window is projected as
+    one by the generated code, and inherits its time column's metadata)."""
+    if isinstance(node, exp.Column):
+        return bool(node.meta.get("event_time"))
+    if isinstance(node, exp.Anonymous) and node.meta.get("function") == "window":
+        inner = node.expressions[0]
+        return isinstance(inner, exp.Column) and bool(inner.meta.get("event_time"))
+    return False
+
+
+def _watermark_key_index(keys: tuple[tuple[exp.Expression, exp.Expression], ...]) -> int | None:
+    """findJoinKeyOrdinalForWatermark: the first left key with watermark metadata, else the
+    first right key; the same ordinal then evicts both sides."""
+    for pick in (0, 1):
+        for i, pair in enumerate(keys):
+            if _event_time_key(pair[pick]):
+                return i
+    return None
+
+
+def _key_column(key: exp.Expression) -> tuple[str, bool]:
+    if isinstance(key, exp.Anonymous):
+        inner = key.expressions[0]
+        return (inner.name if isinstance(inner, exp.Column) else _sql(key)), True
+    if isinstance(key, exp.Column):
+        return key.name, False
+    return _sql(key), False
+
+
+def _retention(rule: StateRule, alias: str) -> str:
+    if rule.eviction == "never":
+        return "forever (never evicted)"
+    col = f"{alias}.{rule.column}"
+    if rule.eviction == "key":
+        what = f"the end of the window of {col}" if rule.window else col
+        return f"until the watermark reaches {what}"
+    assert rule.offset_ms is not None
+    return (
+        f"until the watermark reaches {col} + {format_ms(-rule.offset_ms)}"
+        if rule.offset_ms < 0
+        else f"until the watermark reaches {col} - {format_ms(rule.offset_ms)}"
+    )
+
+
+def _null_rows(side: Side, no_data_batches: bool) -> str:
+    who = f"unmatched `{side.alias}` rows"
+    immediate = (
+        f"; rows failing the pre-join filter `{_sql(side.pre_join_filter)}` come out at once"
+        if side.pre_join_filter is not None
+        else ""
+    )
+    if side.state.eviction == "never":
+        return f"{who} are never emitted: `{side.alias}` is never evicted{immediate}"
+    when = side.retention.replace("until the watermark reaches", "when the watermark reaches")
+    latest = (
+        "in the no-data batch right after the watermark passes that point"
+        if no_data_batches
+        else "in the first data batch after the watermark passes "
+        "that point (no-data batches are off)"
+    )
+    return f"{who} come out null-padded {when}, at the latest {latest}{immediate}"
+
+
+def _may_emit_late_rows(
+    how: str,
+    left: StateRule,
+    right: StateRule,
+    keys: tuple[tuple[exp.Expression, exp.Expression], ...],
+    key_index: int | None,
+    has_wm: dict[str, bool],
+) -> tuple[bool, str]:
+    if how in ("left_outer", "right_outer", "full_outer", "left_anti"):
+        return True, (
+            "outer rows are emitted when their side is evicted, i.e. once the "
+            "watermark has passed them"
+        )
+    if key_index is not None:
+        return False, (
+            "the event time is a join key: a match joins rows of the same time, "
+            "both newer than the late-row watermark"
+        )
+    if left.eviction == "value" or right.eviction == "value":
+        return True, (
+            "a time-interval join matches a new row with a stored row up to the "
+            "range's width older than the watermark"
+        )
+    return True, "state is kept without a time bound: a new row can match an arbitrarily old one"
+
+
+def _notes(j: Join) -> tuple[str, ...]:
+    if j.how == "left_anti":
+        return (
+            "LEFT ANTI runs as a LEFT OUTER join whose matched rows are dropped: each "
+            "unmatched left row comes out when the left state evicts it",
+        )
+    return ()
+
+
+def plan_spec(spec: BoundSpec, diags: Diagnostics) -> Plan:
+    return Planner(spec, diags).plan()
+
+
+__all__ = ["Bound", "plan_spec"]

@@ -1,0 +1,186 @@
+"""ON -> equi-join keys, pre-join filter per side, post-join filter, as Spark splits it.
+
+Mirrors, in order: ``ExtractEquiJoinKeys`` (the keys), ``PushPredicateThroughJoin`` (which
+side-only conjuncts leave the join per join type), ``InferFiltersFromConstraints`` (the
+not-null filters Spark adds below the join) and ``JoinConditionSplitPredicates`` (leftOnly,
+rightOnly, both).  Expressions are bound sqlglot trees whose columns carry ``meta['side']``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from sqlglot import exp
+
+from .ast import JoinType
+
+NON_DETERMINISTIC = ("rand", "uuid")
+
+
+def strip_parens(node: exp.Expression) -> exp.Expression:
+    while isinstance(node, exp.Paren):
+        node = node.this
+    return node
+
+
+def conjuncts(node: exp.Expression) -> list[exp.Expression]:
+    """Top-level AND terms (through parentheses), as Spark's splitConjunctivePredicates."""
+    node = strip_parens(node)
+    if isinstance(node, exp.And):
+        return conjuncts(node.this) + conjuncts(node.expression)
+    return [node]
+
+
+def sides(node: exp.Expression) -> frozenset[str]:
+    """Which join sides a bound expression references."""
+    return frozenset(c.meta.get("side", "") for c in node.find_all(exp.Column))
+
+
+def columns_of(node: exp.Expression) -> list[exp.Column]:
+    return list(node.find_all(exp.Column))
+
+
+def is_deterministic(node: exp.Expression) -> bool:
+    return not any(
+        f.meta.get("function") in NON_DETERMINISTIC for f in node.find_all(exp.Anonymous)
+    )
+
+
+def conjoin(parts: list[exp.Expression]) -> exp.Expression | None:
+    """AND of the parts (None when empty); each part is copied, the plan owns its trees."""
+    if not parts:
+        return None
+    result = parts[0].copy()
+    for part in parts[1:]:
+        result = exp.And(this=result, expression=part.copy())
+    return result
+
+
+@dataclass(frozen=True)
+class ConditionSplit:
+    """The join condition as Spark's planner and optimizer leave it."""
+
+    keys: tuple[tuple[exp.Expression, exp.Expression], ...]  # (left expr, right expr)
+    key_conjuncts: tuple[exp.Expression, ...]  # the equalities that became keys
+    left_only: tuple[exp.Expression, ...]  # stays in the join: leftOnly (preserved left)
+    right_only: tuple[exp.Expression, ...]  # stays in the join: rightOnly (preserved right)
+    both: tuple[exp.Expression, ...]  # post-join filter, incl. non-deterministic conjuncts
+    pushed_left: tuple[exp.Expression, ...]  # filters the left input before the join
+    pushed_right: tuple[exp.Expression, ...]
+    constant: tuple[exp.Expression, ...]  # conjuncts that reference no column
+
+    @property
+    def residual(self) -> tuple[exp.Expression, ...]:
+        """What the join operator evaluates besides the keys (Spark's ``condition.full``)."""
+        return self.left_only + self.right_only + self.both
+
+
+# Which side-only conjuncts stay in the join (PushPredicateThroughJoin); the rest are pushed.
+KEEPS_LEFT_ONLY = ("left_outer", "full_outer", "left_anti")
+KEEPS_RIGHT_ONLY = ("right_outer", "full_outer")
+
+
+def split_condition(condition: exp.Expression, how: JoinType) -> ConditionSplit:
+    keys: list[tuple[exp.Expression, exp.Expression]] = []
+    key_conjuncts: list[exp.Expression] = []
+    left_only: list[exp.Expression] = []
+    right_only: list[exp.Expression] = []
+    both: list[exp.Expression] = []
+    constant: list[exp.Expression] = []
+    for part in conjuncts(condition):
+        pair = equi_key(part)
+        if pair is not None:
+            keys.append(pair)
+            key_conjuncts.append(part)
+            continue
+        refs = sides(part)
+        if not is_deterministic(part):
+            both.append(part)
+        elif not refs:
+            constant.append(part)
+        elif refs == {"left"}:
+            left_only.append(part)
+        elif refs == {"right"}:
+            right_only.append(part)
+        else:
+            both.append(part)
+    keep_left = how in KEEPS_LEFT_ONLY
+    keep_right = how in KEEPS_RIGHT_ONLY
+    return ConditionSplit(
+        keys=tuple(keys),
+        key_conjuncts=tuple(key_conjuncts),
+        left_only=tuple(left_only) if keep_left else (),
+        right_only=tuple(right_only) if keep_right else (),
+        both=tuple(both),
+        pushed_left=() if keep_left else tuple(left_only),
+        pushed_right=() if keep_right else tuple(right_only),
+        constant=tuple(constant),
+    )
+
+
+def equi_key(part: exp.Expression) -> tuple[exp.Expression, exp.Expression] | None:
+    """(left expr, right expr) when ``part`` is an equality between the two sides."""
+    if not isinstance(part, exp.EQ) or not is_deterministic(part):
+        return None
+    a, b = part.this, part.expression
+    sa, sb = sides(a), sides(b)
+    if sa == {"left"} and sb == {"right"}:
+        return a, b
+    if sa == {"right"} and sb == {"left"}:
+        return b, a
+    return None
+
+
+# InferFiltersFromConstraints: which inputs get the inferred not-null filters.
+INFERS_NOT_NULL: dict[str, tuple[str, ...]] = {
+    "inner": ("left", "right"),
+    "left_semi": ("left", "right"),
+    "left_outer": ("right",),
+    "left_anti": ("right",),
+    "right_outer": ("left",),
+    "full_outer": (),
+}
+
+# Expressions through which a NULL operand makes the whole result NULL (Spark's
+# NullIntolerant): a column under only these, in a comparison, must be non-null to match.
+_NULL_INTOLERANT = (
+    exp.Add,
+    exp.Sub,
+    exp.Mul,
+    exp.Div,
+    exp.Mod,
+    exp.Neg,
+    exp.Paren,
+    exp.Cast,
+    exp.Column,
+)
+_NULL_INTOLERANT_PREDICATES = (exp.EQ, exp.NEQ, exp.LT, exp.LTE, exp.GT, exp.GTE)
+
+
+def not_null_columns(part: exp.Expression) -> list[exp.Column]:
+    """Columns that a conjunct proves non-null (so Spark infers ``isnotnull`` for them)."""
+    part = strip_parens(part)
+    if isinstance(part, exp.Between):
+        operands = [part.this, part.args["low"], part.args["high"]]
+    elif isinstance(part, _NULL_INTOLERANT_PREDICATES):
+        operands = [part.this, part.expression]
+    else:
+        return []
+    found = []
+    for operand in operands:
+        if all(
+            isinstance(
+                n,
+                (
+                    *_NULL_INTOLERANT,
+                    exp.Literal,
+                    exp.Interval,
+                    exp.DataType,
+                    exp.Identifier,
+                    exp.Var,
+                ),
+            )
+            for n in operand.walk()
+        ):
+            found.extend(operand.find_all(exp.Column))
+    return found

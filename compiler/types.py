@@ -1,0 +1,169 @@
+"""sjoin's SQL types and durations.
+
+Types are the few Spark SQL types the binder needs to judge expressions; durations are exact
+integers of milliseconds, as Spark's watermarks are.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Final
+
+from sqlglot import exp
+
+
+@dataclass(frozen=True, slots=True)
+class SqlType:
+    """A Spark SQL type: ``name`` is canonical lower case, ``params`` e.g. (10, 2) for DECIMAL."""
+
+    name: str
+    params: tuple[int, ...] = ()
+
+    def __str__(self) -> str:
+        if self.params:
+            return f"{self.name.upper()}({', '.join(map(str, self.params))})"
+        return self.name.upper()
+
+    @property
+    def is_numeric(self) -> bool:
+        return self.name in NUMERIC
+
+    @property
+    def is_temporal(self) -> bool:
+        return self.name in ("timestamp", "date")
+
+    def to_sqlglot(self) -> exp.DataType:
+        return exp.DataType.build(str(self), dialect="spark")
+
+
+NUMERIC: Final = ("tinyint", "smallint", "int", "bigint", "float", "double", "decimal")
+
+BOOLEAN: Final = SqlType("boolean")
+INT: Final = SqlType("int")
+BIGINT: Final = SqlType("bigint")
+DOUBLE: Final = SqlType("double")
+STRING: Final = SqlType("string")
+DATE: Final = SqlType("date")
+TIMESTAMP: Final = SqlType("timestamp")
+BINARY: Final = SqlType("binary")
+INTERVAL: Final = SqlType("interval")  # a day-time interval (fixed length)
+WINDOW: Final = SqlType("window")  # struct<start: timestamp, end: timestamp>
+NULL: Final = SqlType("null")  # the type of the NULL literal: fits anywhere
+UNKNOWN: Final = SqlType("unknown")  # after an error: fits anywhere, reports nothing more
+
+# Spark SQL type names (and synonyms) -> canonical name, number of parameters allowed.
+TYPE_NAMES: Final[dict[str, tuple[str, tuple[int, ...]]]] = {
+    "boolean": ("boolean", (0,)),
+    "bool": ("boolean", (0,)),
+    "tinyint": ("tinyint", (0,)),
+    "byte": ("tinyint", (0,)),
+    "smallint": ("smallint", (0,)),
+    "short": ("smallint", (0,)),
+    "int": ("int", (0,)),
+    "integer": ("int", (0,)),
+    "bigint": ("bigint", (0,)),
+    "long": ("bigint", (0,)),
+    "float": ("float", (0,)),
+    "real": ("float", (0,)),
+    "double": ("double", (0,)),
+    "decimal": ("decimal", (0, 1, 2)),
+    "dec": ("decimal", (0, 1, 2)),
+    "numeric": ("decimal", (0, 1, 2)),
+    "string": ("string", (0,)),
+    "varchar": ("string", (1,)),
+    "char": ("string", (1,)),
+    "date": ("date", (0,)),
+    "timestamp": ("timestamp", (0,)),
+    "timestamp_ltz": ("timestamp", (0,)),
+    "binary": ("binary", (0,)),
+}
+
+
+def lookup_type(name: str, params: tuple[int, ...]) -> SqlType | None:
+    """The SqlType for a declared type name, or None when unknown or badly parameterised."""
+    entry = TYPE_NAMES.get(name.lower())
+    if entry is None or len(params) not in entry[1]:
+        return None
+    canonical, _ = entry
+    if canonical == "decimal":
+        precision, scale = ((*params, 10, 0))[:2] if len(params) < 2 else params
+        if not 1 <= precision <= 38 or not 0 <= scale <= precision:
+            return None
+        return SqlType("decimal", (precision, scale))
+    return SqlType(canonical)
+
+
+def common_type(a: SqlType, b: SqlType) -> SqlType | None:
+    """The type two operands are compared or combined as, or None when incompatible."""
+    if a == b or b in (NULL, UNKNOWN):
+        return a
+    if a in (NULL, UNKNOWN):
+        return b
+    if a.is_numeric and b.is_numeric:
+        order = NUMERIC
+        if "double" in (a.name, b.name) or "float" in (a.name, b.name):
+            return DOUBLE
+        if a.name == "decimal" or b.name == "decimal":
+            return a if a.name == "decimal" else b
+        return a if order.index(a.name) >= order.index(b.name) else b
+    if a.is_temporal and b.is_temporal:
+        return TIMESTAMP
+    return None
+
+
+# ---------------------------------------------------------------------------- durations
+
+MS_PER_UNIT: Final[dict[str, int]] = {
+    "ms": 1,
+    "millisecond": 1,
+    "milliseconds": 1,
+    "second": 1000,
+    "seconds": 1000,
+    "sec": 1000,
+    "secs": 1000,
+    "minute": 60_000,
+    "minutes": 60_000,
+    "min": 60_000,
+    "mins": 60_000,
+    "hour": 3_600_000,
+    "hours": 3_600_000,
+    "day": 86_400_000,
+    "days": 86_400_000,
+    "week": 604_800_000,
+    "weeks": 604_800_000,
+}
+VARIABLE_UNITS: Final = ("month", "months", "year", "years")
+
+
+def duration_ms(amount: str, unit: str) -> int | None:
+    """Exact milliseconds of ``amount unit`` (amount may be a decimal), or None if the unit
+    is unknown or the value is not a whole number of milliseconds... rounded toward zero as
+    Spark's interval parsing keeps microseconds and watermarks keep milliseconds."""
+    per = MS_PER_UNIT.get(unit.lower())
+    if per is None:
+        return None
+    whole, _, frac = amount.partition(".")
+    micros = int(whole) * per * 1000
+    if frac:
+        micros += int(frac) * per * 1000 // (10 ** len(frac))
+    return micros // 1000
+
+
+def format_ms(ms: int) -> str:
+    """A duration as the shortest exact text, e.g. 3600001 -> '1 hour 1 millisecond'."""
+    if ms == 0:
+        return "0 ms"
+    sign = "-" if ms < 0 else ""
+    ms = abs(ms)
+    parts = []
+    for unit, size in (
+        ("day", 86_400_000),
+        ("hour", 3_600_000),
+        ("minute", 60_000),
+        ("second", 1000),
+        ("ms", 1),
+    ):
+        n, ms = divmod(ms, size)
+        if n:
+            parts.append(f"{n} {unit}" + ("s" if n > 1 and unit != "ms" else ""))
+    return sign + " ".join(parts)

@@ -1,0 +1,24 @@
+"""The .sjoin grammar and its parser.
+
+One cached LALR parser: deterministic and linear in the input, so large or hostile specs
+cannot make parsing blow up.  ``strict=True`` turns any grammar conflict into an error when
+the parser is built, which a test does.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+
+from lark import Lark
+
+
+@lru_cache(maxsize=1)
+def parser() -> Lark:
+    return Lark.open_from_package(
+        "sjoin.grammar",
+        "sjoin.lark",
+        parser="lalr",
+        propagate_positions=True,
+        maybe_placeholders=True,
+        strict=True,
+    )

@@ -1,0 +1,83 @@
+"""The public entry points: check and plan a spec from text or a file.
+
+Checking runs every stage that judges meaning (parse, bind, plan): Spark's analysis rules
+live in the planner, so `sjoin check` reports them too.  These functions never raise on user
+input: every problem is a diagnostic in the result.  An unexpected exception inside a stage
+becomes one E999 diagnostic (an sjoin bug), never a traceback.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from sjoin.compiler.bind import bind
+from sjoin.compiler.bound import BoundSpec
+from sjoin.compiler.diagnostics import Diagnostic, Diagnostics
+from sjoin.compiler.explain import plan_json
+from sjoin.compiler.parse import parse
+from sjoin.compiler.plan import Plan
+from sjoin.compiler.planner import plan_spec
+from sjoin.compiler.source import Source, Span
+
+
+@dataclass
+class CheckResult:
+    source: Source
+    diagnostics: list[Diagnostic] = field(default_factory=list)
+    bound: BoundSpec | None = None
+    plan: Plan | None = None
+
+    @property
+    def ok(self) -> bool:
+        return not any(d.severity == "error" for d in self.diagnostics)
+
+    def plan_json(self) -> dict[str, Any]:
+        """The plan JSON of the language brief (§5); requires a plan."""
+        from sjoin.render import to_dict
+
+        assert self.plan is not None
+        return plan_json(self.plan, [to_dict(d, self.source) for d in self.diagnostics])
+
+
+def check_text(text: str, path: str = "<spec>") -> CheckResult:
+    """Parse, bind and plan ``text``; returns every diagnostic, in source order."""
+    source = Source(path, text)
+    diags = Diagnostics()
+    result = CheckResult(source)
+    try:
+        result.bound = bind(parse(source, diags), source, diags)
+        result.plan = plan_spec(result.bound, diags)
+    except RecursionError:
+        diags.add(
+            "E001",
+            "the spec nests expressions too deeply",
+            Span(0, 0),
+            help="split the expression into smaller ones",
+        )
+        result.plan = None
+    except Exception as err:
+        diags.add(
+            "E999",
+            f"internal error: {type(err).__name__}: {err}",
+            Span(0, 0),
+            help="please report this spec to the sjoin developers",
+        )
+        result.plan = None
+    result.diagnostics = diags.sorted()
+    return result
+
+
+def read_spec(path: str | Path) -> str:
+    """A spec file's text (UTF-8); OSError and UnicodeDecodeError are for the caller."""
+    return Path(path).read_text(encoding="utf-8")
+
+
+def check_file(path: str | Path) -> CheckResult:
+    return check_text(read_spec(path), str(path))
+
+
+# A plan is the by-product of a check: the same call, named for what the caller wants.
+plan_text = check_text
+plan_file = check_file

@@ -1,0 +1,141 @@
+"""The `sjoin` command line: check | plan (compile, run and verify plug in the same way).
+
+No logic lives here: commands call the API, print through ``render.Printer`` and exit
+0 (clean, warnings allowed), 1 (the spec has errors) or 2 (usage error).  Any unexpected
+exception still ends in a one-line message and exit 1, never a traceback.
+"""
+
+from __future__ import annotations
+
+import functools
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, TypeVar
+
+import click
+
+from sjoin import __version__
+from sjoin.api import CheckResult, check_text, read_spec
+from sjoin.render import Printer, summary, to_dict
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+FORMAT = click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["text", "json"]),
+    default="text",
+    show_default=True,
+    help="Output format.",
+)
+COLOR = click.option(
+    "--color",
+    type=click.Choice(["auto", "always", "never"]),
+    default="auto",
+    show_default=True,
+    help="Color the text output (NO_COLOR is honoured).",
+)
+SPEC = click.argument("spec", type=click.Path(dir_okay=False, path_type=Path))
+
+
+def last_resort(fn: F) -> F:
+    """Turn a stray exception into `error[E999]` and exit 1; keep click's own exits."""
+
+    @functools.wraps(fn)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return fn(*args, **kwargs)
+        except (click.exceptions.Exit, click.ClickException, click.Abort, SystemExit):
+            raise
+        except KeyboardInterrupt:
+            click.echo("sjoin: interrupted", err=True)
+            sys.exit(130)
+        except Exception as err:
+            click.echo(
+                f"sjoin: error[E999]: internal error: {type(err).__name__}: {err} "
+                "(please report it)",
+                err=True,
+            )
+            sys.exit(1)
+
+    return wrapper  # type: ignore[return-value]
+
+
+def load(path: Path) -> CheckResult:
+    """Read and check one spec; an unreadable file is a usage error (exit 2)."""
+    try:
+        text = read_spec(path)
+    except FileNotFoundError:
+        raise click.UsageError(f"no such spec file: {path}") from None
+    except IsADirectoryError:
+        raise click.UsageError(f"{path} is a directory, not a spec file") from None
+    except UnicodeDecodeError as err:
+        raise click.UsageError(f"{path} is not UTF-8 text (byte {err.start})") from None
+    except OSError as err:
+        raise click.UsageError(f"cannot read {path}: {err.strerror}") from None
+    return check_text(text, str(path))
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="sjoin")
+def main() -> None:
+    """sjoin: declarative stream-stream joins for Spark.
+
+    Write a .sjoin spec; `check` it, `plan` it to see what Spark will do with each join.
+    """
+
+
+@main.command()
+@click.argument("specs", nargs=-1, required=True, type=click.Path(dir_okay=False, path_type=Path))
+@FORMAT
+@COLOR
+@last_resort
+def check(specs: tuple[Path, ...], fmt: str, color: str) -> None:
+    """Check SPECS for errors and hazards.
+
+    Exit status: 0 no errors (warnings allowed), 1 errors, 2 usage error.
+    """
+    printer = Printer(color)
+    results = [load(p) for p in specs]
+    if fmt == "json":
+        printer.json(
+            {"diagnostics": [to_dict(d, r.source) for r in results for d in r.diagnostics]}
+        )
+    else:
+        printer.diagnostics((d, r.source) for r in results for d in r.diagnostics)
+        for r in results:
+            counts = summary(r.diagnostics)
+            verdict = "ok" if r.ok else "failed"
+            printer.note(
+                f"{r.source.path}: {verdict}" + (f" ({counts})" if counts else ""),
+                "green" if r.ok else "red",
+            )
+    sys.exit(0 if all(r.ok for r in results) else 1)
+
+
+@main.command()
+@SPEC
+@FORMAT
+@COLOR
+@last_resort
+def plan(spec: Path, fmt: str, color: str) -> None:
+    """Show what Spark will do with each join of SPEC: keys, filters, state eviction,
+    outer rows, and the pipeline checks.
+
+    Exit status: 0 planned (warnings allowed), 1 the spec has errors, 2 usage error.
+    """
+    printer = Printer(color)
+    result = load(spec)
+    if fmt == "json":
+        if result.plan is None:
+            printer.json({"diagnostics": [to_dict(d, result.source) for d in result.diagnostics]})
+        else:
+            printer.json(result.plan_json())
+    else:
+        printer.diagnostics((d, result.source) for d in result.diagnostics)
+        if result.plan is not None and result.ok:
+            from sjoin.compiler.explain import plan_text
+
+            printer.result(plan_text(result.plan))
+    sys.exit(0 if result.ok else 1)

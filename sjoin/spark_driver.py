@@ -1,0 +1,465 @@
+"""Test driver for Python: feed deterministic micro-batches to a real local Spark.
+
+Each scenario batch becomes exactly one Spark micro-batch; the no-data batches that Spark
+decides to run afterwards follow on their own and are recorded like any other batch. Inputs
+are JVM ``MemoryStream``s reached through py4j, carrying rows as JSON strings parsed with
+``from_json``; rows for several inputs are added while holding the query's progress lock so
+they land in one batch (reference §8). pyspark is imported lazily so this module imports
+without it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import tempfile
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import date, datetime, timezone
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from types import TracebackType
+
+    from pyspark.sql import DataFrame, SparkSession
+    from pyspark.sql.streaming.query import StreamingQuery
+    from pyspark.sql.types import DataType
+
+RowDict = dict[str, Any]
+Batch = Mapping[str, Sequence[Mapping[str, Any]]]
+
+# The class moved in Spark 4.1; try the new name first.
+_MEMORY_STREAM_CLASSES = (
+    "org.apache.spark.sql.execution.streaming.runtime.MemoryStream",
+    "org.apache.spark.sql.execution.streaming.MemoryStream",
+)
+_STATE_FIELDS = (
+    "operatorName",
+    "numRowsTotal",
+    "numRowsUpdated",
+    "numRowsRemoved",
+    "numRowsDroppedByWatermark",
+)
+_MIN_JAVA = 17
+
+_session: SparkSession | None = None
+
+
+class SparkUnavailable(Exception):
+    """Local Spark cannot run here (no pyspark, no Java 17+, or the JVM failed to start)."""
+
+
+@dataclass(frozen=True)
+class BatchResult:
+    """What one executed micro-batch produced, as Spark reported it.
+
+    ``rows`` are the foreachBatch output in Spark's order (unspecified across partitions),
+    timestamps as UTC-aware datetimes; ``watermark`` is progress ``eventTime.watermark``;
+    ``state_operators`` keep Spark's progress field names (``_STATE_FIELDS``).
+    """
+
+    batch_id: int
+    rows: list[RowDict]
+    watermark: str | None
+    num_input_rows: int
+    state_operators: list[dict[str, Any]]
+
+
+@dataclass(frozen=True)
+class RunResult:
+    """All executed batches of one run plus the executed plan of its last batch."""
+
+    batches: list[BatchResult]
+    plan: str
+
+
+def get_spark(app_name: str = "sjoin-tests") -> SparkSession:
+    """Return the one shared small local Spark session, starting it on first use.
+
+    ``app_name`` only matters for the first call. Raises ``SparkUnavailable`` when Spark
+    cannot run here, so test suites can skip rather than fail.
+    """
+    global _session
+    if _session is not None and _session.sparkContext._jsc is not None:
+        return _session
+    try:
+        from pyspark.sql import SparkSession
+    except ImportError as exc:
+        raise SparkUnavailable("pyspark is needed to run Spark: it is not installed") from exc
+    _check_java()
+    try:
+        spark = (
+            SparkSession.builder.master("local[2]")
+            .appName(app_name)
+            .config("spark.sql.shuffle.partitions", "2")
+            .config("spark.ui.enabled", "false")
+            .config("spark.ui.showConsoleProgress", "false")
+            .config("spark.sql.session.timeZone", "UTC")
+            .config("spark.driver.host", "127.0.0.1")
+            .config("spark.driver.bindAddress", "127.0.0.1")
+            .getOrCreate()
+        )
+    except Exception as exc:  # the JVM or gateway failing to start is an environment problem
+        raise SparkUnavailable(f"Spark could not start: {exc}") from exc
+    spark.sparkContext.setLogLevel("ERROR")
+    _session = spark
+    return spark
+
+
+def _check_java() -> None:
+    """Fail with one clear sentence instead of a py4j gateway error when Java is unusable."""
+    java_home = os.environ.get("JAVA_HOME")
+    java = os.path.join(java_home, "bin", "java") if java_home else shutil.which("java")
+    if not java or not os.path.isfile(java):
+        where = f"$JAVA_HOME/bin/java ({java})" if java_home else "`java` on PATH"
+        raise SparkUnavailable(f"Java {_MIN_JAVA}+ is needed to run Spark: no {where}")
+    done = subprocess.run([java, "-version"], capture_output=True, text=True, check=False)
+    banner = done.stderr + done.stdout  # may start with "Picked up JAVA_TOOL_OPTIONS: ..."
+    match = re.search(r'^.*version "(?:1\.)?(\d+).*$', banner, re.M)  # "1.8.0_392" is Java 8
+    if match is None or int(match.group(1)) < _MIN_JAVA:
+        said = match.group(0) if match else banner.strip()[:200]
+        raise SparkUnavailable(f"Java {_MIN_JAVA}+ is needed to run Spark: {java} is {said!r}")
+
+
+class StreamDriver:
+    """One streaming query over named controllable inputs, fed one micro-batch at a time.
+
+    Usage: ``driver = StreamDriver(spark, {"left": "k BIGINT, t TIMESTAMP, v STRING", ...})``;
+    build a result from ``driver.inputs`` (watermarks and joins are the caller's);
+    ``driver.start(result)``; ``driver.feed({"left": [...], "right": [...]})`` per scenario
+    batch; ``driver.results()``; ``driver.stop()`` (or use it as a context manager).
+    """
+
+    def __init__(self, spark: SparkSession, schemas: Mapping[str, str]) -> None:
+        self._spark = spark
+        self._streams = {name: _memory_stream(spark) for name in schemas}
+        self.inputs: dict[str, DataFrame] = {
+            name: _parsed_input(spark, self._streams[name], ddl) for name, ddl in schemas.items()
+        }
+        self._query: StreamingQuery | None = None
+        self._checkpoint: str | None = None
+        self._rows: dict[int, list[RowDict]] = {}
+        self._progress: dict[int, dict[str, Any]] = {}
+
+    @property
+    def query(self) -> StreamingQuery:
+        """The running query (for explain/plan inspection)."""
+        if self._query is None:
+            raise RuntimeError("the driver has not been started")
+        return self._query
+
+    def start(self, result: DataFrame, output_mode: str = "append") -> None:
+        """Start ``result`` with foreachBatch capturing each batch's rows by batch id."""
+        if self._query is not None:
+            raise RuntimeError("the driver is already started")
+        names = result.columns
+        duplicates = sorted({n for n in names if names.count(n) > 1})
+        if duplicates:
+            raise ValueError(f"output rows are dicts, so alias the duplicate columns {duplicates}")
+        self._checkpoint = tempfile.mkdtemp(prefix="sjoin-checkpoint-")
+
+        def capture(batch_df: DataFrame, batch_id: int) -> None:
+            schema = batch_df.schema
+            self._rows[batch_id] = [_to_python(row, schema) for row in batch_df.collect()]
+
+        self._query = (
+            result.writeStream.outputMode(output_mode)
+            .option("checkpointLocation", self._checkpoint)
+            .foreachBatch(capture)
+            .start()
+        )
+
+    def feed(self, batch: Batch) -> None:
+        """Add one scenario batch atomically, then wait until Spark has nothing left to run.
+
+        Every input named in ``batch`` gets one addData (an empty list still forces a batch);
+        the progress lock keeps them in one micro-batch (lock and unlock run on one JVM thread
+        thanks to PySpark's default pinned-thread mode), and ``processAllAvailable`` returns
+        only after the no-data batches that follow have run too. A query that died (e.g. a
+        row that does not parse) raises ``StreamingQueryException`` here.
+        """
+        unknown = sorted(set(batch) - set(self._streams))
+        if unknown or not batch:
+            raise ValueError(
+                f"a batch must name some of {sorted(self._streams)}, got {sorted(batch)}"
+            )
+        query = self.query
+        to_seq = _jvm(self._spark).PythonUtils.toSeq
+        payloads = {
+            name: to_seq([json.dumps(row, default=_json_value) for row in rows])
+            for name, rows in batch.items()
+        }
+        lock = query._jsq.streamingQuery().awaitProgressLock()
+        lock.lock()
+        try:
+            for name, payload in payloads.items():
+                self._streams[name].addData(payload)
+        finally:
+            lock.unlock()
+        query.processAllAvailable()
+        self._collect_progress()
+
+    def results(self) -> list[BatchResult]:
+        """Per executed batch id, in order: output rows, watermark and state metrics."""
+        self._collect_progress()
+        results = []
+        for batch_id in sorted(set(self._rows) | set(self._progress)):
+            progress = self._progress.get(batch_id, {})
+            results.append(
+                BatchResult(
+                    batch_id=batch_id,
+                    rows=self._rows.get(batch_id, []),
+                    watermark=progress.get("eventTime", {}).get("watermark"),
+                    num_input_rows=progress.get("numInputRows", 0),
+                    state_operators=[
+                        {name: op.get(name) for name in _STATE_FIELDS}
+                        for op in progress.get("stateOperators", [])
+                    ],
+                )
+            )
+        return results
+
+    def executed_plan(self) -> str:
+        """Executed physical plan of the query's last batch."""
+        return executed_plan(self.query)
+
+    def stop(self) -> None:
+        """Stop the query and delete its checkpoint directory."""
+        if self._query is not None:
+            self._collect_progress()
+            self._query.stop()
+        if self._checkpoint is not None:
+            shutil.rmtree(self._checkpoint, ignore_errors=True)
+            self._checkpoint = None
+
+    def __enter__(self) -> StreamDriver:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.stop()
+
+    def _collect_progress(self) -> None:
+        """Keep progress of executed batches; idle triggers report no ``addBatch`` duration."""
+        for entry in self.query.recentProgress:
+            progress = json.loads(entry.json)
+            if "addBatch" in progress.get("durationMs", {}):
+                self._progress[progress["batchId"]] = progress
+
+
+def run_batches(
+    spark: SparkSession,
+    schemas: Mapping[str, str],
+    build: Callable[[dict[str, DataFrame]], DataFrame],
+    batches: Sequence[Batch],
+    output_mode: str = "append",
+) -> RunResult:
+    """Run a whole scenario: create inputs, build the query, feed every batch, stop."""
+    with StreamDriver(spark, schemas) as driver:
+        driver.start(build(driver.inputs), output_mode)
+        for batch in batches:
+            driver.feed(batch)
+        return RunResult(batches=driver.results(), plan=driver.executed_plan())
+
+
+def executed_plan(query: StreamingQuery) -> str:
+    """Executed physical plan text of the last batch (watermark values included)."""
+    execution = query._jsq.streamingQuery().lastExecution()
+    if execution is None:
+        raise RuntimeError("the query has not executed a batch yet")
+    return str(execution.executedPlan().toString())
+
+
+def _jvm(spark: SparkSession) -> Any:
+    """The py4j view of the JVM; Spark Connect sessions have none and cannot host a MemoryStream."""
+    jvm = spark._jvm
+    if jvm is None:
+        raise SparkUnavailable("the Spark driver needs a classic (py4j) session, not Spark Connect")
+    return jvm
+
+
+def _memory_stream(spark: SparkSession) -> Any:
+    """A JVM MemoryStream[String] bound to ``spark``."""
+    from py4j.java_gateway import JavaClass
+
+    jvm = _jvm(spark)
+    encoder = jvm.org.apache.spark.sql.Encoders.STRING()
+    for class_name in _MEMORY_STREAM_CLASSES:
+        cls = jvm
+        for part in class_name.split("."):
+            cls = getattr(cls, part)
+        if isinstance(cls, JavaClass):
+            return cls.apply(encoder, spark._jsparkSession)
+    raise SparkUnavailable(f"this Spark has none of {_MEMORY_STREAM_CLASSES}")
+
+
+def _parsed_input(spark: SparkSession, stream: Any, ddl: str) -> DataFrame:
+    """The stream's JSON strings parsed into ``ddl`` columns; malformed rows fail the batch."""
+    from pyspark.sql import DataFrame
+    from pyspark.sql import functions as F
+
+    raw = DataFrame(stream.toDF(), spark)
+    parsed = F.from_json(F.col("value"), ddl, {"mode": "FAILFAST"}).alias("row")
+    return raw.select(parsed).select("row.*")
+
+
+def _json_value(value: object) -> str:
+    """JSON form of datetimes (naive ones are UTC, the session time zone) and dates."""
+    if isinstance(value, datetime):
+        return value.astimezone(timezone.utc).isoformat() if value.tzinfo else value.isoformat()
+    if isinstance(value, date):
+        return value.isoformat()
+    raise TypeError(f"cannot send {type(value).__name__} {value!r} to Spark as JSON")
+
+
+def _to_python(value: Any, data_type: DataType) -> Any:
+    """Plain Python value of a collected field; TIMESTAMPs become UTC-aware datetimes.
+
+    PySpark returns TIMESTAMP values as naive datetimes in the Python process's local time
+    zone, so they are converted back instead of trusting the machine's TZ.
+    """
+    from pyspark.sql.types import ArrayType, MapType, StructType, TimestampType
+
+    if value is None:
+        return None
+    if isinstance(data_type, StructType):
+        return {f.name: _to_python(value[i], f.dataType) for i, f in enumerate(data_type.fields)}
+    if isinstance(data_type, ArrayType):
+        return [_to_python(v, data_type.elementType) for v in value]
+    if isinstance(data_type, MapType):
+        return {
+            _to_python(k, data_type.keyType): _to_python(v, data_type.valueType)
+            for k, v in value.items()
+        }
+    if isinstance(data_type, TimestampType):
+        return value.astimezone(timezone.utc)
+    return value
+
+
+# ---------------------------------------------------------------------------------------------
+# Plan parsing: StreamingSymmetricHashJoin nodes as printed by executedPlan.toString, e.g. 4.3.0:
+#   StreamingSymmetricHashJoin [k#3L], [k#9L], Inner, condition = [ leftOnly = null,
+#   rightOnly = null, both = (...), full = (...) ], state info [ ... ] stateStoreCkptIds = None,
+#   90000, 90000, state cleanup [ left value predicate: (t#4-T10000ms <= 84999000),
+#   right value predicate: (t#10-T10000ms <= 79999000) ], 2, Append
+# (one line; 3.3 prints one watermark, 3.4+ late-events then eviction; missing side: "left = null")
+
+_JOIN_NODE = "StreamingSymmetricHashJoin "
+_CONDITION = "condition = ["
+_CLEANUP = "state cleanup ["
+_CONDITION_PARTS = ("leftOnly", "rightOnly", "both", "full")
+_SIDE = re.compile(r"^(left|right) (?:= null|(key|value) predicate: (.*))$", re.S)
+_PREDICATE_BOUND = re.compile(r"<=\s*(-?\d+)\)*$")
+_INT = re.compile(r"^-?\d+$")
+
+
+def parse_join_plan(plan: str) -> list[dict[str, Any]]:
+    """Each StreamingSymmetricHashJoin node of ``plan`` (top-down) as a dict.
+
+    Keys: ``join_type``; ``condition`` ({leftOnly, rightOnly, both, full} -> text or None);
+    ``late_events_watermark_ms`` and ``eviction_watermark_ms`` (None if not printed; 3.3
+    prints one value, used for both); ``state_cleanup`` ({left, right} -> None or
+    {"kind": "key"|"value", "value_ms": int}); ``state_format_version``.
+    """
+    nodes = []
+    for line in plan.splitlines():
+        start = line.find(_JOIN_NODE)
+        if start >= 0:
+            nodes.append(_parse_join_node(line[start + len(_JOIN_NODE) :]))
+    return nodes
+
+
+def _parse_join_node(node: str) -> dict[str, Any]:
+    """Parse the text after ``StreamingSymmetricHashJoin `` on one plan line."""
+    cond_start = node.index(_CONDITION)
+    cond_open = cond_start + len(_CONDITION) - 1
+    cond_close = _closing_bracket(node, cond_open)
+    clean_start = node.index(_CLEANUP, cond_close)
+    clean_open = clean_start + len(_CLEANUP) - 1
+    clean_close = _closing_bracket(node, clean_open)
+
+    keys_and_type = [t for t in _split_top_level(node[:cond_start]) if t]
+    # Between the two blocks: state info, then the watermark(s) as trailing integers.
+    watermarks: list[int] = []
+    for token in reversed([t for t in _split_top_level(node[cond_close + 1 : clean_start]) if t]):
+        if not _INT.match(token):
+            break
+        watermarks.insert(0, int(token))
+    late = watermarks[-2] if len(watermarks) >= 2 else (watermarks[-1] if watermarks else None)
+    evict = watermarks[-1] if watermarks else None
+    trailing = [t for t in _split_top_level(node[clean_close + 1 :]) if t]
+    left, right = _split_top_level(node[clean_open + 1 : clean_close])
+    return {
+        "join_type": keys_and_type[-1],
+        "condition": _parse_condition(node[cond_open + 1 : cond_close]),
+        "late_events_watermark_ms": late,
+        "eviction_watermark_ms": evict,
+        "state_cleanup": {"left": _parse_side(left), "right": _parse_side(right)},
+        "state_format_version": int(trailing[0]) if trailing and _INT.match(trailing[0]) else None,
+    }
+
+
+def _parse_condition(text: str) -> dict[str, str | None]:
+    """Split ``leftOnly = a, rightOnly = b, both = c, full = d`` (labels found in order)."""
+    parts: dict[str, str | None] = {}
+    rest = text.strip()
+    for label, following in zip(_CONDITION_PARTS, (*_CONDITION_PARTS[1:], ""), strict=True):
+        prefix = f"{label} = "
+        if not rest.startswith(prefix):
+            raise ValueError(f"unexpected join condition text: {text!r}")
+        end = rest.find(f", {following} = ") if following else len(rest)
+        expr = rest[len(prefix) : end].strip()
+        parts[label] = None if expr == "null" else expr
+        rest = rest[end + 2 :] if following else ""
+    return parts
+
+
+def _parse_side(text: str) -> dict[str, Any] | None:
+    """``left value predicate: (t#6-T10000ms <= 84999000)`` -> value 84999; ``left = null``."""
+    match = _SIDE.match(text.strip())
+    if match is None:
+        raise ValueError(f"unexpected state cleanup text: {text!r}")
+    if match.group(2) is None:
+        return None
+    bound = _PREDICATE_BOUND.search(match.group(3).strip())
+    if bound is None:
+        raise ValueError(f"no '<= number' bound in state cleanup predicate: {text!r}")
+    micros = int(bound.group(1))
+    if micros % 1000:
+        raise ValueError(f"state cleanup bound is not whole milliseconds: {text!r}")
+    return {"kind": match.group(2), "value_ms": micros // 1000}
+
+
+def _closing_bracket(text: str, open_index: int) -> int:
+    """Index of the bracket closing the one at ``open_index``, counting ()[] nesting."""
+    depth = 0
+    for i in range(open_index, len(text)):
+        if text[i] in "([":
+            depth += 1
+        elif text[i] in ")]":
+            depth -= 1
+            if depth == 0:
+                return i
+    raise ValueError(f"unbalanced brackets in plan text: {text!r}")
+
+
+def _split_top_level(text: str) -> list[str]:
+    """Split on commas outside ()[] and strip each part."""
+    parts, depth, start = [], 0, 0
+    for i, char in enumerate(text):
+        if char in "([":
+            depth += 1
+        elif char in ")]":
+            depth -= 1
+        elif char == "," and depth == 0:
+            parts.append(text[start:i].strip())
+            start = i + 1
+    parts.append(text[start:].strip())
+    return parts
