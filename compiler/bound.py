@@ -15,6 +15,7 @@ from sqlglot import exp
 
 from .ast import JoinType
 from .source import Source, Span
+from .sql import spark_sql
 from .types import SqlType
 
 OutputMode: TypeAlias = Literal["append", "update", "complete"]
@@ -186,3 +187,54 @@ class BoundSpec:
     def setting(self, name: str, default: str | int | bool) -> str | int | bool:
         found = self.settings.get(name)
         return default if found is None else found.value
+
+
+def pretty(spec: BoundSpec) -> str:
+    """A stable, readable dump of the bound model (for snapshot tests and debugging)."""
+
+    def cols(columns: tuple[Column, ...]) -> str:
+        return ", ".join(
+            f"{c.name} {c.type}{' (event time)' if c.event_time else ''}" for c in columns
+        )
+
+    def sql(node: exp.Expression) -> str:
+        return spark_sql(node)
+
+    lines = [f"spark {spec.spark}"]
+    lines.extend(f"set {s.name} = {s.value}" for s in spec.settings.values())
+    for rel in spec.relations:
+        if isinstance(rel, Stream):
+            wm = (
+                f" watermark {rel.watermark.column} delay {rel.watermark.delay_ms} ms"
+                if rel.watermark
+                else ""
+            )
+            src = f" from {rel.source.format}{dict(rel.source.options)}" if rel.source else ""
+            lines.append(f"stream {rel.name} ({cols(rel.columns)}){wm}{src}")
+        elif isinstance(rel, Join):
+            lines.append(
+                f"join {rel.name} = {rel.left.relation} AS {rel.left.alias} "
+                f"{rel.how} {rel.right.relation} AS {rel.right.alias}"
+            )
+            lines.append(f"  on {sql(rel.condition)}")
+            for item in rel.output:
+                lines.append(
+                    f"  -> {item.name} {item.type}"
+                    f"{' (event time)' if item.event_time else ''} = {sql(item.expr)}"
+                )
+        else:
+            lines.append(
+                f"aggregate {rel.name} = {rel.input.relation} AS {rel.input.alias} [{rel.mode}]"
+            )
+            lines.append("  group by " + ", ".join(sql(g) for g in rel.group_by))
+            for item in rel.output:
+                lines.append(
+                    f"  -> {item.name} {item.type}"
+                    f"{' (event time)' if item.event_time else ''} = {sql(item.expr)}"
+                )
+    for sink in spec.sinks:
+        lines.append(
+            f"sink {sink.relation} to {sink.target.format}"
+            f"{dict(sink.target.options)} checkpoint {sink.checkpoint}"
+        )
+    return "\n".join(lines) + "\n"

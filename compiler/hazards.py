@@ -21,6 +21,7 @@ from .diagnostics import Diagnostics
 from .plan import Check, JoinNode, Plan
 from .source import Span
 from .split import ConditionSplit, is_deterministic, strip_parens
+from .sql import spark_sql as _sql
 from .state import Unsolvable, collect_terms, value_bounds
 
 SPARK_JOIN_NAMES = {
@@ -31,10 +32,6 @@ SPARK_JOIN_NAMES = {
     "left_semi": "LeftSemi",
     "left_anti": "LeftAnti",
 }
-
-
-def _sql(node: exp.Expression) -> str:
-    return node.sql(dialect="spark")
 
 
 def _span(node: exp.Expression) -> Span:

@@ -366,7 +366,7 @@ def _as_value(node: Any) -> ast.Value:
 
 # Where a statement may start, for re-parsing statement by statement after a syntax error.
 _STATEMENT_START = re.compile(
-    r"^[ \t]*(?:spark|set|stream|sink|(?:join|aggregate)[ \t]+(?:\w+|`[^`\n]*`)[ \t]*=)\b",
+    r"^[ \t]*(?:(?:spark|set|stream|sink)\b|(?:join|aggregate)[ \t]+(?:\w+|`[^`\n]*`)[ \t]*=)",
     re.IGNORECASE | re.MULTILINE,
 )
 
@@ -402,16 +402,19 @@ def _describe_expected(expected: set[str]) -> str:
     return ", ".join(ordered)
 
 
-def _syntax_error(err: UnexpectedInput, chunk: str, offset: int, diags: Diagnostics) -> None:
+def _syntax_error(
+    err: UnexpectedInput, chunk: str, offset: int, at_file_end: bool, diags: Diagnostics
+) -> None:
     """Report one Lark error of ``chunk`` (which starts at ``offset`` in the file)."""
     end_pos = offset + len(chunk.rstrip())
     pos = offset + err.pos_in_stream if err.pos_in_stream is not None else end_pos
     if isinstance(err, UnexpectedToken) and err.token.type == "$END":
         pos = end_pos
         expected = _describe_expected(err.expected)
+        where = "end of file" if at_file_end else "end of the statement"
         diags.add(
             "E001",
-            f"unexpected end of file; expected {expected}",
+            f"unexpected {where}; expected {expected}",
             Span(pos, pos),
             "the statement is not finished",
         )
@@ -470,12 +473,10 @@ def _syntax_error(err: UnexpectedInput, chunk: str, offset: int, diags: Diagnost
 def _hint_for(token: str, expected: set[str]) -> str | None:
     if token.lower() in ("where",):
         return "put filters in the join's ON condition"
-    if "JOIN" in expected and token.lower() not in ("join",):
-        return "write the join type before JOIN, e.g. `a AS x LEFT OUTER JOIN b AS y`"
     if "ON" in expected:
-        return "a join needs `ON <condition>`"
-    if "EQUAL" in expected and "LPAR" not in expected:
-        return None
+        return "a join needs `ON <condition>` after its second relation"
+    if "JOIN" in expected and "LEFT" in expected:
+        return "write the join type before JOIN, e.g. `a AS x LEFT OUTER JOIN b AS y`"
     return None
 
 
@@ -493,7 +494,7 @@ def parse(source: Source, diags: Diagnostics) -> ast.SpecFile:
         try:
             tree = parser().parse(chunk)
         except UnexpectedInput as err:
-            _syntax_error(err, chunk, begin, diags)
+            _syntax_error(err, chunk, begin, end == len(text), diags)
             continue
         statements.extend(ToAst(begin).transform(tree).statements)
     return ast.SpecFile(tuple(statements), Span(0, len(text)))

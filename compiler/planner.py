@@ -26,6 +26,7 @@ from .plan import (
 )
 from .settings import SETTINGS
 from .split import INFERS_NOT_NULL, conjoin, conjuncts, not_null_columns, split_condition
+from .sql import spark_sql as _sql
 from .state import Bound, expand_between, value_bounds
 from .types import format_ms
 
@@ -38,10 +39,6 @@ PRESERVED = {
     "right_outer": ("right",),
     "full_outer": ("left", "right"),
 }
-
-
-def _sql(node: exp.Expression) -> str:
-    return node.sql(dialect="spark")
 
 
 def watermark_use(

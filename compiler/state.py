@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Literal
 
 from sqlglot import exp
@@ -25,6 +25,7 @@ from sqlglot import exp
 from . import types as t
 from .bind import parse_timestamp
 from .split import strip_parens
+from .sql import spark_sql
 
 Mode = Literal["exec", "analysis"]  # optimized plan (constants folded) or analyzed plan
 
@@ -67,8 +68,8 @@ def _epoch_us(text: str) -> float:
     if ts is None:
         raise Unsolvable(text)
     if ts.tzinfo is None:
-        ts = ts.replace(tzinfo=timezone.utc)
-    delta = ts - datetime(1970, 1, 1, tzinfo=timezone.utc)
+        ts = ts.replace(tzinfo=UTC)
+    delta = ts - datetime(1970, 1, 1, tzinfo=UTC)
     return float((delta.days * 86_400 + delta.seconds) * 1_000_000 + delta.microseconds)
 
 
@@ -216,7 +217,7 @@ def value_bounds(
     bounds: list[Bound] = []
     unusable: list[exp.Expression] = []
     for part in residual:
-        conj = part.sql(dialect="spark")
+        conj = spark_sql(part)
         if mode == "analysis" and part.meta.get("opaque_at_analysis"):
             unusable.append(part)
             continue

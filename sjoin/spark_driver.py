@@ -18,7 +18,7 @@ import subprocess
 import tempfile
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from datetime import date, datetime, timezone
+from datetime import UTC, date, datetime
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -313,7 +313,7 @@ def _parsed_input(spark: SparkSession, stream: Any, ddl: str) -> DataFrame:
 def _json_value(value: object) -> str:
     """JSON form of datetimes (naive ones are UTC, the session time zone) and dates."""
     if isinstance(value, datetime):
-        return value.astimezone(timezone.utc).isoformat() if value.tzinfo else value.isoformat()
+        return value.astimezone(UTC).isoformat() if value.tzinfo else value.isoformat()
     if isinstance(value, date):
         return value.isoformat()
     raise TypeError(f"cannot send {type(value).__name__} {value!r} to Spark as JSON")
@@ -339,7 +339,7 @@ def _to_python(value: Any, data_type: DataType) -> Any:
             for k, v in value.items()
         }
     if isinstance(data_type, TimestampType):
-        return value.astimezone(timezone.utc)
+        return value.astimezone(UTC)
     return value
 
 

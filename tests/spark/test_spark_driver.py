@@ -7,12 +7,11 @@ import subprocess
 import sys
 import time
 from collections.abc import Callable
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
 import pytest
-from pyspark.errors import StreamingQueryException
 
 from sjoin.spark_driver import (
     BatchResult,
@@ -28,7 +27,7 @@ pytestmark = pytest.mark.spark
 
 SCHEMA = "k BIGINT, t TIMESTAMP, v STRING"
 RANGE = "L.k = R.k AND L.t BETWEEN R.t - INTERVAL 5 SECONDS AND R.t + INTERVAL 10 SECONDS"
-EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
+EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 
 
 @pytest.fixture(scope="module")
@@ -83,7 +82,7 @@ def test_inner_worked_example(spark: Any) -> None:
     assert [b.batch_id for b in run.batches] == [0, 1, 2]
     b0, b1, b2 = run.batches
     assert b0.rows == [{"lv": "a", "lt": at(100), "rv": "b"}]
-    assert b0.rows[0]["lt"].tzinfo == timezone.utc
+    assert b0.rows[0]["lt"].tzinfo == UTC
     assert (b0.watermark, b0.num_input_rows, state(b0)) == (
         "1970-01-01T00:00:00.000Z",
         2,
@@ -161,7 +160,9 @@ def test_left_outer_null_row_in_no_data_batch(spark: Any) -> None:
 
 def test_each_feed_is_one_micro_batch(spark: Any) -> None:
     """Rows for two inputs land in one batch; an empty batch still runs; times round-trip in UTC."""
-    precise = datetime(2024, 3, 31, 1, 30, 0, 123456, tzinfo=timezone.utc)
+    from pyspark.errors import StreamingQueryException
+
+    precise = datetime(2024, 3, 31, 1, 30, 0, 123456, tzinfo=UTC)
     with StreamDriver(spark, {"a": SCHEMA, "b": SCHEMA}) as driver:
         driver.start(driver.inputs["a"].unionByName(driver.inputs["b"]))
         offset_text = "2024-03-31 03:30:00+02:00"
@@ -185,7 +186,7 @@ def test_each_feed_is_one_micro_batch(spark: Any) -> None:
         {"k": 2, "t": precise.replace(microsecond=0), "v": "q"},
     ]
     assert sorted(results[2].rows, key=lambda r: r["k"]) == [
-        {"k": 3, "t": datetime(2024, 1, 1, tzinfo=timezone.utc), "v": "r"},
+        {"k": 3, "t": datetime(2024, 1, 1, tzinfo=UTC), "v": "r"},
         {"k": 4, "t": None, "v": None},
     ]
     assert all(b.state_operators == [] and b.watermark is None for b in results)
@@ -193,9 +194,10 @@ def test_each_feed_is_one_micro_batch(spark: Any) -> None:
 
 def test_collected_timestamps_do_not_depend_on_local_time_zone() -> None:
     """PySpark collects TIMESTAMPs as naive local times; rows must still carry UTC instants."""
+    pytest.importorskip("pyspark")
     from pyspark.sql.types import StructField, StructType, TimestampType
 
-    instant = datetime(2024, 3, 31, 1, 30, 0, 123456, tzinfo=timezone.utc)
+    instant = datetime(2024, 3, 31, 1, 30, 0, 123456, tzinfo=UTC)
     micros = (instant - EPOCH) // timedelta(microseconds=1)
     schema = StructType([StructField("w", StructType([StructField("end", TimestampType())]))])
     saved = os.environ.get("TZ")

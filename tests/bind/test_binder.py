@@ -1,0 +1,133 @@
+"""Binder unit tests: names, aliases, output columns, event-time metadata and types."""
+
+from __future__ import annotations
+
+from sjoin.compiler import types as t
+from sjoin.compiler.bound import Aggregate, Join, Stream
+from sqlglot import exp
+
+from sjoin.api import check_text
+
+STREAMS = (
+    "stream a (k BIGINT, t TIMESTAMP, v STRING) watermark t delay 10 seconds\n"
+    "stream b (k BIGINT, t TIMESTAMP, w DOUBLE) watermark t delay 10 seconds\n"
+)
+
+
+def bound(text: str):  # type: ignore[no-untyped-def]
+    result = check_text(STREAMS + text, "t.sjoin")
+    errors = [d for d in result.diagnostics if d.severity == "error"]
+    assert not errors, [f"{d.code} {d.message}" for d in errors]
+    assert result.bound is not None
+    return result.bound
+
+
+def codes(text: str) -> list[str]:
+    return [d.code for d in check_text(STREAMS + text, "t.sjoin").diagnostics]
+
+
+def test_streams_and_watermarks() -> None:
+    spec = bound("")
+    a = spec.relation("a")
+    assert isinstance(a, Stream) and a.watermark is not None
+    assert a.watermark.delay_ms == 10_000
+    assert [c.event_time for c in a.columns] == [False, True, False]
+
+
+def test_default_output_renames_shared_names() -> None:
+    j = bound("join j = a AS x JOIN b AS y ON x.k = y.k AND x.t = y.t").relation("j")
+    assert isinstance(j, Join)
+    assert [c.name for c in j.columns] == ["x_k", "x_t", "v", "y_k", "y_t", "w"]
+
+
+def test_semi_outputs_left_only() -> None:
+    j = bound("join j = a LEFT SEMI JOIN b ON a.k = b.k AND a.t = b.t").relation("j")
+    assert [c.name for c in j.columns] == ["k", "t", "v"]
+
+
+def test_columns_are_qualified_and_annotated() -> None:
+    j = bound(
+        "join j = a AS x JOIN b AS y ON x.k = y.k AND v = 'z' AND w > 1 AND x.t = y.t"
+    ).relation("j")
+    cols = {(c.table, c.name, c.meta["side"]) for c in j.condition.find_all(exp.Column)}
+    assert ("x", "v", "left") in cols  # the unqualified `v` resolved to the left side
+    assert ("y", "w", "right") in cols
+
+
+def test_relation_name_works_as_qualifier() -> None:
+    bound("join j = a AS x JOIN b AS y ON a.k = b.k AND a.t = b.t")
+
+
+def test_chain_uses_output_columns_and_keeps_event_time() -> None:
+    spec = bound(
+        "join j = a AS x JOIN b AS y ON x.k = y.k AND x.t = y.t SELECT x.k, x.t AS jt, y.w\n"
+        "stream c (k BIGINT, t TIMESTAMP) watermark t delay 1 second\n"
+        "join j2 = j JOIN c ON j.k = c.k AND j.jt = c.t\n"
+    )
+    j = spec.relation("j")
+    assert isinstance(j, Join)
+    assert [(c.name, c.event_time) for c in j.columns] == [("k", False), ("jt", True), ("w", False)]
+    assert isinstance(spec.relation("j2"), Join)
+
+
+def test_window_select_carries_event_time() -> None:
+    spec = bound(
+        "join j = a JOIN b ON a.k = b.k AND window(a.t, INTERVAL 10 SECONDS) = "
+        "window(b.t, INTERVAL 10 SECONDS) SELECT a.k, window(a.t, INTERVAL 10 SECONDS) AS w\n"
+    )
+    j = spec.relation("j")
+    assert isinstance(j, Join)
+    assert [(c.name, str(c.type), c.event_time) for c in j.columns] == [
+        ("k", "BIGINT", False),
+        ("w", "WINDOW", True),
+    ]
+
+
+def test_aggregate_grouping_rules() -> None:
+    spec = bound(
+        "join j = a JOIN b ON a.k = b.k AND a.t = b.t SELECT a.k, a.t, b.w\n"
+        "aggregate g = j GROUP BY j.k, window(j.t, INTERVAL 1 MINUTE) "
+        "SELECT j.k, window(j.t, INTERVAL 1 MINUTE) AS win, count(*) AS n, avg(j.w) AS m\n"
+    )
+    g = spec.relation("g")
+    assert isinstance(g, Aggregate)
+    assert [str(c.type) for c in g.columns] == ["BIGINT", "WINDOW", "BIGINT", "DOUBLE"]
+    assert g.mode == "append"
+
+
+def test_types() -> None:
+    j = bound(
+        "join j = a JOIN b ON a.k = b.k AND a.t >= b.t - INTERVAL 5 SECONDS "
+        "SELECT a.k + 1 AS k1, b.w * 2 AS w2, a.t + INTERVAL 1 HOUR AS later, "
+        "a.t - b.t AS gap, lower(a.v) AS lv, CASE WHEN a.k > 1 THEN 'x' END AS c"
+    ).relation("j")
+    assert isinstance(j, Join)
+    assert [c.type for c in j.columns] == [
+        t.BIGINT,
+        t.DOUBLE,
+        t.TIMESTAMP,
+        t.INTERVAL,
+        t.STRING,
+        t.STRING,
+    ]
+
+
+def test_errors_are_all_reported() -> None:
+    found = codes(
+        "join j = a JOIN b ON a.k = b.k AND a.t > 'yesterday' AND a.nope = 1 "
+        "AND a.t + 1 > b.t AND x.k = 1\n"
+        "join j = a JOIN c ON a.k = c.k\n"
+        "set bogus = 1\nset shuffle_partitions = -3\n"
+        "stream d (t STRING) watermark t delay 1 month\n"
+    )
+    for code in ("E011", "E004", "E012", "E005", "E002", "E003", "E015", "E010", "E013"):
+        assert code in found, (code, found)
+
+
+def test_ambiguous_column() -> None:
+    assert "E006" in codes("join j = a JOIN b ON k = k")
+
+
+def test_unknown_relation_does_not_cascade() -> None:
+    found = codes("join j = a JOIN nope ON a.k = nope.k\nsink j to console\n")
+    assert found.count("E003") == 1

@@ -1,0 +1,118 @@
+"""The command line: exit codes 0/1/2, --help everywhere, JSON output, no tracebacks, and no
+pyspark import on the check path."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from sjoin import __version__
+from sjoin.cli import main
+
+from ..conftest import EXAMPLES, ROOT
+
+BAD = "stream s (a BIGINT, t STRING) watermark t delay 1 hour\n"
+
+
+def run(*args: str) -> tuple[int, str, str]:
+    result = CliRunner().invoke(main, list(args))
+    return result.exit_code, result.stdout, result.stderr
+
+
+def test_version() -> None:
+    code, out, _ = run("--version")
+    assert code == 0 and __version__ in out
+
+
+@pytest.mark.parametrize("command", [[], ["check"], ["plan"]])
+def test_help_everywhere(command: list[str]) -> None:
+    code, out, _ = run(*command, "--help")
+    assert code == 0 and "Usage:" in out
+
+
+def test_check_examples_exit_zero() -> None:
+    code, _, err = run("check", *map(str, EXAMPLES))
+    assert code == 0, err
+    assert err.count(": ok") == len(EXAMPLES)
+
+
+def test_check_errors_exit_one_with_rustc_style(tmp_path: Path) -> None:
+    spec = tmp_path / "bad.sjoin"
+    spec.write_text(BAD)
+    code, _, err = run("check", str(spec))
+    assert code == 1
+    assert f"{spec}:1:41: error[E010]: watermark column `t` is STRING, not TIMESTAMP" in err
+    assert "1 | stream s (a BIGINT, t STRING) watermark t delay 1 hour" in err
+    assert "  |                                         ^ declared as STRING" in err
+    assert "= help: " in err
+
+
+def test_check_json(tmp_path: Path) -> None:
+    spec = tmp_path / "bad.sjoin"
+    spec.write_text(BAD)
+    code, out, _ = run("check", "--format", "json", str(spec))
+    assert code == 1
+    (diag,) = json.loads(out)["diagnostics"]
+    assert {k: diag[k] for k in ("code", "line", "col", "severity")} == {
+        "code": "E010",
+        "line": 1,
+        "col": 41,
+        "severity": "error",
+    }
+
+
+def test_usage_errors_exit_two(tmp_path: Path) -> None:
+    assert run("check")[0] == 2
+    assert run("check", str(tmp_path / "missing.sjoin"))[0] == 2
+    assert run("plan", "--format", "yaml", str(EXAMPLES[0]))[0] == 2
+    binary = tmp_path / "bin.sjoin"
+    binary.write_bytes(b"\xff\xfe\x00")
+    code, _, err = run("check", str(binary))
+    assert code == 2 and "not UTF-8" in err
+    assert run("nonsense")[0] == 2
+
+
+def test_plan_text_and_json() -> None:
+    spec = str(ROOT / "examples" / "ad_attribution.sjoin")
+    code, out, _ = run("plan", spec)
+    assert code == 0
+    assert "i.impression_time <= watermark - 1 hour 1 ms" in out
+    code, out, _ = run("plan", "--format", "json", spec)
+    data = json.loads(out)
+    assert data["spark"] == "4.0" and data["joins"][0]["name"] == "attributed"
+
+
+def test_plan_of_a_broken_spec_exits_one(tmp_path: Path) -> None:
+    spec = tmp_path / "bad.sjoin"
+    spec.write_text(BAD + "join j = s a JOIN s b ON a.a < b.a\n")
+    code, _, err = run("plan", str(spec))
+    assert code == 1 and "E020" in err
+
+
+def test_no_traceback_on_internal_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import sjoin.cli
+
+    def boom(path: Path) -> None:
+        raise RuntimeError("boom")
+
+    monkeypatch.setattr(sjoin.cli, "load", boom)
+    code, _, err = run("check", str(EXAMPLES[0]))
+    assert code == 1
+    assert "internal error" in err and "Traceback" not in err
+
+
+def test_check_never_imports_pyspark() -> None:
+    script = (
+        "import sys, sjoin\n"
+        f"r = sjoin.check_file({str(EXAMPLES[0])!r})\n"
+        "from sjoin.cli import main\n"
+        "assert r.ok\n"
+        "bad = [m for m in sys.modules if m.split('.')[0] in ('pyspark', 'py4j')]\n"
+        "assert not bad, bad\n"
+    )
+    subprocess.run([sys.executable, "-c", script], check=True)

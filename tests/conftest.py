@@ -1,0 +1,67 @@
+"""Shared test fixtures: example specs, hypothesis profiles, snapshot extensions, and the
+one Spark session of a test run."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, settings
+from syrupy.extensions.json import JSONSnapshotExtension
+from syrupy.extensions.single_file import SingleFileSnapshotExtension, WriteMode
+
+ROOT = Path(__file__).resolve().parents[1]
+EXAMPLES = sorted((ROOT / "examples").glob("*.sjoin"))
+
+settings.register_profile(
+    "ci",
+    max_examples=200,
+    derandomize=True,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow],
+)
+settings.register_profile("dev", max_examples=50, deadline=None)
+settings.register_profile("many", max_examples=20_000, deadline=None)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
+
+
+class TextSnapshot(SingleFileSnapshotExtension):
+    """One plain .txt file per snapshot, readable in a diff."""
+
+    _write_mode = WriteMode.TEXT
+    file_extension = "txt"
+
+
+class PythonSnapshot(SingleFileSnapshotExtension):
+    """Each snapshot of generated code is a real .py file."""
+
+    _write_mode = WriteMode.TEXT
+    file_extension = "py"
+
+
+@pytest.fixture
+def json_snapshot(snapshot):  # type: ignore[no-untyped-def]
+    return snapshot.use_extension(JSONSnapshotExtension)
+
+
+@pytest.fixture
+def text_snapshot(snapshot):  # type: ignore[no-untyped-def]
+    return snapshot.use_extension(TextSnapshot)
+
+
+@pytest.fixture(scope="session")
+def spark():  # type: ignore[no-untyped-def]
+    """The one local Spark session of the test run (tests marked `spark` use it).
+
+    Without Java or pyspark the tests are skipped with the reason, except in CI, where a
+    missing JVM must fail loudly rather than pass by skipping.
+    """
+    from sjoin.spark_driver import SparkUnavailable, get_spark
+
+    try:
+        return get_spark()
+    except SparkUnavailable as err:
+        if os.environ.get("CI"):
+            pytest.fail(str(err))
+        pytest.skip(str(err))
