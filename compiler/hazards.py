@@ -20,9 +20,9 @@ from .bound import Aggregate, BoundSpec, Join, Relation, Stream
 from .diagnostics import Diagnostics
 from .plan import Check, JoinNode, Plan
 from .source import Span
-from .split import ConditionSplit, is_deterministic, strip_parens
+from .split import ConditionSplit, conjuncts, equi_key, is_deterministic, strip_parens
 from .sql import spark_sql as _sql
-from .state import Unsolvable, collect_terms, value_bounds
+from .state import Unsolvable, collect_terms, legacy_terms, value_bounds
 
 SPARK_JOIN_NAMES = {
     "inner": "Inner",
@@ -138,8 +138,13 @@ def _check_evictable(
     if in_keys:
         return set()
     conds = list(parts)
-    left_ok = bool(value_bounds(conds, "left", bool(j.right.event_time_columns), "analysis")[0])
-    right_ok = bool(value_bounds(conds, "right", bool(j.left.event_time_columns), "analysis")[0])
+    legacy = legacy_terms(spec.spark)
+    left_ok = bool(
+        value_bounds(conds, "left", bool(j.right.event_time_columns), "analysis", legacy)[0]
+    )
+    right_ok = bool(
+        value_bounds(conds, "right", bool(j.left.event_time_columns), "analysis", legacy)[0]
+    )
     needs = {
         "left_outer": ("left",),
         "left_semi": ("left",),
@@ -261,8 +266,9 @@ def _check_between_rewrite(
         if not inp.event_time_columns:
             continue
         has = bool(other.event_time_columns)
-        with_rewrite = value_bounds(residual, side, has, "exec")[0]
-        without = value_bounds(residual, side, has, "exec", variants=False)[0]
+        legacy = legacy_terms(spec.spark)
+        with_rewrite = value_bounds(residual, side, has, "exec", legacy)[0]
+        without = value_bounds(residual, side, has, "exec", legacy, variants=False)[0]
         if without and not with_rewrite:
             culprit = next(p for p in residual if p.meta.get("state_variant") is not None)
             diags.add(
@@ -375,12 +381,18 @@ def _check_modes(
             if ("agg", rel.name) in reported:
                 continue
             reported.add(("agg", rel.name))
+            spark_text = (
+                "[STREAMING_OUTPUT_MODE.UNSUPPORTED_OPERATION] Invalid streaming output mode: "
+                "append. This output mode is not supported for streaming aggregations without "
+                "watermark on streaming DataFrames/DataSets"
+                if spec.spark.at_least(4, 0)
+                else "Append output mode not supported when there are streaming aggregations "
+                "on streaming DataFrames/DataSets without watermark"
+            )
             diags.add(
                 "E023",
-                f"aggregate `{rel.name}` runs in Append mode without a "
-                "watermarked column among its grouping keys; Spark: Append output "
-                "mode not supported when there are streaming aggregations on "
-                "streaming DataFrames/DataSets without watermark",
+                f"aggregate `{rel.name}` runs in Append mode without a watermarked column "
+                f"among its grouping keys; Spark {spec.spark}: {spark_text}",
                 rel.mode_span or rel.name_span,
                 "append needs a watermark",
                 "group by a window of an event-time column, e.g. "
@@ -401,31 +413,26 @@ def _is_event_time_key(node: exp.Expression) -> bool:
 def _emits_late(spec: BoundSpec, plan: Plan, rel: Relation, mode: str) -> str | None:
     """Why ``rel`` counts as 'may emit late rows' for the target version's check, or None."""
     v = spec.spark
-    if isinstance(rel, Aggregate):
-        agg_mode = rel.mode if rel.mode != "append" else mode
+    if isinstance(rel, Aggregate):  # judged by the query's output mode
         if not v.at_least(3, 4):
-            return "an aggregation in Append mode" if agg_mode == "append" else None
-        return None if agg_mode == "append" else f"an aggregation in {agg_mode.title()} mode"
+            return "an aggregation in Append mode" if mode == "append" else None
+        return None if mode == "append" else f"an aggregation in {mode.title()} mode"
     if isinstance(rel, Join):
         if not v.at_least(3, 4):
             return None if rel.how == "inner" else f"a {JOIN_KEYWORDS[rel.how]} join"
-        if not v.at_least(3, 5):
-            node = plan.node(rel.name)
-            if isinstance(node, JoinNode) and _is_time_interval(node):
-                return "a time-interval join (a range condition on event time)"
+        if not v.at_least(3, 5) and _is_time_interval(rel):
+            return "a time-interval join (a range condition on event time)"
         return None
     return None
 
 
-def _is_time_interval(node: JoinNode) -> bool:
-    """3.4's test: a range comparison involving a watermarked event-time column."""
-    parts = [
-        p
-        for p in (node.post_join_filter, node.left.pre_join_filter, node.right.pre_join_filter)
-        if p is not None
-    ]
-    for part in parts:
-        for cmp in part.find_all(exp.LT, exp.LTE, exp.GT, exp.GTE):
+def _is_time_interval(join: Join) -> bool:
+    """Spark 3.4's test, on the analyzed condition: besides its equi-keys, the condition
+    holds anywhere (even under OR or NOT) a range comparison with an event-time column."""
+    for part in conjuncts(join.condition):
+        if equi_key(part) is not None:
+            continue
+        for cmp in part.find_all(exp.LT, exp.LTE, exp.GT, exp.GTE, exp.Between):
             if any(c.meta.get("event_time") for c in cmp.find_all(exp.Column)):
                 return True
     return False

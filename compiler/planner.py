@@ -27,7 +27,7 @@ from .plan import (
 from .settings import SETTINGS
 from .split import INFERS_NOT_NULL, conjoin, conjuncts, not_null_columns, split_condition
 from .sql import spark_sql as _sql
-from .state import Bound, expand_between, value_bounds
+from .state import Bound, expand_between, legacy_terms, value_bounds
 from .types import format_ms
 
 LARGE_WATERMARK_MS = 10**12  # any W for which offsets are exact (truncation rounds down)
@@ -203,7 +203,9 @@ class Planner:
                 "column), and no join key carries one",
             )
         other_side = "right" if side == "left" else "left"
-        bounds, unusable = value_bounds(residual, side, has_wm[other_side], "exec")
+        bounds, unusable = value_bounds(
+            residual, side, has_wm[other_side], "exec", legacy_terms(self.spec.spark)
+        )
         if bounds:
             offset = min(b.at(LARGE_WATERMARK_MS) for b in bounds) - LARGE_WATERMARK_MS
             return StateRule("value", et[0].name, offset, bounds=tuple(bounds))

@@ -17,17 +17,21 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from datetime import UTC, datetime
 from typing import Literal
 
 from sqlglot import exp
 
 from . import types as t
-from .bind import parse_timestamp
+from .bound import SparkVersion
 from .split import strip_parens
 from .sql import spark_sql
 
 Mode = Literal["exec", "analysis"]  # optimized plan (constants folded) or analyzed plan
+
+
+def legacy_terms(spark: SparkVersion) -> bool:
+    """Up to Spark 4.1 the solver's terms form an ExpressionSet (equal terms collapse)."""
+    return not spark.at_least(4, 2)
 
 
 class Unsolvable(Exception):
@@ -63,23 +67,14 @@ class Bound:
         return math.trunc(total) - (0 if self.strict else 1)
 
 
-def _epoch_us(text: str) -> float:
-    ts = parse_timestamp(text)
-    if ts is None:
-        raise Unsolvable(text)
-    if ts.tzinfo is None:
-        ts = ts.replace(tzinfo=UTC)
-    delta = ts - datetime(1970, 1, 1, tzinfo=UTC)
-    return float((delta.days * 86_400 + delta.seconds) * 1_000_000 + delta.microseconds)
-
-
 def _is_column_free(node: exp.Expression) -> bool:
     return node.find(exp.Column) is None
 
 
 def _fold(node: exp.Expression) -> tuple[str, float]:
-    """Evaluate a column-free expression, as Spark's ConstantFolding would: ("interval", µs),
-    ("number", value) or ("timestamp", µs)."""
+    """Evaluate a column-free expression, as Spark's ConstantFolding would: ("interval", µs)
+    or ("number", value).  A timestamp literal is unsolvable: Spark's evaluation of its term
+    throws, so the conjunct gives no bound."""
     node = strip_parens(node)
     if isinstance(node, exp.Interval):
         return "interval", float(node.meta["micros"])
@@ -87,8 +82,8 @@ def _fold(node: exp.Expression) -> tuple[str, float]:
         return "number", float(node.this)
     if isinstance(node, exp.Cast):
         target = node.meta.get("type")
-        if node.meta.get("typed_literal") and target == t.TIMESTAMP:
-            return "timestamp", _epoch_us(node.this.name)
+        if node.meta.get("typed_literal"):
+            raise Unsolvable("timestamp literal")
         kind, value = _fold(node.this)
         if target is not None and target.is_numeric and kind == "number":
             return "number", float(int(value)) if target.name in (
@@ -106,8 +101,8 @@ def _fold(node: exp.Expression) -> tuple[str, float]:
         kb, b = _fold(node.expression)
         if isinstance(node, (exp.Add, exp.Sub)):
             sign = 1 if isinstance(node, exp.Add) else -1
-            if ka == kb or "timestamp" in (ka, kb):
-                return (ka if ka != "interval" else kb), a + sign * b
+            if ka == kb:
+                return ka, a + sign * b
         if isinstance(node, exp.Mul):
             if ka == "interval" and kb == "number":
                 return "interval", a * b
@@ -125,7 +120,7 @@ def collect_terms(node: exp.Expression, negate: bool, mode: Mode) -> list[Term]:
     node = strip_parens(node)
     if mode == "exec" and _is_column_free(node) and not isinstance(node, exp.Column):
         kind, value = _fold(node)
-        scale = 1_000_000.0 if kind in ("number", "timestamp") else 1.0
+        scale = 1_000_000.0 if kind == "number" else 1.0
         return [Term(negate, None, value * scale)]
     if isinstance(node, exp.Add):
         return collect_terms(node.this, negate, mode) + collect_terms(node.expression, negate, mode)
@@ -158,45 +153,43 @@ def solve(
     mode: Mode,
     strict: bool,
     conjunct: str,
+    legacy_terms: bool,
 ) -> Bound | None:
     """``less < greater`` -> the bound it puts on ``side`` (Spark's
-    getStateWatermarkFromLessThenPredicate), or None."""
+    getStateWatermarkFromLessThenPredicate), or None.
+
+    ``legacy_terms`` (Spark up to 4.1): terms form an ExpressionSet, so equal terms collapse,
+    and attributes are counted once each; from 4.2 every occurrence counts.
+    """
     other = "right" if side == "left" else "left"
-    attrs = {
-        (c.meta.get("side"), c.table, c.name): c
-        for node in (less, greater)
-        for c in node.find_all(exp.Column)
-    }
-    if sum(1 for k in attrs if k[0] == side) > 1 or sum(1 for k in attrs if k[0] == other) > 1:
+    refs = [
+        (c.meta.get("side"), c.table, c.name)
+        for n in (less, greater)
+        for c in n.find_all(exp.Column)
+    ]
+    counted = set(refs) if legacy_terms else refs
+    if sum(1 for r in counted if r[0] == side) > 1 or sum(1 for r in counted if r[0] == other) > 1:
         return None
     try:
         terms = collect_terms(exp.Sub(this=less, expression=greater), False, mode)
     except (Unsolvable, KeyError, ValueError, ZeroDivisionError, OverflowError):
         return None
-    unique: dict[tuple[object, ...], Term] = {}
-    for term in terms:
-        unique.setdefault(term.key(), term)
+    if legacy_terms:
+        terms = list({term.key(): term for term in reversed(terms)}.values())[::-1]
     constraint = [
-        term
-        for term in unique.values()
-        if term.column is not None
-        and term.column.meta.get("side") == side
-        and term.column.meta.get("type") == t.TIMESTAMP
+        term for term in terms if term.column is not None and term.column.meta.get("side") == side
     ]
     if len(constraint) != 1 or not constraint[0].negated:
         return None
     coef, const = 0, 0.0
-    for term in unique.values():
-        if term is constraint[0]:
-            continue
+    rest = [term for term in terms if term is not constraint[0]]
+    if not rest:
+        return None  # reduceLeft of nothing throws
+    for term in rest:
         sign = -1 if term.negated else 1
         if term.column is None:
             const += sign * term.value_us
-        elif (
-            term.column.meta.get("side") == other
-            and term.column.meta.get("event_time")
-            and term.column.meta.get("type") == t.TIMESTAMP
-        ):
+        elif term.column.meta.get("side") == other and term.column.meta.get("event_time"):
             coef += sign
         else:
             return None  # an attribute Spark cannot substitute: evaluation fails
@@ -208,30 +201,36 @@ def value_bounds(
     side: str,
     other_has_watermark: bool,
     mode: Mode,
+    legacy_terms: bool,
     variants: bool = True,
 ) -> tuple[list[Bound], list[exp.Expression]]:
     """Spark's getStateValueWatermark for ``side``: the bound of every usable conjunct, and
-    the range-like conjuncts it could not use (for explanations)."""
+    the range-like conjuncts it could not use (for explanations).
+
+    ``mode='exec'`` reads the optimized condition: constants folded, and (with ``variants``)
+    a non-column BETWEEN value replaced by its metadata-less ``_common_expr`` alias.  The
+    analysis check reads the analyzed condition, where neither has happened; its BETWEEN
+    rule (4.0+: the lower bound, else the upper) is defined exactly when the expanded pair
+    gives a bound, which is all the check asks.
+    """
     if not other_has_watermark:
         return [], []
     bounds: list[Bound] = []
     unusable: list[exp.Expression] = []
     for part in residual:
         conj = spark_sql(part)
-        if mode == "analysis" and part.meta.get("opaque_at_analysis"):
-            unusable.append(part)
-            continue
-        variant = part.meta.get("state_variant", part) if variants else part
-        node = strip_parens(variant if mode == "exec" else part)
+        variant = part.meta.get("state_variant", part) if variants and mode == "exec" else part
+        node = strip_parens(variant)
         found: Bound | None = None
+        args = (side, mode)
         if isinstance(node, exp.LT):
-            found = solve(node.this, node.expression, side, mode, True, conj)
+            found = solve(node.this, node.expression, *args, True, conj, legacy_terms)
         elif isinstance(node, exp.LTE):
-            found = solve(node.this, node.expression, side, mode, False, conj)
+            found = solve(node.this, node.expression, *args, False, conj, legacy_terms)
         elif isinstance(node, exp.GT):
-            found = solve(node.expression, node.this, side, mode, True, conj)
+            found = solve(node.expression, node.this, *args, True, conj, legacy_terms)
         elif isinstance(node, exp.GTE):
-            found = solve(node.expression, node.this, side, mode, False, conj)
+            found = solve(node.expression, node.this, *args, False, conj, legacy_terms)
         if found is not None:
             bounds.append(found)
         elif _mentions_time_of_both(node):
@@ -252,9 +251,7 @@ def expand_between(parts: list[exp.Expression], spark_major: int) -> list[exp.Ex
     From Spark 4.0 that holds only when ``v`` is a column.  Otherwise Spark computes ``v``
     once below the join as ``_common_expr_N``: an attribute of ``v``'s side *without* watermark
     metadata, so it can no longer stand for that side's watermark.  Each such conjunct keeps
-    that variant in ``meta['state_variant']`` (used for state watermarks), and is marked
-    ``meta['opaque_at_analysis']``: in the analyzed plan, which the analysis checks read, it
-    is still one BETWEEN that no range rule understands.
+    that variant in ``meta['state_variant']``, used for the operator's state watermarks.
     """
     result: list[exp.Expression] = []
     counter = 0
@@ -276,6 +273,5 @@ def expand_between(parts: list[exp.Expression], spark_major: int) -> list[exp.Ex
                 variant.set("this", alias.copy())
                 variant.this.meta.update(alias.meta)
                 expanded.meta["state_variant"] = variant
-                expanded.meta["opaque_at_analysis"] = True
         result.extend([low, high])
     return result
