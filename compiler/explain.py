@@ -12,12 +12,12 @@ from typing import Any
 from sqlglot import exp
 
 from .plan import AggregateNode, Check, JoinNode, Plan, Side, StateRule, StreamNode
-from .sql import spark_sql
+from .sql import written_sql
 from .types import format_ms
 
 
 def _sql(node: exp.Expression | None) -> str | None:
-    return None if node is None else spark_sql(node)
+    return None if node is None else written_sql(node)
 
 
 def state_json(rule: StateRule) -> dict[str, Any]:

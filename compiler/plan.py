@@ -47,6 +47,20 @@ class StateRule:
 
 
 @dataclass(frozen=True, slots=True)
+class WindowColumn:
+    """A window that Spark cannot compute inside a join condition: each side projects it as
+    a column before the join (it inherits the watermark of its time column), and the raw
+    time column is re-aliased without watermark metadata so the side keeps one event-time
+    column (Spark 3.5+ rejects two)."""
+
+    name: str
+    time_column: str
+    duration_us: int
+    slide_us: int | None
+    expr: exp.Expression  # the window() call as written
+
+
+@dataclass(frozen=True, slots=True)
 class Side:
     """One input of a join, with everything the join does to its rows."""
 
@@ -62,6 +76,7 @@ class Side:
     state: StateRule
     preserved: bool  # unmatched rows come out null-padded (outer joins)
     retention: str  # how long a row stays in state, in words
+    windows: tuple[WindowColumn, ...] = ()  # projected before the join
 
 
 @dataclass(frozen=True, slots=True)
@@ -98,6 +113,7 @@ class JoinNode:
     left: Side
     right: Side
     keys: tuple[tuple[exp.Expression, exp.Expression], ...]
+    condition: exp.Expression  # the whole ON condition, windows replaced by their columns
     post_join_filter: exp.Expression | None
     constant_filter: exp.Expression | None  # conjuncts without columns (folded by Spark)
     output: tuple[OutputColumn, ...]

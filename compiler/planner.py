@@ -10,7 +10,7 @@ from sqlglot import exp
 
 from . import hazards
 from . import types as t
-from .bound import Aggregate, BoundSpec, Input, Join, SparkVersion, Stream
+from .bound import Aggregate, BoundSpec, Column, Input, Join, SparkVersion, Stream
 from .diagnostics import Diagnostics
 from .plan import (
     AggregateNode,
@@ -23,9 +23,10 @@ from .plan import (
     StateRule,
     StreamNode,
     WatermarkUse,
+    WindowColumn,
 )
 from .settings import SETTINGS
-from .split import INFERS_NOT_NULL, conjoin, conjuncts, not_null_columns, split_condition
+from .split import INFERS_NOT_NULL, conjoin, conjuncts, not_null_columns, sides, split_condition
 from .sql import spark_sql as _sql
 from .state import Bound, expand_between, legacy_terms, value_bounds
 from .types import format_ms
@@ -98,8 +99,16 @@ class Planner:
     def plan_join(self, j: Join) -> JoinNode:
         spark = self.spec.spark
         executed = "left_outer" if j.how == "left_anti" else j.how
-        parts = expand_between(conjuncts(j.condition), spark.major)
-        split = split_condition(conjoin(parts) or j.condition, executed)
+        windows: dict[tuple[str, str], WindowColumn] = {}
+        condition = _project_windows(j.condition, windows, j, register=True)
+        stripped = {(side, w.time_column) for (side, _), w in windows.items()}
+        output = [
+            OutputColumn(o.name, expr, str(o.type), _output_event_time(expr, stripped))
+            for o in j.output
+            for expr in [_project_windows(o.expr, windows, j, register=False)]
+        ]
+        parts = expand_between(conjuncts(condition), spark.major)
+        split = split_condition(conjoin(parts) or condition, executed)
         residual = list(split.residual)
         key_index = _watermark_key_index(split.keys)
         has_wm = {
@@ -132,7 +141,10 @@ class Planner:
         preserved = PRESERVED[j.how]
         sides = {}
         for side, inp in (("left", j.left), ("right", j.right)):
-            et = inp.event_time_columns
+            side_windows = tuple(w for (s, _), w in windows.items() if s == side)
+            stripped = {w.time_column for w in side_windows}
+            et = [c for c in inp.event_time_columns if c.name not in stripped]
+            et = [*(Column(w.name, t.WINDOW, True) for w in side_windows if _is_event(w, inp)), *et]
             rule = rules[side]
             sides[side] = Side(
                 name=side,  # type: ignore[arg-type]
@@ -151,6 +163,7 @@ class Planner:
                 state=rule,
                 preserved=side in preserved,
                 retention=_retention(rule, inp.alias),
+                windows=side_windows,
             )
         late, late_reason = _may_emit_late_rows(
             j.how, rules["left"], rules["right"], split.keys, key_index, has_wm
@@ -166,9 +179,10 @@ class Planner:
             left=sides["left"],
             right=sides["right"],
             keys=split.keys,
+            condition=condition,
             post_join_filter=conjoin(list(split.both)),
             constant_filter=conjoin(list(split.constant)),
-            output=tuple(OutputColumn(o.name, o.expr, str(o.type), o.event_time) for o in j.output),
+            output=tuple(output),
             anti_filter=j.how == "left_anti",
             null_rows=null_rows,
             may_emit_late_rows=late,
@@ -247,6 +261,78 @@ class Planner:
 # ---------------------------------------------------------------------- helpers
 
 
+def _project_windows(
+    node: exp.Expression,
+    windows: dict[tuple[str, str], WindowColumn],
+    j: Join,
+    register: bool,
+) -> exp.Expression:
+    """``node`` with one-sided window() calls replaced by a reference to the column that
+    side projects before the join.  The condition registers windows in ``windows``; an
+    output only reuses them (a window only in SELECT is computed after the join)."""
+
+    def replace(sub: exp.Expression) -> exp.Expression:
+        if not (isinstance(sub, exp.Anonymous) and sub.meta.get("function") == "window"):
+            return sub
+        refs = sides(sub)
+        if len(refs) != 1:
+            return sub
+        side = next(iter(refs))
+        time_col = sub.expressions[0]
+        if not isinstance(time_col, exp.Column):
+            return sub
+        key = (side, _sql(sub))
+        if key not in windows and not register:
+            return sub
+        if key not in windows:
+            durations = [a.meta.get("micros") for a in sub.expressions[1:]]
+            windows[key] = WindowColumn(
+                name=f"__window_{sum(1 for s, _ in windows if s == side)}",
+                time_column=time_col.name,
+                duration_us=int(durations[0] or 0),
+                slide_us=int(durations[1]) if len(durations) > 1 and durations[1] else None,
+                expr=sub.copy(),
+            )
+        alias = (j.left if side == "left" else j.right).alias
+        ref = exp.Column(this=exp.to_identifier(windows[key].name), table=exp.to_identifier(alias))
+        ref.meta.update(
+            side=side,
+            type=t.WINDOW,
+            event_time=bool(time_col.meta.get("event_time")),
+            window_of=time_col.name,
+            written=sub.copy(),
+        )
+        return ref
+
+    return node.transform(replace)
+
+
+def _is_event(window: WindowColumn, inp: Input) -> bool:
+    col = inp.column(window.time_column)
+    return col is not None and col.event_time
+
+
+def _output_event_time(node: exp.Expression, stripped: set[tuple[str, str]]) -> bool:
+    """Whether an output column keeps watermark metadata: a plain reference to an
+    event-time column (not one stripped for a projected window), or a projected window."""
+    while isinstance(node, exp.Paren):
+        node = node.this
+    if isinstance(node, exp.Column):
+        if node.meta.get("window_of"):
+            return bool(node.meta.get("event_time"))
+        return bool(node.meta.get("event_time")) and (
+            (node.meta.get("side"), node.name) not in stripped
+        )
+    if isinstance(node, exp.Anonymous) and node.meta.get("function") == "window":
+        inner = node.expressions[0]
+        return (
+            isinstance(inner, exp.Column)
+            and bool(inner.meta.get("event_time"))
+            and ((inner.meta.get("side"), inner.name) not in stripped)
+        )
+    return False
+
+
 def _event_time_key(node: exp.Expression) -> bool:
     """A key Spark sees as an attribute with watermark metadata (a window is projected as
     one by the generated code, and inherits its time column's metadata)."""
@@ -269,6 +355,8 @@ def _watermark_key_index(keys: tuple[tuple[exp.Expression, exp.Expression], ...]
 
 
 def _key_column(key: exp.Expression) -> tuple[str, bool]:
+    if isinstance(key, exp.Column) and key.meta.get("window_of"):
+        return str(key.meta["window_of"]), True
     if isinstance(key, exp.Anonymous):
         inner = key.expressions[0]
         return (inner.name if isinstance(inner, exp.Column) else _sql(key)), True
