@@ -139,3 +139,36 @@ def plan(spec: Path, fmt: str, color: str) -> None:
 
             printer.result(plan_text(result.plan))
     sys.exit(0 if result.ok else 1)
+
+
+@main.command(name="compile")
+@SPEC
+@click.option(
+    "-o",
+    "--output",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Write the job here instead of stdout.",
+)
+@COLOR
+@last_resort
+def compile_(spec: Path, output: Path | None, color: str) -> None:
+    """Compile SPEC to a PySpark job (build, read_inputs, main) that runs on any Spark.
+
+    Exit status: 0 compiled (warnings allowed), 1 the spec has errors, 2 usage error.
+    """
+    printer = Printer(color)
+    result = load(spec)
+    printer.diagnostics((d, result.source) for d in result.diagnostics)
+    if not result.ok or result.plan is None:
+        sys.exit(1)
+    from sjoin.compiler.backends.pyspark import compile_pyspark
+
+    code = compile_pyspark(result.plan, spec.as_posix())
+    if output is None:
+        click.echo(code, nl=False)
+        return
+    try:
+        output.write_text(code, encoding="utf-8")
+    except OSError as err:
+        raise click.UsageError(f"cannot write {output}: {err.strerror}") from None
+    printer.note(f"{output}: PySpark job for {spec}", "green")

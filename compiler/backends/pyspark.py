@@ -1,0 +1,449 @@
+"""Plan -> the text of a PySpark job (`sjoin compile`).
+
+The job needs only pyspark.  It defines ``build(spark, inputs)`` (every relation by name;
+watermarks, window projections, the join condition, LEFT ANTI's filter and the projections
+live there), ``read_inputs(spark)`` (the spec's `from` sources) and ``main()`` (settings,
+sinks, checkpoints).  The code is laid out as ruff formats it (line length 100).
+
+Every name, string and option of the spec reaches the code through ``_lit`` (a Python string
+literal) and SQL text through sqlglot's Spark generator, so user text never becomes code.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from collections.abc import Iterable
+from functools import singledispatch
+
+from sqlglot import exp
+
+from ..explain import predicate_text
+from ..plan import AggregateNode, JoinNode, Plan, PlanNode, Side, StreamNode
+from ..settings import SETTINGS, STATE_STORE_PROVIDERS
+from ..split import conjuncts
+from ..sql import spark_sql, written_sql
+
+JOIN_HOW = {
+    "inner": "inner",
+    "left_outer": "left_outer",
+    "right_outer": "right_outer",
+    "full_outer": "full_outer",
+    "left_semi": "left_semi",
+}
+ANTI_MARKER = "__sjoin_matched"
+SQL_WIDTH = 76  # split SQL text into several string pieces beyond this
+
+
+def _clip(line: str, width: int) -> str:
+    """A comment or docstring line cut to ``width`` characters."""
+    return line if len(line) <= width else line[: width - 4] + " ..."
+
+
+def _lit(text: str) -> str:
+    """A double-quoted Python string literal for any text (JSON escaping is valid Python)."""
+    return json.dumps(text, ensure_ascii=False)
+
+
+def spark_duration(us: int) -> str:
+    """A duration as the interval string Spark parses, in the largest exact unit."""
+    for unit, size in (
+        ("days", 86_400_000_000),
+        ("hours", 3_600_000_000),
+        ("minutes", 60_000_000),
+        ("seconds", 1_000_000),
+        ("milliseconds", 1000),
+        ("microseconds", 1),
+    ):
+        if us % size == 0:
+            n = us // size
+            return f"{n} {unit[:-1] if n == 1 else unit}"
+    raise AssertionError("unreachable")  # pragma: no cover
+
+
+def job_sql(node: exp.Expression) -> str:
+    """Spark SQL for the generated job: window() durations become string literals, the only
+    form Spark's window function accepts."""
+
+    def fix(sub: exp.Expression) -> exp.Expression:
+        if isinstance(sub, exp.Anonymous) and sub.meta.get("function") == "window":
+            args = [sub.expressions[0].copy()]
+            for arg in sub.expressions[1:]:
+                micros = arg.meta.get("micros")
+                args.append(
+                    exp.Literal.string(spark_duration(int(micros))) if micros else arg.copy()
+                )
+            return exp.Anonymous(this="window", expressions=args)
+        return sub
+
+    return spark_sql(node.transform(fix))
+
+
+def condition_literal(node: exp.Expression) -> str:
+    """The join condition as a string literal; a long one as implicitly concatenated pieces,
+    one conjunct per line (ruff keeps that layout)."""
+    parts = []
+    for part in conjuncts(node):
+        sql = job_sql(part)
+        parts.append(f"({sql})" if isinstance(part, exp.Or) else sql)
+    whole = " AND ".join(parts)
+    if len(whole) <= SQL_WIDTH:
+        return _lit(whole)
+    pieces = [parts[0], *(" AND " + p for p in parts[1:])]
+    return " ".join(_lit(p) for p in pieces)
+
+
+# ---------------------------------------------------------------------- build()
+
+
+@singledispatch
+def emit(node: PlanNode) -> list[str]:
+    raise NotImplementedError(f"pyspark back end: no rule for {type(node).__name__}")
+
+
+@emit.register
+def _(node: StreamNode) -> list[str]:
+    cols = ", ".join(_lit(c.name) for c in node.columns)
+    lines = [f"# stream {node.name}"]
+    df = f"inputs[{_lit(node.name)}].select({cols})"
+    if node.watermark_column is not None:
+        delay = spark_duration((node.delay_ms or 0) * 1000)
+        lines[0] += f": watermark {node.watermark_column} delay {delay}"
+        df += f".withWatermark({_lit(node.watermark_column)}, {_lit(delay)})"
+    return [*lines, f"rels[{_lit(node.name)}] = {df}", ""]
+
+
+def _side_comment(side: Side) -> list[str]:
+    rule = side.state
+    if rule.eviction == "never":
+        state = f"never evicted: {rule.reason}"
+    else:
+        state = f"evicted when {predicate_text(side)}"
+    return [f"#   {side.name} state ({side.alias}): {state}"]
+
+
+def _side_frame(side: Side, anti_marker: bool) -> list[str]:
+    """The expression of one join input: projected windows, stripped time columns, alias."""
+    steps = [f"rels[{_lit(side.relation)}]"]
+    for window in side.windows:
+        args = [_lit(window.time_column), _lit(spark_duration(window.duration_us))]
+        if window.slide_us:
+            args.append(_lit(spark_duration(window.slide_us)))
+        steps.append(f".withColumn({_lit(window.name)}, F.window({', '.join(args)}))")
+    for time_column in dict.fromkeys(w.time_column for w in side.windows):
+        steps.append(
+            f".withColumn({_lit(time_column)}, F.col({_lit(time_column)})"
+            f".alias({_lit(time_column)}, metadata={{}}))"
+        )
+    if anti_marker:
+        steps.append(f".withColumn({_lit(ANTI_MARKER)}, F.lit(True))")
+    steps.append(f".alias({_lit(side.alias)})")
+    return ["".join(steps)]
+
+
+@emit.register
+def _(node: JoinNode) -> list[str]:
+    kind = node.join_type.replace("_", " ").upper()
+    lines = [
+        f"# join {node.name} = {node.left.relation} AS {node.left.alias} {kind} JOIN "
+        f"{node.right.relation} AS {node.right.alias}",
+        "#   keys: "
+        + (", ".join(f"{written_sql(a)} = {written_sql(b)}" for a, b in node.keys) or "(none)"),
+        *_side_comment(node.left),
+        *_side_comment(node.right),
+    ]
+    if node.anti_filter:
+        lines.append("#   LEFT ANTI: a left outer join that keeps only the unmatched left rows,")
+        lines.append("#   each emitted when the left state evicts it.")
+    lines = [_clip(line, 96) for line in lines]
+    left = _side_frame(node.left, False)
+    right = _side_frame(node.right, node.anti_filter)
+    lines.append("left = " + left[0])
+    lines.extend(left[1:])
+    lines.append("right = " + right[0])
+    lines.extend(right[1:])
+    condition = condition_literal(node.condition)
+    how = "left_outer" if node.anti_filter else JOIN_HOW[node.join_type]
+    lines.append("joined = left.join(")
+    lines.append("    right,")
+    lines.append(f"    F.expr({condition}),")
+    lines.append(f"    {_lit(how)},")
+    lines.append(")")
+    if node.anti_filter:
+        marker = _lit(f"{node.right.alias}.{ANTI_MARKER}")
+        lines.append(f"joined = joined.where(F.col({marker}).isNull())")
+    lines.append(f"rels[{_lit(node.name)}] = joined.select(")
+    for column in node.output:
+        lines.append(f"    F.expr({_lit(job_sql(column.expr))}).alias({_lit(column.name)}),")
+    lines.append(")")
+    lines.append("")
+    return [line for chunk in lines for line in chunk.split("\n")]
+
+
+@emit.register
+def _(node: AggregateNode) -> list[str]:
+    lines = [f"# aggregate {node.name} = {node.input} ({node.mode} output mode)"]
+    keys = []
+    for i, key in enumerate(node.group_by):
+        item = next((o for o in node.output if o.expr == key), None)
+        name = item.name if item is not None else f"__key_{i}"
+        keys.append(f"F.expr({_lit(job_sql(key))}).alias({_lit(name)})")
+    aggs = [
+        f"F.expr({_lit(job_sql(o.expr))}).alias({_lit(o.name)})"
+        for o in node.output
+        if not any(o.expr == key for key in node.group_by)
+    ]
+    lines.append(f"grouped = rels[{_lit(node.input)}].alias({_lit(node.alias)}).groupBy(")
+    lines.extend(f"    {k}," for k in keys)
+    lines.append(")")
+    lines.append("rels[" + _lit(node.name) + "] = grouped.agg(")
+    lines.extend(f"    {a}," for a in aggs)
+    lines.append(").select(" + ", ".join(_lit(o.name) for o in node.output) + ")")
+    lines.append("")
+    return lines
+
+
+# ---------------------------------------------------------------------- the module
+
+
+def _spark_conf(plan: Plan) -> dict[str, str]:
+    conf: dict[str, str] = {}
+    for name, spec in sorted(SETTINGS.items()):
+        if spec.spark_conf is None:
+            continue
+        value = plan.settings.get(name, spec.default)
+        if name == "state_store":
+            value = STATE_STORE_PROVIDERS[str(value)]
+        conf[spec.spark_conf] = str(value).lower() if isinstance(value, bool) else str(value)
+    return conf
+
+
+def _schema(node: StreamNode) -> str:
+    return ", ".join(f"`{c.name.replace('`', '``')}` {c.type}" for c in node.columns)
+
+
+def _long_lit(text: str, width: int = 60) -> str:
+    """A string literal; a long one as implicitly concatenated pieces cut after '.', ',' or
+    ' ' (ruff lays the pieces out one per line), so no line of the job is too long."""
+    if len(text) <= width:
+        return _lit(text)
+    pieces, start = [], 0
+    while len(text) - start > width:
+        cut = max(text.rfind(sep, start, start + width) for sep in (". ", ".", ", ", " "))
+        cut = start + width if cut <= start else cut + 1
+        pieces.append(text[start:cut])
+        start = cut
+    pieces.append(text[start:])
+    return "(" + " ".join(_lit(p) for p in pieces) + ")"
+
+
+def _dict_lines(name: str, items: Iterable[tuple[str, str]]) -> list[str]:
+    lines = [f"{name} = {{"]
+    lines.extend(f"    {_lit(k)}: {_long_lit(v)}," for k, v in items)
+    lines.append("}")
+    return lines
+
+
+def _read_input(node: StreamNode) -> list[str]:
+    src = node.source
+    name = _lit(node.name)
+    if src is None:
+        return []
+    options = dict(src.options)
+    fmt = src.format
+    out = [f"# {node.name}: {fmt}"]
+    if fmt == "kafka":
+        servers = options.pop("bootstrap_servers", None) or options.pop(
+            "kafka.bootstrap.servers", ""
+        )
+        topic = options.pop("topic", None)
+        payload = options.pop("format", "json")
+        reader = [
+            'spark.readStream.format("kafka")',
+            f'.option("kafka.bootstrap.servers", {_lit(servers)})',
+        ]
+        if topic is not None:
+            reader.append(f'.option("subscribe", {_lit(topic)})')
+        reader.extend(f".option({_lit(k)}, {_lit(v)})" for k, v in options.items())
+        reader.append(".load()")
+        parse = (
+            'F.from_json(F.col("value").cast("string"), SCHEMAS[' + name + "])"
+            if payload == "json"
+            else 'F.from_csv(F.col("value").cast("string"), SCHEMAS[' + name + "])"
+        )
+        reader.append(f'.select({parse}.alias("row"))')
+        reader.append('.select("row.*")')
+    elif fmt in ("socket",):
+        reader = ['spark.readStream.format("socket")']
+        reader.extend(f".option({_lit(k)}, {_lit(v)})" for k, v in options.items())
+        reader.append(".load()")
+        reader.append(f'.select(F.from_json("value", SCHEMAS[{name}]).alias("row"))')
+        reader.append('.select("row.*")')
+    elif fmt == "rate":
+        reader = ['spark.readStream.format("rate")']
+        reader.extend(f".option({_lit(k)}, {_lit(v)})" for k, v in options.items())
+        reader.append(".load()")
+    else:
+        path = options.pop("path", None)
+        table = options.pop("table", None)
+        reader = [f"spark.readStream.format({_lit(fmt)})", f".schema(SCHEMAS[{name}])"]
+        reader.extend(f".option({_lit(k)}, {_lit(v)})" for k, v in options.items())
+        reader.append(
+            f".table({_lit(table)})" if table is not None else f".load({_lit(path or '')})"
+        )
+    out.append(f"inputs[{name}] = (")
+    out.extend("    " + r for r in reader)
+    out.append(")")
+    return out
+
+
+def _sink_lines(plan: Plan) -> list[str]:
+    lines: list[str] = []
+    modes = {a.name: a.mode for a in plan.aggregates}
+    trigger = str(plan.settings.get("trigger") or "")
+    for sink in plan.sinks:
+        options = dict(sink.target.options)
+        fmt = sink.target.format
+        if fmt == "kafka":
+            servers = options.pop("bootstrap_servers", None)
+            if servers is not None:
+                options["kafka.bootstrap.servers"] = servers
+        writer = [f"rels[{_lit(sink.relation)}]"]
+        if fmt == "kafka":
+            writer.append('.select(F.to_json(F.struct("*")).alias("value"))')
+        writer.append(".writeStream")
+        writer.append(f".format({_lit(fmt)})")
+        writer.append(f".outputMode({_lit(modes.get(sink.relation, 'append'))})")
+        writer.extend(f".option({_lit(k)}, {_lit(v)})" for k, v in options.items())
+        if sink.checkpoint is not None:
+            writer.append(f'.option("checkpointLocation", {_lit(sink.checkpoint)})')
+        if trigger == "available_now":
+            writer.append(".trigger(availableNow=True)")
+        elif trigger == "once":
+            writer.append(".trigger(once=True)")
+        elif trigger:
+            writer.append(f".trigger(processingTime={_lit(trigger)})")
+        writer.append(f".queryName({_lit(sink.relation)})")
+        writer.append(".start()")
+        lines.append("queries.append(")
+        lines.extend("    " + w for w in writer)
+        lines.append(")")
+    return lines
+
+
+def compile_pyspark(plan: Plan, spec_path: str = "<spec>", formatted: bool = True) -> str:
+    """The text of the PySpark job for ``plan`` (laid out by ruff unless ``formatted`` is
+    false, which property tests use to stay fast)."""
+    from sjoin import __version__
+
+    streams = plan.streams
+    body = [line for node in plan.nodes for line in emit(node)]
+    reads = [line for node in streams for line in _read_input(node)]
+    missing = [s.name for s in streams if s.source is None]
+    sinks = _sink_lines(plan)
+    facts = []
+    for join in plan.joins:
+        for side in (join.left, join.right):
+            what = (
+                f"never evicted ({side.state.reason})"
+                if side.state.eviction == "never"
+                else f"evicted when {predicate_text(side)}"
+            )
+            facts.append(f"  {join.name}, {side.alias}: {what}")
+    checks = [f"  [{c.verdict}] {c.name}: {c.detail}" for c in plan.checks]
+    header = [
+        f"Generated by sjoin {__version__} from {spec_path}; do not edit, recompile the spec.",
+        "",
+        f"Target: Spark {plan.spark}. State of each join side:",
+        *facts,
+        "Pipeline checks:",
+        *checks,
+    ]
+    header = [_clip(h, 96) for h in header]
+    doc = (
+        '"""'
+        + "\n".join(h.replace("\\", "\\\\").replace('"""', '\\"\\"\\"') for h in header).rstrip()
+        + '\n"""'
+    )
+    out = [
+        doc,
+        "",
+        "from __future__ import annotations",
+        "",
+        "from pyspark.sql import DataFrame, SparkSession",
+        "from pyspark.sql import functions as F",
+        "",
+        *_dict_lines("SPARK_CONF", _spark_conf(plan).items()),
+        "",
+        *_dict_lines("SCHEMAS", ((s.name, _schema(s)) for s in streams)),
+        "",
+        "",
+        "def build(spark: SparkSession, inputs: dict[str, DataFrame]) -> dict[str, DataFrame]:",
+        '    """Every relation of the spec by name, from streaming DataFrames of its streams."""',
+        "    rels: dict[str, DataFrame] = {}",
+        *("    " + line if line else "" for line in body),
+        "    return rels",
+        "",
+        "",
+        "def read_inputs(spark: SparkSession) -> dict[str, DataFrame]:",
+        '    """The streaming sources named by the spec\'s `from` clauses."""',
+    ]
+    if missing:
+        out.append(f"    missing = {missing!r}".replace("'", '"'))
+        out.append('    raise RuntimeError(f"streams without a `from` source: {missing}")')
+    else:
+        out.append("    inputs: dict[str, DataFrame] = {}")
+        out.extend("    " + line for line in reads)
+        out.append("    return inputs")
+    out.extend(
+        [
+            "",
+            "",
+            "def main() -> None:",
+            '    """Start every sink of the spec and wait."""',
+            "    builder = SparkSession.builder.appName(" + _lit(f"sjoin {spec_path}") + ")",
+            "    for key, value in SPARK_CONF.items():",
+            "        builder = builder.config(key, value)",
+            "    spark = builder.getOrCreate()",
+            "    rels = build(spark, read_inputs(spark))",
+            "    queries = []",
+            *("    " + line for line in sinks),
+        ]
+    )
+    if sinks:
+        out.append("    for query in queries:")
+        out.append("        query.awaitTermination()")
+    else:
+        out.append('    print("the spec declares no sink; relations:", sorted(rels))')
+    out.extend(["", "", 'if __name__ == "__main__":', "    main()", ""])
+    text = "\n".join(out)
+    return format_python(text) if formatted else text
+
+
+def format_python(text: str) -> str:
+    """Lay the module out as ``ruff format`` does (line length 100).  ruff is a dependency of
+    sjoin; the text is valid Python either way, so a missing formatter is not fatal."""
+    try:
+        done = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "ruff",
+                "format",
+                "--line-length",
+                "100",
+                "--no-cache",
+                "--stdin-filename",
+                "job.py",
+                "-",
+            ],
+            input=text,
+            capture_output=True,
+            text=True,
+            check=True,
+            timeout=60,
+        )
+    except (OSError, subprocess.SubprocessError):
+        return text
+    return done.stdout
