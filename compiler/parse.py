@@ -14,8 +14,9 @@ from typing import Any
 from lark import Token, Transformer, v_args
 from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken
 from lark.tree import Meta
-from sjoin.grammar import parser
 from sqlglot import exp
+
+from sjoin.grammar import parser
 
 from . import ast
 from .diagnostics import Diagnostics

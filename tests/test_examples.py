@@ -5,9 +5,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from sjoin.compiler.bound import pretty
 
 from sjoin.api import check_file
+from sjoin.compiler.bound import pretty
 
 from .conftest import EXAMPLES
 

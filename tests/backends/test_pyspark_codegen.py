@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from sjoin.compiler.backends.pyspark import compile_pyspark, spark_duration
 
 from sjoin.api import check_file, check_text
+from sjoin.compiler.backends.pyspark import compile_pyspark, spark_duration
 
 from ..conftest import EXAMPLES, PythonSnapshot
 

@@ -138,11 +138,15 @@ def test_example_job_on_spark(spark: Any, name: str, tmp_path: Path) -> None:
 
 
 def _assert_state_cleanup(plan: Plan, plan_text: str) -> None:
-    """Spark's `state cleanup [...]` of each join equals the planner's state rule."""
+    """Spark's `state cleanup [...]` and condition split of each join equal the plan's."""
     nodes = parse_join_plan(plan_text)
     joins = list(reversed(plan.joins))  # the executed plan lists the last join first
     assert len(nodes) == len(joins)
     for node, join in zip(nodes, joins, strict=True):
+        split = node["condition"]
+        assert (split["leftOnly"] is None) == (join.left.pre_join_filter is None), split
+        assert (split["rightOnly"] is None) == (join.right.pre_join_filter is None), split
+        assert (split["both"] is None) == (join.post_join_filter is None), split
         watermark = node["eviction_watermark_ms"]
         for side in (join.left, join.right):
             found = node["state_cleanup"][side.name]

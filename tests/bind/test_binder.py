@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from sjoin.compiler import types as t
-from sjoin.compiler.bound import Aggregate, Join, Stream
 from sqlglot import exp
 
 from sjoin.api import check_text
+from sjoin.compiler import types as t
+from sjoin.compiler.bound import Aggregate, Join, Stream
 
 STREAMS = (
     "stream a (k BIGINT, t TIMESTAMP, v STRING) watermark t delay 10 seconds\n"

@@ -6,12 +6,13 @@ from __future__ import annotations
 import time
 
 import pytest
+from sqlglot import exp
+
 from sjoin.compiler import ast
 from sjoin.compiler.diagnostics import Diagnostics
 from sjoin.compiler.parse import parse
 from sjoin.compiler.source import Source
 from sjoin.grammar import parser
-from sqlglot import exp
 
 from ..conftest import EXAMPLES
 
