@@ -172,3 +172,7 @@ def compile_(spec: Path, output: Path | None, color: str) -> None:
     except OSError as err:
         raise click.UsageError(f"cannot write {output}: {err.strerror}") from None
     printer.note(f"{output}: PySpark job for {spec}", "green")
+
+
+if __name__ == "__main__":
+    main()

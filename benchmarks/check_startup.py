@@ -1,0 +1,47 @@
+"""Cold start of `sjoin check`: a new process per run, as a user's shell or a pre-commit
+hook runs it.  Prints the median and the best of N runs, plus the very first run after the
+parser-table cache is removed.
+
+    .venv/bin/python benchmarks/check_startup.py [--runs 15] [SPEC]
+"""
+
+from __future__ import annotations
+
+import argparse
+import glob
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def one_run(spec: str) -> float:
+    start = time.perf_counter()
+    subprocess.run(
+        [sys.executable, "-m", "sjoin.cli", "check", spec], check=True, capture_output=True
+    )
+    return time.perf_counter() - start
+
+
+def main() -> None:
+    args = argparse.ArgumentParser(description=__doc__)
+    args.add_argument("spec", nargs="?", default=str(ROOT / "examples" / "ad_attribution.sjoin"))
+    args.add_argument("--runs", type=int, default=15)
+    opts = args.parse_args()
+    for stale in glob.glob(os.path.join(tempfile.gettempdir(), ".lark_cache_*")):
+        os.remove(stale)
+    first = one_run(opts.spec)
+    times = sorted(one_run(opts.spec) for _ in range(opts.runs))
+    print(f"sjoin check {Path(opts.spec).name}: {opts.runs} cold processes")
+    print(f"  first run (no parser cache): {first:.3f} s")
+    print(f"  median: {statistics.median(times):.3f} s   best: {times[0]:.3f} s")
+    print(f"  machine load average: {os.getloadavg()[0]:.2f}")
+
+
+if __name__ == "__main__":
+    main()
