@@ -270,20 +270,29 @@ class Binder:
         if unit in t.VARIABLE_UNITS:
             self.diags.add(
                 "E013",
-                f"a duration in {unit} has no fixed length",
+                f"a duration in {unit.rstrip('s')}s has no fixed length",
                 dur.unit.span,
                 "months and years vary in length",
                 "write it in days or weeks, e.g. `30 days`",
             )
             return None
-        ms = t.duration_ms(dur.amount, unit)
-        if ms is None:
+        if unit not in t.MS_PER_UNIT:
             self.diags.add(
                 "E014",
                 f"unknown duration unit `{dur.unit.text}`",
                 dur.unit.span,
                 "unknown unit",
                 "use milliseconds, seconds, minutes, hours, days or weeks",
+            )
+            return None
+        ms = t.duration_ms(dur.amount, unit)
+        if ms is None:
+            self.diags.add(
+                "E014",
+                f"duration `{dur.amount} {dur.unit.text}` is out of range",
+                dur.span,
+                "too long",
+                f"a duration has at most {t.MAX_DURATION_DIGITS} digits",
             )
         return ms
 
@@ -625,9 +634,25 @@ class Binder:
         if node.is_string:
             return t.STRING
         text = node.this
-        if re.fullmatch(r"\d+", text):
-            return t.INT if int(text) <= 2**31 - 1 else t.BIGINT
-        return t.SqlType("decimal", (min(38, len(text) - 1), len(text.partition(".")[2])))
+        whole, _, frac = text.partition(".")
+        if len(whole) + len(frac) > 38:
+            return self._error(
+                "E012",
+                "number literal out of range",
+                node,
+                "more than 38 digits",
+                "Spark's widest number is DECIMAL(38)",
+            )
+        if not frac and len(whole) <= 18:
+            value = int(whole)
+            return (
+                t.INT
+                if value <= 2**31 - 1
+                else t.BIGINT
+                if value <= 2**63 - 1
+                else (t.SqlType("decimal", (len(whole), 0)))
+            )
+        return t.SqlType("decimal", (max(1, len(whole) + len(frac)), len(frac)))
 
     def _interval(self, node: exp.Interval, scope: Scope, agg: bool) -> SqlType:
         unit = node.unit.name.lower() if node.unit else ""
@@ -636,7 +661,7 @@ class Binder:
         if unit in t.VARIABLE_UNITS:
             self.diags.add(
                 "E013",
-                f"an interval in {unit} has no fixed length",
+                f"an interval in {unit.rstrip('s')}s has no fixed length",
                 unit_span,
                 "months and years vary in length",
                 "write it in days or weeks; Spark ignores month intervals when it "
@@ -661,6 +686,14 @@ class Binder:
             )
             return t.UNKNOWN
         whole, _, frac = amount.partition(".")
+        if len(whole) > t.MAX_DURATION_DIGITS or len(frac) > 9:
+            return self._error(
+                "E014",
+                f"interval `{amount} {unit}` is out of range",
+                node,
+                "too long",
+                f"an interval has at most {t.MAX_DURATION_DIGITS} digits",
+            )
         per_us = t.MS_PER_UNIT[unit] * 1000
         micros = int(whole) * per_us + (int(frac) * per_us // 10 ** len(frac) if frac else 0)
         node.meta["micros"] = micros
@@ -972,7 +1005,7 @@ def _grouped(node: exp.Expression, keys: Sequence[exp.Expression]) -> bool:
 
 
 def _parse_version(text: str) -> SparkVersion | None:
-    m = re.fullmatch(r"(\d+)\.(\d+)(?:\.(\d+))?", text)
+    m = re.fullmatch(r"(\d{1,4})\.(\d{1,4})(?:\.(\d{1,4}))?", text)
     if m is None:
         return None
     return SparkVersion(int(m[1]), int(m[2]), int(m[3]) if m[3] else None)
@@ -985,7 +1018,7 @@ def _setting_value(spec: settings.SettingSpec, value: ast.Value) -> str | int | 
     if spec.kind == "bool":
         return {"true": True, "false": False}.get(text)
     if spec.kind == "positive_int":
-        return int(text) if re.fullmatch(r"\d+", text) and 0 < int(text) < 100_000 else None
+        return int(text) if re.fullmatch(r"\d{1,5}", text) and 0 < int(text) < 100_000 else None
     if spec.kind == "string":
         if spec.name == "trigger":
             return text if _valid_trigger(text) else None

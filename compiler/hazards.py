@@ -50,6 +50,8 @@ def check_join(
     diags: Diagnostics,
 ) -> None:
     kind = JOIN_KEYWORDS[j.how]
+    if not typed_cleanly(j.condition):
+        return  # the binder reported the condition's errors; judging it would only echo them
     for part in parts:
         if not is_deterministic(part):
             diags.add(
@@ -104,6 +106,11 @@ def check_join(
         )
 
 
+def typed_cleanly(node: exp.Expression) -> bool:
+    """No part of ``node`` failed to bind (an error gave it the UNKNOWN type)."""
+    return all(sub.meta.get("type") != t.UNKNOWN for sub in node.walk())
+
+
 def _fix_hint(j: Join) -> str:
     lt, rt = j.left.event_time_columns, j.right.event_time_columns
     if lt and rt:
@@ -112,8 +119,8 @@ def _fix_hint(j: Join) -> str:
             f"{j.left.alias}.{lt[0].name} AND {j.left.alias}.{lt[0].name} + INTERVAL "
             "1 HOUR`, or join on a window of the event times"
         )
-    missing = j.left if not lt else j.right
-    return f"declare a watermark on `{missing.relation}`"
+    missing = [inp.relation for inp, times in ((j.left, lt), (j.right, rt)) if not times]
+    return "declare a watermark on " + " and ".join(f"`{name}`" for name in missing)
 
 
 def _check_evictable(
@@ -228,26 +235,27 @@ def _check_contradiction(j: Join, parts: list[exp.Expression], diags: Diagnostic
                 "always false",
             )
             return
-    ranges: dict[tuple[str, str], list[tuple[float, bool, bool]]] = {}
+    ranges: dict[tuple[str, str], list[tuple[float, bool, bool, exp.Expression]]] = {}
     for part in parts:
         found = _difference(part)
         if found is not None:
             lcol, rcol, value, upper, strict = found
-            ranges.setdefault((lcol, rcol), []).append((value, upper, strict))
+            ranges.setdefault((lcol, rcol), []).append((value, upper, strict, part))
     for (lcol, rcol), bounds in ranges.items():
-        lows = [(v, s) for v, up, s in bounds if not up]
-        highs = [(v, s) for v, up, s in bounds if up]
+        lows = [b for b in bounds if not b[1]]
+        highs = [b for b in bounds if b[1]]
         if not lows or not highs:
             continue
-        low = max(lows, key=lambda b: (b[0], b[1]))
-        high = min(highs, key=lambda b: (b[0], not b[1]))
-        if low[0] > high[0] or (low[0] == high[0] and (low[1] or high[1])):
+        low = max(lows, key=lambda b: (b[0], b[2]))
+        high = min(highs, key=lambda b: (b[0], not b[2]))
+        if low[0] > high[0] or (low[0] == high[0] and (low[2] or high[2])):
+            culprit = max((low[3], high[3]), key=lambda p: _span(p).start)
             diags.add(
                 "W003",
                 f"join `{j.name}`: the range on {lcol} - {rcol} is empty "
                 f"(lower bound {t.format_ms(int(low[0] // 1000))} above upper bound "
                 f"{t.format_ms(int(high[0] // 1000))}); no rows can match",
-                _span(j.condition),
+                _span(culprit),
                 "always false",
                 "swap the bounds of the range",
             )
@@ -395,11 +403,23 @@ def _check_modes(
                 f"among its grouping keys; Spark {spec.spark}: {spark_text}",
                 rel.mode_span or rel.name_span,
                 "append needs a watermark",
-                "group by a window of an event-time column, e.g. "
-                "`window(j.click_time, INTERVAL 10 MINUTES)`",
+                _window_hint(rel),
             )
             checks.append(Check(f"output mode of {rel.name}", "error", "append without watermark"))
     return checks
+
+
+def _window_hint(agg: Aggregate) -> str:
+    times = agg.input.event_time_columns
+    if not times:
+        return (
+            f"`{agg.input.relation}` carries no event-time column: keep one in its SELECT, "
+            "or use OUTPUT MODE update or complete"
+        )
+    return (
+        "group by a window of an event-time column, e.g. "
+        f"`window({agg.input.alias}.{times[0].name}, INTERVAL 10 MINUTES)`"
+    )
 
 
 def _is_event_time_key(node: exp.Expression) -> bool:

@@ -106,7 +106,10 @@ class ToAst(Transformer[Token, Any]):
     @v_args(meta=True)
     def type_spec(self, meta: Meta, kids: list[Any]) -> ast.TypeRef:
         name, *params = kids
-        numbers = tuple(int(float(p)) for p in params if p is not None)
+        # a parameter that is not a small whole number can match no type: -1 fails lookup
+        numbers = tuple(
+            int(p) if str(p).isdigit() and len(p) <= 4 else -1 for p in params if p is not None
+        )
         return ast.TypeRef(str(name), numbers, self._span(meta))
 
     @v_args(meta=True)
@@ -419,6 +422,14 @@ def _syntax_error(
             Span(pos, pos),
             "the statement is not finished",
         )
+    elif isinstance(err, UnexpectedToken) and chunk.startswith("/*", pos - offset):
+        diags.add(
+            "E001",
+            "unterminated block comment",
+            Span(pos, pos + 2),
+            "this comment is never closed",
+            "close it with */",
+        )
     elif isinstance(err, UnexpectedToken):
         tok = str(err.token)
         span = Span(pos, pos + max(1, len(tok)))
@@ -481,6 +492,15 @@ def _hint_for(token: str, expected: set[str]) -> str | None:
     return None
 
 
+_NOT_CODE = re.compile(r"--[^\n]*|/\*.*?(?:\*/|\Z)|'(?:[^'\n]|'')*'?|`[^`\n]*`?", re.DOTALL)
+
+
+def _mask_comments_and_strings(text: str) -> str:
+    """``text`` with comments, strings and quoted names blanked (newlines kept), so that
+    statement starts are only looked for in code; an unclosed ``/*`` blanks the rest."""
+    return _NOT_CODE.sub(lambda m: re.sub(r"[^\n]", " ", m.group()), text)
+
+
 def parse(source: Source, diags: Diagnostics) -> ast.SpecFile:
     """Parse a whole file; on syntax errors, report each broken statement and keep the rest."""
     text = source.text
@@ -488,7 +508,8 @@ def parse(source: Source, diags: Diagnostics) -> ast.SpecFile:
         return ToAst().transform(parser().parse(text))  # type: ignore[no-any-return]
     except UnexpectedInput:
         pass
-    starts = sorted({0, *(m.start() for m in _STATEMENT_START.finditer(text))})
+    masked = _mask_comments_and_strings(text)
+    starts = sorted({0, *(m.start() for m in _STATEMENT_START.finditer(masked))})
     statements: list[ast.Statement] = []
     for begin, end in zip(starts, [*starts[1:], len(text)], strict=True):
         chunk = text[begin:end]

@@ -217,9 +217,13 @@ class Planner:
                 "column), and no join key carries one",
             )
         other_side = "right" if side == "left" else "left"
-        bounds, unusable = value_bounds(
-            residual, side, has_wm[other_side], "exec", legacy_terms(self.spec.spark)
-        )
+        legacy = legacy_terms(self.spec.spark)
+        bounds, unusable = value_bounds(residual, side, has_wm[other_side], "exec", legacy)
+        # a conjunct that bounds the other side is usable, just not for this one
+        used_by_other = {
+            b.conjunct for b in value_bounds(residual, other_side, has_wm[side], "exec", legacy)[0]
+        }
+        unusable = [u for u in unusable if _sql(u) not in used_by_other]
         if bounds:
             offset = min(b.at(LARGE_WATERMARK_MS) for b in bounds) - LARGE_WATERMARK_MS
             return StateRule("value", et[0].name, offset, bounds=tuple(bounds))

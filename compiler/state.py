@@ -22,6 +22,7 @@ from typing import Literal
 from sqlglot import exp
 
 from . import types as t
+from .ast import span_of
 from .bound import SparkVersion
 from .split import strip_parens
 from .sql import spark_sql
@@ -120,8 +121,10 @@ def collect_terms(node: exp.Expression, negate: bool, mode: Mode) -> list[Term]:
     node = strip_parens(node)
     if mode == "exec" and _is_column_free(node) and not isinstance(node, exp.Column):
         kind, value = _fold(node)
-        scale = 1_000_000.0 if kind == "number" else 1.0
-        return [Term(negate, None, value * scale)]
+        scaled = value * (1_000_000.0 if kind == "number" else 1.0)
+        if not math.isfinite(scaled):
+            raise Unsolvable("number out of range")
+        return [Term(negate, None, scaled)]
     if isinstance(node, exp.Add):
         return collect_terms(node.this, negate, mode) + collect_terms(node.expression, negate, mode)
     if isinstance(node, exp.Sub):
@@ -142,7 +145,10 @@ def collect_terms(node: exp.Expression, negate: bool, mode: Mode) -> list[Term]:
     if isinstance(node, exp.Interval):
         return [Term(negate, None, float(node.meta["micros"]))]
     if isinstance(node, exp.Literal) and not node.is_string:
-        return [Term(negate, None, float(node.this) * 1_000_000.0)]
+        value = float(node.this) * 1_000_000.0
+        if not math.isfinite(value):
+            raise Unsolvable("number out of range")
+        return [Term(negate, None, value)]
     raise Unsolvable(type(node).__name__)
 
 
@@ -263,6 +269,7 @@ def expand_between(parts: list[exp.Expression], spark_major: int) -> list[exp.Ex
         value = strip_parens(node.this)
         low = exp.GTE(this=value.copy(), expression=node.args["low"].copy())
         high = exp.LTE(this=value.copy(), expression=node.args["high"].copy())
+        low.meta["span"] = high.meta["span"] = span_of(part)  # messages point at the BETWEEN
         value_sides = {c.meta.get("side") for c in value.find_all(exp.Column)}
         if spark_major >= 4 and not isinstance(value, exp.Column) and len(value_sides) == 1:
             alias = exp.Column(this=exp.to_identifier(f"_common_expr_{counter}"))

@@ -135,14 +135,22 @@ MS_PER_UNIT: Final[dict[str, int]] = {
 VARIABLE_UNITS: Final = ("month", "months", "year", "years")
 
 
+MAX_DURATION_DIGITS: Final = 12  # ~30,000 years in seconds; longer text is a mistake
+
+
 def duration_ms(amount: str, unit: str) -> int | None:
-    """Exact milliseconds of ``amount unit`` (amount may be a decimal), or None if the unit
-    is unknown or the value is not a whole number of milliseconds... rounded toward zero as
-    Spark's interval parsing keeps microseconds and watermarks keep milliseconds."""
+    """Milliseconds of ``amount unit`` (amount may be a decimal; sub-millisecond parts are
+    truncated, as Spark's watermark delay keeps milliseconds), or None when the unit is
+    unknown or the amount is not a number of at most MAX_DURATION_DIGITS digits."""
     per = MS_PER_UNIT.get(unit.lower())
-    if per is None:
-        return None
     whole, _, frac = amount.partition(".")
+    if (
+        per is None
+        or not whole.isdigit()
+        or len(whole) > MAX_DURATION_DIGITS
+        or (frac and (not frac.isdigit() or len(frac) > 9))
+    ):
+        return None
     micros = int(whole) * per * 1000
     if frac:
         micros += int(frac) * per * 1000 // (10 ** len(frac))

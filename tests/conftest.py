@@ -4,15 +4,21 @@ one Spark session of a test run."""
 from __future__ import annotations
 
 import os
+import tempfile
 from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, settings
+from hypothesis.configuration import set_hypothesis_home_dir
 from syrupy.extensions.json import JSONSnapshotExtension
 from syrupy.extensions.single_file import SingleFileSnapshotExtension, WriteMode
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLES = sorted((ROOT / "examples").glob("*.sjoin"))
+
+# hypothesis' storage (examples database, caches) stays out of the work tree
+if not os.environ.get("HYPOTHESIS_STORAGE_DIRECTORY"):
+    set_hypothesis_home_dir(Path(tempfile.gettempdir()) / "sjoin-hypothesis")
 
 settings.register_profile(
     "ci",
