@@ -16,7 +16,7 @@ from sqlglot import exp
 
 from . import types as t
 from .ast import JOIN_KEYWORDS, span_of
-from .bound import Aggregate, BoundSpec, Join, Relation, Stream
+from .bound import Aggregate, BoundSpec, Column, Join, Relation, Stream
 from .diagnostics import Diagnostics
 from .plan import Check, JoinNode, Plan
 from .source import Span
@@ -47,8 +47,11 @@ def check_join(
     node: JoinNode,
     split: ConditionSplit,
     parts: list[exp.Expression],
+    event_time: dict[str, list[Column]],
     diags: Diagnostics,
 ) -> None:
+    """``event_time``: per side, the event-time columns that reach the join (after Spark's
+    column pruning), the ones Spark's MULTIPLE_EVENT_TIME_COLUMNS check counts."""
     kind = JOIN_KEYWORDS[j.how]
     if not typed_cleanly(j.condition):
         return  # the binder reported the condition's errors; judging it would only echo them
@@ -71,8 +74,8 @@ def check_join(
         )
     blocked = _check_evictable(spec, j, split, parts, diags)
     multiple = spec.spark.at_least(3, 5) and spec.setting("allow_multiple_stateful_operators", True)
-    for inp in (j.left, j.right):
-        times = inp.event_time_columns
+    for side, inp in (("left", j.left), ("right", j.right)):
+        times = event_time[side]
         if multiple and len(times) > 1:
             names = ", ".join(f"`{c.name}`" for c in times)
             diags.add(

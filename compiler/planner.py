@@ -69,6 +69,7 @@ class Planner:
         self.diags = diags
         self.settings = {name: s.default for name, s in SETTINGS.items()}
         self.settings.update({name: s.value for name, s in spec.settings.items()})
+        self.required = required_outputs(spec)
 
     def plan(self) -> Plan:
         nodes: list[PlanNode] = []
@@ -111,14 +112,15 @@ class Planner:
         split = split_condition(conjoin(parts) or condition, executed)
         residual = list(split.residual)
         key_index = _watermark_key_index(split.keys)
-        has_wm = {
-            "left": bool(j.left.event_time_columns),
-            "right": bool(j.right.event_time_columns),
+        effective = {
+            side: self._event_time_columns(j, side, inp, windows, condition, output)
+            for side, inp in (("left", j.left), ("right", j.right))
         }
+        has_wm = {side: bool(cols) for side, cols in effective.items()}
         rules = {}
         for side, inp, other in (("left", j.left, j.right), ("right", j.right, j.left)):
             rules[side] = self._state_rule(
-                side, inp, other, split.keys, key_index, residual, has_wm
+                side, inp, other, split.keys, key_index, residual, has_wm, effective[side]
             )
         inferred = INFERS_NOT_NULL[executed]
         not_null: dict[str, list[str]] = {"left": [], "right": []}
@@ -142,9 +144,7 @@ class Planner:
         sides = {}
         for side, inp in (("left", j.left), ("right", j.right)):
             side_windows = tuple(w for (s, _), w in windows.items() if s == side)
-            stripped = {w.time_column for w in side_windows}
-            et = [c for c in inp.event_time_columns if c.name not in stripped]
-            et = [*(Column(w.name, t.WINDOW, True) for w in side_windows if _is_event(w, inp)), *et]
+            et = effective[side]
             rule = rules[side]
             sides[side] = Side(
                 name=side,  # type: ignore[arg-type]
@@ -192,8 +192,36 @@ class Planner:
             ),
             notes=_notes(j),
         )
-        hazards.check_join(self.spec, j, node, split, parts, self.diags)
+        hazards.check_join(self.spec, j, node, split, parts, effective, self.diags)
         return node
+
+    def _event_time_columns(
+        self,
+        j: Join,
+        side: str,
+        inp: Input,
+        windows: dict[tuple[str, str], WindowColumn],
+        condition: exp.Expression,
+        output: list[OutputColumn],
+    ) -> list[Column]:
+        """The columns with watermark metadata that reach the join on ``side``, first first.
+
+        Spark prunes input columns that neither the condition nor a needed output column
+        uses, so an unused event-time column does not reach the join at all; and a raw time
+        column whose window the side projects loses its metadata to that window.
+        """
+        needed = self.required.get(j.name)
+        used = {c.name for c in condition.find_all(exp.Column) if c.meta.get("side") == side}
+        for item in output:
+            if needed is None or item.name in needed:
+                used |= {
+                    c.name for c in item.expr.find_all(exp.Column) if c.meta.get("side") == side
+                }
+        side_windows = [w for (s, _), w in windows.items() if s == side]
+        stripped = {w.time_column for w in side_windows}
+        projected = [Column(w.name, t.WINDOW, True) for w in side_windows if _is_event(w, inp)]
+        kept = [c for c in inp.event_time_columns if c.name in used and c.name not in stripped]
+        return [*projected, *kept]
 
     def _state_rule(
         self,
@@ -204,12 +232,20 @@ class Planner:
         key_index: int | None,
         residual: list[exp.Expression],
         has_wm: dict[str, bool],
+        et: list[Column],
     ) -> StateRule:
         if key_index is not None:
             key = keys[key_index][0 if side == "left" else 1]
             column, window = _key_column(key)
             return StateRule("key", column, 0, key_index=key_index, window=window)
-        et = inp.event_time_columns
+        if not et and inp.event_time_columns:
+            pruned = ", ".join(f"`{c.name}`" for c in inp.event_time_columns)
+            return StateRule(
+                "never",
+                reason=f"`{inp.alias}`'s event-time column {pruned} is used neither by the "
+                "condition nor by the output, so Spark prunes it before the join, where the "
+                "side then has no watermark",
+            )
         if not et:
             return StateRule(
                 "never",
@@ -263,6 +299,32 @@ class Planner:
 
 
 # ---------------------------------------------------------------------- helpers
+
+
+def required_outputs(spec: BoundSpec) -> dict[str, set[str]]:
+    """The output columns of each join or aggregate that some consumer uses, as Spark's
+    column pruning sees them; a relation missing here has all its columns used (a sink
+    writes them all, and an unconsumed relation is shown whole)."""
+    consumed: dict[str, set[str]] = {}
+    sunk = {s.relation for s in spec.sinks}
+    for rel in reversed(spec.relations):
+        needed = None if rel.name in sunk or rel.name not in consumed else consumed[rel.name]
+        if isinstance(rel, Join):
+            exprs = [rel.condition] + [
+                o.expr for o in rel.output if needed is None or o.name in needed
+            ]
+            inputs = {"left": rel.left.relation, "right": rel.right.relation}
+        elif isinstance(rel, Aggregate):
+            exprs = [*rel.group_by, *(o.expr for o in rel.output)]
+            inputs = {"input": rel.input.relation}
+        else:
+            continue
+        for node in exprs:
+            for col in node.find_all(exp.Column):
+                source = inputs.get(col.meta.get("side", ""))
+                if source is not None:
+                    consumed.setdefault(source, set()).add(col.name)
+    return {name: cols for name, cols in consumed.items() if name not in sunk}
 
 
 def _project_windows(

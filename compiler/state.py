@@ -127,6 +127,12 @@ def collect_terms(node: exp.Expression, negate: bool, mode: Mode) -> list[Term]:
         return [Term(negate, None, scaled)]
     if isinstance(node, exp.Add):
         return collect_terms(node.this, negate, mode) + collect_terms(node.expression, negate, mode)
+    if (
+        isinstance(node, exp.Sub)
+        and node.meta.get("type") == t.INTERVAL
+        and all((k.meta.get("type") or t.UNKNOWN).is_temporal for k in (node.this, node.expression))
+    ):
+        raise Unsolvable("timestamp difference")  # Spark's SubtractTimestamps: not a term
     if isinstance(node, exp.Sub):
         return collect_terms(node.this, negate, mode) + collect_terms(
             node.expression, not negate, mode
