@@ -64,6 +64,14 @@ SINK_FORMATS: dict[str, tuple[tuple[str, ...], ...]] = {
     "noop": (),
 }
 OUTPUT_MODES = ("append", "update", "complete")
+SYMBOLS: dict[type[exp.Expression], str] = {
+    exp.Add: "+",
+    exp.Sub: "-",
+    exp.Mul: "*",
+    exp.Div: "/",
+    exp.Mod: "%",
+}
+AGGREGATES = frozenset(f.name for f in functions.FUNCTIONS.values() if f.aggregate)
 
 
 def _suggest(word: str, candidates: Sequence[str]) -> str | None:
@@ -800,7 +808,7 @@ class Binder:
         ):
             result = t.INTERVAL
         if result is None:
-            symbol = {exp.Add: "+", exp.Sub: "-", exp.Mul: "*", exp.Div: "/", exp.Mod: "%"}[op]
+            symbol = SYMBOLS[op]
             helps = None
             if (a.is_temporal and b.is_numeric) or (b.is_temporal and a.is_numeric):
                 helps = "add an interval to a timestamp, e.g. `t + INTERVAL 5 MINUTES`"
@@ -918,15 +926,16 @@ class Binder:
                     "write e.g. INTERVAL 10 SECONDS",
                 )
 
-    def _constant(kind: SqlType) -> Callable[[Binder, Any, Scope, bool], SqlType]:
-        return lambda self, node, scope, agg: kind
+
+def _constant(kind: SqlType) -> Callable[[Binder, Any, Scope, bool], SqlType]:
+    return lambda self, node, scope, agg: kind
 
 
 _RULES: dict[type[exp.Expression], Callable[[Binder, Any, Scope, bool], SqlType]] = {
     exp.Column: Binder._column,
     exp.Literal: Binder._literal,
-    exp.Boolean: Binder._constant(t.BOOLEAN),
-    exp.Null: Binder._constant(t.NULL),
+    exp.Boolean: _constant(t.BOOLEAN),
+    exp.Null: _constant(t.NULL),
     exp.Interval: Binder._interval,
     exp.Cast: Binder._cast,
     exp.And: Binder._boolean_op,
@@ -995,9 +1004,7 @@ def _grouped(node: exp.Expression, keys: Sequence[exp.Expression]) -> bool:
     """True when ``node`` only uses grouping keys outside aggregate calls."""
     if any(node == k for k in keys):
         return True
-    if isinstance(node, exp.Anonymous) and node.meta.get("function") in (
-        f.name for f in functions.FUNCTIONS.values() if f.aggregate
-    ):
+    if isinstance(node, exp.Anonymous) and node.meta.get("function") in AGGREGATES:
         return True
     if isinstance(node, exp.Column):
         return False

@@ -87,14 +87,14 @@ def check_join(
                 "several watermarked columns",
                 f"keep one event-time column in the SELECT of `{inp.relation}`",
             )
-    for side_name, side in (("left", node.left), ("right", node.right)):
-        if side.state.eviction == "never" and side_name not in blocked:
+    for planned in (node.left, node.right):
+        if planned.state.eviction == "never" and planned.name not in blocked:
             diags.add(
                 "W001",
-                f"join `{j.name}` ({kind}): the state of `{side.alias}` is never "
-                f"evicted and grows without bound: {side.state.reason}",
+                f"join `{j.name}` ({kind}): the state of `{planned.alias}` is never "
+                f"evicted and grows without bound: {planned.state.reason}",
                 j.name_span,
-                f"`{side.alias}` state is unbounded",
+                f"`{planned.alias}` state is unbounded",
                 _fix_hint(j),
             )
     _check_contradiction(j, parts, diags)
@@ -194,7 +194,7 @@ def _check_evictable(
 def _difference(part: exp.Expression) -> tuple[str, str, float, bool, bool] | None:
     """``part`` as a bound on L - R: (left col, right col, value_us, is_upper, strict)."""
     node = strip_parens(part)
-    ops = {
+    ops: dict[type[exp.Expression], tuple[bool, bool]] = {
         exp.LT: (False, True),
         exp.LTE: (False, False),
         exp.GT: (True, True),

@@ -362,8 +362,7 @@ def _as_value(node: Any) -> ast.Value:
         return ast.Value("true" if node.this else "false", "bool", span)
     if isinstance(node, exp.Null):
         return ast.Value("null", "null", span)
-    kind = "string" if node.is_string else "number"
-    return ast.Value(str(node.this), kind, span)
+    return ast.Value(str(node.this), "string" if node.is_string else "number", span)
 
 
 # ------------------------------------------------------------------ errors and recovery

@@ -1,9 +1,16 @@
 #!/usr/bin/env bash
-# The whole test suite, as CI runs it: set up, lint, import rules, then every test
-# (real-Spark tests included) against the installed package.
+# The whole test suite, as CI runs it: set up, lint, import rules and types of the installed
+# package, then every test (real-Spark tests included) against the installed package.
 set -euo pipefail
-cd "$(dirname "$0")/.."
+root=$(cd "$(dirname "$0")/.." && pwd)
+cd "$root"
 bash scripts/setup.sh
 .venv/bin/ruff check --quiet .
-.venv/bin/lint-imports --no-cache >/dev/null
+# import rules and types are checked on the installed package, from outside the work tree
+# (inside it, the thin top folder sjoin/ would shadow the installed sjoin.compiler & co.)
+(
+    cd "$(mktemp -d)"
+    "$root/.venv/bin/lint-imports" --no-cache --config "$root/pyproject.toml" >/dev/null
+    "$root/.venv/bin/mypy" --config-file "$root/pyproject.toml" --no-incremental -p sjoin
+)
 exec .venv/bin/pytest "$@"

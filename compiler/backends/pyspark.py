@@ -335,8 +335,9 @@ def _sink_lines(plan: Plan) -> list[str]:
 def compile_pyspark(plan: Plan, spec_path: str = "<spec>", formatted: bool = True) -> str:
     """The text of the PySpark job for ``plan`` (laid out by ruff unless ``formatted`` is
     false, which property tests use to stay fast)."""
-    from sjoin import __version__
+    from importlib.metadata import version  # not `sjoin`: back ends never load the front end
 
+    __version__ = version("sjoin")
     streams = plan.streams
     body = [line for node in plan.nodes for line in emit(node)]
     reads = [line for node in streams for line in _read_input(node)]
