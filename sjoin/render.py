@@ -1,70 +1,68 @@
 """THE printer: diagnostics -> rustc-style text (colored with rich on a terminal) or JSON.
 
-Only this module makes text of a diagnostic.  Plain text when the output is not a terminal or
-NO_COLOR is set, so piped output and tests see the exact contract of the language brief.
+Only this module makes text of a diagnostic.  A diagnostic is first laid out as styled
+segments; plain output (not a terminal, NO_COLOR, --color never) joins them without loading
+rich at all, which keeps a cold `sjoin check` fast, and a terminal gets them colored.
 """
 
 from __future__ import annotations
 
 import json
+import os
+import sys
 import unicodedata
 from collections.abc import Iterable, Sequence
 from typing import Any, TextIO
-
-from rich.console import Console
-from rich.text import Text
 
 from sjoin.compiler.diagnostics import Diagnostic
 from sjoin.compiler.source import Source
 
 STYLES = {"error": "bold red", "warning": "bold yellow"}
+Segments = list[tuple[str, str]]  # (text, rich style or "")
 
 
 def _cells(ch: str) -> int:
     return 2 if unicodedata.east_asian_width(ch) in ("W", "F") else 1
 
 
-def render(d: Diagnostic, src: Source) -> Text:
-    """One diagnostic as rustc-style text: header, source line, carets, help."""
+def segments(d: Diagnostic, src: Source) -> Segments:
+    """One diagnostic as rustc-style styled text: header, source line, carets, help."""
     line, col = src.line_col(d.span.start)
     text = src.line_text(line)
     prefix = text[: col - 1]
     pad = "".join("\t" if ch == "\t" else " " * _cells(ch) for ch in prefix)
-    underlined = text[
-        col - 1 : max(col - 1, min(d.span.end, src.line_end(line)) - d.span.start + col - 1)
-    ]
+    end = min(d.span.end, src.line_end(line))
+    underlined = text[col - 1 : max(col - 1, end - d.span.start + col - 1)]
     carets = "^" * max(1, sum(_cells(ch) for ch in underlined))
     gutter = " " * len(str(line))
     style = STYLES[d.severity]
-    out = Text()
-    out.append(f"{src.path}:{line}:{col}: ")
-    out.append(f"{d.severity}[{d.code}]", style=style)
-    out.append(f": {d.message}\n", style="bold")
-    out.append(f"{gutter} |\n", style="blue")
-    out.append(f"{line} | ", style="blue")
-    out.append(f"{text}\n")
-    out.append(f"{gutter} | ", style="blue")
-    out.append(pad)
-    out.append(carets, style=style)
+    out: Segments = [
+        (f"{src.path}:{line}:{col}: ", ""),
+        (f"{d.severity}[{d.code}]", style),
+        (f": {d.message}\n", "bold"),
+        (f"{gutter} |\n", "blue"),
+        (f"{line} | ", "blue"),
+        (f"{text}\n", ""),
+        (f"{gutter} | ", "blue"),
+        (pad, ""),
+        (carets, style),
+    ]
     if d.label:
-        out.append(f" {d.label}", style=style)
+        out.append((f" {d.label}", style))
     if d.help:
-        out.append("\n")
-        out.append(f"{gutter} = ", style="blue")
-        out.append("help", style="bold")
-        out.append(f": {d.help}")
+        out += [("\n", ""), (f"{gutter} = ", "blue"), ("help", "bold"), (f": {d.help}", "")]
     return out
 
 
 def render_plain(d: Diagnostic, src: Source) -> str:
-    return render(d, src).plain
+    return "".join(text for text, _ in segments(d, src))
 
 
 def to_dict(d: Diagnostic, src: Source) -> dict[str, Any]:
     """The JSON record of a diagnostic (the `diagnostics` entries of the plan JSON)."""
     line, col = src.line_col(d.span.start)
     end_line, end_col = src.line_col(d.span.end)
-    record: dict[str, Any] = {
+    return {
         "code": d.code,
         "col": col,
         "end_col": end_col,
@@ -76,7 +74,6 @@ def to_dict(d: Diagnostic, src: Source) -> dict[str, Any]:
         "message": d.message,
         "severity": d.severity,
     }
-    return record
 
 
 def summary(diagnostics: Sequence[Diagnostic]) -> str:
@@ -90,36 +87,50 @@ def summary(diagnostics: Sequence[Diagnostic]) -> str:
     return ", ".join(parts)
 
 
+class _Stream:
+    """One output stream: plain text, or rich styling when it is a colored terminal."""
+
+    def __init__(self, file: TextIO, color: str) -> None:
+        self.file = file
+        tty = hasattr(file, "isatty") and file.isatty()
+        wanted = {"always": True, "never": False}.get(color, tty and not os.environ.get("NO_COLOR"))
+        self.console: Any = None
+        if wanted:
+            from rich.console import Console  # only terminals pay for rich
+
+            self.console = Console(file=file, force_terminal=True, highlight=False, soft_wrap=True)
+
+    def write(self, parts: Segments) -> None:
+        if self.console is None:
+            self.file.write("".join(text for text, _ in parts) + "\n")
+            self.file.flush()
+            return
+        from rich.text import Text
+
+        styled = Text()
+        for text, style in parts:
+            styled.append(text, style=style or None)
+        self.console.print(styled)
+
+
 class Printer:
     """All echoing of the CLI: stdout for results, stderr for diagnostics and notes."""
 
     def __init__(
         self, color: str = "auto", out: TextIO | None = None, err: TextIO | None = None
     ) -> None:
-        force = {"always": True, "never": False}.get(color)
-        no_color = True if color == "never" else None
-        self.out = Console(
-            file=out, force_terminal=force, no_color=no_color, highlight=False, soft_wrap=True
-        )
-        self.err = Console(
-            file=err,
-            stderr=err is None,
-            force_terminal=force,
-            no_color=no_color,
-            highlight=False,
-            soft_wrap=True,
-        )
+        self.out = _Stream(out or sys.stdout, color)
+        self.err = _Stream(err or sys.stderr, color)
 
     def diagnostics(self, items: Iterable[tuple[Diagnostic, Source]]) -> None:
         for d, src in items:
-            self.err.print(render(d, src))
-            self.err.print()
+            self.err.write([*segments(d, src), ("\n", "")])
 
     def result(self, text: str) -> None:
-        self.out.print(Text(text))
+        self.out.write([(text, "")])
 
     def json(self, data: Any) -> None:
-        self.out.print(Text(json.dumps(data, indent=2, sort_keys=True, ensure_ascii=False)))
+        self.out.write([(json.dumps(data, indent=2, sort_keys=True, ensure_ascii=False), "")])
 
     def note(self, text: str, style: str = "") -> None:
-        self.err.print(Text(text, style=style))
+        self.err.write([(text, style)])

@@ -116,3 +116,12 @@ def test_check_never_imports_pyspark() -> None:
         "assert not bad, bad\n"
     )
     subprocess.run([sys.executable, "-c", script], check=True)
+
+
+def test_color_only_when_asked(tmp_path: Path) -> None:
+    spec = tmp_path / "bad.sjoin"
+    spec.write_text(BAD)
+    _, _, plain = run("check", str(spec))
+    _, _, colored = run("check", "--color", "always", str(spec))
+    assert "\x1b[" not in plain
+    assert "\x1b[" in colored and "error[E010]" in colored
