@@ -1,0 +1,419 @@
+"""The pure-Python reference runtime: run a plan over a trace with Spark's micro-batch
+semantics and get, per executed batch (no-data batches included), the output rows, the
+watermark and the state metrics Spark would report (language brief §7).
+
+* ``run(plan, trace)`` returns a ``RunResult`` in memory;
+* ``run_to_files(plan, trace, output=..., progress=...)`` streams the §7 JSON lines out as
+  each batch completes (what ``sjoin run`` calls);
+* ``output_line`` / ``progress_line`` format single lines.
+
+It reads only the plan (never the front end) and never imports pyspark.
+"""
+
+from __future__ import annotations
+
+import gc
+import io
+import os
+import sys
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import IO, Any
+
+from sjoin.compiler.plan import Plan
+
+from .checkpoint import Checkpoint, fingerprint, pause_for_test
+from .errors import CheckpointError, QueryError, RunError, UnsupportedExpression, UsageError
+from .query import BatchResult, Engine, columns_of
+from .trace import BadRow, BadRowPolicy, Trace, TraceError, read_trace, schemas_of
+from .values import dumps, format_watermark, json_converter
+
+__all__ = [
+    "BadRow",
+    "BatchOutput",
+    "CheckpointError",
+    "QueryError",
+    "RunError",
+    "RunResult",
+    "RunSummary",
+    "TraceError",
+    "UnsupportedExpression",
+    "UsageError",
+    "output_line",
+    "progress_line",
+    "run",
+    "run_to_files",
+]
+
+TraceInput = str | os.PathLike[str] | Iterable[Any]
+
+
+@dataclass(frozen=True)
+class BatchOutput:
+    """One executed micro-batch, JSON-ready: ``rows`` are (relation, row dict) pairs in
+    output order; ``progress`` is the §7 progress record."""
+
+    batch: int
+    query: str
+    watermark: str | None
+    data: bool
+    rows: list[tuple[str, dict[str, Any]]]
+    progress: dict[str, Any]
+
+    def output_lines(self) -> list[str]:
+        return [output_line(self.batch, relation, row) for relation, row in self.rows]
+
+    def progress_line(self) -> str:
+        return progress_line(self.progress)
+
+
+@dataclass
+class RunResult:
+    batches: list[BatchOutput] = field(default_factory=list)
+    bad_rows: list[BadRow] = field(default_factory=list)
+    relations: list[str] = field(default_factory=list)
+
+    def rows(self, relation: str | None = None) -> list[dict[str, Any]]:
+        """Every output row (of one relation), in output order."""
+        return [r for b in self.batches for rel, r in b.rows if relation in (None, rel)]
+
+    def rows_by_batch(self, relation: str | None = None) -> dict[int, list[dict[str, Any]]]:
+        out: dict[int, list[dict[str, Any]]] = {}
+        for b in self.batches:
+            out.setdefault(b.batch, []).extend(r for rel, r in b.rows if relation in (None, rel))
+        return out
+
+    def output_lines(self) -> list[str]:
+        return [line for b in self.batches for line in b.output_lines()]
+
+    def progress_lines(self) -> list[str]:
+        return [b.progress_line() for b in self.batches]
+
+
+@dataclass(frozen=True)
+class RunSummary:
+    batches: int
+    rows: int
+    bad_rows: int
+
+
+def output_line(batch: int, relation: str, row: dict[str, Any]) -> str:
+    """``{"batch": 0, "relation": "attributed", "row": {...}}``"""
+    return dumps({"batch": batch, "relation": relation, "row": row})
+
+
+def progress_line(progress: dict[str, Any]) -> str:
+    """``{"batch": 2, "watermark": "...", "operators": [...]}``"""
+    return dumps(progress)
+
+
+def run(
+    plan: Plan,
+    trace: TraceInput,
+    *,
+    relation: str | None = None,
+    bad_rows: BadRowPolicy = "stop",
+    checkpoint: str | os.PathLike[str] | None = None,
+) -> RunResult:
+    """Run ``plan`` over a trace (a JSONL path, or an iterable of JSON lines or record
+    dicts) and return every executed batch.  With ``checkpoint`` the run resumes from the
+    directory's state and returns the batches it ran (plus the last one of a killed run if
+    that one was never returned)."""
+    runner = _Runner(plan, trace, relation, bad_rows, checkpoint, sinks=[_MemorySink()])
+    result = RunResult(bad_rows=list(runner.trace.bad_rows), relations=runner.relations)
+    for out in runner.run():
+        result.batches.append(out)
+    return result
+
+
+def run_to_files(
+    plan: Plan,
+    trace: TraceInput,
+    *,
+    relation: str | None = None,
+    output: str | os.PathLike[str] | None = None,
+    progress: str | os.PathLike[str] | None = None,
+    bad_rows: BadRowPolicy = "stop",
+    checkpoint: str | os.PathLike[str] | None = None,
+    stdout: IO[str] | None = None,
+    stderr: IO[str] | None = None,
+    on_batch: Callable[[BatchOutput, int], None] | None = None,
+) -> RunSummary:
+    """``sjoin run``: stream output lines to ``output`` (default ``stdout``) and progress
+    lines to ``progress`` as each batch completes.  Skipped bad rows are reported on
+    ``stderr``.  ``on_batch(batch, data_batches_in_trace)`` is called after each executed
+    batch (the CLI's progress bar).  Raises ``RunError`` (``UsageError`` for a wrong relation
+    or option) with a message fit for the user."""
+    out_stream = stdout if stdout is not None else sys.stdout
+    err_stream = stderr if stderr is not None else sys.stderr
+    sinks: list[_Sink] = [
+        _FileSink(Path(output), "rows") if output is not None else _StreamSink(out_stream, "rows")
+    ]
+    if progress is not None:
+        sinks.append(_FileSink(Path(progress), "progress"))
+    runner = _Runner(plan, trace, relation, bad_rows, checkpoint, sinks)
+    for bad in runner.trace.bad_rows:
+        print(f"{runner.trace.source}:{bad.describe()} (skipped)", file=err_stream)
+    count = rows = 0
+    total = len(runner.trace.batches)
+    for out in runner.run():
+        count += 1
+        rows += len(out.rows)
+        if on_batch is not None:
+            on_batch(out, total)
+    return RunSummary(count, rows, len(runner.trace.bad_rows))
+
+
+# ---------------------------------------------------------------------------- internals
+
+
+class _Sink:
+    kind: str  # "rows" or "progress"
+    rewindable = False
+
+    def lines(self, out: BatchOutput) -> list[str]:
+        return out.output_lines() if self.kind == "rows" else [out.progress_line()]
+
+    def start(self, offset: int | None) -> None: ...
+
+    def size(self) -> int | None:
+        return None
+
+    def write(self, lines: list[str]) -> None: ...
+
+    def close(self) -> None: ...
+
+
+class _MemorySink(_Sink):
+    """``run()``'s sink: the caller gets the batches themselves, no text."""
+
+    kind = "rows"
+
+    def lines(self, out: BatchOutput) -> list[str]:
+        return []
+
+
+class _StreamSink(_Sink):
+    def __init__(self, stream: IO[str], kind: str) -> None:
+        self.stream = stream
+        self.kind = kind
+
+    def write(self, lines: list[str]) -> None:
+        if lines:
+            self.stream.write("".join(line + "\n" for line in lines))
+        self.stream.flush()
+
+
+class _FileSink(_Sink):
+    """An output file written so that it can be rewound to the end of a committed batch."""
+
+    rewindable = True
+
+    def __init__(self, path: Path, kind: str) -> None:
+        self.path = path
+        self.kind = kind
+        self.handle: io.BufferedWriter | None = None
+
+    def start(self, offset: int | None) -> None:
+        try:
+            handle = open(self.path, "r+b" if self.path.exists() else "w+b")  # noqa: SIM115
+        except OSError as err:
+            raise UsageError(f"cannot write {self.path}: {err}") from None
+        end = handle.seek(0, os.SEEK_END)
+        if offset is not None and end < offset:
+            handle.close()
+            raise CheckpointError(
+                f"{self.path} is shorter than the checkpoint recorded ({end} < {offset} bytes): "
+                "restart with the same output files, or with a new checkpoint directory"
+            )
+        handle.truncate(offset or 0)
+        handle.seek(offset or 0)
+        self.handle = handle  # type: ignore[assignment]
+
+    def size(self) -> int | None:
+        assert self.handle is not None
+        return self.handle.tell()
+
+    def write(self, lines: list[str]) -> None:
+        assert self.handle is not None
+        if lines:
+            self.handle.write("".join(line + "\n" for line in lines).encode("utf-8"))
+        self.handle.flush()
+        os.fsync(self.handle.fileno())
+
+    def close(self) -> None:
+        if self.handle is not None:
+            self.handle.close()
+            self.handle = None
+
+
+def _without_gc(fn: Callable[[Any], Any], arg: Any) -> Any:
+    """Call ``fn`` with the cyclic collector paused (it only builds acyclic rows; with a large
+    state in memory every collector pass would scan all of it)."""
+    paused = gc.isenabled()
+    gc.disable()
+    try:
+        return fn(arg)
+    finally:
+        if paused:
+            gc.enable()
+
+
+class _Runner:
+    """One run: the trace, the engine, the sinks and the checkpoint protocol."""
+
+    def __init__(
+        self,
+        plan: Plan,
+        trace: TraceInput,
+        relation: str | None,
+        bad_rows: BadRowPolicy,
+        checkpoint: str | os.PathLike[str] | None,
+        sinks: list[_Sink],
+    ) -> None:
+        self.plan = plan
+        self.engine = Engine(plan, relation)
+        self.relation = relation
+        self.relations = self.engine.output_relations()
+        self.trace: Trace = read_trace(trace, schemas_of(plan), bad_rows)
+        self.sinks = sinks
+        self.checkpoint = Checkpoint(checkpoint) if checkpoint is not None else None
+        self.multiple = len(self.engine.queries) > 1
+        self.converters: dict[str, tuple[list[str], list[tuple[str, Any]]]] = {}
+        for name in self.relations:
+            node = plan.node(name)
+            assert node is not None
+            columns = columns_of(node)
+            self.converters[name] = (
+                [c for c, _ in columns],
+                [(c, f) for c, kind in columns if (f := json_converter(kind)) is not None],
+            )
+        self.step = 0
+
+    def run(self) -> Iterator[BatchOutput]:
+        try:
+            yield from self._run()
+        finally:
+            for sink in self.sinks:
+                sink.close()
+
+    def _run(self) -> Iterator[BatchOutput]:
+        pending: BatchOutput | None = None
+        offsets: dict[str, int | None] = {}
+        redeliver = False
+        if self.checkpoint is not None:
+            saved = self.checkpoint.load()
+            if saved is not None:
+                self._check_saved(saved)
+                self.engine.restore(saved["engine"])
+                self.step = saved["step"] + 1
+                pending = BatchOutput(**saved["pending"])
+                offsets = saved["offsets"]
+                redeliver = self.checkpoint.delivered() < saved["step"]
+        for sink in self.sinks:
+            sink.start(offsets.get(sink.kind) if sink.rewindable else None)
+        if pending is not None:
+            for sink in self.sinks:
+                if sink.rewindable or redeliver:
+                    sink.write(sink.lines(pending))
+            if redeliver:
+                self._delivered(self.step - 1)
+                yield pending
+        for result in self.engine.batches(self.trace):
+            out = _without_gc(self._output, result)
+            if self.checkpoint is not None:
+                self._commit(out)
+                pause_for_test("committed", self.step)
+            for sink in self.sinks:
+                sink.write(sink.lines(out))
+            self._delivered(self.step)
+            pause_for_test("emitted", self.step)
+            self.step += 1
+            yield out
+
+    def _check_saved(self, saved: dict[str, Any]) -> None:
+        if saved.get("fingerprint") != fingerprint(self.plan, self.relation):
+            raise CheckpointError(
+                f"the checkpoint in {self.checkpoint_dir} belongs to another spec or "
+                "relation; use a new checkpoint directory"
+            )
+        ti = saved["engine"]["cursor"][0]
+        values = [b.value for b in self.trace.batches]
+        for position, expected in ((ti - 1, saved["consumed"]), (ti, saved["next"])):
+            if position < 0 or expected is None:
+                continue
+            found = values[position] if position < len(values) else None
+            if found != expected:
+                raise CheckpointError(
+                    f"the trace does not match the checkpoint in {self.checkpoint_dir}: its "
+                    f"batch number {position + 1} should be batch {expected}, found "
+                    f"{'nothing' if found is None else f'batch {found}'}; restart with the "
+                    "same trace (more batches may follow), or use a new checkpoint directory"
+                )
+
+    def _commit(self, out: BatchOutput) -> None:
+        assert self.checkpoint is not None
+        ti = self.engine.cursor.trace_index
+        self.checkpoint.commit(
+            {
+                "fingerprint": fingerprint(self.plan, self.relation),
+                "step": self.step,
+                "consumed": self._value_at(ti - 1),
+                "next": self._value_at(ti),
+                "engine": self.engine.snapshot(),
+                "pending": {
+                    "batch": out.batch,
+                    "query": out.query,
+                    "watermark": out.watermark,
+                    "data": out.data,
+                    "rows": out.rows,
+                    "progress": out.progress,
+                },
+                "offsets": {s.kind: s.size() for s in self.sinks if s.rewindable},
+            }
+        )
+
+    def _value_at(self, position: int) -> int | None:
+        if 0 <= position < len(self.trace.batches):
+            return self.trace.batches[position].value
+        return None
+
+    @property
+    def checkpoint_dir(self) -> str:
+        return str(self.checkpoint.directory) if self.checkpoint is not None else ""
+
+    def _delivered(self, step: int) -> None:
+        if self.checkpoint is not None and not all(s.rewindable for s in self.sinks):
+            self.checkpoint.mark_delivered(step)
+
+    def _output(self, result: BatchResult) -> BatchOutput:
+        rows: list[tuple[str, dict[str, Any]]] = []
+        for relation, values in result.outputs.items():
+            names, converters = self.converters[relation]
+            if not converters:
+                rows.extend((relation, dict(zip(names, row, strict=True))) for row in values)
+                continue
+            for row in values:
+                record = dict(zip(names, row, strict=True))
+                for name, convert in converters:
+                    value = record[name]
+                    if value is not None:
+                        record[name] = convert(value)
+                rows.append((relation, record))
+        watermark = None if result.watermark_ms is None else format_watermark(result.watermark_ms)
+        progress: dict[str, Any] = {"batch": result.batch_id}
+        if self.multiple:
+            progress["query"] = result.query
+        progress["watermark"] = watermark
+        progress["operators"] = [
+            {
+                "relation": r.relation,
+                "numRowsTotal": r.num_rows_total,
+                "numRowsUpdated": r.num_rows_updated,
+                "numRowsRemoved": r.num_rows_removed,
+                "numRowsDroppedByWatermark": r.num_rows_dropped_by_watermark,
+            }
+            for r in result.operators
+        ]
+        return BatchOutput(result.batch_id, result.query, watermark, result.data, rows, progress)

@@ -8,6 +8,7 @@ exception still ends in a one-line message and exit 1, never a traceback.
 from __future__ import annotations
 
 import functools
+import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -51,6 +52,9 @@ def last_resort(fn: F) -> F:
         except KeyboardInterrupt:
             click.echo("sjoin: interrupted", err=True)
             sys.exit(130)
+        except BrokenPipeError:  # e.g. `sjoin run ... | head`: the reader has all it wants
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+            sys.exit(0)
         except Exception as err:
             click.echo(
                 f"sjoin: error[E999]: internal error: {type(err).__name__}: {err} "
@@ -176,3 +180,82 @@ def compile_(spec: Path, output: Path | None, color: str) -> None:
 
 if __name__ == "__main__":
     main()
+
+
+@main.command()
+@SPEC
+@click.option(
+    "--trace",
+    "trace",
+    required=True,
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    help='Input rows, JSON Lines: {"batch": 0, "stream": ..., "row": {...}}.',
+)
+@click.option("--relation", help="Output only this join or aggregate (default: all).")
+@click.option(
+    "--output",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Write output rows here (default: stdout).",
+)
+@click.option(
+    "--progress",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Write one progress line per executed batch here.",
+)
+@click.option(
+    "--bad-rows",
+    default="stop",
+    show_default=True,
+    help="What to do with a bad trace row: stop, skip, or a FILE to write them to.",
+)
+@click.option(
+    "--checkpoint",
+    type=click.Path(file_okay=False, path_type=Path),
+    help="Persist state after each batch; a restart resumes after the last one.",
+)
+@COLOR
+@last_resort
+def run(
+    spec: Path,
+    trace: Path,
+    relation: str | None,
+    output: Path | None,
+    progress: Path | None,
+    bad_rows: str,
+    checkpoint: Path | None,
+    color: str,
+) -> None:
+    """Run SPEC on TRACE with the reference runtime: Spark's micro-batch semantics, batch by
+    batch (no-data batches included), in pure Python.
+
+    Exit status: 0 ran, 1 the spec or the trace has errors, 2 usage error.
+    """
+    from sjoin.runtime import RunError, UsageError, run_to_files
+
+    printer = Printer(color)
+    result = load(spec)
+    printer.diagnostics((d, result.source) for d in result.diagnostics)
+    if not result.ok or result.plan is None:
+        sys.exit(1)
+    policy = bad_rows if bad_rows in ("stop", "skip") else Path(bad_rows)
+    with printer.progress_bar("batches") as advance:
+        try:
+            summary = run_to_files(
+                result.plan,
+                trace,
+                relation=relation,
+                output=output,
+                progress=progress,
+                bad_rows=policy,
+                checkpoint=checkpoint,  # type: ignore[arg-type]
+                on_batch=lambda batch, total: advance(batch.data, total),
+            )
+        except UsageError as err:
+            raise click.UsageError(str(err)) from None
+        except RunError as err:
+            printer.note(f"sjoin run: {err}", "red")
+            sys.exit(1)
+    printer.note(
+        f"{summary.batches} batches, {summary.rows} output rows"
+        + (f", {summary.bad_rows} bad rows skipped" if summary.bad_rows else "")
+    )

@@ -11,7 +11,8 @@ import json
 import os
 import sys
 import unicodedata
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from typing import Any, TextIO
 
 from sjoin.compiler.diagnostics import Diagnostic
@@ -134,3 +135,20 @@ class Printer:
 
     def note(self, text: str, style: str = "") -> None:
         self.err.write([(text, style)])
+
+    @contextmanager
+    def progress_bar(self, what: str) -> Iterator[Callable[[bool, int], None]]:
+        """A progress bar over the data batches on a terminal (stderr); elsewhere a no-op.
+        Yields ``advance(is_data_batch, total_data_batches)``."""
+        if self.err.console is None:
+            yield lambda data, total: None
+            return
+        from rich.progress import Progress
+
+        with Progress(console=self.err.console, transient=True) as bar:
+            task = bar.add_task(what, total=None)
+
+            def advance(data: bool, total: int) -> None:
+                bar.update(task, total=total, advance=1 if data else 0)
+
+            yield advance

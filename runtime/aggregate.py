@@ -1,0 +1,346 @@
+"""The ``aggregate`` statement: Spark's streaming aggregation (StateStoreRestore/Save) over
+the rows a join emits, batch by batch.
+
+Groups are keyed by the GROUP BY values (a sliding ``window()`` puts a row in several
+groups).  Per batch, as ``StateStoreSaveExec`` does: groups whose watermark key is at or
+below the late-events watermark are dropped (append and update modes), the rest are merged
+into state; append mode then emits and removes every group whose key the eviction watermark
+has passed, update mode emits the groups it changed and removes the passed ones silently,
+complete mode emits every group and never removes any.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from decimal import ROUND_HALF_UP, Decimal
+from typing import Any
+
+from sqlglot import exp
+
+from sjoin.compiler.bound import SparkVersion
+from sjoin.compiler.functions import lookup
+from sjoin.compiler.plan import AggregateNode
+from sjoin.compiler.sql import spark_sql
+from sjoin.compiler.types import SqlType
+
+from .errors import QueryError, UnsupportedExpression
+from .eval import (
+    DECIMAL_CONTEXT,
+    Getter,
+    Layout,
+    compile_expr,
+    kind_of,
+    window_arguments,
+    window_spans,
+)
+from .index import EvictionIndex
+
+Row = tuple[Any, ...]
+
+
+@dataclass(slots=True)
+class AggregateMetrics:
+    num_rows_total: int = 0
+    num_rows_updated: int = 0
+    num_rows_removed: int = 0
+    num_rows_dropped_by_watermark: int = 0
+
+
+class Accumulator:
+    """One aggregate call: a mutable list state per group."""
+
+    def __init__(
+        self, name: str, arg: Getter | None, kind: str, shape: tuple[int, ...], ansi: bool
+    ):
+        self.name = name
+        self.arg = arg
+        self.kind = kind
+        self.shape = shape
+        self.ansi = ansi
+
+    def new(self) -> list[Any]:
+        if self.name == "count":
+            return [0]
+        if self.name == "avg":
+            return [None, 0]
+        if self.name == "approx_count_distinct":
+            return [set()]
+        return [None]
+
+    def update(self, state: list[Any], row: Row) -> None:
+        name = self.name
+        value = row if self.arg is None else self.arg(row, None)
+        if name == "count":
+            if value is not None:
+                state[0] += 1
+            return
+        if value is None:
+            return
+        if name == "sum":
+            state[0] = value if state[0] is None else self._add(state[0], value)
+        elif name == "avg":
+            state[0] = value if state[0] is None else self._add(state[0], value)
+            state[1] += 1
+        elif name == "min":
+            if state[0] is None or _less(value, state[0]):
+                state[0] = value
+        elif name == "max":
+            if state[0] is None or _less(state[0], value):
+                state[0] = value
+        else:
+            state[0].add(_hashable(value))
+
+    def _add(self, a: Any, b: Any) -> Any:
+        if self.kind in ("double", "float"):
+            return float(a) + float(b)
+        if self.kind == "decimal":
+            return DECIMAL_CONTEXT.add(Decimal(a), Decimal(b))
+        total = a + b
+        if not -(2**63) <= total < 2**63:
+            if self.ansi:
+                raise QueryError("ARITHMETIC_OVERFLOW", f"{self.name}() overflowed BIGINT")
+            total = ((total + 2**63) % 2**64) - 2**63
+        return total
+
+    def result(self, state: list[Any]) -> Any:
+        name = self.name
+        if name == "count":
+            return state[0]
+        if name == "avg":
+            if state[1] == 0:
+                return None
+            if self.kind == "decimal":
+                scale = (self.shape[1] if len(self.shape) == 2 else 0) + 4
+                quotient = DECIMAL_CONTEXT.divide(Decimal(state[0]), Decimal(state[1]))
+                return quotient.quantize(Decimal(1).scaleb(-scale), rounding=ROUND_HALF_UP)
+            return float(state[0]) / state[1]
+        if name == "sum" and state[0] is not None and self.kind in ("double", "float"):
+            return float(state[0])
+        if name == "approx_count_distinct":
+            return len(state[0])
+        return state[0]
+
+
+def _less(a: Any, b: Any) -> bool:
+    if isinstance(a, float) and a != a:
+        return False
+    if isinstance(b, float) and b != b:
+        return True
+    return bool(a < b)
+
+
+def _hashable(value: Any) -> Any:
+    if isinstance(value, float) and math.isnan(value):
+        return "NaN"
+    return value
+
+
+def _is_window(node: exp.Expression) -> bool:
+    return isinstance(node, exp.Anonymous) and node.meta.get("function") == "window"
+
+
+class AggregateOperator:
+    """One ``aggregate`` of the plan, run batch after batch."""
+
+    def __init__(
+        self,
+        node: AggregateNode,
+        input_columns: Sequence[tuple[str, str]],
+        spark: SparkVersion,
+        ansi: bool,
+    ) -> None:
+        self.node = node
+        self.mode = node.mode
+        layout = Layout.of(("input", list(input_columns)))
+        self.keys: list[Callable[[Row], list[Any]]] = []
+        for key in node.group_by:
+            self.keys.append(self._key_function(key, layout, ansi))
+        self.watermark_key = self._watermark_key_index(node)
+        self.accumulators: list[Accumulator] = []
+        self.calls: list[exp.Expression] = []
+        for out in node.output:
+            for call in _aggregate_calls(out.expr):
+                if not any(call == seen for seen in self.calls):
+                    self.calls.append(call)
+                    self.accumulators.append(self._accumulator(call, layout, ansi))
+        n_keys = len(node.group_by)
+
+        def resolve(sub: exp.Expression) -> Getter | None:
+            for i, key in enumerate(node.group_by):
+                if sub == key:
+                    return _slot(i)
+            for j, call in enumerate(self.calls):
+                if sub == call:
+                    return _slot(n_keys + j)
+            return None
+
+        self.outputs = [
+            compile_expr(o.expr, layout, ansi=ansi, resolve=resolve) for o in node.output
+        ]
+        self.groups: dict[Any, list[list[Any]]] = {}
+        self.index = EvictionIndex()
+        self.counter = 0
+        self.output_columns = [o.name for o in node.output]
+        self.output_types = [o.type.split("(")[0].lower() for o in node.output]
+
+    @staticmethod
+    def _key_function(
+        key: exp.Expression, layout: Layout, ansi: bool
+    ) -> Callable[[Row], list[Any]]:
+        if _is_window(key):
+            duration, slide, start = window_arguments(key)
+            time = compile_expr(key.expressions[0], layout, ansi=ansi)
+
+            def windows(row: Row) -> list[Any]:
+                ts = time(row, None)
+                return [] if ts is None else list(window_spans(ts, duration, slide, start))
+
+            return windows
+        g = compile_expr(key, layout, ansi=ansi)
+        return lambda row: [g(row, None)]
+
+    @staticmethod
+    def _watermark_key_index(node: AggregateNode) -> int | None:
+        if node.watermark_key is None:
+            return None
+        for i, key in enumerate(node.group_by):
+            if spark_sql(key) == node.watermark_key:
+                return i
+        return None
+
+    @staticmethod
+    def _accumulator(call: exp.Expression, layout: Layout, ansi: bool) -> Accumulator:
+        assert isinstance(call, exp.Anonymous)
+        fn = lookup(str(call.meta.get("function") or call.this).lower())
+        assert fn is not None
+        args = list(call.expressions)
+        if fn.name == "count" and (not args or isinstance(args[0], exp.Star)):
+            return Accumulator("count", None, "bigint", (), ansi)
+        if len(args) != 1:
+            raise UnsupportedExpression(f"`{spark_sql(call)}`: one argument expected")
+        found = args[0].meta.get("type")
+        shape = found.params if isinstance(found, SqlType) else ()
+        return Accumulator(
+            fn.name, compile_expr(args[0], layout, ansi=ansi), kind_of(args[0], layout), shape, ansi
+        )
+
+    def _key_time(self, key: tuple[Any, ...]) -> int | None:
+        if self.watermark_key is None:
+            return None
+        value = key[self.watermark_key]
+        if value is None:
+            return None
+        return int(value[1] if isinstance(value, tuple) else value)
+
+    # ---------------------------------------------------------------- one batch
+
+    def process(
+        self, rows: Sequence[Row], late_ms: int | None, evict_ms: int | None
+    ) -> tuple[list[Row], AggregateMetrics]:
+        m = AggregateMetrics()
+        complete = self.mode == "complete"
+        late_us = None if complete or late_ms is None else late_ms * 1000
+        updated: dict[Any, None] = {}
+        dropped: set[Any] = set()
+        groups = self.groups
+        for row in rows:
+            combos: list[tuple[Any, ...]] = [()]
+            for key_of in self.keys:
+                values = key_of(row)
+                combos = [(*c, v) for c in combos for v in values]
+            for key in combos:
+                t = self._key_time(key)
+                if late_us is not None and t is not None and t <= late_us:
+                    dropped.add(key)
+                    continue
+                states = groups.get(key)
+                if states is None:
+                    states = groups[key] = [acc.new() for acc in self.accumulators]
+                    if t is not None:
+                        self.index.add(t, self.counter, key)
+                        self.counter += 1
+                for acc, state in zip(self.accumulators, states, strict=True):
+                    acc.update(state, row)
+                updated[key] = None
+        m.num_rows_dropped_by_watermark = len(dropped)
+        m.num_rows_updated = len(updated)
+        out: list[Row] = []
+        if complete:
+            out = [self._output(key, states) for key, states in groups.items()]
+        elif self.mode == "update":
+            out = [self._output(key, groups[key]) for key in updated]
+            if evict_ms is not None:
+                m.num_rows_removed = len(self._evict(evict_ms * 1000))
+        elif evict_ms is not None:
+            evicted = self._evict(evict_ms * 1000)
+            m.num_rows_removed = len(evicted)
+            out = [self._output(key, states) for key, states in evicted]
+        m.num_rows_total = len(groups)
+        return out, m
+
+    def _evict(self, threshold_us: int) -> list[tuple[Any, list[list[Any]]]]:
+        evicted = []
+        for _, _, key in self.index.pop_upto(threshold_us):
+            states = self.groups.pop(key, None)
+            if states is not None:
+                evicted.append((key, states))
+        return evicted
+
+    def _output(self, key: tuple[Any, ...], states: list[list[Any]]) -> Row:
+        group = key + tuple(acc.result(s) for acc, s in zip(self.accumulators, states, strict=True))
+        return tuple(g(group, None) for g in self.outputs)
+
+    def has_state_predicate(self) -> bool:
+        return self.mode in ("append", "update")
+
+    # ---------------------------------------------------------------- checkpoint
+
+    def snapshot(self) -> dict[str, Any]:
+        return {
+            "groups": [
+                (key, [[sorted(s[0], key=repr)] if isinstance(s[0], set) else s for s in states])
+                for key, states in self.groups.items()
+            ],
+            "counter": self.counter,
+        }
+
+    def restore(self, data: dict[str, Any]) -> None:
+        self.groups = {}
+        self.index = EvictionIndex()
+        self.counter = data["counter"]
+        for key, states in data["groups"]:
+            restored = [
+                [set(s[0])] if acc.name == "approx_count_distinct" else list(s)
+                for acc, s in zip(self.accumulators, states, strict=True)
+            ]
+            self.groups[key] = restored
+            t = self._key_time(key)
+            if t is not None:
+                self.index.add(t, self.counter, key)
+                self.counter += 1
+
+
+def _slot(i: int) -> Getter:
+    def slot(a: Any, b: Any) -> Any:
+        return a[i]
+
+    return slot
+
+
+def _aggregate_calls(node: exp.Expression) -> list[exp.Expression]:
+    """The aggregate function calls in an output expression (outermost ones)."""
+    found: list[exp.Expression] = []
+
+    def visit(sub: exp.Expression) -> None:
+        if isinstance(sub, exp.Anonymous):
+            fn = lookup(str(sub.meta.get("function") or sub.this).lower())
+            if fn is not None and fn.aggregate:
+                found.append(sub)
+                return
+        for child in sub.iter_expressions():
+            visit(child)
+
+    visit(node)
+    return found

@@ -1,0 +1,1486 @@
+"""Plan expressions -> Python closures, compiled once per operator.
+
+A compiled expression is a function ``f(a, b)`` of two row tuples: ``a`` is the left (or
+only) input row, ``b`` the right one (``None`` when there is no second row).  A ``Layout``
+says where each column lives.  Evaluation follows Spark SQL: NULL propagates through
+operators and comparisons, AND/OR/NOT are three-valued, ``/`` is a double (or decimal)
+division, timestamps and intervals are microseconds, and with ANSI mode (Spark 4.0+'s
+default) overflow, division by zero and invalid casts fail the query like Spark does.
+
+Dispatch is a table keyed by sqlglot node class (``_COMPILERS``); a node or function
+without a rule raises ``UnsupportedExpression`` naming it.  Nothing is ever ``eval``'d.
+"""
+
+from __future__ import annotations
+
+import math
+import operator
+import random
+import re
+import uuid
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from decimal import ROUND_FLOOR, ROUND_HALF_UP, Context, Decimal, InvalidOperation
+from typing import Any, Final, TypeAlias
+
+from sqlglot import exp
+
+from sjoin.compiler.functions import ALIASES, FUNCTIONS
+from sjoin.compiler.types import SqlType
+
+from .errors import QueryError, UnsupportedExpression
+from .values import (
+    US_PER_DAY,
+    US_PER_SECOND,
+    format_date,
+    format_timestamp,
+    parse_date,
+    parse_timestamp,
+)
+
+Getter: TypeAlias = Callable[[Any, Any], Any]
+Resolver: TypeAlias = Callable[[exp.Expression], "Getter | None"]
+
+DECIMAL_CONTEXT: Final = Context(prec=200)
+MAX_PRECISION: Final = 38
+_INT_BITS: Final = {"tinyint": 8, "smallint": 16, "int": 32, "bigint": 64}
+_INT_PRECISION: Final = {"tinyint": 3, "smallint": 5, "int": 10, "bigint": 20}
+_FLOATS: Final = ("double", "float")
+_BOOLEAN_NODES: Final = (
+    exp.And,
+    exp.Or,
+    exp.Not,
+    exp.EQ,
+    exp.NEQ,
+    exp.LT,
+    exp.LTE,
+    exp.GT,
+    exp.GTE,
+    exp.Between,
+    exp.Is,
+    exp.In,
+    exp.Like,
+    exp.Boolean,
+)
+
+
+@dataclass(frozen=True)
+class Layout:
+    """Where columns live: ``(side, name) -> (argument, index)`` with argument 0 (``a``) or
+    1 (``b``); ``types`` gives each column's SQL type name (for columns whose node lacks
+    one)."""
+
+    slots: Mapping[tuple[str, str], tuple[int, int]]
+    types: Mapping[tuple[str, str], str] = field(default_factory=dict)
+
+    @classmethod
+    def of(cls, *sides: tuple[str, Sequence[tuple[str, str]]]) -> Layout:
+        """``Layout.of(("left", [(name, type), ...]), ("right", [...]))``."""
+        slots: dict[tuple[str, str], tuple[int, int]] = {}
+        types: dict[tuple[str, str], str] = {}
+        for arg, (side, columns) in enumerate(sides):
+            for index, (name, kind) in enumerate(columns):
+                slots[(side, name)] = (arg, index)
+                types[(side, name)] = kind
+        return cls(slots, types)
+
+
+@dataclass(frozen=True)
+class CompileContext:
+    layout: Layout
+    ansi: bool
+    resolve: Resolver | None = None
+
+
+def compile_expr(
+    node: exp.Expression, layout: Layout, *, ansi: bool, resolve: Resolver | None = None
+) -> Getter:
+    """Compile ``node`` once; the result is called per row (pair).
+
+    ``resolve`` may claim a node first (an aggregate's keys and aggregate calls).
+    """
+    return _compile(node, CompileContext(layout, ansi, resolve))
+
+
+def kind_of(node: exp.Expression, layout: Layout | None = None) -> str:
+    """The canonical SQL type name of a bound node ('unknown' when it cannot be told)."""
+    found = node.meta.get("type")
+    if isinstance(found, SqlType):
+        return found.name
+    if isinstance(node, _BOOLEAN_NODES):
+        return "boolean"
+    if isinstance(node, exp.Paren):
+        return kind_of(node.this, layout)
+    if isinstance(node, exp.Column) and layout is not None:
+        return layout.types.get((node.meta.get("side", ""), node.name), "unknown")
+    if isinstance(node, exp.Null):
+        return "null"
+    if isinstance(node, exp.Interval):
+        return "interval"
+    if isinstance(node, exp.Literal):
+        if node.is_string:
+            return "string"
+        return "int" if node.this.isdigit() else "decimal"
+    return "unknown"
+
+
+def _decimal_shape(node: exp.Expression, kind: str) -> tuple[int, int]:
+    """(precision, scale) of a numeric operand as Spark's DecimalPrecision sees it."""
+    found = node.meta.get("type")
+    if kind == "decimal" and isinstance(found, SqlType) and found.params:
+        return found.params[0], found.params[1]
+    if isinstance(node, exp.Literal) and not node.is_string:
+        digits = node.this.replace(".", "").lstrip("0") or "0"
+        scale = len(node.this.partition(".")[2])
+        return max(len(digits), scale, 1), scale
+    return _INT_PRECISION.get(kind, 38), 0
+
+
+# ------------------------------------------------------------------------------ compile
+
+
+def _compile(node: exp.Expression, ctx: CompileContext) -> Getter:
+    if ctx.resolve is not None:
+        claimed = ctx.resolve(node)
+        if claimed is not None:
+            return claimed
+    rule = _COMPILERS.get(type(node))
+    if rule is None:
+        raise UnsupportedExpression(
+            f"the runtime cannot evaluate `{node.sql(dialect='spark')}` "
+            f"({type(node).__name__} expressions are not supported)"
+        )
+    return rule(node, ctx)
+
+
+def _const(value: Any) -> Getter:
+    def const(a: Any, b: Any) -> Any:
+        return value
+
+    const.constant = value  # type: ignore[attr-defined]
+    return const
+
+
+def _is_const(g: Getter) -> bool:
+    return hasattr(g, "constant")
+
+
+def _column(node: exp.Column, ctx: CompileContext) -> Getter:
+    key = (node.meta.get("side", ""), node.name)
+    slot = ctx.layout.slots.get(key)
+    if slot is None:
+        matches = [s for (side, name), s in ctx.layout.slots.items() if name == node.name]
+        if len(matches) != 1:
+            raise UnsupportedExpression(f"column `{node.sql(dialect='spark')}` is not available")
+        slot = matches[0]
+    arg, index = slot
+    if arg == 0:
+
+        def left(a: Any, b: Any) -> Any:
+            return a[index]
+
+        left.column = slot  # type: ignore[attr-defined]
+        return left
+
+    def right(a: Any, b: Any) -> Any:
+        return b[index]
+
+    right.column = slot  # type: ignore[attr-defined]
+    return right
+
+
+def _literal(node: exp.Literal, ctx: CompileContext) -> Getter:
+    if node.is_string:
+        return _const(node.this)
+    if node.this.isdigit():
+        return _const(int(node.this))
+    return _const(Decimal(node.this))
+
+
+def _interval(node: exp.Interval, ctx: CompileContext) -> Getter:
+    micros = node.meta.get("micros")
+    if micros is None:
+        raise UnsupportedExpression(f"interval `{node.sql(dialect='spark')}` has no fixed length")
+    return _const(int(micros))
+
+
+def _paren(node: exp.Paren, ctx: CompileContext) -> Getter:
+    return _compile(node.this, ctx)
+
+
+# ------------------------------------------------------------------------------ logic
+
+
+def _and(node: exp.And, ctx: CompileContext) -> Getter:
+    fa, fb = _compile(node.this, ctx), _compile(node.expression, ctx)
+
+    def and_(a: Any, b: Any) -> Any:
+        x = fa(a, b)
+        if x is False:
+            return False
+        y = fb(a, b)
+        if y is False:
+            return False
+        if x is None or y is None:
+            return None
+        return True
+
+    return and_
+
+
+def _or(node: exp.Or, ctx: CompileContext) -> Getter:
+    fa, fb = _compile(node.this, ctx), _compile(node.expression, ctx)
+
+    def or_(a: Any, b: Any) -> Any:
+        x = fa(a, b)
+        if x is True:
+            return True
+        y = fb(a, b)
+        if y is True:
+            return True
+        if x is None or y is None:
+            return None
+        return False
+
+    return or_
+
+
+def _not(node: exp.Not, ctx: CompileContext) -> Getter:
+    f = _compile(node.this, ctx)
+
+    def not_(a: Any, b: Any) -> Any:
+        x = f(a, b)
+        return None if x is None else not x
+
+    return not_
+
+
+def _is(node: exp.Is, ctx: CompileContext) -> Getter:
+    if not isinstance(node.expression, exp.Null):
+        raise UnsupportedExpression(f"`{node.sql(dialect='spark')}`: only IS [NOT] NULL")
+    f = _compile(node.this, ctx)
+
+    def is_null(a: Any, b: Any) -> Any:
+        return f(a, b) is None
+
+    return is_null
+
+
+# ------------------------------------------------------------------------------ comparisons
+
+
+def _comparable(nodes: Sequence[exp.Expression], ctx: CompileContext) -> list[Getter]:
+    """Operands compiled and coerced to one comparable form (dates meet timestamps as µs)."""
+    kinds = [kind_of(n, ctx.layout) for n in nodes]
+    getters = [_compile(n, ctx) for n in nodes]
+    if "timestamp" in kinds and "date" in kinds:
+        getters = [
+            _coerce(g, k, "timestamp", ctx.ansi) if k == "date" else g
+            for g, k in zip(getters, kinds, strict=True)
+        ]
+    return getters
+
+
+def _float_aware(nodes: Sequence[exp.Expression], ctx: CompileContext) -> bool:
+    return any(kind_of(n, ctx.layout) in _FLOATS for n in nodes)
+
+
+def _nan_key(x: Any) -> Any:
+    """Spark orders NaN above every number and NaN = NaN."""
+    if isinstance(x, float) and x != x:
+        return (1, 0.0)
+    return (0, x)
+
+
+_COMPARE_OPS: Final[dict[type[exp.Expression], Callable[[Any, Any], bool]]] = {
+    exp.EQ: operator.eq,
+    exp.NEQ: operator.ne,
+    exp.LT: operator.lt,
+    exp.LTE: operator.le,
+    exp.GT: operator.gt,
+    exp.GTE: operator.ge,
+}
+
+
+def _compare(node: exp.Expression, ctx: CompileContext) -> Getter:
+    op = _COMPARE_OPS[type(node)]
+    fa, fb = _comparable([node.this, node.expression], ctx)
+    if _float_aware([node.this, node.expression], ctx):
+        cmp = op
+
+        def op(x: Any, y: Any) -> bool:
+            return cmp(_nan_key(x), _nan_key(y))
+
+    fast = _linear_compare(op, fa, fb)
+    if fast is not None:
+        return fast
+    if _is_const(fb):
+        y = fb.constant  # type: ignore[attr-defined]
+        if y is None:
+            return _const(None)
+
+        def compare_const(a: Any, b: Any) -> Any:
+            x = fa(a, b)
+            if x is None:
+                return None
+            return op(x, y)
+
+        return compare_const
+
+    def compare(a: Any, b: Any) -> Any:
+        x = fa(a, b)
+        if x is None:
+            return None
+        y = fb(a, b)
+        if y is None:
+            return None
+        return op(x, y)
+
+    return compare
+
+
+def _linear_of(g: Getter) -> tuple[int, int, int] | None:
+    """(argument, index, offset) when ``g`` reads a timestamp column plus a constant."""
+    found = getattr(g, "linear", None)
+    if found is not None:
+        return found  # type: ignore[no-any-return]
+    slot = column_slot(g)
+    return None if slot is None else (slot[0], slot[1], 0)
+
+
+def _linear_compare(op: Callable[[Any, Any], bool], fa: Getter, fb: Getter) -> Getter | None:
+    """One closure for `col1 + c1 <op> col2 + c2` over timestamps/intervals (the range
+    conditions of time-interval joins), instead of four nested calls."""
+    la, lb = getattr(fa, "linear", None), getattr(fb, "linear", None)
+    if la is None and lb is None:
+        return None
+    la, lb = _linear_of(fa), _linear_of(fb)
+    if la is None or lb is None:
+        return None
+    (ia, xa, ca), (ib, xb, cb) = la, lb
+    shift = cb - ca
+
+    def compare_linear(a: Any, b: Any) -> Any:
+        x = a[xa] if ia == 0 else b[xa]
+        if x is None:
+            return None
+        y = b[xb] if ib == 1 else a[xb]
+        if y is None:
+            return None
+        return op(x, y + shift)
+
+    return compare_linear
+
+
+def _between(node: exp.Between, ctx: CompileContext) -> Getter:
+    fv, flo, fhi = _comparable([node.this, node.args["low"], node.args["high"]], ctx)
+    floats = _float_aware([node.this, node.args["low"], node.args["high"]], ctx)
+    key = _nan_key if floats else None
+
+    def between(a: Any, b: Any) -> Any:
+        v = fv(a, b)
+        lo = flo(a, b)
+        hi = fhi(a, b)
+        if key is not None:
+            v, lo, hi = (None if x is None else key(x) for x in (v, lo, hi))
+        ge = None if v is None or lo is None else v >= lo
+        if ge is False:
+            return False
+        le = None if v is None or hi is None else v <= hi
+        if le is False:
+            return False
+        if ge is None or le is None:
+            return None
+        return True
+
+    return between
+
+
+def _in(node: exp.In, ctx: CompileContext) -> Getter:
+    items = list(node.expressions)
+    getters = _comparable([node.this, *items], ctx)
+    fv, rest = getters[0], getters[1:]
+    floats = _float_aware([node.this, *items], ctx)
+    if all(_is_const(g) for g in rest):
+        values = [g.constant for g in rest]  # type: ignore[attr-defined]
+        has_null = any(v is None for v in values)
+        present = [v for v in values if v is not None]
+        if floats:
+            present = [_nan_key(v) for v in present]
+        try:
+            lookup: Any = frozenset(present)
+        except TypeError:
+            lookup = present
+
+        def in_const(a: Any, b: Any) -> Any:
+            v = fv(a, b)
+            if v is None:
+                return None
+            if (_nan_key(v) if floats else v) in lookup:
+                return True
+            return None if has_null else False
+
+        return in_const
+
+    def in_list(a: Any, b: Any) -> Any:
+        v = fv(a, b)
+        if v is None:
+            return None
+        if floats:
+            v = _nan_key(v)
+        has_null = False
+        for g in rest:
+            x = g(a, b)
+            if x is None:
+                has_null = True
+            elif (_nan_key(x) if floats else x) == v:
+                return True
+        return None if has_null else False
+
+    return in_list
+
+
+def like_regex(pattern: str, escape: str = "\\") -> re.Pattern[str]:
+    """Spark's LIKE pattern (``%``, ``_``, escape ``\\``) as an anchored regex."""
+    out = []
+    i = 0
+    while i < len(pattern):
+        ch = pattern[i]
+        if ch == escape and i + 1 < len(pattern):
+            out.append(re.escape(pattern[i + 1]))
+            i += 2
+            continue
+        out.append(".*" if ch == "%" else "." if ch == "_" else re.escape(ch))
+        i += 1
+    return re.compile("".join(out), re.S)
+
+
+def _like(node: exp.Like, ctx: CompileContext) -> Getter:
+    fv, fp = _compile(node.this, ctx), _compile(node.expression, ctx)
+    if _is_const(fp):
+        if fp.constant is None:  # type: ignore[attr-defined]
+            return _const(None)
+        regex = like_regex(fp.constant)  # type: ignore[attr-defined]
+
+        def like_const(a: Any, b: Any) -> Any:
+            v = fv(a, b)
+            return None if v is None else regex.fullmatch(v) is not None
+
+        return like_const
+    cache: dict[str, re.Pattern[str]] = {}
+
+    def like(a: Any, b: Any) -> Any:
+        v, p = fv(a, b), fp(a, b)
+        if v is None or p is None:
+            return None
+        regex = cache.get(p)
+        if regex is None:
+            if len(cache) > 1000:
+                cache.clear()
+            regex = cache[p] = like_regex(p)
+        return regex.fullmatch(v) is not None
+
+    return like
+
+
+# ------------------------------------------------------------------------------ arithmetic
+
+
+def _check_int(value: int, kind: str, ansi: bool, what: str) -> int:
+    bits = _INT_BITS.get(kind, 64)
+    limit = 1 << (bits - 1)
+    if -limit <= value < limit:
+        return value
+    if ansi:
+        raise QueryError("ARITHMETIC_OVERFLOW", f"{what} caused overflow of {kind.upper()}")
+    return ((value + limit) % (1 << bits)) - limit
+
+
+def _as_float(x: Any) -> float:
+    return float(x)
+
+
+def _as_decimal(x: Any) -> Decimal:
+    return x if isinstance(x, Decimal) else Decimal(x)
+
+
+def _divide_by_zero(ansi: bool) -> None:
+    if ansi:
+        raise QueryError("DIVIDE_BY_ZERO", "Division by zero. Use `try_divide` to tolerate it")
+
+
+def _java_mod(x: Any, y: Any) -> Any:
+    """Remainder with the sign of the dividend (Java's %)."""
+    if isinstance(x, float) or isinstance(y, float):
+        return math.fmod(x, y)
+    if isinstance(x, Decimal) or isinstance(y, Decimal):
+        return DECIMAL_CONTEXT.remainder(_as_decimal(x), _as_decimal(y))
+    r = abs(x) % abs(y)
+    return -r if x < 0 else r
+
+
+def _decimal_divide_scale(left: tuple[int, int], right: tuple[int, int]) -> int:
+    """Result scale of decimal division (Spark, allowPrecisionLoss=true)."""
+    (p1, s1), (p2, s2) = left, right
+    scale = max(6, s1 + p2 + 1)
+    precision = p1 - s1 + s2 + scale
+    if precision <= MAX_PRECISION:
+        return scale
+    int_digits = precision - scale
+    return max(MAX_PRECISION - int_digits, min(scale, 6))
+
+
+def _arith(node: exp.Expression, ctx: CompileContext) -> Getter:
+    left, right = node.this, node.expression
+    ka, kb = kind_of(left, ctx.layout), kind_of(right, ctx.layout)
+    kr = kind_of(node, ctx.layout)
+    fa, fb = _compile(left, ctx), _compile(right, ctx)
+    op_type = type(node)
+    ansi = ctx.ansi
+    temporal = {"timestamp", "date"}
+    if ka in temporal or kb in temporal or "interval" in (ka, kb):
+        return _temporal_arith(op_type, fa, fb, ka, kb, ansi, node)
+    if op_type is exp.Div and kr not in ("decimal",) and "decimal" not in (ka, kb):
+        kr = "double"
+    if op_type is exp.Div and "decimal" in (ka, kb) and not ({ka, kb} & set(_FLOATS)):
+        kr = "decimal"
+    fn: Callable[[Any, Any], Any]
+    if kr in _FLOATS:
+        fn = _float_op(op_type, ansi)
+    elif kr == "decimal":
+        scale = None
+        if op_type is exp.Div:
+            scale = _decimal_divide_scale(_decimal_shape(left, ka), _decimal_shape(right, kb))
+        fn = _decimal_op(op_type, ansi, scale)
+    elif kr in _INT_BITS:
+        fn = _int_op(op_type, kr, ansi)
+    elif kr in ("null", "unknown"):
+        return _const(None)
+    else:
+        raise UnsupportedExpression(f"cannot compute `{node.sql(dialect='spark')}` ({kr})")
+
+    def arith(a: Any, b: Any) -> Any:
+        x = fa(a, b)
+        if x is None:
+            return None
+        y = fb(a, b)
+        if y is None:
+            return None
+        return fn(x, y)
+
+    return arith
+
+
+def _float_op(op_type: type[exp.Expression], ansi: bool) -> Callable[[Any, Any], Any]:
+    if op_type is exp.Add:
+        return lambda x, y: float(x) + float(y)
+    if op_type is exp.Sub:
+        return lambda x, y: float(x) - float(y)
+    if op_type is exp.Mul:
+        return lambda x, y: float(x) * float(y)
+
+    def div(x: Any, y: Any) -> Any:
+        if y == 0:
+            _divide_by_zero(ansi)
+            return None
+        if op_type is exp.Mod:
+            return math.fmod(float(x), float(y))
+        return float(x) / float(y)
+
+    return div
+
+
+def _decimal_op(
+    op_type: type[exp.Expression], ansi: bool, scale: int | None
+) -> Callable[[Any, Any], Any]:
+    c = DECIMAL_CONTEXT
+
+    def check(d: Decimal) -> Decimal | None:
+        if len(d.as_tuple().digits) > MAX_PRECISION and d.adjusted() >= MAX_PRECISION - 1:
+            if ansi:
+                raise QueryError("NUMERIC_VALUE_OUT_OF_RANGE", f"{d} does not fit DECIMAL(38)")
+            return None
+        return d
+
+    if op_type is exp.Add:
+        return lambda x, y: check(c.add(_as_decimal(x), _as_decimal(y)))
+    if op_type is exp.Sub:
+        return lambda x, y: check(c.subtract(_as_decimal(x), _as_decimal(y)))
+    if op_type is exp.Mul:
+        return lambda x, y: check(c.multiply(_as_decimal(x), _as_decimal(y)))
+    quantum = Decimal(1).scaleb(-(scale or 0))
+
+    def div(x: Any, y: Any) -> Any:
+        if y == 0:
+            _divide_by_zero(ansi)
+            return None
+        if op_type is exp.Mod:
+            return _java_mod(_as_decimal(x), _as_decimal(y))
+        q = c.divide(_as_decimal(x), _as_decimal(y))
+        return check(q.quantize(quantum, rounding=ROUND_HALF_UP, context=c))
+
+    return div
+
+
+def _int_op(op_type: type[exp.Expression], kind: str, ansi: bool) -> Callable[[Any, Any], Any]:
+    if op_type is exp.Add:
+        return lambda x, y: _check_int(x + y, kind, ansi, "addition")
+    if op_type is exp.Sub:
+        return lambda x, y: _check_int(x - y, kind, ansi, "subtraction")
+    if op_type is exp.Mul:
+        return lambda x, y: _check_int(x * y, kind, ansi, "multiplication")
+
+    def mod(x: Any, y: Any) -> Any:
+        if y == 0:
+            _divide_by_zero(ansi)
+            return None
+        return _java_mod(x, y)
+
+    return mod
+
+
+def _temporal_arith(
+    op_type: type[exp.Expression],
+    fa: Getter,
+    fb: Getter,
+    ka: str,
+    kb: str,
+    ansi: bool,
+    node: exp.Expression,
+) -> Getter:
+    if ka == "date":
+        fa = _coerce(fa, "date", "timestamp", ansi)
+    if kb == "date":
+        fb = _coerce(fb, "date", "timestamp", ansi)
+    fn: Callable[[Any, Any], Any]
+    if op_type in (exp.Add, exp.Sub) and {ka, kb} <= {"timestamp", "date", "interval"}:
+        fn = operator.add if op_type is exp.Add else operator.sub
+    elif op_type is exp.Mul and "interval" in (ka, kb):
+
+        def fn(x: Any, y: Any) -> Any:
+            return _round_half_up(
+                _as_decimal(x) * _as_decimal(y)
+                if not isinstance(x, float) and not isinstance(y, float)
+                else Decimal(repr(float(x) * float(y)))
+            )
+
+    elif op_type is exp.Div and ka == "interval":
+
+        def fn(x: Any, y: Any) -> Any:
+            if y == 0:
+                raise QueryError("DIVIDE_BY_ZERO", "Division by zero")
+            return _round_half_up(
+                DECIMAL_CONTEXT.divide(
+                    _as_decimal(x), _as_decimal(y if not isinstance(y, float) else Decimal(repr(y)))
+                )
+            )
+
+    else:
+        raise UnsupportedExpression(
+            f"cannot compute `{node.sql(dialect='spark')}` ({ka} with {kb})"
+        )
+
+    def temporal(a: Any, b: Any) -> Any:
+        x = fa(a, b)
+        if x is None:
+            return None
+        y = fb(a, b)
+        if y is None:
+            return None
+        return fn(x, y)
+
+    if op_type in (exp.Add, exp.Sub) and ka != "date" and kb != "date":
+        base, offset = (
+            (fa, fb) if _is_const(fb) else (fb, fa) if op_type is exp.Add else (None, None)
+        )
+        slot = column_slot(base) if base is not None and offset is not None else None
+        if slot is not None and offset is not None and _is_const(offset):
+            value = offset.constant  # type: ignore[attr-defined]
+            if isinstance(value, int) and not isinstance(value, bool):
+                sign = -1 if op_type is exp.Sub else 1
+                temporal.linear = (slot[0], slot[1], sign * value)  # type: ignore[attr-defined]
+    return temporal
+
+
+def _round_half_up(d: Decimal) -> int:
+    return int(d.quantize(Decimal(1), rounding=ROUND_HALF_UP, context=DECIMAL_CONTEXT))
+
+
+def _neg(node: exp.Neg, ctx: CompileContext) -> Getter:
+    f = _compile(node.this, ctx)
+    kind = kind_of(node.this, ctx.layout)
+    ansi = ctx.ansi
+    if _is_const(f) and f.constant is not None:  # type: ignore[attr-defined]
+        value = -f.constant  # type: ignore[attr-defined]
+        return _const(_check_int(value, kind, ansi, "negation") if kind in _INT_BITS else value)
+
+    def neg(a: Any, b: Any) -> Any:
+        x = f(a, b)
+        if x is None:
+            return None
+        if kind in _INT_BITS:
+            return _check_int(-x, kind, ansi, "negation")
+        return -x
+
+    return neg
+
+
+# ------------------------------------------------------------------------------ CASE
+
+
+def _case(node: exp.Case, ctx: CompileContext) -> Getter:
+    kr = _result_type(node, ctx)
+    operand = node.this
+    branches: list[tuple[Getter, Getter]] = []
+    for when in node.args.get("ifs") or []:
+        result = _coerced(when.args["true"], kr, ctx)
+        if operand is not None:
+            fo, fw = _comparable([operand, when.this], ctx)
+
+            def test(a: Any, b: Any, fo: Getter = fo, fw: Getter = fw) -> Any:
+                x = fo(a, b)
+                y = fw(a, b)
+                return None if x is None or y is None else x == y
+
+            branches.append((test, result))
+        else:
+            branches.append((_compile(when.this, ctx), result))
+    default_node = node.args.get("default")
+    default = _coerced(default_node, kr, ctx) if default_node is not None else _const(None)
+
+    def case(a: Any, b: Any) -> Any:
+        for test, result in branches:
+            if test(a, b) is True:
+                return result(a, b)
+        return default(a, b)
+
+    return case
+
+
+# ------------------------------------------------------------------------------ CAST
+
+
+def _cast_node(node: exp.Cast, ctx: CompileContext) -> Getter:
+    target = kind_of(node, ctx.layout)
+    if node.meta.get("typed_literal"):
+        text = node.this.name
+        value = parse_timestamp(text) if target == "timestamp" else parse_date(text)
+        if value is None:
+            raise UnsupportedExpression(f"invalid {target.upper()} literal {text!r}")
+        return _const(value)
+    source = kind_of(node.this, ctx.layout)
+    found = node.meta.get("type")
+    params = found.params if isinstance(found, SqlType) else ()
+    f = _compile(node.this, ctx)
+    return _coerce(f, source, target, ctx.ansi, params)
+
+
+def _coerce(
+    f: Getter, source: str, target: str, ansi: bool, params: tuple[int, ...] = ()
+) -> Getter:
+    """``f`` with its values cast from ``source`` to ``target`` (NULL stays NULL).  A
+    DECIMAL target without (precision, scale) keeps the value's own scale."""
+    if (source == target and (target != "decimal" or not params)) or target in (
+        "unknown",
+        "null",
+    ):
+        return f
+    if source in ("null", "unknown"):
+        return f
+    convert: Callable[[Any], Any]
+    if target == "decimal" and not params:
+        convert = _to_decimal_as_is
+    else:
+        convert = cast_function(source, target, ansi, params)
+    if _is_const(f):
+        value = f.constant  # type: ignore[attr-defined]
+        return _const(None if value is None else convert(value))
+
+    def cast(a: Any, b: Any) -> Any:
+        x = f(a, b)
+        return None if x is None else convert(x)
+
+    return cast
+
+
+def _to_decimal_as_is(value: Any) -> Any:
+    if isinstance(value, float):
+        return Decimal(repr(value))
+    return value if isinstance(value, Decimal) else Decimal(value)
+
+
+def _result_type(node: exp.Expression, ctx: CompileContext) -> tuple[str, tuple[int, ...]]:
+    found = node.meta.get("type")
+    params = found.params if isinstance(found, SqlType) else ()
+    return kind_of(node, ctx.layout), params
+
+
+def _coerced(sub: exp.Expression, to: tuple[str, tuple[int, ...]], ctx: CompileContext) -> Getter:
+    """``sub`` compiled and cast to the type ``to`` of the expression it is a branch of."""
+    return _coerce(_compile(sub, ctx), kind_of(sub, ctx.layout), to[0], ctx.ansi, to[1])
+
+
+def _invalid(ansi: bool, value: Any, target: str) -> None:
+    if ansi:
+        raise QueryError(
+            "CAST_INVALID_INPUT",
+            f"The value {value!r} cannot be cast to {target.upper()} because it is malformed",
+        )
+
+
+def cast_function(
+    source: str, target: str, ansi: bool, params: tuple[int, ...] = ()
+) -> Callable[[Any], Any]:
+    """Spark's CAST from ``source`` to ``target`` for a non-NULL value."""
+    if target == "string":
+        return lambda v: to_spark_string(v, source)
+    if target in _INT_BITS:
+        return _cast_to_int(source, target, ansi)
+    if target in _FLOATS:
+        return _cast_to_float(source, ansi)
+    if target == "decimal":
+        precision, scale = params if len(params) == 2 else (10, 0)
+        return _cast_to_decimal(source, precision, scale, ansi)
+    if target == "boolean":
+        return _cast_to_boolean(source, ansi)
+    if target == "timestamp":
+        return _cast_to_timestamp(source, ansi)
+    if target == "date":
+        return _cast_to_date(source, ansi)
+    raise UnsupportedExpression(f"the runtime cannot cast {source.upper()} to {target.upper()}")
+
+
+def _cast_to_int(source: str, target: str, ansi: bool) -> Callable[[Any], Any]:
+    bits = _INT_BITS[target]
+    limit = 1 << (bits - 1)
+
+    def fit(value: int, raw: Any) -> Any:
+        if -limit <= value < limit:
+            return value
+        if ansi:
+            raise QueryError("CAST_OVERFLOW", f"{raw!r} cannot be cast to {target.upper()}")
+        return ((value + limit) % (1 << bits)) - limit
+
+    if source == "string":
+        pattern = re.compile(r"^\s*([+-]?\d+)(?:\.\d*)?\s*$")
+
+        def from_string(v: Any) -> Any:
+            m = pattern.match(v)
+            if m is None or (ansi and "." in v):
+                _invalid(ansi, v, target)
+                return None
+            value = int(m[1])
+            if not -limit <= value < limit:
+                if ansi:
+                    raise QueryError("CAST_OVERFLOW", f"{v!r} cannot be cast to {target.upper()}")
+                return None
+            return value
+
+        return from_string
+    if source == "boolean":
+        return lambda v: 1 if v else 0
+    if source == "timestamp":
+        return lambda v: fit(v // US_PER_SECOND, v)
+    if source == "date":
+        raise UnsupportedExpression(f"the runtime cannot cast DATE to {target.upper()}")
+    if source in _FLOATS:
+
+        def from_float(v: Any) -> Any:
+            if v != v or v in (math.inf, -math.inf):
+                if ansi:
+                    raise QueryError("CAST_OVERFLOW", f"{v!r} cannot be cast to {target.upper()}")
+                return 0 if v != v else (limit - 1 if v > 0 else -limit)
+            value = int(v)
+            if -limit <= value < limit:
+                return value
+            if ansi:
+                raise QueryError("CAST_OVERFLOW", f"{v!r} cannot be cast to {target.upper()}")
+            if bits == 64 or bits == 32:
+                return limit - 1 if value > 0 else -limit  # Java's saturating (long)/(int)
+            return ((int(max(min(value, 2**31 - 1), -(2**31))) + limit) % (1 << bits)) - limit
+
+        return from_float
+    if source == "decimal":
+        return lambda v: fit(int(v), v)
+    return lambda v: fit(int(v), v)
+
+
+def _cast_to_float(source: str, ansi: bool) -> Callable[[Any], Any]:
+    if source == "string":
+
+        def from_string(v: Any) -> Any:
+            text = v.strip()
+            special = {
+                "nan": math.nan,
+                "infinity": math.inf,
+                "+infinity": math.inf,
+                "-infinity": -math.inf,
+                "inf": math.inf,
+                "-inf": -math.inf,
+            }
+            if text.lower() in special:
+                return special[text.lower()]
+            try:
+                return float(text.rstrip("dDfF"))
+            except ValueError:
+                _invalid(ansi, v, "double")
+                return None
+
+        return from_string
+    if source == "timestamp":
+        return lambda v: v / US_PER_SECOND
+    if source == "boolean":
+        return lambda v: 1.0 if v else 0.0
+    return float
+
+
+def _cast_to_decimal(source: str, precision: int, scale: int, ansi: bool) -> Callable[[Any], Any]:
+    quantum = Decimal(1).scaleb(-scale)
+
+    def fit(d: Decimal, raw: Any) -> Any:
+        try:
+            q = d.quantize(quantum, rounding=ROUND_HALF_UP, context=DECIMAL_CONTEXT)
+        except InvalidOperation:
+            q = None
+        if q is None or (q != 0 and q.adjusted() >= precision - scale):
+            if ansi:
+                raise QueryError(
+                    "NUMERIC_VALUE_OUT_OF_RANGE",
+                    f"{raw!r} cannot be represented as DECIMAL({precision}, {scale})",
+                )
+            return None
+        return q
+
+    def convert(v: Any) -> Any:
+        if source == "string":
+            try:
+                d = Decimal(v.strip())
+            except InvalidOperation:
+                _invalid(ansi, v, "decimal")
+                return None
+            if not d.is_finite():
+                _invalid(ansi, v, "decimal")
+                return None
+            return fit(d, v)
+        if source == "boolean":
+            return fit(Decimal(1 if v else 0), v)
+        if source == "timestamp":
+            return fit(Decimal(v) / US_PER_SECOND, v)
+        if isinstance(v, float):
+            if v != v or v in (math.inf, -math.inf):
+                if ansi:
+                    raise QueryError("NUMERIC_VALUE_OUT_OF_RANGE", f"{v!r} is not a decimal")
+                return None
+            return fit(Decimal(repr(v)), v)
+        return fit(Decimal(v), v)
+
+    return convert
+
+
+def _cast_to_boolean(source: str, ansi: bool) -> Callable[[Any], Any]:
+    if source == "string":
+        true = {"t", "true", "y", "yes", "1"}
+        false = {"f", "false", "n", "no", "0"}
+
+        def from_string(v: Any) -> Any:
+            text = v.strip().lower()
+            if text in true:
+                return True
+            if text in false:
+                return False
+            _invalid(ansi, v, "boolean")
+            return None
+
+        return from_string
+    if source == "timestamp":
+        return lambda v: v != 0
+    return lambda v: v != 0
+
+
+def _cast_to_timestamp(source: str, ansi: bool) -> Callable[[Any], Any]:
+    if source == "string":
+
+        def from_string(v: Any) -> Any:
+            us = parse_timestamp(v)
+            if us is None:
+                _invalid(ansi, v, "timestamp")
+            return us
+
+        return from_string
+    if source == "date":
+        return lambda v: v * US_PER_DAY
+    if source in _FLOATS:
+
+        def from_float(v: Any) -> Any:
+            if v != v or v in (math.inf, -math.inf):
+                return None
+            return int(v * US_PER_SECOND)
+
+        return from_float
+    if source == "decimal":
+        return lambda v: int(v * US_PER_SECOND)
+    if source in _INT_BITS:
+        return lambda v: v * US_PER_SECOND
+    raise UnsupportedExpression(f"the runtime cannot cast {source.upper()} to TIMESTAMP")
+
+
+def _cast_to_date(source: str, ansi: bool) -> Callable[[Any], Any]:
+    if source == "string":
+
+        def from_string(v: Any) -> Any:
+            days = parse_date(v)
+            if days is None:
+                us = parse_timestamp(v)
+                days = None if us is None else us // US_PER_DAY
+            if days is None:
+                _invalid(ansi, v, "date")
+            return days
+
+        return from_string
+    if source == "timestamp":
+        return lambda v: v // US_PER_DAY
+    raise UnsupportedExpression(f"the runtime cannot cast {source.upper()} to DATE")
+
+
+def to_spark_string(value: Any, kind: str) -> str:
+    """A value as Spark's CAST(... AS STRING) writes it (session time zone UTC)."""
+    if kind == "timestamp":
+        text = format_timestamp(value)[:-1].replace("T", " ")
+        return text.rstrip("0").rstrip(".") if "." in text else text
+    if kind == "date":
+        return format_date(value)
+    if kind == "window":
+        return (
+            "{"
+            + to_spark_string(value[0], "timestamp")
+            + ", "
+            + to_spark_string(value[1], "timestamp")
+            + "}"
+        )
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, float):
+        return _java_double(value)
+    if isinstance(value, Decimal):
+        return format(value, "f")
+    return str(value)
+
+
+def _java_double(x: float) -> str:
+    """Java's Double.toString: plain between 1e-3 and 1e7, else d.dddE±n."""
+    if x != x:
+        return "NaN"
+    if x in (math.inf, -math.inf):
+        return "Infinity" if x > 0 else "-Infinity"
+    if x == 0:
+        return "-0.0" if math.copysign(1.0, x) < 0 else "0.0"
+    if 1e-3 <= abs(x) < 1e7:
+        text = repr(x)
+        return text if "." in text or "e" in text else text + ".0"
+    sign, digits, exponent = Decimal(repr(x)).as_tuple()
+    assert isinstance(exponent, int)
+    ds = "".join(map(str, digits)).rstrip("0") or "0"
+    power = exponent + len(digits) - 1
+    mantissa = ds[0] + "." + (ds[1:] or "0")
+    return f"{'-' if sign else ''}{mantissa}E{power}"
+
+
+# ------------------------------------------------------------------------------ functions
+
+
+def window_spans(
+    ts: int, duration_us: int, slide_us: int | None, start_us: int = 0
+) -> list[tuple[int, int]]:
+    """The windows containing ``ts`` (µs), latest first, as Spark's TimeWindowing computes
+    them: ``lastStart = ts - ((ts - start) mod slide)``, then every ``slide`` back while the
+    window still contains ``ts``."""
+    slide = slide_us or duration_us
+    last = ts - (ts - start_us) % slide
+    if slide == duration_us:
+        return [(last, last + duration_us)]
+    spans = []
+    count = -(-duration_us // slide)
+    for i in range(count):
+        begin = last - i * slide
+        if begin + duration_us > ts:
+            spans.append((begin, begin + duration_us))
+    return spans
+
+
+def window_arguments(node: exp.Expression) -> tuple[int, int | None, int]:
+    """(duration, slide or None, start) in µs of a bound ``window(...)`` call."""
+    args = list(node.expressions)
+    micros = [a.meta.get("micros") for a in args[1:]]
+    if not micros or micros[0] is None or any(m is None for m in micros):
+        raise UnsupportedExpression(
+            f"`{node.sql(dialect='spark')}`: window durations must be constant intervals"
+        )
+    duration = int(micros[0])
+    slide = int(micros[1]) if len(micros) > 1 else None
+    start = int(micros[2]) if len(micros) > 2 else 0
+    return duration, (None if slide == duration else slide), start
+
+
+def _function_name(node: exp.Anonymous) -> str:
+    name = str(node.meta.get("function") or node.this).lower()
+    return ALIASES.get(name, name)
+
+
+def _function(node: exp.Anonymous, ctx: CompileContext) -> Getter:
+    name = _function_name(node)
+    rule = _FUNCTIONS.get(name)
+    if rule is None:
+        known = sorted(n for n, f in FUNCTIONS.items() if not f.aggregate)
+        what = (
+            "an aggregate, only allowed in an `aggregate` statement"
+            if (name in FUNCTIONS and FUNCTIONS[name].aggregate)
+            else "not supported by the runtime"
+        )
+        raise UnsupportedExpression(
+            f"function `{name}` is {what}; supported functions: {', '.join(known)}"
+        )
+    return rule(node, ctx)
+
+
+def _args(node: exp.Anonymous, ctx: CompileContext) -> list[Getter]:
+    return [_compile(a, ctx) for a in node.expressions]
+
+
+def _strict(fn: Callable[..., Any], getters: Sequence[Getter]) -> Getter:
+    """Call ``fn`` on the argument values; NULL when any argument is NULL."""
+    if len(getters) == 1:
+        (g,) = getters
+
+        def one(a: Any, b: Any) -> Any:
+            x = g(a, b)
+            return None if x is None else fn(x)
+
+        return one
+    if len(getters) == 2:
+        g1, g2 = getters
+
+        def two(a: Any, b: Any) -> Any:
+            x = g1(a, b)
+            if x is None:
+                return None
+            y = g2(a, b)
+            return None if y is None else fn(x, y)
+
+        return two
+
+    def many(a: Any, b: Any) -> Any:
+        values = [g(a, b) for g in getters]
+        return None if any(v is None for v in values) else fn(*values)
+
+    return many
+
+
+def _f_window(node: exp.Anonymous, ctx: CompileContext) -> Getter:
+    duration, slide, start = window_arguments(node)
+    if slide is not None:
+        raise UnsupportedExpression(
+            f"`{node.sql(dialect='spark')}`: a sliding window() makes several rows per input "
+            "row; the runtime supports it only as a join key or a GROUP BY key"
+        )
+    time = _coerce(
+        _compile(node.expressions[0], ctx),
+        kind_of(node.expressions[0], ctx.layout),
+        "timestamp",
+        ctx.ansi,
+    )
+
+    def window(a: Any, b: Any) -> Any:
+        ts = time(a, b)
+        if ts is None:
+            return None
+        begin = ts - (ts - start) % duration
+        return (begin, begin + duration)
+
+    return window
+
+
+def _text_args(node: exp.Anonymous, ctx: CompileContext) -> list[Getter]:
+    return [
+        _coerce(_compile(a, ctx), kind_of(a, ctx.layout), "string", ctx.ansi)
+        for a in node.expressions
+    ]
+
+
+def _f_substring(node: exp.Anonymous, ctx: CompileContext) -> Getter:
+    getters = _args(node, ctx)
+
+    def substring(s: str, pos: int, length: int = 2**31 - 1) -> str:
+        pos, length = int(pos), int(length)
+        n = len(s)
+        start = pos - 1 if pos > 0 else (n + pos if pos < 0 else 0)
+        end = n if length == 2**31 - 1 else start + length
+        start = max(start, 0)
+        if start >= end:
+            return ""
+        return s[start : min(end, n)]
+
+    return _strict(substring, getters)
+
+
+def _first_non_null(node: exp.Anonymous, ctx: CompileContext) -> Getter:
+    kr = _result_type(node, ctx)
+    getters = [_coerced(a, kr, ctx) for a in node.expressions]
+
+    def coalesce(a: Any, b: Any) -> Any:
+        for g in getters:
+            x = g(a, b)
+            if x is not None:
+                return x
+        return None
+
+    return coalesce
+
+
+def _f_if(node: exp.Anonymous, ctx: CompileContext) -> Getter:
+    kr = _result_type(node, ctx)
+    cond = _compile(node.expressions[0], ctx)
+    yes, no = (_coerced(a, kr, ctx) for a in node.expressions[1:])
+
+    def if_(a: Any, b: Any) -> Any:
+        return yes(a, b) if cond(a, b) is True else no(a, b)
+
+    return if_
+
+
+def _extreme(pick: Callable[..., Any]) -> Callable[[exp.Anonymous, CompileContext], Getter]:
+    def rule(node: exp.Anonymous, ctx: CompileContext) -> Getter:
+        kr = _result_type(node, ctx)
+        getters = [_coerced(a, kr, ctx) for a in node.expressions]
+        floats = kr[0] in _FLOATS
+
+        def extreme(a: Any, b: Any) -> Any:
+            values = [x for g in getters if (x := g(a, b)) is not None]
+            if not values:
+                return None
+            return pick(values, key=_nan_key) if floats else pick(values)
+
+        return extreme
+
+    return rule
+
+
+def _round_value(value: Any, digits: int, kind: str) -> Any:
+    if isinstance(value, float):
+        if value != value or value in (math.inf, -math.inf):
+            return value
+        d = Decimal(repr(value))
+    else:
+        d = Decimal(value)
+    rounded = d.quantize(
+        Decimal(1).scaleb(-digits), rounding=ROUND_HALF_UP, context=DECIMAL_CONTEXT
+    )
+    if kind in _FLOATS:
+        return float(rounded)
+    if kind in _INT_BITS:
+        return int(rounded)
+    return rounded if digits >= 0 else rounded.quantize(Decimal(1), context=DECIMAL_CONTEXT)
+
+
+def _f_round(node: exp.Anonymous, ctx: CompileContext) -> Getter:
+    kind = kind_of(node.expressions[0], ctx.layout)
+    value = _compile(node.expressions[0], ctx)
+    digits = 0
+    if len(node.expressions) > 1:
+        scale = _compile(node.expressions[1], ctx)
+        if not _is_const(scale) or scale.constant is None:  # type: ignore[attr-defined]
+            raise UnsupportedExpression("round(): the scale must be a constant")
+        digits = int(scale.constant)  # type: ignore[attr-defined]
+    return _strict(lambda v: _round_value(v, digits, kind), [value])
+
+
+def _floor_or_ceil(up: bool) -> Callable[[exp.Anonymous, CompileContext], Getter]:
+    def rule(node: exp.Anonymous, ctx: CompileContext) -> Getter:
+        def fn(v: Any) -> Any:
+            if isinstance(v, float):
+                if v != v or v in (math.inf, -math.inf):
+                    return None
+                return math.ceil(v) if up else math.floor(v)
+            if isinstance(v, Decimal):
+                return int(v.to_integral_value(rounding="ROUND_CEILING" if up else ROUND_FLOOR))
+            return v
+
+        return _strict(fn, _args(node, ctx))
+
+    return rule
+
+
+_TRUNC_UNITS: Final = {
+    "year": "year", "yyyy": "year", "yy": "year",
+    "quarter": "quarter",
+    "month": "month", "mm": "month", "mon": "month",
+    "week": "week",
+    "day": "day", "dd": "day",
+    "hour": "hour",
+    "minute": "minute",
+    "second": "second",
+    "millisecond": "millisecond",
+    "microsecond": "microsecond",
+}  # fmt: skip
+_FIXED_TRUNC: Final = {
+    "day": US_PER_DAY,
+    "hour": 3_600 * US_PER_SECOND,
+    "minute": 60 * US_PER_SECOND,
+    "second": US_PER_SECOND,
+    "millisecond": 1000,
+    "microsecond": 1,
+}
+
+
+def date_trunc(unit: str, us: int) -> int | None:
+    """Spark's date_trunc in UTC; None for an unknown unit."""
+    level = _TRUNC_UNITS.get(unit.lower())
+    if level is None:
+        return None
+    if level in _FIXED_TRUNC:
+        size = _FIXED_TRUNC[level]
+        return us - us % size
+    from datetime import date, timedelta
+
+    day = date(1970, 1, 1) + timedelta(days=us // US_PER_DAY)
+    if level == "week":
+        day -= timedelta(days=day.weekday())
+    elif level == "month":
+        day = day.replace(day=1)
+    elif level == "quarter":
+        day = day.replace(month=(day.month - 1) // 3 * 3 + 1, day=1)
+    else:
+        day = day.replace(month=1, day=1)
+    return (day - date(1970, 1, 1)).days * US_PER_DAY
+
+
+def _timestamp_args(node: exp.Anonymous, ctx: CompileContext) -> list[Getter]:
+    return [
+        _coerce(_compile(a, ctx), kind_of(a, ctx.layout), "timestamp", ctx.ansi)
+        if kind_of(a, ctx.layout) == "date"
+        else _compile(a, ctx)
+        for a in node.expressions
+    ]
+
+
+def _f_date_trunc(node: exp.Anonymous, ctx: CompileContext) -> Getter:
+    unit, ts = _compile(node.expressions[0], ctx), _timestamp_args(node, ctx)[1]
+    return _strict(lambda u, t: date_trunc(u, t), [unit, ts])
+
+
+def _timestamp_from(scale: int, name: str) -> Callable[[exp.Anonymous, CompileContext], Getter]:
+    def rule(node: exp.Anonymous, ctx: CompileContext) -> Getter:
+        ansi = ctx.ansi
+
+        def fn(v: Any) -> Any:
+            if isinstance(v, float):
+                if v != v or v in (math.inf, -math.inf):
+                    return None
+                return int(v * scale)
+            return _check_int(int(v * scale), "bigint", ansi, name)
+
+        return _strict(fn, _args(node, ctx))
+
+    return rule
+
+
+def _on_timestamp(fn: Callable[[int], Any]) -> Callable[[exp.Anonymous, CompileContext], Getter]:
+    def rule(node: exp.Anonymous, ctx: CompileContext) -> Getter:
+        return _strict(fn, _timestamp_args(node, ctx))
+
+    return rule
+
+
+def _f_rand(node: exp.Anonymous, ctx: CompileContext) -> Getter:
+    seed = 0
+    if node.expressions:
+        g = _compile(node.expressions[0], ctx)
+        seed = int(g.constant) if _is_const(g) and g.constant is not None else 0  # type: ignore[attr-defined]
+    generator = random.Random(seed)
+    return lambda a, b: generator.random()
+
+
+def _f_concat(node: exp.Anonymous, ctx: CompileContext) -> Getter:
+    return _strict(lambda *parts: "".join(parts), _text_args(node, ctx))
+
+
+def _simple(fn: Callable[..., Any]) -> Callable[[exp.Anonymous, CompileContext], Getter]:
+    def rule(node: exp.Anonymous, ctx: CompileContext) -> Getter:
+        return _strict(fn, _args(node, ctx))
+
+    return rule
+
+
+def _f_abs(node: exp.Anonymous, ctx: CompileContext) -> Getter:
+    kind = kind_of(node.expressions[0], ctx.layout)
+    ansi = ctx.ansi
+    return _strict(
+        lambda v: _check_int(abs(v), kind, ansi, "abs") if kind in _INT_BITS else abs(v),
+        _args(node, ctx),
+    )
+
+
+_FUNCTIONS: Final[dict[str, Callable[[exp.Anonymous, CompileContext], Getter]]] = {
+    "window": _f_window,
+    "lower": _simple(str.lower),
+    "upper": _simple(str.upper),
+    "trim": _simple(lambda s: s.strip(" ")),
+    "length": _simple(len),
+    "concat": _f_concat,
+    "substring": _f_substring,
+    "coalesce": _first_non_null,
+    "nvl": _first_non_null,
+    "if": _f_if,
+    "abs": _f_abs,
+    "round": _f_round,
+    "floor": _floor_or_ceil(False),
+    "ceil": _floor_or_ceil(True),
+    "greatest": _extreme(max),
+    "least": _extreme(min),
+    "date_trunc": _f_date_trunc,
+    "unix_timestamp": _on_timestamp(lambda us: us // US_PER_SECOND),
+    "unix_millis": _on_timestamp(lambda us: us // 1000),
+    "timestamp_seconds": _timestamp_from(US_PER_SECOND, "timestamp_seconds"),
+    "timestamp_millis": _timestamp_from(1000, "timestamp_millis"),
+    "to_date": _on_timestamp(lambda us: us // US_PER_DAY),
+    "hour": _on_timestamp(lambda us: us % US_PER_DAY // (3600 * US_PER_SECOND)),
+    "minute": _on_timestamp(lambda us: us % (3600 * US_PER_SECOND) // (60 * US_PER_SECOND)),
+    "second": _on_timestamp(lambda us: us % (60 * US_PER_SECOND) // US_PER_SECOND),
+    "rand": _f_rand,
+    "uuid": lambda node, ctx: lambda a, b: str(uuid.uuid4()),
+}
+
+_COMPILERS: Final[dict[type[exp.Expression], Callable[[Any, CompileContext], Getter]]] = {
+    exp.Column: _column,
+    exp.Literal: _literal,
+    exp.Boolean: lambda node, ctx: _const(bool(node.this)),
+    exp.Null: lambda node, ctx: _const(None),
+    exp.Interval: _interval,
+    exp.Paren: _paren,
+    exp.And: _and,
+    exp.Or: _or,
+    exp.Not: _not,
+    exp.Is: _is,
+    exp.EQ: _compare,
+    exp.NEQ: _compare,
+    exp.LT: _compare,
+    exp.LTE: _compare,
+    exp.GT: _compare,
+    exp.GTE: _compare,
+    exp.Between: _between,
+    exp.In: _in,
+    exp.Like: _like,
+    exp.Add: _arith,
+    exp.Sub: _arith,
+    exp.Mul: _arith,
+    exp.Div: _arith,
+    exp.Mod: _arith,
+    exp.Neg: _neg,
+    exp.Case: _case,
+    exp.Cast: _cast_node,
+    exp.Anonymous: _function,
+}
+
+
+def column_slot(getter: Getter) -> tuple[int, int] | None:
+    """(argument, index) when ``getter`` just reads a column (used to build fast projections)."""
+    return getattr(getter, "column", None)

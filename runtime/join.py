@@ -1,0 +1,638 @@
+"""The stream-stream join operator: Spark's ``StreamingSymmetricHashJoinExec``, one batch
+at a time (reference §1).
+
+State per side mirrors Spark's ``keyToNumValues`` / ``keyWithIndexToValue`` stores: join key
+-> the stored values of that key, each ``[row, matched]``.  Each batch runs the left pass,
+the right pass, the outer pass and the cleanup in Spark's order, with the append rule
+(SPARK-49829), LeftSemi order (SPARK-55973) and ``numRowsRemoved`` counting of the target
+version.  Every side that can be evicted keeps an event-time index (``index.py``) so that
+eviction costs in proportion to the rows it removes, never a scan of the whole state.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from operator import itemgetter
+from typing import Any
+
+from sqlglot import exp
+
+from sjoin.compiler.bound import SparkVersion
+from sjoin.compiler.plan import JoinNode, Side, StateRule
+from sjoin.compiler.split import conjuncts
+
+from .eval import Getter, Layout, column_slot, compile_expr, kind_of, window_arguments, window_spans
+from .index import EvictionIndex
+
+Row = tuple[Any, ...]
+NAN = float("nan")  # one NaN object: Spark's NormalizeFloatingNumbers makes NaN keys equal
+
+
+def fixes_spark_49829(spark: SparkVersion) -> bool:
+    """Whether the target has the SPARK-49829 append rule (4.0+, 3.4.4+, 3.5.9+; a version
+    written without a patch means that line's newest release)."""
+    if spark.at_least(4, 0):
+        return True
+    if spark.minor_version == (3, 4):
+        return spark.patch is None or spark.patch >= 4
+    if spark.minor_version == (3, 5):
+        return spark.patch is None or spark.patch >= 9
+    return False
+
+
+@dataclass(slots=True)
+class JoinMetrics:
+    num_rows_total: int = 0
+    num_rows_updated: int = 0
+    num_rows_removed: int = 0
+    num_rows_dropped_by_watermark: int = 0
+
+
+class SideState:
+    """One side's stored rows: key -> {id: [row, matched]}, plus the eviction index."""
+
+    __slots__ = ("by_key", "index", "next_id", "size", "time_of")
+
+    def __init__(self, time_of: Callable[[Any, Row], int | None] | None) -> None:
+        self.by_key: dict[Any, dict[int, list[Any]]] = {}
+        self.index = EvictionIndex()
+        self.next_id = 0
+        self.size = 0
+        self.time_of = time_of  # (key, row) -> µs compared with the state watermark
+
+    def append(self, key: Any, row: Row, matched: bool) -> None:
+        ident = self.next_id
+        self.next_id += 1
+        bucket = self.by_key.get(key)
+        if bucket is None:
+            bucket = self.by_key[key] = {}
+        bucket[ident] = [row, matched]
+        self.size += 1
+        if self.time_of is not None:
+            t = self.time_of(key, row)
+            if t is not None:  # a NULL time never satisfies `time <= watermark`
+                self.index.add(t, ident, key)
+
+    def remove(self, key: Any, ident: int) -> None:
+        bucket = self.by_key[key]
+        del bucket[ident]
+        if not bucket:
+            del self.by_key[key]
+        self.size -= 1
+
+    def evict(self, threshold_us: int) -> list[list[Any]]:
+        """Remove and return every stored value whose time is ``<= threshold_us``."""
+        by_key = self.by_key
+        evicted = []
+        for _, ident, key in self.index.pop_upto(threshold_us):
+            bucket = by_key.get(key)
+            if bucket is None:
+                continue
+            entry = bucket.pop(ident, None)
+            if entry is None:
+                continue  # already removed (LeftSemi's eager removal)
+            if not bucket:
+                del by_key[key]
+            evicted.append(entry)
+        self.size -= len(evicted)
+        return evicted
+
+    def snapshot(self) -> dict[str, Any]:
+        return {
+            "next_id": self.next_id,
+            "values": [
+                (key, ident, entry[0], entry[1])
+                for key, bucket in self.by_key.items()
+                for ident, entry in bucket.items()
+            ],
+        }
+
+    def restore(self, data: dict[str, Any]) -> None:
+        self.by_key = {}
+        self.index = EvictionIndex()
+        self.size = 0
+        for key, ident, row, matched in data["values"]:
+            self.by_key.setdefault(key, {})[ident] = [row, matched]
+            self.size += 1
+            if self.time_of is not None:
+                t = self.time_of(key, row)
+                if t is not None:
+                    self.index.add(t, ident, key)
+        self.next_id = data["next_id"]
+
+
+def side_layout(side: Side) -> list[tuple[str, str]]:
+    """The columns of a side's rows as the join sees them: its input's columns, then the
+    window columns it projects before the join."""
+    return [(c.name, c.type.name) for c in side.columns] + [
+        (w.name, "window") for w in side.windows
+    ]
+
+
+class SideInput:
+    """What happens to one side's input rows before they reach the operator: filters pushed
+    below the join (split at the watermark node), window projection, and (in the operator)
+    the late-row filter."""
+
+    def __init__(self, side: Side, watermark_column: str | None, ansi: bool) -> None:
+        self.side = side
+        columns = [(c.name, c.type.name) for c in side.columns]
+        layout = Layout.of((side.name, columns))
+        index = {name: i for i, (name, _) in enumerate(columns)}
+        window_of = {w.name: w.time_column for w in side.windows}
+        below: list[Callable[[Row], bool]] = []
+        above: list[Callable[[Row], bool]] = []
+
+        def touches_event_time(names: set[str]) -> bool:
+            return watermark_column is not None and any(
+                window_of.get(n, n) == watermark_column for n in names
+            )
+
+        parts = conjuncts(side.pushed_filter) if side.pushed_filter is not None else []
+        for part in parts:
+            names = {c.name for c in part.find_all(exp.Column)}
+            f = compile_expr(part, layout, ansi=ansi)
+            test = _true_of(f)
+            (above if touches_event_time(names) else below).append(test)
+        window_not_null = []
+        for name in side.not_null:
+            if name in window_of:
+                window_not_null.append(name)  # a window is null exactly when its time is
+                continue
+            i = index[name]
+            test = _not_null_at(i)
+            (above if touches_event_time({name}) else below).append(test)
+        self.below = below
+        self.above = above
+        self.windows = [(index[w.time_column], *window_arguments(w.expr)) for w in side.windows]
+        self.window_not_null = window_not_null
+
+    def filter_below(self, rows: Sequence[Row]) -> Sequence[Row]:
+        """Rows that reach the side's watermark node (filters not touching its time)."""
+        for test in self.below:
+            rows = [r for r in rows if test(r)]
+        return rows
+
+    def filter_above(self, rows: Sequence[Row]) -> list[Row]:
+        """The rest of the pre-join work: filters on the time column, then the windows (a
+        sliding window makes one row per window; a NULL time makes none)."""
+        for test in self.above:
+            rows = [r for r in rows if test(r)]
+        if not self.windows:
+            return list(rows)
+        out: list[Row] = []
+        for row in rows:
+            combos: list[Row] = [row]
+            for time_index, duration, slide, start in self.windows:
+                ts = row[time_index]
+                if ts is None:
+                    combos = []
+                    break
+                spans = window_spans(ts, duration, slide, start)
+                combos = [(*c, span) for c in combos for span in spans]
+            out.extend(combos)
+        return out
+
+
+def _true_of(f: Getter) -> Callable[[Row], bool]:
+    return lambda row: f(row, None) is True
+
+
+def _not_null_at(i: int) -> Callable[[Row], bool]:
+    return lambda row: row[i] is not None
+
+
+class JoinOperator:
+    """One ``join`` of the plan, run batch after batch."""
+
+    def __init__(self, node: JoinNode, spark: SparkVersion, ansi: bool) -> None:
+        self.node = node
+        self.how = node.executed_as
+        self.anti = node.anti_filter
+        self.semi = self.how == "left_semi"
+        self.semi_right_first = self.semi and spark.at_least(4, 2)
+        self.fixed_append = fixes_spark_49829(spark)
+        self.count_all_removals = spark.at_least(4, 3)
+        left_cols, right_cols = side_layout(node.left), side_layout(node.right)
+        self.null_left: Row = (None,) * len(left_cols)
+        self.null_right: Row = (None,) * len(right_cols)
+        one_left = Layout.of(("left", left_cols))
+        one_right = Layout.of(("right", right_cols))
+        both = Layout.of(("left", left_cols), ("right", right_cols))
+        self.left_key = _key_function(
+            [a for a, _ in node.keys], [b for _, b in node.keys], one_left, one_right, ansi
+        )
+        self.right_key = _key_function(
+            [b for _, b in node.keys], [a for a, _ in node.keys], one_right, one_left, ansi
+        )
+        self.pre_left = _predicate(node.left.pre_join_filter, one_left, ansi)
+        self.pre_right = _predicate(node.right.pre_join_filter, one_right, ansi)
+        post_parts = [p for p in (node.post_join_filter, node.constant_filter) if p is not None]
+        post = (
+            post_parts[0]
+            if len(post_parts) == 1
+            else (exp.And(this=post_parts[0], expression=post_parts[1]) if post_parts else None)
+        )
+        self.post = compile_expr(post, both, ansi=ansi) if post is not None else None
+        self.project = _projection([o.expr for o in node.output], both, ansi)
+        # window() in a projection brings Spark's TimeWindowing filter isnotnull(time) with
+        # it: an output row whose window time is NULL (e.g. null-padded) is dropped
+        self.window_times = [
+            compile_expr(call.expressions[0], both, ansi=ansi)
+            for o in node.output
+            for call in o.expr.find_all(exp.Anonymous)
+            if call.meta.get("function") == "window"
+        ]
+        if self.window_times:
+            self.project = _guarded(self.project, self.window_times)
+        self.left_time = _event_time(node.left, left_cols)
+        self.right_time = _event_time(node.right, right_cols)
+        n_keys = len(node.keys)
+        self.left = SideState(_eviction_time(node.left.state, left_cols, n_keys))
+        self.right = SideState(_eviction_time(node.right.state, right_cols, n_keys))
+        self.left_rule = node.left.state
+        self.right_rule = node.right.state
+        self.output_columns = [o.name for o in node.output]
+        self.output_types = [_type_name(o.type) for o in node.output]
+
+    # ---------------------------------------------------------------- one batch
+
+    def process(
+        self,
+        left_rows: Sequence[Row],
+        right_rows: Sequence[Row],
+        late_ms: int | None,
+        evict_ms: int | None,
+    ) -> tuple[list[Row], JoinMetrics]:
+        """Run one micro-batch; ``late_ms`` / ``evict_ms`` are the operator's late-events and
+        eviction watermarks (None without a watermark)."""
+        m = JoinMetrics()
+        out: list[Row] = []
+        late_us = None if late_ms is None else late_ms * 1000
+        left_threshold = _threshold(self.left_rule, evict_ms)
+        right_threshold = _threshold(self.right_rule, evict_ms)
+        if self.semi_right_first:
+            self._semi_right_first(right_rows, late_us, right_threshold, out, m)
+            self._semi_left_last(left_rows, late_us, out, m)
+        else:
+            self._left_pass(left_rows, late_us, left_threshold, out, m)
+            self._right_pass(right_rows, late_us, right_threshold, out, m)
+        self._outer_and_cleanup(left_threshold, right_threshold, out, m)
+        m.num_rows_total = self.left.size + self.right.size
+        if self.window_times:
+            out = [row for row in out if row is not None]
+        return out, m
+
+    def _late(
+        self,
+        rows: Sequence[Row],
+        time_of: Callable[[Row], Any] | None,
+        late_us: int | None,
+        m: JoinMetrics,
+    ) -> Sequence[Row]:
+        if late_us is None or time_of is None:
+            return rows
+        kept = []
+        for row in rows:
+            t = time_of(row)
+            if t is not None and t <= late_us:
+                m.num_rows_dropped_by_watermark += 1
+            else:
+                kept.append(row)
+        return kept
+
+    def _left_pass(
+        self,
+        rows: Sequence[Row],
+        late_us: int | None,
+        threshold: int | None,
+        out: list[Row],
+        m: JoinMetrics,
+    ) -> None:
+        rows = self._late(rows, self.left_time, late_us, m)
+        pre, post, project, key_of = self.pre_left, self.post, self.project, self.left_key
+        other = self.right.by_key
+        semi, anti = self.semi, self.anti
+        preserved = self.node.left.preserved
+        null_right = self.null_right
+        store = self.left
+        fixed = self.fixed_append
+        time_of = store.time_of
+        for lrow in rows:
+            if pre is not None and pre(lrow, None) is not True:
+                if preserved:
+                    out.append(project(lrow, null_right))
+                continue
+            key = key_of(lrow)
+            matched = False
+            bucket = other.get(key)
+            if bucket:
+                for entry in bucket.values():
+                    if post is None or post(lrow, entry[0]) is True:
+                        matched = True
+                        entry[1] = True
+                        if semi:
+                            break
+                        if not anti:
+                            out.append(project(lrow, entry[0]))
+            if semi and matched:
+                out.append(project(lrow, null_right))
+                continue
+            if not fixed and threshold is not None and time_of is not None:
+                t = time_of(key, lrow)
+                if t is not None and t <= threshold:
+                    continue  # the old rule: not stored when this batch evicts it anyway
+            store.append(key, lrow, matched)
+            m.num_rows_updated += 1
+
+    def _right_pass(
+        self,
+        rows: Sequence[Row],
+        late_us: int | None,
+        threshold: int | None,
+        out: list[Row],
+        m: JoinMetrics,
+    ) -> None:
+        rows = self._late(rows, self.right_time, late_us, m)
+        pre, post, project, key_of = self.pre_right, self.post, self.project, self.right_key
+        other = self.left.by_key
+        semi, anti = self.semi, self.anti
+        preserved = self.node.right.preserved
+        null_left = self.null_left
+        store = self.right
+        keep_unmatched = self.fixed_append and self.how in ("right_outer", "full_outer")
+        time_of = store.time_of
+        for r in rows:
+            if pre is not None and pre(r, None) is not True:
+                if preserved:
+                    out.append(project(null_left, r))
+                continue
+            key = key_of(r)
+            matched = False
+            bucket = other.get(key)
+            if bucket:
+                for entry in bucket.values():
+                    if semi and entry[1]:
+                        continue
+                    if post is None or post(entry[0], r) is True:
+                        matched = True
+                        if semi:
+                            out.append(project(entry[0], self.null_right))
+                        elif not anti:
+                            out.append(project(entry[0], r))
+                        entry[1] = True
+            if (
+                threshold is not None
+                and time_of is not None
+                and not (keep_unmatched and not matched)
+            ):
+                t = time_of(key, r)
+                if t is not None and t <= threshold:
+                    continue
+            store.append(key, r, matched)
+            m.num_rows_updated += 1
+
+    def _semi_right_first(
+        self,
+        rows: Sequence[Row],
+        late_us: int | None,
+        threshold: int | None,
+        out: list[Row],
+        m: JoinMetrics,
+    ) -> None:
+        """LeftSemi from Spark 4.2: right rows probe the stored left rows first; a matched
+        left row is emitted once and removed from state at once (counted as removed)."""
+        rows = self._late(rows, self.right_time, late_us, m)
+        pre, post, project, key_of = self.pre_right, self.post, self.project, self.right_key
+        left = self.left
+        store = self.right
+        time_of = store.time_of
+        for r in rows:
+            if pre is not None and pre(r, None) is not True:
+                continue
+            key = key_of(r)
+            matched = False
+            bucket = left.by_key.get(key)
+            if bucket:
+                for ident, entry in list(bucket.items()):
+                    if post is None or post(entry[0], r) is True:
+                        matched = True
+                        out.append(project(entry[0], self.null_right))
+                        left.remove(key, ident)
+                        m.num_rows_removed += 1
+            if threshold is not None and time_of is not None:
+                t = time_of(key, r)
+                if t is not None and t <= threshold:
+                    continue
+            store.append(key, r, matched)
+            m.num_rows_updated += 1
+
+    def _semi_left_last(
+        self, rows: Sequence[Row], late_us: int | None, out: list[Row], m: JoinMetrics
+    ) -> None:
+        rows = self._late(rows, self.left_time, late_us, m)
+        pre, post, project, key_of = self.pre_left, self.post, self.project, self.left_key
+        right = self.right.by_key
+        for lrow in rows:
+            if pre is not None and pre(lrow, None) is not True:
+                continue
+            key = key_of(lrow)
+            bucket = right.get(key)
+            if bucket and any(post is None or post(lrow, e[0]) is True for e in bucket.values()):
+                out.append(project(lrow, self.null_right))
+                continue
+            self.left.append(key, lrow, False)
+            m.num_rows_updated += 1
+
+    def _outer_and_cleanup(
+        self,
+        left_threshold: int | None,
+        right_threshold: int | None,
+        out: list[Row],
+        m: JoinMetrics,
+    ) -> None:
+        how = self.how
+        counted = 0
+        uncounted = 0
+        if how in ("left_outer", "full_outer") and left_threshold is not None:
+            for row, matched in self.left.evict(left_threshold):
+                uncounted += 1
+                if not matched:
+                    out.append(self.project(row, self.null_right))
+        if how in ("right_outer", "full_outer") and right_threshold is not None:
+            for row, matched in self.right.evict(right_threshold):
+                uncounted += 1
+                if not matched and not self.anti:
+                    out.append(self.project(self.null_left, row))
+        if how in ("inner", "left_semi", "right_outer") and left_threshold is not None:
+            counted += len(self.left.evict(left_threshold))
+        if how in ("inner", "left_semi", "left_outer") and right_threshold is not None:
+            counted += len(self.right.evict(right_threshold))
+        m.num_rows_removed += counted + (uncounted if self.count_all_removals else 0)
+
+    # ---------------------------------------------------------------- checkpoint
+
+    def snapshot(self) -> dict[str, Any]:
+        return {"left": self.left.snapshot(), "right": self.right.snapshot()}
+
+    def restore(self, data: dict[str, Any]) -> None:
+        self.left.restore(data["left"])
+        self.right.restore(data["right"])
+
+    def has_state_predicate(self) -> bool:
+        return self.left_rule.eviction != "never" or self.right_rule.eviction != "never"
+
+    def state_watermark(self, input_ms: int) -> int:
+        """Spark 3.5+'s output watermark: min(state watermarks, input watermark)."""
+        values = [input_ms]
+        for rule in (self.left_rule, self.right_rule):
+            value = rule.state_watermark(input_ms)
+            if value is not None:
+                values.append(value)
+        return min(values)
+
+
+# ------------------------------------------------------------------------------ helpers
+
+
+def _type_name(text: str) -> str:
+    return text.split("(")[0].lower()
+
+
+def _threshold(rule: StateRule, evict_ms: int | None) -> int | None:
+    if evict_ms is None:
+        return None
+    value = rule.state_watermark(evict_ms)
+    return None if value is None else value * 1000
+
+
+def _predicate(node: exp.Expression | None, layout: Layout, ansi: bool) -> Getter | None:
+    return None if node is None else compile_expr(node, layout, ansi=ansi)
+
+
+def _normalize(value: Any) -> Any:
+    if isinstance(value, float) and value != value:
+        return NAN
+    return value
+
+
+def _key_function(
+    mine: list[exp.Expression],
+    theirs: list[exp.Expression],
+    layout: Layout,
+    other_layout: Layout,
+    ansi: bool,
+) -> Callable[[Row], Any]:
+    """The state key of a row: one value for one key, else a tuple.  Operands of mixed
+    types are brought to the type Spark compares them in (double; timestamp for dates)."""
+    getters = []
+    floats = False
+    for node, partner in zip(mine, theirs, strict=True):
+        g = compile_expr(node, layout, ansi=ansi)
+        kinds = {kind_of(node, layout), kind_of(partner, other_layout)}
+        if kinds & {"double", "float"}:
+            floats = True
+            g = _as_float(g)
+        elif kinds == {"date", "timestamp"} and kind_of(node, layout) == "date":
+            g = _date_as_timestamp(g)
+        getters.append(g)
+    if len(getters) == 1:
+        (g,) = getters
+        slot = column_slot(g)
+        if slot is not None and not floats:
+            return itemgetter(slot[1])
+        if floats:
+            return lambda row: _normalize(g(row, None))
+        return lambda row: g(row, None)
+    if floats:
+        return lambda row: tuple(_normalize(g(row, None)) for g in getters)
+    slots = [column_slot(g) for g in getters]
+    if all(s is not None for s in slots):
+        return itemgetter(*(s[1] for s in slots if s is not None))
+    return lambda row: tuple(g(row, None) for g in getters)
+
+
+def _as_float(g: Getter) -> Getter:
+    def to_float(a: Any, b: Any) -> Any:
+        x = g(a, b)
+        return None if x is None else float(x)
+
+    return to_float
+
+
+def _date_as_timestamp(g: Getter) -> Getter:
+    def to_ts(a: Any, b: Any) -> Any:
+        x = g(a, b)
+        return None if x is None else x * 86_400_000_000
+
+    return to_ts
+
+
+def _projection(
+    exprs: Sequence[exp.Expression], layout: Layout, ansi: bool
+) -> Callable[[Row, Row], Row]:
+    """The output row of a (left, right) pair; plain column outputs take a fast path."""
+    getters = [compile_expr(e, layout, ansi=ansi) for e in exprs]
+    slots = [column_slot(g) for g in getters]
+    if slots and all(s is not None for s in slots):
+        left_width = sum(1 for arg, _ in layout.slots.values() if arg == 0)
+        picks = [s[1] + (left_width if s[0] == 1 else 0) for s in slots if s is not None]
+        if len(picks) == 1:
+            pick = picks[0]
+            return lambda a, b: ((a + b)[pick],)
+        getter = itemgetter(*picks)
+        return lambda a, b: getter(a + b)
+
+    def project(a: Row, b: Row) -> Row:
+        return tuple(g(a, b) for g in getters)
+
+    return project
+
+
+def _guarded(project: Callable[[Row, Row], Row], times: list[Getter]) -> Callable[[Row, Row], Any]:
+    def guarded(a: Row, b: Row) -> Row | None:
+        if any(time(a, b) is None for time in times):
+            return None
+        return project(a, b)
+
+    return guarded
+
+
+def _event_time(side: Side, layout: list[tuple[str, str]]) -> Callable[[Row], Any] | None:
+    """The side's late-row time in µs (a window's end), or None without an event time."""
+    if side.event_time_column is None:
+        return None
+    names = [n for n, _ in layout]
+    i = names.index(side.event_time_column)
+    if side.event_time_is_window or layout[i][1] == "window":
+        return lambda row: None if row[i] is None else row[i][1]
+    return itemgetter(i)
+
+
+def _eviction_time(
+    rule: StateRule, layout: list[tuple[str, str]], n_keys: int
+) -> Callable[[Any, Row], int | None] | None:
+    """The value a side's state predicate compares with the state watermark, per stored row:
+    the watermark key (a window's end) or the side's event-time column."""
+    if rule.eviction == "key":
+        assert rule.key_index is not None
+        index = rule.key_index
+        window = rule.window
+
+        def key_time(key: Any, row: Row) -> int | None:
+            value = key[index] if n_keys > 1 else key
+            if value is None:
+                return None
+            return int(value[1] if window or isinstance(value, tuple) else value)
+
+        return key_time
+    if rule.eviction == "value":
+        names = [n for n, _ in layout]
+        i = names.index(rule.column) if rule.column in names else -1
+        if i < 0:
+            return None
+        if layout[i][1] == "window":
+            return lambda key, row: None if row[i] is None else row[i][1]
+        return lambda key, row: row[i]
+    return None

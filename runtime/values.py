@@ -1,0 +1,165 @@
+"""Runtime values: how SQL values are held in rows, read from text and written as JSON.
+
+Rows are tuples of plain Python values so that the hot loops index them cheaply:
+TIMESTAMP is an ``int`` of microseconds since the epoch (UTC), DATE an ``int`` of days,
+an interval an ``int`` of microseconds, a window a ``(start_us, end_us)`` tuple, DECIMAL a
+``decimal.Decimal`` and the other types their obvious Python value.  Spark compares
+timestamps as UTC epoch values, so no time zone ever enters the arithmetic.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from datetime import UTC, date, datetime, timedelta
+from decimal import Decimal
+from typing import Any, Final
+
+EPOCH_ORDINAL: Final = date(1970, 1, 1).toordinal()
+US_PER_SECOND: Final = 1_000_000
+US_PER_DAY: Final = 86_400 * US_PER_SECOND
+
+_TIMESTAMP = re.compile(
+    r"""^\s*(?P<y>\d{4})-(?P<mo>\d{1,2})-(?P<d>\d{1,2})
+    (?:[T\ ](?P<h>\d{1,2}):(?P<mi>\d{2})(?::(?P<s>\d{2})(?:[.,](?P<f>\d{1,9}))?)?)?
+    \s*(?P<tz>[Zz]|UTC|[+-]\d{2}(?::?\d{2})?)?\s*$""",
+    re.X,
+)
+_DATE = re.compile(r"^\s*(\d{4})-(\d{1,2})-(\d{1,2})\s*$")
+
+
+_EPOCH: Final = datetime(1970, 1, 1, tzinfo=UTC)
+_ONE_US: Final = timedelta(microseconds=1)
+
+
+def parse_timestamp(text: str) -> int | None:
+    """Microseconds since the epoch of an ISO-8601 timestamp (UTC when it has no offset),
+    or None when it cannot be read.  Fractions beyond microseconds are truncated, as Spark
+    keeps microseconds."""
+    try:
+        parsed = datetime.fromisoformat(text)  # C speed for the common forms
+    except ValueError:
+        return _parse_timestamp_slowly(text)
+    if parsed.tzinfo is None:
+        parsed = parsed.replace(tzinfo=UTC)
+    return (parsed - _EPOCH) // _ONE_US
+
+
+def _parse_timestamp_slowly(text: str) -> int | None:
+    m = _TIMESTAMP.match(text)
+    if m is None:
+        return None
+    try:
+        days = date(int(m["y"]), int(m["mo"]), int(m["d"])).toordinal() - EPOCH_ORDINAL
+    except ValueError:
+        return None
+    hour, minute, second = int(m["h"] or 0), int(m["mi"] or 0), int(m["s"] or 0)
+    if hour > 23 or minute > 59 or second > 59:
+        return None
+    frac = (m["f"] or "")[:6].ljust(6, "0")
+    offset_s = 0
+    tz = m["tz"]
+    if tz and tz[0] in "+-":
+        digits = tz[1:].replace(":", "")
+        oh, om = int(digits[:2]), int(digits[2:4] or 0)
+        if oh > 18 or om > 59:
+            return None
+        offset_s = (oh * 3600 + om * 60) * (1 if tz[0] == "+" else -1)
+    seconds = days * 86_400 + hour * 3600 + minute * 60 + second - offset_s
+    return seconds * US_PER_SECOND + int(frac)
+
+
+def parse_date(text: str) -> int | None:
+    """Days since the epoch of ``YYYY-MM-DD``, or None."""
+    m = _DATE.match(text)
+    if m is None:
+        return None
+    try:
+        return date(int(m[1]), int(m[2]), int(m[3])).toordinal() - EPOCH_ORDINAL
+    except ValueError:
+        return None
+
+
+_DAY_TEXT: dict[int, str] = {}
+
+
+def format_timestamp(us: int) -> str:
+    """``YYYY-MM-DDTHH:MM:SS[.ffffff]Z``: the output form of a TIMESTAMP."""
+    days, rem = divmod(us, US_PER_DAY)
+    day = _DAY_TEXT.get(days)
+    if day is None:
+        day = date.fromordinal(EPOCH_ORDINAL + days).isoformat()
+        if len(_DAY_TEXT) < 100_000:
+            _DAY_TEXT[days] = day
+    seconds, micros = divmod(rem, US_PER_SECOND)
+    hh, rest = divmod(seconds, 3600)
+    mm, ss = divmod(rest, 60)
+    if micros:
+        return f"{day}T{hh:02d}:{mm:02d}:{ss:02d}.{micros:06d}Z"
+    return f"{day}T{hh:02d}:{mm:02d}:{ss:02d}Z"
+
+
+def format_watermark(ms: int) -> str:
+    """A watermark as progress prints it: ``1970-01-01T00:01:30Z``, with ``.mmm`` only when
+    the milliseconds are not zero (the language brief's form of Spark's ``...SS.SSS'Z'``)."""
+    days, rem = divmod(ms, 86_400_000)
+    seconds, millis = divmod(rem, 1000)
+    hh, rest = divmod(seconds, 3600)
+    mm, ss = divmod(rest, 60)
+    text = f"{date.fromordinal(EPOCH_ORDINAL + days).isoformat()}T{hh:02d}:{mm:02d}:{ss:02d}"
+    return f"{text}.{millis:03d}Z" if millis else f"{text}Z"
+
+
+def format_date(days: int) -> str:
+    return date.fromordinal(EPOCH_ORDINAL + days).isoformat()
+
+
+def json_converter(kind: str) -> Any:
+    """A function making a JSON-ready value of SQL type ``kind``, or None when the runtime
+    value already is one."""
+    if kind == "timestamp":
+        return format_timestamp
+    if kind == "window":
+        return lambda v: {"start": format_timestamp(v[0]), "end": format_timestamp(v[1])}
+    if kind == "date":
+        return format_date
+    return None
+
+
+_FAST = json.JSONEncoder(ensure_ascii=False, allow_nan=False)
+
+
+def dumps(value: Any) -> str:
+    """JSON text with Python's default separators; decimals keep their exact digits and
+    non-finite doubles are written as Spark's JSON writes them (``"NaN"``, ``"Infinity"``)."""
+    try:
+        return _FAST.encode(value)  # C speed; decimals and NaN take the path below
+    except (TypeError, ValueError):
+        return _dumps(value)
+
+
+def _dumps(value: Any) -> str:
+    if value is None:
+        return "null"
+    if value is True:
+        return "true"
+    if value is False:
+        return "false"
+    if isinstance(value, str):
+        return json.dumps(value, ensure_ascii=False)
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, float):
+        if math.isnan(value):
+            return '"NaN"'
+        if math.isinf(value):
+            return '"Infinity"' if value > 0 else '"-Infinity"'
+        return repr(value)
+    if isinstance(value, Decimal):
+        return format(value, "f")
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{_dumps(str(k))}: {_dumps(v)}" for k, v in value.items()) + "}"
+    if isinstance(value, (list, tuple)):
+        return "[" + ", ".join(_dumps(v) for v in value) + "]"
+    raise TypeError(f"cannot write {type(value).__name__} as JSON")

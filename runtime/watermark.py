@@ -1,0 +1,153 @@
+"""Watermarks: per-stream watermark nodes, the global watermark, and which watermark each
+stateful operator uses for late rows and for eviction in a batch (reference §4, §5).
+
+* A watermark node sees the rows of one stream *as they reach it* (after the filters Spark
+  pushes below it) and, after each batch, moves to ``max(event time) - delay`` if higher.
+* The global watermark is ``min`` or ``max`` of the nodes (a node without data counts as 0),
+  never moves back, and takes effect in the next batch.
+* Per operator, per target version: 3.0-3.3 (or ``allowMultiple=false``) use the batch's
+  global watermark for both uses; 3.4 late rows use the previous batch's; 3.5+ propagate
+  through the plan (a join outputs ``min(state watermarks, input)``), late rows use the
+  previous batch's propagated value.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from sjoin.compiler.bound import SparkVersion
+
+
+@dataclass(slots=True)
+class WatermarkNode:
+    """Spark's ``EventTimeWatermarkExec`` on one join (or aggregate) input fed by a stream."""
+
+    name: str
+    stream: str
+    time_index: int
+    delay_ms: int
+    watermark_ms: int | None = None  # None until the node has seen a row
+    batch_max_ms: int | None = None
+
+    def observe(self, rows: Sequence[tuple[Any, ...]]) -> None:
+        """Rows reaching the node this batch; a NULL event time reads as 0 ms (UnsafeRow)."""
+        if not rows:
+            return
+        i = self.time_index
+        values = [r[i] for r in rows]
+        if None in values:
+            values = [0 if v is None else v for v in values]
+        top = max(values) // 1000  # microsToMillis floors
+        if self.batch_max_ms is None or top > self.batch_max_ms:
+            self.batch_max_ms = top
+
+    def end_batch(self) -> None:
+        if self.batch_max_ms is not None:
+            candidate = self.batch_max_ms - self.delay_ms
+            if self.watermark_ms is None or candidate > self.watermark_ms:
+                self.watermark_ms = candidate
+        self.batch_max_ms = None
+
+
+@dataclass(slots=True)
+class WatermarkTracker:
+    """The query's watermark nodes and its global watermark (``WatermarkTracker``)."""
+
+    nodes: list[WatermarkNode]
+    policy: str = "min"
+    global_ms: int = 0
+
+    @property
+    def enabled(self) -> bool:
+        return bool(self.nodes)
+
+    def end_batch(self) -> int:
+        """Fold this batch's rows into the nodes; returns the (new) global watermark."""
+        for node in self.nodes:
+            node.end_batch()
+        if self.nodes:
+            values = [0 if n.watermark_ms is None else n.watermark_ms for n in self.nodes]
+            chosen = min(values) if self.policy == "min" else max(values)
+            if chosen > self.global_ms:
+                self.global_ms = chosen
+        return self.global_ms
+
+    def snapshot(self) -> dict[str, Any]:
+        return {"global": self.global_ms, "nodes": [n.watermark_ms for n in self.nodes]}
+
+    def restore(self, data: dict[str, Any]) -> None:
+        self.global_ms = data["global"]
+        for node, value in zip(self.nodes, data["nodes"], strict=True):
+            node.watermark_ms = value
+
+
+@dataclass(frozen=True, slots=True)
+class OperatorInput:
+    """One input of a stateful operator: a stream (with or without a watermark) or another
+    operator of the query."""
+
+    stream_has_watermark: bool | None = None  # set for a stream input
+    operator: str | None = None  # set for an operator input
+
+
+@dataclass(slots=True)
+class OperatorLink:
+    name: str
+    inputs: list[OperatorInput]
+    output: Callable[[int], int]  # produceOutputWatermark(input)
+
+
+@dataclass
+class WatermarkRules:
+    """Which watermark each operator gets in a batch whose global watermark is W."""
+
+    spark: SparkVersion
+    allow_multiple: bool
+    operators: list[OperatorLink]  # topological order
+    _cache: dict[int, dict[str, int | None]] = field(default_factory=dict)
+
+    @property
+    def propagates(self) -> bool:
+        return self.allow_multiple and self.spark.at_least(3, 5)
+
+    @property
+    def separate_late(self) -> bool:
+        return self.allow_multiple and self.spark.at_least(3, 4)
+
+    def eviction(self, name: str, global_ms: int) -> int | None:
+        return self._inputs(global_ms)[name]
+
+    def late(self, name: str, previous_ms: int, global_ms: int) -> int | None:
+        """Late-events watermark of a batch with global W whose previous batch ran with
+        ``previous_ms`` (0 before the first batch)."""
+        if not self.separate_late:
+            return self.eviction(name, global_ms)
+        return self._inputs(previous_ms)[name]
+
+    def _inputs(self, global_ms: int) -> dict[str, int | None]:
+        cached = self._cache.get(global_ms)
+        if cached is not None:
+            return cached
+        if len(self._cache) > 64:
+            self._cache.clear()
+        result: dict[str, int | None] = {}
+        if not self.propagates or global_ms == 0:
+            result = {op.name: global_ms for op in self.operators}
+        else:
+            outputs: dict[str, int | None] = {}
+            for op in self.operators:
+                values: list[int] = []
+                for inp in op.inputs:
+                    if inp.operator is not None:
+                        out = outputs.get(inp.operator)
+                        if out is not None:
+                            values.append(out)
+                    elif inp.stream_has_watermark:
+                        values.append(global_ms)
+                wm = min(values) if values else None
+                result[op.name] = None if wm is None else max(wm, 0)
+                outputs[op.name] = None if wm is None else op.output(wm)
+        self._cache[global_ms] = result
+        return result

@@ -1,0 +1,172 @@
+"""Reading and checking traces: every bad row is reported with its line number."""
+
+from __future__ import annotations
+
+import json
+from decimal import Decimal
+from pathlib import Path
+
+import pytest
+
+from sjoin.runtime.trace import TraceError, read_trace, schemas_of
+from sjoin.runtime.values import format_timestamp, parse_timestamp
+
+from .harness import plan_of
+
+SPEC = """spark 4.3
+stream s (k BIGINT, t TIMESTAMP, v STRING, d DECIMAL(5, 2), x DOUBLE, b BOOLEAN, day DATE)
+  watermark t delay 1 second
+stream o (k BIGINT, t TIMESTAMP) watermark t delay 1 second
+join j = s AS S INNER JOIN o AS O ON S.k = O.k
+"""
+SCHEMAS = schemas_of(plan_of(SPEC))
+GOOD = {
+    "k": 1,
+    "t": "2026-01-01T00:00:00Z",
+    "v": "a",
+    "d": 1.5,
+    "x": 2,
+    "b": True,
+    "day": "2026-01-02",
+}
+
+
+def line(batch: object = 0, stream: object = "s", **row: object) -> str:
+    return json.dumps({"batch": batch, "stream": stream, "row": {**GOOD, **row}})
+
+
+def write(tmp_path: Path, lines: list[str]) -> Path:
+    path = tmp_path / "trace.jsonl"
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def test_good_rows_become_runtime_values(tmp_path: Path) -> None:
+    path = write(
+        tmp_path,
+        [
+            line(),
+            "",
+            line(batch=3, t="2026-01-01T01:00:00+01:00"),
+            '{"batch": 3, "stream": "o", "row": {"k": 1, "t": "2026-01-01 00:00:00.123456"}}',
+        ],
+    )
+    trace = read_trace(path, SCHEMAS)
+    assert [b.value for b in trace.batches] == [0, 3]
+    (first,) = trace.batches[0].rows["s"]
+    assert first == (1, 1767225600000000, "a", Decimal("1.50"), 2.0, True, 20455)
+    assert trace.batches[1].rows["s"][0][1] == 1767225600000000  # the offset is applied
+    assert trace.batches[1].rows["o"] == [(1, 1767225600123456)]
+    assert trace.batches[1].first_line == 3
+    assert trace.row_count == 3
+
+
+def test_timestamps() -> None:
+    assert parse_timestamp("2026-01-01T00:00:00") == parse_timestamp("2026-01-01T00:00:00Z")
+    assert parse_timestamp("2026-01-01") == parse_timestamp("2026-01-01T00:00:00Z")
+    assert parse_timestamp("2026-01-01T00:00:00.1234567Z") == 1767225600123456  # truncated
+    assert parse_timestamp("2026-01-01T02:00:00+0200") == 1767225600000000
+    assert parse_timestamp("1969-12-31T23:59:59.5Z") == -500_000
+    for bad in (
+        "2026-13-01T00:00:00Z",
+        "2026-02-30",
+        "yesterday",
+        "2026-01-01T25:00:00",
+        "2026-01-01T00:00:00+25:00",
+        "",
+    ):
+        assert parse_timestamp(bad) is None, bad
+    assert format_timestamp(1767225600000000) == "2026-01-01T00:00:00Z"
+    assert format_timestamp(1767225600000001) == "2026-01-01T00:00:00.000001Z"
+    assert format_timestamp(-500_000) == "1969-12-31T23:59:59.500000Z"
+
+
+BAD = [
+    ("{not json", "bad JSON"),
+    ('["batch"]', "expected an object"),
+    ('{"batch": 0, "stream": "s"}', "missing `row`"),
+    ('{"batch": "0", "stream": "s", "row": {}}', "`batch` must be an integer"),
+    (line(stream="nope"), "unknown stream `nope`"),
+    (json.dumps({"batch": 0, "stream": "s", "row": {"k": 1}}), "missing column `t`"),
+    (line(extra=1), "unknown column(s) `extra`"),
+    (line(k="1"), "column `k`: expected BIGINT"),
+    (line(k=2**63), "out of range for BIGINT"),
+    (line(k=True), "column `k`: expected BIGINT"),
+    (line(t="not a time"), "unparsable timestamp 'not a time'"),
+    (line(t=12), "expected TIMESTAMP"),
+    (line(v=3), "expected STRING"),
+    (line(d=1234.5), "does not fit DECIMAL(5, 2)"),
+    (line(x="1.0"), "expected DOUBLE"),
+    (line(b="true"), "expected BOOLEAN"),
+    (line(day="2026-02-30"), "expected DATE"),
+]
+
+
+@pytest.mark.parametrize(("text", "reason"), BAD, ids=[r for _, r in BAD])
+def test_bad_row_is_reported_with_its_line(tmp_path: Path, text: str, reason: str) -> None:
+    path = write(tmp_path, [line(), text, line(batch=1)])
+    with pytest.raises(TraceError) as err:
+        read_trace(path, SCHEMAS)
+    (bad,) = err.value.bad_rows
+    assert bad.line == 2
+    assert reason in bad.reason
+    assert f"{path}:2: " in str(err.value)
+    assert "--bad-rows skip" in str(err.value)
+
+
+def test_batches_out_of_order(tmp_path: Path) -> None:
+    path = write(tmp_path, [line(batch=5), line(batch=2), line(batch=5), line(batch=7)])
+    with pytest.raises(TraceError) as err:
+        read_trace(path, SCHEMAS)
+    (bad,) = err.value.bad_rows
+    assert (bad.line, bad.batch) == (2, 2)
+    assert "batch 2 comes after batch 5" in bad.reason
+
+
+def test_stop_reports_every_bad_row(tmp_path: Path) -> None:
+    path = write(tmp_path, [line(k="x"), line(), line(t="?"), line(stream="z")])
+    with pytest.raises(TraceError) as err:
+        read_trace(path, SCHEMAS)
+    assert [b.line for b in err.value.bad_rows] == [1, 3, 4]
+    assert str(err.value).startswith(f"3 bad row(s) in trace {path}:")
+
+
+def test_skip_and_file_policies(tmp_path: Path) -> None:
+    path = write(tmp_path, [line(k="x"), line(), line(batch=1, t="?")])
+    trace = read_trace(path, SCHEMAS, "skip")
+    assert [b.line for b in trace.bad_rows] == [1, 3]
+    assert [b.value for b in trace.batches] == [0]  # a batch of only bad rows is gone
+    report = tmp_path / "bad.jsonl"
+    report.write_text("stale\n")
+    trace = read_trace(path, SCHEMAS, report)
+    assert len(trace.batches) == 1
+    written = [json.loads(x) for x in report.read_text().splitlines()]
+    assert [(w["line"], w["batch"], w["stream"]) for w in written] == [(1, 0, "s"), (3, 1, "s")]
+    assert "column `t`: unparsable timestamp" in written[1]["error"]
+    assert written[0]["text"] == line(k="x")
+
+
+def test_records_instead_of_a_file() -> None:
+    records = [json.loads(line()), {"batch": 1, "stream": "o", "row": {"k": None, "t": None}}]
+    trace = read_trace(records, SCHEMAS)
+    assert trace.batches[1].rows["o"] == [(None, None)]
+    with pytest.raises(TraceError) as err:
+        read_trace([{"batch": 0, "stream": "o", "row": {"k": 1}}], SCHEMAS)
+    assert err.value.bad_rows[0].line == 1
+
+
+def test_non_finite_doubles(tmp_path: Path) -> None:
+    path = write(
+        tmp_path,
+        [
+            line(x="NaN"),
+            line(x="-Infinity"),
+            '{"batch": 0, "stream": "o", "row": {"k": NaN, "t": null}}',
+        ],
+    )
+    with pytest.raises(TraceError) as err:
+        read_trace(path, SCHEMAS)
+    assert [b.line for b in err.value.bad_rows] == [3]  # NaN is no BIGINT
+    trace = read_trace(path, SCHEMAS, "skip")
+    values = [r[4] for r in trace.batches[0].rows["s"]]
+    assert values[0] != values[0] and values[1] == float("-inf")
