@@ -39,18 +39,24 @@ def t(hms: str) -> str:
 
 
 # example -> (relation to read, batches, a projection of each output row, expected multiset)
-SCENARIOS: dict[str, tuple[str, list[dict[str, list[dict[str, Any]]]], tuple[str, ...],
-                           list[tuple[Any, ...]]]] = {
+SCENARIOS: dict[
+    str, tuple[str, list[dict[str, list[dict[str, Any]]]], tuple[str, ...], list[tuple[Any, ...]]]
+] = {
     "ad_attribution": (
         "attributed",
         [
-            {"impressions": [{"ad_id": 1, "impression_time": t("10:00:00"), "campaign": "a"},
-                             {"ad_id": 2, "impression_time": t("10:00:00"),
-                              "campaign": "internal"},
-                             {"ad_id": 3, "impression_time": t("10:00:00"), "campaign": "b"}],
-             "clicks": [{"ad_id": 1, "click_time": t("10:30:00"), "user_id": "u1"}]},
-            {"impressions": [{"ad_id": 9, "impression_time": t("16:00:00"), "campaign": "z"}],
-             "clicks": [{"ad_id": 9, "click_time": t("16:00:00"), "user_id": "u9"}]},
+            {
+                "impressions": [
+                    {"ad_id": 1, "impression_time": t("10:00:00"), "campaign": "a"},
+                    {"ad_id": 2, "impression_time": t("10:00:00"), "campaign": "internal"},
+                    {"ad_id": 3, "impression_time": t("10:00:00"), "campaign": "b"},
+                ],
+                "clicks": [{"ad_id": 1, "click_time": t("10:30:00"), "user_id": "u1"}],
+            },
+            {
+                "impressions": [{"ad_id": 9, "impression_time": t("16:00:00"), "campaign": "z"}],
+                "clicks": [{"ad_id": 9, "click_time": t("16:00:00"), "user_id": "u9"}],
+            },
         ],
         ("ad_id", "campaign", "user_id"),
         # 1 matched; 2 fails the pre-join filter (null-padded at once); 3 evicted unmatched
@@ -60,10 +66,16 @@ SCENARIOS: dict[str, tuple[str, list[dict[str, list[dict[str, Any]]]], tuple[str
     "iot_window_join": (
         "climate",
         [
-            {"temperature": [{"device_id": "d1", "reading_time": t("00:00:03"), "celsius": 20.5},
-                             {"device_id": "d2", "reading_time": t("00:00:04"), "celsius": 7.0}],
-             "humidity": [{"device_id": "d1", "reading_time": t("00:00:07"), "percent": 55.0},
-                          {"device_id": "d2", "reading_time": t("00:00:12"), "percent": 80.0}]},
+            {
+                "temperature": [
+                    {"device_id": "d1", "reading_time": t("00:00:03"), "celsius": 20.5},
+                    {"device_id": "d2", "reading_time": t("00:00:04"), "celsius": 7.0},
+                ],
+                "humidity": [
+                    {"device_id": "d1", "reading_time": t("00:00:07"), "percent": 55.0},
+                    {"device_id": "d2", "reading_time": t("00:00:12"), "percent": 80.0},
+                ],
+            },
         ],
         ("device_id", "celsius", "percent"),
         [("d1", 20.5, 55.0)],  # d2's readings fall in different windows
@@ -71,14 +83,29 @@ SCENARIOS: dict[str, tuple[str, list[dict[str, list[dict[str, Any]]]], tuple[str
     "unpaid_orders": (
         "unpaid",
         [
-            {"orders": [{"order_id": 1, "customer_id": 7, "amount": "10.00",
-                         "order_time": t("10:00:00")},
-                        {"order_id": 2, "customer_id": 8, "amount": "20.00",
-                         "order_time": t("10:00:00")}],
-             "payments": [{"order_id": 1, "payment_time": t("10:05:00"), "method": "card"}]},
-            {"orders": [{"order_id": 3, "customer_id": 9, "amount": "5.00",
-                         "order_time": t("11:00:00")}],
-             "payments": [{"order_id": 99, "payment_time": t("11:00:00"), "method": "cash"}]},
+            {
+                "orders": [
+                    {
+                        "order_id": 1,
+                        "customer_id": 7,
+                        "amount": "10.00",
+                        "order_time": t("10:00:00"),
+                    },
+                    {
+                        "order_id": 2,
+                        "customer_id": 8,
+                        "amount": "20.00",
+                        "order_time": t("10:00:00"),
+                    },
+                ],
+                "payments": [{"order_id": 1, "payment_time": t("10:05:00"), "method": "card"}],
+            },
+            {
+                "orders": [
+                    {"order_id": 3, "customer_id": 9, "amount": "5.00", "order_time": t("11:00:00")}
+                ],
+                "payments": [{"order_id": 99, "payment_time": t("11:00:00"), "method": "cash"}],
+            },
         ],
         ("order_id", "customer_id"),
         [(2, 8)],  # order 1 was paid; order 3 is still within its 15 minutes
@@ -86,12 +113,18 @@ SCENARIOS: dict[str, tuple[str, list[dict[str, list[dict[str, Any]]]], tuple[str
     "checkout_funnel": (
         "revenue",
         [
-            {"impressions": [{"ad_id": 1, "campaign": "spring", "impression_time": t("10:00:00")}],
-             "clicks": [{"ad_id": 1, "click_id": "k1", "click_time": t("10:05:00")}],
-             "purchases": [{"click_id": "k1", "amount": 9.5, "purchase_time": t("10:20:00")}]},
-            {"impressions": [{"ad_id": 5, "campaign": "x", "impression_time": t("13:00:00")}],
-             "clicks": [{"ad_id": 5, "click_id": "k5", "click_time": t("13:00:00")}],
-             "purchases": [{"click_id": "k5", "amount": 1.0, "purchase_time": t("13:00:00")}]},
+            {
+                "impressions": [
+                    {"ad_id": 1, "campaign": "spring", "impression_time": t("10:00:00")}
+                ],
+                "clicks": [{"ad_id": 1, "click_id": "k1", "click_time": t("10:05:00")}],
+                "purchases": [{"click_id": "k1", "amount": 9.5, "purchase_time": t("10:20:00")}],
+            },
+            {
+                "impressions": [{"ad_id": 5, "campaign": "x", "impression_time": t("13:00:00")}],
+                "clicks": [{"ad_id": 5, "click_id": "k5", "click_time": t("13:00:00")}],
+                "purchases": [{"click_id": "k5", "amount": 1.0, "purchase_time": t("13:00:00")}],
+            },
         ],
         ("campaign", "purchases", "revenue"),
         [("spring", 1, 9.5)],
@@ -99,18 +132,54 @@ SCENARIOS: dict[str, tuple[str, list[dict[str, list[dict[str, Any]]]], tuple[str
     "ride_matching": (
         "matched",
         [
-            {"requests": [{"zone": "z1", "request_id": "r1", "rider_id": "a",
-                           "request_time": t("10:00:00")},
-                          {"zone": "z1", "request_id": "r2", "rider_id": "b",
-                           "request_time": t("10:00:00")}],
-             "offers": [{"zone": "z1", "request_id": "r1", "driver_id": "d1",
-                         "offer_time": t("10:01:00")},
-                        {"zone": "z1", "request_id": "rX", "driver_id": "d9",
-                         "offer_time": t("10:00:30")}]},
-            {"requests": [{"zone": "z2", "request_id": "r7", "rider_id": "c",
-                           "request_time": t("11:00:00")}],
-             "offers": [{"zone": "z2", "request_id": "r8", "driver_id": "d7",
-                         "offer_time": t("11:00:00")}]},
+            {
+                "requests": [
+                    {
+                        "zone": "z1",
+                        "request_id": "r1",
+                        "rider_id": "a",
+                        "request_time": t("10:00:00"),
+                    },
+                    {
+                        "zone": "z1",
+                        "request_id": "r2",
+                        "rider_id": "b",
+                        "request_time": t("10:00:00"),
+                    },
+                ],
+                "offers": [
+                    {
+                        "zone": "z1",
+                        "request_id": "r1",
+                        "driver_id": "d1",
+                        "offer_time": t("10:01:00"),
+                    },
+                    {
+                        "zone": "z1",
+                        "request_id": "rX",
+                        "driver_id": "d9",
+                        "offer_time": t("10:00:30"),
+                    },
+                ],
+            },
+            {
+                "requests": [
+                    {
+                        "zone": "z2",
+                        "request_id": "r7",
+                        "rider_id": "c",
+                        "request_time": t("11:00:00"),
+                    }
+                ],
+                "offers": [
+                    {
+                        "zone": "z2",
+                        "request_id": "r8",
+                        "driver_id": "d7",
+                        "offer_time": t("11:00:00"),
+                    }
+                ],
+            },
         ],
         ("r_request_id", "o_request_id", "driver_id"),
         [("r1", "r1", "d1"), ("r2", None, None), (None, "rX", "d9")],
@@ -156,11 +225,16 @@ def _assert_state_cleanup(plan: Plan, plan_text: str) -> None:
                 assert found is not None, (join.name, side.name)
                 assert found["kind"] == side.state.eviction
                 assert found["value_ms"] == side.state.state_watermark(watermark), (
-                    join.name, side.name, found, watermark)
+                    join.name,
+                    side.name,
+                    found,
+                    watermark,
+                )
 
 
-def test_left_anti_matched_row_with_null_values_is_not_unmatched(spark: Any,
-                                                                tmp_path: Path) -> None:
+def test_left_anti_matched_row_with_null_values_is_not_unmatched(
+    spark: Any, tmp_path: Path
+) -> None:
     """The anti filter reads a right-side marker, not the (nullable) right columns."""
     spec = (
         "stream o (id BIGINT, t TIMESTAMP) watermark t delay 1 second\n"
@@ -174,10 +248,18 @@ def test_left_anti_matched_row_with_null_values_is_not_unmatched(spark: Any,
     with StreamDriver(spark, job.SCHEMAS) as driver:
         rels = job.build(spark, driver.inputs)
         driver.start(rels["unpaid"])
-        driver.feed({"o": [{"id": 1, "t": t("00:00:00")}, {"id": 2, "t": t("00:00:00")}],
-                     "p": [{"id": 1, "t": t("00:00:05"), "note": None}]})
-        driver.feed({"o": [{"id": 3, "t": t("00:01:00")}], "p": [{"id": 3, "t": t("00:01:00"),
-                                                                   "note": "x"}]})
+        driver.feed(
+            {
+                "o": [{"id": 1, "t": t("00:00:00")}, {"id": 2, "t": t("00:00:00")}],
+                "p": [{"id": 1, "t": t("00:00:05"), "note": None}],
+            }
+        )
+        driver.feed(
+            {
+                "o": [{"id": 3, "t": t("00:01:00")}],
+                "p": [{"id": 3, "t": t("00:01:00"), "note": "x"}],
+            }
+        )
         ids = sorted(r["id"] for b in driver.results() for r in b.rows)
     assert ids == [2]
 
@@ -193,15 +275,18 @@ def test_job_runs_with_spark_submit_style_main(tmp_path: Path) -> None:
     }
     for stream, items in rows.items():
         (tmp_path / "in" / stream / "part-0.json").write_text(
-            "\n".join(json.dumps(r) for r in items) + "\n")
+            "\n".join(json.dumps(r) for r in items) + "\n"
+        )
     spec = (ROOT / "examples" / "iot_window_join.sjoin").read_text()
-    spec = spec.replace("set state_store = rocksdb", "set state_store = rocksdb\n"
-                        "set trigger = available_now")
+    spec = spec.replace(
+        "set state_store = rocksdb", "set state_store = rocksdb\nset trigger = available_now"
+    )
     result = check_text(spec, "iot.sjoin")
     assert result.ok and result.plan is not None
     (tmp_path / "job.py").write_text(compile_pyspark(result.plan, "iot.sjoin"))
-    done = subprocess.run([sys.executable, "job.py"], cwd=tmp_path, capture_output=True,
-                          text=True, timeout=300)
+    done = subprocess.run(
+        [sys.executable, "job.py"], cwd=tmp_path, capture_output=True, text=True, timeout=300
+    )
     assert done.returncode == 0, done.stderr[-3000:]
     from sjoin.spark_driver import get_spark
 

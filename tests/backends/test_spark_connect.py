@@ -53,10 +53,12 @@ def test_build_runs_on_spark_connect(tmp_path: Path) -> None:
     for name, rows in data.items():
         (tmp_path / "in" / name).mkdir(parents=True)
         (tmp_path / "in" / name / "0.json").write_text(
-            "\n".join(json.dumps(r) for r in rows) + "\n")
+            "\n".join(json.dumps(r) for r in rows) + "\n"
+        )
     (tmp_path / "run.py").write_text(SCRIPT)
-    done = subprocess.run([sys.executable, "run.py"], cwd=tmp_path, capture_output=True,
-                          text=True, timeout=600)
+    done = subprocess.run(
+        [sys.executable, "run.py"], cwd=tmp_path, capture_output=True, text=True, timeout=600
+    )
     assert done.returncode == 0, done.stderr[-3000:]
     rows = json.loads(done.stdout.strip().splitlines()[-1])
     # the match, and the impression that fails the pre-join filter (null-padded at once)
