@@ -16,6 +16,10 @@ from syrupy.extensions.single_file import SingleFileSnapshotExtension, WriteMode
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLES = sorted((ROOT / "examples").glob("*.sjoin"))
 
+# Child Python processes must import the installed sjoin, not the thin top folder sjoin/ of
+# the work tree that `python -c` or `python script.py` would put first on sys.path.
+os.environ["PYTHONSAFEPATH"] = "1"
+
 # hypothesis' storage (examples database, caches) stays out of the work tree
 if not os.environ.get("HYPOTHESIS_STORAGE_DIRECTORY"):
     set_hypothesis_home_dir(Path(tempfile.gettempdir()) / "sjoin-hypothesis")
