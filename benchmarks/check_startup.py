@@ -3,6 +3,9 @@ hook runs it.  Prints the median and the best of N runs, plus the very first run
 parser-table cache is removed.
 
     .venv/bin/python benchmarks/check_startup.py [--runs 15] [SPEC]
+
+Run it with the venv that scripts/setup.sh makes (a regular install, as users get): an
+editable install adds an import hook that costs tens of milliseconds.
 """
 
 from __future__ import annotations
