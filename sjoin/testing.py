@@ -1,0 +1,144 @@
+"""sjoin's pytest plugin (registered as the `sjoin` pytest11 entry point).
+
+For teams that keep `.sjoin` specs in their repository:
+
+* ``sjoin_snapshot(spec)`` snapshots a spec's plan JSON and its generated PySpark job with
+  syrupy (a .json and a .py file per test under ``__snapshots__``), failing on any error
+  diagnostic;
+* ``sjoin_run(spec, trace)`` runs a trace on the reference runtime (milliseconds, no JVM)
+  and returns a ``Run`` whose ``assert_batches({batch: rows})`` checks the output batch by
+  batch;
+* the ``sjoin_spark`` marker also runs ``sjoin_run``'s traces on real local Spark
+  (`sjoin verify`) and fails on any difference; without Java it skips with the reason.
+
+Importing this module costs nothing: syrupy, the runtime and pyspark load on first use.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from sjoin.api import CheckResult, check_file
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line(
+        "markers", "sjoin_spark: also run sjoin_run's traces on real local Spark (verify)"
+    )
+
+
+def _checked(spec: str | Path) -> CheckResult:
+    result = check_file(spec)
+    errors = [d for d in result.diagnostics if d.severity == "error"]
+    if errors or result.plan is None:
+        from sjoin.render import render_plain
+
+        text = "\n\n".join(render_plain(d, result.source) for d in errors)
+        pytest.fail(f"{spec} has errors:\n{text}", pytrace=False)
+    return result
+
+
+@pytest.fixture
+def sjoin_snapshot(snapshot: Any) -> Callable[[str | Path], None]:
+    """``sjoin_snapshot(spec)``: the plan JSON and the PySpark job of ``spec`` equal their
+    snapshots (create or refresh them with ``pytest --snapshot-update``)."""
+    from syrupy.extensions.json import JSONSnapshotExtension
+    from syrupy.extensions.single_file import SingleFileSnapshotExtension, WriteMode
+
+    from sjoin.compiler.backends.pyspark import compile_pyspark
+
+    class PythonFile(SingleFileSnapshotExtension):
+        _write_mode = WriteMode.TEXT
+        file_extension = "py"
+
+    def check(spec: str | Path) -> None:
+        path = Path(spec)
+        result = _checked(path)
+        assert result.plan is not None
+        plan = result.plan_json()
+        for d in plan["diagnostics"]:
+            d["file"] = path.name  # snapshots must not depend on where the repo lives
+        assert plan == snapshot.use_extension(JSONSnapshotExtension)
+        assert compile_pyspark(result.plan, path.name) == snapshot.use_extension(PythonFile)
+
+    return check
+
+
+@dataclass
+class Run:
+    """The outcome of ``sjoin_run``: per batch, the output rows (JSON-ready dicts)."""
+
+    spec: Path
+    trace: Path | Sequence[Mapping[str, Any]]
+    result: Any  # sjoin.runtime.RunResult
+
+    def rows(self, relation: str | None = None) -> list[dict[str, Any]]:
+        return list(self.result.rows(relation))
+
+    def batches(self, relation: str | None = None) -> dict[int, list[dict[str, Any]]]:
+        """Batch id -> output rows of ``relation`` (batches without rows are left out)."""
+        out: dict[int, list[dict[str, Any]]] = {}
+        for batch in self.result.batches:
+            rows = [row for rel, row in batch.rows if relation in (None, rel)]
+            if rows:
+                out[batch.batch] = rows
+        return out
+
+    def assert_batches(
+        self, expected: Mapping[int, Sequence[Mapping[str, Any]]], relation: str | None = None
+    ) -> None:
+        """Each batch emits exactly ``expected[batch]`` (order inside a batch ignored)."""
+
+        def canon(rows: Sequence[Mapping[str, Any]]) -> list[str]:
+            return sorted(json.dumps(r, sort_keys=True, default=str) for r in rows)
+
+        got = {b: canon(rows) for b, rows in self.batches(relation).items()}
+        want = {b: canon(rows) for b, rows in expected.items() if rows}
+        assert got == want, f"batches differ: got {self.batches(relation)}"
+
+    def progress(self) -> list[dict[str, Any]]:
+        return [b.progress for b in self.result.batches]
+
+
+@pytest.fixture
+def sjoin_run(request: pytest.FixtureRequest) -> Callable[..., Run]:
+    """``sjoin_run(spec, trace, relation=None)`` -> ``Run`` on the reference runtime; under
+    the ``sjoin_spark`` marker the same trace is also verified on real Spark."""
+
+    def run(
+        spec: str | Path,
+        trace: str | Path | Sequence[Mapping[str, Any]],
+        relation: str | None = None,
+    ) -> Run:
+        from sjoin.runtime import run as run_plan
+
+        path = Path(spec)
+        result = _checked(path)
+        assert result.plan is not None
+        trace_in = Path(trace) if isinstance(trace, (str, Path)) else list(trace)
+        outcome = Run(path, trace_in, run_plan(result.plan, trace_in, relation=relation))
+        if request.node.get_closest_marker("sjoin_spark") is not None:
+            _verify_on_spark(result, trace_in, relation)
+        return outcome
+
+    return run
+
+
+def _verify_on_spark(result: CheckResult, trace: Any, relation: str | None) -> None:
+    try:
+        from sjoin.verify import verify
+    except ImportError as err:  # pragma: no cover - verify ships with sjoin
+        pytest.skip(f"sjoin verify is unavailable: {err}")
+    from sjoin.spark_driver import SparkUnavailable
+
+    try:
+        report = verify(result.plan, trace, relation=relation)
+    except SparkUnavailable as err:
+        pytest.skip(str(err))
+    assert report.agree, str(report)
