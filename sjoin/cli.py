@@ -120,7 +120,14 @@ def check(specs: tuple[Path, ...], fmt: str, color: str) -> None:
 
 @main.command()
 @SPEC
-@FORMAT
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["text", "json", "mermaid"]),
+    default="text",
+    show_default=True,
+    help="Output format (mermaid: a flowchart of the pipeline).",
+)
 @COLOR
 @last_resort
 def plan(spec: Path, fmt: str, color: str) -> None:
@@ -139,9 +146,10 @@ def plan(spec: Path, fmt: str, color: str) -> None:
     else:
         printer.diagnostics((d, result.source) for d in result.diagnostics)
         if result.plan is not None and result.ok:
+            from sjoin.compiler.diagram import mermaid
             from sjoin.compiler.explain import plan_text
 
-            printer.result(plan_text(result.plan))
+            printer.result(mermaid(result.plan) if fmt == "mermaid" else plan_text(result.plan))
     sys.exit(0 if result.ok else 1)
 
 
@@ -178,8 +186,52 @@ def compile_(spec: Path, output: Path | None, color: str) -> None:
     printer.note(f"{output}: PySpark job for {spec}", "green")
 
 
-if __name__ == "__main__":
-    main()
+@main.command()
+@SPEC
+@click.option(
+    "--trace",
+    "trace",
+    required=True,
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    help='Input rows, JSON Lines: {"batch": 0, "stream": ..., "row": {...}}.',
+)
+@click.option("--relation", help="Compare only this join or aggregate (default: the queries run).")
+@FORMAT
+@COLOR
+@last_resort
+def verify(spec: Path, trace: Path, relation: str | None, fmt: str, color: str) -> None:
+    """Run SPEC on TRACE with the reference runtime and with the generated PySpark job on
+    local Spark, one trace batch per micro-batch, and compare them batch by batch: output
+    rows, watermark, state metrics, and each join's state cleanup in the executed plan.
+
+    Exit status: 0 they agree, 1 they differ, the spec or the trace has errors, or Spark
+    (pyspark and Java 17+) is not available; 2 usage error.
+    """
+    from sjoin.runtime import RunError, UsageError
+    from sjoin.verify import SparkUnavailable
+    from sjoin.verify import verify as verify_plan
+
+    printer = Printer(color)
+    result = load(spec)
+    printer.diagnostics((d, result.source) for d in result.diagnostics)
+    if not result.ok or result.plan is None:
+        sys.exit(1)
+    try:
+        report = verify_plan(result.plan, trace, relation=relation)
+    except UsageError as err:
+        raise click.UsageError(str(err)) from None
+    except RunError as err:
+        printer.note(f"sjoin verify: {err}", "red")
+        sys.exit(1)
+    except SparkUnavailable as err:
+        printer.note(f"Spark is needed for verify: {err}", "red")
+        sys.exit(1)
+    if fmt == "json":
+        printer.json(report.to_dict())
+    else:
+        printer.result(report.text())
+        printer.note(report.summary(), "green" if report.agree else "red")
+    sys.exit(0 if report.agree else 1)
 
 
 @main.command()
@@ -259,3 +311,39 @@ def run(
         f"{summary.batches} batches, {summary.rows} output rows"
         + (f", {summary.bad_rows} bad rows skipped" if summary.bad_rows else "")
     )
+
+
+@main.command()
+@click.argument("name")
+@click.option(
+    "--dir",
+    "directory",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=Path("."),
+    show_default=True,
+    help="Where to write the files.",
+)
+@COLOR
+@last_resort
+def init(name: str, directory: Path, color: str) -> None:
+    """Scaffold NAME.sjoin, NAME.trace.jsonl and test_NAME.py for a new join.
+
+    Then: `sjoin plan NAME.sjoin`, `pytest --snapshot-update`, `pytest`.
+    Exit status: 0 written, 2 a file exists already or NAME is not a valid name.
+    """
+    from sjoin.scaffold import ScaffoldError, scaffold
+
+    try:
+        files = scaffold(name, directory)
+    except ScaffoldError as err:
+        raise click.UsageError(str(err)) from None
+    except OSError as err:
+        raise click.UsageError(f"cannot write into {directory}: {err.strerror}") from None
+    printer = Printer(color)
+    for path in files:
+        printer.note(f"wrote {path}", "green")
+    printer.note(f"next: sjoin plan {files[0]}; pytest --snapshot-update; pytest")
+
+
+if __name__ == "__main__":
+    main()

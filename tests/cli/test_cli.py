@@ -125,3 +125,14 @@ def test_color_only_when_asked(tmp_path: Path) -> None:
     _, _, colored = run("check", "--color", "always", str(spec))
     assert "\x1b[" not in plain
     assert "\x1b[" in colored and "error[E010]" in colored
+
+
+def test_plan_mermaid_and_init(tmp_path: Path) -> None:
+    code, out, _ = run(
+        "plan", "--format", "mermaid", str(ROOT / "examples" / "ride_matching.sjoin")
+    )
+    assert code == 0 and out.startswith("flowchart LR")
+    code, _, err = run("init", "shipped", "--dir", str(tmp_path))
+    assert code == 0 and "wrote" in err
+    assert run("check", str(tmp_path / "shipped.sjoin"))[0] == 0
+    assert run("init", "shipped", "--dir", str(tmp_path))[0] == 2  # never overwrites

@@ -1,0 +1,542 @@
+"""Spark parity checking: run a spec on a trace with the reference runtime *and* with the
+generated PySpark job on real local Spark, and compare them batch by batch.
+
+``verify(plan, trace)`` returns a ``VerifyReport``.  For each query the runtime would run
+(one per sink relation, else one per join/aggregate nothing consumes, or the one named by
+``relation``) it
+
+* reads the trace with ``runtime/trace.py`` (so bad rows are treated exactly as ``sjoin run``
+  treats them) and groups it into its micro-batches;
+* runs the runtime on the trace;
+* compiles the plan with ``compile_pyspark``, loads the job from a temporary file, runs its
+  ``build`` on a ``StreamDriver`` and feeds it one trace batch per Spark micro-batch (the
+  no-data batches Spark decides to run follow on their own);
+* compares, per executed batch: the root relation's output rows as multisets (normalised),
+  the watermark (as an instant), and ``numRowsTotal``, ``numRowsUpdated``,
+  ``numRowsRemoved`` and ``numRowsDroppedByWatermark`` of every state operator (Spark lists
+  ``stateOperators`` from the root in pre-order, left before right; they are mapped to the
+  plan's relations in that order);
+* checks the executed plan's ``state cleanup [...]`` of each join against the plan.
+
+pyspark is imported only inside functions (through ``sjoin.spark_driver``), so importing this
+module needs no pyspark; without pyspark or Java ``verify`` raises ``SparkUnavailable``.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import math
+import os
+import tempfile
+import time
+from collections import Counter
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from datetime import UTC, date, datetime, timedelta
+from decimal import Decimal
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+from sjoin.compiler.plan import AggregateNode, JoinNode, Plan, StreamNode
+from sjoin.runtime import RunError, run
+from sjoin.runtime.query import closure, query_roots
+from sjoin.runtime.trace import BadRow, BadRowPolicy, Trace, read_trace, schemas_of
+from sjoin.runtime.values import format_date, format_timestamp, parse_timestamp
+from sjoin.spark_driver import SparkUnavailable
+
+__all__ = [
+    "Difference",
+    "MetricDifference",
+    "QueryReport",
+    "SparkUnavailable",
+    "VerifyReport",
+    "verify",
+]
+
+METRICS = ("numRowsTotal", "numRowsUpdated", "numRowsRemoved", "numRowsDroppedByWatermark")
+# Spark confs of the job that change results; the others (shuffle partitions, state store
+# provider) change only how the state is laid out, not what it holds, and are left alone.
+SEMANTIC_CONFS = (
+    "spark.sql.streaming.multipleWatermarkPolicy",
+    "spark.sql.streaming.noDataMicroBatches.enabled",
+    "spark.sql.streaming.statefulOperator.allowMultiple",
+    "spark.sql.streaming.statefulOperator.checkCorrectness.enabled",
+    "spark.sql.session.timeZone",
+)
+OPERATOR_NAMES = {"join": "symmetricHashJoin", "aggregate": "stateStoreSave"}
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+_ONE_US = timedelta(microseconds=1)
+
+
+# ------------------------------------------------------------------------------ the report
+
+
+@dataclass(frozen=True)
+class MetricDifference:
+    """One value both engines report that differs: ``what`` is ``watermark``, or
+    ``RELATION.METRIC`` for a state operator metric, or ``operators`` (their number)."""
+
+    what: str
+    spark: Any
+    runtime: Any
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"what": self.what, "spark": self.spark, "runtime": self.runtime}
+
+
+@dataclass(frozen=True)
+class Difference:
+    """The first batch of a query where Spark and the runtime differ.
+
+    ``kind``: ``batch`` (a batch id executed by only one engine, or data in it differs),
+    ``state_cleanup`` (the executed plan's cleanup predicate differs from the plan) or
+    ``spark_error`` (Spark failed where the runtime ran)."""
+
+    kind: str
+    batch: int | None
+    only_spark: list[dict[str, Any]] = field(default_factory=list)
+    only_runtime: list[dict[str, Any]] = field(default_factory=list)
+    metrics: list[MetricDifference] = field(default_factory=list)
+    detail: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "kind": self.kind,
+            "batch": self.batch,
+            "rows_only_in_spark": self.only_spark,
+            "rows_only_in_runtime": self.only_runtime,
+            "metrics": [m.to_dict() for m in self.metrics],
+            "detail": self.detail,
+        }
+
+    def text(self, query: str) -> list[str]:
+        where = f"batch {self.batch}" if self.batch is not None else "the executed plan"
+        lines = [f"query `{query}`: first difference in {where} ({self.kind})"]
+        if self.detail:
+            lines.append(f"  {self.detail}")
+        if self.only_spark or self.only_runtime:
+            lines.append(f"  rows only in Spark ({len(self.only_spark)}):")
+            lines.extend(f"    {_row_text(r)}" for r in self.only_spark)
+            lines.append(f"  rows only in the runtime ({len(self.only_runtime)}):")
+            lines.extend(f"    {_row_text(r)}" for r in self.only_runtime)
+        for m in self.metrics:
+            lines.append(f"  {m.what}: Spark {m.spark!r}, runtime {m.runtime!r}")
+        return lines
+
+
+@dataclass
+class QueryReport:
+    """One query (root relation) compared on both engines."""
+
+    relation: str
+    output_mode: str
+    spark_batches: int = 0
+    runtime_batches: int = 0
+    rows: int = 0  # output rows of the root relation (Spark's count)
+    state_cleanup: list[str] = field(default_factory=list)  # what was checked, as text
+    difference: Difference | None = None
+    seconds: float = 0.0
+
+    @property
+    def agree(self) -> bool:
+        return self.difference is None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "relation": self.relation,
+            "output_mode": self.output_mode,
+            "agree": self.agree,
+            "spark_batches": self.spark_batches,
+            "runtime_batches": self.runtime_batches,
+            "rows": self.rows,
+            "state_cleanup": self.state_cleanup,
+            "difference": None if self.difference is None else self.difference.to_dict(),
+            "seconds": round(self.seconds, 3),
+        }
+
+
+@dataclass
+class VerifyReport:
+    """Whether Spark and the runtime agree on every compared query."""
+
+    queries: list[QueryReport] = field(default_factory=list)
+    trace_batches: int = 0
+    bad_rows: list[BadRow] = field(default_factory=list)
+    target: str = ""  # the spec's `spark` version (what the runtime emulates)
+    spark_version: str = ""  # the local Spark that ran the job
+
+    @property
+    def version_note(self) -> str | None:
+        """A warning when the runtime emulates another Spark than the one that ran: some
+        metrics (e.g. numRowsRemoved of outer joins before 4.3) legitimately differ then."""
+        local = ".".join(self.spark_version.split(".")[:2])
+        target = ".".join(self.target.split(".")[:2])
+        if not local or not target or local == target:
+            return None
+        return (
+            f"the spec targets Spark {self.target} but Spark {self.spark_version} ran the job: "
+            f"the runtime follows {self.target}, so version-dependent behaviour may differ"
+        )
+
+    @property
+    def agree(self) -> bool:
+        return all(q.agree for q in self.queries)
+
+    @property
+    def first_difference(self) -> tuple[str, Difference] | None:
+        for q in self.queries:
+            if q.difference is not None:
+                return q.relation, q.difference
+        return None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "agree": self.agree,
+            "target": self.target,
+            "spark_version": self.spark_version,
+            "version_note": self.version_note,
+            "trace_batches": self.trace_batches,
+            "bad_rows": [b.to_json() for b in self.bad_rows],
+            "queries": [q.to_dict() for q in self.queries],
+        }
+
+    def text(self) -> str:
+        lines = [f"note: {self.version_note}"] if self.version_note else []
+        for q in self.queries:
+            head = (
+                f"query `{q.relation}` ({q.output_mode}): {q.spark_batches} Spark batches, "
+                f"{q.runtime_batches} runtime batches, {q.rows} output rows"
+            )
+            if q.agree:
+                lines.append(head + ": Spark and the runtime agree")
+                lines.extend(f"  state cleanup {c}: as planned" for c in q.state_cleanup)
+            else:
+                assert q.difference is not None
+                lines.append(head + ": they DIFFER")
+                lines.extend(q.difference.text(q.relation))
+        return "\n".join(lines)
+
+    def summary(self) -> str:
+        if self.agree:
+            return f"Spark and the runtime agree on {len(self.queries)} query(ies)"
+        differ = sum(not q.agree for q in self.queries)
+        return f"Spark and the runtime differ on {differ} of {len(self.queries)} query(ies)"
+
+
+# ------------------------------------------------------------------------------ normalising
+
+
+def normal_value(value: Any) -> Any:
+    """One comparable form for both engines' values: timestamps as the runtime's ISO text,
+    windows as {start, end}, decimals as their exact text, dates as ISO text, doubles with
+    12 significant digits (sums may add in another order), NaN/Infinity as text."""
+    if value is None or isinstance(value, (bool, str)):
+        return value
+    if isinstance(value, int):
+        return value
+    if isinstance(value, datetime):
+        aware = value if value.tzinfo is not None else value.replace(tzinfo=UTC)
+        return format_timestamp((aware - _EPOCH) // _ONE_US)
+    if isinstance(value, date):
+        return value.isoformat()
+    if isinstance(value, Decimal):
+        return format(value, "f")
+    if isinstance(value, float):
+        if math.isnan(value):
+            return "NaN"
+        if math.isinf(value):
+            return "Infinity" if value > 0 else "-Infinity"
+        return float(f"{value:.12g}")
+    if isinstance(value, Mapping):
+        return {str(k): normal_value(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [normal_value(v) for v in value]
+    return str(value)
+
+
+def normal_row(row: Mapping[str, Any]) -> str:
+    """A row as canonical JSON text (sorted keys), so rows compare as multiset members."""
+    return json.dumps({k: normal_value(v) for k, v in row.items()}, sort_keys=True)
+
+
+def _row_text(row: Mapping[str, Any]) -> str:
+    return json.dumps(row, sort_keys=True)
+
+
+def _watermark_ms(text: str | None) -> int | None:
+    if text is None:
+        return None
+    us = parse_timestamp(text)
+    return None if us is None else us // 1000
+
+
+# ------------------------------------------------------------------------------ plan helpers
+
+
+def pre_order(plan: Plan, root: str) -> list[str]:
+    """The stateful operators below ``root`` as Spark lists them: pre-order, left first."""
+    order: list[str] = []
+
+    def visit(name: str) -> None:
+        node = plan.node(name)
+        if isinstance(node, JoinNode):
+            order.append(name)
+            visit(node.left.relation)
+            visit(node.right.relation)
+        elif isinstance(node, AggregateNode):
+            order.append(name)
+            visit(node.input)
+
+    visit(root)
+    return order
+
+
+def output_mode(plan: Plan, relation: str) -> str:
+    return str({a.name: a.mode for a in plan.aggregates}.get(relation, "append"))
+
+
+def _spark_row(values: tuple[Any, ...], stream: StreamNode) -> dict[str, Any]:
+    """A trace row (runtime values) as the JSON-ready dict the driver sends to Spark."""
+    out: dict[str, Any] = {}
+    for column, value in zip(stream.columns, values, strict=True):
+        kind = column.type.name
+        if value is None:
+            out[column.name] = None
+        elif kind == "timestamp":
+            out[column.name] = format_timestamp(value)
+        elif kind == "date":
+            out[column.name] = format_date(value)
+        elif isinstance(value, Decimal):
+            out[column.name] = format(value, "f")
+        else:
+            out[column.name] = value
+    return out
+
+
+def _load_job(plan: Plan, directory: str) -> ModuleType:
+    from sjoin.compiler.backends.pyspark import compile_pyspark
+
+    path = Path(directory) / "sjoin_verify_job.py"
+    path.write_text(compile_pyspark(plan, "verify"), encoding="utf-8")
+    spec = importlib.util.spec_from_file_location(f"sjoin_verify_job_{id(path)}", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+# ------------------------------------------------------------------------------ the check
+
+
+def verify(
+    plan: Plan,
+    trace: str | os.PathLike[str] | Iterable[Any],
+    *,
+    relation: str | None = None,
+    spark: Any = None,
+    bad_rows: BadRowPolicy = "stop",
+) -> VerifyReport:
+    """Run ``plan`` over ``trace`` on the runtime and on local Spark and compare them.
+
+    ``trace`` is a JSONL path or an iterable of JSON lines or record dicts (as ``run``
+    takes). ``relation`` picks one join or aggregate (default: the runtime's queries).
+    ``spark`` is a classic SparkSession (default: ``spark_driver.get_spark()``).
+    Raises ``RunError`` (``UsageError`` for a bad relation, ``TraceError`` for bad rows under
+    ``stop``) and ``SparkUnavailable`` when Spark cannot run here.
+    """
+    roots = query_roots(plan, relation)  # UsageError for a stream or unknown relation
+    if not isinstance(trace, (str, os.PathLike)):
+        trace = list(trace)  # read twice: once here, once by the runtime
+    parsed = read_trace(trace, schemas_of(plan), bad_rows)
+    if spark is None:
+        from sjoin.spark_driver import get_spark
+
+        spark = get_spark()
+    report = VerifyReport(
+        trace_batches=len(parsed.batches),
+        bad_rows=list(parsed.bad_rows),
+        target=str(plan.spark),
+        spark_version=str(spark.version),
+    )
+    with tempfile.TemporaryDirectory(prefix="sjoin-verify-") as tmp:
+        job = _load_job(plan, tmp)
+        for root in roots:
+            started = time.perf_counter()
+            query = QueryReport(root, output_mode(plan, root))
+            policy: BadRowPolicy = "skip" if parsed.bad_rows else "stop"
+            runtime = run(plan, trace, relation=root, bad_rows=policy)
+            _compare_query(plan, root, parsed, runtime, job, spark, query)
+            query.seconds = time.perf_counter() - started
+            report.queries.append(query)
+    return report
+
+
+def _compare_query(
+    plan: Plan,
+    root: str,
+    trace: Trace,
+    runtime: Any,
+    job: ModuleType,
+    spark: Any,
+    report: QueryReport,
+) -> None:
+    from sjoin.spark_driver import StreamDriver, parse_join_plan
+
+    nodes = closure(plan, root)
+    streams = {n.name: n for n in nodes if isinstance(n, StreamNode)}
+    schemas = {name: job.SCHEMAS[name] for name in streams}
+    confs = {k: str(v) for k, v in job.SPARK_CONF.items() if k in SEMANTIC_CONFS}
+    saved = {k: spark.conf.get(k, None) for k in confs}
+    for key, value in confs.items():
+        spark.conf.set(key, value)
+    plan_text: str | None = None
+    try:
+        with StreamDriver(spark, schemas) as driver:
+            try:
+                rels = job.build(spark, driver.inputs)
+                driver.start(rels[root], report.output_mode)
+                for batch in trace.batches:
+                    feed = {
+                        name: [_spark_row(r, streams[name]) for r in rows]
+                        for name, rows in batch.rows.items()
+                        if name in streams
+                    }
+                    if feed:
+                        driver.feed(feed)
+                spark_batches = driver.results()
+                if spark_batches:
+                    plan_text = driver.executed_plan()
+            except Exception as err:  # analysis or execution failure: Spark refused the job
+                if isinstance(err, (SparkUnavailable, KeyboardInterrupt)):
+                    raise
+                message = " ".join(str(err).split())[:600]
+                report.runtime_batches = len(runtime.batches)
+                report.difference = Difference(
+                    "spark_error",
+                    None,
+                    detail=f"Spark failed where the runtime ran: {type(err).__name__}: {message}",
+                )
+                return
+    finally:
+        for key, value in saved.items():
+            if value is None:
+                spark.conf.unset(key)
+            else:
+                spark.conf.set(key, value)
+    report.spark_batches = len(spark_batches)
+    report.runtime_batches = len(runtime.batches)
+    report.rows = sum(len(b.rows) for b in spark_batches)
+    operators = pre_order(plan, root)
+    report.difference = _first_batch_difference(root, operators, spark_batches, runtime.batches)
+    if plan_text is not None:
+        cleanup, difference = _check_state_cleanup(plan, root, parse_join_plan(plan_text))
+        report.state_cleanup = cleanup
+        if report.difference is None:
+            report.difference = difference
+
+
+def _first_batch_difference(
+    root: str, operators: list[str], spark_batches: list[Any], runtime_batches: list[Any]
+) -> Difference | None:
+    for i in range(max(len(spark_batches), len(runtime_batches))):
+        s = spark_batches[i] if i < len(spark_batches) else None
+        r = runtime_batches[i] if i < len(runtime_batches) else None
+        if s is None or r is None:
+            if s is not None:
+                batch_id, rows = s.batch_id, list(s.rows)
+            else:
+                assert r is not None
+                batch_id, rows = r.batch, [row for rel, row in r.rows if rel == root]
+            return Difference(
+                "batch",
+                batch_id,
+                only_spark=[_shown(x) for x in rows] if s is not None else [],
+                only_runtime=[_shown(x) for x in rows] if r is not None else [],
+                detail=f"batch {batch_id} ran only in {'Spark' if r is None else 'the runtime'}",
+            )
+        metrics: list[MetricDifference] = []
+        if s.batch_id != r.batch:
+            metrics.append(MetricDifference("batch id", s.batch_id, r.batch))
+        s_rows = Counter(normal_row(x) for x in s.rows)
+        r_rows = Counter(normal_row(x) for rel, x in r.rows if rel == root)
+        only_spark = [json.loads(x) for x in (s_rows - r_rows).elements()]
+        only_runtime = [json.loads(x) for x in (r_rows - s_rows).elements()]
+        if _watermark_ms(s.watermark) != _watermark_ms(r.watermark):
+            metrics.append(MetricDifference("watermark", s.watermark, r.watermark))
+        metrics.extend(_metric_differences(operators, s.state_operators, r.progress["operators"]))
+        if only_spark or only_runtime or metrics:
+            return Difference("batch", s.batch_id, only_spark, only_runtime, metrics)
+    return None
+
+
+def _shown(row: Mapping[str, Any]) -> dict[str, Any]:
+    shown: dict[str, Any] = json.loads(normal_row(row))
+    return shown
+
+
+def _metric_differences(
+    operators: list[str], spark_ops: list[dict[str, Any]], runtime_ops: list[dict[str, Any]]
+) -> list[MetricDifference]:
+    out: list[MetricDifference] = []
+    if len(spark_ops) != len(operators):
+        names = [op.get("operatorName") for op in spark_ops]
+        return [MetricDifference("operators", names, operators)]
+    by_relation = {op["relation"]: op for op in runtime_ops}
+    for relation, s_op in zip(operators, spark_ops, strict=True):
+        r_op = by_relation.get(relation)
+        if r_op is None:
+            out.append(MetricDifference(f"{relation} (operator)", s_op.get("operatorName"), None))
+            continue
+        for metric in METRICS:
+            if s_op.get(metric) != r_op.get(metric):
+                out.append(MetricDifference(f"{relation}.{metric}", s_op[metric], r_op[metric]))
+    return out
+
+
+def _check_state_cleanup(
+    plan: Plan, root: str, nodes: list[dict[str, Any]]
+) -> tuple[list[str], Difference | None]:
+    """The executed plan's `state cleanup [...]` of each join against the plan's rules."""
+    joins = [plan.node(n) for n in pre_order(plan, root)]
+    joins = [j for j in joins if isinstance(j, JoinNode)]
+    checked: list[str] = []
+    if len(nodes) != len(joins):
+        return checked, Difference(
+            "state_cleanup",
+            None,
+            metrics=[MetricDifference("join operators", len(nodes), len(joins))],
+        )
+    for node, join in zip(nodes, joins, strict=True):
+        watermark = node["eviction_watermark_ms"]
+        for side in (join.left, join.right):
+            found = node["state_cleanup"][side.name]
+            rule = side.state
+            if rule.eviction == "never":
+                expected = None
+            else:
+                value = rule.state_watermark(watermark) if watermark is not None else None
+                expected = {"kind": rule.eviction, "value_ms": value}
+            label = f"{join.name}.{side.name}"
+            checked.append(
+                f"{label}: never"
+                if expected is None
+                else f"{label}: {rule.eviction} <= W{rule.offset_ms:+d} ms"
+            )
+            if found != expected and not (
+                expected is not None
+                and found is not None
+                and expected["value_ms"] is None
+                and found["kind"] == expected["kind"]
+            ):
+                return checked, Difference(
+                    "state_cleanup",
+                    None,
+                    metrics=[MetricDifference(f"{label} state cleanup", found, expected)],
+                    detail=f"eviction watermark {watermark} ms in the executed plan",
+                )
+    return checked, None
+
+
+__all__ += ["RunError", "normal_row", "normal_value", "pre_order"]

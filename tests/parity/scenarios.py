@@ -1,0 +1,371 @@
+"""Parity scenarios: a small spec and a few tiny micro-batches each, run through
+``sjoin.verify`` (runtime vs the generated PySpark job on real Spark).
+
+A scenario's batches are Python data: a list of ``{stream: [row dicts]}``; each becomes one
+trace batch (one Spark micro-batch).  ``xfail`` holds the reason of a known difference.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from sjoin.runtime.values import format_timestamp
+
+ROOT = Path(__file__).resolve().parents[2]
+EXAMPLES = ROOT / "examples"
+
+Batch = dict[str, list[dict[str, Any]]]
+
+
+def ts(seconds: float) -> str:
+    """ISO timestamp ``seconds`` after 2026-01-01T00:00:00Z."""
+    return format_timestamp(round((1_767_225_600 + seconds) * 1_000_000))
+
+
+def row(k: Any, seconds: float | None, v: str | None = "x") -> dict[str, Any]:
+    return {"k": k, "t": None if seconds is None else ts(seconds), "v": v}
+
+
+def records(batches: list[Batch]) -> list[dict[str, Any]]:
+    """The trace records of ``batches`` (batch values 0, 1, ...)."""
+    return [
+        {"batch": i, "stream": stream, "row": dict(r)}
+        for i, batch in enumerate(batches)
+        for stream, rows in batch.items()
+        for r in rows
+    ]
+
+
+@dataclass(frozen=True)
+class ParityScenario:
+    name: str
+    spec: str
+    batches: list[Batch] | None = None  # None: ``trace`` is a JSONL file
+    trace: Path | None = None
+    relation: str | None = None
+    xfail: str | None = None
+
+    def trace_input(self) -> Any:
+        return self.trace if self.trace is not None else records(self.batches or [])
+
+
+KTV = "(k BIGINT, t TIMESTAMP, v STRING)"
+
+
+def streams(delay_l: str | None = "10 seconds", delay_r: str | None = "10 seconds") -> str:
+    wl = f" watermark t delay {delay_l}" if delay_l else ""
+    wr = f" watermark t delay {delay_r}" if delay_r else ""
+    return f"stream l {KTV}{wl}\nstream r {KTV}{wr}\n"
+
+
+LR = "SELECT L.k AS lk, L.t AS lt, L.v AS lv, R.k AS rk, R.t AS rt, R.v AS rv"
+LEFT_ONLY = "SELECT L.k AS lk, L.t AS lt, L.v AS lv"
+RANGE = "L.k = R.k AND L.t BETWEEN R.t - INTERVAL 5 SECONDS AND R.t + INTERVAL 10 SECONDS"
+
+
+def join_spec(
+    how: str,
+    on: str = RANGE,
+    select: str | None = None,
+    header: str = "",
+    delays: tuple[str | None, str | None] = ("10 seconds", "10 seconds"),
+) -> str:
+    if select is None:
+        select = LEFT_ONLY if how in ("LEFT SEMI", "LEFT ANTI") else LR
+    return (
+        "spark 4.3\n"
+        + header
+        + streams(*delays)
+        + f"join j = l AS L {how} JOIN r AS R ON {on}\n  {select}\n"
+    )
+
+
+S: list[ParityScenario] = []
+
+
+def add(name: str, spec: str, batches: list[Batch], **kw: Any) -> None:
+    S.append(ParityScenario(name, spec, batches, **kw))
+
+
+# A batch pattern that moves the watermark well past the first rows, so eviction and outer
+# rows show up: rows at 100 s, then 130 s, then 200 s.
+def advancing(extra0: Batch | None = None) -> list[Batch]:
+    b0: Batch = {
+        "l": [row(1, 100, "a"), row(2, 101, "b")],
+        "r": [row(1, 98, "c"), row(3, 100, "d")],
+    }
+    for s, rows in (extra0 or {}).items():
+        b0.setdefault(s, []).extend(rows)
+    return [
+        b0,
+        {"l": [row(4, 130, "e")], "r": [row(4, 131, "f")]},
+        {"l": [row(5, 200, "g")], "r": [row(5, 200, "h")]},
+    ]
+
+
+# ------------------------------------------------------------------ join types
+for how in ("INNER", "LEFT OUTER", "RIGHT OUTER", "FULL OUTER", "LEFT SEMI", "LEFT ANTI"):
+    add(f"{how.lower().replace(' ', '_')}_range", join_spec(how), advancing())
+
+# ------------------------------------------------------------------ late rows, the watermark edge
+LATE = [
+    {"l": [row(1, 100, "a")], "r": [row(1, 100, "b")]},
+    # watermark is now 90 s: rows at 85 s are late, the row at exactly 90 s is "at" it
+    {"l": [row(1, 85, "late"), row(1, 90, "at"), row(1, 91, "after")], "r": [row(1, 89, "rl")]},
+    {"l": [row(9, 150, "z")], "r": [row(9, 150, "z")]},
+]
+for how in ("INNER", "LEFT OUTER", "FULL OUTER", "LEFT ANTI"):
+    add(f"late_and_at_watermark_{how.lower().replace(' ', '_')}", join_spec(how), LATE)
+
+# ------------------------------------------------------------------ bounds
+STRICT = "L.k = R.k AND L.t > R.t - INTERVAL 5 SECONDS AND L.t < R.t + INTERVAL 10 SECONDS"
+EDGE = [
+    {
+        "l": [row(1, 100, "a"), row(2, 100, "b")],
+        "r": [row(1, 105, "lo"), row(1, 90, "hi"), row(2, 95, "in")],
+    },
+    {"l": [row(3, 150, "c")], "r": [row(3, 150, "d")]},
+    {"l": [row(4, 200, "e")], "r": [row(4, 200, "f")]},
+]
+add("inner_strict_bounds", join_spec("INNER", STRICT), EDGE)
+add("left_outer_strict_bounds", join_spec("LEFT OUTER", STRICT), EDGE)
+add("inner_non_strict_bounds_at_edges", join_spec("INNER"), EDGE)
+ASYM = "L.k = R.k AND R.t >= L.t AND R.t <= L.t + INTERVAL 1 MINUTE"
+ASYM_BATCHES = [
+    {"l": [row(1, 100, "a"), row(2, 100, "b")], "r": [row(1, 160, "edge"), row(2, 99, "before")]},
+    {"l": [row(3, 200, "c")], "r": [row(1, 161, "past"), row(3, 230, "d")]},
+    {"l": [row(4, 400, "e")], "r": [row(4, 400, "f")]},
+]
+add("inner_asymmetric_bounds", join_spec("INNER", ASYM), ASYM_BATCHES)
+add("right_outer_asymmetric_bounds", join_spec("RIGHT OUTER", ASYM), ASYM_BATCHES)
+add("left_anti_strict_bounds", join_spec("LEFT ANTI", STRICT), EDGE)
+add(
+    "inner_asymmetric_delays",
+    join_spec("INNER", delays=("2 seconds", "30 seconds")),
+    advancing(),
+)
+add(
+    "inner_one_side_watermark",
+    join_spec("INNER", delays=("10 seconds", None)),
+    advancing(),
+)
+
+# ------------------------------------------------------------------ key eviction
+TEQ = "L.k = R.k AND L.t = R.t"
+TEQ_BATCHES = [
+    {"l": [row(1, 100, "a"), row(2, 100, "b")], "r": [row(1, 100, "c"), row(2, 101, "d")]},
+    {"l": [row(1, 120, "e")], "r": [row(1, 120, "f")]},
+    {"l": [row(3, 200, "g")], "r": [row(3, 200, "h")]},
+]
+add("inner_time_equality_key", join_spec("INNER", TEQ), TEQ_BATCHES)
+add("full_outer_time_equality_key", join_spec("FULL OUTER", TEQ), TEQ_BATCHES)
+WIN = "L.k = R.k AND window(L.t, INTERVAL 10 SECONDS) = window(R.t, INTERVAL 10 SECONDS)"
+WIN_SELECT = "SELECT L.k AS k, window(L.t, INTERVAL 10 SECONDS) AS w, L.v AS lv, R.v AS rv"
+WIN_BATCHES = [
+    {"l": [row(1, 101, "a"), row(2, 105, "b")], "r": [row(1, 109, "c"), row(2, 111, "d")]},
+    {"l": [row(3, 130, "e")], "r": [row(3, 135, "f")]},
+    {"l": [row(4, 200, "g")], "r": [row(4, 200, "h")]},
+]
+add("inner_window_key", join_spec("INNER", WIN, WIN_SELECT), WIN_BATCHES)
+add("left_outer_window_key", join_spec("LEFT OUTER", WIN, WIN_SELECT), WIN_BATCHES)
+
+# ------------------------------------------------------------------ keys and values
+NULLS = [
+    {
+        "l": [row(None, 100, "nk"), row(1, 100, "a"), row(1, None, "nt")],
+        "r": [row(None, 100, "nk"), row(1, 101, "b")],
+    },
+    {"l": [row(2, 200, "c")], "r": [row(2, 200, "d")]},
+]
+add("inner_null_keys", join_spec("INNER"), NULLS)
+add("left_outer_null_keys", join_spec("LEFT OUTER"), NULLS)
+add("full_outer_null_keys", join_spec("FULL OUTER"), NULLS)
+COMPOSITE = "L.v = R.v AND " + RANGE
+COMP_BATCHES = [
+    {
+        "l": [row(1, 100, "a"), row(1, 100, "b"), row(2, 100, "a")],
+        "r": [row(1, 100, "a"), row(2, 100, "b")],
+    },
+    {"l": [row(3, 200, "c")], "r": [row(3, 200, "c")]},
+]
+add("inner_composite_key", join_spec("INNER", COMPOSITE), COMP_BATCHES)
+add("left_outer_composite_key", join_spec("LEFT OUTER", COMPOSITE), COMP_BATCHES)
+DUPS = [
+    {
+        "l": [row(1, 100, "a"), row(1, 100, "a"), row(1, 102, "b")],
+        "r": [row(1, 100, "c"), row(1, 101, "c"), row(1, 103, "d")],
+    },
+    {"l": [row(1, 104, "e")], "r": [row(1, 99, "f")]},
+    {"l": [row(2, 200, "g")], "r": [row(2, 200, "h")]},
+]
+add("inner_duplicates_many_matches", join_spec("INNER"), DUPS)
+add("left_semi_duplicates", join_spec("LEFT SEMI"), DUPS)
+add("left_anti_duplicates", join_spec("LEFT ANTI"), DUPS)
+add("full_outer_many_matches", join_spec("FULL OUTER"), DUPS)
+
+# ------------------------------------------------------------------ filters
+add(
+    "left_outer_left_side_filter",
+    join_spec("LEFT OUTER", RANGE + " AND L.v <> 'skip'"),
+    advancing({"l": [row(1, 100, "skip")]}),
+)
+add(
+    "inner_right_side_filter",
+    join_spec("INNER", RANGE + " AND R.v <> 'skip'"),
+    advancing({"r": [row(1, 100, "skip")]}),
+)
+add(
+    "left_outer_post_join_filter",
+    join_spec("LEFT OUTER", RANGE + " AND L.v <> R.v"),
+    advancing({"r": [row(1, 100, "a")]}),
+)
+
+# ------------------------------------------------------------------ watermark policy
+POLICY = [
+    {"l": [row(1, 100, "a")], "r": [row(1, 100, "b")]},
+    {"l": [row(2, 200, "c")], "r": [row(2, 120, "d")]},
+    {"l": [row(1, 130, "late?")], "r": [row(3, 125, "e")]},
+    {"l": [row(4, 300, "f")], "r": [row(4, 300, "g")]},
+]
+for policy in ("min", "max"):
+    for how in ("INNER", "LEFT OUTER"):
+        add(
+            f"{policy}_policy_{how.lower().replace(' ', '_')}",
+            join_spec(how, header=f"set multiple_watermark_policy = {policy}\n"),
+            POLICY,
+        )
+
+# ------------------------------------------------------------------ unrecognised range
+NO_RANGE = "L.k = R.k AND L.v <> R.v"
+add(
+    "inner_unrecognised_range_state_grows",
+    join_spec("INNER", NO_RANGE),
+    [
+        {"l": [row(1, 100, "a")], "r": [row(1, 100, "b")]},
+        {"l": [row(1, 300, "c")], "r": [row(1, 500, "d")]},
+        {"l": [row(2, 900, "e")], "r": [row(1, 900, "f")]},
+    ],
+)
+add(
+    "inner_key_only_no_watermarks",
+    join_spec("INNER", "L.k = R.k", delays=(None, None)),
+    [
+        {"l": [row(1, 100, "a")], "r": [row(1, 100, "b")]},
+        {"l": [row(1, 50, "c")], "r": [row(2, 10, "d")]},
+    ],
+)
+
+# ------------------------------------------------------------------ chains and aggregates
+CHAIN = """spark 4.3
+stream a (k BIGINT, t TIMESTAMP, v STRING) watermark t delay 10 seconds
+stream b (k BIGINT, t TIMESTAMP, v STRING) watermark t delay 10 seconds
+stream c (k BIGINT, t TIMESTAMP, v STRING) watermark t delay 10 seconds
+join ab = a AS A INNER JOIN b AS B
+  ON A.k = B.k AND B.t BETWEEN A.t AND A.t + INTERVAL 10 SECONDS
+  SELECT A.k AS k, B.t AS t, A.v AS av, B.v AS bv
+join abc = ab AS X INNER JOIN c AS C
+  ON X.k = C.k AND C.t BETWEEN X.t AND X.t + INTERVAL 10 SECONDS
+  SELECT X.k AS k, C.t AS t, X.av AS av, X.bv AS bv, C.v AS cv
+"""
+
+
+def abc(k: int, ta: float, tb: float, tc: float) -> Batch:
+    return {"a": [row(k, ta, "a")], "b": [row(k, tb, "b")], "c": [row(k, tc, "c")]}
+
+
+add(
+    "chain_of_two_inner_joins",
+    CHAIN,
+    [abc(1, 100, 105, 110), abc(2, 130, 131, 145), abc(3, 200, 200, 200)],
+)
+AGG = """spark 4.3
+stream l (k BIGINT, t TIMESTAMP, v STRING) watermark t delay 10 seconds
+stream r (k BIGINT, t TIMESTAMP, v STRING) watermark t delay 10 seconds
+join j = l AS L INNER JOIN r AS R
+  ON L.k = R.k AND L.t BETWEEN R.t - INTERVAL 5 SECONDS AND R.t + INTERVAL 10 SECONDS
+  SELECT L.k AS k, L.t AS t, L.v AS lv, R.v AS rv
+"""
+AGG_BATCHES = [
+    {"l": [row(1, 100, "a"), row(1, 103, "b")], "r": [row(1, 100, "c")]},
+    {"l": [row(2, 130, "d")], "r": [row(2, 131, "e")]},
+    {"l": [row(3, 160, "f")], "r": [row(3, 160, "g")]},
+]
+add(
+    "join_then_window_count_append",
+    AGG
+    + """aggregate counts = j AS J
+  GROUP BY window(J.t, INTERVAL 10 SECONDS)
+  SELECT window(J.t, INTERVAL 10 SECONDS) AS w, count(*) AS n, max(J.lv) AS top
+  OUTPUT MODE append
+""",
+    AGG_BATCHES,
+)
+add(
+    "join_then_key_count_update",
+    AGG
+    + """aggregate per_key = j AS J
+  GROUP BY J.k
+  SELECT J.k AS k, count(*) AS n, sum(J.k) AS total
+  OUTPUT MODE update
+""",
+    AGG_BATCHES,
+)
+add(
+    "join_then_window_count_update",
+    AGG
+    + """aggregate counts = j AS J
+  GROUP BY window(J.t, INTERVAL 10 SECONDS)
+  SELECT window(J.t, INTERVAL 10 SECONDS) AS w, count(*) AS n
+  OUTPUT MODE update
+""",
+    AGG_BATCHES,
+)
+
+# ------------------------------------------------------------------ value types
+TYPED = """spark 4.3
+stream l (k BIGINT, t TIMESTAMP, amount DECIMAL(10, 2), d DATE) watermark t delay 10 seconds
+stream r (k BIGINT, t TIMESTAMP, x DOUBLE, ok BOOLEAN) watermark t delay 10 seconds
+join j = l AS L LEFT OUTER JOIN r AS R
+  ON L.k = R.k AND R.t BETWEEN L.t AND L.t + INTERVAL 5 SECONDS
+  SELECT L.k AS k, L.t AS t, L.amount AS amount, L.d AS d, R.x AS x, R.ok AS ok
+"""
+add(
+    "left_outer_decimal_double_date_boolean",
+    TYPED,
+    [
+        {
+            "l": [
+                {"k": 1, "t": ts(100), "amount": "10.50", "d": "2026-01-01"},
+                {"k": 2, "t": ts(100), "amount": 3, "d": None},
+            ],
+            "r": [{"k": 1, "t": ts(102), "x": 0.1, "ok": True}],
+        },
+        {"l": [{"k": 3, "t": ts(200), "amount": 1.25, "d": "2026-02-03"}], "r": []},
+    ],
+)
+
+# ------------------------------------------------------------------ the examples
+
+
+def on_local_spark(text: str) -> str:
+    """The spec retargeted to the local Spark (4.3), as tests/runtime does for the examples:
+    the runtime emulates the target version, and e.g. numRowsRemoved of outer joins is
+    counted differently before 4.3 (ad_attribution targets 4.0)."""
+    return "\n".join(
+        "spark 4.3" if line.startswith("spark ") else line for line in text.splitlines()
+    )
+
+
+for example in sorted(EXAMPLES.glob("*.sjoin")):
+    S.append(
+        ParityScenario(
+            f"example_{example.stem}",
+            on_local_spark(example.read_text(encoding="utf-8")),
+            trace=EXAMPLES / f"{example.stem}.trace.jsonl",
+        )
+    )
+
+SCENARIOS = {s.name: s for s in S}
+assert len(SCENARIOS) == len(S), "scenario names must be unique"

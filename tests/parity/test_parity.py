@@ -1,0 +1,33 @@
+"""Every parity scenario through ``sjoin.verify``: the runtime and the generated PySpark job
+on real Spark must agree batch by batch (rows, watermark, state metrics, state cleanup).
+
+Known differences are ``xfail(strict=True)`` with the diagnosis in the reason, so a fix in
+the runtime, planner or back end turns them into failures to clean up here."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from sjoin.api import check_text
+from sjoin.verify import verify
+
+from .scenarios import ParityScenario, S
+
+pytestmark = pytest.mark.spark
+
+
+def _param(s: ParityScenario) -> Any:
+    marks = [pytest.mark.xfail(strict=True, reason=s.xfail)] if s.xfail else []
+    return pytest.param(s, id=s.name, marks=marks)
+
+
+@pytest.mark.parametrize("scenario", [_param(s) for s in S])
+def test_parity(spark: Any, scenario: ParityScenario) -> None:
+    result = check_text(scenario.spec, f"{scenario.name}.sjoin")
+    errors = [f"{d.code} {d.message}" for d in result.diagnostics if d.severity == "error"]
+    assert result.ok and result.plan is not None, errors
+    report = verify(result.plan, scenario.trace_input(), relation=scenario.relation, spark=spark)
+    assert report.queries, "no query was compared"
+    assert report.agree, "\n" + report.text()
