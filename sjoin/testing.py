@@ -131,6 +131,7 @@ def sjoin_run(request: pytest.FixtureRequest) -> Callable[..., Run]:
 
 
 def _verify_on_spark(result: CheckResult, trace: Any, relation: str | None) -> None:
+    assert result.plan is not None
     try:
         from sjoin.verify import verify
     except ImportError as err:  # pragma: no cover - verify ships with sjoin

@@ -499,8 +499,7 @@ def _check_state_cleanup(
     plan: Plan, root: str, nodes: list[dict[str, Any]]
 ) -> tuple[list[str], Difference | None]:
     """The executed plan's `state cleanup [...]` of each join against the plan's rules."""
-    joins = [plan.node(n) for n in pre_order(plan, root)]
-    joins = [j for j in joins if isinstance(j, JoinNode)]
+    joins = [j for n in pre_order(plan, root) if isinstance(j := plan.node(n), JoinNode)]
     checked: list[str] = []
     if len(nodes) != len(joins):
         return checked, Difference(
