@@ -91,13 +91,11 @@ def parse_timestamp(text: str) -> datetime | None:
 
 
 class Scope:
-    """The inputs visible to an expression: alias -> Input, with the side each one is."""
+    """The inputs visible to an expression: (side, Input) pairs, side "left"/"right" of a
+    join or "input" of an aggregate."""
 
     def __init__(self, inputs: Sequence[tuple[str, Input]]) -> None:
         self.inputs = list(inputs)
-
-    def qualifiers(self, side: str, inp: Input) -> tuple[str, ...]:
-        return (inp.alias, inp.relation) if inp.alias != inp.relation else (inp.alias,)
 
 
 class Binder:

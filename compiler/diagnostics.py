@@ -41,10 +41,6 @@ class Diagnostics:
     ) -> None:
         self.items.append(Diagnostic(code, message, span, label, help))
 
-    @property
-    def has_errors(self) -> bool:
-        return any(d.severity == "error" for d in self.items)
-
     def sorted(self) -> list[Diagnostic]:
         """Diagnostics in source order, errors before warnings at the same place."""
         return sorted(

@@ -39,7 +39,6 @@ ARITHMETIC: dict[str, type[exp.Expression]] = {
     "/": exp.Div,
     "%": exp.Mod,
 }
-TYPED_LITERALS = ("timestamp", "date")
 
 
 def unquote_string(token: str) -> str:

@@ -13,8 +13,9 @@ from dataclasses import dataclass
 from sqlglot import exp
 
 from .ast import JoinType
+from .functions import FUNCTIONS
 
-NON_DETERMINISTIC = ("rand", "uuid")
+NON_DETERMINISTIC = frozenset(f.name for f in FUNCTIONS.values() if not f.deterministic)
 
 
 def strip_parens(node: exp.Expression) -> exp.Expression:
