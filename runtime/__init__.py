@@ -148,10 +148,10 @@ def run_to_files(
     out_stream = stdout if stdout is not None else sys.stdout
     err_stream = stderr if stderr is not None else sys.stderr
     sinks: list[_Sink] = [
-        _FileSink(Path(output), "rows") if output is not None else _StreamSink(out_stream, "rows")
+        _path_sink(Path(output), "rows") if output is not None else _StreamSink(out_stream, "rows")
     ]
     if progress is not None:
-        sinks.append(_FileSink(Path(progress), "progress"))
+        sinks.append(_path_sink(Path(progress), "progress"))
     runner = _Runner(plan, trace, relation, bad_rows, checkpoint, sinks)
     for bad in runner.trace.bad_rows:
         print(f"{runner.trace.source}:{bad.describe()} (skipped)", file=err_stream)
@@ -203,6 +203,25 @@ class _StreamSink(_Sink):
         if lines:
             self.stream.write("".join(line + "\n" for line in lines))
         self.stream.flush()
+
+
+class _PipeSink(_StreamSink):
+    """A device or a pipe (``/dev/stderr``, a FIFO): written as a stream, it cannot be
+    rewound, like stdout."""
+
+    def __init__(self, path: Path, kind: str) -> None:
+        try:
+            stream = open(path, "w", encoding="utf-8")  # noqa: SIM115 - closed by close()
+        except OSError as err:
+            raise UsageError(f"cannot write {path}: {err}") from None
+        super().__init__(stream, kind)
+
+    def close(self) -> None:
+        self.stream.close()
+
+
+def _path_sink(path: Path, kind: str) -> _Sink:
+    return _PipeSink(path, kind) if path.exists() and not path.is_file() else _FileSink(path, kind)
 
 
 class _FileSink(_Sink):

@@ -91,3 +91,22 @@ def test_spec_errors_exit_one(tmp_path: Path) -> None:
     trace.write_text("")
     code, _, err = run("run", str(spec), "--trace", str(trace))
     assert code == 1 and "E010" in err
+
+
+def test_progress_to_a_device_or_pipe(tmp_path: Path) -> None:
+    """--progress /dev/stderr (or a FIFO) works: such a target is written as a stream."""
+    import os
+    import threading
+
+    spec = next(p for p in EXAMPLES if p.stem == "ad_attribution")
+    fifo = tmp_path / "progress.fifo"
+    os.mkfifo(fifo)
+    received: list[str] = []
+    reader = threading.Thread(target=lambda: received.append(fifo.read_text()))
+    reader.start()
+    code, _, err = run("run", str(spec), "--trace", str(spec.with_suffix(".trace.jsonl")),
+                       "--progress", str(fifo))
+    reader.join(timeout=30)
+    assert code == 0, err
+    lines = received[0].splitlines()
+    assert lines and all(json.loads(line)["batch"] == i for i, line in enumerate(lines))
