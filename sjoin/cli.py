@@ -265,6 +265,12 @@ def verify(spec: Path, trace: Path, relation: str | None, fmt: str, color: str) 
     type=click.Path(file_okay=False, path_type=Path),
     help="Persist state after each batch; a restart resumes after the last one.",
 )
+@click.option(
+    "--report",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Also write an HTML page of the run here: watermark, state rows and output rows "
+    "per batch, plotted (needs sjoin[report]).",
+)
 @COLOR
 @last_resort
 def run(
@@ -275,6 +281,7 @@ def run(
     progress: Path | None,
     bad_rows: str,
     checkpoint: Path | None,
+    report: Path | None,
     color: str,
 ) -> None:
     """Run SPEC on TRACE with the reference runtime: Spark's micro-batch semantics, batch by
@@ -282,15 +289,35 @@ def run(
 
     Exit status: 0 ran, 1 the spec or the trace has errors, 2 usage error.
     """
-    from sjoin.runtime import RunError, UsageError, run_to_files
+    from sjoin.runtime import BatchOutput, RunError, UsageError, run_to_files
 
     printer = Printer(color)
     result = load(spec)
     printer.diagnostics((d, result.source) for d in result.diagnostics)
     if not result.ok or result.plan is None:
         sys.exit(1)
+    pictures = None
+    if report is not None:
+        from sjoin import report as html_report
+
+        try:
+            html_report.require_matplotlib()
+        except html_report.ReportError as err:
+            printer.note(f"sjoin run: {err}", "red")
+            sys.exit(2)
+        try:
+            html_report.check_target(report)
+        except html_report.ReportError as err:
+            raise click.UsageError(str(err)) from None
+        pictures = html_report.Report(result.plan, spec=spec.as_posix(), trace=trace.as_posix())
     policy = bad_rows if bad_rows in ("stop", "skip") else Path(bad_rows)
     with printer.progress_bar("batches") as advance:
+
+        def on_batch(batch: BatchOutput, total: int) -> None:
+            advance(batch.data, total)
+            if pictures is not None:
+                pictures.add(batch)
+
         try:
             summary = run_to_files(
                 result.plan,
@@ -300,7 +327,7 @@ def run(
                 progress=progress,
                 bad_rows=policy,
                 checkpoint=checkpoint,  # type: ignore[arg-type]
-                on_batch=lambda batch, total: advance(batch.data, total),
+                on_batch=on_batch,
             )
         except UsageError as err:
             raise click.UsageError(str(err)) from None
@@ -311,6 +338,12 @@ def run(
         f"{summary.batches} batches, {summary.rows} output rows"
         + (f", {summary.bad_rows} bad rows skipped" if summary.bad_rows else "")
     )
+    if report is not None and pictures is not None:
+        try:
+            html_report.write(report, pictures.html())
+        except html_report.ReportError as err:
+            raise click.UsageError(str(err)) from None
+        printer.note(f"report: {report}")
 
 
 @main.command()

@@ -1,0 +1,526 @@
+"""`sjoin run --report FILE`: one self-contained HTML page that shows a run batch by batch.
+
+The progress lines are exact but hard to read over many batches; a picture shows at a glance
+whether the watermark advances, whether each operator's state stays bounded and when rows
+come out.  The page holds, per query, three plots (watermark, state rows per operator, output
+rows per relation) and the same figures as a table.  It needs nothing but itself: the plots
+are matplotlib SVG inlined into the HTML, with text kept as text (``svg.fonttype: none``), so
+the page opens from ``file://`` offline and its numbers can be searched and copied.
+
+matplotlib is an optional extra (``pip install 'sjoin[report]'``) imported only here and only
+when a report is made, so ``sjoin run`` without ``--report`` does not pay for it.
+
+The figures come from the runtime's §7 progress records as they are: a join's state is its
+``numRowsTotal``, both sides together, since the record does not split it by side.
+"""
+
+from __future__ import annotations
+
+import html
+import io
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from sjoin import __version__
+from sjoin.compiler.plan import AggregateNode, JoinNode, Plan
+from sjoin.runtime import BatchOutput
+
+if TYPE_CHECKING:
+    from matplotlib.axes import Axes
+    from matplotlib.figure import Figure
+    from matplotlib.typing import RcKeyType
+
+INSTALL_HINT = "pip install 'sjoin[report]'"
+EPOCH = "1970-01-01T00:00:00Z"
+EPOCH_DT = datetime(1970, 1, 1)
+MARKERS_UP_TO = 120  # batches; beyond that, markers only clutter the lines
+# plot geometry in inches: fixed margins, so that the x axes of a page line up
+WIDTH, HEIGHT = 9.5, 2.6  # the figure, above it the legend's rows
+LEFT, RIGHT, BOTTOM = 1.3, 0.2, 0.5
+LABEL_X = 0.4  # the middle of the y label, from the left edge: two lines fit, unclipped
+LEGEND_COLUMNS = 4
+GROUP_ID = re.compile(r' id="[A-Za-z][\w.]*_\d+"')
+
+# matplotlib settings for every plot: text stays text, output is byte-for-byte repeatable
+RC: dict[RcKeyType, Any] = {
+    "svg.fonttype": "none",
+    "date.epoch": "1970-01-01T00:00:00",  # a date on the axis is days since then
+    "font.family": "sans-serif",
+    "font.size": 10,
+    "axes.spines.top": False,
+    "axes.spines.right": False,
+    "axes.grid": True,
+    "grid.alpha": 0.3,
+}
+
+
+class ReportError(Exception):
+    """A report that cannot be made or written; the message is fit for the user."""
+
+
+def require_matplotlib() -> None:
+    """Fail early, before a run, with the one sentence that says what to install."""
+    try:
+        import matplotlib  # noqa: F401
+    except ImportError:
+        raise ReportError(
+            f"--report draws its plots with matplotlib, which is not installed: {INSTALL_HINT}"
+        ) from None
+
+
+def check_target(path: Path) -> None:
+    """Fail before a run, not after it, when the report cannot be written at ``path``."""
+    if path.is_dir():
+        raise ReportError(f"cannot write the report to {path}: it is a directory")
+    existed = path.exists()
+    try:
+        with open(path, "a", encoding="utf-8"):
+            pass
+    except OSError as err:
+        raise ReportError(f"cannot write the report to {path}: {err.strerror}") from None
+    if not existed:
+        path.unlink()
+
+
+def write(path: Path, text: str) -> None:
+    try:
+        path.write_text(text, encoding="utf-8")
+    except OSError as err:
+        raise ReportError(f"cannot write the report to {path}: {err.strerror}") from None
+
+
+@dataclass(frozen=True, slots=True)
+class BatchFigures:
+    """What the report keeps of one executed batch: its figures, not its rows, so that a
+    long run costs a few numbers per batch."""
+
+    query: str
+    batch: int
+    data: bool
+    watermark: str | None
+    rows: dict[str, int]  # output rows per relation
+    state: dict[str, int]  # numRowsTotal per stateful operator
+    dropped: int  # late rows dropped by the watermark, all operators together
+
+    @classmethod
+    def of(cls, out: BatchOutput) -> BatchFigures:
+        rows: dict[str, int] = {}
+        for relation, _ in out.rows:
+            rows[relation] = rows.get(relation, 0) + 1
+        operators = out.progress.get("operators", [])
+        return cls(
+            query=out.query,
+            batch=out.batch,
+            data=out.data,
+            watermark=out.watermark,
+            rows=rows,
+            state={op["relation"]: op["numRowsTotal"] for op in operators},
+            dropped=sum(op.get("numRowsDroppedByWatermark", 0) for op in operators),
+        )
+
+
+class Report:
+    """Collects the figures of each batch of a run (``add`` fits ``run_to_files``'s
+    ``on_batch``) and makes the page (``html``)."""
+
+    def __init__(self, plan: Plan, *, spec: str, trace: str) -> None:
+        self.plan = plan
+        self.spec = spec
+        self.trace = trace
+        self.batches: list[BatchFigures] = []
+
+    def add(self, out: BatchOutput, total: int = 0) -> None:
+        self.batches.append(BatchFigures.of(out))
+
+    def html(self) -> str:
+        import matplotlib
+
+        order = {node.name: i for i, node in enumerate(self.plan.nodes)}
+        colors = {name: f"C{i % 10}" for i, name in enumerate(order)}
+        queries: dict[str, list[BatchFigures]] = {}
+        for b in self.batches:
+            queries.setdefault(b.query, []).append(b)
+        with matplotlib.rc_context(RC):
+            sections = [
+                _Section(self.plan, name, batches, order, colors, index).html()
+                for index, (name, batches) in enumerate(queries.items())
+            ]
+        return _page(self, list(queries), sections)
+
+
+def render(plan: Plan, outputs: Iterable[BatchOutput], *, spec: str, trace: str) -> str:
+    """The page for the batches of a finished run (e.g. ``runtime.run(...).batches``)."""
+    report = Report(plan, spec=spec, trace=trace)
+    for out in outputs:
+        report.add(out)
+    return report.html()
+
+
+# ---------------------------------------------------------------------------- the page
+
+STYLE = """
+body { font-family: system-ui, -apple-system, "Segoe UI", sans-serif; color: #1f2328;
+       max-width: 68rem; margin: 1.5rem auto; padding: 0 1rem; line-height: 1.45; }
+h1 { font-size: 1.5rem; margin-bottom: .4rem; }
+h2 { font-size: 1.2rem; margin-top: 2rem; border-bottom: 1px solid #d0d7de; }
+h3 { font-size: 1rem; margin-top: 1.5rem; }
+dl.facts { display: grid; grid-template-columns: max-content auto; gap: .15rem 1.2rem; }
+dl.facts dt { color: #59636e; } dl.facts dd { margin: 0; }
+code { font-size: .92em; }
+figure { margin: 1rem 0; }
+figure svg { width: 100%; height: auto; display: block; }
+figcaption, p.note { color: #59636e; font-size: .9rem; }
+div.scroll { max-height: 28rem; overflow: auto; border: 1px solid #d0d7de; }
+table { border-collapse: collapse; font-size: .85rem; font-variant-numeric: tabular-nums; }
+th, td { padding: .2rem .6rem; text-align: right; white-space: nowrap; }
+th { position: sticky; top: 0; background: #f6f8fa; border-bottom: 1px solid #d0d7de; }
+td.text, th.text { text-align: left; }
+tr.nodata td { color: #59636e; background: #fafbfc; }
+"""
+
+
+def _e(text: object) -> str:
+    return html.escape(str(text), quote=True)
+
+
+def _page(report: Report, queries: list[str], sections: list[str]) -> str:
+    batches = report.batches
+    data = sum(b.data for b in batches)
+    per_relation: dict[str, int] = {}
+    for b in batches:
+        for relation, n in b.rows.items():
+            per_relation[relation] = per_relation.get(relation, 0) + n
+    rows = sum(per_relation.values())
+    rows_text = f"{rows}" + (
+        " (" + ", ".join(f"{_e(r)} {n}" for r, n in per_relation.items()) + ")"
+        if len(per_relation) > 1
+        else ""
+    )
+    name = Path(report.spec).name
+    facts = [
+        ("spec", f"<code>{_e(report.spec)}</code>"),
+        ("trace", f"<code>{_e(report.trace)}</code>"),
+        ("Spark targeted", _e(report.plan.spark)),
+        ("batches", f"{len(batches)} ({data} with data, {len(batches) - data} no-data)"),
+        ("output rows", rows_text),
+        ("queries", ", ".join(f"<code>{_e(q)}</code>" for q in queries) or "none"),
+    ]
+    body = sections or ['<p class="note">The run executed no batch: nothing to plot.</p>']
+    return "\n".join(
+        [
+            "<!DOCTYPE html>",
+            '<html lang="en">',
+            "<head>",
+            '<meta charset="utf-8">',
+            '<meta name="viewport" content="width=device-width, initial-scale=1">',
+            f"<title>sjoin run report: {_e(name)}</title>",
+            f"<style>{STYLE}</style>",
+            "</head>",
+            "<body>",
+            f"<h1>sjoin run report: {_e(name)}</h1>",
+            '<dl class="facts">',
+            *(f"<dt>{k}</dt><dd>{v}</dd>" for k, v in facts),
+            "</dl>",
+            *body,
+            '<p class="note">Made by sjoin '
+            f"{_e(__version__)} with the reference runtime; the figures are those of the "
+            "progress records (<code>sjoin run --progress</code>). A join's state rows are "
+            "its <code>numRowsTotal</code>, both sides together: the progress records do "
+            "not give them per side.</p>",
+            "</body>",
+            "</html>",
+            "",
+        ]
+    )
+
+
+class _Section:
+    """One query: its three plots and its table."""
+
+    def __init__(
+        self,
+        plan: Plan,
+        query: str,
+        batches: Sequence[BatchFigures],
+        order: dict[str, int],
+        colors: dict[str, str],
+        index: int,
+    ) -> None:
+        self.plan = plan
+        self.query = query
+        self.batches = batches
+        self.colors = colors
+        self.index = index
+        self.x = [b.batch for b in batches]
+        self.nodata = [not b.data for b in batches]
+        self.markers = len(batches) <= MARKERS_UP_TO
+        self.operators = sorted({r for b in batches for r in b.state}, key=order.__getitem__)
+        relations = {query} | {r for b in batches for r in b.rows}
+        self.relations = sorted(relations, key=lambda r: order.get(r, len(order)))
+
+    def html(self) -> str:
+        first, last = self.x[0], self.x[-1]
+        data = sum(not n for n in self.nodata)
+        shaded = " (shaded in the plots)" if data < len(self.x) else ""
+        return "\n".join(
+            [
+                f'<section id="query-{_e(self.query)}">',
+                f"<h2>Query <code>{_e(self.query)}</code></h2>",
+                f'<p class="note">Batches {first} to {last}: {len(self.x)} executed, {data} '
+                f"with data, {len(self.x) - data} no-data{shaded}.</p>",
+                self._watermark(),
+                self._figure(
+                    "State rows per operator",
+                    self._state_plot(),
+                    "State rows each stateful operator keeps after the batch "
+                    "(<code>numRowsTotal</code>; for a join, both sides together).",
+                ),
+                self._figure(
+                    "Output rows per batch",
+                    self._rows_plot(),
+                    "Rows each relation emitted in the batch.",
+                ),
+                f"<h3>Per-batch figures of <code>{_e(self.query)}</code></h3>",
+                self._table(),
+                "</section>",
+            ]
+        )
+
+    # ------------------------------------------------------------------ plots
+
+    def _figure(self, title: str, svg: str, caption: str) -> str:
+        return (
+            f"<figure>\n<h3>{_e(title)}</h3>\n{svg}\n<figcaption>{caption}</figcaption>\n</figure>"
+        )
+
+    def _axes(self, ylabel: str) -> tuple[Figure, Axes]:
+        from matplotlib.figure import Figure
+        from matplotlib.ticker import MaxNLocator
+
+        fig = Figure(figsize=(WIDTH, HEIGHT))
+        ax = fig.add_subplot()
+        ax.set_xlabel("batch")
+        ax.set_ylabel(ylabel)
+        ax.yaxis.set_label_coords(-(LEFT - LABEL_X) / (WIDTH - LEFT - RIGHT), 0.5)
+        ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+        ax.set_xlim(self.x[0] - 0.6, self.x[-1] + 0.6)
+        return fig, ax
+
+    def _finish(self, fig: Figure, ax: Axes) -> None:
+        """Shade the no-data batches (one collection, outside the data limits), put the
+        legend in rows above the plot, where it never covers a line, and fix the margins in
+        inches so that the plots of a page line up batch for batch."""
+        from matplotlib.collections import PolyCollection
+
+        spans = [
+            [(x - 0.5, 0.0), (x + 0.5, 0.0), (x + 0.5, 1.0), (x - 0.5, 1.0)]
+            for x, nodata in zip(self.x, self.nodata, strict=True)
+            if nodata
+        ]
+        if spans:
+            shade = PolyCollection(
+                spans,
+                transform=ax.get_xaxis_transform(),
+                facecolor="#8c959f",
+                alpha=0.18,
+                linewidth=0,
+                label="no-data batch",
+                zorder=0,
+            )
+            ax.add_collection(shade, autolim=False)
+        handles, labels = ax.get_legend_handles_labels()
+        last = [i for i, label in enumerate(labels) if label == "no-data batch"]
+        keep = [i for i in range(len(labels)) if i not in last] + last
+        columns = min(len(keep), LEGEND_COLUMNS)
+        ax.legend(
+            [handles[i] for i in keep],
+            [labels[i] for i in keep],
+            loc="lower left",
+            bbox_to_anchor=(0.0, 1.02),
+            ncols=columns,
+            frameon=False,
+            fontsize=9,
+            borderaxespad=0.0,
+        )
+        legend_rows = -(-len(keep) // columns) if keep else 0
+        top = 0.15 + 0.22 * legend_rows
+        fig.set_size_inches(WIDTH, HEIGHT + top)
+        fig.subplots_adjust(
+            left=LEFT / WIDTH,
+            right=1 - RIGHT / WIDTH,
+            bottom=BOTTOM / (HEIGHT + top),
+            top=1 - top / (HEIGHT + top),
+        )
+
+    def _svg(self, fig: Figure, name: str) -> str:
+        """The figure as an inline <svg> element (no XML prolog, ids unique in the page)."""
+        import matplotlib
+
+        buf = io.StringIO()
+        with matplotlib.rc_context({"svg.hashsalt": f"sjoin-{self.index}-{name}"}):
+            fig.savefig(buf, format="svg", metadata={"Date": None})
+        text = buf.getvalue()
+        # matplotlib names its groups figure_1, axes_1, ... in every figure; nothing refers
+        # to them, and in one page they would be duplicate ids, so they go
+        return GROUP_ID.sub("", text[text.index("<svg") :]).strip()
+
+    def _watermark(self) -> str:
+        points = [(b.batch, b.watermark, b.data) for b in self.batches if b.watermark is not None]
+        if not points:
+            return (
+                '<p class="note">No watermark: this query reads no stream with a watermark, '
+                "so its watermark plot is left out.</p>"
+            )
+        note = ""
+        if any(w != EPOCH for _, w, _ in points):
+            skipped = 0
+            while points[0][1] == EPOCH:
+                points.pop(0)
+                skipped += 1
+            if skipped:
+                first = self.batches[0].batch
+                which = (
+                    f"Batch {first}" if skipped == 1 else f"Batches {first} to {points[0][0] - 1}"
+                )
+                note = (
+                    f" {which} ran before any watermark was known (Spark reports "
+                    f"<code>{EPOCH}</code>): not drawn."
+                )
+        hollow = " Hollow markers: no-data batches." if self.markers else ""
+        return self._figure(
+            "Watermark",
+            self._watermark_plot(points),
+            "The event-time watermark each batch used, in UTC." + hollow + note,
+        )
+
+    def _watermark_plot(self, points: list[tuple[int, str, bool]]) -> str:
+        from matplotlib.dates import AutoDateLocator, ConciseDateFormatter
+
+        xs = [p[0] for p in points]
+        instants = [_instant(p[1]) for p in points]
+        ys = [(t - EPOCH_DT).total_seconds() / 86_400 for t in instants]
+        days = {t.date() for t in instants}
+        day = f"\n{days.pop().isoformat()}" if len(days) == 1 else ""
+        fig, ax = self._axes(f"watermark (UTC){day}")
+        ax.plot(xs, ys, drawstyle="steps-mid", color="C0", linewidth=1.6, label="watermark")
+        if self.markers:
+            for data, face in ((True, "C0"), (False, "white")):
+                sel = [(x, y) for (x, y, p) in zip(xs, ys, points, strict=True) if p[2] is data]
+                if sel:
+                    ax.plot(
+                        [x for x, _ in sel],
+                        [y for _, y in sel],
+                        linestyle="none",
+                        marker="o",
+                        markersize=5,
+                        markerfacecolor=face,
+                        markeredgecolor="C0",
+                    )
+        ax.yaxis_date()
+        locator = AutoDateLocator(minticks=3, maxticks=6)  # type: ignore[no-untyped-call]
+        ax.yaxis.set_major_locator(locator)
+        formatter = ConciseDateFormatter(locator, show_offset=False)  # type: ignore[no-untyped-call]
+        ax.yaxis.set_major_formatter(formatter)
+        self._finish(fig, ax)
+        return self._svg(fig, "watermark")
+
+    def _state_plot(self) -> str:
+        from matplotlib.ticker import MaxNLocator
+
+        fig, ax = self._axes("state rows")
+        for name in self.operators:
+            node = self.plan.node(name)
+            kind = (
+                "join, both sides"
+                if isinstance(node, JoinNode)
+                else "aggregate"
+                if isinstance(node, AggregateNode)
+                else "operator"
+            )
+            ax.plot(
+                self.x,
+                [b.state.get(name, 0) for b in self.batches],
+                drawstyle="steps-mid",
+                marker="o" if self.markers else None,
+                markersize=4,
+                linewidth=1.6,
+                color=self.colors.get(name),
+                label=f"{name} ({kind})",
+            )
+        ax.set_ylim(bottom=0)
+        ax.yaxis.set_major_locator(MaxNLocator(integer=True))
+        self._finish(fig, ax)
+        return self._svg(fig, "state")
+
+    def _rows_plot(self) -> str:
+        from matplotlib.ticker import MaxNLocator
+
+        fig, ax = self._axes("output rows")
+        width = 0.8 / len(self.relations)
+        for i, name in enumerate(self.relations):
+            shift = (i - (len(self.relations) - 1) / 2) * width
+            ax.bar(
+                [x + shift for x in self.x],
+                [b.rows.get(name, 0) for b in self.batches],
+                width=width,
+                color=self.colors.get(name),
+                label=name,
+            )
+        if not any(b.rows for b in self.batches):
+            ax.text(0.5, 0.5, "no output rows", transform=ax.transAxes, ha="center")
+            ax.set_ylim(0, 1)
+        else:
+            ax.set_ylim(bottom=0)
+        ax.yaxis.set_major_locator(MaxNLocator(integer=True))
+        self._finish(fig, ax)
+        return self._svg(fig, "rows")
+
+    # ------------------------------------------------------------------ table
+
+    def _table(self) -> str:
+        head = ["batch", "kind", "watermark"]
+        head += [f"state {r}" for r in self.operators]
+        head += [f"rows {r}" for r in self.relations]
+        late = any(b.dropped for b in self.batches)
+        if late:
+            head.append("late rows dropped")
+        out = ['<div class="scroll"><table>', "<thead><tr>"]
+        out += [
+            f'<th class="{"text" if h in ("kind", "watermark") else ""}">{_e(h)}</th>' for h in head
+        ]
+        out.append("</tr></thead><tbody>")
+        for b in self.batches:
+            cells = [
+                f"<td>{b.batch}</td>",
+                f'<td class="text">{"data" if b.data else "no-data"}</td>',
+                f'<td class="text">{_e(b.watermark or "none")}</td>',
+            ]
+            cells += [f"<td>{b.state.get(r, 0)}</td>" for r in self.operators]
+            cells += [f"<td>{b.rows.get(r, 0)}</td>" for r in self.relations]
+            if late:
+                cells.append(f"<td>{b.dropped}</td>")
+            row_class = "" if b.data else ' class="nodata"'
+            out.append(f"<tr{row_class}>{''.join(cells)}</tr>")
+        out.append("</tbody></table></div>")
+        return "\n".join(out)
+
+
+def _instant(text: str) -> datetime:
+    """A §7 watermark string as a naive UTC datetime (matplotlib's dates axis)."""
+    return datetime.fromisoformat(text).astimezone(UTC).replace(tzinfo=None)
+
+
+__all__ = [
+    "INSTALL_HINT",
+    "BatchFigures",
+    "Report",
+    "ReportError",
+    "check_target",
+    "render",
+    "require_matplotlib",
+    "write",
+]
