@@ -21,3 +21,34 @@ fi
 if ! .venv/bin/python -c 'import pyspark' >/dev/null 2>&1; then
     echo "sjoin setup: pyspark is not installed in .venv, so the Spark tests cannot run." >&2
 fi
+
+# The browser tests (pytest -m browser) render the `sjoin run --report` page and the Mermaid
+# diagrams in Debian's headless chromium, with mermaid's browser bundle from npm.
+if [ ! -x /usr/bin/chromium ]; then
+    if command -v apt-get >/dev/null 2>&1 && [ "$(id -u)" = 0 ]; then
+        export DEBIAN_FRONTEND=noninteractive
+        if ! apt-get install -y -q chromium >/dev/null 2>&1; then
+            apt-get update -q >/dev/null 2>&1 || true
+            apt-get install -y -q chromium >/dev/null 2>&1 || true
+        fi
+        [ -x /usr/bin/chromium ] ||
+            echo "sjoin setup: 'apt-get install chromium' failed, so the browser tests cannot run." >&2
+    else
+        echo "sjoin setup: the browser tests need Debian's chromium; install it as root with 'apt-get install chromium'." >&2
+    fi
+fi
+mermaid_version=11.17.2
+mermaid_dir=.cache/mermaid
+if [ ! -s "$mermaid_dir/mermaid.min.js" ] || [ "$(cat "$mermaid_dir/VERSION" 2>/dev/null)" != "$mermaid_version" ]; then
+    pack=$(mktemp -d)
+    if command -v npm >/dev/null 2>&1 &&
+        (cd "$pack" && npm pack --silent "mermaid@$mermaid_version" >/dev/null 2>&1) &&
+        tar -xzf "$pack/mermaid-$mermaid_version.tgz" -C "$pack" package/dist/mermaid.min.js 2>/dev/null; then
+        mkdir -p "$mermaid_dir"
+        mv "$pack/package/dist/mermaid.min.js" "$mermaid_dir/mermaid.min.js"
+        echo "$mermaid_version" >"$mermaid_dir/VERSION"
+    else
+        echo "sjoin setup: could not fetch mermaid $mermaid_version with npm, so the Mermaid browser test cannot run." >&2
+    fi
+    rm -rf "$pack"
+fi
