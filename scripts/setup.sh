@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Install sjoin and its development tools into .venv, then say what the Spark parts need.
+# Install sjoin and its development tools into .venv, say what the Spark parts need, and get
+# the browser tests their tools (chromium, mermaid's bundle) where it can.
 # Idempotent: a second run only reinstalls the project itself (non-editable, as users get it).
 set -euo pipefail
 cd "$(dirname "$0")/.."
