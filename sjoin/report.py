@@ -43,6 +43,7 @@ WIDTH, HEIGHT = 9.5, 2.6  # the figure, above it the legend's rows
 LEFT, RIGHT, BOTTOM = 1.3, 0.2, 0.5
 LABEL_X = 0.4  # the middle of the y label, from the left edge: two lines fit, unclipped
 LEGEND_COLUMNS = 4
+NO_METADATA: dict[str, Any] = {"Creator": None, "Date": None, "Format": None, "Type": None}
 GROUP_ID = re.compile(r' id="[A-Za-z][\w.]*_\d+"')
 
 # matplotlib settings for every plot: text stays text, output is byte-for-byte repeatable
@@ -362,7 +363,7 @@ class _Section:
 
         buf = io.StringIO()
         with matplotlib.rc_context({"svg.hashsalt": f"sjoin-{self.index}-{name}"}):
-            fig.savefig(buf, format="svg", metadata={"Date": None})
+            fig.savefig(buf, format="svg", metadata=NO_METADATA)
         text = buf.getvalue()
         # matplotlib names its groups figure_1, axes_1, ... in every figure; nothing refers
         # to them, and in one page they would be duplicate ids, so they go
@@ -403,9 +404,9 @@ class _Section:
         xs = [p[0] for p in points]
         instants = [_instant(p[1]) for p in points]
         ys = [(t - EPOCH_DT).total_seconds() / 86_400 for t in instants]
-        days = {t.date() for t in instants}
-        day = f"\n{days.pop().isoformat()}" if len(days) == 1 else ""
-        fig, ax = self._axes(f"watermark (UTC){day}")
+        first, last = min(instants).date(), max(instants).date()
+        days = first.isoformat() + ("" if first == last else f" to {last.isoformat()}")
+        fig, ax = self._axes(f"watermark (UTC)\n{days}")
         ax.plot(xs, ys, drawstyle="steps-mid", color="C0", linewidth=1.6, label="watermark")
         if self.markers:
             for data, face in ((True, "C0"), (False, "white")):
@@ -420,8 +421,10 @@ class _Section:
                         markerfacecolor=face,
                         markeredgecolor="C0",
                     )
+        if max(ys) - min(ys) < 1 / 86_400:  # a flat watermark: an hour around it, not years
+            ax.set_ylim(min(ys) - 1 / 48, max(ys) + 1 / 48)
         ax.yaxis_date()
-        locator = AutoDateLocator(minticks=3, maxticks=6)  # type: ignore[no-untyped-call]
+        locator = AutoDateLocator(minticks=3, maxticks=7)  # type: ignore[no-untyped-call]
         ax.yaxis.set_major_locator(locator)
         formatter = ConciseDateFormatter(locator, show_offset=False)  # type: ignore[no-untyped-call]
         ax.yaxis.set_major_formatter(formatter)
@@ -462,14 +465,13 @@ class _Section:
         fig, ax = self._axes("output rows")
         width = 0.8 / len(self.relations)
         for i, name in enumerate(self.relations):
+            counts = [b.rows.get(name, 0) for b in self.batches]
+            color = self.colors.get(name)
+            if not self.markers:  # thousands of bars would blur into one area
+                ax.plot(self.x, counts, drawstyle="steps-mid", color=color, label=name)
+                continue
             shift = (i - (len(self.relations) - 1) / 2) * width
-            ax.bar(
-                [x + shift for x in self.x],
-                [b.rows.get(name, 0) for b in self.batches],
-                width=width,
-                color=self.colors.get(name),
-                label=name,
-            )
+            ax.bar([x + shift for x in self.x], counts, width=width, color=color, label=name)
         if not any(b.rows for b in self.batches):
             ax.text(0.5, 0.5, "no output rows", transform=ax.transAxes, ha="center")
             ax.set_ylim(0, 1)

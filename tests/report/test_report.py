@@ -220,3 +220,42 @@ def test_run_without_report_does_not_import_matplotlib(tmp_path: Path) -> None:
         "assert not bad, bad\n"
     )
     subprocess.run([sys.executable, "-c", script], check=True)
+
+
+def test_a_long_run_draws_lines_without_markers() -> None:
+    plan = plan_of(AD)
+    trace = [
+        {
+            "batch": b,
+            "stream": stream,
+            "row": {"ad_id": b, column: f"2026-01-01T{b // 60:02}:{b % 60:02}:00Z", **extra},
+        }
+        for b in range(150)
+        for stream, column, extra in (
+            ("impressions", "impression_time", {"campaign": "a"}),
+            ("clicks", "click_time", {"user_id": "u"}),
+        )
+    ]
+    result = run(plan, trace)
+    assert len(result.batches) > 120
+    dom = Dom(render(plan, result.batches, spec="long.sjoin", trace="t.jsonl"))
+    assert len(dom.svgs) == 3 and len(dom.rows) == len(result.batches) + 1
+    assert "Hollow markers" not in " ".join(dom.text)
+    assert "watermark (UTC)" in dom.svg_text(0) and "2025-12-31" in dom.svg_text(
+        0
+    )  # 3 hours' delay
+
+
+def test_a_flat_watermark_gets_an_hour_not_years() -> None:
+    plan = plan_of(AD)
+    at = "2026-01-01T10:00:00Z"
+    rows = [
+        {"stream": "impressions", "row": {"ad_id": 1, "impression_time": at, "campaign": "a"}},
+        {"stream": "clicks", "row": {"ad_id": 1, "click_time": at, "user_id": "u"}},
+    ]
+    trace = [{"batch": b, **r} for b in (0, 1) for r in rows]
+    result = run(plan, trace)
+    assert {b.watermark for b in result.batches[1:]} == {"2026-01-01T07:00:00Z"}
+    ticks = Dom(render(plan, result.batches, spec="s", trace="t")).svg_text(0).splitlines()
+    assert "07:00" in ticks
+    assert not [t for t in ticks if re.fullmatch(r"\d{4}|[A-Z][a-z]{2}", t)], ticks
