@@ -3,6 +3,7 @@ semantics and get, per executed batch (no-data batches included), the output row
 watermark and the state metrics Spark would report (language brief §7).
 
 * ``run(plan, trace)`` returns a ``RunResult`` in memory;
+* ``iter_batches(plan, trace)`` yields one batch at a time and keeps none;
 * ``run_to_files(plan, trace, output=..., progress=...)`` streams the §7 JSON lines out as
   each batch completes (what ``sjoin run`` calls);
 * ``output_line`` / ``progress_line`` format single lines.
@@ -17,7 +18,9 @@ import io
 import os
 import sys
 from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 from typing import IO, Any
 
@@ -25,6 +28,7 @@ from sjoin.compiler.plan import Plan
 
 from .checkpoint import Checkpoint, fingerprint, pause_for_test
 from .errors import CheckpointError, QueryError, RunError, UnsupportedExpression, UsageError
+from .join import Row
 from .query import BatchResult, Engine, columns_of
 from .trace import BadRow, BadRowPolicy, Trace, TraceError, read_trace, schemas_of
 from .values import dumps, format_watermark, json_converter
@@ -40,6 +44,7 @@ __all__ = [
     "TraceError",
     "UnsupportedExpression",
     "UsageError",
+    "iter_batches",
     "output_line",
     "progress_line",
     "run",
@@ -49,23 +54,68 @@ __all__ = [
 TraceInput = str | os.PathLike[str] | Iterable[Any]
 
 
-@dataclass(frozen=True)
+OutputRows = list[tuple[str, dict[str, Any]]]
+
+
+@dataclass(frozen=True, eq=False)
 class BatchOutput:
-    """One executed micro-batch, JSON-ready: ``rows`` are (relation, row dict) pairs in
-    output order; ``progress`` is the §7 progress record."""
+    """One executed micro-batch: ``rows`` are (relation, JSON-ready row dict) pairs in output
+    order; ``counts`` the number of output rows per relation; ``progress`` the §7 progress
+    record.  The row dicts are built on first use of ``rows``: a consumer that only counts
+    them (a progress bar, a report, a benchmark's discarding sink) never pays for them."""
 
     batch: int
     query: str
     watermark: str | None
     data: bool
-    rows: list[tuple[str, dict[str, Any]]]
+    counts: dict[str, int]
     progress: dict[str, Any]
+    make_rows: Callable[[], OutputRows] = field(repr=False)
+
+    @classmethod
+    def of(
+        cls,
+        batch: int,
+        query: str,
+        watermark: str | None,
+        data: bool,
+        rows: OutputRows,
+        progress: dict[str, Any],
+    ) -> BatchOutput:
+        """A batch whose rows are already built (e.g. read back from a checkpoint)."""
+        counts: dict[str, int] = {}
+        for relation, _ in rows:
+            counts[relation] = counts.get(relation, 0) + 1
+        return cls(batch, query, watermark, data, counts, progress, lambda: rows)
+
+    @cached_property
+    def rows(self) -> OutputRows:
+        return self.make_rows()
+
+    @property
+    def row_count(self) -> int:
+        return sum(self.counts.values())
 
     def output_lines(self) -> list[str]:
         return [output_line(self.batch, relation, row) for relation, row in self.rows]
 
     def progress_line(self) -> str:
         return progress_line(self.progress)
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, BatchOutput):
+            return NotImplemented
+        mine = (self.batch, self.query, self.watermark, self.data, self.progress, self.rows)
+        return mine == (
+            other.batch,
+            other.query,
+            other.watermark,
+            other.data,
+            other.progress,
+            other.rows,
+        )
+
+    __hash__ = None  # type: ignore[assignment]
 
 
 @dataclass
@@ -115,16 +165,36 @@ def run(
     relation: str | None = None,
     bad_rows: BadRowPolicy = "stop",
     checkpoint: str | os.PathLike[str] | None = None,
+    on_batch: Callable[[BatchOutput, int], None] | None = None,
 ) -> RunResult:
     """Run ``plan`` over a trace (a JSONL path, or an iterable of JSON lines or record
     dicts) and return every executed batch.  With ``checkpoint`` the run resumes from the
     directory's state and returns the batches it ran (plus the last one of a killed run if
-    that one was never returned)."""
+    that one was never returned).  ``on_batch`` is called as in ``run_to_files``."""
     runner = _Runner(plan, trace, relation, bad_rows, checkpoint, sinks=[_MemorySink()])
     result = RunResult(bad_rows=list(runner.trace.bad_rows), relations=runner.relations)
-    for out in runner.run():
-        result.batches.append(out)
+    total = len(runner.trace.batches)
+    with _collector_paused():
+        for out in runner.run():
+            result.batches.append(out)
+            if on_batch is not None:
+                on_batch(out, total)
     return result
+
+
+def iter_batches(
+    plan: Plan,
+    trace: TraceInput,
+    *,
+    relation: str | None = None,
+) -> Iterator[BatchOutput]:
+    """Like ``run`` but yields each executed batch as it completes and keeps none: memory
+    stays at the state plus one batch, however long the trace.  A bad trace row raises
+    ``TraceError`` before the first batch.  (The cyclic garbage collector stays paused
+    until the iteration ends or the iterator is closed.)"""
+    runner = _Runner(plan, trace, relation, "stop", None, sinks=[_MemorySink()])
+    with _collector_paused():
+        yield from runner.run()
 
 
 def run_to_files(
@@ -157,11 +227,12 @@ def run_to_files(
         print(f"{runner.trace.source}:{bad.describe()} (skipped)", file=err_stream)
     count = rows = 0
     total = len(runner.trace.batches)
-    for out in runner.run():
-        count += 1
-        rows += len(out.rows)
-        if on_batch is not None:
-            on_batch(out, total)
+    with _collector_paused():
+        for out in runner.run():
+            count += 1
+            rows += out.row_count
+            if on_batch is not None:
+                on_batch(out, total)
     return RunSummary(count, rows, len(runner.trace.bad_rows))
 
 
@@ -267,13 +338,15 @@ class _FileSink(_Sink):
             self.handle = None
 
 
-def _without_gc(fn: Callable[[Any], Any], arg: Any) -> Any:
-    """Call ``fn`` with the cyclic collector paused (it only builds acyclic rows; with a large
-    state in memory every collector pass would scan all of it)."""
+@contextmanager
+def _collector_paused() -> Iterator[None]:
+    """Pause the cyclic garbage collector for a whole run.  The runtime builds only acyclic
+    rows, which reference counting frees; but every collector pass would scan all the rows
+    kept in state, and with a large state those passes cost more than the join itself."""
     paused = gc.isenabled()
     gc.disable()
     try:
-        return fn(arg)
+        yield
     finally:
         if paused:
             gc.enable()
@@ -299,14 +372,18 @@ class _Runner:
         self.sinks = sinks
         self.checkpoint = Checkpoint(checkpoint) if checkpoint is not None else None
         self.multiple = len(self.engine.queries) > 1
-        self.converters: dict[str, tuple[list[str], list[tuple[str, Any]]]] = {}
+        self.converters: dict[str, tuple[list[str], list[tuple[int, Any]]]] = {}
         for name in self.relations:
             node = plan.node(name)
             assert node is not None
             columns = columns_of(node)
             self.converters[name] = (
                 [c for c, _ in columns],
-                [(c, f) for c, kind in columns if (f := json_converter(kind)) is not None],
+                [
+                    (i, f)
+                    for i, (_, kind) in enumerate(columns)
+                    if (f := json_converter(kind)) is not None
+                ],
             )
         self.step = 0
 
@@ -327,7 +404,7 @@ class _Runner:
                 self._check_saved(saved)
                 self.engine.restore(saved["engine"])
                 self.step = saved["step"] + 1
-                pending = BatchOutput(**saved["pending"])
+                pending = BatchOutput.of(**saved["pending"])
                 offsets = saved["offsets"]
                 redeliver = self.checkpoint.delivered() < saved["step"]
         for sink in self.sinks:
@@ -340,7 +417,7 @@ class _Runner:
                 self._delivered(self.step - 1)
                 yield pending
         for result in self.engine.batches(self.trace):
-            out = _without_gc(self._output, result)
+            out = self._output(result)
             if self.checkpoint is not None:
                 self._commit(out)
                 pause_for_test("committed", self.step)
@@ -407,19 +484,37 @@ class _Runner:
             self.checkpoint.mark_delivered(step)
 
     def _output(self, result: BatchResult) -> BatchOutput:
-        rows: list[tuple[str, dict[str, Any]]] = []
-        for relation, values in result.outputs.items():
+        outputs = result.outputs
+        counts = {relation: len(values) for relation, values in outputs.items()}
+        held = [outputs]
+
+        def make_rows() -> OutputRows:  # called once (BatchOutput caches the rows)
+            rows = self._json_ready(held[0])
+            held[0] = {}  # the raw tuples are not needed any more
+            return rows
+
+        return self._batch_output(result, counts, make_rows)
+
+    def _json_ready(self, outputs: dict[str, list[Row]]) -> OutputRows:
+        """Output rows as (relation, row dict) pairs with JSON-ready values."""
+        rows: OutputRows = []
+        for relation, values in outputs.items():
             names, converters = self.converters[relation]
             if not converters:
-                rows.extend((relation, dict(zip(names, row, strict=True))) for row in values)
+                rows.extend([(relation, dict(zip(names, row, strict=True))) for row in values])
                 continue
             for row in values:
-                record = dict(zip(names, row, strict=True))
-                for name, convert in converters:
-                    value = record[name]
+                cells = list(row)
+                for i, convert in converters:
+                    value = cells[i]
                     if value is not None:
-                        record[name] = convert(value)
-                rows.append((relation, record))
+                        cells[i] = convert(value)
+                rows.append((relation, dict(zip(names, cells, strict=True))))
+        return rows
+
+    def _batch_output(
+        self, result: BatchResult, counts: dict[str, int], make_rows: Callable[[], OutputRows]
+    ) -> BatchOutput:
         watermark = None if result.watermark_ms is None else format_watermark(result.watermark_ms)
         progress: dict[str, Any] = {"batch": result.batch_id}
         if self.multiple:
@@ -435,4 +530,6 @@ class _Runner:
             }
             for r in result.operators
         ]
-        return BatchOutput(result.batch_id, result.query, watermark, result.data, rows, progress)
+        return BatchOutput(
+            result.batch_id, result.query, watermark, result.data, counts, progress, make_rows
+        )

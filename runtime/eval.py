@@ -213,6 +213,9 @@ def _paren(node: exp.Paren, ctx: CompileContext) -> Getter:
 
 def _and(node: exp.And, ctx: CompileContext) -> Getter:
     fa, fb = _compile(node.this, ctx), _compile(node.expression, ctx)
+    fused = _range_of(fa, fb)
+    if fused is not None:
+        return fused
 
     def and_(a: Any, b: Any) -> Any:
         x = fa(a, b)
@@ -359,6 +362,8 @@ def _linear_compare(op: Callable[[Any, Any], bool], fa: Getter, fb: Getter) -> G
         return None
     (ia, xa, ca), (ib, xb, cb) = la, lb
     shift = cb - ca
+    if ia == 1 and ib == 0 and op in _FLIPPED:  # read as `left <flipped op> right - shift`
+        (ia, xa), (ib, xb), shift, op = (ib, xb), (ia, xa), -shift, _FLIPPED[op]
 
     def compare_linear(a: Any, b: Any) -> Any:
         x = a[xa] if ia == 0 else b[xa]
@@ -369,7 +374,41 @@ def _linear_compare(op: Callable[[Any, Any], bool], fa: Getter, fb: Getter) -> G
             return None
         return op(x, y + shift)
 
+    compare_linear.linear_compare = (ia, xa, ib, xb, op, shift)  # type: ignore[attr-defined]
     return compare_linear
+
+
+_FLIPPED: Final[dict[Callable[[Any, Any], bool], Callable[[Any, Any], bool]]] = {
+    operator.lt: operator.gt,
+    operator.le: operator.ge,
+    operator.gt: operator.lt,
+    operator.ge: operator.le,
+    operator.eq: operator.eq,
+    operator.ne: operator.ne,
+}
+
+
+def _range_of(fa: Getter, fb: Getter) -> Getter | None:
+    """One closure for the AND of two linear comparisons of the same left and right columns
+    (`L.t >= R.t - 5s AND L.t <= R.t + 10s`, the time range of an interval join): each
+    value is read once.  Both comparisons see the same two values, so the result is NULL
+    exactly when one of them is NULL, as SQL's AND of the two would be."""
+    pa, pb = getattr(fa, "linear_compare", None), getattr(fb, "linear_compare", None)
+    if pa is None or pb is None or pa[:4] != pb[:4] or (pa[0], pa[2]) != (0, 1):
+        return None
+    _, xa, _, xb, op1, s1 = pa
+    _, _, _, _, op2, s2 = pb
+
+    def range_(a: Any, b: Any) -> Any:
+        x = a[xa]
+        if x is None:
+            return None
+        y = b[xb]
+        if y is None:
+            return None
+        return op1(x, y + s1) and op2(x, y + s2)
+
+    return range_
 
 
 def _between(node: exp.Between, ctx: CompileContext) -> Getter:

@@ -12,7 +12,6 @@ from __future__ import annotations
 import heapq
 import math
 from bisect import bisect_right
-from collections.abc import Iterator
 from typing import Any
 
 Item = tuple[int, int, Any]  # (time µs, entry id, key)
@@ -34,34 +33,32 @@ class EvictionIndex:
         if not self._buffer:
             return
         items = self._buffer
-        items.sort(key=_time_and_id)
+        items.sort()  # by (time, id): ids are unique, so keys are never compared
         self._buffer = []
         run = self._next_run
         self._next_run += 1
         self._runs[run] = [items, 0]
         heapq.heappush(self._heap, (items[0][0], run))
 
-    def pop_upto(self, threshold_us: int) -> Iterator[Item]:
-        """Remove and yield every item with time ``<= threshold_us`` (stale ones included:
+    def pop_upto(self, threshold_us: int) -> list[Item]:
+        """Remove and return every item with time ``<= threshold_us`` (stale ones included:
         the caller skips entries it has already removed)."""
         self._flush()
         heap = self._heap
-        probe = (threshold_us, math.inf)
+        probe = (threshold_us, math.inf)  # after every (time <= threshold, id, key)
+        popped: list[Item] = []
         while heap and heap[0][0] <= threshold_us:
             _, run = heapq.heappop(heap)
             items, position = self._runs[run]
-            end = bisect_right(items, probe, lo=position, key=_time_and_id)
-            yield from items[position:end]
+            end = bisect_right(items, probe, lo=position)
+            popped += items[position:end]
             if end < len(items):
                 self._runs[run][1] = end
                 heapq.heappush(heap, (items[end][0], run))
             else:
                 del self._runs[run]
+        return popped
 
     def __len__(self) -> int:
         pending = sum(len(items) - int(position) for items, position in self._runs.values())
         return len(self._buffer) + pending
-
-
-def _time_and_id(item: Item) -> tuple[int, int]:
-    return item[0], item[1]

@@ -277,7 +277,6 @@ def _read(
     for number, record in enumerate(records, start=1):
         if isinstance(record, str) and not record.strip():
             continue
-        text = record.rstrip("\n") if isinstance(record, str) else _record_text(record)
         batch: int | None = None
         stream: str | None = None
         try:
@@ -295,6 +294,7 @@ def _read(
                 )
             row = _convert(values, schema, converters[stream])
         except _Bad as err:
+            text = record.rstrip("\n") if isinstance(record, str) else _record_text(record)
             bad.append(BadRow(number, str(err), text, batch, stream))
             continue
         if current is None or batch != current.value:

@@ -36,14 +36,37 @@ _ONE_US: Final = timedelta(microseconds=1)
 def parse_timestamp(text: str) -> int | None:
     """Microseconds since the epoch of an ISO-8601 timestamp (UTC when it has no offset),
     or None when it cannot be read.  Fractions beyond microseconds are truncated, as Spark
-    keeps microseconds."""
+    keeps microseconds.  Texts of the form ``YYYY-MM-DDTHH:MM:SS.mmmZ`` (sjoin's traces)
+    reuse the value of their second once it has been parsed."""
+    millis = _millis_of(text)
+    if millis is not None:
+        base = _SECOND_US.get(text[:19])
+        if base is not None:
+            return base + millis
     try:
         parsed = datetime.fromisoformat(text)  # C speed for the common forms
     except ValueError:
         return _parse_timestamp_slowly(text)
     if parsed.tzinfo is None:
         parsed = parsed.replace(tzinfo=UTC)
-    return (parsed - _EPOCH) // _ONE_US
+    us = (parsed - _EPOCH) // _ONE_US
+    if millis is not None:
+        if len(_SECOND_US) >= 200_000:
+            _SECOND_US.clear()
+        _SECOND_US[text[:19]] = us - millis
+    return us
+
+
+# `YYYY-MM-DDTHH:MM:SS` -> µs, for texts of the form `...SS.mmmZ` already parsed once
+_SECOND_US: dict[str, int] = {}
+
+
+def _millis_of(text: str) -> int | None:
+    """The milliseconds (as µs) of a text shaped ``....................mmmZ``, else None."""
+    if len(text) != 24 or text[19] != "." or text[23] != "Z":
+        return None
+    digits = text[20:23]
+    return int(digits) * 1000 if digits.isascii() and digits.isdigit() else None
 
 
 def _parse_timestamp_slowly(text: str) -> int | None:
@@ -81,23 +104,30 @@ def parse_date(text: str) -> int | None:
         return None
 
 
-_DAY_TEXT: dict[int, str] = {}
+_SECOND_TEXT: dict[int, str] = {}
 
 
 def format_timestamp(us: int) -> str:
-    """``YYYY-MM-DDTHH:MM:SS[.ffffff]Z``: the output form of a TIMESTAMP."""
-    days, rem = divmod(us, US_PER_DAY)
-    day = _DAY_TEXT.get(days)
-    if day is None:
-        day = date.fromordinal(EPOCH_ORDINAL + days).isoformat()
-        if len(_DAY_TEXT) < 100_000:
-            _DAY_TEXT[days] = day
-    seconds, micros = divmod(rem, US_PER_SECOND)
-    hh, rest = divmod(seconds, 3600)
-    mm, ss = divmod(rest, 60)
+    """``YYYY-MM-DDTHH:MM:SS[.ffffff]Z``: the output form of a TIMESTAMP.  The text up to
+    the second is cached: output rows of a stream join share few distinct seconds."""
+    seconds, micros = divmod(us, US_PER_SECOND)
+    text = _SECOND_TEXT.get(seconds)
+    if text is None:
+        text = _second_text(seconds)
     if micros:
-        return f"{day}T{hh:02d}:{mm:02d}:{ss:02d}.{micros:06d}Z"
-    return f"{day}T{hh:02d}:{mm:02d}:{ss:02d}Z"
+        return f"{text}.{micros:06d}Z"
+    return text + "Z"
+
+
+def _second_text(seconds: int) -> str:
+    days, rem = divmod(seconds, 86_400)
+    hh, rest = divmod(rem, 3600)
+    mm, ss = divmod(rest, 60)
+    text = f"{date.fromordinal(EPOCH_ORDINAL + days).isoformat()}T{hh:02d}:{mm:02d}:{ss:02d}"
+    if len(_SECOND_TEXT) >= 200_000:
+        _SECOND_TEXT.clear()
+    _SECOND_TEXT[seconds] = text
+    return text
 
 
 def format_watermark(ms: int) -> str:

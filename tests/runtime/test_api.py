@@ -15,6 +15,7 @@ from sjoin.runtime import (
     RunError,
     TraceError,
     UsageError,
+    iter_batches,
     output_line,
     progress_line,
     run,
@@ -74,6 +75,39 @@ def test_run_returns_batches_with_progress_records() -> None:
     assert len(result.progress_lines()) == len(result.batches)
     internal = [r for r in result.rows() if r["campaign"] == "internal"]
     assert internal and all(r["click_time"] is None for r in internal)
+
+
+def test_iter_batches_yields_what_run_returns() -> None:
+    plan = check_file(AD).plan
+    assert plan is not None
+    whole = run(plan, AD_TRACE).batches
+    streamed = list(iter_batches(plan, AD_TRACE))
+    assert streamed == whole
+    assert [b.counts for b in streamed] == [b.counts for b in whole]
+    assert sum(b.row_count for b in streamed) == len(run(plan, AD_TRACE).rows()) > 0
+
+
+def test_output_rows_are_built_only_when_used() -> None:
+    plan = check_file(AD).plan
+    assert plan is not None
+    batches = list(iter_batches(plan, AD_TRACE))
+    made = [b for b in batches if "rows" in vars(b)]
+    assert made == []  # counting and progress need no row dicts
+    with_rows = [b for b in batches if b.row_count]
+    assert with_rows
+    for b in with_rows:
+        assert len(b.rows) == b.row_count
+        assert {rel: sum(1 for r, _ in b.rows if r == rel) for rel in b.counts} == b.counts
+        assert b.rows is b.rows  # built once
+    copy = type(with_rows[0]).of(
+        with_rows[0].batch,
+        with_rows[0].query,
+        with_rows[0].watermark,
+        with_rows[0].data,
+        with_rows[0].rows,
+        with_rows[0].progress,
+    )
+    assert copy == with_rows[0] and copy.counts == with_rows[0].counts
 
 
 def test_run_to_files_streams_the_same_lines(tmp_path: Path) -> None:

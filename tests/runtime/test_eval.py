@@ -7,6 +7,8 @@ from functools import cache
 from typing import Any
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 from sqlglot import exp
 
 from sjoin.runtime.errors import QueryError, UnsupportedExpression
@@ -292,3 +294,52 @@ def test_nan_compares_like_spark() -> None:
     assert ev("A.y = B.y", {"y": nan}, {"y": nan}) is True
     assert ev("A.y > B.y", {"y": nan}, {"y": 1e300}) is True
     assert ev("A.y IN (1.0, B.y)", {"y": nan}, {"y": nan}) is True
+
+
+# ------------------------------------------------------------------ fused time ranges
+
+RANGE_FORMS = [
+    # (condition, reference over (left t, right t) in µs; both non-null)
+    (
+        "A.t >= B.t - INTERVAL 5 SECONDS AND A.t <= B.t + INTERVAL 10 SECONDS",
+        lambda lt, rt: rt - 5_000_000 <= lt <= rt + 10_000_000,
+    ),
+    (  # written from the right side: compiled flipped, then fused
+        "B.t <= A.t + INTERVAL 5 SECONDS AND B.t > A.t - INTERVAL 10 SECONDS",
+        lambda lt, rt: lt - 10_000_000 < rt <= lt + 5_000_000,
+    ),
+    (  # one comparison from each side
+        "A.t > B.t AND B.t + INTERVAL 2 SECONDS >= A.t",
+        lambda lt, rt: rt < lt <= rt + 2_000_000,
+    ),
+    (
+        "A.t BETWEEN B.t - INTERVAL 1 SECOND AND B.t + INTERVAL 1 SECOND",
+        lambda lt, rt: rt - 1_000_000 <= lt <= rt + 1_000_000,
+    ),
+]
+
+
+@pytest.mark.parametrize(("text", "reference"), RANGE_FORMS, ids=range(len(RANGE_FORMS)))
+@given(
+    lt=st.one_of(st.none(), st.integers(-20_000_000, 20_000_000)),
+    rt=st.one_of(st.none(), st.integers(-20_000_000, 20_000_000)),
+)
+def test_time_range_conditions_match_sql_semantics(
+    text: str, reference: Any, lt: int | None, rt: int | None
+) -> None:
+    """The fused closure for `L.t` within a range of `R.t` (read once, compared twice) gives
+    what the AND of the two comparisons gives under SQL's NULL rules."""
+    got = _compiled(text, "4.3")(row(t=lt), row(t=rt))
+    want = None if lt is None or rt is None else reference(lt, rt)
+    assert got is want
+
+
+def test_time_range_edges_are_exact() -> None:
+    text = RANGE_FORMS[0][0]
+    for lt, want in (
+        (-5_000_001, False),
+        (-5_000_000, True),
+        (10_000_000, True),
+        (10_000_001, False),
+    ):
+        assert _compiled(text, "4.3")(row(t=lt), row(t=0)) is want
