@@ -88,6 +88,7 @@ def check_target(path: Path) -> None:
 
 
 def write(path: Path, text: str) -> None:
+    """Write the page; a failure is a ``ReportError`` with the reason, not a traceback."""
     try:
         path.write_text(text, encoding="utf-8")
     except OSError as err:
@@ -141,7 +142,9 @@ class Report:
         import matplotlib
 
         order = {node.name: i for i, node in enumerate(self.plan.nodes)}
-        colors = {name: f"C{i % 10}" for i, name in enumerate(order)}
+        operators = [n.name for n in self.plan.nodes if isinstance(n, JoinNode | AggregateNode)]
+        # one colour per join or aggregate in every plot of the page; C0 is the watermark's
+        colors = {name: f"C{1 + i % 9}" for i, name in enumerate(operators)}
         queries: dict[str, list[BatchFigures]] = {}
         for b in self.batches:
             queries.setdefault(b.query, []).append(b)
