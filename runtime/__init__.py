@@ -71,6 +71,9 @@ class BatchOutput:
     counts: dict[str, int]
     progress: dict[str, Any]
     make_rows: Callable[[], OutputRows] = field(repr=False)
+    # each join's state rows per side (left, right) after the batch; the progress record
+    # has only their sum (numRowsTotal), as Spark's has
+    state_sides: dict[str, tuple[int, int]] = field(default_factory=dict)
 
     @classmethod
     def of(
@@ -81,12 +84,14 @@ class BatchOutput:
         data: bool,
         rows: OutputRows,
         progress: dict[str, Any],
+        state_sides: dict[str, list[int] | tuple[int, int]] | None = None,
     ) -> BatchOutput:
         """A batch whose rows are already built (e.g. read back from a checkpoint)."""
         counts: dict[str, int] = {}
         for relation, _ in rows:
             counts[relation] = counts.get(relation, 0) + 1
-        return cls(batch, query, watermark, data, counts, progress, lambda: rows)
+        sides = {name: (int(n[0]), int(n[1])) for name, n in (state_sides or {}).items()}
+        return cls(batch, query, watermark, data, counts, progress, lambda: rows, sides)
 
     @cached_property
     def rows(self) -> OutputRows:
@@ -465,6 +470,7 @@ class _Runner:
                     "data": out.data,
                     "rows": out.rows,
                     "progress": out.progress,
+                    "state_sides": out.state_sides,
                 },
                 "offsets": {s.kind: s.size() for s in self.sinks if s.rewindable},
             }
@@ -530,6 +536,14 @@ class _Runner:
             }
             for r in result.operators
         ]
+        sides = {r.relation: r.side_rows for r in result.operators if r.side_rows is not None}
         return BatchOutput(
-            result.batch_id, result.query, watermark, result.data, counts, progress, make_rows
+            result.batch_id,
+            result.query,
+            watermark,
+            result.data,
+            counts,
+            progress,
+            make_rows,
+            sides,
         )

@@ -11,7 +11,7 @@ eviction costs in proportion to the rows it removes, never a scan of the whole s
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from operator import itemgetter
 from typing import Any
@@ -47,15 +47,26 @@ class JoinMetrics:
     num_rows_updated: int = 0
     num_rows_removed: int = 0
     num_rows_dropped_by_watermark: int = 0
+    side_rows: tuple[int, int] = (0, 0)  # state rows (left, right); Spark reports the sum
 
 
 class SideState:
-    """One side's stored rows: key -> {id: [row, matched]}, plus the eviction index."""
+    """One side's stored rows: key -> {id: row}, the ids of the rows that have matched, and
+    the eviction index.
 
-    __slots__ = ("by_key", "index", "next_id", "size", "time_of")
+    A stored row is the input row itself (no wrapper per row).  Matched flags live in a set
+    and only on a side whose flags the join reads (outer, semi and anti joins): an inner
+    join's state is the rows alone.
+    """
 
-    def __init__(self, time_of: Callable[[Any, Row], int | None] | None) -> None:
-        self.by_key: dict[Any, dict[int, list[Any]]] = {}
+    __slots__ = ("by_key", "index", "matched", "next_id", "size", "time_of", "track_matched")
+
+    def __init__(
+        self, time_of: Callable[[Any, Row], int | None] | None, track_matched: bool = True
+    ) -> None:
+        self.by_key: dict[Any, dict[int, Row]] = {}
+        self.matched: set[int] = set()
+        self.track_matched = track_matched
         self.index = EvictionIndex()
         self.next_id = 0
         self.size = 0
@@ -63,58 +74,90 @@ class SideState:
 
     def append(self, key: Any, row: Row, matched: bool) -> None:
         ident = self.next_id
-        self.next_id += 1
+        self.next_id = ident + 1
         bucket = self.by_key.get(key)
         if bucket is None:
-            bucket = self.by_key[key] = {}
-        bucket[ident] = [row, matched]
+            self.by_key[key] = {ident: row}
+        else:
+            bucket[ident] = row
         self.size += 1
+        if matched and self.track_matched:
+            self.matched.add(ident)
         if self.time_of is not None:
             t = self.time_of(key, row)
             if t is not None:  # a NULL time never satisfies `time <= watermark`
                 self.index.add(t, ident, key)
+
+    def mark(self, idents: Iterable[int]) -> None:
+        """Record that these stored rows have matched."""
+        if self.track_matched:
+            self.matched.update(idents)
 
     def remove(self, key: Any, ident: int) -> None:
         bucket = self.by_key[key]
         del bucket[ident]
         if not bucket:
             del self.by_key[key]
+        self.matched.discard(ident)
         self.size -= 1
 
-    def evict(self, threshold_us: int) -> list[list[Any]]:
-        """Remove and return every stored value whose time is ``<= threshold_us``."""
-        by_key = self.by_key
+    def evict(self, threshold_us: int) -> list[tuple[Row, bool]]:
+        """Remove every stored row whose time is ``<= threshold_us``; return them, each
+        with its matched flag."""
+        by_key, matched = self.by_key, self.matched
         evicted = []
         for _, ident, key in self.index.pop_upto(threshold_us):
             bucket = by_key.get(key)
             if bucket is None:
                 continue
-            entry = bucket.pop(ident, None)
-            if entry is None:
+            row = bucket.pop(ident, None)
+            if row is None:
                 continue  # already removed (LeftSemi's eager removal)
             if not bucket:
                 del by_key[key]
-            evicted.append(entry)
+            if ident in matched:
+                matched.remove(ident)
+                evicted.append((row, True))
+            else:
+                evicted.append((row, False))
         self.size -= len(evicted)
         return evicted
+
+    def evict_count(self, threshold_us: int) -> int:
+        """``evict`` for a side whose evicted rows are only counted (nothing is emitted)."""
+        by_key, matched = self.by_key, self.matched
+        count = 0
+        for _, ident, key in self.index.pop_upto(threshold_us):
+            bucket = by_key.get(key)
+            if bucket is None or bucket.pop(ident, None) is None:
+                continue
+            if not bucket:
+                del by_key[key]
+            matched.discard(ident)
+            count += 1
+        self.size -= count
+        return count
 
     def snapshot(self) -> dict[str, Any]:
         return {
             "next_id": self.next_id,
             "values": [
-                (key, ident, entry[0], entry[1])
+                (key, ident, row, ident in self.matched)
                 for key, bucket in self.by_key.items()
-                for ident, entry in bucket.items()
+                for ident, row in bucket.items()
             ],
         }
 
     def restore(self, data: dict[str, Any]) -> None:
         self.by_key = {}
+        self.matched = set()
         self.index = EvictionIndex()
         self.size = 0
         for key, ident, row, matched in data["values"]:
-            self.by_key.setdefault(key, {})[ident] = [row, matched]
+            self.by_key.setdefault(key, {})[ident] = row
             self.size += 1
+            if matched and self.track_matched:
+                self.matched.add(ident)
             if self.time_of is not None:
                 t = self.time_of(key, row)
                 if t is not None:
@@ -249,8 +292,13 @@ class JoinOperator:
         self.left_time = _event_time(node.left, left_cols)
         self.right_time = _event_time(node.right, right_cols)
         n_keys = len(node.keys)
-        self.left = SideState(_eviction_time(node.left.state, left_cols, n_keys))
-        self.right = SideState(_eviction_time(node.right.state, right_cols, n_keys))
+        # matched flags are read by outer-row emission (the preserved sides) and LeftSemi
+        left_flags = self.how in ("left_outer", "full_outer", "left_semi")
+        right_flags = self.how in ("right_outer", "full_outer")
+        self.left = SideState(_eviction_time(node.left.state, left_cols, n_keys), left_flags)
+        self.right = SideState(_eviction_time(node.right.state, right_cols, n_keys), right_flags)
+        # a post-join condition that is exactly a time range is checked inline in the probes
+        self.in_range: tuple[int, int, int, int] | None = getattr(self.post, "bounds", None)
         self.left_rule = node.left.state
         self.right_rule = node.right.state
         self.output_columns = [o.name for o in node.output]
@@ -279,6 +327,7 @@ class JoinOperator:
             self._left_pass(left_rows, late_us, left_threshold, out, m)
             self._right_pass(right_rows, late_us, right_threshold, out, m)
         self._outer_and_cleanup(left_threshold, right_threshold, out, m)
+        m.side_rows = (self.left.size, self.right.size)
         m.num_rows_total = self.left.size + self.right.size
         if self.window_times:
             out = [row for row in out if row is not None]
@@ -311,8 +360,9 @@ class JoinOperator:
         m: JoinMetrics,
     ) -> None:
         rows = self._late(rows, self.left_time, late_us, m)
-        pre, post, project, key_of = self.pre_left, self.post, self.project, self.left_key
-        other = self.right.by_key
+        pre, project, key_of = self.pre_left, self.project, self.left_key
+        other = self.right
+        others = other.by_key
         semi, anti = self.semi, self.anti
         preserved = self.node.left.preserved
         null_right = self.null_right
@@ -326,16 +376,17 @@ class JoinOperator:
                 continue
             key = key_of(lrow)
             matched = False
-            bucket = other.get(key)
+            bucket = others.get(key)
             if bucket:
-                for entry in bucket.values():
-                    if post is None or post(lrow, entry[0]) is True:
+                if semi:
+                    matched = self._semi_probe(lrow, bucket)
+                else:
+                    hits = self._right_hits(lrow, bucket)
+                    if hits:
                         matched = True
-                        entry[1] = True
-                        if semi:
-                            break
+                        other.mark(hits)
                         if not anti:
-                            out.append(project(lrow, entry[0]))
+                            out.extend([project(lrow, bucket[i]) for i in hits])
             if semi and matched:
                 out.append(project(lrow, null_right))
                 continue
@@ -345,6 +396,46 @@ class JoinOperator:
                     continue  # the old rule: not stored when this batch evicts it anyway
             store.append(key, lrow, matched)
             m.num_rows_updated += 1
+
+    def _right_hits(self, lrow: Row, bucket: dict[int, Row]) -> list[int]:
+        """Ids of the stored right rows that satisfy the post-join condition with ``lrow``,
+        in state order (every candidate is evaluated, as Spark does for these joins)."""
+        in_range = self.in_range
+        if in_range is not None:
+            xa, xb, lower, upper = in_range
+            x = lrow[xa]
+            if x is None:
+                return []
+            lo, hi = x + lower, x + upper
+            return [i for i, r in bucket.items() if (y := r[xb]) is not None and lo <= y <= hi]
+        post = self.post
+        if post is None:
+            return list(bucket)
+        return [i for i, r in bucket.items() if post(lrow, r) is True]
+
+    def _left_hits(self, r: Row, bucket: dict[int, Row]) -> list[int]:
+        """Ids of the stored left rows that satisfy the post-join condition with ``r``."""
+        in_range = self.in_range
+        if in_range is not None:
+            xa, xb, lower, upper = in_range
+            y = r[xb]
+            if y is None:
+                return []
+            lo, hi = y - upper, y - lower
+            return [i for i, row in bucket.items() if (x := row[xa]) is not None and lo <= x <= hi]
+        post = self.post
+        if post is None:
+            return list(bucket)
+        return [i for i, row in bucket.items() if post(row, r) is True]
+
+    def _semi_probe(self, lrow: Row, bucket: dict[int, Row]) -> bool:
+        """LeftSemi's left pass: stop at the first stored right row that matches."""
+        post = self.post
+        for ident, r in bucket.items():
+            if post is None or post(lrow, r) is True:
+                self.right.mark((ident,))
+                return True
+        return False
 
     def _right_pass(
         self,
@@ -356,10 +447,11 @@ class JoinOperator:
     ) -> None:
         rows = self._late(rows, self.right_time, late_us, m)
         pre, post, project, key_of = self.pre_right, self.post, self.project, self.right_key
-        other = self.left.by_key
+        other = self.left
+        others = other.by_key
         semi, anti = self.semi, self.anti
         preserved = self.node.right.preserved
-        null_left = self.null_left
+        null_left, null_right = self.null_left, self.null_right
         store = self.right
         keep_unmatched = self.fixed_append and self.how in ("right_outer", "full_outer")
         time_of = store.time_of
@@ -370,18 +462,22 @@ class JoinOperator:
                 continue
             key = key_of(r)
             matched = False
-            bucket = other.get(key)
+            bucket = others.get(key)
             if bucket:
-                for entry in bucket.values():
-                    if semi and entry[1]:
-                        continue
-                    if post is None or post(entry[0], r) is True:
+                if semi:  # a left row is emitted once: skip those that have matched
+                    flags = other.matched
+                    for ident, lrow in bucket.items():
+                        if ident not in flags and (post is None or post(lrow, r) is True):
+                            matched = True
+                            out.append(project(lrow, null_right))
+                            flags.add(ident)
+                else:
+                    hits = self._left_hits(r, bucket)
+                    if hits:
                         matched = True
-                        if semi:
-                            out.append(project(entry[0], self.null_right))
-                        elif not anti:
-                            out.append(project(entry[0], r))
-                        entry[1] = True
+                        other.mark(hits)
+                        if not anti:
+                            out.extend([project(bucket[i], r) for i in hits])
             if (
                 threshold is not None
                 and time_of is not None
@@ -415,10 +511,10 @@ class JoinOperator:
             matched = False
             bucket = left.by_key.get(key)
             if bucket:
-                for ident, entry in list(bucket.items()):
-                    if post is None or post(entry[0], r) is True:
+                for ident, lrow in list(bucket.items()):
+                    if post is None or post(lrow, r) is True:
                         matched = True
-                        out.append(project(entry[0], self.null_right))
+                        out.append(project(lrow, self.null_right))
                         left.remove(key, ident)
                         m.num_rows_removed += 1
             if threshold is not None and time_of is not None:
@@ -439,7 +535,7 @@ class JoinOperator:
                 continue
             key = key_of(lrow)
             bucket = right.get(key)
-            if bucket and any(post is None or post(lrow, e[0]) is True for e in bucket.values()):
+            if bucket and any(post is None or post(lrow, r) is True for r in bucket.values()):
                 out.append(project(lrow, self.null_right))
                 continue
             self.left.append(key, lrow, False)
@@ -466,9 +562,9 @@ class JoinOperator:
                 if not matched and not self.anti:
                     out.append(self.project(self.null_left, row))
         if how in ("inner", "left_semi", "right_outer") and left_threshold is not None:
-            counted += len(self.left.evict(left_threshold))
+            counted += self.left.evict_count(left_threshold)
         if how in ("inner", "left_semi", "left_outer") and right_threshold is not None:
-            counted += len(self.right.evict(right_threshold))
+            counted += self.right.evict_count(right_threshold)
         m.num_rows_removed += counted + (uncounted if self.count_all_removals else 0)
 
     # ---------------------------------------------------------------- checkpoint

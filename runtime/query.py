@@ -41,6 +41,7 @@ class OperatorReport:
     num_rows_updated: int
     num_rows_removed: int
     num_rows_dropped_by_watermark: int
+    side_rows: tuple[int, int] | None = None  # a join's state rows (left, right)
 
 
 @dataclass(slots=True)
@@ -240,6 +241,7 @@ class Query:
                 metrics.num_rows_updated,
                 metrics.num_rows_removed,
                 metrics.num_rows_dropped_by_watermark,
+                getattr(metrics, "side_rows", None),
             )
         self.tracker.end_batch()
         result = BatchResult(

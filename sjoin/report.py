@@ -10,8 +10,9 @@ the page opens from ``file://`` offline and its numbers can be searched and copi
 matplotlib is an optional extra (``pip install 'sjoin[report]'``) imported only here and only
 when a report is made, so ``sjoin run`` without ``--report`` does not pay for it.
 
-The figures come from the runtime's §7 progress records as they are: a join's state is its
-``numRowsTotal``, both sides together, since the record does not split it by side.
+The figures come from the runtime's §7 progress records as they are, plus each join's state
+rows per side (``BatchOutput.state_sides``), which the progress record (like Spark's) only
+gives as their sum, ``numRowsTotal``.
 """
 
 from __future__ import annotations
@@ -106,21 +107,20 @@ class BatchFigures:
     watermark: str | None
     rows: dict[str, int]  # output rows per relation
     state: dict[str, int]  # numRowsTotal per stateful operator
+    sides: dict[str, tuple[int, int]]  # a join's state rows (left, right)
     dropped: int  # late rows dropped by the watermark, all operators together
 
     @classmethod
     def of(cls, out: BatchOutput) -> BatchFigures:
-        rows: dict[str, int] = {}
-        for relation, _ in out.rows:
-            rows[relation] = rows.get(relation, 0) + 1
         operators = out.progress.get("operators", [])
         return cls(
             query=out.query,
             batch=out.batch,
             data=out.data,
             watermark=out.watermark,
-            rows=rows,
+            rows=dict(out.counts),  # counted by the runtime: the row dicts are never built
             state={op["relation"]: op["numRowsTotal"] for op in operators},
+            sides=dict(out.state_sides),
             dropped=sum(op.get("numRowsDroppedByWatermark", 0) for op in operators),
         )
 
@@ -280,8 +280,9 @@ class _Section:
                 self._figure(
                     "State rows per operator",
                     self._state_plot(),
-                    "State rows each stateful operator keeps after the batch "
-                    "(<code>numRowsTotal</code>; for a join, both sides together).",
+                    "State rows each stateful operator keeps after the batch: a join's per "
+                    "side (solid: left, dashed: right; their sum is its "
+                    "<code>numRowsTotal</code>), an aggregate's groups.",
                 ),
                 self._figure(
                     "Output rows per batch",
@@ -438,29 +439,41 @@ class _Section:
         from matplotlib.ticker import MaxNLocator
 
         fig, ax = self._axes("state rows")
+        style: dict[str, Any] = {
+            "drawstyle": "steps-mid",
+            "marker": "o" if self.markers else None,
+            "markersize": 4,
+            "linewidth": 1.6,
+        }
         for name in self.operators:
             node = self.plan.node(name)
-            kind = (
-                "join, both sides"
-                if isinstance(node, JoinNode)
-                else "aggregate"
-                if isinstance(node, AggregateNode)
-                else "operator"
-            )
+            color = self.colors.get(name)
+            if isinstance(node, JoinNode) and self._has_sides(name):
+                for i, side in enumerate((node.left, node.right)):
+                    ax.plot(
+                        self.x,
+                        [b.sides.get(name, (0, 0))[i] for b in self.batches],
+                        color=color,
+                        linestyle="-" if i == 0 else "--",
+                        label=f"{name}: {side.name} ({side.alias})",
+                        **style,
+                    )
+                continue
+            kind = "aggregate" if isinstance(node, AggregateNode) else "operator"
             ax.plot(
                 self.x,
                 [b.state.get(name, 0) for b in self.batches],
-                drawstyle="steps-mid",
-                marker="o" if self.markers else None,
-                markersize=4,
-                linewidth=1.6,
-                color=self.colors.get(name),
+                color=color,
                 label=f"{name} ({kind})",
+                **style,
             )
         ax.set_ylim(bottom=0)
         ax.yaxis.set_major_locator(MaxNLocator(integer=True))
         self._finish(fig, ax)
         return self._svg(fig, "state")
+
+    def _has_sides(self, name: str) -> bool:
+        return any(name in b.sides for b in self.batches)
 
     def _rows_plot(self) -> str:
         from matplotlib.ticker import MaxNLocator
@@ -488,7 +501,8 @@ class _Section:
 
     def _table(self) -> str:
         head = ["batch", "kind", "watermark"]
-        head += [f"state {r}" for r in self.operators]
+        for r in self.operators:
+            head += [f"state {r}"] + ([f"{r} left", f"{r} right"] if self._has_sides(r) else [])
         head += [f"rows {r}" for r in self.relations]
         late = any(b.dropped for b in self.batches)
         if late:
@@ -504,7 +518,10 @@ class _Section:
                 f'<td class="text">{"data" if b.data else "no-data"}</td>',
                 f'<td class="text">{_e(b.watermark or "none")}</td>',
             ]
-            cells += [f"<td>{b.state.get(r, 0)}</td>" for r in self.operators]
+            for r in self.operators:
+                cells.append(f"<td>{b.state.get(r, 0)}</td>")
+                if self._has_sides(r):
+                    cells += [f"<td>{n}</td>" for n in b.sides.get(r, (0, 0))]
             cells += [f"<td>{b.rows.get(r, 0)}</td>" for r in self.relations]
             if late:
                 cells.append(f"<td>{b.dropped}</td>")

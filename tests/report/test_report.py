@@ -90,8 +90,10 @@ def test_chain_plots_every_operator_and_relation() -> None:
     assert len(dom.svgs) == 3  # one query (revenue) reads the whole chain
     legend = dom.svg_text()
     for label in (
-        "clicked (join, both sides)",
-        "converted (join, both sides)",
+        "clicked: left (i)",
+        "clicked: right (c)",
+        "converted: left (k)",
+        "converted: right (p)",
         "revenue (aggregate)",
     ):
         assert label in legend
@@ -131,7 +133,7 @@ def test_one_section_per_query_names_escaped_and_no_watermark() -> None:
     assert "<j1>" not in page and "&lt;j1&gt;" in page
     assert len(dom.svgs) == 4  # per query: state and output rows; no watermark to plot
     assert page.count("No watermark: this query reads no stream with a watermark") == 2
-    assert "<j1> (join, both sides)" in dom.svg_text()
+    assert "<j1>: left (x)" in dom.svg_text()
     assert [h for h in dom.text if h.startswith("Per-batch figures")] == [
         "Per-batch figures of"
     ] * 2

@@ -16,10 +16,12 @@ from .conftest import Chromium, Dom, distinct_colors, png_size, sjoin_command
 pytestmark = pytest.mark.browser
 
 CASES = {
-    "ad_attribution": ["attributed (join, both sides)"],
+    "ad_attribution": ["attributed: left (i)", "attributed: right (c)"],
     "checkout_funnel": [  # a chain: two joins and an aggregate in one query
-        "clicked (join, both sides)",
-        "converted (join, both sides)",
+        "clicked: left (i)",
+        "clicked: right (c)",
+        "converted: left (k)",
+        "converted: right (p)",
         "revenue (aggregate)",
     ],
 }

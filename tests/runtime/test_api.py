@@ -188,3 +188,19 @@ def test_query_errors_surface_as_run_errors() -> None:
     with pytest.raises(QueryError, match="DIVIDE_BY_ZERO") as err:
         run(plan_of(spec), trace_records([{"l": [row(1, 100, "a")], "r": [row(1, 100, "b")]}]))
     assert isinstance(err.value, RunError)
+
+
+def test_state_sides_add_up_to_num_rows_total() -> None:
+    plan = check_file(ROOT / "examples" / "checkout_funnel.sjoin").plan
+    assert plan is not None
+    trace = ROOT / "examples" / "checkout_funnel.trace.jsonl"
+    joins = {j.name for j in plan.joins}
+    seen = 0
+    for out in iter_batches(plan, trace):
+        assert set(out.state_sides) == joins & {op["relation"] for op in out.progress["operators"]}
+        for op in out.progress["operators"]:
+            if op["relation"] in out.state_sides:
+                left, right = out.state_sides[op["relation"]]
+                assert left + right == op["numRowsTotal"]
+                seen += left > 0 and right > 0
+    assert seen  # some batch keeps rows on both sides

@@ -35,7 +35,7 @@ def test_side_state_layout_and_eviction_order() -> None:
     assert [row for row, _ in state.evict(10)] == [("v", 10), ("v", 10)]
     assert state.size == 3
     assert [row for row, _ in state.evict(25)] == [("v", 20)]
-    assert state.evict(10**9) == [[("v", 30), False]]
+    assert state.evict(10**9) == [(("v", 30), False)]
     assert state.size == 1  # a NULL time is never evicted
     assert list(state.by_key) == [0]
 
