@@ -282,7 +282,8 @@ class AggregateOperator:
 
     def _evict(self, threshold_us: int) -> list[tuple[Any, list[list[Any]]]]:
         evicted = []
-        for _, _, key in self.index.pop_upto(threshold_us):
+        _, keys, _ = self.index.pop_upto(threshold_us)
+        for key in keys:
             states = self.groups.pop(key, None)
             if states is not None:
                 evicted.append((key, states))

@@ -5,60 +5,91 @@ snapshot) the buffer is sorted once into a *run*.  Runs live in a heap keyed by 
 smallest time, so ``pop_upto(W)`` visits only runs holding something ``<= W`` and takes
 each run's evictable prefix with a binary search: O(evicted + runs touched), never a scan
 of the whole state, and far fewer Python-level steps than a heap of single entries.
+
+A run is four parallel lists (times, ids, keys, and a payload per entry, e.g. the state
+bucket holding the row) rather than a tuple per entry: an entry costs four pointers, and
+eviction walks contiguous lists instead of chasing one tuple per evicted row.
 """
 
 from __future__ import annotations
 
 import heapq
-import math
 from bisect import bisect_right
 from typing import Any
 
-Item = tuple[int, int, Any]  # (time µs, entry id, key)
+
+class _Run:
+    __slots__ = ("extras", "idents", "keys", "position", "times")
+
+    def __init__(self, times: list[int], idents: list[int], keys: list[Any], extras: list[Any]):
+        self.times = times
+        self.idents = idents
+        self.keys = keys
+        self.extras = extras
+        self.position = 0  # entries before it have been popped
 
 
 class EvictionIndex:
-    __slots__ = ("_buffer", "_heap", "_next_run", "_runs")
+    __slots__ = ("_extras", "_heap", "_idents", "_keys", "_next_run", "_runs", "_times")
 
     def __init__(self) -> None:
-        self._buffer: list[Item] = []
-        self._runs: dict[int, list[Any]] = {}  # run id -> [sorted items, position]
+        self._times: list[int] = []
+        self._idents: list[int] = []
+        self._keys: list[Any] = []
+        self._extras: list[Any] = []
+        self._runs: dict[int, _Run] = {}
         self._heap: list[tuple[int, int]] = []  # (smallest remaining time, run id)
         self._next_run = 0
 
-    def add(self, time_us: int, ident: int, key: Any) -> None:
-        self._buffer.append((time_us, ident, key))
+    def add(self, time_us: int, ident: int, key: Any, extra: Any = None) -> None:
+        """Index entry ``ident`` (ids grow with insertion) at ``time_us``."""
+        self._times.append(time_us)
+        self._idents.append(ident)
+        self._keys.append(key)
+        self._extras.append(extra)
 
     def _flush(self) -> None:
-        if not self._buffer:
+        times = self._times
+        if not times:
             return
-        items = self._buffer
-        items.sort()  # by (time, id): ids are unique, so keys are never compared
-        self._buffer = []
-        run = self._next_run
+        # by (time, id): ids grow with insertion, so a stable sort on time alone does it
+        order = sorted(range(len(times)), key=times.__getitem__)
+        run = _Run(
+            [times[i] for i in order],
+            [self._idents[i] for i in order],
+            [self._keys[i] for i in order],
+            [self._extras[i] for i in order],
+        )
+        self._times, self._idents, self._keys, self._extras = [], [], [], []
+        number = self._next_run
         self._next_run += 1
-        self._runs[run] = [items, 0]
-        heapq.heappush(self._heap, (items[0][0], run))
+        self._runs[number] = run
+        heapq.heappush(self._heap, (run.times[0], number))
 
-    def pop_upto(self, threshold_us: int) -> list[Item]:
-        """Remove and return every item with time ``<= threshold_us`` (stale ones included:
-        the caller skips entries it has already removed)."""
+    def pop_upto(self, threshold_us: int) -> tuple[list[int], list[Any], list[Any]]:
+        """Remove every entry with time ``<= threshold_us``; return their ids, keys and
+        payloads as parallel lists, in (time, id) order within each run (stale entries
+        included: the caller skips those it has already removed)."""
         self._flush()
         heap = self._heap
-        probe = (threshold_us, math.inf)  # after every (time <= threshold, id, key)
-        popped: list[Item] = []
+        idents: list[int] = []
+        keys: list[Any] = []
+        extras: list[Any] = []
         while heap and heap[0][0] <= threshold_us:
-            _, run = heapq.heappop(heap)
-            items, position = self._runs[run]
-            end = bisect_right(items, probe, lo=position)
-            popped += items[position:end]
-            if end < len(items):
-                self._runs[run][1] = end
-                heapq.heappush(heap, (items[end][0], run))
+            _, number = heapq.heappop(heap)
+            run = self._runs[number]
+            start = run.position
+            end = bisect_right(run.times, threshold_us, lo=start)
+            idents += run.idents[start:end]
+            keys += run.keys[start:end]
+            extras += run.extras[start:end]
+            if end < len(run.times):
+                run.position = end
+                heapq.heappush(heap, (run.times[end], number))
             else:
-                del self._runs[run]
-        return popped
+                del self._runs[number]
+        return idents, keys, extras
 
     def __len__(self) -> int:
-        pending = sum(len(items) - int(position) for items, position in self._runs.values())
-        return len(self._buffer) + pending
+        pending = sum(len(run.times) - run.position for run in self._runs.values())
+        return len(self._times) + pending

@@ -77,7 +77,7 @@ class SideState:
         self.next_id = ident + 1
         bucket = self.by_key.get(key)
         if bucket is None:
-            self.by_key[key] = {ident: row}
+            bucket = self.by_key[key] = {ident: row}
         else:
             bucket[ident] = row
         self.size += 1
@@ -86,7 +86,7 @@ class SideState:
         if self.time_of is not None:
             t = self.time_of(key, row)
             if t is not None:  # a NULL time never satisfies `time <= watermark`
-                self.index.add(t, ident, key)
+                self.index.add(t, ident, key, bucket)
 
     def mark(self, idents: Iterable[int]) -> None:
         """Record that these stored rows have matched."""
@@ -106,10 +106,8 @@ class SideState:
         with its matched flag."""
         by_key, matched = self.by_key, self.matched
         evicted = []
-        for _, ident, key in self.index.pop_upto(threshold_us):
-            bucket = by_key.get(key)
-            if bucket is None:
-                continue
+        # the index holds each row's bucket: no lookup of the key per evicted row
+        for ident, key, bucket in zip(*self.index.pop_upto(threshold_us), strict=True):
             row = bucket.pop(ident, None)
             if row is None:
                 continue  # already removed (LeftSemi's eager removal)
@@ -127,13 +125,13 @@ class SideState:
         """``evict`` for a side whose evicted rows are only counted (nothing is emitted)."""
         by_key, matched = self.by_key, self.matched
         count = 0
-        for _, ident, key in self.index.pop_upto(threshold_us):
-            bucket = by_key.get(key)
-            if bucket is None or bucket.pop(ident, None) is None:
+        for ident, key, bucket in zip(*self.index.pop_upto(threshold_us), strict=True):
+            if bucket.pop(ident, None) is None:
                 continue
             if not bucket:
                 del by_key[key]
-            matched.discard(ident)
+            if matched:  # (an inner join's sides keep no flags: skip hashing the id)
+                matched.discard(ident)
             count += 1
         self.size -= count
         return count
@@ -153,15 +151,17 @@ class SideState:
         self.matched = set()
         self.index = EvictionIndex()
         self.size = 0
-        for key, ident, row, matched in data["values"]:
-            self.by_key.setdefault(key, {})[ident] = row
+        # in id order: rows re-enter their buckets, and the index, in insertion order
+        for key, ident, row, matched in sorted(data["values"], key=itemgetter(1)):
+            bucket = self.by_key.setdefault(key, {})
+            bucket[ident] = row
             self.size += 1
             if matched and self.track_matched:
                 self.matched.add(ident)
             if self.time_of is not None:
                 t = self.time_of(key, row)
                 if t is not None:
-                    self.index.add(t, ident, key)
+                    self.index.add(t, ident, key, bucket)
         self.next_id = data["next_id"]
 
 

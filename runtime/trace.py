@@ -270,7 +270,10 @@ def _read(
     bad_rows: BadRowPolicy,
 ) -> Trace:
     name, records = _records(source)
-    converters = {s: [converter(k) for k in schema.types] for s, schema in schemas.items()}
+    converters = {
+        s: [(c, converter(k)) for c, k in zip(schema.columns, schema.types, strict=True)]
+        for s, schema in schemas.items()
+    }
     batches: list[TraceBatch] = []
     bad: list[BadRow] = []
     current: TraceBatch | None = None
@@ -358,20 +361,21 @@ def _envelope(obj: Any) -> tuple[int, str, dict[str, Any]]:
 
 
 def _convert(
-    values: dict[str, Any], schema: StreamSchema, converters: list[Converter]
+    values: dict[str, Any], schema: StreamSchema, converters: list[tuple[str, Converter]]
 ) -> tuple[Any, ...]:
-    if len(values) != len(schema.columns) or values.keys() != schema.index.keys():
-        _check_names(values, schema)
-    try:
-        return tuple(
-            [
-                None if (value := values[column]) is None else convert(value)
-                for column, convert in zip(schema.columns, converters, strict=True)
-            ]
-        )
-    except _Bad:
-        pass
-    for column, convert in zip(schema.columns, converters, strict=True):  # name the column
+    """The row's values in schema order, converted; ``_Bad`` names the column at fault."""
+    if len(values) == len(converters):
+        try:
+            return tuple(
+                [
+                    None if (value := values[column]) is None else convert(value)
+                    for column, convert in converters
+                ]
+            )
+        except (_Bad, KeyError):
+            pass
+    _check_names(values, schema)  # raises for an unknown or a missing column
+    for column, convert in converters:  # name the column
         value = values[column]
         try:
             if value is not None:

@@ -38,8 +38,8 @@ def parse_timestamp(text: str) -> int | None:
     or None when it cannot be read.  Fractions beyond microseconds are truncated, as Spark
     keeps microseconds.  Texts of the form ``YYYY-MM-DDTHH:MM:SS.mmmZ`` (sjoin's traces)
     reuse the value of their second once it has been parsed."""
-    millis = _millis_of(text)
-    if millis is not None:
+    millis = _MILLIS_US.get(text[20:23]) if len(text) == 24 and text[23] == "Z" else None
+    if millis is not None and text[19] == ".":
         base = _SECOND_US.get(text[:19])
         if base is not None:
             return base + millis
@@ -50,7 +50,7 @@ def parse_timestamp(text: str) -> int | None:
     if parsed.tzinfo is None:
         parsed = parsed.replace(tzinfo=UTC)
     us = (parsed - _EPOCH) // _ONE_US
-    if millis is not None:
+    if millis is not None and text[19] == ".":
         if len(_SECOND_US) >= 200_000:
             _SECOND_US.clear()
         _SECOND_US[text[:19]] = us - millis
@@ -59,14 +59,8 @@ def parse_timestamp(text: str) -> int | None:
 
 # `YYYY-MM-DDTHH:MM:SS` -> µs, for texts of the form `...SS.mmmZ` already parsed once
 _SECOND_US: dict[str, int] = {}
-
-
-def _millis_of(text: str) -> int | None:
-    """The milliseconds (as µs) of a text shaped ``....................mmmZ``, else None."""
-    if len(text) != 24 or text[19] != "." or text[23] != "Z":
-        return None
-    digits = text[20:23]
-    return int(digits) * 1000 if digits.isascii() and digits.isdigit() else None
+# "000".."999" -> µs: three ASCII digits, read and checked in one lookup
+_MILLIS_US: Final = {f"{ms:03d}": ms * 1000 for ms in range(1000)}
 
 
 def _parse_timestamp_slowly(text: str) -> int | None:
