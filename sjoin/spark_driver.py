@@ -89,7 +89,7 @@ def get_spark(app_name: str = "sjoin-tests") -> SparkSession:
         from pyspark.sql import SparkSession
     except ImportError as exc:
         raise SparkUnavailable("pyspark is needed to run Spark: it is not installed") from exc
-    _check_java()
+    check_java()
     try:
         spark = (
             SparkSession.builder.master("local[2]")
@@ -109,7 +109,7 @@ def get_spark(app_name: str = "sjoin-tests") -> SparkSession:
     return spark
 
 
-def _check_java() -> None:
+def check_java() -> None:
     """Fail with one clear sentence instead of a py4j gateway error when Java is unusable."""
     java_home = os.environ.get("JAVA_HOME")
     java = os.path.join(java_home, "bin", "java") if java_home else shutil.which("java")

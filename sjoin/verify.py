@@ -297,7 +297,7 @@ def output_mode(plan: Plan, relation: str) -> str:
     return str({a.name: a.mode for a in plan.aggregates}.get(relation, "append"))
 
 
-def _spark_row(values: tuple[Any, ...], stream: StreamNode) -> dict[str, Any]:
+def spark_row(values: tuple[Any, ...], stream: StreamNode) -> dict[str, Any]:
     """A trace row (runtime values) as the JSON-ready dict the driver sends to Spark."""
     out: dict[str, Any] = {}
     for column, value in zip(stream.columns, values, strict=True):
@@ -315,7 +315,8 @@ def _spark_row(values: tuple[Any, ...], stream: StreamNode) -> dict[str, Any]:
     return out
 
 
-def _load_job(plan: Plan, directory: str) -> ModuleType:
+def load_job(plan: Plan, directory: str) -> ModuleType:
+    """The generated PySpark job of ``plan``, written into ``directory`` and imported."""
     from sjoin.compiler.backends.pyspark import compile_pyspark
 
     path = Path(directory) / "sjoin_verify_job.py"
@@ -361,7 +362,7 @@ def verify(
         spark_version=str(spark.version),
     )
     with tempfile.TemporaryDirectory(prefix="sjoin-verify-") as tmp:
-        job = _load_job(plan, tmp)
+        job = load_job(plan, tmp)
         for root in roots:
             started = time.perf_counter()
             query = QueryReport(root, output_mode(plan, root))
@@ -399,7 +400,7 @@ def _compare_query(
                 driver.start(rels[root], report.output_mode)
                 for batch in trace.batches:
                     feed = {
-                        name: [_spark_row(r, streams[name]) for r in rows]
+                        name: [spark_row(r, streams[name]) for r in rows]
                         for name, rows in batch.rows.items()
                         if name in streams
                     }

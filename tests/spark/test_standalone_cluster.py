@@ -55,12 +55,12 @@ def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
 
     Without Java or pyspark the test is skipped with the reason, except in CI, where it must
     fail (the same rule as the `spark` fixture of tests/conftest.py)."""
-    from sjoin.spark_driver import SparkUnavailable, _check_java
+    from sjoin.spark_driver import SparkUnavailable, check_java
 
     try:
         import pyspark  # noqa: F401
 
-        _check_java()
+        check_java()
     except (ImportError, SparkUnavailable) as err:
         reason = f"a standalone cluster needs pyspark and Java 17+: {err}"
         if os.environ.get("CI"):

@@ -1,0 +1,445 @@
+"""sjoin against real Spark on this machine, in one run, as ratios.
+
+    .venv/bin/python benchmarks/bench.py                 # everything (~15 min on 2 cores)
+    .venv/bin/python benchmarks/bench.py --quick         # N = 20k only, fewer repeats
+    .venv/bin/python benchmarks/bench.py --markdown docs/benchmarks.md   # also write the table
+
+1. Throughput: the seeded workload of workload.py (inner range join with watermarks, keys
+   1..10,000, 10 batches, N rows per side per batch) on the reference runtime and on local[2]
+   Spark running the job `sjoin compile` generates. Per engine: steady-state input rows/s
+   (batches 2..10), wall time of the whole process (interpreter, imports, JVM, reading,
+   every batch), peak resident memory, final state rows and output rows (which must agree).
+2. The generated PySpark job against a hand-written one (handwritten_job.py): executed
+   physical plans compared modulo expression ids, and their run-time ratio.
+3. A small 5-batch test scenario end to end: the runtime against Spark session start + run.
+4. Evicting 1% of a 1,000,000-row state: the event-time index against a full scan
+   (eviction.py: in stream order, the target, and in random order, the worst case).
+5. A cold `sjoin compile` of each example (a new process each time).
+
+Each engine run is a new process (engines.py, startup.py, eviction.py), so start-up and
+peak memory are its own. Run it on a quiet machine: both engines share its cores.
+"""
+
+from __future__ import annotations
+
+import argparse
+import difflib
+import json
+import os
+import platform
+import re
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent
+sys.path.insert(0, str(HERE))
+
+from workload import Workload, generate  # noqa: E402 - the benchmark folder is not a package  # the benchmark folder is not a package
+
+TARGET_THROUGHPUT = 2.0
+TARGET_SMALL = 50.0
+TARGET_EVICTION = 0.05
+
+
+# ------------------------------------------------------------------------------ running
+
+
+def child(args: Sequence[str], what: str) -> tuple[dict[str, Any], float]:
+    """Run a benchmark process; return the JSON it printed last and its wall seconds."""
+    start = time.perf_counter()
+    done = subprocess.run(
+        [sys.executable, *args], capture_output=True, text=True, cwd=ROOT, check=False
+    )
+    wall = time.perf_counter() - start
+    if done.returncode != 0:
+        sys.exit(f"bench: {what} failed (exit {done.returncode}):\n{done.stderr[-3000:]}")
+    lines = [line for line in done.stdout.splitlines() if line.startswith("{")]
+    if not lines:
+        sys.exit(f"bench: {what} printed no figures:\n{done.stdout[-2000:]}")
+    return json.loads(lines[-1]), wall
+
+
+def steady_rows_per_s(figures: dict[str, Any]) -> float:
+    """Input rows per second over batches 2..10 (the first pays for warm-up)."""
+    batches = figures["batches"][1:]
+    return sum(b["rows"] for b in batches) / sum(b["seconds"] for b in batches)
+
+
+def steady_seconds(figures: dict[str, Any]) -> float:
+    return float(sum(b["seconds"] for b in figures["batches"][1:]))
+
+
+def engine(name: str, work: Workload) -> dict[str, Any]:
+    args = [
+        str(HERE / "engines.py"),
+        name,
+        str(work.directory),
+        str(work.rows_per_side),
+        str(work.batches),
+    ]
+    figures, wall = child(args, f"{name} on N={work.rows_per_side:,}")
+    figures["wall_s"] = wall
+    figures["steady"] = steady_rows_per_s(figures)
+    return figures
+
+
+# ------------------------------------------------------------------------------ sections
+
+
+LABELS = {
+    "runtime": "sjoin runtime (rows counted, like Spark's noop sink)",
+    "runtime-rows": "sjoin runtime (+ JSON-ready row dicts, as run() returns)",
+    "generated": "Spark local[2], generated job, noop sink",
+    "handwritten": "Spark local[2], hand-written job, noop sink",
+}
+
+
+def median_run(runs: list[dict[str, Any]]) -> dict[str, Any]:
+    """The run with the median steady-state throughput (this machine's speed varies)."""
+    return sorted(runs, key=lambda r: r["steady"])[len(runs) // 2]
+
+
+def measure(
+    n: int, batches: int, repeat: int, engines: list[str], workdir: Path
+) -> dict[str, list[dict[str, Any]]]:
+    """``engines`` on the workload of size ``n``, ``repeat`` times each, interleaved so
+    that a slow spell of the machine does not land on one engine."""
+    print(f"  generating N={n:,} rows per side per batch ...", flush=True)
+    work = generate(workdir / f"n{n}", n, batches)
+    runs: dict[str, list[dict[str, Any]]] = {name: [] for name in engines}
+    for i in range(repeat):
+        names = engines if i % 2 == 0 else engines[::-1]
+        for name in names:
+            print(f"  N={n:,}: {name} run {i + 1}/{repeat} ...", flush=True)
+            runs[name].append(engine(name, work))
+    return runs
+
+
+def throughput(n: int, batches: int, runs: dict[str, list[dict[str, Any]]], out: Report) -> None:
+    chosen = {name: median_run(rs) for name, rs in runs.items() if rs}
+    spark = chosen["generated"]
+    rows = [
+        [
+            LABELS[name],
+            f"{r['steady']:,.0f}",
+            f"{r['wall_s']:.1f}",
+            f"{r['peak_mib']:,.0f}",
+            f"{r['state_rows']:,}",
+            f"{r['output_rows']:,}",
+        ]
+        for name, r in chosen.items()
+    ]
+    repeat = len(runs["generated"])
+    out.table(
+        f"N = {n:,} rows per side per batch ({2 * n * batches:,} input rows); "
+        f"median of {repeat} run{'s' if repeat > 1 else ''} per engine",
+        ["engine", "steady rows/s", "wall s", "peak MiB", "final state rows", "output rows"],
+        rows,
+    )
+    for name in ("runtime", "runtime-rows"):
+        r = chosen[name]
+        ratio = r["steady"] / spark["steady"]
+        shorter = spark["wall_s"] / r["wall_s"]
+        memory = r["peak_mib"] / spark["peak_mib"]
+        out.figure(
+            f"N={n:,} {name}: throughput {ratio:.2f}x Spark's, wall {shorter:.1f}x "
+            f"shorter, memory {memory:.2f}x Spark's",
+            ratio >= TARGET_THROUGHPUT,
+            f">= {TARGET_THROUGHPUT:.0f}x",
+        )
+    agree = {(r["output_rows"], r["state_rows"]) for rs in runs.values() for r in rs} == {
+        (spark["output_rows"], spark["state_rows"])
+    }
+    out.figure(f"N={n:,}: output rows and final state rows equal in every run", agree, "equal")
+
+
+def generated_vs_handwritten(n: int, runs: dict[str, list[dict[str, Any]]], out: Report) -> None:
+    plans = {name: normal_plan(runs[name][-1]["plan"]) for name in ("generated", "handwritten")}
+    same = plans["generated"] == plans["handwritten"]
+    rows = []
+    for name in ("generated", "handwritten"):
+        steady = [steady_seconds(r) for r in runs[name]]
+        walls = [r["wall_s"] for r in runs[name]]
+        rows.append(
+            [
+                name,
+                " / ".join(f"{s:.2f}" for s in steady),
+                f"{statistics.median(steady):.2f}",
+                f"{statistics.median(walls):.1f}",
+                f"{runs[name][-1]['output_rows']:,}",
+            ]
+        )
+    repeat = len(runs["generated"])
+    out.table(
+        f"N = {n:,}, {repeat} runs each, interleaved",
+        ["job", "batches 2..10 s (each run)", "median s", "median wall s", "output rows"],
+        rows,
+    )
+    med = {
+        name: statistics.median(steady_seconds(r) for r in runs[name])
+        for name in ("generated", "handwritten")
+    }
+    spread = max(
+        (max(steady_seconds(r) for r in runs[name]) - min(steady_seconds(r) for r in runs[name]))
+        / med[name]
+        for name in med
+    )
+    ratio = med["generated"] / med["handwritten"]
+    out.figure(
+        f"run-time ratio generated / hand-written: {ratio:.2f} (run-to-run spread of one job: "
+        f"{spread:.0%})",
+        abs(ratio - 1) <= max(spread, 0.05),
+        "1.00 within noise",
+    )
+    out.figure("executed physical plans identical modulo expression ids", same, "identical")
+    if not same:
+        diff = difflib.unified_diff(
+            plans["handwritten"].splitlines(), plans["generated"].splitlines(), lineterm=""
+        )
+        out.text("\n".join(diff))
+
+
+def normal_plan(plan: str) -> str:
+    """An executed plan without what differs between any two runs of one job: expression
+    ids, plan ids, watermark operator ids, checkpoint paths and run ids."""
+    plan = re.sub(r"#\d+", "#_", plan)
+    plan = re.sub(r"plan_id=\d+", "plan_id=_", plan)
+    plan = re.sub(r"checkpoint = \S+,", "checkpoint = _,", plan)
+    plan = re.sub(r"runId = [0-9a-f-]+", "runId = _", plan)
+    return re.sub(r"EventTimeWatermark [0-9a-f-]{36}", "EventTimeWatermark _", plan)
+
+
+def small_scenario(workdir: Path, runs: int, out: Report) -> None:
+    out.section("3. A small test scenario: 5 batches of 10 rows per side, keys 1..5")
+    work = generate(workdir / "small", 10, 5, keys=5)
+    cli = [
+        "-m",
+        "sjoin.cli",
+        "run",
+        str(work.spec),
+        "--trace",
+        str(work.trace),
+        "--output",
+        os.devnull,
+    ]
+    cli_walls = [child_wall(cli) for _ in range(runs)]
+    inproc = [child([str(HERE / "startup.py"), "runtime", str(work.directory)], "runtime")[0]]
+    spark, spark_wall = child([str(HERE / "startup.py"), "spark", str(work.directory)], "spark")
+    runtime_s = statistics.median(cli_walls)
+    run_s = inproc[0]["run_s"]
+    spark_s = spark["session_s"] + spark["run_s"]
+    out.table(
+        "end to end",
+        ["engine", "what is timed", "seconds", "output rows"],
+        [
+            ["sjoin runtime", "`sjoin run` as a new process (median)", f"{runtime_s:.2f}", "-"],
+            [
+                "sjoin runtime",
+                "plan + run, sjoin imported",
+                f"{run_s:.3f}",
+                f"{inproc[0]['output_rows']}",
+            ],
+            ["Spark local[2]", "new process: import, session start, run", f"{spark_wall:.1f}", "-"],
+            ["Spark local[2]", "session start + run", f"{spark_s:.1f}", f"{spark['output_rows']}"],
+            ["Spark local[2]", "run, session already started", f"{spark['run_s']:.1f}", "-"],
+        ],
+    )
+    out.figure(
+        f"new process each: `sjoin run` {spark_wall / runtime_s:.0f}x faster than Spark",
+        spark_wall / runtime_s >= TARGET_SMALL,
+        f">= {TARGET_SMALL:.0f}x",
+    )
+    out.figure(
+        f"in a test process: runtime plan + run {spark_s / run_s:.0f}x faster than Spark session "
+        f"start + run ({spark['run_s'] / run_s:.0f}x than the run alone)",
+        spark_s / run_s >= TARGET_SMALL,
+        f">= {TARGET_SMALL:.0f}x",
+    )
+    out.figure(
+        "both engines give the same output rows",
+        inproc[0]["output_rows"] == spark["output_rows"],
+        "equal",
+    )
+
+
+def child_wall(args: Sequence[str]) -> float:
+    start = time.perf_counter()
+    subprocess.run([sys.executable, *args], cwd=ROOT, check=True, capture_output=True)
+    return time.perf_counter() - start
+
+
+def eviction(out: Report) -> None:
+    out.section("4. Eviction of 1% of a 1,000,000-row state")
+    figures, _ = child([str(HERE / "eviction.py")], "eviction")
+    out.table(
+        "best of 3, each on a state built in a new process",
+        ["event-time order of the state", "event-time index ms", "full scan ms", "index / scan"],
+        [
+            [
+                label,
+                f"{figures[f'{order}_index_ms']:.1f}",
+                f"{figures[f'{order}_scan_ms']:.1f}",
+                f"{figures[f'{order}_ratio']:.1%}",
+            ]
+            for order, label in (
+                ("stream", "as a stream appends it (time grows with the batch)"),
+                ("random", "random (worst case: evicted rows spread over memory)"),
+            )
+        ],
+    )
+    out.figure(
+        f"stream order: index {figures['stream_ratio']:.1%} of the scan's time",
+        figures["stream_ratio"] <= TARGET_EVICTION,
+        f"<= {TARGET_EVICTION:.0%}",
+    )
+
+
+def cold_compile(runs: int, workdir: Path, out: Report) -> None:
+    out.section("5. Cold `sjoin compile` of each example (new process, median)")
+    rows = []
+    for spec in sorted((ROOT / "examples").glob("*.sjoin")):
+        target = workdir / f"{spec.stem}_job.py"
+        walls = [
+            child_wall(["-m", "sjoin.cli", "compile", str(spec), "-o", str(target)])
+            for _ in range(runs)
+        ]
+        rows.append([spec.name, f"{statistics.median(walls):.2f}", f"{min(walls):.2f}"])
+    out.table(f"{runs} runs each", ["example", "median s", "best s"], rows)
+
+
+# ------------------------------------------------------------------------------ output
+
+
+class Report:
+    """Prints as it goes and keeps a Markdown copy for docs/benchmarks.md."""
+
+    def __init__(self) -> None:
+        self.markdown: list[str] = []
+        self.verdicts: list[tuple[str, bool, str]] = []
+
+    def section(self, title: str) -> None:
+        print(f"\n{title}", flush=True)
+        self.markdown += ["", f"### {title}", ""]
+
+    def table(self, caption: str, header: list[str], rows: list[list[str]]) -> None:
+        widths = [max(len(str(x)) for x in col) for col in zip(header, *rows, strict=True)]
+        print(f"  {caption}")
+        for line in [header, *rows]:
+            print("    " + "  ".join(str(x).ljust(w) for x, w in zip(line, widths, strict=True)))
+        self.markdown += [f"{caption}:", "", "| " + " | ".join(header) + " |"]
+        self.markdown.append("|" + "|".join("---" for _ in header) + "|")
+        self.markdown += ["| " + " | ".join(row) + " |" for row in rows]
+        self.markdown.append("")
+
+    def figure(self, text: str, ok: bool, target: str) -> None:
+        mark = "ok " if ok else "MISSED"
+        print(f"  [{mark}] {text} (target {target})", flush=True)
+        self.verdicts.append((text, ok, target))
+        self.markdown.append(f"- {'met' if ok else '**missed**'}: {text} (target {target})")
+
+    def text(self, body: str) -> None:
+        print(body)
+        self.markdown += ["```text", body, "```"]
+
+
+def machine() -> str:
+    cpu = "unknown CPU"
+    cpuinfo = Path("/proc/cpuinfo")
+    if cpuinfo.exists():
+        found = re.search(r"model name\s*:\s*(.+)", cpuinfo.read_text())
+        cpu = found.group(1).strip() if found else cpu
+    mem = ""
+    meminfo = Path("/proc/meminfo")
+    if meminfo.exists():
+        found = re.search(r"MemTotal:\s*(\d+)", meminfo.read_text())
+        mem = f", {int(found.group(1)) / 1024 / 1024:.0f} GiB" if found else ""
+    java = shutil.which("java")
+    java_v = ""
+    if java:
+        banner = subprocess.run([java, "-version"], capture_output=True, text=True).stderr
+        java_v = banner.splitlines()[0] if banner else ""
+    try:
+        from importlib.metadata import version
+
+        pyspark = version("pyspark")
+    except Exception:
+        pyspark = "not installed"
+    return (
+        f"{cpu}, {os.cpu_count()} cores{mem}; {platform.system()} {platform.release()}; "
+        f"Python {platform.python_version()}; pyspark {pyspark}; {java_v}"
+    )
+
+
+def write_markdown(path: Path, report: Report, header: str) -> None:
+    start, end = "<!-- bench:start -->", "<!-- bench:end -->"
+    body = "\n".join([start, header, *report.markdown, "", end])
+    text = path.read_text() if path.exists() else f"# Benchmarks\n\n{start}\n{end}\n"
+    if start not in text or end not in text:
+        sys.exit(f"bench: {path} has no {start} ... {end} section to replace")
+    before, rest = text.split(start, 1)
+    after = rest.split(end, 1)[1]
+    path.write_text(before + body + after)
+    print(f"\nwrote the figures into {path}")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--quick", action="store_true", help="N = 20k only, fewer repeats")
+    parser.add_argument("--sizes", type=int, nargs="+", help="rows per side per batch")
+    parser.add_argument("--repeat", type=int, help="runs of each job in section 2")
+    parser.add_argument("--markdown", type=Path, help="write the figures into this page")
+    parser.add_argument("--workdir", type=Path, help="keep the generated workloads here")
+    opts = parser.parse_args()
+    sizes = opts.sizes or ([20_000] if opts.quick else [20_000, 100_000])
+    repeat = opts.repeat or (1 if opts.quick else 3)
+    try:
+        import pyarrow  # noqa: F401
+        import pyspark  # noqa: F401
+    except ImportError as err:
+        sys.exit(f"bench: needs pyspark and pyarrow (pip install '.[dev]'): {err}")
+    if shutil.which("java") is None:
+        sys.exit("bench: Spark needs Java 17 or newer on PATH")
+    load = os.getloadavg()[0]
+    header = (
+        f"Machine: {machine()}. Run on {time.strftime('%Y-%m-%d')}, load average "
+        f"{load:.1f} at the start; command: `.venv/bin/python benchmarks/bench.py"
+        f"{' --quick' if opts.quick else ''}`."
+    )
+    print(header)
+    report = Report()
+    workdir = opts.workdir or Path(tempfile.mkdtemp(prefix="sjoin-bench-"))
+    workdir.mkdir(parents=True, exist_ok=True)
+    try:
+        first, *more = sizes
+        all_runs = {first: measure(first, 10, repeat, list(LABELS), workdir)}
+        for n in more:  # one run each: minutes per Spark run; no hand-written job
+            all_runs[n] = measure(n, 10, 1, ["runtime", "runtime-rows", "generated"], workdir)
+        report.section("1. Throughput: inner range join, keys 1..10,000, 10 batches")
+        for n in sizes:
+            throughput(n, 10, all_runs[n], report)
+        report.section("2. Generated PySpark vs hand-written PySpark (same workload, same Spark)")
+        generated_vs_handwritten(sizes[0], all_runs[sizes[0]], report)
+        small_scenario(workdir, 3 if opts.quick else 7, report)
+        eviction(report)
+        cold_compile(3 if opts.quick else 5, workdir, report)
+    finally:
+        if opts.workdir is None:
+            shutil.rmtree(workdir, ignore_errors=True)
+    missed = [text for text, ok, _ in report.verdicts if not ok]
+    print(f"\n{len(report.verdicts) - len(missed)} of {len(report.verdicts)} targets met")
+    if opts.markdown is not None:
+        write_markdown(opts.markdown, report, header)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,167 @@
+"""Run the benchmark workload on ONE engine, in this process, and print one JSON line of
+figures. bench.py starts a new process per run, so that start-up and peak memory are each
+engine's own.
+
+    python benchmarks/engines.py ENGINE WORKDIR ROWS_PER_SIDE BATCHES
+
+ENGINE: runtime, runtime-rows (also builds the output row dicts), generated (the job
+`sjoin compile` writes) or handwritten (benchmarks/handwritten_job.py), the last two on
+local[2] Spark.
+
+Figures: per-batch seconds and input rows (data batches in order), output rows, final state
+rows (numRowsTotal after the last batch), peak resident memory (VmHWM of this process, plus
+the JVM's for Spark), and for Spark the executed physical plan of the last batch.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import sys
+import tempfile
+import time
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from workload import STREAMS, Workload  # the benchmark folder is not a package
+
+
+def peak_rss_mib(pid: int | str = "self") -> float:
+    """VmHWM (peak resident set) of a process, in MiB (Linux)."""
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1]) / 1024
+    raise RuntimeError(f"no VmHWM for process {pid}")
+
+
+def run_runtime(work: Workload, build_rows: bool) -> dict[str, Any]:
+    """The reference runtime over the trace, one batch at a time (`iter_batches`), timing
+    each batch as it completes.  Like Spark's no-op sink, the batch's output rows are
+    counted and dropped; with ``build_rows`` each batch's rows are also made into the
+    JSON-ready dicts that `run()` returns and `sjoin run` writes."""
+    from sjoin.api import check_file
+    from sjoin.runtime import iter_batches
+    from sjoin.runtime.trace import read_trace, schemas_of
+
+    plan = check_file(work.spec).plan
+    assert plan is not None, "the benchmark spec does not plan"
+    # the run parses the whole trace before its first batch; time that parse on its own too,
+    # to charge each batch its share instead of charging it all to the first
+    start = time.perf_counter()
+    read_trace(work.trace, schemas_of(plan))
+    parse_s = time.perf_counter() - start
+
+    batches: list[dict[str, Any]] = []
+    output_rows = 0
+    last = None
+    previous = time.perf_counter()
+    for out in iter_batches(plan, work.trace):
+        if build_rows:
+            assert len(out.rows) == out.row_count
+        output_rows += out.row_count
+        now = time.perf_counter()
+        if out.data:
+            batches.append({"seconds": now - previous, "rows": 2 * work.rows_per_side})
+        previous = now
+        last = out
+    assert last is not None
+    batches[0]["seconds"] -= parse_s
+    for batch in batches:
+        batch["seconds"] += parse_s / len(batches)
+    return {
+        "batches": batches,
+        "output_rows": output_rows,
+        "state_rows": last.progress["operators"][0]["numRowsTotal"],
+        "peak_mib": peak_rss_mib(),
+        "parse_seconds": parse_s,
+    }
+
+
+def run_spark(work: Workload, job: str) -> dict[str, Any]:
+    """Real local[2] Spark: the generated job's ``build`` (or the hand-written job) over file
+    sources taking one Parquet file per stream per trigger, into the no-op sink."""
+    from pyspark.sql import SparkSession
+
+    here = Path(__file__).resolve().parent
+    dirs = {s: str(work.parquet_dir(s)) for s in STREAMS}
+    if job == "generated":
+        from sjoin.api import check_file
+        from sjoin.compiler.backends.pyspark import compile_pyspark
+
+        plan = check_file(work.spec).plan
+        assert plan is not None
+        path = work.directory / "generated_job.py"
+        path.write_text(compile_pyspark(plan, str(work.spec)))
+        module = _load(path)
+        conf = dict(module.SPARK_CONF)
+    else:
+        module = _load(here / "handwritten_job.py")
+        conf = dict(module.CONF)
+    builder = SparkSession.builder.master("local[2]").appName(f"sjoin-bench-{job}")
+    for key, value in {
+        **conf,
+        "spark.ui.enabled": "false",
+        "spark.ui.showConsoleProgress": "false",
+        "spark.driver.host": "127.0.0.1",
+        "spark.driver.bindAddress": "127.0.0.1",
+    }.items():
+        builder = builder.config(key, value)
+    spark = builder.getOrCreate()
+    spark.sparkContext.setLogLevel("ERROR")
+    if job == "generated":
+        inputs = {
+            s: spark.readStream.schema(module.SCHEMAS[s]).option("maxFilesPerTrigger", 1).parquet(d)
+            for s, d in dirs.items()
+        }
+        result = module.build(spark, inputs)["j"]
+    else:
+        result = module.build(spark, dirs["l"], dirs["r"])
+    with tempfile.TemporaryDirectory(prefix="sjoin-bench-chk-") as checkpoint:
+        query = result.writeStream.format("noop").option("checkpointLocation", checkpoint).start()
+        query.processAllAvailable()
+        progress = [json.loads(p.json) for p in query.recentProgress]
+        plan_text = str(query._jsq.streamingQuery().lastExecution().executedPlan().toString())
+        query.stop()
+    executed = sorted(
+        (p for p in progress if "addBatch" in p.get("durationMs", {})), key=lambda p: p["batchId"]
+    )
+    batches = [
+        {"seconds": p["durationMs"]["triggerExecution"] / 1000, "rows": p["numInputRows"]}
+        for p in executed
+        if p["numInputRows"] > 0
+    ]
+    jvm_pid = spark._jvm.java.lang.ProcessHandle.current().pid()  # type: ignore[union-attr]
+    figures = {
+        "batches": batches,
+        "output_rows": sum(p["sink"].get("numOutputRows", 0) for p in executed),
+        "state_rows": executed[-1]["stateOperators"][0]["numRowsTotal"],
+        "peak_mib": peak_rss_mib() + peak_rss_mib(jvm_pid),
+        "plan": plan_text,
+    }
+    spark.stop()
+    return figures
+
+
+def _load(path: Path) -> ModuleType:
+    spec = importlib.util.spec_from_file_location(path.stem, path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def main() -> None:
+    engine, directory, rows, batches = sys.argv[1:5]
+    work = Workload(Path(directory), int(rows), int(batches))
+    if engine in ("runtime", "runtime-rows"):
+        figures = run_runtime(work, build_rows=engine == "runtime-rows")
+    else:
+        figures = run_spark(work, engine)
+    print(json.dumps(figures))
+
+
+if __name__ == "__main__":
+    main()
