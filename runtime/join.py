@@ -369,6 +369,8 @@ class JoinOperator:
         store = self.left
         fixed = self.fixed_append
         time_of = store.time_of
+        # no flags to set on the right side and rows to emit: project while probing
+        direct = not other.track_matched and not anti
         for lrow in rows:
             if pre is not None and pre(lrow, None) is not True:
                 if preserved:
@@ -380,6 +382,10 @@ class JoinOperator:
             if bucket:
                 if semi:
                     matched = self._semi_probe(lrow, bucket)
+                elif direct:
+                    before = len(out)
+                    self._emit_with_right(lrow, bucket, out)
+                    matched = len(out) > before
                 else:
                     hits = self._right_hits(lrow, bucket)
                     if hits:
@@ -428,6 +434,49 @@ class JoinOperator:
             return list(bucket)
         return [i for i, row in bucket.items() if post(row, r) is True]
 
+    def _emit_with_right(self, lrow: Row, bucket: dict[int, Row], out: list[Row]) -> None:
+        """Append the output row of ``lrow`` with each stored right row it matches (condition
+        then projection, pair by pair, as Spark's generated code runs them)."""
+        project, in_range = self.project, self.in_range
+        if in_range is not None:
+            xa, xb, lower, upper = in_range
+            x = lrow[xa]
+            if x is not None:
+                lo, hi = x + lower, x + upper
+                out.extend(
+                    [
+                        project(lrow, r)
+                        for r in bucket.values()
+                        if (y := r[xb]) is not None and lo <= y <= hi
+                    ]
+                )
+            return
+        post = self.post
+        out.extend(
+            [project(lrow, r) for r in bucket.values() if post is None or post(lrow, r) is True]
+        )
+
+    def _emit_with_left(self, r: Row, bucket: dict[int, Row], out: list[Row]) -> None:
+        """Append the output row of each stored left row that ``r`` matches."""
+        project, in_range = self.project, self.in_range
+        if in_range is not None:
+            xa, xb, lower, upper = in_range
+            y = r[xb]
+            if y is not None:
+                lo, hi = y - upper, y - lower
+                out.extend(
+                    [
+                        project(lrow, r)
+                        for lrow in bucket.values()
+                        if (x := lrow[xa]) is not None and lo <= x <= hi
+                    ]
+                )
+            return
+        post = self.post
+        out.extend(
+            [project(lrow, r) for lrow in bucket.values() if post is None or post(lrow, r) is True]
+        )
+
     def _semi_probe(self, lrow: Row, bucket: dict[int, Row]) -> bool:
         """LeftSemi's left pass: stop at the first stored right row that matches."""
         post = self.post
@@ -455,6 +504,7 @@ class JoinOperator:
         store = self.right
         keep_unmatched = self.fixed_append and self.how in ("right_outer", "full_outer")
         time_of = store.time_of
+        direct = not other.track_matched and not anti  # as in the left pass
         for r in rows:
             if pre is not None and pre(r, None) is not True:
                 if preserved:
@@ -471,6 +521,10 @@ class JoinOperator:
                             matched = True
                             out.append(project(lrow, null_right))
                             flags.add(ident)
+                elif direct:
+                    before = len(out)
+                    self._emit_with_left(r, bucket, out)
+                    matched = len(out) > before
                 else:
                     hits = self._left_hits(r, bucket)
                     if hits:
