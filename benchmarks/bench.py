@@ -52,11 +52,21 @@ TARGET_EVICTION = 0.05
 # ------------------------------------------------------------------------------ running
 
 
+# children never import from the working directory: in the checkout, the top folder sjoin/
+# would shadow the installed package (a user's `sjoin` command never sees it either)
+CHILD_ENV = {**os.environ, "PYTHONSAFEPATH": "1"}
+
+
 def child(args: Sequence[str], what: str) -> tuple[dict[str, Any], float]:
     """Run a benchmark process; return the JSON it printed last and its wall seconds."""
     start = time.perf_counter()
     done = subprocess.run(
-        [sys.executable, *args], capture_output=True, text=True, cwd=ROOT, check=False
+        [sys.executable, *args],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        env=CHILD_ENV,
+        check=False,
     )
     wall = time.perf_counter() - start
     if done.returncode != 0:
@@ -272,7 +282,9 @@ def small_scenario(workdir: Path, runs: int, out: Report) -> None:
 
 def child_wall(args: Sequence[str]) -> float:
     start = time.perf_counter()
-    subprocess.run([sys.executable, *args], cwd=ROOT, check=True, capture_output=True)
+    subprocess.run(
+        [sys.executable, *args], cwd=ROOT, env=CHILD_ENV, check=True, capture_output=True
+    )
     return time.perf_counter() - start
 
 
@@ -334,7 +346,7 @@ class Report:
         print(f"  {caption}")
         for line in [header, *rows]:
             print("    " + "  ".join(str(x).ljust(w) for x, w in zip(line, widths, strict=True)))
-        self.markdown += [f"{caption}:", "", "| " + " | ".join(header) + " |"]
+        self.markdown += ["", f"{caption}:", "", "| " + " | ".join(header) + " |"]
         self.markdown.append("|" + "|".join("---" for _ in header) + "|")
         self.markdown += ["| " + " | ".join(row) + " |" for row in rows]
         self.markdown.append("")
