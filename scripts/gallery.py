@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from sjoin.api import CheckResult, check_text
+from sjoin.compiler.ast import JOIN_KEYWORDS
 from sjoin.compiler.diagram import mermaid
 from sjoin.compiler.explain import plan_text
 from sjoin.render import render_plain
@@ -24,14 +25,7 @@ from sjoin.render import render_plain
 ROOT = Path(__file__).resolve().parents[1]
 COMMAND = ".venv/bin/python scripts/gallery.py > docs/examples.md"
 
-JOIN_TYPES = {
-    "inner": "INNER",
-    "left_outer": "LEFT OUTER",
-    "right_outer": "RIGHT OUTER",
-    "full_outer": "FULL OUTER",
-    "left_semi": "LEFT SEMI",
-    "left_anti": "LEFT ANTI",
-}
+JOIN_TYPES = JOIN_KEYWORDS
 
 
 def examples(root: Path = ROOT) -> list[Path]:
