@@ -38,6 +38,13 @@ COLOR = click.option(
     help="Color the text output (NO_COLOR is honoured).",
 )
 SPEC = click.argument("spec", type=click.Path(dir_okay=False, path_type=Path))
+TRACE = click.option(
+    "--trace",
+    "trace",
+    required=True,
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    help='Input rows, JSON Lines: {"batch": 0, "stream": ..., "row": {...}}.',
+)
 
 
 def last_resort(fn: F) -> F:
@@ -188,13 +195,7 @@ def compile_(spec: Path, output: Path | None, color: str) -> None:
 
 @main.command()
 @SPEC
-@click.option(
-    "--trace",
-    "trace",
-    required=True,
-    type=click.Path(exists=True, dir_okay=False, path_type=Path),
-    help='Input rows, JSON Lines: {"batch": 0, "stream": ..., "row": {...}}.',
-)
+@TRACE
 @click.option("--relation", help="Compare only this join or aggregate (default: the queries run).")
 @FORMAT
 @COLOR
@@ -236,13 +237,7 @@ def verify(spec: Path, trace: Path, relation: str | None, fmt: str, color: str) 
 
 @main.command()
 @SPEC
-@click.option(
-    "--trace",
-    "trace",
-    required=True,
-    type=click.Path(exists=True, dir_okay=False, path_type=Path),
-    help='Input rows, JSON Lines: {"batch": 0, "stream": ..., "row": {...}}.',
-)
+@TRACE
 @click.option("--relation", help="Output only this join or aggregate (default: all).")
 @click.option(
     "--output",

@@ -385,17 +385,17 @@ def _parse_join_node(node: str) -> dict[str, Any]:
     clean_open = clean_start + len(_CLEANUP) - 1
     clean_close = _closing_bracket(node, clean_open)
 
-    keys_and_type = [t for t in _split_top_level(node[:cond_start]) if t]
+    keys_and_type = [t for t in split_top_level(node[:cond_start]) if t]
     # Between the two blocks: state info, then the watermark(s) as trailing integers.
     watermarks: list[int] = []
-    for token in reversed([t for t in _split_top_level(node[cond_close + 1 : clean_start]) if t]):
+    for token in reversed([t for t in split_top_level(node[cond_close + 1 : clean_start]) if t]):
         if not _INT.match(token):
             break
         watermarks.insert(0, int(token))
     late = watermarks[-2] if len(watermarks) >= 2 else (watermarks[-1] if watermarks else None)
     evict = watermarks[-1] if watermarks else None
-    trailing = [t for t in _split_top_level(node[clean_close + 1 :]) if t]
-    left, right = _split_top_level(node[clean_open + 1 : clean_close])
+    trailing = [t for t in split_top_level(node[clean_close + 1 :]) if t]
+    left, right = split_top_level(node[clean_open + 1 : clean_close])
     return {
         "join_type": keys_and_type[-1],
         "condition": _parse_condition(node[cond_open + 1 : cond_close]),
@@ -450,7 +450,7 @@ def _closing_bracket(text: str, open_index: int) -> int:
     raise ValueError(f"unbalanced brackets in plan text: {text!r}")
 
 
-def _split_top_level(text: str) -> list[str]:
+def split_top_level(text: str) -> list[str]:
     """Split on commas outside ()[] and strip each part."""
     parts, depth, start = [], 0, 0
     for i, char in enumerate(text):

@@ -32,7 +32,7 @@ from typing import Any
 import pytest
 
 from sjoin.api import check_text
-from sjoin.spark_driver import StreamDriver, parse_join_plan
+from sjoin.spark_driver import StreamDriver, parse_join_plan, split_top_level
 
 from ..planner.cases import BY_ID, CASES, SPARK_DDL, Case, SparkCheck, State, TwoStreamJoin
 
@@ -74,20 +74,6 @@ def norm(sql: str | None) -> str | None:
     text = re.sub(r"-t\d+ms", "", text)
     text = re.sub(r"\b[a-z_][a-z0-9_]*\.(?=[a-z_`])", "", text)
     return re.sub(r"[\s'\"`()]", "", text)
-
-
-def split_top_level(text: str) -> list[str]:
-    parts, depth, start = [], 0, 0
-    for i, char in enumerate(text):
-        if char in "([":
-            depth += 1
-        elif char in ")]":
-            depth -= 1
-        elif char == "," and depth == 0:
-            parts.append(text[start:i].strip())
-            start = i + 1
-    parts.append(text[start:].strip())
-    return parts
 
 
 def spark_keys(plan: str) -> list[list[tuple[str | None, str | None]]]:
