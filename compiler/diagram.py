@@ -14,11 +14,15 @@ from .types import format_ms
 
 
 def _label(*lines: str) -> str:
-    """A quoted Mermaid label: quotes and markup characters as entities, lines as <br/>."""
+    """A quoted Mermaid label: quotes, markup and unprintable characters (line breaks of any
+    kind included) as entities, lines as <br/>."""
     escaped = []
     for line in lines:
         text = line.replace("&", "#amp;").replace('"', "#quot;").replace("<", "#lt;")
-        escaped.append(text.replace(">", "#gt;").replace("|", "#124;"))
+        text = text.replace(">", "#gt;").replace("|", "#124;")
+        if not text.isprintable():
+            text = "".join(c if c.isprintable() else f"#{ord(c)};" for c in text)
+        escaped.append(text)
     return '"' + "<br/>".join(escaped) + '"'
 
 

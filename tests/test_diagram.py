@@ -46,3 +46,11 @@ def test_user_names_are_escaped() -> None:
     for line in text.splitlines()[1:]:
         outside = re.sub(r'"[^"]*"', "", line)  # every label is one quoted string
         assert re.fullmatch(r"\s*n\d+\s+[-.]+\s+(?:-->|\.->)\s+n\d+|\s*n\d+\W+", outside), line
+
+
+def test_labels_never_break_a_line() -> None:
+    from sjoin.compiler.diagram import _label
+
+    label = _label("a\nb\rc\u2028d\u2029e\x85f\x00g\u202eh", "ok")
+    assert len(label.splitlines()) == 1 and label.isprintable()
+    assert label == '"a#10;b#13;c#8232;d#8233;e#133;f#0;g#8238;h<br/>ok"'

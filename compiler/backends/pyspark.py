@@ -5,13 +5,15 @@ watermarks, window projections, the join condition, LEFT ANTI's filter and the p
 live there), ``read_inputs(spark)`` (the spec's `from` sources) and ``main()`` (settings,
 sinks, checkpoints).  The code is laid out as ruff formats it (line length 100).
 
-Every name, string and option of the spec reaches the code through ``_lit`` (a Python string
-literal) and SQL text through sqlglot's Spark generator, so user text never becomes code.
+User text reaches the code only through ``pytext``: SQL text (from sqlglot's Spark generator,
+which quotes identifiers and strings for Spark), names, options and paths become string
+literals with ``literal``, and everything shown to the reader becomes one-line comments with
+``comment`` or docstring lines with ``docstring_line``.  No other f-string here interpolates
+user text, so user text never becomes code (``tests/backends/test_injection.py``).
 """
 
 from __future__ import annotations
 
-import json
 import subprocess
 import sys
 from collections.abc import Iterable
@@ -24,6 +26,7 @@ from ..plan import AggregateNode, JoinNode, Plan, PlanNode, Side, StreamNode
 from ..settings import SETTINGS, STATE_STORE_PROVIDERS
 from ..split import conjuncts
 from ..sql import spark_sql, written_sql
+from .pytext import comment, docstring_line, literal
 
 JOIN_HOW = {
     "inner": "inner",
@@ -34,16 +37,6 @@ JOIN_HOW = {
 }
 ANTI_MARKER = "__sjoin_matched"
 SQL_WIDTH = 76  # split SQL text into several string pieces beyond this
-
-
-def _clip(line: str, width: int) -> str:
-    """A comment or docstring line cut to ``width`` characters."""
-    return line if len(line) <= width else line[: width - 4] + " ..."
-
-
-def _lit(text: str) -> str:
-    """A double-quoted Python string literal for any text (JSON escaping is valid Python)."""
-    return json.dumps(text, ensure_ascii=False)
 
 
 def spark_duration(us: int) -> str:
@@ -69,14 +62,13 @@ def job_sql(node: exp.Expression) -> str:
     def fix(sub: exp.Expression) -> exp.Expression:
         if isinstance(sub, exp.Anonymous) and sub.meta.get("function") == "window":
             args = [sub.expressions[0].copy()]
-            for arg in sub.expressions[1:]:
-                micros = arg.meta.get("micros")
-                args.append(
-                    exp.Literal.string(spark_duration(int(micros))) if micros else arg.copy()
-                )
+            for arg in sub.expressions[1:]:  # the binder gave each duration its micros
+                args.append(exp.Literal.string(spark_duration(int(arg.meta["micros"]))))
             return exp.Anonymous(this="window", expressions=args)
-        return sub
+        return sub  # pragma: no cover - specs write window() only as a whole key or item
 
+    if not any(w.meta.get("function") == "window" for w in node.find_all(exp.Anonymous)):
+        return spark_sql(node)
     return spark_sql(node.transform(fix))
 
 
@@ -89,9 +81,9 @@ def condition_literal(node: exp.Expression) -> str:
         parts.append(f"({sql})" if isinstance(part, exp.Or) else sql)
     whole = " AND ".join(parts)
     if len(whole) <= SQL_WIDTH:
-        return _lit(whole)
+        return literal(whole)
     pieces = [parts[0], *(" AND " + p for p in parts[1:])]
-    return " ".join(_lit(p) for p in pieces)
+    return " ".join(literal(p) for p in pieces)
 
 
 # ---------------------------------------------------------------------- build()
@@ -99,19 +91,19 @@ def condition_literal(node: exp.Expression) -> str:
 
 @singledispatch
 def emit(node: PlanNode) -> list[str]:
-    raise NotImplementedError(f"pyspark back end: no rule for {type(node).__name__}")
+    raise NotImplementedError(type(node).__name__)  # pragma: no cover
 
 
 @emit.register
 def _(node: StreamNode) -> list[str]:
-    cols = ", ".join(_lit(c.name) for c in node.columns)
-    lines = [f"# stream {node.name}"]
-    df = f"inputs[{_lit(node.name)}].select({cols})"
+    cols = ", ".join(literal(c.name) for c in node.columns)
+    title = f"stream {node.name}"
+    df = f"inputs[{literal(node.name)}].select({cols})"
     if node.watermark_column is not None:
         delay = spark_duration((node.delay_ms or 0) * 1000)
-        lines[0] += f": watermark {node.watermark_column} delay {delay}"
-        df += f".withWatermark({_lit(node.watermark_column)}, {_lit(delay)})"
-    return [*lines, f"rels[{_lit(node.name)}] = {df}", ""]
+        title += f": watermark {node.watermark_column} delay {delay}"
+        df += f".withWatermark({literal(node.watermark_column)}, {literal(delay)})"
+    return [comment(title), f"rels[{literal(node.name)}] = {df}", ""]
 
 
 def _side_comment(side: Side) -> list[str]:
@@ -120,43 +112,46 @@ def _side_comment(side: Side) -> list[str]:
         state = f"never evicted: {rule.reason}"
     else:
         state = f"evicted when {predicate_text(side)}"
-    return [f"#   {side.name} state ({side.alias}): {state}"]
+    return [comment(f"  {side.name} state ({side.alias}): {state}")]
 
 
 def _side_frame(side: Side, anti_marker: bool) -> list[str]:
     """The expression of one join input: projected windows, stripped time columns, alias."""
-    steps = [f"rels[{_lit(side.relation)}]"]
+    steps = [f"rels[{literal(side.relation)}]"]
     for window in side.windows:
-        args = [_lit(window.time_column), _lit(spark_duration(window.duration_us))]
+        args = [literal(window.time_column), literal(spark_duration(window.duration_us))]
         if window.slide_us:
-            args.append(_lit(spark_duration(window.slide_us)))
-        steps.append(f".withColumn({_lit(window.name)}, F.window({', '.join(args)}))")
+            args.append(literal(spark_duration(window.slide_us)))
+        steps.append(f".withColumn({literal(window.name)}, F.window({', '.join(args)}))")
     for time_column in dict.fromkeys(w.time_column for w in side.windows):
         steps.append(
-            f".withColumn({_lit(time_column)}, F.col({_lit(time_column)})"
-            f".alias({_lit(time_column)}, metadata={{}}))"
+            f".withColumn({literal(time_column)}, F.col({literal(time_column)})"
+            f".alias({literal(time_column)}, metadata={{}}))"
         )
     if anti_marker:
-        steps.append(f".withColumn({_lit(ANTI_MARKER)}, F.lit(True))")
-    steps.append(f".alias({_lit(side.alias)})")
+        steps.append(f".withColumn({literal(ANTI_MARKER)}, F.lit(True))")
+    steps.append(f".alias({literal(side.alias)})")
     return ["".join(steps)]
 
 
 @emit.register
 def _(node: JoinNode) -> list[str]:
     kind = node.join_type.replace("_", " ").upper()
+    keys = ", ".join(f"{written_sql(a)} = {written_sql(b)}" for a, b in node.keys)
     lines = [
-        f"# join {node.name} = {node.left.relation} AS {node.left.alias} {kind} JOIN "
-        f"{node.right.relation} AS {node.right.alias}",
-        "#   keys: "
-        + (", ".join(f"{written_sql(a)} = {written_sql(b)}" for a, b in node.keys) or "(none)"),
+        comment(
+            f"join {node.name} = {node.left.relation} AS {node.left.alias} {kind} JOIN "
+            f"{node.right.relation} AS {node.right.alias}"
+        ),
+        comment(f"  keys: {keys or '(none)'}"),
         *_side_comment(node.left),
         *_side_comment(node.right),
     ]
     if node.anti_filter:
-        lines.append("#   LEFT ANTI: a left outer join that keeps only the unmatched left rows,")
-        lines.append("#   each emitted when the left state evicts it.")
-    lines = [_clip(line, 96) for line in lines]
+        lines.append(
+            comment("  LEFT ANTI: a left outer join that keeps only the unmatched left rows,")
+        )
+        lines.append(comment("  each emitted when the left state evicts it."))
     left = _side_frame(node.left, False)
     right = _side_frame(node.right, node.anti_filter)
     lines.append("left = " + left[0])
@@ -168,38 +163,38 @@ def _(node: JoinNode) -> list[str]:
     lines.append("joined = left.join(")
     lines.append("    right,")
     lines.append(f"    F.expr({condition}),")
-    lines.append(f"    {_lit(how)},")
+    lines.append(f"    {literal(how)},")
     lines.append(")")
     if node.anti_filter:
-        marker = _lit(f"{node.right.alias}.{ANTI_MARKER}")
+        marker = literal(f"{node.right.alias}.{ANTI_MARKER}")
         lines.append(f"joined = joined.where(F.col({marker}).isNull())")
-    lines.append(f"rels[{_lit(node.name)}] = joined.select(")
+    lines.append(f"rels[{literal(node.name)}] = joined.select(")
     for column in node.output:
-        lines.append(f"    F.expr({_lit(job_sql(column.expr))}).alias({_lit(column.name)}),")
+        lines.append(f"    F.expr({literal(job_sql(column.expr))}).alias({literal(column.name)}),")
     lines.append(")")
     lines.append("")
-    return [line for chunk in lines for line in chunk.split("\n")]
+    return lines
 
 
 @emit.register
 def _(node: AggregateNode) -> list[str]:
-    lines = [f"# aggregate {node.name} = {node.input} ({node.mode} output mode)"]
+    lines = [comment(f"aggregate {node.name} = {node.input} ({node.mode} output mode)")]
     keys = []
     for i, key in enumerate(node.group_by):
         item = next((o for o in node.output if o.expr == key), None)
         name = item.name if item is not None else f"__key_{i}"
-        keys.append(f"F.expr({_lit(job_sql(key))}).alias({_lit(name)})")
+        keys.append(f"F.expr({literal(job_sql(key))}).alias({literal(name)})")
     aggs = [
-        f"F.expr({_lit(job_sql(o.expr))}).alias({_lit(o.name)})"
+        f"F.expr({literal(job_sql(o.expr))}).alias({literal(o.name)})"
         for o in node.output
         if not any(o.expr == key for key in node.group_by)
     ]
-    lines.append(f"grouped = rels[{_lit(node.input)}].alias({_lit(node.alias)}).groupBy(")
+    lines.append(f"grouped = rels[{literal(node.input)}].alias({literal(node.alias)}).groupBy(")
     lines.extend(f"    {k}," for k in keys)
     lines.append(")")
-    lines.append("rels[" + _lit(node.name) + "] = grouped.agg(")
+    lines.append("rels[" + literal(node.name) + "] = grouped.agg(")
     lines.extend(f"    {a}," for a in aggs)
-    lines.append(").select(" + ", ".join(_lit(o.name) for o in node.output) + ")")
+    lines.append(").select(" + ", ".join(literal(o.name) for o in node.output) + ")")
     lines.append("")
     return lines
 
@@ -223,11 +218,11 @@ def _schema(node: StreamNode) -> str:
     return ", ".join(f"`{c.name.replace('`', '``')}` {c.type}" for c in node.columns)
 
 
-def _long_lit(text: str, width: int = 60) -> str:
+def _long_literal(text: str, width: int = 60) -> str:
     """A string literal; a long one as implicitly concatenated pieces cut after '.', ',' or
     ' ' (ruff lays the pieces out one per line), so no line of the job is too long."""
     if len(text) <= width:
-        return _lit(text)
+        return literal(text)
     pieces, start = [], 0
     while len(text) - start > width:
         cut = max(text.rfind(sep, start, start + width) for sep in (". ", ".", ", ", " "))
@@ -235,24 +230,24 @@ def _long_lit(text: str, width: int = 60) -> str:
         pieces.append(text[start:cut])
         start = cut
     pieces.append(text[start:])
-    return "(" + " ".join(_lit(p) for p in pieces) + ")"
+    return "(" + " ".join(literal(p) for p in pieces) + ")"
 
 
 def _dict_lines(name: str, items: Iterable[tuple[str, str]]) -> list[str]:
     lines = [f"{name} = {{"]
-    lines.extend(f"    {_lit(k)}: {_long_lit(v)}," for k, v in items)
+    lines.extend(f"    {literal(k)}: {_long_literal(v)}," for k, v in items)
     lines.append("}")
     return lines
 
 
 def _read_input(node: StreamNode) -> list[str]:
     src = node.source
-    name = _lit(node.name)
+    name = literal(node.name)
     if src is None:
         return []
     options = dict(src.options)
     fmt = src.format
-    out = [f"# {node.name}: {fmt}"]
+    out = [comment(f"{node.name}: {fmt}")]
     if fmt == "kafka":
         servers = options.pop("bootstrap_servers", None) or options.pop(
             "kafka.bootstrap.servers", ""
@@ -261,11 +256,11 @@ def _read_input(node: StreamNode) -> list[str]:
         payload = options.pop("format", "json")
         reader = [
             'spark.readStream.format("kafka")',
-            f'.option("kafka.bootstrap.servers", {_lit(servers)})',
+            f'.option("kafka.bootstrap.servers", {literal(servers)})',
         ]
         if topic is not None:
-            reader.append(f'.option("subscribe", {_lit(topic)})')
-        reader.extend(f".option({_lit(k)}, {_lit(v)})" for k, v in options.items())
+            reader.append(f'.option("subscribe", {literal(topic)})')
+        reader.extend(f".option({literal(k)}, {literal(v)})" for k, v in options.items())
         reader.append(".load()")
         parse = (
             'F.from_json(F.col("value").cast("string"), SCHEMAS[' + name + "])"
@@ -276,21 +271,21 @@ def _read_input(node: StreamNode) -> list[str]:
         reader.append('.select("row.*")')
     elif fmt in ("socket",):
         reader = ['spark.readStream.format("socket")']
-        reader.extend(f".option({_lit(k)}, {_lit(v)})" for k, v in options.items())
+        reader.extend(f".option({literal(k)}, {literal(v)})" for k, v in options.items())
         reader.append(".load()")
         reader.append(f'.select(F.from_json("value", SCHEMAS[{name}]).alias("row"))')
         reader.append('.select("row.*")')
     elif fmt == "rate":
         reader = ['spark.readStream.format("rate")']
-        reader.extend(f".option({_lit(k)}, {_lit(v)})" for k, v in options.items())
+        reader.extend(f".option({literal(k)}, {literal(v)})" for k, v in options.items())
         reader.append(".load()")
     else:
         path = options.pop("path", None)
         table = options.pop("table", None)
-        reader = [f"spark.readStream.format({_lit(fmt)})", f".schema(SCHEMAS[{name}])"]
-        reader.extend(f".option({_lit(k)}, {_lit(v)})" for k, v in options.items())
+        reader = [f"spark.readStream.format({literal(fmt)})", f".schema(SCHEMAS[{name}])"]
+        reader.extend(f".option({literal(k)}, {literal(v)})" for k, v in options.items())
         reader.append(
-            f".table({_lit(table)})" if table is not None else f".load({_lit(path or '')})"
+            f".table({literal(table)})" if table is not None else f".load({literal(path or '')})"
         )
     out.append(f"inputs[{name}] = (")
     out.extend("    " + r for r in reader)
@@ -309,22 +304,22 @@ def _sink_lines(plan: Plan) -> list[str]:
             servers = options.pop("bootstrap_servers", None)
             if servers is not None:
                 options["kafka.bootstrap.servers"] = servers
-        writer = [f"rels[{_lit(sink.relation)}]"]
+        writer = [f"rels[{literal(sink.relation)}]"]
         if fmt == "kafka":
             writer.append('.select(F.to_json(F.struct("*")).alias("value"))')
         writer.append(".writeStream")
-        writer.append(f".format({_lit(fmt)})")
-        writer.append(f".outputMode({_lit(modes.get(sink.relation, 'append'))})")
-        writer.extend(f".option({_lit(k)}, {_lit(v)})" for k, v in options.items())
+        writer.append(f".format({literal(fmt)})")
+        writer.append(f".outputMode({literal(modes.get(sink.relation, 'append'))})")
+        writer.extend(f".option({literal(k)}, {literal(v)})" for k, v in options.items())
         if sink.checkpoint is not None:
-            writer.append(f'.option("checkpointLocation", {_lit(sink.checkpoint)})')
+            writer.append(f'.option("checkpointLocation", {literal(sink.checkpoint)})')
         if trigger == "available_now":
             writer.append(".trigger(availableNow=True)")
         elif trigger == "once":
             writer.append(".trigger(once=True)")
         elif trigger:
-            writer.append(f".trigger(processingTime={_lit(trigger)})")
-        writer.append(f".queryName({_lit(sink.relation)})")
+            writer.append(f".trigger(processingTime={literal(trigger)})")
+        writer.append(f".queryName({literal(sink.relation)})")
         writer.append(".start()")
         lines.append("queries.append(")
         lines.extend("    " + w for w in writer)
@@ -361,12 +356,7 @@ def compile_pyspark(plan: Plan, spec_path: str = "<spec>", formatted: bool = Tru
         "Pipeline checks:",
         *checks,
     ]
-    header = [_clip(h, 96) for h in header]
-    doc = (
-        '"""'
-        + "\n".join(h.replace("\\", "\\\\").replace('"""', '\\"\\"\\"') for h in header).rstrip()
-        + '\n"""'
-    )
+    doc = '"""' + "\n".join(docstring_line(h) for h in header).rstrip() + '\n"""'
     out = [
         doc,
         "",
@@ -391,7 +381,7 @@ def compile_pyspark(plan: Plan, spec_path: str = "<spec>", formatted: bool = Tru
         '    """The streaming sources named by the spec\'s `from` clauses."""',
     ]
     if missing:
-        out.append(f"    missing = {missing!r}".replace("'", '"'))
+        out.append("    missing = [" + ", ".join(literal(name) for name in missing) + "]")
         out.append('    raise RuntimeError(f"streams without a `from` source: {missing}")')
     else:
         out.append("    inputs: dict[str, DataFrame] = {}")
@@ -403,7 +393,7 @@ def compile_pyspark(plan: Plan, spec_path: str = "<spec>", formatted: bool = Tru
             "",
             "def main() -> None:",
             '    """Start every sink of the spec and wait."""',
-            "    builder = SparkSession.builder.appName(" + _lit(f"sjoin {spec_path}") + ")",
+            "    builder = SparkSession.builder.appName(" + literal(f"sjoin {spec_path}") + ")",
             "    for key, value in SPARK_CONF.items():",
             "        builder = builder.config(key, value)",
             "    spark = builder.getOrCreate()",

@@ -1,0 +1,505 @@
+"""Hostile text never becomes code in a generated job: every place x every payload.
+
+Each place where user text reaches the module (stream names with and without `from`,
+columns, watermark columns, aliases, relations, SELECT names, grouping names, string
+literals, option keys and values of every source and sink format, sink paths, checkpoints,
+settings, the spec's path) holds a unique marker in two benign specs.  For each place and
+each hostile payload, the marker is replaced by the payload *in the plan* (so the back end is
+tested even on text the front end would reject), the job is generated, and:
+
+- the module parses (``ast.parse``) and has the AST of the benign job with constants blanked:
+  no payload added, removed or changed a statement, a call or a name;
+- every SQL text handed to ``F.expr`` parses in Spark's dialect to the benign shape (names
+  and literals blanked): no payload escaped its SQL identifier or string either;
+- the module encodes as UTF-8, and each payload's text comes back exactly from the literals.
+
+``test_every_line_of_the_back_end_runs_under_the_cases`` fails when a line of the back end
+(a new emit function, a new branch) is not reached by these cases: add a place for it.
+"""
+
+from __future__ import annotations
+
+import ast
+import dataclasses
+import inspect
+import re
+import subprocess
+import sys
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from types import CodeType, FrameType
+from typing import Any
+from unittest import mock
+
+import pytest
+import sqlglot
+from sqlglot import exp
+
+from sjoin.api import check_text
+from sjoin.compiler.backends import pyspark, pytext
+from sjoin.compiler.backends.pyspark import compile_pyspark
+from sjoin.compiler.plan import Plan
+
+PAYLOADS = {
+    "python-call": 'x", __import__("os").system("echo INJECTED > pwned.txt"), "',
+    "single-quote": "it's",
+    "double-quote": 'say "hi"',
+    "triple-double": 'a"""b',
+    "triple-single": "a'''b",
+    "backslash": "a\\",
+    "backslash-n": "a\\nb",
+    "backslash-quote": 'a\\"b',
+    "newline": "a\nb = 1",
+    "cr": "a\rimport os",
+    "crlf": "a\r\nb",
+    "line-separator": "a\u2028b",
+    "paragraph-separator": "a\u2029b",
+    "next-line": "a\x85b",
+    "vertical-tab": "a\x0bb",
+    "form-feed": "a\x0cb",
+    "nul": "a\x00b",
+    "escape": "a\x1b[2Jb",
+    "del": "a\x7fb",
+    "lone-surrogate": "a\ud800b",
+    "low-surrogate": "\udfff",
+    "bidi-override": "a\u202eb",
+    "bom": "\ufeffa",
+    "braces": "{x}{{y}}",
+    "hash": "a # b",
+    "backtick": "a`b",
+    "sql-identifier": "a` = 1 OR `b",
+    "sql-string": "a' OR '1'='1",
+    "sql-comment": "a -- b",
+    "sql-keyword": "select",
+    "unicode": "café 中 😀",
+    "tag-character": "a\U000e0001b",
+    "every-escape": '\\"\n\r\t\x00\u2028\U000e0001',
+    "long": "x" * 300,
+    "empty": "",
+}
+
+# One spec reading every source format, with a join of each emit shape (range, window keys,
+# LEFT ANTI), an aggregate (named and unnamed grouping keys) and sinks of both writer shapes.
+SOURCES_SPEC = """
+set session_timezone = 'ZQTZ'
+set trigger = '10 seconds'
+
+stream ZQSA (ZQCA BIGINT, ZQTA TIMESTAMP, ZQVA STRING)
+watermark ZQTA delay 10 seconds
+from kafka (topic = 'ZQTOPIC', bootstrap_servers = 'ZQSERVER', format = 'json', ZQKK = 'ZQKV')
+
+stream ZQSB (ZQCB BIGINT, ZQTB TIMESTAMP, ZQVB STRING)
+watermark ZQTB delay 10 seconds
+from json (path = 'ZQPATH', ZQJK = 'ZQJV')
+
+stream ZQSC (ZQCC BIGINT, ZQTC TIMESTAMP)
+watermark ZQTC delay 10 seconds
+from socket (host = 'ZQHOST', port = '9999')
+
+stream ZQSD (ZQCD BIGINT, ZQTD TIMESTAMP)
+watermark ZQTD delay 10 seconds
+from rate (ZQRK = 'ZQRV')
+
+stream ZQSE (ZQCE BIGINT, ZQTE TIMESTAMP)
+watermark ZQTE delay 10 seconds
+from delta (table = 'ZQTABLE')
+
+stream ZQSF (ZQCF BIGINT, ZQTF TIMESTAMP)
+watermark ZQTF delay 10 seconds
+from kafka (subscribe = 'ZQSUB', `kafka.bootstrap.servers` = 'ZQKBS', format = 'csv')
+
+join ZQJA = ZQSA AS ZQAA INNER JOIN ZQSB AS ZQAB
+    ON ZQAA.ZQCA = ZQAB.ZQCB
+    AND ZQAB.ZQTB BETWEEN ZQAA.ZQTA AND ZQAA.ZQTA + INTERVAL 1 MINUTE
+    AND ZQAA.ZQVA <> 'ZQLIT' AND ZQAB.ZQVB <> 'ZQLIU'
+    SELECT ZQAA.ZQCA AS ZQOA, ZQAB.ZQTB AS ZQOB, upper(ZQAA.ZQVA) AS ZQOC
+
+join ZQJB = ZQSC AS ZQAC LEFT ANTI JOIN ZQSD AS ZQAD
+    ON ZQAC.ZQCC = ZQAD.ZQCD
+    AND window(ZQAC.ZQTC, INTERVAL 1 MINUTE) = window(ZQAD.ZQTD, INTERVAL 1 MINUTE)
+
+join ZQJC = ZQSE AS ZQAE LEFT OUTER JOIN ZQSF AS ZQAF
+    ON ZQAE.ZQCE = ZQAF.ZQCF
+    AND ZQAF.ZQTF >= ZQAE.ZQTE AND ZQAF.ZQTF <= ZQAE.ZQTE + INTERVAL 1 MINUTE
+
+aggregate ZQGA = ZQJA AS ZQAG
+    GROUP BY ZQAG.ZQOA, ZQAG.ZQOC, window(ZQAG.ZQOB, '10 minutes')
+    SELECT ZQAG.ZQOA AS ZQOD, count(*) AS ZQOE
+    OUTPUT MODE append
+
+sink ZQGA to kafka (bootstrap_servers = 'ZQKSERVER', topic = 'ZQKTOPIC') checkpoint 'ZQCHKA'
+sink ZQJB to parquet (path = 'ZQSINKPATH', ZQPK = 'ZQPV') checkpoint 'ZQCHKB'
+sink ZQJC to console
+"""
+
+# Streams without `from` (read_inputs raises, naming them), no sink, a side whose state is
+# never evicted (its reason is prose), sliding windows as keys (a duration as a string).
+MISSING_SPEC = """
+stream ZQMA (ZQMC BIGINT, ZQMT TIMESTAMP)
+watermark ZQMT delay 10 seconds
+
+stream ZQMB (ZQMD BIGINT, ZQMU TIMESTAMP)
+
+stream ZQMS (ZQMK BIGINT, ZQMV TIMESTAMP)
+watermark ZQMV delay 10 seconds
+
+join ZQMJ = ZQMA INNER JOIN ZQMB ON ZQMA.ZQMC = ZQMB.ZQMD
+
+join ZQMW = ZQMA AS ZQMX INNER JOIN ZQMS AS ZQMY
+    ON ZQMX.ZQMC = ZQMY.ZQMK
+    AND window(ZQMX.ZQMT, '1 minute', INTERVAL 30 SECONDS)
+        = window(ZQMY.ZQMV, '1 minute', INTERVAL 30 SECONDS)
+"""
+
+# The other trigger forms of the writers.
+TRIGGER_SPEC = """
+set trigger = 'TRIGGER'
+
+stream ZQNA (ZQNC BIGINT, ZQNT TIMESTAMP) watermark ZQNT delay 1 second from rate ()
+stream ZQNB (ZQND BIGINT, ZQNU TIMESTAMP) watermark ZQNU delay 1 second from rate ()
+
+join ZQNJ = ZQNA INNER JOIN ZQNB ON ZQNA.ZQNC = ZQNB.ZQND AND ZQNA.ZQNT = ZQNB.ZQNU
+
+aggregate ZQNG = ZQNJ GROUP BY window(ZQNJ.ZQNT, INTERVAL 1 MINUTE)
+    SELECT window(ZQNJ.ZQNT, INTERVAL 1 MINUTE) AS ZQNW, count(*) AS ZQNN
+
+sink ZQNG to json (path = 'ZQNPATH') checkpoint 'ZQNCHK'
+"""
+
+SPEC_PATH = "ZQFILE.sjoin"
+MARKER = re.compile(r"ZQ[A-Z]+")
+SAFE_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
+def _plan(text: str) -> Plan:
+    result = check_text(text, SPEC_PATH)
+    assert result.ok and result.plan is not None, [d.message for d in result.diagnostics]
+    return result.plan
+
+
+SPECS = {
+    "sources": SOURCES_SPEC,
+    "missing": MISSING_SPEC,
+    "available-now": TRIGGER_SPEC.replace("TRIGGER", "available_now"),
+    "once": TRIGGER_SPEC.replace("TRIGGER", "once"),
+}
+PLANS = {kind: _plan(text) for kind, text in SPECS.items()}
+PLACES = sorted(
+    {(kind, m) for kind, text in SPECS.items() for m in MARKER.findall(text)}
+    | {(kind, "ZQFILE") for kind in SPECS}
+)
+
+
+# ------------------------------------------------------------------ putting payloads in
+
+
+def substitute(value: Any, marker: str, payload: str) -> Any:
+    """``value`` (a plan or any part of it) with ``marker`` replaced by ``payload`` in every
+    string: names, options, prose, and the identifiers and literals of sqlglot trees."""
+    if isinstance(value, str):
+        return value.replace(marker, payload)
+    if isinstance(value, exp.Expression):
+        return _substitute_tree(value, marker, payload)
+    if isinstance(value, tuple):
+        return tuple(substitute(v, marker, payload) for v in value)
+    if isinstance(value, list):
+        return [substitute(v, marker, payload) for v in value]
+    if isinstance(value, dict):
+        return {
+            substitute(k, marker, payload): substitute(v, marker, payload) for k, v in value.items()
+        }
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        changes = {
+            f.name: substitute(getattr(value, f.name), marker, payload)
+            for f in dataclasses.fields(value)
+            if f.init
+        }
+        return dataclasses.replace(value, **changes)
+    return value
+
+
+def _mentions(value: Any, marker: str) -> bool:
+    if isinstance(value, str):
+        return marker in value
+    if isinstance(value, exp.Expression):
+        for node in value.walk():
+            if isinstance(node, (exp.Identifier, exp.Literal)) and marker in str(node.this):
+                return True
+            if any(k != "span" and _mentions(v, marker) for k, v in node.meta.items()):
+                return True
+        return False
+    if isinstance(value, (tuple, list)):
+        return any(_mentions(v, marker) for v in value)
+    return False
+
+
+def _substitute_tree(tree: exp.Expression, marker: str, payload: str) -> exp.Expression:
+    if not _mentions(tree, marker):
+        return tree  # plan trees are shared and never changed: no copy needed
+    tree = tree.copy()
+    for node in list(tree.walk()):
+        if isinstance(node, exp.Identifier) and marker in node.this:
+            name = node.this.replace(marker, payload)
+            node.set("this", name)
+            node.set("quoted", not SAFE_NAME.fullmatch(name))
+        elif isinstance(node, exp.Literal) and node.is_string and marker in node.this:
+            node.set("this", node.this.replace(marker, payload))
+        if node.meta:  # a copied node may share its meta dict with the plan's node
+            node._meta = {
+                k: v if k == "span" else substitute(v, marker, payload)
+                for k, v in node.meta.items()
+            }
+    return tree
+
+
+def generate(kind: str, marker: str | None, payload: str, formatted: bool = False) -> str:
+    plan = PLANS[kind]
+    path = SPEC_PATH
+    if marker is not None:
+        plan = substitute(plan, marker, payload)
+        path = path.replace(marker, payload)
+    return compile_pyspark(plan, path, formatted=formatted)
+
+
+# ------------------------------------------------------------------ comparing shapes
+
+
+def blanked(tree: ast.AST) -> str:
+    """The AST with every constant's value blanked (kept: where constants stand).  This
+    changes ``tree``: read its strings first."""
+
+    class Blank(ast.NodeTransformer):
+        def visit_Constant(self, node: ast.Constant) -> ast.Constant:
+            return ast.Constant(value=type(node.value).__name__)
+
+    return ast.dump(Blank().visit(tree))
+
+
+def sql_texts(tree: ast.AST) -> list[str]:
+    """Every SQL text of the module: the arguments of ``F.expr``."""
+    out = []
+    for node in ast.walk(tree):
+        if (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Attribute)
+            and node.func.attr == "expr"
+            and node.args
+            and isinstance(node.args[0], ast.Constant)
+        ):
+            out.append(node.args[0].value)
+    return out
+
+
+def sql_shape(text: str) -> str:
+    """Spark SQL parsed by sqlglot, identifiers and literals blanked."""
+    tree = sqlglot.parse_one(text, dialect="spark")
+    for node in list(tree.walk()):
+        if isinstance(node, exp.Identifier):
+            node.set("this", "_")
+            node.set("quoted", False)
+        elif isinstance(node, exp.Literal) and node.is_string:
+            node.set("this", "_")
+    return repr(tree)
+
+
+def sql_values(text: str) -> list[str]:
+    """The names and string literals of a Spark SQL text, as Spark reads them."""
+    tree = sqlglot.parse_one(text, dialect="spark")
+    return [
+        node.this
+        for node in tree.walk()
+        if isinstance(node, exp.Identifier) or (isinstance(node, exp.Literal) and node.is_string)
+    ]
+
+
+def strings(tree: ast.AST) -> list[str]:
+    return [
+        n.value for n in ast.walk(tree) if isinstance(n, ast.Constant) and isinstance(n.value, str)
+    ]
+
+
+BASELINES: dict[str, tuple[str, list[str]]] = {}
+BENIGN_SQL: dict[str, list[str]] = {}
+
+
+def baseline(kind: str) -> tuple[str, list[str]]:
+    if kind not in BASELINES:
+        tree = ast.parse(generate(kind, None, ""))
+        BENIGN_SQL[kind] = texts = sql_texts(tree)
+        BASELINES[kind] = (blanked(tree), [sql_shape(s) for s in texts])
+    return BASELINES[kind]
+
+
+def assert_same_shape(code: str, kind: str, payload: str) -> None:
+    code.encode("utf-8")  # no lone surrogate reaches the file
+    tree = ast.parse(code)
+    shape, sql = baseline(kind)
+    texts, benign, values = sql_texts(tree), BENIGN_SQL[kind], strings(tree)
+    assert blanked(tree) == shape
+    assert len(texts) == len(benign)
+    assert [t == b or sql_shape(t) == s for t, b, s in zip(texts, benign, sql, strict=True)] == [
+        True
+    ] * len(texts)
+    if payload:
+        kept = values + [
+            v for t, b in zip(texts, benign, strict=True) if t != b for v in sql_values(t)
+        ]
+        assert any(payload in s for s in kept), "the payload is kept, exactly"
+    for line in code.splitlines():  # comments are one line, whatever the payload
+        assert "\u2028" not in line and "\u2029" not in line and "\x85" not in line
+
+
+# ------------------------------------------------------------------ the tests
+
+
+def test_every_place_holds_its_marker_in_the_benign_job() -> None:
+    for kind, marker in PLACES:
+        code = generate(kind, None, "")
+        assert marker in code, f"{marker} of the {kind} spec does not reach the job"
+    assert len(PLACES) >= 60
+
+
+@pytest.mark.parametrize("payload", sorted(PAYLOADS), ids=str)
+def test_payload_in_every_place(payload: str) -> None:
+    text = PAYLOADS[payload]
+    for kind, marker in PLACES:
+        try:
+            assert_same_shape(generate(kind, marker, text), kind, text)
+        except AssertionError as err:
+            raise AssertionError(f"{payload!r} in place {marker} ({kind}): {err}") from None
+
+
+@pytest.mark.parametrize("payload", sorted(PAYLOADS), ids=str)
+def test_payload_everywhere_at_once_formatted(payload: str) -> None:
+    """The laid-out module (ruff format) too: every place of a spec holds the payload."""
+    text = PAYLOADS[payload]
+    for kind in PLANS:
+        plan = PLANS[kind]
+        for marker in sorted({m for k, m in PLACES if k == kind}, key=len, reverse=True):
+            plan = substitute(plan, marker, text + marker.lower())  # names stay distinct
+        code = compile_pyspark(plan, SPEC_PATH.replace("ZQFILE", text), formatted=True)
+        tree = ast.parse(code)
+        benign = ast.parse(compile_pyspark(PLANS[kind], SPEC_PATH, formatted=True))
+        assert blanked(tree) == blanked(benign)
+        code.encode("utf-8")
+
+
+def test_escape_round_trips_every_code_point_class() -> None:
+    samples = [chr(c) for c in range(0x100)]
+    samples += ["\u2028", "\u2029", "\ud800", "\udfff", "\ufeff", "\u202e", "\U0001f600"]
+    samples += ["\U000e0001", "\u200b", "\ue000"]
+    for char in samples:
+        text = f"a{char}b"
+        for source in (pytext.literal(text), '"""' + pytext.docstring_line(text) + '"""'):
+            assert ast.literal_eval(source) == text
+            assert len(source.splitlines()) == 1
+            source.encode("utf-8")
+        line = pytext.comment(text)
+        assert len(line.splitlines()) == 1 and line.isprintable()
+        assert ast.parse(line + "\n").body == []
+
+
+def test_long_comments_are_cut_between_escapes() -> None:
+    text = "\x00" * 200
+    line = pytext.comment(text, 40)
+    assert len(line) <= 40 and line.endswith(" ...")
+    assert line[2:-4] == "\\x00" * ((40 - 2 - 4) // 4)
+
+
+def test_every_line_of_the_back_end_runs_under_the_cases() -> None:
+    """A new emit function or branch in the back end must get a place in this test."""
+    files = {inspect.getfile(pyspark), inspect.getfile(pytext)}
+    seen: set[tuple[str, int]] = set()
+
+    def tracer(frame: FrameType, event: str, arg: Any) -> Callable[..., Any] | None:
+        if frame.f_code.co_filename not in files:
+            return None
+        seen.add((frame.f_code.co_filename, frame.f_lineno))
+        return tracer
+
+    previous = sys.gettrace()
+    sys.settrace(tracer)
+    try:
+        for payload in ("", PAYLOADS["python-call"], PAYLOADS["every-escape"], PAYLOADS["long"]):
+            for kind, marker in PLACES:
+                generate(kind, marker, payload)
+        for kind in PLANS:
+            generate(kind, None, "", formatted=True)
+        with mock.patch.object(pyspark.subprocess, "run", side_effect=OSError("no ruff")):
+            assert pyspark.format_python("x = 1\n") == "x = 1\n"  # unformatted, still valid
+    finally:
+        sys.settrace(previous)
+    missing = sorted(
+        (path, line)
+        for path in files
+        for line in _executable_lines(path)
+        if (path, line) not in seen
+    )
+    assert not missing, "back-end lines no injection case reaches: " + ", ".join(
+        f"{path.rsplit('/', 1)[-1]}:{line}" for path, line in missing
+    )
+
+
+def _executable_lines(path: str) -> set[int]:
+    """Lines that hold code (not the defining lines of functions, not `no cover` ones)."""
+    with open(path, encoding="utf-8") as handle:
+        source = handle.read()
+    lines = source.splitlines()
+    module = compile(source, path, "exec")
+    out: set[int] = set()
+    for code in _code_objects(module):
+        if code is module:
+            continue
+        for _start, _end, line in code.co_lines():
+            if line is not None and line != code.co_firstlineno:
+                out.add(line)
+    skipped = {i + 1 for i, text in enumerate(lines) if "pragma: no cover" in text}
+    return {line for line in out if line not in skipped}
+
+
+def _code_objects(code: CodeType) -> Iterator[CodeType]:
+    yield code
+    for const in code.co_consts:
+        if isinstance(const, CodeType):
+            yield from _code_objects(const)
+
+
+# ------------------------------------------------------------------ the issue's reproductions
+
+
+def test_reproduction_stream_name_with_python_call(tmp_path: Path) -> None:
+    """`sjoin compile` of a stream whose name closes a literal and calls os.system: the job
+    holds the name as data, and `read_inputs` raises naming it; nothing runs."""
+    spec = tmp_path / "exec.sjoin"
+    spec.write_text(
+        'stream `x", __import__("os").system("echo INJECTED > pwned.txt"), "` (t TIMESTAMP)\n'
+    )
+    job = tmp_path / "exec.py"
+    done = subprocess.run(
+        [sys.executable, "-m", "sjoin.cli", "compile", str(spec), "-o", str(job)],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+    )
+    assert done.returncode == 0, done.stderr
+    code = job.read_text()
+    calls = {
+        n.func.attr if isinstance(n.func, ast.Attribute) else getattr(n.func, "id", "")
+        for n in ast.walk(ast.parse(code))
+        if isinstance(n, ast.Call)
+    }
+    assert "system" not in calls and "__import__" not in calls
+    namespace: dict[str, Any] = {"__name__": "job"}
+    exec(compile(code, str(job), "exec"), namespace)
+    with pytest.raises(RuntimeError) as raised:
+        namespace["read_inputs"](None)
+    assert '__import__("os").system' in str(raised.value)  # the name, as text
+    assert not (tmp_path / "pwned.txt").exists()
+
+
+def test_reproduction_quote_in_a_stream_name(tmp_path: Path) -> None:
+    result = check_text("stream `it's` (t TIMESTAMP)\n")
+    assert result.ok and result.plan is not None
+    code = compile_pyspark(result.plan, "q.sjoin")
+    tree = ast.parse(code)
+    assert "it's" in strings(tree)
