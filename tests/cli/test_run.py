@@ -104,8 +104,9 @@ def test_progress_to_a_device_or_pipe(tmp_path: Path) -> None:
     received: list[str] = []
     reader = threading.Thread(target=lambda: received.append(fifo.read_text()))
     reader.start()
-    code, _, err = run("run", str(spec), "--trace", str(spec.with_suffix(".trace.jsonl")),
-                       "--progress", str(fifo))
+    code, _, err = run(
+        "run", str(spec), "--trace", str(spec.with_suffix(".trace.jsonl")), "--progress", str(fifo)
+    )
     reader.join(timeout=30)
     assert code == 0, err
     lines = received[0].splitlines()
