@@ -12,19 +12,10 @@ from typing import Literal, TypeAlias
 
 from sqlglot import exp
 
+from .model import JOIN_KINDS, JoinType
 from .source import Span
 
-JoinType: TypeAlias = Literal[
-    "inner", "left_outer", "right_outer", "full_outer", "left_semi", "left_anti"
-]
-JOIN_KEYWORDS: dict[str, str] = {
-    "inner": "INNER",
-    "left_outer": "LEFT OUTER",
-    "right_outer": "RIGHT OUTER",
-    "full_outer": "FULL OUTER",
-    "left_semi": "LEFT SEMI",
-    "left_anti": "LEFT ANTI",
-}
+JOIN_KEYWORDS: dict[str, str] = {k: kind.keyword for k, kind in JOIN_KINDS.items()}
 
 
 @dataclass(frozen=True, slots=True)

@@ -18,23 +18,20 @@ from sqlglot import exp
 from . import ast, functions, settings
 from . import types as t
 from .bound import (
-    DEFAULT_SPARK,
-    SUPPORTED_SPARK,
     Aggregate,
     BoundSpec,
     Column,
-    Format,
     Input,
     Join,
     OutputItem,
     Relation,
     Setting,
     Sink,
-    SparkVersion,
     Stream,
     Watermark,
 )
 from .diagnostics import Diagnostics
+from .model import DEFAULT_SPARK, SUPPORTED_SPARK, Format, SparkVersion
 from .source import Source, Span
 from .types import SqlType
 

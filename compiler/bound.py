@@ -9,45 +9,19 @@ Spark's watermark metadata).  Every typed node carries ``meta["type"]``.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Literal, TypeAlias
+from typing import TypeAlias
 
 from sqlglot import exp
 
-from .ast import JoinType
+from .model import (
+    Format,
+    JoinType,
+    OutputMode,
+    SparkVersion,
+)
 from .source import Source, Span
 from .sql import spark_sql
 from .types import SqlType
-
-OutputMode: TypeAlias = Literal["append", "update", "complete"]
-
-SUPPORTED_SPARK: tuple[tuple[int, int], ...] = (
-    (3, 3),
-    (3, 4),
-    (3, 5),
-    (4, 0),
-    (4, 1),
-    (4, 2),
-    (4, 3),
-)
-DEFAULT_SPARK = "4.3"
-
-
-@dataclass(frozen=True, slots=True)
-class SparkVersion:
-    major: int
-    minor: int
-    patch: int | None = None
-
-    @property
-    def minor_version(self) -> tuple[int, int]:
-        return (self.major, self.minor)
-
-    def __str__(self) -> str:
-        base = f"{self.major}.{self.minor}"
-        return base if self.patch is None else f"{base}.{self.patch}"
-
-    def at_least(self, major: int, minor: int) -> bool:
-        return (self.major, self.minor) >= (major, minor)
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,18 +39,6 @@ class Watermark:
     column: str
     delay_ms: int
     span: Span
-
-
-@dataclass(frozen=True, slots=True)
-class Format:
-    """A source or sink: a format name and its options, in written order."""
-
-    format: str
-    options: tuple[tuple[str, str], ...]
-    span: Span
-
-    def option(self, key: str) -> str | None:
-        return next((v for k, v in self.options if k == key), None)
 
 
 @dataclass(frozen=True, slots=True)

@@ -11,6 +11,7 @@ from typing import Any
 
 from sqlglot import exp
 
+from .model import WatermarkChoice, WatermarkUse
 from .plan import AggregateNode, Check, JoinNode, Plan, Side, StateRule, StreamNode
 from .sql import written_sql
 from .types import format_ms
@@ -72,6 +73,25 @@ def predicate_text(side: Side) -> str | None:
     return f"{col} <= watermark {sign} {format_ms(abs(rule.offset_ms))}"
 
 
+PLAN_SCHEMA = 2  # docs/plan-json.md: bump when a field changes meaning or goes away
+
+
+def watermark_text(choice: WatermarkChoice) -> str:
+    """``previous batch's global watermark`` and the like, for `sjoin plan`."""
+    batch = "this batch's" if choice.batch == "this" else "the previous batch's"
+    if choice.source == "global":
+        return f"{batch} global watermark"
+    return f"{batch} watermark propagated from the operators below"
+
+
+def watermarks_json(use: WatermarkUse) -> dict[str, Any]:
+    return {
+        "late_rows": {"source": use.late_rows.source, "batch": use.late_rows.batch},
+        "eviction": {"source": use.eviction.source, "batch": use.eviction.batch},
+        "output": use.output,
+    }
+
+
 def join_json(node: JoinNode) -> dict[str, Any]:
     return {
         "name": node.name,
@@ -84,10 +104,11 @@ def join_json(node: JoinNode) -> dict[str, Any]:
         "null_rows": list(node.null_rows),
         "may_emit_late_rows": node.may_emit_late_rows,
         "late_rows_reason": node.late_rows_reason,
-        "watermarks": {
-            "late_rows": node.watermarks.late_rows,
-            "eviction": node.watermarks.eviction,
-            "output": node.watermarks.output,
+        "watermarks": watermarks_json(node.watermarks),
+        "quirks": {
+            "append_rule": node.quirks.append_rule,
+            "semi_right_first": node.quirks.semi_right_first,
+            "count_all_removals": node.quirks.count_all_removals,
         },
         "output": [
             {"name": o.name, "expr": _sql(o.expr), "type": o.type, "event_time": o.event_time}
@@ -99,8 +120,11 @@ def join_json(node: JoinNode) -> dict[str, Any]:
 
 def plan_json(plan: Plan, diagnostics: list[dict[str, Any]]) -> dict[str, Any]:
     return {
+        "schema": PLAN_SCHEMA,
         "spark": str(plan.spark),
+        "ansi": plan.ansi,
         "settings": dict(sorted(plan.settings.items())),
+        "query_roots": list(plan.query_roots),
         "streams": [
             {
                 "name": s.name,
@@ -119,6 +143,8 @@ def plan_json(plan: Plan, diagnostics: list[dict[str, Any]]) -> dict[str, Any]:
                 "mode": a.mode,
                 "group_by": [_sql(g) for g in a.group_by],
                 "watermark_key": a.watermark_key,
+                "watermark_key_index": a.watermark_key_index,
+                "watermarks": watermarks_json(a.watermarks),
                 "output": [
                     {"name": o.name, "expr": _sql(o.expr), "type": o.type} for o in a.output
                 ],
@@ -131,6 +157,7 @@ def plan_json(plan: Plan, diagnostics: list[dict[str, Any]]) -> dict[str, Any]:
                 "format": s.target.format,
                 "options": dict(s.target.options),
                 "checkpoint": s.checkpoint,
+                "mode": s.mode,
             }
             for s in plan.sinks
         ],
@@ -164,8 +191,8 @@ def plan_text(plan: Plan) -> str:
             lines.append(f"  group by         {', '.join(_sql(g) or '' for g in node.group_by)}")
             lines.append(f"  watermark key    {key}")
             lines.append(
-                f"  watermarks       late rows: {node.watermarks.late_rows}; "
-                f"eviction: {node.watermarks.eviction}"
+                f"  watermarks       late rows: {watermark_text(node.watermarks.late_rows)}; "
+                f"eviction: {watermark_text(node.watermarks.eviction)}"
             )
     lines.append("")
     lines.append("checks")
@@ -208,8 +235,8 @@ def _join_text(node: JoinNode) -> list[str]:
     late = "yes" if node.may_emit_late_rows else "no"
     lines.append(f"  late output      {late}: {node.late_rows_reason}")
     lines.append(
-        f"  watermarks       late rows: {node.watermarks.late_rows}; eviction: "
-        f"{node.watermarks.eviction}"
+        f"  watermarks       late rows: {watermark_text(node.watermarks.late_rows)}; "
+        f"eviction: {watermark_text(node.watermarks.eviction)}"
     )
     lines.extend(f"  note             {n}" for n in node.notes)
     return lines

@@ -15,23 +15,15 @@ from collections.abc import Iterator
 from sqlglot import exp
 
 from . import types as t
-from .ast import JOIN_KEYWORDS, span_of
+from .ast import span_of
 from .bound import Aggregate, BoundSpec, Column, Join, Relation, Stream
 from .diagnostics import Diagnostics
+from .model import JOIN_KINDS
 from .plan import Check, JoinNode, Plan
 from .source import Span
 from .split import ConditionSplit, conjuncts, equi_key, is_deterministic, strip_parens
 from .sql import spark_sql as _sql
 from .state import Unsolvable, collect_terms, legacy_terms, value_bounds
-
-SPARK_JOIN_NAMES = {
-    "inner": "Inner",
-    "left_outer": "LeftOuter",
-    "right_outer": "RightOuter",
-    "full_outer": "FullOuter",
-    "left_semi": "LeftSemi",
-    "left_anti": "LeftAnti",
-}
 
 
 def _span(node: exp.Expression) -> Span:
@@ -52,7 +44,7 @@ def check_join(
 ) -> None:
     """``event_time``: per side, the event-time columns that reach the join (after Spark's
     column pruning), the ones Spark's MULTIPLE_EVENT_TIME_COLUMNS check counts."""
-    kind = JOIN_KEYWORDS[j.how]
+    kind = JOIN_KINDS[j.how].keyword
     if not typed_cleanly(j.condition):
         return  # the binder reported the condition's errors; judging it would only echo them
     for part in parts:
@@ -131,7 +123,7 @@ def _check_evictable(
 ) -> set[str]:
     """Spark's rule for outer and semi joins (UnsupportedOperationChecker), applied to the
     analyzed condition.  Returns the sides already reported (no W001 on top)."""
-    how = "left_outer" if j.how == "left_anti" else j.how
+    how = JOIN_KINDS[j.how].executed_as
     if how == "inner":
         return set()
     in_keys = any(
@@ -169,7 +161,7 @@ def _check_evictable(
     side = next(s for s in needs if not ok[s])
     evicted = j.left if side == "left" else j.right
     other = j.right if side == "left" else j.left
-    spark_name = SPARK_JOIN_NAMES[how]
+    spark_name = JOIN_KINDS[how].spark_name
     anti = " (LEFT ANTI runs as a left outer join)" if j.how == "left_anti" else ""
     why = (
         f"`{other.alias}` has no watermark"
@@ -179,7 +171,7 @@ def _check_evictable(
     )
     diags.add(
         "E021",
-        f"join `{j.name}` ({JOIN_KEYWORDS[j.how]}){anti}: the state of "
+        f"join `{j.name}` ({JOIN_KINDS[j.how].keyword}){anti}: the state of "
         f"`{evicted.alias}` can never be evicted, so its unmatched rows would never be "
         f"emitted: {why}; Spark rejects it: Stream-stream {spark_name} join between two "
         "streaming DataFrame/Datasets is not supported without a watermark in the join "
@@ -354,7 +346,7 @@ def _check_modes(
     for rel in chain:
         if isinstance(rel, Join) and mode != "append":
             allowed = update_joins and mode == "update" and rel.how in ("inner", "left_semi")
-            name = SPARK_JOIN_NAMES[rel.how]
+            name = JOIN_KINDS[rel.how].spark_name
             if allowed:
                 checks.append(
                     Check(
@@ -442,7 +434,7 @@ def _emits_late(spec: BoundSpec, plan: Plan, rel: Relation, mode: str) -> str | 
         return None if mode == "append" else f"an aggregation in {mode.title()} mode"
     if isinstance(rel, Join):
         if not v.at_least(3, 4):
-            return None if rel.how == "inner" else f"a {JOIN_KEYWORDS[rel.how]} join"
+            return None if rel.how == "inner" else f"a {JOIN_KINDS[rel.how].keyword} join"
         if not v.at_least(3, 5) and _is_time_interval(rel):
             return "a time-interval join (a range condition on event time)"
         return None

@@ -12,8 +12,17 @@ from typing import Literal, TypeAlias
 
 from sqlglot import exp
 
-from .ast import JoinType
-from .bound import Column, Format, OutputMode, SparkVersion
+from .bound import Column
+from .model import (
+    JOIN_KINDS,
+    Format,
+    JoinKind,
+    JoinQuirks,
+    JoinType,
+    OutputMode,
+    SparkVersion,
+    WatermarkUse,
+)
 from .state import Bound
 
 Eviction: TypeAlias = Literal["key", "value", "never"]
@@ -88,15 +97,6 @@ class OutputColumn:
 
 
 @dataclass(frozen=True, slots=True)
-class WatermarkUse:
-    """Which watermark an operator uses, per the target Spark version."""
-
-    late_rows: str  # e.g. "previous batch's global watermark"
-    eviction: str
-    output: str  # the watermark downstream operators get
-
-
-@dataclass(frozen=True, slots=True)
 class StreamNode:
     name: str
     columns: tuple[Column, ...]
@@ -122,7 +122,12 @@ class JoinNode:
     may_emit_late_rows: bool
     late_rows_reason: str
     watermarks: WatermarkUse
+    quirks: JoinQuirks
     notes: tuple[str, ...] = ()
+
+    @property
+    def kind(self) -> JoinKind:
+        return JOIN_KINDS[self.join_type]
 
 
 @dataclass(frozen=True, slots=True)
@@ -134,6 +139,7 @@ class AggregateNode:
     output: tuple[OutputColumn, ...]
     mode: OutputMode
     watermark_key: str | None  # the grouping key carrying the watermark (append eviction)
+    watermark_key_index: int | None  # its position in group_by
     watermarks: WatermarkUse
 
 
@@ -142,6 +148,7 @@ class SinkNode:
     relation: str
     target: Format
     checkpoint: str | None
+    mode: OutputMode  # the query's output mode: its aggregate's, else append
 
 
 @dataclass(frozen=True, slots=True)
@@ -163,6 +170,9 @@ class Plan:
     nodes: tuple[PlanNode, ...]  # topological (spec) order
     sinks: tuple[SinkNode, ...]
     checks: tuple[Check, ...] = field(default=())
+    ansi: bool = True  # spark.sql.ansi.enabled: its default for the target version
+    query_roots: tuple[str, ...] = ()  # one query per sink, then per unconsumed operator
+    query_modes: dict[str, OutputMode] = field(default_factory=dict)  # per operator as a root
 
     @property
     def joins(self) -> tuple[JoinNode, ...]:

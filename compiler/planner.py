@@ -6,12 +6,23 @@ warnings, reported into the shared diagnostics).
 
 from __future__ import annotations
 
+from dataclasses import replace
+from typing import Literal
+
 from sqlglot import exp
 
 from . import hazards
 from . import types as t
-from .bound import Aggregate, BoundSpec, Column, Input, Join, SparkVersion, Stream
+from .bound import Aggregate, BoundSpec, Column, Input, Join, Stream
 from .diagnostics import Diagnostics
+from .model import (
+    JOIN_KINDS,
+    JoinQuirks,
+    OutputMode,
+    SparkVersion,
+    WatermarkChoice,
+    WatermarkUse,
+)
 from .plan import (
     AggregateNode,
     JoinNode,
@@ -22,45 +33,42 @@ from .plan import (
     SinkNode,
     StateRule,
     StreamNode,
-    WatermarkUse,
     WindowColumn,
 )
 from .settings import SETTINGS
-from .split import INFERS_NOT_NULL, conjoin, conjuncts, not_null_columns, sides, split_condition
+from .split import conjoin, conjuncts, not_null_columns, sides, split_condition
 from .sql import spark_sql as _sql
 from .state import Bound, expand_between, legacy_terms, value_bounds
 from .types import format_ms
 
 LARGE_WATERMARK_MS = 10**12  # any W for which offsets are exact (truncation rounds down)
-PRESERVED = {
-    "inner": (),
-    "left_semi": (),
-    "left_outer": ("left",),
-    "left_anti": ("left",),
-    "right_outer": ("right",),
-    "full_outer": ("left", "right"),
-}
 
 
 def watermark_use(
     spark: SparkVersion, settings: dict[str, str | int | bool], first_stateful: bool
 ) -> WatermarkUse:
-    """Which watermark a stateful operator uses for late rows and eviction (reference §4)."""
-    allow_multiple = settings.get("allow_multiple_stateful_operators", True)
+    """Which watermark a stateful operator uses for late rows and eviction (reference §4).
+
+    ``allowMultiple=false`` selects Spark's ``UseSingleWatermarkPropagator`` (3.5+; 3.4 does
+    the same inline): this batch's global watermark for both uses, in every operator.  That
+    was checked on Spark 4.3.0 (``tests/spark/test_watermark_propagation.py``).
+    """
+    allow_multiple = bool(settings.get("allow_multiple_stateful_operators", True))
     if not spark.at_least(3, 4) or not allow_multiple:
-        late = "this batch's global watermark"
-    elif spark.at_least(3, 5) and not first_stateful:
-        late = "the previous batch's watermark propagated from the operators below"
-    else:
-        late = "the previous batch's global watermark"
+        global_now = WatermarkChoice("global", "this")
+        return WatermarkUse(global_now, global_now, "global")
     if spark.at_least(3, 5) and not first_stateful:
-        eviction = "this batch's watermark propagated from the operators below"
-    else:
-        eviction = "this batch's global watermark"
-    output = (
-        "min(state watermarks, input watermark)" if spark.at_least(3, 5) else "the global watermark"
+        return WatermarkUse(
+            WatermarkChoice("propagated", "previous"),
+            WatermarkChoice("propagated", "this"),
+            "min_of_state_and_input",
+        )
+    output: Literal["global", "min_of_state_and_input"] = (
+        "min_of_state_and_input" if spark.at_least(3, 5) else "global"
     )
-    return WatermarkUse(late, eviction, output)
+    return WatermarkUse(
+        WatermarkChoice("global", "previous"), WatermarkChoice("global", "this"), output
+    )
 
 
 class Planner:
@@ -88,10 +96,27 @@ class Planner:
                 nodes.append(self.plan_join(rel))
             else:
                 nodes.append(self.plan_aggregate(rel))
-        sinks = tuple(SinkNode(s.relation, s.target, s.checkpoint) for s in self.spec.sinks)
-        plan = Plan(self.spec.spark, self.settings, tuple(nodes), sinks)
+        # the output mode of a query rooted at each operator: its aggregate's, else append
+        modes: dict[str, OutputMode] = {
+            n.name: n.mode if isinstance(n, AggregateNode) else "append"
+            for n in nodes
+            if not isinstance(n, StreamNode)
+        }
+        sinks = tuple(
+            SinkNode(s.relation, s.target, s.checkpoint, modes.get(s.relation, "append"))
+            for s in self.spec.sinks
+        )
+        plan = Plan(
+            self.spec.spark,
+            self.settings,
+            tuple(nodes),
+            sinks,
+            ansi=self.spec.spark.major >= 4,  # spark.sql.ansi.enabled defaults to true in 4.x
+            query_roots=query_roots(nodes, sinks),
+            query_modes=modes,
+        )
         checks = hazards.check_pipeline(self.spec, plan, self.diags)
-        return Plan(plan.spark, plan.settings, plan.nodes, plan.sinks, tuple(checks))
+        return replace(plan, checks=tuple(checks))
 
     # ------------------------------------------------------------------ joins
     def _is_first_stateful(self, inputs: list[Input]) -> bool:
@@ -99,7 +124,8 @@ class Planner:
 
     def plan_join(self, j: Join) -> JoinNode:
         spark = self.spec.spark
-        executed = "left_outer" if j.how == "left_anti" else j.how
+        kind = JOIN_KINDS[j.how]
+        executed = kind.executed_as
         windows: dict[tuple[str, str], WindowColumn] = {}
         condition = _project_windows(j.condition, windows, j, register=True)
         stripped = {(side, w.time_column) for (side, _), w in windows.items()}
@@ -122,7 +148,7 @@ class Planner:
             rules[side] = self._state_rule(
                 side, inp, other, split.keys, key_index, residual, has_wm, effective[side]
             )
-        inferred = INFERS_NOT_NULL[executed]
+        inferred = kind.infers_not_null
         not_null: dict[str, list[str]] = {"left": [], "right": []}
         for part in [
             *split.key_conjuncts,
@@ -140,7 +166,7 @@ class Planner:
                     and not col.name.startswith("_common_expr")
                 ):
                     not_null[side].append(col.name)
-        preserved = PRESERVED[j.how]
+        preserved = kind.preserved
         sides = {}
         for side, inp in (("left", j.left), ("right", j.right)):
             side_windows = tuple(w for (s, _), w in windows.items() if s == side)
@@ -175,7 +201,7 @@ class Planner:
         node = JoinNode(
             name=j.name,
             join_type=j.how,
-            executed_as=executed,  # type: ignore[arg-type]
+            executed_as=executed,
             left=sides["left"],
             right=sides["right"],
             keys=split.keys,
@@ -183,13 +209,14 @@ class Planner:
             post_join_filter=conjoin(list(split.both)),
             constant_filter=conjoin(list(split.constant)),
             output=tuple(output),
-            anti_filter=j.how == "left_anti",
+            anti_filter=kind.drops_matched,
             null_rows=null_rows,
             may_emit_late_rows=late,
             late_rows_reason=late_reason,
             watermarks=watermark_use(
                 spark, self.settings, self._is_first_stateful([j.left, j.right])
             ),
+            quirks=join_quirks(spark),
             notes=_notes(j),
         )
         hazards.check_join(self.spec, j, node, split, parts, effective, self.diags)
@@ -283,7 +310,8 @@ class Planner:
 
     # ------------------------------------------------------------------ aggregates
     def plan_aggregate(self, a: Aggregate) -> AggregateNode:
-        key = next((k for k in a.group_by if _event_time_key(k)), None)
+        index = next((i for i, k in enumerate(a.group_by) if _event_time_key(k)), None)
+        key = a.group_by[index] if index is not None else None
         return AggregateNode(
             name=a.name,
             input=a.input.relation,
@@ -292,6 +320,7 @@ class Planner:
             output=tuple(OutputColumn(o.name, o.expr, str(o.type), o.event_time) for o in a.output),
             mode=a.mode,
             watermark_key=_sql(key) if key is not None else None,
+            watermark_key_index=index,
             watermarks=watermark_use(
                 self.spec.spark, self.settings, self._is_first_stateful([a.input])
             ),
@@ -299,6 +328,38 @@ class Planner:
 
 
 # ---------------------------------------------------------------------- helpers
+
+
+def join_quirks(spark: SparkVersion) -> JoinQuirks:
+    """The version-dependent behaviours of a stream-stream join (reference §8)."""
+    if spark.at_least(4, 0):
+        append_rule = True  # SPARK-49829: 4.0+, 3.4.4+, 3.5.9+
+    elif spark.minor_version == (3, 4):
+        append_rule = spark.patch is None or spark.patch >= 4  # no patch: the newest release
+    elif spark.minor_version == (3, 5):
+        append_rule = spark.patch is None or spark.patch >= 9
+    else:
+        append_rule = False
+    return JoinQuirks(
+        append_rule=append_rule,
+        semi_right_first=spark.at_least(4, 2),
+        count_all_removals=spark.at_least(4, 3),
+    )
+
+
+def query_roots(nodes: list[PlanNode], sinks: tuple[SinkNode, ...]) -> tuple[str, ...]:
+    """The operators that head a streaming query: each sink's relation, then every join or
+    aggregate that nothing consumes (shown whole when no sink names it)."""
+    operators = [n.name for n in nodes if not isinstance(n, StreamNode)]
+    consumed: set[str] = set()
+    for node in nodes:
+        if isinstance(node, JoinNode):
+            consumed |= {node.left.relation, node.right.relation}
+        elif isinstance(node, AggregateNode):
+            consumed.add(node.input)
+    roots = [s.relation for s in sinks if s.relation in operators]
+    roots += [name for name in operators if name not in consumed and name not in roots]
+    return tuple(roots)
 
 
 def required_outputs(spec: BoundSpec) -> dict[str, set[str]]:

@@ -12,8 +12,8 @@ from dataclasses import dataclass
 
 from sqlglot import exp
 
-from .ast import JoinType
 from .functions import FUNCTIONS
+from .model import JOIN_KINDS, JoinType
 
 NON_DETERMINISTIC = frozenset(f.name for f in FUNCTIONS.values() if not f.deterministic)
 
@@ -76,11 +76,6 @@ class ConditionSplit:
         return self.left_only + self.right_only + self.both
 
 
-# Which side-only conjuncts stay in the join (PushPredicateThroughJoin); the rest are pushed.
-KEEPS_LEFT_ONLY = ("left_outer", "full_outer", "left_anti")
-KEEPS_RIGHT_ONLY = ("right_outer", "full_outer")
-
-
 def split_condition(condition: exp.Expression, how: JoinType) -> ConditionSplit:
     keys: list[tuple[exp.Expression, exp.Expression]] = []
     key_conjuncts: list[exp.Expression] = []
@@ -105,8 +100,9 @@ def split_condition(condition: exp.Expression, how: JoinType) -> ConditionSplit:
             right_only.append(part)
         else:
             both.append(part)
-    keep_left = how in KEEPS_LEFT_ONLY
-    keep_right = how in KEEPS_RIGHT_ONLY
+    # which side-only conjuncts stay in the join (PushPredicateThroughJoin); the rest are pushed
+    keep_left = "left" in JOIN_KINDS[how].keeps_in_join
+    keep_right = "right" in JOIN_KINDS[how].keeps_in_join
     return ConditionSplit(
         keys=tuple(keys),
         key_conjuncts=tuple(key_conjuncts),
@@ -131,16 +127,6 @@ def equi_key(part: exp.Expression) -> tuple[exp.Expression, exp.Expression] | No
         return b, a
     return None
 
-
-# InferFiltersFromConstraints: which inputs get the inferred not-null filters.
-INFERS_NOT_NULL: dict[str, tuple[str, ...]] = {
-    "inner": ("left", "right"),
-    "left_semi": ("left", "right"),
-    "left_outer": ("right",),
-    "left_anti": ("right",),
-    "right_outer": ("left",),
-    "full_outer": (),
-}
 
 # Expressions through which a NULL operand makes the whole result NULL (Spark's
 # NullIntolerant): a column under only these, in a comparison, must be non-null to match.

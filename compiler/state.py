@@ -23,7 +23,7 @@ from sqlglot import exp
 
 from . import types as t
 from .ast import span_of
-from .bound import SparkVersion
+from .model import SparkVersion
 from .split import strip_parens
 from .sql import spark_sql
 

@@ -19,7 +19,6 @@ from typing import Any
 
 from sqlglot import exp
 
-from sjoin.compiler.bound import SparkVersion
 from sjoin.compiler.functions import lookup
 from sjoin.compiler.plan import AggregateNode
 from sjoin.compiler.sql import spark_sql
@@ -148,7 +147,6 @@ class AggregateOperator:
         self,
         node: AggregateNode,
         input_columns: Sequence[tuple[str, str]],
-        spark: SparkVersion,
         ansi: bool,
     ) -> None:
         self.node = node
@@ -157,7 +155,7 @@ class AggregateOperator:
         self.keys: list[Callable[[Row], list[Any]]] = []
         for key in node.group_by:
             self.keys.append(self._key_function(key, layout, ansi))
-        self.watermark_key = self._watermark_key_index(node)
+        self.watermark_key = node.watermark_key_index
         self.accumulators: list[Accumulator] = []
         self.calls: list[exp.Expression] = []
         for out in node.output:
@@ -200,15 +198,6 @@ class AggregateOperator:
             return windows
         g = compile_expr(key, layout, ansi=ansi)
         return lambda row: [g(row, None)]
-
-    @staticmethod
-    def _watermark_key_index(node: AggregateNode) -> int | None:
-        if node.watermark_key is None:
-            return None
-        for i, key in enumerate(node.group_by):
-            if spark_sql(key) == node.watermark_key:
-                return i
-        return None
 
     @staticmethod
     def _accumulator(call: exp.Expression, layout: Layout, ansi: bool) -> Accumulator:

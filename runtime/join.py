@@ -18,7 +18,6 @@ from typing import Any
 
 from sqlglot import exp
 
-from sjoin.compiler.bound import SparkVersion
 from sjoin.compiler.plan import JoinNode, Side, StateRule
 from sjoin.compiler.split import conjuncts
 
@@ -27,18 +26,6 @@ from .index import EvictionIndex
 
 Row = tuple[Any, ...]
 NAN = float("nan")  # one NaN object: Spark's NormalizeFloatingNumbers makes NaN keys equal
-
-
-def fixes_spark_49829(spark: SparkVersion) -> bool:
-    """Whether the target has the SPARK-49829 append rule (4.0+, 3.4.4+, 3.5.9+; a version
-    written without a patch means that line's newest release)."""
-    if spark.at_least(4, 0):
-        return True
-    if spark.minor_version == (3, 4):
-        return spark.patch is None or spark.patch >= 4
-    if spark.minor_version == (3, 5):
-        return spark.patch is None or spark.patch >= 9
-    return False
 
 
 @dataclass(slots=True)
@@ -249,14 +236,14 @@ def _not_null_at(i: int) -> Callable[[Row], bool]:
 class JoinOperator:
     """One ``join`` of the plan, run batch after batch."""
 
-    def __init__(self, node: JoinNode, spark: SparkVersion, ansi: bool) -> None:
+    def __init__(self, node: JoinNode, ansi: bool) -> None:
         self.node = node
         self.how = node.executed_as
         self.anti = node.anti_filter
         self.semi = self.how == "left_semi"
-        self.semi_right_first = self.semi and spark.at_least(4, 2)
-        self.fixed_append = fixes_spark_49829(spark)
-        self.count_all_removals = spark.at_least(4, 3)
+        self.semi_right_first = self.semi and node.quirks.semi_right_first
+        self.fixed_append = node.quirks.append_rule
+        self.count_all_removals = node.quirks.count_all_removals
         left_cols, right_cols = side_layout(node.left), side_layout(node.right)
         self.null_left: Row = (None,) * len(left_cols)
         self.null_right: Row = (None,) * len(right_cols)
@@ -293,8 +280,8 @@ class JoinOperator:
         self.right_time = _event_time(node.right, right_cols)
         n_keys = len(node.keys)
         # matched flags are read by outer-row emission (the preserved sides) and LeftSemi
-        left_flags = self.how in ("left_outer", "full_outer", "left_semi")
-        right_flags = self.how in ("right_outer", "full_outer")
+        left_flags = node.left.preserved or self.semi
+        right_flags = node.right.preserved
         self.left = SideState(_eviction_time(node.left.state, left_cols, n_keys), left_flags)
         self.right = SideState(_eviction_time(node.right.state, right_cols, n_keys), right_flags)
         # a post-join condition that is exactly a time range is checked inline in the probes
@@ -502,7 +489,7 @@ class JoinOperator:
         preserved = self.node.right.preserved
         null_left, null_right = self.null_left, self.null_right
         store = self.right
-        keep_unmatched = self.fixed_append and self.how in ("right_outer", "full_outer")
+        keep_unmatched = self.fixed_append and preserved
         time_of = store.time_of
         direct = not other.track_matched and not anti  # as in the left pass
         for r in rows:
@@ -602,22 +589,23 @@ class JoinOperator:
         out: list[Row],
         m: JoinMetrics,
     ) -> None:
-        how = self.how
         counted = 0
-        uncounted = 0
-        if how in ("left_outer", "full_outer") and left_threshold is not None:
+        uncounted = 0  # before 4.3, Spark does not count the rows an outer side evicts
+        left_preserved = self.node.left.preserved
+        right_preserved = self.node.right.preserved
+        if left_preserved and left_threshold is not None:
             for row, matched in self.left.evict(left_threshold):
                 uncounted += 1
                 if not matched:
                     out.append(self.project(row, self.null_right))
-        if how in ("right_outer", "full_outer") and right_threshold is not None:
+        if right_preserved and right_threshold is not None:
             for row, matched in self.right.evict(right_threshold):
                 uncounted += 1
-                if not matched and not self.anti:
+                if not matched:
                     out.append(self.project(self.null_left, row))
-        if how in ("inner", "left_semi", "right_outer") and left_threshold is not None:
+        if not left_preserved and left_threshold is not None:
             counted += self.left.evict_count(left_threshold)
-        if how in ("inner", "left_semi", "left_outer") and right_threshold is not None:
+        if not right_preserved and right_threshold is not None:
             counted += self.right.evict_count(right_threshold)
         m.num_rows_removed += counted + (uncounted if self.count_all_removals else 0)
 

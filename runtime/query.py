@@ -29,11 +29,6 @@ Operator = JoinOperator | AggregateOperator
 MAX_NO_DATA_BATCHES = 16  # a safety net: one no-data batch always settles the watermarks
 
 
-def ansi_mode(plan: Plan) -> bool:
-    """``spark.sql.ansi.enabled`` defaults to true from Spark 4.0."""
-    return plan.spark.major >= 4
-
-
 @dataclass(slots=True)
 class OperatorReport:
     relation: str
@@ -86,15 +81,7 @@ def query_roots(plan: Plan, relation: str | None) -> list[str]:
                 + (", ".join(operators) or "(the spec has none)")
             )
         return [relation]
-    consumed: set[str] = set()
-    for node in plan.nodes:
-        if isinstance(node, JoinNode):
-            consumed |= {node.left.relation, node.right.relation}
-        elif isinstance(node, AggregateNode):
-            consumed.add(node.input)
-    roots = [s.relation for s in plan.sinks if s.relation in operators]
-    roots += [name for name in operators if name not in consumed and name not in roots]
-    return roots
+    return list(plan.query_roots)
 
 
 def columns_of(node: PlanNode) -> list[tuple[str, str]]:
@@ -112,7 +99,7 @@ class Query:
         self.root = root
         self.outputs = list(outputs)
         self.nodes = closure(plan, root)
-        ansi = ansi_mode(plan)
+        ansi = plan.ansi
         self.streams = {n.name for n in self.nodes if isinstance(n, StreamNode)}
         self.operators: dict[str, Operator] = {}
         self.side_inputs: dict[str, tuple[SideInput, SideInput]] = {}
@@ -121,7 +108,7 @@ class Query:
         wm_nodes: list[WatermarkNode] = []
         for node in self.nodes:
             if isinstance(node, JoinNode):
-                op = JoinOperator(node, plan.spark, ansi)
+                op = JoinOperator(node, ansi)
                 sides = []
                 inputs = []
                 for side in (node.left, node.right):
@@ -130,22 +117,18 @@ class Query:
                     sides.append(SideInput(side, wm_column, ansi))
                     inputs.append(self._input(node.name, side.name, source, wm_nodes))
                 self.side_inputs[node.name] = (sides[0], sides[1])
-                links.append(OperatorLink(node.name, inputs, op.state_watermark))
+                links.append(OperatorLink(node.name, node.watermarks, inputs, op.state_watermark))
                 self.operators[node.name] = op
             elif isinstance(node, AggregateNode):
                 source = plan.node(node.input)
                 assert source is not None
-                self.operators[node.name] = AggregateOperator(
-                    node, columns_of(source), plan.spark, ansi
-                )
+                self.operators[node.name] = AggregateOperator(node, columns_of(source), ansi)
                 inputs = [self._input(node.name, "input", source, wm_nodes)]
-                links.append(OperatorLink(node.name, inputs, lambda wm: wm))
+                links.append(OperatorLink(node.name, node.watermarks, inputs, lambda wm: wm))
         self.tracker = WatermarkTracker(
             wm_nodes, str(plan.settings.get("multiple_watermark_policy", "min"))
         )
-        self.rules = WatermarkRules(
-            plan.spark, bool(plan.settings.get("allow_multiple_stateful_operators", True)), links
-        )
+        self.rules = WatermarkRules(links)
         self.no_data_batches = bool(plan.settings.get("no_data_micro_batches", True))
         self.report_order = self._report_order()
         self.batch_id = 0

@@ -5,10 +5,10 @@ stateful operator uses for late rows and for eviction in a batch (reference §4,
   pushes below it) and, after each batch, moves to ``max(event time) - delay`` if higher.
 * The global watermark is ``min`` or ``max`` of the nodes (a node without data counts as 0),
   never moves back, and takes effect in the next batch.
-* Per operator, per target version: 3.0-3.3 (or ``allowMultiple=false``) use the batch's
-  global watermark for both uses; 3.4 late rows use the previous batch's; 3.5+ propagate
-  through the plan (a join outputs ``min(state watermarks, input)``), late rows use the
-  previous batch's propagated value.
+* Which watermark each operator uses for late rows and for eviction is the plan's decision
+  (``WatermarkUse`` on each join and aggregate node): the global one or the one propagated
+  through the operators below (a join outputs ``min(state watermarks, input)``), as of this
+  batch or the previous one.  This module only computes the values.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from sjoin.compiler.bound import SparkVersion
+from sjoin.compiler.model import WatermarkChoice, WatermarkUse
 
 
 @dataclass(slots=True)
@@ -95,6 +95,7 @@ class OperatorInput:
 @dataclass(slots=True)
 class OperatorLink:
     name: str
+    use: WatermarkUse  # the plan's decision for this operator
     inputs: list[OperatorInput]
     output: Callable[[int], int]  # produceOutputWatermark(input)
 
@@ -103,28 +104,27 @@ class OperatorLink:
 class WatermarkRules:
     """Which watermark each operator gets in a batch whose global watermark is W."""
 
-    spark: SparkVersion
-    allow_multiple: bool
     operators: list[OperatorLink]  # topological order
     _cache: dict[int, dict[str, int | None]] = field(default_factory=dict)
+    _uses: dict[str, WatermarkUse] = field(default_factory=dict)
 
-    @property
-    def propagates(self) -> bool:
-        return self.allow_multiple and self.spark.at_least(3, 5)
-
-    @property
-    def separate_late(self) -> bool:
-        return self.allow_multiple and self.spark.at_least(3, 4)
+    def __post_init__(self) -> None:
+        self._uses = {op.name: op.use for op in self.operators}
 
     def eviction(self, name: str, global_ms: int) -> int | None:
-        return self._inputs(global_ms)[name]
+        """Eviction watermark of a batch whose global watermark is ``global_ms``."""
+        return self._choose(name, self._uses[name].eviction, 0, global_ms)
 
     def late(self, name: str, previous_ms: int, global_ms: int) -> int | None:
         """Late-events watermark of a batch with global W whose previous batch ran with
         ``previous_ms`` (0 before the first batch)."""
-        if not self.separate_late:
-            return self.eviction(name, global_ms)
-        return self._inputs(previous_ms)[name]
+        return self._choose(name, self._uses[name].late_rows, previous_ms, global_ms)
+
+    def _choose(
+        self, name: str, choice: WatermarkChoice, previous_ms: int, global_ms: int
+    ) -> int | None:
+        value = previous_ms if choice.batch == "previous" else global_ms
+        return value if choice.source == "global" else self._inputs(value)[name]
 
     def _inputs(self, global_ms: int) -> dict[str, int | None]:
         cached = self._cache.get(global_ms)
@@ -133,7 +133,7 @@ class WatermarkRules:
         if len(self._cache) > 64:
             self._cache.clear()
         result: dict[str, int | None] = {}
-        if not self.propagates or global_ms == 0:
+        if global_ms == 0:
             result = {op.name: global_ms for op in self.operators}
         else:
             outputs: dict[str, int | None] = {}

@@ -294,7 +294,7 @@ def pre_order(plan: Plan, root: str) -> list[str]:
 
 
 def output_mode(plan: Plan, relation: str) -> str:
-    return str({a.name: a.mode for a in plan.aggregates}.get(relation, "append"))
+    return plan.query_modes.get(relation, "append")
 
 
 def spark_row(values: tuple[Any, ...], stream: StreamNode) -> dict[str, Any]:

@@ -62,3 +62,34 @@ def test_brief_offsets_for_ad_attribution() -> None:
         "column": "click_time",
         "offset_ms": -1,
     }
+
+
+def test_plan_json_fields_are_documented() -> None:
+    """docs/plan-json.md names every field the plan JSON of the examples holds."""
+    from sjoin.compiler.explain import PLAN_SCHEMA
+
+    doc = (Path(__file__).resolve().parents[1] / "docs" / "plan-json.md").read_text()
+    assert f"schema {PLAN_SCHEMA}" in doc
+    free_maps = {"settings", "options", "diagnostics"}  # keys chosen by users, or by §4
+
+    def keys(value: object) -> set[str]:
+        if isinstance(value, dict):
+            out = set(value)
+            for k, v in value.items():
+                if k not in free_maps:
+                    out |= keys(v)
+            return out
+        if isinstance(value, list):
+            return set().union(*(keys(v) for v in value)) if value else set()
+        return set()
+
+    found: set[str] = set()
+    for spec in EXAMPLES:
+        result = check_file(spec)
+        found |= keys(result.plan_json())
+    import re
+
+    prose = re.sub(r"```.*?```", "", doc, flags=re.S)  # fenced blocks are examples
+    named = {w for code in re.findall(r"`([^`]+)`", prose) for w in re.findall(r"\w+", code)}
+    missing = sorted(found - named)
+    assert not missing, f"docs/plan-json.md does not describe {missing}"

@@ -28,13 +28,6 @@ from ..split import conjuncts
 from ..sql import spark_sql, written_sql
 from .pytext import comment, docstring_line, literal
 
-JOIN_HOW = {
-    "inner": "inner",
-    "left_outer": "left_outer",
-    "right_outer": "right_outer",
-    "full_outer": "full_outer",
-    "left_semi": "left_semi",
-}
 ANTI_MARKER = "__sjoin_matched"
 SQL_WIDTH = 76  # split SQL text into several string pieces beyond this
 
@@ -136,7 +129,7 @@ def _side_frame(side: Side, anti_marker: bool) -> list[str]:
 
 @emit.register
 def _(node: JoinNode) -> list[str]:
-    kind = node.join_type.replace("_", " ").upper()
+    kind = node.kind.keyword
     keys = ", ".join(f"{written_sql(a)} = {written_sql(b)}" for a, b in node.keys)
     lines = [
         comment(
@@ -159,7 +152,7 @@ def _(node: JoinNode) -> list[str]:
     lines.append("right = " + right[0])
     lines.extend(right[1:])
     condition = condition_literal(node.condition)
-    how = "left_outer" if node.anti_filter else JOIN_HOW[node.join_type]
+    how = node.executed_as  # DataFrame.join's `how` names are sjoin's join types
     lines.append("joined = left.join(")
     lines.append("    right,")
     lines.append(f"    F.expr({condition}),")
@@ -295,7 +288,6 @@ def _read_input(node: StreamNode) -> list[str]:
 
 def _sink_lines(plan: Plan) -> list[str]:
     lines: list[str] = []
-    modes = {a.name: a.mode for a in plan.aggregates}
     trigger = str(plan.settings.get("trigger") or "")
     for sink in plan.sinks:
         options = dict(sink.target.options)
@@ -309,7 +301,7 @@ def _sink_lines(plan: Plan) -> list[str]:
             writer.append('.select(F.to_json(F.struct("*")).alias("value"))')
         writer.append(".writeStream")
         writer.append(f".format({literal(fmt)})")
-        writer.append(f".outputMode({literal(modes.get(sink.relation, 'append'))})")
+        writer.append(f".outputMode({literal(sink.mode)})")
         writer.extend(f".option({literal(k)}, {literal(v)})" for k, v in options.items())
         if sink.checkpoint is not None:
             writer.append(f'.option("checkpointLocation", {literal(sink.checkpoint)})')

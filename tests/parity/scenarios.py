@@ -346,6 +346,34 @@ add(
     ],
 )
 
+# ------------------------------------------------------------------ one watermark or many
+
+# examples/checkout_funnel.sjoin with allowMultiple set either way.  After data batch 1 the
+# global watermark is 01:30: with one watermark (false) the second join evicts the 01:25
+# purchase and the aggregate closes its window at once; with propagation (true) the second
+# join gets 01:19:59.999 from the first and keeps it (numRowsRemoved 1 vs 0 in batch 3).
+FUNNEL = (EXAMPLES / "checkout_funnel.sjoin").read_text(encoding="utf-8")
+FUNNEL_BATCHES = [
+    {
+        "impressions": [{"ad_id": 1, "campaign": "a", "impression_time": ts(3600)}],
+        "clicks": [{"ad_id": 1, "click_id": "x", "click_time": ts(3900)}],
+        "purchases": [{"click_id": "x", "amount": 10.0, "purchase_time": ts(5100)}],
+    },
+    {
+        "impressions": [{"ad_id": 2, "campaign": "b", "impression_time": ts(6000)}],
+        "clicks": [{"ad_id": 2, "click_id": "y", "click_time": ts(6300)}],
+        "purchases": [{"click_id": "y", "amount": 20.0, "purchase_time": ts(6600)}],
+    },
+]
+for allow in ("false", "true"):
+    add(
+        f"chain_allow_multiple_{allow}",
+        FUNNEL.replace(
+            "spark 4.3\n", f"spark 4.3\nset allow_multiple_stateful_operators = {allow}\n"
+        ),
+        FUNNEL_BATCHES,
+    )
+
 # ------------------------------------------------------------------ the examples
 
 

@@ -24,7 +24,7 @@ def aggregate(select: str, group_by: str = "S.k", mode: str = "complete") -> Agg
     (node,) = plan.aggregates
     source = plan.node("s")
     assert source is not None
-    return AggregateOperator(node, columns_of(source), plan.spark, True)
+    return AggregateOperator(node, columns_of(source), True)
 
 
 def srow(k: Any, seconds: float, x: float | None = None, d: str | None = None) -> tuple[Any, ...]:

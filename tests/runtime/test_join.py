@@ -93,7 +93,7 @@ def test_snapshot_round_trip_rebuilds_the_index() -> None:
 def operator(how: str, condition: str = RANGE, version: str = "4.3") -> JoinOperator:
     plan = plan_of(range_spec(how, condition, header=f"spark {version}\n"))
     (join,) = plan.joins
-    return JoinOperator(join, plan.spark, True)
+    return JoinOperator(join, True)
 
 
 def values(rows: list[tuple[Any, ...]]) -> list[tuple[Any, Any]]:
@@ -124,7 +124,7 @@ join j = l AS L INNER JOIN r AS R ON L.k = R.k AND L.x = R.x
   SELECT L.k AS k, L.x AS lx, R.x AS rx
 """
     plan = plan_of(spec)
-    op = JoinOperator(plan.joins[0], plan.spark, True)
+    op = JoinOperator(plan.joins[0], True)
     nan = float("nan")
     op.process([(1, 2.0, 0), (1, 2.5, 0), (2, nan, 0)], [], None, None)
     out, _ = op.process([], [(1, 2, 0), (1, 3, 0)], None, None)
@@ -150,7 +150,7 @@ def test_anti_keeps_only_unmatched_left_rows() -> None:
         + range_spec("INNER").split("\n", 1)[1].split("join")[0]
         + f"join j = l AS L LEFT ANTI JOIN r AS R ON {RANGE}\n"
     )
-    op = JoinOperator(plan.joins[0], plan.spark, True)
+    op = JoinOperator(plan.joins[0], True)
     out, _ = op.process(
         [(1, 100_000_000, "a"), (2, 100_000_000, "x")], [(1, 100_000_000, "b")], 0, 0
     )

@@ -8,9 +8,9 @@ from typing import Any
 
 import pytest
 
-from sjoin.compiler.bound import SparkVersion
+from sjoin.compiler.model import SparkVersion
+from sjoin.compiler.planner import join_quirks
 from sjoin.runtime import run
-from sjoin.runtime.join import fixes_spark_49829
 from sjoin.runtime.query import Query
 
 from .harness import plan_of, trace_records
@@ -53,7 +53,7 @@ def test_spark_49829_versions() -> None:
     for text, want in fixed.items():
         parts = [int(p) for p in text.split(".")]
         version = SparkVersion(parts[0], parts[1], parts[2] if len(parts) > 2 else None)
-        assert fixes_spark_49829(version) is want, text
+        assert join_quirks(version).append_rule is want, text
 
 
 INNER_17 = [

@@ -1,0 +1,129 @@
+"""The shared vocabulary of sjoin: Spark versions, join kinds, output modes, formats, and the
+typed per-operator decisions that a Plan carries (which watermark, which version quirks).
+
+A leaf module: the AST, the bound model, the plan, the back ends and the runtime all speak
+these types, and every fact about a join type lives in one table, ``JOIN_KINDS``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal, TypeAlias
+
+from .source import Span
+
+JoinType: TypeAlias = Literal[
+    "inner", "left_outer", "right_outer", "full_outer", "left_semi", "left_anti"
+]
+SideName: TypeAlias = Literal["left", "right"]
+OutputMode: TypeAlias = Literal["append", "update", "complete"]
+
+SUPPORTED_SPARK: tuple[tuple[int, int], ...] = (
+    (3, 3),
+    (3, 4),
+    (3, 5),
+    (4, 0),
+    (4, 1),
+    (4, 2),
+    (4, 3),
+)
+DEFAULT_SPARK = "4.3"
+
+
+@dataclass(frozen=True, slots=True)
+class SparkVersion:
+    major: int
+    minor: int
+    patch: int | None = None  # None: that line's newest release
+
+    @property
+    def minor_version(self) -> tuple[int, int]:
+        return (self.major, self.minor)
+
+    def __str__(self) -> str:
+        base = f"{self.major}.{self.minor}"
+        return base if self.patch is None else f"{base}.{self.patch}"
+
+    def at_least(self, major: int, minor: int) -> bool:
+        return (self.major, self.minor) >= (major, minor)
+
+
+@dataclass(frozen=True, slots=True)
+class Format:
+    """A source or sink: a format name and its options, in written order."""
+
+    format: str
+    options: tuple[tuple[str, str], ...]
+    span: Span
+
+    def option(self, key: str) -> str | None:
+        return next((v for k, v in self.options if k == key), None)
+
+
+# ---------------------------------------------------------------------- join kinds
+
+
+@dataclass(frozen=True, slots=True)
+class JoinKind:
+    """Everything sjoin knows about one join type, in one row."""
+
+    join_type: JoinType  # as written in a spec
+    keyword: str  # as written in SQL: "LEFT OUTER"
+    spark_name: str  # Spark's JoinType in plans and messages: "LeftOuter"
+    executed_as: JoinType  # what Spark runs (Spark has no stream-stream LEFT ANTI)
+    preserved: tuple[SideName, ...]  # sides whose unmatched rows come out null-padded
+    keeps_in_join: tuple[SideName, ...]  # sides whose side-only conjuncts stay in the join
+    infers_not_null: tuple[SideName, ...]  # InferFiltersFromConstraints adds isnotnull here
+    drops_matched: bool = False  # LEFT ANTI: keep only the unmatched (null-padded) left rows
+
+    @property
+    def outer(self) -> bool:
+        return bool(self.preserved)
+
+
+JOIN_KINDS: dict[JoinType, JoinKind] = {
+    k.join_type: k
+    for k in (
+        JoinKind("inner", "INNER", "Inner", "inner", (), (), ("left", "right")),
+        JoinKind("left_outer", "LEFT OUTER", "LeftOuter", "left_outer", ("left",), ("left",),
+                 ("right",)),
+        JoinKind("right_outer", "RIGHT OUTER", "RightOuter", "right_outer", ("right",),
+                 ("right",), ("left",)),
+        JoinKind("full_outer", "FULL OUTER", "FullOuter", "full_outer", ("left", "right"),
+                 ("left", "right"), ()),
+        JoinKind("left_semi", "LEFT SEMI", "LeftSemi", "left_semi", (), (), ("left", "right")),
+        JoinKind("left_anti", "LEFT ANTI", "LeftAnti", "left_outer", ("left",), ("left",),
+                 ("right",), drops_matched=True),
+    )
+}  # fmt: skip
+
+
+# ---------------------------------------------------------------------- typed decisions
+
+
+@dataclass(frozen=True, slots=True)
+class WatermarkChoice:
+    """One watermark a stateful operator uses: the global one, or the one propagated to it
+    through the operators below (Spark 3.5+), as of this batch or of the previous one."""
+
+    source: Literal["global", "propagated"]
+    batch: Literal["this", "previous"]
+
+
+@dataclass(frozen=True, slots=True)
+class WatermarkUse:
+    """Which watermark an operator uses for late rows and for eviction, per the target Spark
+    version and ``spark.sql.streaming.statefulOperator.allowMultiple`` (reference §4)."""
+
+    late_rows: WatermarkChoice
+    eviction: WatermarkChoice
+    output: Literal["global", "min_of_state_and_input"]  # what it hands to the next operator
+
+
+@dataclass(frozen=True, slots=True)
+class JoinQuirks:
+    """Version-dependent behaviours of one stream-stream join (reference §8)."""
+
+    append_rule: bool  # SPARK-49829: a row is added to state only if the other side may match
+    semi_right_first: bool  # 4.2+: LeftSemi processes the right input before the left
+    count_all_removals: bool  # 4.3+: numRowsRemoved counts every removed state row
