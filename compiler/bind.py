@@ -20,7 +20,6 @@ from . import types as t
 from .bound import (
     Aggregate,
     BoundSpec,
-    Column,
     Input,
     Join,
     OutputItem,
@@ -31,7 +30,7 @@ from .bound import (
     Watermark,
 )
 from .diagnostics import Diagnostics
-from .model import DEFAULT_SPARK, SUPPORTED_SPARK, Format, SparkVersion
+from .model import DEFAULT_SPARK, SUPPORTED_SPARK, Column, Format, SparkVersion
 from .source import Source, Span
 from .types import SqlType
 

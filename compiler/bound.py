@@ -14,6 +14,7 @@ from typing import TypeAlias
 from sqlglot import exp
 
 from .model import (
+    Column,
     Format,
     JoinType,
     OutputMode,
@@ -22,16 +23,6 @@ from .model import (
 from .source import Source, Span
 from .sql import spark_sql
 from .types import SqlType
-
-
-@dataclass(frozen=True, slots=True)
-class Column:
-    """A column of a relation's output, as Spark's attribute would be."""
-
-    name: str
-    type: SqlType
-    event_time: bool = False  # carries watermark metadata (EventTimeWatermark.delayKey)
-    origin: str = ""  # lineage for messages, e.g. "impressions.impression_time"
 
 
 @dataclass(frozen=True, slots=True)

@@ -16,9 +16,9 @@ from sqlglot import exp
 
 from . import types as t
 from .ast import span_of
-from .bound import Aggregate, BoundSpec, Column, Join, Relation, Stream
+from .bound import Aggregate, BoundSpec, Join, Relation, Stream
 from .diagnostics import Diagnostics
-from .model import JOIN_KINDS
+from .model import JOIN_KINDS, Column
 from .plan import Check, JoinNode, Plan
 from .source import Span
 from .split import ConditionSplit, conjuncts, equi_key, is_deterministic, strip_parens

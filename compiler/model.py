@@ -7,10 +7,12 @@ these types, and every fact about a join type lives in one table, ``JOIN_KINDS``
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Literal, TypeAlias
 
 from .source import Span
+from .types import SqlType
 
 JoinType: TypeAlias = Literal[
     "inner", "left_outer", "right_outer", "full_outer", "left_semi", "left_anti"
@@ -60,6 +62,16 @@ class Format:
         return next((v for k, v in self.options if k == key), None)
 
 
+@dataclass(frozen=True, slots=True)
+class Column:
+    """A column of a relation's output, as Spark's attribute would be."""
+
+    name: str
+    type: SqlType
+    event_time: bool = False  # carries watermark metadata (EventTimeWatermark.delayKey)
+    origin: str = ""  # lineage for messages, e.g. "impressions.impression_time"
+
+
 # ---------------------------------------------------------------------- join kinds
 
 
@@ -99,6 +111,21 @@ JOIN_KINDS: dict[JoinType, JoinKind] = {
 
 
 # ---------------------------------------------------------------------- typed decisions
+
+
+@dataclass(frozen=True, slots=True)
+class Bound:
+    """One conjunct's state watermark for a side: ``trunc((coef*W*1000 + const_us)/1000) -
+    (0 if strict else 1)`` milliseconds, where W is the eviction watermark (ms)."""
+
+    coef: int
+    const_us: float
+    strict: bool
+    conjunct: str  # the conjunct as Spark SQL, for explanations
+
+    def at(self, watermark_ms: int) -> int:
+        total = (self.coef * float(watermark_ms) * 1000.0 + self.const_us) / 1000.0
+        return math.trunc(total) - (0 if self.strict else 1)
 
 
 @dataclass(frozen=True, slots=True)

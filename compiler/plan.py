@@ -12,9 +12,10 @@ from typing import Literal, TypeAlias
 
 from sqlglot import exp
 
-from .bound import Column
 from .model import (
     JOIN_KINDS,
+    Bound,
+    Column,
     Format,
     JoinKind,
     JoinQuirks,
@@ -23,7 +24,6 @@ from .model import (
     SparkVersion,
     WatermarkUse,
 )
-from .state import Bound
 
 Eviction: TypeAlias = Literal["key", "value", "never"]
 
@@ -173,6 +173,7 @@ class Plan:
     ansi: bool = True  # spark.sql.ansi.enabled: its default for the target version
     query_roots: tuple[str, ...] = ()  # one query per sink, then per unconsumed operator
     query_modes: dict[str, OutputMode] = field(default_factory=dict)  # per operator as a root
+    spark_conf: dict[str, str] = field(default_factory=dict)  # generated jobs' SparkConf
 
     @property
     def joins(self) -> tuple[JoinNode, ...]:

@@ -13,10 +13,12 @@ from sqlglot import exp
 
 from . import hazards
 from . import types as t
-from .bound import Aggregate, BoundSpec, Column, Input, Join, Stream
+from .bound import Aggregate, BoundSpec, Input, Join, Stream
 from .diagnostics import Diagnostics
 from .model import (
     JOIN_KINDS,
+    Bound,
+    Column,
     JoinQuirks,
     OutputMode,
     SparkVersion,
@@ -35,10 +37,10 @@ from .plan import (
     StreamNode,
     WindowColumn,
 )
-from .settings import SETTINGS
+from .settings import SETTINGS, STATE_STORE_PROVIDERS
 from .split import conjoin, conjuncts, not_null_columns, sides, split_condition
 from .sql import spark_sql as _sql
-from .state import Bound, expand_between, legacy_terms, value_bounds
+from .state import expand_between, legacy_terms, value_bounds
 from .types import format_ms
 
 LARGE_WATERMARK_MS = 10**12  # any W for which offsets are exact (truncation rounds down)
@@ -114,6 +116,7 @@ class Planner:
             ansi=self.spec.spark.major >= 4,  # spark.sql.ansi.enabled defaults to true in 4.x
             query_roots=query_roots(nodes, sinks),
             query_modes=modes,
+            spark_conf=spark_conf(self.settings),
         )
         checks = hazards.check_pipeline(self.spec, plan, self.diags)
         return replace(plan, checks=tuple(checks))
@@ -328,6 +331,19 @@ class Planner:
 
 
 # ---------------------------------------------------------------------- helpers
+
+
+def spark_conf(settings: dict[str, str | int | bool]) -> dict[str, str]:
+    """The Spark configuration of a generated job: every setting that has a conf key."""
+    conf: dict[str, str] = {}
+    for name, spec in sorted(SETTINGS.items()):
+        if spec.spark_conf is None:
+            continue
+        value = settings.get(name, spec.default)
+        if name == "state_store":
+            value = STATE_STORE_PROVIDERS[str(value)]
+        conf[spec.spark_conf] = str(value).lower() if isinstance(value, bool) else str(value)
+    return conf
 
 
 def join_quirks(spark: SparkVersion) -> JoinQuirks:

@@ -23,7 +23,7 @@ from sqlglot import exp
 
 from . import types as t
 from .ast import span_of
-from .model import SparkVersion
+from .model import Bound, SparkVersion
 from .split import strip_parens
 from .sql import spark_sql
 
@@ -51,21 +51,6 @@ class Term:
             col = self.column
             return (self.negated, "attr", col.meta.get("side"), col.table, col.name)
         return (self.negated, "lit", self.value_us)
-
-
-@dataclass(frozen=True, slots=True)
-class Bound:
-    """One conjunct's state watermark for a side: ``trunc((coef*W*1000 + const_us)/1000) -
-    (0 if strict else 1)`` milliseconds, where W is the eviction watermark (ms)."""
-
-    coef: int
-    const_us: float
-    strict: bool
-    conjunct: str  # the conjunct as Spark SQL, for explanations
-
-    def at(self, watermark_ms: int) -> int:
-        total = (self.coef * float(watermark_ms) * 1000.0 + self.const_us) / 1000.0
-        return math.trunc(total) - (0 if self.strict else 1)
 
 
 def _is_column_free(node: exp.Expression) -> bool:

@@ -23,7 +23,6 @@ from sqlglot import exp
 
 from ..explain import predicate_text
 from ..plan import AggregateNode, JoinNode, Plan, PlanNode, Side, StreamNode
-from ..settings import SETTINGS, STATE_STORE_PROVIDERS
 from ..split import conjuncts
 from ..sql import spark_sql, written_sql
 from .pytext import comment, docstring_line, literal
@@ -195,18 +194,6 @@ def _(node: AggregateNode) -> list[str]:
 # ---------------------------------------------------------------------- the module
 
 
-def _spark_conf(plan: Plan) -> dict[str, str]:
-    conf: dict[str, str] = {}
-    for name, spec in sorted(SETTINGS.items()):
-        if spec.spark_conf is None:
-            continue
-        value = plan.settings.get(name, spec.default)
-        if name == "state_store":
-            value = STATE_STORE_PROVIDERS[str(value)]
-        conf[spec.spark_conf] = str(value).lower() if isinstance(value, bool) else str(value)
-    return conf
-
-
 def _schema(node: StreamNode) -> str:
     return ", ".join(f"`{c.name.replace('`', '``')}` {c.type}" for c in node.columns)
 
@@ -357,7 +344,7 @@ def compile_pyspark(plan: Plan, spec_path: str = "<spec>", formatted: bool = Tru
         "from pyspark.sql import DataFrame, SparkSession",
         "from pyspark.sql import functions as F",
         "",
-        *_dict_lines("SPARK_CONF", _spark_conf(plan).items()),
+        *_dict_lines("SPARK_CONF", plan.spark_conf.items()),
         "",
         *_dict_lines("SCHEMAS", ((s.name, _schema(s)) for s in streams)),
         "",
