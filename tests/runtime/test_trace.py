@@ -9,7 +9,13 @@ from pathlib import Path
 import pytest
 
 from sjoin.runtime.trace import TraceError, read_trace, schemas_of
-from sjoin.runtime.values import format_timestamp, parse_timestamp
+from sjoin.runtime.values import (
+    MAX_TIMESTAMP_US,
+    MIN_TIMESTAMP_US,
+    format_date,
+    format_timestamp,
+    parse_timestamp,
+)
 
 from .harness import plan_of
 
@@ -79,6 +85,15 @@ def test_timestamps() -> None:
     assert format_timestamp(1767225600000000) == "2026-01-01T00:00:00Z"
     assert format_timestamp(1767225600000001) == "2026-01-01T00:00:00.000001Z"
     assert format_timestamp(-500_000) == "1969-12-31T23:59:59.500000Z"
+    assert parse_timestamp("\uff12\uff10\uff12\uff16-01-01") is None  # ASCII digits only
+    late = MAX_TIMESTAMP_US + 1 + 16_200_000_000  # 10000-01-01T04:30:00Z
+    assert parse_timestamp("9999-12-31T23:30:00-05:00") == late
+    # beyond years 0001..9999 (only arithmetic gets there): ISO 8601's expanded years
+    assert format_timestamp(MAX_TIMESTAMP_US) == "9999-12-31T23:59:59.999999Z"
+    assert format_timestamp(MAX_TIMESTAMP_US + 1) == "+10000-01-01T00:00:00Z"
+    assert format_timestamp(MIN_TIMESTAMP_US) == "0001-01-01T00:00:00Z"
+    assert format_timestamp(MIN_TIMESTAMP_US - 1) == "0000-12-31T23:59:59.999999Z"
+    assert format_date(-719_529) == "-0001-12-31"
 
 
 BAD = [
