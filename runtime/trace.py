@@ -13,11 +13,15 @@ byte order mark at the very start of the file is skipped.  Every bad row names i
 where it can be found, the column (1-based, in characters) of the fault in the file.  Every
 value accepted can be written back: numbers beyond what Python reads or DOUBLE holds, strings
 with lone surrogates and timestamps outside years 0001..9999 (UTC) are bad rows.
+
+With ``digests=True`` each batch also gets the SHA-256 of the lines it was read from (its
+good rows), which a checkpoint keeps to recognise the trace it consumed.
 """
 
 from __future__ import annotations
 
 import gc
+import hashlib
 import json
 import math
 import os
@@ -115,6 +119,7 @@ class TraceBatch:
     value: int  # the trace's own batch value: it only groups and orders rows
     rows: dict[str, list[tuple[Any, ...]]]
     first_line: int
+    digest: bytes | None = None  # SHA-256 of the batch's lines (``read_trace(digests=True)``)
 
 
 @dataclass(slots=True)
@@ -323,6 +328,8 @@ def read_trace(
     source: str | os.PathLike[str] | Iterable[Any],
     schemas: Mapping[str, StreamSchema],
     bad_rows: BadRowPolicy = "stop",
+    *,
+    digests: bool = False,
 ) -> Trace:
     """Read and check a whole trace (a path, or an iterable of lines, as ``str`` or
     ``bytes``, or of record dicts).
@@ -330,11 +337,12 @@ def read_trace(
     ``bad_rows``: ``"stop"`` raises ``TraceError`` with every bad row; ``"skip"`` leaves
     them out (listed in ``Trace.bad_rows``); any other value is a path that receives one
     JSON line per bad row (rewritten on each run, so a restarted run does not repeat them).
+    ``digests``: give each batch the SHA-256 of its lines (``TraceBatch.digest``).
     """
     paused = gc.isenabled()
     gc.disable()  # a large trace is millions of new tuples: collector scans cost ~40%
     try:
-        trace = _read(source, schemas, bad_rows)
+        trace = _read(source, schemas, bad_rows, digests)
     except OSError as err:
         raise UsageError(f"cannot read trace {source}: {err.strerror or err}") from None
     finally:
@@ -351,6 +359,7 @@ def _read(
     source: str | os.PathLike[str] | Iterable[Any],
     schemas: Mapping[str, StreamSchema],
     bad_rows: BadRowPolicy,
+    digests: bool,
 ) -> Trace:
     name, records = _records(source)
     converters = {
@@ -360,6 +369,7 @@ def _read(
     batches: list[TraceBatch] = []
     bad: list[BadRow] = []
     current: TraceBatch | None = None
+    hashers: list[Any] = []
     for number, record in enumerate(records, start=1):
         text: str | None
         if type(record) is bytes:  # a line of a file, with its b"\n"
@@ -400,7 +410,13 @@ def _read(
         if current is None or batch != current.value:
             current = TraceBatch(batch, {}, number)
             batches.append(current)
+            if digests:
+                hashers.append(hashlib.sha256())
         current.rows.setdefault(stream, []).append(row)
+        if digests:
+            hashers[-1].update(_line_bytes(record))
+    for b, hasher in zip(batches, hashers, strict=False):
+        b.digest = hasher.digest()
     if bad:
         if bad_rows == "stop":
             raise TraceError(name, bad)
@@ -416,6 +432,21 @@ def write_bad_rows(path: Path, bad: Sequence[BadRow]) -> None:
                 out.write(dumps(b.to_json()) + "\n")
     except OSError as err:
         raise UsageError(f"cannot write the bad rows to {path}: {err.strerror or err}") from None
+
+
+def _line_bytes(record: Any) -> bytes:
+    """What a good row's line contributes to its batch's digest: the line without its end
+    (``\\n`` or ``\\r\\n``), then ``\\n``; a record dict as canonical JSON."""
+    if isinstance(record, bytes):
+        return record.rstrip(b"\r\n") + b"\n"
+    if isinstance(record, str):
+        text = record.rstrip("\r\n")
+    else:
+        try:
+            text = json.dumps(record, sort_keys=True, default=str)
+        except (TypeError, ValueError):
+            text = _record_text(record)
+    return text.encode("utf-8", "surrogatepass") + b"\n"
 
 
 def _record_text(record: Any) -> str:
