@@ -14,6 +14,7 @@ It reads only the plan (never the front end) and never imports pyspark.
 from __future__ import annotations
 
 import gc
+import hashlib
 import io
 import os
 import sys
@@ -373,9 +374,14 @@ class _Runner:
         self.engine = Engine(plan, relation)
         self.relation = relation
         self.relations = self.engine.output_relations()
-        self.trace: Trace = read_trace(trace, schemas_of(plan), bad_rows)
+        self.trace: Trace = read_trace(
+            trace, schemas_of(plan), bad_rows, digests=checkpoint is not None
+        )
         self.sinks = sinks
         self.checkpoint = Checkpoint(checkpoint) if checkpoint is not None else None
+        # running SHA-256 over the digests of the trace batches consumed so far
+        self.consumed_hash = hashlib.sha256()
+        self.consumed = 0
         self.multiple = len(self.engine.queries) > 1
         self.converters: dict[str, tuple[list[str], list[tuple[int, Any]]]] = {}
         for name in self.relations:
@@ -407,11 +413,10 @@ class _Runner:
             saved = self.checkpoint.load()
             if saved is not None:
                 self._check_saved(saved)
-                self.engine.restore(saved["engine"])
+                pending, offsets = self._restore(saved)
                 self.step = saved["step"] + 1
-                pending = BatchOutput.of(**saved["pending"])
-                offsets = saved["offsets"]
                 redeliver = self.checkpoint.delivered() < saved["step"]
+            self.checkpoint.reset_trace_batches(self._trace_entries(0, self.consumed))
         for sink in self.sinks:
             sink.start(offsets.get(sink.kind) if sink.rewindable else None)
         if pending is not None:
@@ -434,34 +439,120 @@ class _Runner:
             yield out
 
     def _check_saved(self, saved: dict[str, Any]) -> None:
-        if saved.get("fingerprint") != fingerprint(self.plan, self.relation):
+        """Refuse a checkpoint of another spec, or a trace whose consumed part differs from
+        the one the checkpoint consumed; on success the running hash stands where it was."""
+        if saved["fingerprint"] != fingerprint(self.plan, self.relation):
             raise CheckpointError(
                 f"the checkpoint in {self.checkpoint_dir} belongs to another spec or "
                 "relation; use a new checkpoint directory"
             )
-        ti = saved["engine"]["cursor"][0]
-        values = [b.value for b in self.trace.batches]
-        for position, expected in ((ti - 1, saved["consumed"]), (ti, saved["next"])):
-            if position < 0 or expected is None:
-                continue
-            found = values[position] if position < len(values) else None
-            if found != expected:
-                raise CheckpointError(
-                    f"the trace does not match the checkpoint in {self.checkpoint_dir}: its "
-                    f"batch number {position + 1} should be batch {expected}, found "
-                    f"{'nothing' if found is None else f'batch {found}'}; restart with the "
-                    "same trace (more batches may follow), or use a new checkpoint directory"
+        consumed, want = saved["trace"].get("batches"), saved["trace"].get("sha256")
+        if type(consumed) is not int or consumed < 0 or type(want) is not str:
+            raise CheckpointError(self._malformed("its record of the consumed trace"))
+        batches = self.trace.batches
+        found = hashlib.sha256()
+        for batch in batches[:consumed]:
+            assert batch.digest is not None
+            found.update(batch.digest)
+        if len(batches) < consumed or found.hexdigest() != want:
+            raise CheckpointError(
+                f"the trace does not match the checkpoint in {self.checkpoint_dir}: "
+                f"{self._first_difference(consumed)}; restart with the same trace (more "
+                "batches may follow), or use a new checkpoint directory"
+            )
+        self.consumed_hash, self.consumed = found, consumed
+
+    def _first_difference(self, consumed: int) -> str:
+        """Which trace batch differs from the one the checkpoint consumed at its place."""
+        assert self.checkpoint is not None
+        recorded = self.checkpoint.trace_batches()
+        batches = self.trace.batches
+        for index in range(consumed):
+            old = recorded.get(index)
+            if old is None:
+                break
+            where = f"batch {old.get('batch')} (line {old.get('line')})"
+            if index >= len(batches):
+                return (
+                    f"it has {len(batches)} batch(es), but the checkpoint consumed {consumed}: "
+                    f"the first one missing is the checkpoint's {where}"
                 )
+            new = batches[index]
+            assert new.digest is not None
+            if old.get("sha256") != new.digest.hex():
+                return (
+                    f"its batch {new.value} (line {new.first_line}) differs from the "
+                    f"checkpoint's {where}, the {_ordinal(index + 1)} batch it consumed"
+                )
+        if len(batches) < consumed:
+            return f"it has {len(batches)} batch(es), but the checkpoint consumed {consumed}"
+        return f"one of its first {consumed} batches differs from the one the checkpoint consumed"
+
+    def _restore(self, saved: dict[str, Any]) -> tuple[BatchOutput, dict[str, int | None]]:
+        """Load the engine's state and the pending batch; a snapshot whose parts do not fit
+        is refused as a whole."""
+        offsets = saved["offsets"]
+        if not all(v is None or (type(v) is int and v >= 0) for v in offsets.values()):
+            raise CheckpointError(self._malformed("its output offsets"))
+        try:
+            self.engine.restore(saved["engine"])
+            pending = BatchOutput.of(**saved["pending"])
+        except (KeyError, TypeError, ValueError, IndexError, AttributeError) as err:
+            raise CheckpointError(
+                self._malformed(f"its state ({type(err).__name__}: {err})")
+            ) from None
+        if type(saved["step"]) is not int or saved["step"] < 0:
+            raise CheckpointError(self._malformed("its step"))
+        cursor = self.engine.cursor
+        if not (
+            type(cursor.trace_index) is int
+            and type(cursor.query_index) is int
+            and type(cursor.data_done) is bool
+            and 0 <= cursor.trace_index <= self.consumed
+            and 0 <= cursor.query_index <= len(self.engine.queries)
+        ):
+            raise CheckpointError(self._malformed("its trace position"))
+        return pending, offsets
+
+    def _malformed(self, what: str) -> str:
+        return (
+            f"the checkpoint in {self.checkpoint_dir} is malformed: {what} cannot be used; "
+            "use a new checkpoint directory"
+        )
+
+    def _trace_entries(self, start: int, end: int) -> list[dict[str, Any]]:
+        entries = []
+        for index in range(start, end):
+            batch = self.trace.batches[index]
+            assert batch.digest is not None
+            entries.append(
+                {
+                    "index": index,
+                    "batch": batch.value,
+                    "line": batch.first_line,
+                    "sha256": batch.digest.hex(),
+                }
+            )
+        return entries
 
     def _commit(self, out: BatchOutput) -> None:
         assert self.checkpoint is not None
-        ti = self.engine.cursor.trace_index
+        cursor = self.engine.cursor
+        consumed = min(
+            cursor.trace_index + (1 if cursor.query_index or cursor.data_done else 0),
+            len(self.trace.batches),
+        )
+        if consumed > self.consumed:
+            for batch in self.trace.batches[self.consumed : consumed]:
+                assert batch.digest is not None
+                self.consumed_hash.update(batch.digest)
+            self.checkpoint.add_trace_batches(self._trace_entries(self.consumed, consumed))
+            self.consumed = consumed
         self.checkpoint.commit(
             {
                 "fingerprint": fingerprint(self.plan, self.relation),
                 "step": self.step,
-                "consumed": self._value_at(ti - 1),
-                "next": self._value_at(ti),
+                "trace": {"batches": self.consumed, "sha256": self.consumed_hash.hexdigest()},
                 "engine": self.engine.snapshot(),
                 "pending": {
                     "batch": out.batch,
@@ -475,11 +566,6 @@ class _Runner:
                 "offsets": {s.kind: s.size() for s in self.sinks if s.rewindable},
             }
         )
-
-    def _value_at(self, position: int) -> int | None:
-        if 0 <= position < len(self.trace.batches):
-            return self.trace.batches[position].value
-        return None
 
     @property
     def checkpoint_dir(self) -> str:
@@ -547,3 +633,8 @@ class _Runner:
             make_rows,
             sides,
         )
+
+
+def _ordinal(n: int) -> str:
+    suffix = "th" if 10 <= n % 100 <= 20 else {1: "st", 2: "nd", 3: "rd"}.get(n % 10, "th")
+    return f"{n}{suffix}"

@@ -10,18 +10,30 @@ batch k's lines again, so a kill at any point neither loses nor duplicates a lin
 that cannot be truncated (stdout) is re-sent only if the ``delivered`` marker says batch k
 never got out.
 
-Snapshots hold only plain data (tuples, lists, dicts, numbers, strings, ``Decimal``) and
-are read back with an unpickler that refuses anything else.
+``state.pkl`` is ``sjoin checkpoint``, a line ``sha256 HEX`` and a body: a line ``format N``
+and the pickled snapshot.  The SHA-256 of the body is checked before anything is unpickled,
+so a damaged file (a flipped byte, a torn copy) is refused, never resumed from.  Snapshots
+hold only plain data (tuples, lists, dicts, numbers, strings, ``Decimal``) and are read back
+with an unpickler that refuses anything else; a snapshot that lacks a part is refused too.
+
+Each snapshot also records how many trace batches the run has consumed and a running
+SHA-256 over their digests (``read_trace(digests=True)``: the lines of each batch's rows).
+A restart recomputes it on the trace it is given and refuses a trace whose consumed part
+differs.  ``trace.jsonl`` lists each consumed batch's digest; it only serves to name the
+first batch that differs.
 """
 
 from __future__ import annotations
 
 import hashlib
 import io
+import json
 import os
 import pickle
+import re
 import sys
 import time
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -30,9 +42,22 @@ from sjoin.compiler.sql import spark_sql
 
 from .errors import CheckpointError
 
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2
 STATE_FILE = "state.pkl"
 DELIVERED_FILE = "delivered"
+TRACE_FILE = "trace.jsonl"  # one line per consumed trace batch: index, batch, line, sha256
+MAGIC = b"sjoin checkpoint\n"
+_CHECKSUM = re.compile(rb"sha256 ([0-9a-f]{64})\n")
+_FORMAT = re.compile(rb"format ([0-9]{1,9})\n")
+# the parts of a snapshot and their types
+REQUIRED: dict[str, type] = {
+    "fingerprint": str,
+    "step": int,
+    "engine": dict,
+    "pending": dict,
+    "offsets": dict,
+    "trace": dict,
+}
 PAUSE_ENV = "SJOIN_RUNTIME_TEST_PAUSE"  # test hook: "SEQ:STAGE" (STAGE committed|emitted)
 
 
@@ -44,7 +69,10 @@ class _PlainUnpickler(pickle.Unpickler):
             from decimal import Decimal
 
             return Decimal
-        raise CheckpointError(f"checkpoint holds an unexpected object {module}.{name}")
+        raise CheckpointError(
+            f"checkpoint holds an unexpected object {module}.{name}; it was not written by "
+            "sjoin and is not loaded"
+        )
 
 
 def fingerprint(plan: Plan, relation: str | None) -> str:
@@ -91,20 +119,100 @@ class Checkpoint:
         if not self.state_path.exists():
             return None
         try:
-            data = _PlainUnpickler(io.BytesIO(self.state_path.read_bytes())).load()
-        except (OSError, pickle.UnpicklingError, EOFError, ValueError) as err:
+            raw = self.state_path.read_bytes()
+        except OSError as err:
             raise CheckpointError(f"cannot read checkpoint {self.state_path}: {err}") from None
-        if not isinstance(data, dict) or data.get("version") != FORMAT_VERSION:
+        payload = self._verified(raw)
+        try:
+            data = _PlainUnpickler(io.BytesIO(payload)).load()
+        except CheckpointError:
+            raise
+        except Exception as err:  # the checksum held, so the file was made to be this way
+            raise CheckpointError(f"cannot read checkpoint {self.state_path}: {err}") from None
+        if not isinstance(data, dict):
+            raise CheckpointError(f"{self.state_path} holds no snapshot; {_NEW_DIRECTORY}")
+        missing = [key for key in REQUIRED if key not in data]
+        if missing:
             raise CheckpointError(
-                f"{self.state_path} is not a checkpoint of this sjoin version; "
-                "use a new checkpoint directory"
+                f"{self.state_path} lacks {', '.join(f'`{k}`' for k in missing)}: it is not a "
+                f"complete checkpoint; {_NEW_DIRECTORY}"
+            )
+        wrong = [key for key, kind in REQUIRED.items() if not isinstance(data[key], kind)]
+        if wrong:
+            raise CheckpointError(
+                f"{self.state_path} has a malformed {', '.join(f'`{k}`' for k in wrong)}; "
+                f"{_NEW_DIRECTORY}"
             )
         return data
 
+    def _verified(self, raw: bytes) -> bytes:
+        """The pickled snapshot in ``raw``, once its checksum and format are checked."""
+        if not raw.startswith(MAGIC):
+            if raw.startswith(b"\x80"):  # format 1 was a bare pickle
+                raise CheckpointError(
+                    f"{self.state_path} was written by an older sjoin (checkpoint format 1); "
+                    f"{_NEW_DIRECTORY}"
+                )
+            raise CheckpointError(
+                f"{self.state_path} is not an sjoin checkpoint, or is damaged; {_NEW_DIRECTORY}"
+            )
+        checksum = _CHECKSUM.match(raw, len(MAGIC))
+        if checksum is None:
+            raise CheckpointError(
+                f"{self.state_path} is damaged: its checksum line is unreadable; {_NEW_DIRECTORY}"
+            )
+        body = raw[checksum.end() :]
+        if hashlib.sha256(body).hexdigest().encode() != checksum[1]:
+            raise CheckpointError(
+                f"{self.state_path} is damaged: its content does not match its SHA-256 "
+                f"checksum; {_NEW_DIRECTORY}"
+            )
+        form = _FORMAT.match(body)
+        version = int(form[1]) if form is not None else None
+        if form is None or version != FORMAT_VERSION:
+            raise CheckpointError(
+                f"{self.state_path} was written by another sjoin version (checkpoint format "
+                f"{version}; this one reads format {FORMAT_VERSION}); {_NEW_DIRECTORY}"
+            )
+        return body[form.end() :]
+
     def commit(self, data: dict[str, Any]) -> None:
         """Atomically replace the snapshot: temp file, fsync, rename, fsync the directory."""
-        payload = pickle.dumps({"version": FORMAT_VERSION, **data}, protocol=5)
-        write_atomic(self.state_path, payload)
+        body = b"format %d\n" % FORMAT_VERSION + pickle.dumps(data, protocol=5)
+        checksum = hashlib.sha256(body).hexdigest().encode()
+        write_atomic(self.state_path, MAGIC + b"sha256 " + checksum + b"\n" + body)
+
+    # ------------------------------------------------------ consumed trace batches
+
+    @property
+    def trace_path(self) -> Path:
+        return self.directory / TRACE_FILE
+
+    def reset_trace_batches(self, entries: Iterable[dict[str, Any]]) -> None:
+        """Start ``trace.jsonl`` afresh with these batches (a new run, or a resumed one)."""
+        write_atomic(self.trace_path, b"".join(_entry_line(e) for e in entries))
+
+    def add_trace_batches(self, entries: Iterable[dict[str, Any]]) -> None:
+        """Append batches consumed since the last commit (before committing it).  Not
+        synced: the file only helps to name a differing batch; the snapshot's checksum,
+        not this file, decides whether a trace matches."""
+        with open(self.trace_path, "ab") as handle:
+            handle.writelines(_entry_line(e) for e in entries)
+
+    def trace_batches(self) -> dict[int, dict[str, Any]]:
+        """The recorded batches by index; a line that cannot be read is left out."""
+        found: dict[int, dict[str, Any]] = {}
+        try:
+            lines = self.trace_path.read_bytes().splitlines()
+        except OSError:
+            return found
+        for line in lines:
+            try:
+                entry = json.loads(line)
+                found[int(entry["index"])] = entry
+            except (ValueError, TypeError, KeyError):
+                continue
+        return found
 
     def delivered(self) -> int:
         """The last step whose output reached a sink that cannot be rewound (-1: none)."""
@@ -116,6 +224,13 @@ class Checkpoint:
 
     def mark_delivered(self, step: int) -> None:
         write_atomic(self.directory / DELIVERED_FILE, str(step).encode())
+
+
+_NEW_DIRECTORY = "use a new checkpoint directory (or remove this one) to start afresh"
+
+
+def _entry_line(entry: dict[str, Any]) -> bytes:
+    return json.dumps(entry).encode() + b"\n"
 
 
 def write_atomic(path: Path, payload: bytes) -> None:

@@ -6,14 +6,27 @@ JSON, unknown stream, missing or unknown column, wrong type, unparsable timestam
 out of order) becomes a ``BadRow`` carrying its line number; the caller's policy decides
 whether the run stops, skips it, or also writes it to a file.  The whole trace is checked
 before the first batch runs, so ``stop`` never leaves a half-written output behind.
+
+A trace file is read as bytes and split only at LF (a lone CR stays inside its line, so
+line numbers are the ones an editor shows); each line is decoded as strict UTF-8.  A UTF-8
+byte order mark at the very start of the file is skipped.  Every bad row names its line and,
+where it can be found, the column (1-based, in characters) of the fault in the file.  Every
+value accepted can be written back: numbers beyond what Python reads or DOUBLE holds, strings
+with lone surrogates and timestamps outside years 0001..9999 (UTC) are bad rows.
+
+With ``digests=True`` each batch also gets the SHA-256 of the lines it was read from (its
+good rows), which a checkpoint keeps to recognise the trace it consumed.
 """
 
 from __future__ import annotations
 
 import gc
+import hashlib
 import json
 import math
 import os
+import re
+import sys
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from decimal import ROUND_HALF_UP, Decimal, InvalidOperation
@@ -23,8 +36,8 @@ from typing import Any, Literal, TypeAlias
 from sjoin.compiler.plan import Plan
 from sjoin.compiler.types import SqlType
 
-from .errors import RunError
-from .values import dumps, parse_date, parse_timestamp
+from .errors import RunError, UsageError
+from .values import MAX_TIMESTAMP_US, MIN_TIMESTAMP_US, dumps, parse_date, parse_timestamp
 
 BadRowPolicy: TypeAlias = Literal["stop", "skip"] | str | os.PathLike[str]
 Converter: TypeAlias = Callable[[Any], Any]
@@ -43,6 +56,8 @@ _NON_FINITE = {
     "-Infinity": -math.inf,
     "-Inf": -math.inf,
 }
+_INF = math.inf
+_BOM = b"\xef\xbb\xbf"
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,14 +69,19 @@ class BadRow:
     text: str
     batch: int | None = None
     stream: str | None = None
+    column: int | None = None  # 1-based, in characters of the line, where it is known
 
     def describe(self) -> str:
-        """``LINE: reason``, to follow ``FILE:`` as compilers print locations."""
-        return f"{self.line}: {self.reason}"
+        """``LINE:COLUMN: reason`` (or ``LINE: reason``), to follow ``FILE:`` as compilers
+        print locations."""
+        if self.column is None:
+            return f"{self.line}: {self.reason}"
+        return f"{self.line}:{self.column}: {self.reason}"
 
     def to_json(self) -> dict[str, Any]:
         return {
             "line": self.line,
+            "column": self.column,
             "batch": self.batch,
             "stream": self.stream,
             "error": self.reason,
@@ -99,6 +119,7 @@ class TraceBatch:
     value: int  # the trace's own batch value: it only groups and orders rows
     rows: dict[str, list[tuple[Any, ...]]]
     first_line: int
+    digest: bytes | None = None  # SHA-256 of the batch's lines (``read_trace(digests=True)``)
 
 
 @dataclass(slots=True)
@@ -113,7 +134,22 @@ class Trace:
 
 
 class _Bad(Exception):
-    pass
+    """A bad row's reason; ``at`` is the 0-based character offset of the fault in the line,
+    or ``where`` says what to look for there: a record field (``("batch",)``), the row
+    (``("row",)``) or one of its columns (``("row", name)``; ``key`` for the name itself)."""
+
+    def __init__(
+        self,
+        reason: str,
+        *,
+        at: int | None = None,
+        where: tuple[str, ...] = (),
+        key: bool = False,
+    ) -> None:
+        super().__init__(reason)
+        self.at = at
+        self.where = where
+        self.key = key
 
 
 def schemas_of(plan: Plan) -> dict[str, StreamSchema]:
@@ -140,18 +176,29 @@ def converter(kind: SqlType) -> Converter:
             if isinstance(v, bool) or not isinstance(v, int):
                 raise _Bad(f"expected {kind!s} (a JSON integer), got {_show(v)}")
             if not -bound <= v < bound:
-                raise _Bad(f"{v} is out of range for {kind!s}")
+                raise _Bad(f"{_number(v)} is out of range for {kind!s}")
             return v
 
         return to_int
     if name in ("double", "float"):
 
         def to_float(v: Any) -> Any:
+            if type(v) is float:  # NaN or an infinity written as a JSON constant
+                return v
             if isinstance(v, str) and v in _NON_FINITE:
                 return _NON_FINITE[v]
             if isinstance(v, bool) or not isinstance(v, (int, float, Decimal)):
                 raise _Bad(f"expected {kind!s} (a JSON number), got {_show(v)}")
-            return float(v)
+            try:
+                f = float(v)
+            except OverflowError:
+                f = _INF
+            if f == _INF or f == -_INF:  # a finite number too large for a double
+                raise _Bad(
+                    f"{_number(v)} is out of range for {kind!s} "
+                    '(write "Infinity" or "-Infinity" for an infinite value)'
+                )
+            return f
 
         return to_float
     if name == "decimal":
@@ -168,15 +215,25 @@ def converter(kind: SqlType) -> Converter:
             except (InvalidOperation, ValueError):
                 raise _Bad(f"expected {kind!s}, got {_show(v)}") from None
             if not d.is_finite() or (len(d.as_tuple().digits) > precision and d != 0):
-                raise _Bad(f"{v} does not fit {kind!s}")
+                raise _Bad(f"{_number(v)} does not fit {kind!s}")
             return d
 
         return to_decimal
-    if name == "string":
+    if name in ("string", "binary"):
+        what = "STRING (a JSON string)" if name == "string" else "BINARY (a JSON string)"
 
         def to_str(v: Any) -> Any:
             if type(v) is not str and not isinstance(v, str):
-                raise _Bad(f"expected STRING (a JSON string), got {_show(v)}")
+                raise _Bad(f"expected {what}, got {_show(v)}")
+            if not v.isascii():
+                try:
+                    v.encode("utf-8")
+                except UnicodeEncodeError as err:
+                    raise _Bad(
+                        f"the string holds a lone surrogate {v[err.start]!r} at character "
+                        f"{err.start + 1}, which is no Unicode character (an escape "
+                        "\\uD800..\\uDFFF must be one half of a pair)"
+                    ) from None
             return v
 
         return to_str
@@ -196,7 +253,13 @@ def converter(kind: SqlType) -> Converter:
             us = parse_timestamp(v)
             if us is None:
                 raise _Bad(
-                    f"unparsable timestamp {v!r} (write ISO-8601, e.g. 2026-01-01T00:00:00Z)"
+                    f"unparsable timestamp {_brief(repr(v))} "
+                    "(write ISO-8601, e.g. 2026-01-01T00:00:00Z)"
+                )
+            if not MIN_TIMESTAMP_US <= us <= MAX_TIMESTAMP_US:
+                raise _Bad(
+                    f"timestamp {_brief(repr(v))} is out of range: TIMESTAMP holds years "
+                    "0001 to 9999 in UTC"
                 )
             return us
 
@@ -219,24 +282,42 @@ def converter(kind: SqlType) -> Converter:
 
 def _show(v: Any) -> str:
     if isinstance(v, str):
-        return f"string {v!r}"
+        return f"string {_brief(repr(v))}"
     if isinstance(v, bool):
         return f"boolean {str(v).lower()}"
     if isinstance(v, (int, float, Decimal)):
-        return f"number {v}"
+        return f"number {_number(v)}"
     if isinstance(v, list):
         return "an array"
     if isinstance(v, dict):
         return "an object"
-    return repr(v)
+    return _brief(type(v).__name__)
+
+
+def _number(v: Any) -> str:
+    """A number for a message: long ones abbreviated (and never a ValueError for an int
+    beyond Python's int-to-string limit)."""
+    try:
+        text = str(v)
+    except ValueError:
+        return f"an integer of about {int(v.bit_length() * 0.30103)} digits"
+    if len(text) > 40:
+        digits = len(text) - text.startswith("-")
+        size = f"{digits} digits" if text.lstrip("-").isdigit() else f"{len(text)} characters"
+        return f"{text[:12]}...{text[-6:]} ({size})"
+    return text
+
+
+def _brief(text: str, limit: int = 80) -> str:
+    return text if len(text) <= limit else f"{text[:limit]}... ({len(text)} characters)"
 
 
 def _records(source: str | os.PathLike[str] | Iterable[Any]) -> tuple[str, Iterable[Any]]:
     if isinstance(source, (str, os.PathLike)):
         path = Path(source)
 
-        def lines() -> Iterable[Any]:
-            with path.open(encoding="utf-8") as handle:
+        def lines() -> Iterable[bytes]:
+            with path.open("rb") as handle:  # bytes lines: split at b"\n" only
                 yield from handle
 
         return str(path), lines()
@@ -247,27 +328,38 @@ def read_trace(
     source: str | os.PathLike[str] | Iterable[Any],
     schemas: Mapping[str, StreamSchema],
     bad_rows: BadRowPolicy = "stop",
+    *,
+    digests: bool = False,
 ) -> Trace:
-    """Read and check a whole trace (a path, or an iterable of lines or record dicts).
+    """Read and check a whole trace (a path, or an iterable of lines, as ``str`` or
+    ``bytes``, or of record dicts).
 
     ``bad_rows``: ``"stop"`` raises ``TraceError`` with every bad row; ``"skip"`` leaves
     them out (listed in ``Trace.bad_rows``); any other value is a path that receives one
     JSON line per bad row (rewritten on each run, so a restarted run does not repeat them).
+    ``digests``: give each batch the SHA-256 of its lines (``TraceBatch.digest``).
     """
     paused = gc.isenabled()
     gc.disable()  # a large trace is millions of new tuples: collector scans cost ~40%
     try:
-        trace = _read(source, schemas, bad_rows)
+        trace = _read(source, schemas, bad_rows, digests)
+    except OSError as err:
+        raise UsageError(f"cannot read trace {source}: {err.strerror or err}") from None
     finally:
         if paused:
             gc.enable()
     return trace
 
 
+class _Blank(Exception):
+    """A line of nothing but JSON whitespace: not a row, not an error."""
+
+
 def _read(
     source: str | os.PathLike[str] | Iterable[Any],
     schemas: Mapping[str, StreamSchema],
     bad_rows: BadRowPolicy,
+    digests: bool,
 ) -> Trace:
     name, records = _records(source)
     converters = {
@@ -277,33 +369,54 @@ def _read(
     batches: list[TraceBatch] = []
     bad: list[BadRow] = []
     current: TraceBatch | None = None
+    hashers: list[Any] = []
     for number, record in enumerate(records, start=1):
-        if isinstance(record, str) and not record.strip():
-            continue
+        text: str | None
+        if type(record) is bytes:  # a line of a file, with its b"\n"
+            if number == 1 and record.startswith(_BOM):
+                record = record[3:]
+            try:
+                text = record.decode("utf-8")
+            except UnicodeDecodeError as err:
+                bad.append(_undecodable(number, record, err))
+                continue
+        elif isinstance(record, str):
+            text = record[1:] if number == 1 and record.startswith("\ufeff") else record
+        else:
+            text = None  # a record dict
         batch: int | None = None
         stream: str | None = None
         try:
-            obj = _load(record)
+            obj = record if text is None else _load(text)
             batch, stream, values = _envelope(obj)
             schema = schemas.get(stream)
             if schema is None:
                 raise _Bad(
-                    f"unknown stream `{stream}` (streams: {', '.join(sorted(schemas)) or 'none'})"
+                    f"unknown stream `{stream}` (streams: {', '.join(sorted(schemas)) or 'none'})",
+                    where=("stream",),
                 )
             if current is not None and batch < current.value:
                 raise _Bad(
-                    f"batch {batch} comes after batch {current.value}: "
-                    "batches must be in ascending order"
+                    f"batch {_number(batch)} comes after batch {_number(current.value)}: "
+                    "batches must be in ascending order",
+                    where=("batch",),
                 )
             row = _convert(values, schema, converters[stream])
+        except _Blank:
+            continue
         except _Bad as err:
-            text = record.rstrip("\n") if isinstance(record, str) else _record_text(record)
-            bad.append(BadRow(number, str(err), text, batch, stream))
+            bad.append(_bad_row(number, err, text, record, batch, stream))
             continue
         if current is None or batch != current.value:
             current = TraceBatch(batch, {}, number)
             batches.append(current)
+            if digests:
+                hashers.append(hashlib.sha256())
         current.rows.setdefault(stream, []).append(row)
+        if digests:
+            hashers[-1].update(_line_bytes(record))
+    for b, hasher in zip(batches, hashers, strict=False):
+        b.digest = hasher.digest()
     if bad:
         if bad_rows == "stop":
             raise TraceError(name, bad)
@@ -313,28 +426,160 @@ def _read(
 
 
 def write_bad_rows(path: Path, bad: Sequence[BadRow]) -> None:
-    with path.open("w", encoding="utf-8") as out:
-        for b in bad:
-            out.write(dumps(b.to_json()) + "\n")
+    try:
+        with path.open("w", encoding="utf-8", errors="backslashreplace") as out:
+            for b in bad:
+                out.write(dumps(b.to_json()) + "\n")
+    except OSError as err:
+        raise UsageError(f"cannot write the bad rows to {path}: {err.strerror or err}") from None
+
+
+def _line_bytes(record: Any) -> bytes:
+    """What a good row's line contributes to its batch's digest: the line without its end
+    (``\\n`` or ``\\r\\n``), then ``\\n``; a record dict as canonical JSON."""
+    if isinstance(record, bytes):
+        return record.rstrip(b"\r\n") + b"\n"
+    if isinstance(record, str):
+        text = record.rstrip("\r\n")
+    else:
+        try:
+            text = json.dumps(record, sort_keys=True, default=str)
+        except (TypeError, ValueError):
+            text = _record_text(record)
+    return text.encode("utf-8", "surrogatepass") + b"\n"
 
 
 def _record_text(record: Any) -> str:
     try:
         return json.dumps(record, default=str)
-    except (TypeError, ValueError):
-        return repr(record)
+    except Exception:  # any record must get some text
+        try:
+            return repr(record)
+        except Exception:
+            return f"<{type(record).__name__}>"
+
+
+def _clean(text: str) -> str:
+    """``text`` fit to be written as UTF-8: a lone surrogate becomes ``\\udXXX``."""
+    if text.isascii():
+        return text
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return text.encode("utf-8", "backslashreplace").decode("utf-8")
+    return text
+
+
+def _bad_row(
+    number: int,
+    err: _Bad,
+    text: str | None,
+    record: Any,
+    batch: int | None,
+    stream: str | None,
+) -> BadRow:
+    column = None
+    if text is not None:
+        at = err.at if err.at is not None else _locate(text, err.where, err.key)
+        column = None if at is None else at + 1
+        shown = text.rstrip("\r\n")
+    else:
+        shown = _record_text(record)
+    return BadRow(
+        number,
+        _clean(str(err)),
+        _clean(shown),
+        batch,
+        None if stream is None else _clean(stream),
+        column,
+    )
+
+
+def _undecodable(number: int, raw: bytes, err: UnicodeDecodeError) -> BadRow:
+    """A line that is not UTF-8: the column is that of its first undecodable byte."""
+    column = len(raw[: err.start].decode("utf-8")) + 1
+    shown = " ".join(f"0x{b:02x}" for b in raw[err.start : err.end])
+    return BadRow(
+        number,
+        f"invalid UTF-8: cannot decode {shown} ({err.reason}); a trace must be UTF-8 text",
+        raw.decode("utf-8", "backslashreplace").rstrip("\r\n"),
+        column=column,
+    )
+
+
+_START = ("",)  # ``_Bad.where`` for the record itself
+
+
+def _locate(text: str, where: tuple[str, ...], key: bool) -> int | None:
+    """Where in ``text`` the field ``where`` names is (its value, or with ``key`` its name):
+    found by searching for ``"name":``, after ``"row":`` for a column.  Only bad rows pay
+    for it; a record that writes names with escapes gets no column."""
+    if not where:
+        return None
+    if where == _START:
+        return len(text) - len(text.lstrip(" \t\r\n"))
+    start = 0
+    if len(where) == 2:
+        row = _field("row").search(text)
+        if row is None:
+            return None
+        start = row.end()
+    found = _field(where[-1]).search(text, start)
+    if found is None:
+        return None
+    return found.start() if key else found.end()
+
+
+def _field(name: str) -> re.Pattern[str]:
+    return re.compile(re.escape(json.dumps(name, ensure_ascii=False)) + r"[ \t\r\n]*:[ \t\r\n]*")
 
 
 _DECODER = json.JSONDecoder(parse_float=Decimal, parse_constant=_NON_FINITE.__getitem__)
+# JSON strings (skipped) and number tokens, to find the number Python could not read
+_TOKEN = re.compile(r'"(?:[^"\\]|\\.)*"?|-?[0-9]+(?:\.[0-9]+)?(?:[eE][-+]?[0-9]+)?')
 
 
-def _load(record: Any) -> Any:
-    if not isinstance(record, str):
-        return record
+def _load(text: str) -> Any:
     try:
-        return _DECODER.decode(record)
-    except (json.JSONDecodeError, KeyError, RecursionError) as err:
-        raise _Bad(f"bad JSON: {err}") from None
+        return _DECODER.decode(text)
+    except json.JSONDecodeError as err:
+        if not text.strip(" \t\r\n"):
+            raise _Blank from None
+        if err.pos == 0 and text.startswith("\ufeff"):
+            raise _Bad(
+                "a byte order mark (U+FEFF) starts this line; only the start of the file "
+                "may have one",
+                at=0,
+            ) from None
+        raise _Bad(f"bad JSON: {err.msg}", at=err.pos) from None
+    except RecursionError:
+        raise _Bad("bad JSON: nested too deeply", where=_START) from None
+    except (ValueError, ArithmeticError):  # a number Python cannot read
+        raise _unreadable_number(text) from None
+    except KeyError as err:  # pragma: no cover - the decoder only asks for known constants
+        raise _Bad(f"bad JSON: unknown constant {err}", where=_START) from None
+
+
+def _unreadable_number(text: str) -> _Bad:
+    limit = sys.get_int_max_str_digits()
+    for m in _TOKEN.finditer(text):
+        token = m.group()
+        if token.startswith('"'):
+            continue
+        digits = len(token) - token.startswith("-")
+        if limit and digits > limit and not any(c in token for c in ".eE"):
+            return _Bad(
+                f"a number of {digits} digits: more than the {limit} digits a number may have",
+                at=m.start(),
+            )
+        try:
+            Decimal(token)
+        except ArithmeticError:
+            return _Bad(
+                f"number {_brief(token, 40)} is out of range: its exponent is too large",
+                at=m.start(),
+            )
+    return _Bad("bad JSON: a number that cannot be read", where=_START)
 
 
 def _envelope(obj: Any) -> tuple[int, str, dict[str, Any]]:
@@ -343,20 +588,26 @@ def _envelope(obj: Any) -> tuple[int, str, dict[str, Any]]:
         if type(batch) is int and type(stream) is str and type(row) is dict:
             return batch, stream, row
     if not isinstance(obj, dict):
-        raise _Bad('expected an object {"batch": N, "stream": "name", "row": {...}}')
+        raise _Bad('expected an object {"batch": N, "stream": "name", "row": {...}}', where=_START)
     missing = [k for k in ("batch", "stream", "row") if k not in obj]
     if missing:
-        raise _Bad(f"missing {', '.join(f'`{k}`' for k in missing)} in the trace record")
-    extra = sorted(set(obj) - {"batch", "stream", "row"})
+        raise _Bad(
+            f"missing {', '.join(f'`{k}`' for k in missing)} in the trace record", where=_START
+        )
+    extra = sorted(set(obj) - {"batch", "stream", "row"}, key=str)
     if extra:
-        raise _Bad(f"unexpected field(s) {', '.join(f'`{k}`' for k in extra)} in the record")
+        raise _Bad(
+            f"unexpected field(s) {', '.join(f'`{k}`' for k in extra)} in the record",
+            where=(str(extra[0]),),
+            key=True,
+        )
     batch, stream, row = obj["batch"], obj["stream"], obj["row"]
     if isinstance(batch, bool) or not isinstance(batch, int):
-        raise _Bad(f"`batch` must be an integer, got {_show(batch)}")
+        raise _Bad(f"`batch` must be an integer, got {_show(batch)}", where=("batch",))
     if not isinstance(stream, str):
-        raise _Bad(f"`stream` must be a string, got {_show(stream)}")
+        raise _Bad(f"`stream` must be a string, got {_show(stream)}", where=("stream",))
     if not isinstance(row, dict):
-        raise _Bad(f"`row` must be an object, got {_show(row)}")
+        raise _Bad(f"`row` must be an object, got {_show(row)}", where=("row",))
     return batch, stream, row
 
 
@@ -381,7 +632,7 @@ def _convert(
             if value is not None:
                 convert(value)
         except _Bad as err:
-            raise _Bad(f"column `{column}`: {err}") from None
+            raise _Bad(f"column `{column}`: {err}", where=("row", column)) from None
     raise AssertionError("unreachable")  # pragma: no cover
 
 
@@ -390,8 +641,10 @@ def _check_names(values: dict[str, Any], schema: StreamSchema) -> None:
     if unknown:
         raise _Bad(
             f"unknown column(s) {', '.join(f'`{k}`' for k in unknown)} for stream "
-            f"`{schema.name}` (columns: {', '.join(schema.columns)})"
+            f"`{schema.name}` (columns: {', '.join(schema.columns)})",
+            where=("row", str(unknown[0])),
+            key=True,
         )
     for column in schema.columns:
         if column not in values:
-            raise _Bad(f"missing column `{column}` of stream `{schema.name}`")
+            raise _Bad(f"missing column `{column}` of stream `{schema.name}`", where=("row",))

@@ -24,9 +24,14 @@ _TIMESTAMP = re.compile(
     r"""^\s*(?P<y>\d{4})-(?P<mo>\d{1,2})-(?P<d>\d{1,2})
     (?:[T\ ](?P<h>\d{1,2}):(?P<mi>\d{2})(?::(?P<s>\d{2})(?:[.,](?P<f>\d{1,9}))?)?)?
     \s*(?P<tz>[Zz]|UTC|[+-]\d{2}(?::?\d{2})?)?\s*$""",
-    re.X,
+    re.X | re.ASCII,
 )
-_DATE = re.compile(r"^\s*(\d{4})-(\d{1,2})-(\d{1,2})\s*$")
+_DATE = re.compile(r"^\s*(\d{4})-(\d{1,2})-(\d{1,2})\s*$", re.ASCII)
+
+# The TIMESTAMPs a trace may hold: years 0001 to 9999 in UTC, Spark's range, so that every
+# value read can be written back in the ``YYYY-MM-DDTHH:MM:SS[.ffffff]Z`` form.
+MIN_TIMESTAMP_US: Final = (date(1, 1, 1).toordinal() - EPOCH_ORDINAL) * US_PER_DAY
+MAX_TIMESTAMP_US: Final = (date(9999, 12, 31).toordinal() + 1 - EPOCH_ORDINAL) * US_PER_DAY - 1
 
 
 _EPOCH: Final = datetime(1970, 1, 1, tzinfo=UTC)
@@ -117,7 +122,7 @@ def _second_text(seconds: int) -> str:
     days, rem = divmod(seconds, 86_400)
     hh, rest = divmod(rem, 3600)
     mm, ss = divmod(rest, 60)
-    text = f"{date.fromordinal(EPOCH_ORDINAL + days).isoformat()}T{hh:02d}:{mm:02d}:{ss:02d}"
+    text = f"{_iso_date(days)}T{hh:02d}:{mm:02d}:{ss:02d}"
     if len(_SECOND_TEXT) >= 200_000:
         _SECOND_TEXT.clear()
     _SECOND_TEXT[seconds] = text
@@ -131,12 +136,35 @@ def format_watermark(ms: int) -> str:
     seconds, millis = divmod(rem, 1000)
     hh, rest = divmod(seconds, 3600)
     mm, ss = divmod(rest, 60)
-    text = f"{date.fromordinal(EPOCH_ORDINAL + days).isoformat()}T{hh:02d}:{mm:02d}:{ss:02d}"
+    text = f"{_iso_date(days)}T{hh:02d}:{mm:02d}:{ss:02d}"
     return f"{text}.{millis:03d}Z" if millis else f"{text}Z"
 
 
 def format_date(days: int) -> str:
-    return date.fromordinal(EPOCH_ORDINAL + days).isoformat()
+    return _iso_date(days)
+
+
+def _iso_date(days: int) -> str:
+    """``YYYY-MM-DD`` of a day count since the epoch.  A trace's values stay within years
+    0001..9999, but arithmetic on them may leave that range; such a date is written in
+    ISO 8601's expanded form, as ``java.time`` prints it (``+10000-01-01``, ``-0001-12-31``),
+    rather than fail the run."""
+    try:
+        return date.fromordinal(EPOCH_ORDINAL + days).isoformat()
+    except (ValueError, OverflowError):
+        pass
+    # days -> proleptic Gregorian (year, month, day): H. Hinnant's civil_from_days
+    z = days + 719_468
+    era = z // 146_097
+    doe = z - era * 146_097
+    yoe = (doe - doe // 1460 + doe // 36_524 - doe // 146_096) // 365
+    doy = doe - (365 * yoe + yoe // 4 - yoe // 100)
+    mp = (5 * doy + 2) // 153
+    day = doy - (153 * mp + 2) // 5 + 1
+    month = mp + 3 if mp < 10 else mp - 9
+    year = yoe + era * 400 + (month <= 2)
+    sign = "+" if year > 9999 else "-" if year < 0 else ""
+    return f"{sign}{abs(year):04d}-{month:02d}-{day:02d}"
 
 
 def json_converter(kind: str) -> Any:

@@ -111,3 +111,151 @@ def test_progress_to_a_device_or_pipe(tmp_path: Path) -> None:
     assert code == 0, err
     lines = received[0].splitlines()
     assert lines and all(json.loads(line)["batch"] == i for i, line in enumerate(lines))
+
+
+# A value no column can keep, in line 2 of a three-line trace: each must be a bad row that
+# names line 2 and the column of the value, under every --bad-rows policy (issue 13, part 2).
+VALUES_SPEC = """spark 4.0
+stream a (k BIGINT, t TIMESTAMP, x DOUBLE, s STRING) watermark t delay 1 second
+stream b (k BIGINT, t TIMESTAMP) watermark t delay 1 second
+join j = a AS A INNER JOIN b AS B ON A.k = B.k AND B.t BETWEEN A.t AND A.t + INTERVAL 1 HOUR
+  SELECT A.k, A.t, A.x, A.s, B.t AS bt
+"""
+GOOD_A = (
+    b'{"batch": 0, "stream": "a", "row": {"k": 1, "t": "2026-01-01T00:00:00Z", "x": 1.5, "s": "a"}}'
+)
+GOOD_B = b'{"batch": 0, "stream": "b", "row": {"k": 1, "t": "2026-01-01T00:10:00Z"}}'
+
+
+def a_row(
+    k: bytes = b"2", t: bytes = b'"2026-01-01T00:00:00Z"', x: bytes = b"1.5", s: bytes = b'"a"'
+) -> bytes:
+    return b'{"batch": 0, "stream": "a", "row": {"k": %b, "t": %b, "x": %b, "s": %b}}' % (
+        k,
+        t,
+        x,
+        s,
+    )
+
+
+UNKEEPABLE = [
+    (
+        "double 1e400 as an integer",
+        a_row(x=b"1" + b"0" * 400),
+        b"1" + b"0" * 400,
+        "is out of range for DOUBLE",
+    ),
+    ("double 1e400", a_row(x=b"1e400"), b"1e400", "1E+400 is out of range for DOUBLE"),
+    (
+        "bigint of 5000 digits",
+        a_row(k=b"7" * 5000),
+        b"7" * 5000,
+        "a number of 5000 digits: more than the 4300",
+    ),
+    (
+        "exponent beyond Decimal",
+        a_row(x=b"1e99999999999999999999"),
+        b"1e99",
+        "its exponent is too large",
+    ),
+    ("byte 0xff", a_row(s=b'"a\xffb"'), b"\xff", "invalid UTF-8: cannot decode 0xff"),
+    ("lone surrogate", a_row(s=b'"\\ud800"'), b'"\\ud800"', "lone surrogate '\\ud800'"),
+    (
+        "year 10000 in UTC",
+        a_row(t=b'"9999-12-31T23:30:00-05:00"'),
+        b'"9999-12-31T23:30:00-05:00"',
+        "out of range: TIMESTAMP holds years 0001 to 9999 in UTC",
+    ),
+    (
+        "year 0 in UTC",
+        a_row(t=b'"0001-01-01T00:30:00+01:00"'),
+        b'"0001-01-01T00:30:00+01:00"',
+        "out of range: TIMESTAMP holds years 0001 to 9999 in UTC",
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("bad", "needle", "reason"), [c[1:] for c in UNKEEPABLE], ids=[c[0] for c in UNKEEPABLE]
+)
+@pytest.mark.parametrize("policy", ["stop", "skip", "file"])
+def test_unkeepable_value_is_a_bad_row(
+    tmp_path: Path, bad: bytes, needle: bytes, reason: str, policy: str
+) -> None:
+    spec, trace, report = tmp_path / "j.sjoin", tmp_path / "t.jsonl", tmp_path / "bad.jsonl"
+    spec.write_text(VALUES_SPEC)
+    trace.write_bytes(b"\n".join([GOOD_A, bad, GOOD_B]) + b"\n")
+    column = len(bad[: bad.index(needle)].decode()) + 1
+    where = f"{trace}:2:{column}: "
+    args = ["run", str(spec), "--trace", str(trace)]
+    code, out, err = run(*args, "--bad-rows", str(report) if policy == "file" else policy)
+    assert "E999" not in err
+    if policy == "stop":
+        assert code == 1 and out == ""
+        assert where in err and reason in err, err
+        return
+    assert code == 0, err
+    assert where in err and "(skipped)" in err and reason in err
+    (row,) = [json.loads(line)["row"] for line in out.splitlines()]  # line 1 joined line 3
+    assert row == {
+        "k": 1,
+        "t": "2026-01-01T00:00:00Z",
+        "x": 1.5,
+        "s": "a",
+        "bt": "2026-01-01T00:10:00Z",
+    }
+    if policy == "file":
+        (written,) = [json.loads(line) for line in report.read_text(encoding="utf-8").splitlines()]
+        assert (written["line"], written["column"]) == (2, column)
+        assert reason in written["error"]
+
+
+def test_byte_order_mark(tmp_path: Path) -> None:
+    """A BOM that starts the file is skipped; one that starts a later line is named."""
+    spec, trace = tmp_path / "j.sjoin", tmp_path / "t.jsonl"
+    spec.write_text(VALUES_SPEC)
+    trace.write_bytes(b"\xef\xbb\xbf" + GOOD_A + b"\n" + GOOD_B + b"\n")
+    code, out, err = run("run", str(spec), "--trace", str(trace))
+    assert code == 0 and len(out.splitlines()) == 1, err
+    trace.write_bytes(GOOD_A + b"\n\xef\xbb\xbf" + GOOD_B + b"\n")
+    code, out, err = run("run", str(spec), "--trace", str(trace))
+    assert code == 1 and "E999" not in err
+    assert f"{trace}:2:1: a byte order mark (U+FEFF) starts this line" in err
+
+
+def test_a_lone_cr_does_not_split_a_line(tmp_path: Path) -> None:
+    spec, trace = tmp_path / "j.sjoin", tmp_path / "t.jsonl"
+    spec.write_text(VALUES_SPEC)
+    with_cr = GOOD_A.replace(b'"x": 1.5,', b'"x": 1.5,\r')  # JSON whitespace, inside line 1
+    trace.write_bytes(with_cr + b"\n{bad\r\n" + GOOD_B + b"\r\n")
+    code, _, err = run("run", str(spec), "--trace", str(trace))
+    assert code == 1
+    assert f"{trace}:2:2: bad JSON: Expecting property name" in err  # line 2, not 3
+    code, out, err = run("run", str(spec), "--trace", str(trace), "--bad-rows", "skip")
+    assert code == 0 and len(out.splitlines()) == 1 and "1 bad rows skipped" in err
+
+
+def test_unwritable_bad_rows_file_is_a_usage_error(tmp_path: Path) -> None:
+    spec, trace = tmp_path / "j.sjoin", tmp_path / "t.jsonl"
+    spec.write_text(VALUES_SPEC)
+    trace.write_bytes(GOOD_A + b"\n{bad\n")
+    code, _, err = run(
+        "run", str(spec), "--trace", str(trace), "--bad-rows", str(tmp_path / "no" / "bad.jsonl")
+    )
+    assert code == 2 and "cannot write the bad rows" in err and "E999" not in err
+
+
+def test_a_computed_timestamp_past_year_9999_is_written(tmp_path: Path) -> None:
+    """Input stays within years 0001..9999, but arithmetic may leave them: such a value is
+    written in ISO 8601's expanded form (as java.time prints it), not an internal error."""
+    spec, trace = tmp_path / "j.sjoin", tmp_path / "t.jsonl"
+    spec.write_text(
+        VALUES_SPEC.replace("SELECT A.k,", "SELECT A.t + INTERVAL 2 HOURS AS later, A.k,")
+    )
+    trace.write_bytes(
+        a_row(k=b"1", t=b'"9999-12-31T23:00:00Z"')
+        + b'\n{"batch": 0, "stream": "b", "row": {"k": 1, "t": "9999-12-31T23:10:00Z"}}\n'
+    )
+    code, out, err = run("run", str(spec), "--trace", str(trace))
+    assert code == 0, err
+    assert json.loads(out)["row"]["later"] == "+10000-01-01T01:00:00Z"

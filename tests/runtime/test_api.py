@@ -137,7 +137,8 @@ def test_bad_rows_skip_reports_on_stderr(tmp_path: Path) -> None:
     summary = run_to_files(plan, trace, stdout=io.StringIO(), stderr=stderr, bad_rows="skip")
     assert summary.bad_rows == 1
     lines = len(AD_TRACE.read_text().splitlines())
-    assert f"t.jsonl:{lines + 1}: missing column `ad_id`" in stderr.getvalue()
+    column = len('{"batch": 99, "stream": "clicks", "row": ') + 1  # where the row starts
+    assert f"t.jsonl:{lines + 1}:{column}: missing column `ad_id`" in stderr.getvalue()
 
 
 def test_relation_choice() -> None:

@@ -9,7 +9,13 @@ from pathlib import Path
 import pytest
 
 from sjoin.runtime.trace import TraceError, read_trace, schemas_of
-from sjoin.runtime.values import format_timestamp, parse_timestamp
+from sjoin.runtime.values import (
+    MAX_TIMESTAMP_US,
+    MIN_TIMESTAMP_US,
+    format_date,
+    format_timestamp,
+    parse_timestamp,
+)
 
 from .harness import plan_of
 
@@ -79,38 +85,51 @@ def test_timestamps() -> None:
     assert format_timestamp(1767225600000000) == "2026-01-01T00:00:00Z"
     assert format_timestamp(1767225600000001) == "2026-01-01T00:00:00.000001Z"
     assert format_timestamp(-500_000) == "1969-12-31T23:59:59.500000Z"
+    assert parse_timestamp("\uff12\uff10\uff12\uff16-01-01") is None  # ASCII digits only
+    late = MAX_TIMESTAMP_US + 1 + 16_200_000_000  # 10000-01-01T04:30:00Z
+    assert parse_timestamp("9999-12-31T23:30:00-05:00") == late
+    # beyond years 0001..9999 (only arithmetic gets there): ISO 8601's expanded years
+    assert format_timestamp(MAX_TIMESTAMP_US) == "9999-12-31T23:59:59.999999Z"
+    assert format_timestamp(MAX_TIMESTAMP_US + 1) == "+10000-01-01T00:00:00Z"
+    assert format_timestamp(MIN_TIMESTAMP_US) == "0001-01-01T00:00:00Z"
+    assert format_timestamp(MIN_TIMESTAMP_US - 1) == "0000-12-31T23:59:59.999999Z"
+    assert format_date(-719_529) == "-0001-12-31"
 
 
+# (line, reason, what precedes the fault in the line: the bad row's column is right after it)
 BAD = [
-    ("{not json", "bad JSON"),
-    ('["batch"]', "expected an object"),
-    ('{"batch": 0, "stream": "s"}', "missing `row`"),
-    ('{"batch": "0", "stream": "s", "row": {}}', "`batch` must be an integer"),
-    (line(stream="nope"), "unknown stream `nope`"),
-    (json.dumps({"batch": 0, "stream": "s", "row": {"k": 1}}), "missing column `t`"),
-    (line(extra=1), "unknown column(s) `extra`"),
-    (line(k="1"), "column `k`: expected BIGINT"),
-    (line(k=2**63), "out of range for BIGINT"),
-    (line(k=True), "column `k`: expected BIGINT"),
-    (line(t="not a time"), "unparsable timestamp 'not a time'"),
-    (line(t=12), "expected TIMESTAMP"),
-    (line(v=3), "expected STRING"),
-    (line(d=1234.5), "does not fit DECIMAL(5, 2)"),
-    (line(x="1.0"), "expected DOUBLE"),
-    (line(b="true"), "expected BOOLEAN"),
-    (line(day="2026-02-30"), "expected DATE"),
+    ("{not json", "bad JSON", "{"),
+    ('["batch"]', "expected an object", ""),
+    ('{"batch": 0, "stream": "s"}', "missing `row`", ""),
+    ('{"batch": "0", "stream": "s", "row": {}}', "`batch` must be an integer", '"batch": '),
+    (line(stream="nope"), "unknown stream `nope`", '"stream": '),
+    (json.dumps({"batch": 0, "stream": "s", "row": {"k": 1}}), "missing column `t`", '"row": '),
+    (line(extra=1), "unknown column(s) `extra`", '"day": "2026-01-02", '),
+    (line(k="1"), "column `k`: expected BIGINT", '"k": '),
+    (line(k=2**63), "out of range for BIGINT", '"k": '),
+    (line(k=True), "column `k`: expected BIGINT", '"k": '),
+    (line(t="not a time"), "unparsable timestamp 'not a time'", '"t": '),
+    (line(t=12), "expected TIMESTAMP", '"t": '),
+    (line(v=3), "expected STRING", '"v": '),
+    (line(d=1234.5), "does not fit DECIMAL(5, 2)", '"d": '),
+    (line(x="1.0"), "expected DOUBLE", '"x": '),
+    (line(b="true"), "expected BOOLEAN", '"b": '),
+    (line(day="2026-02-30"), "expected DATE", '"day": '),
 ]
 
 
-@pytest.mark.parametrize(("text", "reason"), BAD, ids=[r for _, r in BAD])
-def test_bad_row_is_reported_with_its_line(tmp_path: Path, text: str, reason: str) -> None:
+@pytest.mark.parametrize(("text", "reason", "before"), BAD, ids=[r for _, r, _ in BAD])
+def test_bad_row_is_reported_with_its_line(
+    tmp_path: Path, text: str, reason: str, before: str
+) -> None:
     path = write(tmp_path, [line(), text, line(batch=1)])
     with pytest.raises(TraceError) as err:
         read_trace(path, SCHEMAS)
     (bad,) = err.value.bad_rows
     assert bad.line == 2
     assert reason in bad.reason
-    assert f"{path}:2: " in str(err.value)
+    assert bad.column == text.index(before) + len(before) + 1, bad
+    assert f"{path}:2:{bad.column}: " in str(err.value)
     assert "--bad-rows skip" in str(err.value)
 
 
@@ -170,3 +189,22 @@ def test_non_finite_doubles(tmp_path: Path) -> None:
     trace = read_trace(path, SCHEMAS, "skip")
     values = [r[4] for r in trace.batches[0].rows["s"]]
     assert values[0] != values[0] and values[1] == float("-inf")
+
+
+def test_records_with_values_beyond_reach() -> None:
+    """Record dicts (no text) with an int past Python's int-to-string limit or a surrogate:
+    bad rows with readable reasons, never an exception while describing them."""
+    huge = 10**5000
+    records = [
+        {"batch": 0, "stream": "o", "row": {"k": huge, "t": None}},
+        {"batch": 0, "stream": "s", "row": {**GOOD, "v": "\ud800"}},
+        {"batch": 0, "stream": "\udcff", "row": {}},
+    ]
+    trace = read_trace(records, SCHEMAS, "skip")
+    reasons = [b.reason for b in trace.bad_rows]
+    assert "an integer of about 5000 digits is out of range for BIGINT" in reasons[0]
+    assert "lone surrogate '\\ud800'" in reasons[1]
+    assert "unknown stream `\\udcff`" in reasons[2]
+    for bad in trace.bad_rows:
+        (bad.reason + bad.text + (bad.stream or "")).encode("utf-8")
+        assert bad.column is None
