@@ -37,8 +37,8 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from sjoin.compiler.plan import AggregateNode, JoinNode, Plan, StreamNode
-from sjoin.compiler.sql import spark_sql
+from sjoin.compiler.explain import plan_json
+from sjoin.compiler.plan import Plan
 
 from .errors import CheckpointError
 
@@ -76,26 +76,15 @@ class _PlainUnpickler(pickle.Unpickler):
 
 
 def fingerprint(plan: Plan, relation: str | None) -> str:
-    """What a checkpoint's state depends on: the relations, their conditions and columns, the
-    Spark version, the settings and the relation chosen; a changed spec cannot reuse it."""
-    parts = [str(plan.spark), repr(sorted(plan.settings.items())), repr(relation)]
-    for node in plan.nodes:
-        if isinstance(node, StreamNode):
-            cols = ",".join(f"{c.name}:{c.type}" for c in node.columns)
-            parts.append(f"stream {node.name} {cols} {node.watermark_column} {node.delay_ms}")
-        elif isinstance(node, JoinNode):
-            parts.append(
-                f"join {node.name} {node.join_type} {node.left.relation} {node.right.relation} "
-                f"{spark_sql(node.condition)} " + ",".join(o.name for o in node.output)
-            )
-        elif isinstance(node, AggregateNode):
-            parts.append(
-                f"aggregate {node.name} {node.input} {node.mode} "
-                + ",".join(spark_sql(g) for g in node.group_by)
-                + " "
-                + ",".join(f"{o.name}={spark_sql(o.expr)}" for o in node.output)
-            )
-    return hashlib.sha256("\n".join(parts).encode()).hexdigest()
+    """What a checkpoint's state depends on: the canonical plan JSON (every decision the run
+    reads: relations, conditions, columns, state rules, watermark use, version quirks,
+    settings) and the relation chosen.  Sinks are left out: the runtime writes none of them.
+    A changed spec or another Spark target cannot reuse the checkpoint."""
+    canonical = plan_json(plan, [])
+    canonical.pop("sinks", None)
+    canonical["relation"] = relation
+    text = json.dumps(canonical, sort_keys=True, separators=(",", ":"), default=str)
+    return hashlib.sha256(text.encode()).hexdigest()
 
 
 class Checkpoint:
