@@ -475,6 +475,7 @@ def _syntax_error(
                 f"unexpected character {shown}",
                 Span(pos, pos + 1),
                 "not part of the language",
+                "write numbers with the digits 0-9" if ch.isdigit() else None,
             )
     elif isinstance(err, UnexpectedEOF):
         pos = end_pos
