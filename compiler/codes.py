@@ -72,6 +72,18 @@ CODES: Final[dict[str, Code]] = {
             "unknown type",
             "A column type is not a Spark SQL type that sjoin supports.",
         ),
+        Code(
+            "E008",
+            "error",
+            "character not allowed",
+            "The spec holds a character that can hide or disguise what it says: a control "
+            "character other than TAB, LF and CR (anywhere, comments included), a TAB in a "
+            "quoted name, a lone surrogate, the line or paragraph separator (U+2028, U+2029), "
+            "or a bidirectional embedding, override or isolate (U+202A to U+202E, U+2066 to "
+            'U+2069: the "Trojan Source" characters, also in comments). A quoted name or a '
+            "string cannot hold a line break (LF, CRLF or a lone CR). The diagnostic points at "
+            "the character and names its code point.",
+        ),
         # ------------------------------------------------------------ types and values
         Code(
             "E010",

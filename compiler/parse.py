@@ -8,6 +8,7 @@ good ones still reach the binder.
 
 from __future__ import annotations
 
+import bisect
 import re
 from typing import Any
 
@@ -20,7 +21,7 @@ from sjoin.grammar import parser
 
 from . import ast
 from .diagnostics import Diagnostics
-from .source import Source, Span
+from .source import BIDI_CONTROLS, HOSTILE, Source, Span, char_name
 
 COMPARISONS: dict[str, type[exp.Expression]] = {
     "=": exp.EQ,
@@ -467,11 +468,14 @@ def _syntax_error(
                 "close the name with `",
             )
         else:
+            # an invisible or blank character is named by its code point
+            shown = f"`{ch}`" if ch.isprintable() and not ch.isspace() else char_name(ch)
             diags.add(
                 "E001",
-                f"unexpected character `{ch}`",
+                f"unexpected character {shown}",
                 Span(pos, pos + 1),
                 "not part of the language",
+                "write numbers with the digits 0-9" if ch.isdigit() else None,
             )
     elif isinstance(err, UnexpectedEOF):
         pos = end_pos
@@ -490,18 +494,118 @@ def _hint_for(token: str, expected: set[str]) -> str | None:
     return None
 
 
-_NOT_CODE = re.compile(r"--[^\n]*|/\*.*?(?:\*/|\Z)|'(?:[^'\n]|'')*'?|`[^`\n]*`?", re.DOTALL)
+_NOT_CODE = re.compile(r"--[^\r\n]*|/\*.*?(?:\*/|\Z)|'(?:[^'\r\n]|'')*'?|`[^`\r\n]*`?", re.DOTALL)
 
 
 def _mask_comments_and_strings(text: str) -> str:
-    """``text`` with comments, strings and quoted names blanked (newlines kept), so that
-    statement starts are only looked for in code; an unclosed ``/*`` blanks the rest."""
-    return _NOT_CODE.sub(lambda m: re.sub(r"[^\n]", " ", m.group()), text)
+    """``text`` with comments, strings and quoted names blanked (line breaks kept, a lone CR
+    as LF), so that statement starts are only looked for in code, at the start of a line; an
+    unclosed ``/*`` blanks the rest."""
+    masked = _NOT_CODE.sub(lambda m: re.sub(r"[^\r\n]", " ", m.group()), text)
+    return masked.replace("\r", "\n")
+
+
+# ------------------------------------------------------------------ characters
+
+# The lexemes whose insides the lexer takes as text: comments, strings and quoted names, as
+# the grammar's terminals match them, except that a closed string or name may hold a lone CR
+# here (the grammar ends lines there), so that the CR is reported where it is.
+_TEXT_LEXEMES = re.compile(
+    r"(?P<comment>--[^\r\n]*|/\*.*?(?:\*/|\Z))"
+    r"|(?P<string>'(?:[^'\n]|'')*')"
+    r"|(?P<name>`(?:[^`\n]|``)+`)",
+    re.DOTALL,
+)
+# What each lexeme may not hold besides the HOSTILE characters: a line break in a string,
+# a line break or a TAB in a name.
+_ALSO_BANNED = {"string": re.compile(r"\r"), "name": re.compile(r"[\t\r]")}
+_TOKENS = ("name", "string")
+_WHERE = {
+    "name": "in a quoted name",
+    "string": "in a string literal",
+    "comment": "in a comment",
+    None: "between tokens",
+}
+MAX_CHARACTER_ERRORS = 100  # then one summary: a UTF-16 file read as UTF-8 has thousands
+
+
+def _character_help(ch: str, kind: str | None) -> tuple[str, str]:
+    """(label, help) for a character that ``kind`` of text may not hold; the help names it."""
+    name = char_name(ch)
+    if ch in BIDI_CONTROLS:
+        return "bidirectional control", (
+            f"remove the {name}: it makes the text display in another order than sjoin "
+            'reads it ("Trojan Source"); no part of a spec needs it'
+        )
+    if ch in "\u2028\u2029":
+        fix = "a name or a string cannot span lines" if kind in _TOKENS else "break lines with LF"
+        return "invisible line break", (
+            f"remove the {name}: editors disagree on whether it breaks the line; {fix}"
+        )
+    if "\ud800" <= ch <= "\udfff":
+        return "lone surrogate", (
+            f"remove the {name}: it is half of a UTF-16 surrogate pair, not a character "
+            "(the text was decoded wrongly)"
+        )
+    if ch == "\r":
+        what = "quoted name" if kind == "name" else "string"
+        return "line break", f"a {what} cannot hold a line break ({name}): close it on its line"
+    if kind == "name":
+        return "control character", f"remove the {name}: a name cannot hold control characters"
+    if kind == "string":
+        return "control character", (
+            f"remove the {name}: strings have no escape sequences, so a string cannot hold a "
+            "control character other than TAB"
+        )
+    if kind == "comment":
+        return "control character", (
+            f"remove the {name}: a comment cannot hold a control character other than TAB"
+        )
+    return "control character", (
+        f"remove the {name}: between tokens only spaces, TABs and line breaks are allowed"
+    )
+
+
+def check_characters(text: str, diags: Diagnostics) -> str:
+    """Report each character the spec may not hold (E008, at the character) and return the
+    text with each of them replaced by a space, so that the parser reports nothing twice.
+
+    Linear: two regex scans of the text, and a lookup per reported character."""
+    found = [m.start() for m in HOSTILE.finditer(text)]
+    lexemes = [(m.start(), m.end(), m.lastgroup) for m in _TEXT_LEXEMES.finditer(text)]
+    for start, end, kind in lexemes:
+        banned = _ALSO_BANNED.get(kind or "")
+        if banned is not None and (kind == "name" or "\r" in text[start:end]):
+            found.extend(m.start() for m in banned.finditer(text, start, end))
+    if not found:
+        return text
+    found.sort()
+    starts = [start for start, _, _ in lexemes]
+    chars = list(text)
+    for count, pos in enumerate(found):
+        i = bisect.bisect_right(starts, pos) - 1
+        kind = lexemes[i][2] if i >= 0 and pos < lexemes[i][1] else None
+        ch = text[pos]
+        chars[pos] = " "
+        if count < MAX_CHARACTER_ERRORS:
+            label, help = _character_help(ch, kind)
+            message = f"{char_name(ch)} is not allowed {_WHERE[kind]}"
+            diags.add("E008", message, Span(pos, pos + 1), label, help)
+        elif count == MAX_CHARACTER_ERRORS:
+            diags.add(
+                "E008",
+                f"{len(found) - count} more characters that are not allowed, "
+                "not reported one by one",
+                Span(pos, pos + 1),
+                char_name(ch),
+                "is the file UTF-16? save it as UTF-8" if "\x00" in text else None,
+            )
+    return "".join(chars)
 
 
 def parse(source: Source, diags: Diagnostics) -> ast.SpecFile:
     """Parse a whole file; on syntax errors, report each broken statement and keep the rest."""
-    text = source.text
+    text = check_characters(source.text, diags)
     try:
         return ToAst().transform(parser().parse(text))  # type: ignore[no-any-return]
     except UnexpectedInput:

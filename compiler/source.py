@@ -2,13 +2,77 @@
 
 Spans are character offsets; line and column are derived only when rendering, so that
 every stage can carry positions cheaply and precisely (as codespan and ariadne do).
+
+A line ends at LF, CRLF or a lone CR (as in Python's universal newlines and Spark's SQL
+lexer, whose comments end at either), so a spec gives the same line numbers whichever of
+the three its editor wrote.  Text shown to a user (a source line under a diagnostic, a
+snippet quoted in a message) goes through :func:`visible`, which replaces characters that
+would corrupt a terminal or reorder the line by one visible stand-in each.
 """
 
 from __future__ import annotations
 
 import bisect
+import re
+import unicodedata
 from dataclasses import dataclass, field
 from typing import Any
+
+LINE_BREAK = re.compile(r"\r\n?|\n")
+
+# Characters a spec may never hold outside the places that allow them (see compiler/parse.py
+# for where TAB and CR are allowed): C0 and C1 controls but TAB, LF and CR; lone surrogates;
+# the line and paragraph separators; the bidirectional embeddings, overrides and isolates
+# that "Trojan Source" (CVE-2021-42574) uses to make text display in another order.
+HOSTILE = re.compile(
+    "[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\ud800-\udfff\u2028\u2029\u202a-\u202e\u2066-\u2069]"
+)
+BIDI_CONTROLS = frozenset("\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")
+
+# Names of the C0 and C1 control characters (Unicode gives them no character name).
+_C0 = (  # noqa: SIM905 - a table reads best as words
+    "NUL SOH STX ETX EOT ENQ ACK BEL BS TAB LF VT FF CR SO SI "
+    "DLE DC1 DC2 DC3 DC4 NAK SYN ETB CAN EM SUB ESC FS GS RS US"
+).split()
+_C1 = (  # noqa: SIM905
+    "PAD HOP BPH NBH IND NEL SSA ESA HTS HTJ VTS PLD PLU RI SS2 SS3 "
+    "DCS PU1 PU2 STS CCH MW SPA EPA SOS SGC SCI CSI ST OSC PM APC"
+).split()
+_LONG = {"TAB": "TAB", "LF": "LINE FEED", "VT": "LINE TABULATION", "FF": "FORM FEED"}
+_LONG.update({"CR": "CARRIAGE RETURN", "NEL": "NEXT LINE", "ESC": "ESCAPE"})
+
+
+def char_name(ch: str) -> str:
+    """``U+0000 NUL``, ``U+2028 LINE SEPARATOR``, ``lone surrogate U+D800``: a character
+    named so that a reader can find it even when it is invisible."""
+    code = ord(ch)
+    if 0xD800 <= code <= 0xDFFF:
+        return f"lone surrogate U+{code:04X}"
+    if code < 0x20:
+        name = _LONG.get(_C0[code], _C0[code])
+    elif code == 0x7F:
+        name = "DEL"
+    elif 0x80 <= code <= 0x9F:
+        name = _LONG.get(_C1[code - 0x80], _C1[code - 0x80])
+    else:
+        name = unicodedata.name(ch, "")
+    return f"U+{code:04X} {name}".rstrip()
+
+
+def _stand_in(m: re.Match[str]) -> str:
+    code = ord(m.group())
+    if code < 0x20:
+        return chr(0x2400 + code)  # the Control Pictures block: U+2400 is "␀"
+    if code == 0x7F:
+        return "\u2421"  # ␡
+    return "\ufffd"
+
+
+def visible(text: str) -> str:
+    """``text`` with each control character, lone surrogate, line separator and bidi
+    control replaced by one visible stand-in (TAB is kept), so that printing it cannot send
+    escape sequences to a terminal or reorder the line, and columns still line up."""
+    return HOSTILE.sub(_stand_in, text) if HOSTILE.search(text) else text
 
 
 @dataclass(frozen=True, slots=True)
@@ -31,7 +95,9 @@ class Span:
 
 @dataclass(frozen=True)
 class Source:
-    """One spec file's text, with a line index for offset -> (line, col)."""
+    """One spec file's text, with a line index for offset -> (line, col).
+
+    Lines end at LF, CRLF or a lone CR."""
 
     path: str
     text: str
@@ -39,7 +105,7 @@ class Source:
 
     def __post_init__(self) -> None:
         starts = [0]
-        starts.extend(i + 1 for i, ch in enumerate(self.text) if ch == "\n")
+        starts.extend(m.end() for m in LINE_BREAK.finditer(self.text))
         object.__setattr__(self, "_line_starts", tuple(starts))
 
     def line_col(self, offset: int) -> tuple[int, int]:
@@ -49,15 +115,18 @@ class Source:
         return line, offset - self._line_starts[line - 1] + 1
 
     def line_text(self, line: int) -> str:
+        """The line as shown to a user: its line break excluded, see :func:`visible`."""
         start = self._line_starts[line - 1]
         end = self.line_end(line)
-        return self.text[start:end]
+        return visible(self.text[start:end])
 
     def line_end(self, line: int) -> int:
-        """Offset of the end of ``line`` (its newline excluded)."""
+        """Offset of the end of ``line`` (its line break excluded)."""
         if line < len(self._line_starts):
-            return self._line_starts[line] - 1
+            end = self._line_starts[line]
+            return end - (2 if self.text[max(0, end - 2) : end] == "\r\n" else 1)
         return len(self.text)
 
     def snippet(self, span: Span) -> str:
-        return self.text[span.start : span.end]
+        """The text of ``span`` as shown to a user: line breaks as LF, see :func:`visible`."""
+        return visible(LINE_BREAK.sub("\n", self.text[span.start : span.end]))

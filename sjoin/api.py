@@ -70,8 +70,14 @@ def check_text(text: str, path: str = "<spec>") -> CheckResult:
 
 
 def read_spec(path: str | Path) -> str:
-    """A spec file's text (UTF-8); OSError and UnicodeDecodeError are for the caller."""
-    return Path(path).read_text(encoding="utf-8")
+    """A spec file's text (UTF-8), line breaks as written: a CR where the text may not hold
+    one (in a quoted name, say) is reported there, not turned into a LF; ``Source`` counts
+    LF, CRLF and a lone CR as line breaks alike.  A UTF-8-encoded lone surrogate (the bytes
+    ED A0 80 for U+D800, as CESU-8 and Java's modified UTF-8 write them) is decoded too, so
+    that the checker reports it at its line and column.  OSError and UnicodeDecodeError (any
+    other invalid UTF-8) are for the caller."""
+    with open(path, encoding="utf-8", errors="surrogatepass", newline="") as f:
+        return f.read()
 
 
 def check_file(path: str | Path) -> CheckResult:

@@ -21,6 +21,10 @@ Rules checked for every case:
   change of a message, label, help or caret is reviewed.
 
 And across the catalogue: every code of ``compiler/codes.py`` but E999 has a case.
+
+A case is read as ``sjoin check`` reads it (``read_spec``): line breaks as written (a lone CR
+is a case of its own), and a lone surrogate may be stored UTF-8-encoded (bytes ED A0 80 for
+U+D800), the only way to keep one in a file.
 """
 
 from __future__ import annotations
@@ -31,8 +35,9 @@ from pathlib import Path
 
 import pytest
 
-from sjoin.api import CheckResult, check_text
+from sjoin.api import CheckResult, check_text, read_spec
 from sjoin.compiler.codes import CODES
+from sjoin.compiler.source import Source
 from sjoin.render import render_plain
 
 CASES_DIR = Path(__file__).parent / "cases"
@@ -76,7 +81,7 @@ class Found:
 def expectations(path: Path) -> list[Expect]:
     """The ``-- expect:`` header lines of a case (they must come first in the file)."""
     found = []
-    for line in path.read_text(encoding="utf-8").splitlines():
+    for line in read_spec(path).split("\n"):
         if not line.startswith("-- expect:"):
             break
         m = EXPECT.fullmatch(line.strip())
@@ -87,7 +92,7 @@ def expectations(path: Path) -> list[Expect]:
 
 
 def check(path: Path) -> CheckResult:
-    return check_text(path.read_text(encoding="utf-8"), f"cases/{path.name}")
+    return check_text(read_spec(path), f"cases/{path.name}")
 
 
 def diagnostics(result: CheckResult) -> list[Found]:
@@ -134,10 +139,13 @@ def test_case_file_is_well_formed(path: Path) -> None:
     )
     for exp in expected:
         assert exp.code in CODES, f"{path.name}: {exp.code} is not in compiler/codes.py"
-    lines = path.read_text(encoding="utf-8").splitlines()
+    source = Source(path.name, read_spec(path))  # its lines, as diagnostics count them
+    last_line, _ = source.line_col(len(source.text))
     for exp in expected:
-        assert exp.line <= len(lines), f"{path.name}: {exp} is past the end of the file"
-        assert exp.col <= len(lines[exp.line - 1]) + 1, f"{path.name}: {exp} is past its line"
+        assert exp.line <= last_line, f"{path.name}: {exp} is past the end of the file"
+        assert exp.col <= len(source.line_text(exp.line)) + 1, (
+            f"{path.name}: {exp} is past its line"
+        )
 
 
 def test_every_code_has_a_case() -> None:

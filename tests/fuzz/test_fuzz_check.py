@@ -20,15 +20,14 @@ from click.testing import CliRunner
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from sjoin.api import CheckResult, check_text
+from sjoin.api import CheckResult, check_text, read_spec
 from sjoin.cli import main
 from sjoin.render import render_plain
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = {p.name: p.read_text(encoding="utf-8") for p in sorted(ROOT.glob("examples/*.sjoin"))}
-CASES = {
-    p.name: p.read_text(encoding="utf-8")
-    for p in sorted((ROOT / "tests" / "diagnostics" / "cases").glob("*.sjoin"))
+CASES = {  # as `sjoin check` reads them: a case may hold a UTF-8-encoded lone surrogate
+    p.name: read_spec(p) for p in sorted((ROOT / "tests" / "diagnostics" / "cases").glob("*.sjoin"))
 }
 # Small but complete specs: cheap to check, so the big test can afford many of them, and
 # each still reaches the binder and the planner (outer join, range, aggregate, settings).

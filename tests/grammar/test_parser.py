@@ -166,3 +166,15 @@ def test_several_syntax_errors_in_one_run() -> None:
     assert [d.code for d in diags.items] == ["E001", "E001"]
     names = [s.name.text for s in spec.statements if isinstance(s, ast.StreamDecl)]
     assert names == ["b", "c"]  # the good statements survive
+
+
+# a three in Arabic-Indic, fullwidth and Devanagari digits
+@pytest.mark.parametrize("digit", ["\u0663", "\uff13", "\u0969"])
+def test_numbers_are_ascii_digits(digit: str) -> None:
+    """Python's \\d takes any Unicode digit; Spark SQL's lexer only 0-9, so `b.k + ٣` would be
+    accepted here and rejected by Spark."""
+    text = f"stream a (k INT)\nstream b (k INT)\njoin j = a JOIN b ON a.k = b.k + {digit}\n"
+    diags = Diagnostics()
+    parse(Source("t.sjoin", text), diags)
+    assert [(d.code, d.span.start) for d in diags.items] == [("E001", text.index(digit))]
+    assert diags.items[0].help == "write numbers with the digits 0-9"
