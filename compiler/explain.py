@@ -103,6 +103,14 @@ def join_json(node: JoinNode) -> dict[str, Any]:
         "condition": _sql(node.condition),
         "post_join_filter": _sql(node.post_join_filter),
         "constant_filter": _sql(node.constant_filter),
+        "time_range": None
+        if node.time_range is None
+        else {
+            "left_column": node.time_range.left_column,
+            "right_column": node.time_range.right_column,
+            "lower_us": node.time_range.lower_us,
+            "upper_us": node.time_range.upper_us,
+        },
         "null_rows": list(node.null_rows),
         "may_emit_late_rows": node.may_emit_late_rows,
         "late_rows_reason": node.late_rows_reason,

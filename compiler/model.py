@@ -148,6 +148,18 @@ class WatermarkUse:
 
 
 @dataclass(frozen=True, slots=True)
+class TimeRange:
+    """A post-join condition that is exactly a time range between two TIMESTAMP columns:
+    ``left.left_column + lower_us <= right.right_column <= left.left_column + upper_us``.
+    The runtime checks it inline in its probe loops instead of evaluating the condition."""
+
+    left_column: str
+    right_column: str
+    lower_us: int
+    upper_us: int
+
+
+@dataclass(frozen=True, slots=True)
 class JoinQuirks:
     """Version-dependent behaviours of one stream-stream join (reference §8)."""
 

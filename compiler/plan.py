@@ -22,6 +22,7 @@ from .model import (
     JoinType,
     OutputMode,
     SparkVersion,
+    TimeRange,
     WatermarkUse,
 )
 
@@ -123,6 +124,7 @@ class JoinNode:
     late_rows_reason: str
     watermarks: WatermarkUse
     quirks: JoinQuirks
+    time_range: TimeRange | None = None  # post_join_filter, when it is exactly a time range
     notes: tuple[str, ...] = ()
 
     @property

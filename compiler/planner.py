@@ -22,6 +22,7 @@ from .model import (
     JoinQuirks,
     OutputMode,
     SparkVersion,
+    TimeRange,
     WatermarkChoice,
     WatermarkUse,
 )
@@ -38,7 +39,7 @@ from .plan import (
     WindowColumn,
 )
 from .settings import SETTINGS, STATE_STORE_PROVIDERS
-from .split import conjoin, conjuncts, not_null_columns, sides, split_condition
+from .split import conjoin, conjuncts, not_null_columns, sides, split_condition, strip_parens
 from .sql import spark_sql as _sql
 from .state import expand_between, legacy_terms, value_bounds
 from .types import format_ms
@@ -220,6 +221,7 @@ class Planner:
                 spark, self.settings, self._is_first_stateful([j.left, j.right])
             ),
             quirks=join_quirks(spark),
+            time_range=time_range(split.both, split.constant),
             notes=_notes(j),
         )
         hazards.check_join(self.spec, j, node, split, parts, effective, self.diags)
@@ -344,6 +346,79 @@ def spark_conf(settings: dict[str, str | int | bool]) -> dict[str, str]:
             value = STATE_STORE_PROVIDERS[str(value)]
         conf[spec.spark_conf] = str(value).lower() if isinstance(value, bool) else str(value)
     return conf
+
+
+def time_range(
+    post: tuple[exp.Expression, ...] | list[exp.Expression],
+    constant: tuple[exp.Expression, ...] | list[exp.Expression],
+) -> TimeRange | None:
+    """The post-join condition as a time range, when it is exactly two comparisons of the
+    same left and right TIMESTAMP columns (plus constant intervals) that bound the right
+    one from below and from above, e.g. ``R.t BETWEEN L.t AND L.t + INTERVAL 1 HOUR``."""
+    if len(post) != 2 or constant:
+        return None
+    found = [_range_bound(part) for part in post]
+    if None in found:
+        return None
+    (lc1, rc1, kind1, d1), (lc2, rc2, kind2, d2) = found  # type: ignore[misc]
+    if (lc1, rc1) != (lc2, rc2) or {kind1, kind2} != {"lower", "upper"}:
+        return None
+    lower, upper = (d1, d2) if kind1 == "lower" else (d2, d1)
+    return TimeRange(lc1, rc1, lower, upper)
+
+
+_UPPER_IF_LEFT_FIRST: dict[type[exp.Expression], tuple[str, int]] = {
+    # `x + a <op> y + b` (x left, y right) as a bound on y - x: kind, and the µs to add to
+    # a - b (integers: a strict bound is one microsecond tighter)
+    exp.GTE: ("upper", 0),
+    exp.GT: ("upper", -1),
+    exp.LTE: ("lower", 0),
+    exp.LT: ("lower", 1),
+}
+
+
+def _range_bound(node: exp.Expression) -> tuple[str, str, str, int] | None:
+    """(left column, right column, "lower"|"upper", d): ``right - left >= d`` or ``<= d``."""
+    node = strip_parens(node)
+    rule = _UPPER_IF_LEFT_FIRST.get(type(node))
+    if rule is None:
+        return None
+    a, b = _linear(node.this), _linear(node.expression)
+    if a is None or b is None or {a[0], b[0]} != {"left", "right"}:
+        return None
+    kind, strict = rule
+    if a[0] == "left":  # x + a <op> y + b
+        return a[1], b[1], kind, a[2] - b[2] + strict
+    # y + a <op> x + b, i.e. x + b <flipped op> y + a
+    flipped = "lower" if kind == "upper" else "upper"
+    return b[1], a[1], flipped, b[2] - a[2] - strict
+
+
+def _linear(node: exp.Expression) -> tuple[str, str, int] | None:
+    """(side, column, offset µs) for a TIMESTAMP column plus or minus constant intervals."""
+    node = strip_parens(node)
+    if isinstance(node, exp.Column):
+        kind = node.meta.get("type")
+        side = node.meta.get("side")
+        if kind is None or kind.name != "timestamp" or side not in ("left", "right"):
+            return None
+        return side, node.name, 0
+    if isinstance(node, (exp.Add, exp.Sub)):
+        sign = 1 if isinstance(node, exp.Add) else -1
+        inner, shift = _linear(node.this), _interval_us(node.expression)
+        if inner is not None and shift is not None:
+            return inner[0], inner[1], inner[2] + sign * shift
+        if isinstance(node, exp.Add):
+            inner, shift = _linear(node.expression), _interval_us(node.this)
+            if inner is not None and shift is not None:
+                return inner[0], inner[1], inner[2] + shift
+    return None
+
+
+def _interval_us(node: exp.Expression) -> int | None:
+    node = strip_parens(node)
+    micros = node.meta.get("micros") if isinstance(node, exp.Interval) else None
+    return int(micros) if micros is not None else None
 
 
 def join_quirks(spark: SparkVersion) -> JoinQuirks:

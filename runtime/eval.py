@@ -408,26 +408,7 @@ def _range_of(fa: Getter, fb: Getter) -> Getter | None:
             return None
         return op1(x, y + s1) and op2(x, y + s2)
 
-    bounds = [b for b in (_bound_on_y(op1, s1), _bound_on_y(op2, s2)) if b is not None]
-    lower = [d for side, d in bounds if side == "lower"]
-    upper = [d for side, d in bounds if side == "upper"]
-    if len(lower) == 1 and len(upper) == 1:
-        # for the join's probe loops: true exactly when x + lower <= y <= x + upper
-        range_.bounds = (xa, xb, lower[0], upper[0])  # type: ignore[attr-defined]
     return range_
-
-
-def _bound_on_y(op: Callable[[Any, Any], bool], shift: int) -> tuple[str, int] | None:
-    """``x <op> y + shift`` over integers (µs) as a bound on ``y - x``."""
-    if op is operator.ge:  # y <= x - shift
-        return "upper", -shift
-    if op is operator.gt:  # y <= x - shift - 1
-        return "upper", -shift - 1
-    if op is operator.le:  # y >= x - shift
-        return "lower", -shift
-    if op is operator.lt:  # y >= x - shift + 1
-        return "lower", -shift + 1
-    return None
 
 
 def _between(node: exp.Between, ctx: CompileContext) -> Getter:

@@ -284,8 +284,17 @@ class JoinOperator:
         right_flags = node.right.preserved
         self.left = SideState(_eviction_time(node.left.state, left_cols, n_keys), left_flags)
         self.right = SideState(_eviction_time(node.right.state, right_cols, n_keys), right_flags)
-        # a post-join condition that is exactly a time range is checked inline in the probes
-        self.in_range: tuple[int, int, int, int] | None = getattr(self.post, "bounds", None)
+        # a post-join condition that is exactly a time range (the plan says which) is checked
+        # inline in the probes: (left index, right index, lower µs, upper µs)
+        self.in_range: tuple[int, int, int, int] | None = None
+        if node.time_range is not None:
+            tr = node.time_range
+            self.in_range = (
+                [c for c, _ in left_cols].index(tr.left_column),
+                [c for c, _ in right_cols].index(tr.right_column),
+                tr.lower_us,
+                tr.upper_us,
+            )
         self.left_rule = node.left.state
         self.right_rule = node.right.state
         self.output_columns = [o.name for o in node.output]
