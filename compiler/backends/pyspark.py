@@ -377,11 +377,11 @@ def compile_pyspark(plan: Plan, spec_path: str = "<spec>", formatted: bool = Tru
             "        builder = builder.config(key, value)",
             "    spark = builder.getOrCreate()",
             "    rels = build(spark, read_inputs(spark))",
-            "    queries = []",
-            *("    " + line for line in sinks),
         ]
     )
     if sinks:
+        out.append("    queries = []")
+        out.extend("    " + line for line in sinks)
         out.append("    for query in queries:")
         out.append("        query.awaitTermination()")
     else:

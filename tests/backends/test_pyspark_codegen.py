@@ -31,10 +31,28 @@ def test_generated_job_snapshot(spec: Path, snapshot) -> None:  # type: ignore[n
     assert code == snapshot(extension_class=PythonSnapshot)
 
 
-@pytest.mark.parametrize("spec", EXAMPLES, ids=lambda p: p.stem)
-def test_generated_job_is_formatted_and_lint_clean(spec: Path, tmp_path: Path) -> None:
+def _shapes() -> dict[str, str]:
+    """Every shape of job: the examples, every source and sink writer, streams without
+    `from`, a spec without sinks, each trigger form, and the `sjoin init` scaffold."""
+    from sjoin.scaffold import SPEC as SCAFFOLD
+
+    from .test_injection import SPECS
+
+    shapes = {f"example-{p.stem}": p.read_text() for p in EXAMPLES}
+    shapes.update({f"shape-{k}": v for k, v in SPECS.items()})
+    shapes["scaffold"] = SCAFFOLD.format(name="shipped")
+    return shapes
+
+
+SHAPES = _shapes()
+
+
+@pytest.mark.parametrize("shape", sorted(SHAPES))
+def test_generated_job_is_formatted_and_lint_clean(shape: str, tmp_path: Path) -> None:
+    result = check_text(SHAPES[shape], f"{shape}.sjoin")
+    assert result.ok and result.plan is not None, [d.message for d in result.diagnostics]
     path = tmp_path / "job.py"
-    path.write_text(job(spec))
+    path.write_text(compile_pyspark(result.plan, f"{shape}.sjoin"))
     ruff = [sys.executable, "-m", "ruff"]
     subprocess.run(
         [*ruff, "format", "--check", "--line-length", "100", "--no-cache", str(path)],
