@@ -274,6 +274,22 @@ CODES: Final[dict[str, Code]] = {
             "`correctness_check = false` turns Spark's global-watermark correctness error "
             "into a log line: the downstream operator can silently drop rows as late.",
         ),
+        Code(
+            "W008",
+            "warning",
+            "stream without a source",
+            "Reported by `sjoin compile`: the stream has no `from` clause, so the job's `main()` "
+            "cannot read it and stops with an error naming it. Call `build(spark, inputs)` "
+            "yourself with a streaming DataFrame for it in `inputs`, or add a `from` clause.",
+        ),
+        Code(
+            "W009",
+            "warning",
+            "relation without a sink",
+            "Reported by `sjoin compile`: no `sink` writes this join or aggregate, and nothing "
+            "reads it, so the job's `main()` starts no query for it; `build()` still returns it "
+            "by name. Add a `sink` to have `spark-submit job.py` write it.",
+        ),
     )
 }
 

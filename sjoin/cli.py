@@ -177,7 +177,13 @@ def compile_(spec: Path, output: Path | None, color: str) -> None:
     """
     printer = Printer(color)
     result = load(spec)
-    printer.diagnostics((d, result.source) for d in result.diagnostics)
+    from sjoin.job_warnings import job_warnings
+
+    found = sorted(
+        [*result.diagnostics, *job_warnings(result)],
+        key=lambda d: (d.span.start, d.severity != "error", d.code),
+    )
+    printer.diagnostics((d, result.source) for d in found)
     if not result.ok or result.plan is None:
         sys.exit(1)
     from sjoin.compiler.backends.pyspark import compile_pyspark

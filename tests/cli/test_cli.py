@@ -136,3 +136,30 @@ def test_plan_mermaid_and_init(tmp_path: Path) -> None:
     assert code == 0 and "wrote" in err
     assert run("check", str(tmp_path / "shipped.sjoin"))[0] == 0
     assert run("init", "shipped", "--dir", str(tmp_path))[0] == 2  # never overwrites
+
+
+def test_compile_warns_what_the_job_will_expect(tmp_path: Path) -> None:
+    """The `sjoin init` scaffold has no `from` and no `sink`: `compile` says what the job then
+    needs (W008 per stream, W009 for the join), and still writes it (exit 0); `check` does
+    not warn, since `sjoin run` needs neither."""
+    from sjoin.scaffold import SPEC
+
+    spec = tmp_path / "shipped.sjoin"
+    spec.write_text(SPEC.format(name="shipped"))
+    code, _, err = run("compile", str(spec), "-o", str(tmp_path / "job.py"))
+    assert code == 0, err
+    assert err.count("warning[W008]") == 2 and err.count("warning[W009]") == 1
+    assert 'inputs["orders"]' in err and 'inputs["shipments"]' in err
+    assert "`shipped` has no sink" in err
+    code, _, err = run("check", str(spec))
+    assert code == 0 and "W008" not in err and "W009" not in err
+    with_io = (
+        SPEC.format(name="shipped")
+        .replace(
+            "delay 10 minutes\n\nstream", "delay 10 minutes\nfrom json (path = 'in/o')\n\nstream"
+        )
+        .replace("delay 10 minutes\n\njoin", "delay 10 minutes\nfrom json (path = 'in/s')\n\njoin")
+    )
+    spec.write_text(with_io + "sink shipped to parquet (path = 'out') checkpoint 'chk'\n")
+    code, _, err = run("compile", str(spec), "-o", str(tmp_path / "job.py"))
+    assert code == 0 and "W00" not in err, err
