@@ -31,15 +31,15 @@ def job_warnings(result: CheckResult) -> list[Diagnostic]:
             )
     sunk = {s.relation for s in result.plan.sinks}
     for root in result.plan.query_roots:
-        rel = result.bound.relation(root)
-        if root in sunk or rel is None or isinstance(rel, Stream):
+        head = result.bound.relation(root)
+        if root in sunk or head is None or isinstance(head, Stream):
             continue
         out.append(
             Diagnostic(
                 "W009",
                 f"`{root}` has no sink: the job's main() starts no query for it (build() "
                 "still returns it by name)",
-                rel.name_span,
+                head.name_span,
                 "no `sink` writes it",
                 f"add e.g. `sink {root} to parquet (path = 'out/{root}') checkpoint "
                 f"'chk/{root}'`",
