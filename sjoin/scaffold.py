@@ -1,6 +1,9 @@
 """`sjoin init NAME`: scaffold a spec, a trace and a pytest file for a new join, the way
 `dbt init` and `spark-pipelines init` start a project, so that a new user's first green
-snapshot test is one command and one `pytest` away."""
+snapshot test is one command and one `pytest` away.  The spec also reads JSON files and
+writes a JSON sink (``NAME_input/``, ``NAME_output/``, relative to where the job runs), and
+the scaffold writes the trace's rows there, so that the compiled job runs with
+`spark-submit` as it is."""
 
 from __future__ import annotations
 
@@ -12,12 +15,16 @@ SPEC = """\
 -- Edit the streams and the join; `sjoin plan {name}.sjoin` shows what Spark will do.
 spark 4.3
 
+-- the compiled job reads every file there is, then stops
+set trigger = 'available_now'
+
 stream orders (
     order_id    BIGINT,
     order_time  TIMESTAMP,
     amount      DOUBLE
 )
 watermark order_time delay 10 minutes
+from json (path = '{name}_input/orders')
 
 stream shipments (
     order_id    BIGINT,
@@ -25,12 +32,15 @@ stream shipments (
     carrier     STRING
 )
 watermark ship_time delay 10 minutes
+from json (path = '{name}_input/shipments')
 
 join {name} = orders AS o LEFT OUTER JOIN shipments AS s
     ON  o.order_id = s.order_id
     AND s.ship_time >= o.order_time
     AND s.ship_time <= o.order_time + INTERVAL 1 DAY
     SELECT o.order_id, o.order_time, o.amount, s.ship_time, s.carrier
+
+sink {name} to json (path = '{name}_output') checkpoint '{name}_checkpoint'
 """
 
 TRACE_ROWS = [
@@ -68,7 +78,9 @@ class ScaffoldError(Exception):
 
 
 def scaffold(name: str, directory: Path) -> list[Path]:
-    """Write ``NAME.sjoin``, ``NAME.trace.jsonl`` and ``test_NAME.py`` into ``directory``."""
+    """Write ``NAME.sjoin``, ``NAME.trace.jsonl`` and ``test_NAME.py`` into ``directory``,
+    and the trace's rows as the job's JSON input files (``NAME_input/STREAM/batch-N.json``);
+    returns the first three."""
     if not name.isidentifier():
         raise ScaffoldError(f"`{name}` is not a valid name: use letters, digits and _")
     files = {
@@ -78,10 +90,15 @@ def scaffold(name: str, directory: Path) -> list[Path]:
         ),
         directory / f"test_{name}.py": TEST.format(name=name, ident=name.lower()),
     }
-    existing = [str(p) for p in files if p.exists()]
+    inputs: dict[Path, str] = {}
+    for batch, stream, row in TRACE_ROWS:
+        path = directory / f"{name}_input" / stream / f"batch-{batch}.json"
+        inputs[path] = inputs.get(path, "") + json.dumps(row) + "\n"
+    existing = [str(p) for p in [*files, *inputs] if p.exists()]
     if existing:
         raise ScaffoldError("refusing to overwrite " + ", ".join(existing))
     directory.mkdir(parents=True, exist_ok=True)
-    for path, text in files.items():
+    for path, text in [*files.items(), *inputs.items()]:
+        path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(text, encoding="utf-8")
     return list(files)

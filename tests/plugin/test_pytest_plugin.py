@@ -4,6 +4,7 @@ trace on the runtime and assert its batches."""
 from __future__ import annotations
 
 import shutil
+from pathlib import Path
 
 import pytest
 
@@ -49,3 +50,47 @@ def test_a_spec_with_errors_fails_with_its_diagnostics(pytester: pytest.Pytester
     result = pytester.runpytest_subprocess("-p", "no:cacheprovider")
     result.assert_outcomes(failed=1)
     result.stdout.fnmatch_lines(["*error[[]E010[]]*"])
+
+
+DECIMAL_SPEC = """
+stream p (k BIGINT, t TIMESTAMP, amount DECIMAL(10,2)) watermark t delay 1 second
+stream q (k BIGINT, t TIMESTAMP) watermark t delay 1 second
+join j = p INNER JOIN q ON p.k = q.k AND p.t = q.t SELECT p.k, p.amount
+"""
+
+
+def test_rows_are_json_ready_and_batches_compare_by_value(tmp_path: Path) -> None:
+    """DECIMAL comes back as the JSON number the output line holds; `assert_batches` compares
+    numbers by value, lists every batch by default and only the listed ones with only=True."""
+    from sjoin.testing import Run
+
+    spec = tmp_path / "d.sjoin"
+    spec.write_text(DECIMAL_SPEC)
+    trace = [
+        {"batch": b, "stream": s, "row": r}
+        for b, k in ((0, 1), (1, 2))
+        for s, r in (
+            ("p", {"k": k, "t": "2026-01-01T00:00:00Z", "amount": 49.99}),
+            ("q", {"k": k, "t": "2026-01-01T00:00:00Z"}),
+        )
+    ]
+    from sjoin.api import check_file
+    from sjoin.runtime import run as run_plan
+
+    plan = check_file(spec).plan
+    assert plan is not None
+    result = Run(spec, trace, run_plan(plan, trace))
+    assert result.rows("j") == [{"k": 1, "amount": 49.99}, {"k": 2, "amount": 49.99}]
+    assert all(type(r["amount"]) is float for r in result.rows())
+    batches = result.batches("j")
+    assert len(batches) == 2
+    first, second = sorted(batches)
+    result.assert_batches(
+        {first: [{"k": 1, "amount": 49.99}], second: [{"k": 2.0, "amount": 49.99}]}
+    )
+    with pytest.raises(AssertionError):
+        result.assert_batches({first: [{"k": 1, "amount": 49.99}]})  # batch `second` unlisted
+    result.assert_batches({first: [{"k": 1, "amount": 49.99}]}, only=True)
+    result.assert_batches({first + 1: []}, only=True)  # a batch that emits nothing
+    with pytest.raises(AssertionError):
+        result.assert_batches({second: []}, only=True)
