@@ -91,8 +91,18 @@ def expectations(path: Path) -> list[Expect]:
     return found
 
 
+COMPILE_ONLY = ("W008", "W009")  # reported by `sjoin compile`, not `check`
+
+
 def check(path: Path) -> CheckResult:
-    return check_text(read_spec(path), f"cases/{path.name}")
+    result = check_text(read_spec(path), f"cases/{path.name}")
+    if path.name.startswith(COMPILE_ONLY):
+        from sjoin.job_warnings import job_warnings
+
+        result.diagnostics = sorted(
+            [*result.diagnostics, *job_warnings(result)], key=lambda d: d.span.start
+        )
+    return result
 
 
 def diagnostics(result: CheckResult) -> list[Found]:
