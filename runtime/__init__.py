@@ -298,6 +298,16 @@ class _PipeSink(_StreamSink):
 
 
 def _path_sink(path: Path, kind: str) -> _Sink:
+    """A sink for ``--output`` / ``--progress PATH``.  A path that is this process's own
+    stdout or stderr (``/dev/stderr``, even when stderr is redirected to a file) is written
+    through that stream, so that both share one file offset and interleave whole lines;
+    opening the file anew would write over what the stream writes."""
+    for fd, stream in ((1, sys.stdout), (2, sys.stderr)):
+        try:
+            if os.path.samestat(os.stat(path), os.fstat(fd)):
+                return _StreamSink(stream, kind)
+        except (OSError, ValueError):
+            continue
     return _PipeSink(path, kind) if path.exists() and not path.is_file() else _FileSink(path, kind)
 
 

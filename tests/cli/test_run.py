@@ -259,3 +259,38 @@ def test_a_computed_timestamp_past_year_9999_is_written(tmp_path: Path) -> None:
     code, out, err = run("run", str(spec), "--trace", str(trace))
     assert code == 0, err
     assert json.loads(out)["row"]["later"] == "+10000-01-01T01:00:00Z"
+
+
+def test_progress_to_redirected_stderr_interleaves_whole_lines(tmp_path: Path) -> None:
+    """`--progress /dev/stderr 2>FILE`: the progress lines and sjoin's own summary share
+    stderr's file offset, so every line of FILE is whole (nothing is written over)."""
+    import subprocess
+    import sys
+
+    spec = next(p for p in EXAMPLES if p.stem == "ad_attribution")
+    err_path = tmp_path / "err.txt"
+    with err_path.open("w") as err:
+        done = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "sjoin.cli",
+                "run",
+                str(spec),
+                "--trace",
+                str(spec.with_suffix(".trace.jsonl")),
+                "--progress",
+                "/dev/stderr",
+                "--output",
+                str(tmp_path / "rows.jsonl"),
+            ],
+            stderr=err,
+            stdout=subprocess.DEVNULL,
+        )
+    assert done.returncode == 0
+    lines = err_path.read_text().splitlines()
+    progress = [json.loads(line) for line in lines if line.startswith("{")]
+    others = [line for line in lines if not line.startswith("{")]
+    assert len(progress) >= 10 and all("batch" in p and "operators" in p for p in progress)
+    assert [p["batch"] for p in progress] == sorted(p["batch"] for p in progress)
+    assert len(others) == 1 and "batches" in others[0], others
