@@ -9,6 +9,7 @@ Spark's watermark metadata).  Every typed node carries ``meta["type"]``.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import TypeAlias
 
 from sqlglot import exp
@@ -135,7 +136,16 @@ class BoundSpec:
     sinks: tuple[Sink, ...] = ()
 
     def relation(self, name: str) -> Relation | None:
-        return next((r for r in self.relations if r.name == name), None)
+        return self._by_name.get(name)
+
+    @cached_property
+    def _by_name(self) -> dict[str, Relation]:
+        """Relations by name (the first of a name), so that a lookup does not cost a scan:
+        a chain of 2,000 joins looks names up millions of times."""
+        index: dict[str, Relation] = {}
+        for r in self.relations:
+            index.setdefault(r.name, r)
+        return index
 
     def setting(self, name: str, default: str | int | bool) -> str | int | bool:
         found = self.settings.get(name)

@@ -7,7 +7,6 @@ Target: Spark 4.3. State of each join side:
   converted, p: evicted when p.purchase_time <= watermark - 1 ms
 Pipeline checks:
   [ok] global watermark: clicked -> converted: Spark 4.3 allows this chain
-  [ok] global watermark: clicked -> revenue: Spark 4.3 allows this chain
   [ok] global watermark: converted -> revenue: Spark 4.3 allows this chain
 """
 
