@@ -12,7 +12,7 @@ import bisect
 import re
 from typing import Any
 
-from lark import Token, Transformer, v_args
+from lark import Token, Transformer_NonRecursive, Tree, v_args
 from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken
 from lark.tree import Meta
 from sqlglot import exp
@@ -52,10 +52,11 @@ def _spanned(node: exp.Expression, span: Span) -> exp.Expression:
     return node
 
 
-class ToAst(Transformer[Token, Any]):
+class ToAst(Transformer_NonRecursive[Token, Any]):
     """One method per grammar rule, each returning a typed node that keeps its span.
 
     Methods never raise on user input: whatever is odd is kept for the binder to judge.
+    The walk is not recursive (a list of 100,000 conjuncts or a deep tree costs no stack).
     """
 
     def __init__(self, offset: int = 0) -> None:
@@ -195,13 +196,11 @@ class ToAst(Transformer[Token, Any]):
         return ast.Value(unquote_string(str(kids[0])), "string", self._tok_span(kids[0]))
 
     # -------------------------------------------------------------- expressions
-    @v_args(meta=True)
-    def or_(self, meta: Meta, kids: list[Any]) -> exp.Expression:
-        return _spanned(exp.Or(this=kids[0], expression=kids[1]), self._span(meta))
+    def or_(self, kids: list[Any]) -> exp.Expression:
+        return balanced(exp.Or, kids)
 
-    @v_args(meta=True)
-    def and_(self, meta: Meta, kids: list[Any]) -> exp.Expression:
-        return _spanned(exp.And(this=kids[0], expression=kids[1]), self._span(meta))
+    def and_(self, kids: list[Any]) -> exp.Expression:
+        return balanced(exp.And, kids)
 
     @v_args(meta=True)
     def not_(self, meta: Meta, kids: list[Any]) -> exp.Expression:
@@ -339,6 +338,26 @@ class ToAst(Transformer[Token, Any]):
     @v_args(meta=True)
     def null(self, meta: Meta, kids: list[Any]) -> exp.Expression:
         return _spanned(exp.Null(), self._span(meta))
+
+
+def balanced(kind: type[exp.And] | type[exp.Or], terms: list[exp.Expression]) -> exp.Expression:
+    """``t1 AND t2 AND ... AND tn`` as a balanced tree, ceil(log2 n) deep, terms left to right.
+
+    AND and OR are associative (in SQL's three-valued logic too), and evaluated left to
+    right with short-circuit a balanced tree takes the terms in the same order, so it means
+    what the left-deep tree means; Spark gets the same text (``a AND b AND c``: connectors
+    print flat).  A left-deep tree of 100,000 conjuncts would be as deep as that, and every
+    recursive walk of it (the binder's, the runtime's) would run out of stack."""
+    level = list(terms)
+    while len(level) > 1:
+        paired = []
+        for left, right in zip(level[::2], level[1::2], strict=False):
+            span = Span(ast.span_of(left).start, ast.span_of(right).end)
+            paired.append(_spanned(kind(this=left, expression=right), span))
+        if len(level) % 2:
+            paired.append(level[-1])
+        level = paired
+    return level[0]
 
 
 def options_span(options: list[ast.OptionDecl], fmt: ast.Ident) -> Span:
@@ -603,13 +622,71 @@ def check_characters(text: str, diags: Diagnostics) -> str:
     return "".join(chars)
 
 
+# ------------------------------------------------------------------ nesting
+
+# How deeply expressions may nest.  Each of these adds a level: parentheses, a function
+# call, CASE, CAST, NOT, unary minus, a comparison or predicate, and each operator of an
+# arithmetic chain (a + b + c is (a + b) + c).  A list of ANDs or ORs adds only the depth of
+# its balanced tree (log2 of its length), so flat lists of any length are accepted.  Later
+# stages (the binder, the planner, sqlglot's SQL generator, the back end, the runtime's
+# expression compiler) walk expressions recursively, a few Python frames per level: at 100
+# levels every one of them stays far below Python's recursion limit (1000), with room for
+# the caller's own stack (tests/grammar/test_limits.py checks each construct at the limit).
+MAX_NESTING = 100
+_LEVELS = frozenset(
+    {"not_", "compare", "between", "is_null", "in_list", "like", "binop", "neg", "paren"}
+    | {"func_call", "case_expr", "cast_expr"}
+)
+
+
+def _nesting_error(statement: Tree[Token]) -> Tree[Token] | None:
+    """The first node (in source order) of ``statement`` nested more than MAX_NESTING
+    levels deep, or None; a walk without recursion."""
+    stack: list[tuple[Tree[Token], int]] = [(statement, 0)]
+    while stack:
+        node, level = stack.pop()
+        kids = node.children
+        if node.data in ("and_", "or_"):
+            level += (len(kids) - 1).bit_length()  # the depth of the balanced tree
+        elif node.data in _LEVELS:
+            level += 1
+        if level > MAX_NESTING:
+            return node
+        stack += [(k, level) for k in reversed(kids) if isinstance(k, Tree)]
+    return None
+
+
+def _limit_nesting(tree: Tree[Token], offset: int, diags: Diagnostics) -> Tree[Token]:
+    """``tree`` without the statements whose expressions nest too deeply, each reported
+    (E001) where the nesting passes the limit: at that parenthesis, minus, NOT, CASE, ...
+    Dropped like a statement with a syntax error, so that no later stage meets them."""
+    kept = []
+    for statement in tree.children:
+        node = _nesting_error(statement) if isinstance(statement, Tree) else None
+        if node is None:
+            kept.append(statement)
+            continue
+        start = Span.of(node.meta, offset).start
+        diags.add(
+            "E001",
+            f"the spec nests expressions too deeply (more than {MAX_NESTING} levels)",
+            Span(start, start + 1),
+            f"level {MAX_NESTING + 1} starts here",
+            "split it: compute part of it in the SELECT of an earlier join; a list of "
+            "conditions joined by AND or OR is not nesting, however long",
+        )
+    return Tree(tree.data, kept, tree.meta)
+
+
 def parse(source: Source, diags: Diagnostics) -> ast.SpecFile:
     """Parse a whole file; on syntax errors, report each broken statement and keep the rest."""
     text = check_characters(source.text, diags)
     try:
-        return ToAst().transform(parser().parse(text))  # type: ignore[no-any-return]
+        tree = parser().parse(text)
     except UnexpectedInput:
         pass
+    else:
+        return ToAst().transform(_limit_nesting(tree, 0, diags))  # type: ignore[no-any-return]
     masked = _mask_comments_and_strings(text)
     starts = sorted({0, *(m.start() for m in _STATEMENT_START.finditer(masked))})
     statements: list[ast.Statement] = []
@@ -620,5 +697,5 @@ def parse(source: Source, diags: Diagnostics) -> ast.SpecFile:
         except UnexpectedInput as err:
             _syntax_error(err, chunk, begin, end == len(text), diags)
             continue
-        statements.extend(ToAst(begin).transform(tree).statements)
+        statements.extend(ToAst(begin).transform(_limit_nesting(tree, begin, diags)).statements)
     return ast.SpecFile(tuple(statements), Span(0, len(text)))

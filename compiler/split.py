@@ -25,11 +25,17 @@ def strip_parens(node: exp.Expression) -> exp.Expression:
 
 
 def conjuncts(node: exp.Expression) -> list[exp.Expression]:
-    """Top-level AND terms (through parentheses), as Spark's splitConjunctivePredicates."""
-    node = strip_parens(node)
-    if isinstance(node, exp.And):
-        return conjuncts(node.this) + conjuncts(node.expression)
-    return [node]
+    """Top-level AND terms (through parentheses), left to right, as Spark's
+    splitConjunctivePredicates; without recursion, whatever the shape of the AND tree."""
+    found = []
+    stack = [node]
+    while stack:
+        part = strip_parens(stack.pop())
+        if isinstance(part, exp.And):
+            stack += (part.expression, part.this)
+        else:
+            found.append(part)
+    return found
 
 
 def sides(node: exp.Expression) -> frozenset[str]:
@@ -48,13 +54,23 @@ def is_deterministic(node: exp.Expression) -> bool:
 
 
 def conjoin(parts: list[exp.Expression]) -> exp.Expression | None:
-    """AND of the parts (None when empty); each part is copied, the plan owns its trees."""
+    """AND of the parts (None when empty); each part is copied, the plan owns its trees.
+
+    The tree is balanced, ceil(log2 n) deep (see ``parse.balanced``: it means what the
+    left-deep tree means), so that no walk of 100,000 conjuncts runs out of stack.  An OR
+    part gets its parentheses back (``conjuncts`` strips them), so the plan's text reads
+    ``(a OR b) AND c``, not ``a OR b AND c``."""
     if not parts:
         return None
-    result = parts[0].copy()
-    for part in parts[1:]:
-        result = exp.And(this=result, expression=part.copy())
-    return result
+    level = [exp.Paren(this=p.copy()) if isinstance(p, exp.Or) else p.copy() for p in parts]
+    while len(level) > 1:
+        paired: list[exp.Expression] = [
+            exp.And(this=a, expression=b) for a, b in zip(level[::2], level[1::2], strict=False)
+        ]
+        if len(level) % 2:
+            paired.append(level[-1])
+        level = paired
+    return level[0]
 
 
 @dataclass(frozen=True)

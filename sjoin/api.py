@@ -8,10 +8,13 @@ becomes one E999 diagnostic (an sjoin bug), never a traceback.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields, is_dataclass
 from pathlib import Path
 from typing import Any
 
+from sqlglot import exp
+
+from sjoin.compiler.ast import SpecFile
 from sjoin.compiler.bind import bind
 from sjoin.compiler.bound import BoundSpec
 from sjoin.compiler.diagnostics import Diagnostic, Diagnostics
@@ -46,15 +49,21 @@ def check_text(text: str, path: str = "<spec>") -> CheckResult:
     source = Source(path, text)
     diags = Diagnostics()
     result = CheckResult(source)
+    spec: SpecFile | None = None
     try:
-        result.bound = bind(parse(source, diags), source, diags)
+        spec = parse(source, diags)
+        result.bound = bind(spec, source, diags)
         result.plan = plan_spec(result.bound, diags)
     except RecursionError:
+        # The parser's nesting limit (MAX_NESTING) keeps every stage below Python's limit
+        # unless the caller's own stack is already deep: say where the spec nests most.
+        start = _deepest_expression(spec)
         diags.add(
             "E001",
-            "the spec nests expressions too deeply",
-            Span(0, 0),
-            help="split the expression into smaller ones",
+            "the spec nests expressions too deeply (Python's recursion limit was reached)",
+            Span(start, start + 1),
+            "the deepest expression",
+            "split the expression into smaller ones",
         )
         result.plan = None
     except Exception as err:
@@ -67,6 +76,28 @@ def check_text(text: str, path: str = "<spec>") -> CheckResult:
         result.plan = None
     result.diagnostics = diags.sorted()
     return result
+
+
+def _deepest_expression(spec: SpecFile | None) -> int:
+    """The offset of the most deeply nested expression node of ``spec`` (0 without one):
+    every walk is iterative, since the recursive ones just failed."""
+    best_depth, best_start = -1, 0
+    todo: list[Any] = [spec] if spec is not None else []
+    while todo:  # AST nodes (frozen dataclasses), tuples of them, expressions
+        node = todo.pop()
+        if isinstance(node, exp.Expression):
+            stack = [(node, 0)]
+            while stack:
+                sub, depth = stack.pop()
+                span = sub.meta.get("span") if sub.meta else None
+                if isinstance(span, Span) and depth > best_depth:
+                    best_depth, best_start = depth, span.start
+                stack += [(k, depth + 1) for k in sub.iter_expressions()]
+        elif isinstance(node, tuple):
+            todo += node
+        elif is_dataclass(node):
+            todo += [getattr(node, f.name) for f in fields(node)]
+    return best_start
 
 
 def read_spec(path: str | Path) -> str:
