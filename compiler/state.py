@@ -16,7 +16,7 @@ over conjuncts wins.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Literal
 
 from sqlglot import exp
@@ -215,7 +215,7 @@ def value_bounds(
     bounds: list[Bound] = []
     unusable: list[exp.Expression] = []
     for part in residual:
-        conj = spark_sql(part)
+        conj = ""  # the conjunct's Spark SQL, written only into a bound found (see below)
         variant = part.meta.get("state_variant", part) if variants and mode == "exec" else part
         node = strip_parens(variant)
         found: Bound | None = None
@@ -229,7 +229,7 @@ def value_bounds(
         elif isinstance(node, exp.GTE):
             found = solve(node.expression, node.this, *args, False, conj, legacy_terms)
         if found is not None:
-            bounds.append(found)
+            bounds.append(replace(found, conjunct=spark_sql(part)))
         elif _mentions_time_of_both(node):
             unusable.append(part)
     return bounds, unusable

@@ -7,7 +7,7 @@ integers of milliseconds, as Spark's watermarks are.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Final
+from typing import Any, Final
 
 from sqlglot import exp
 
@@ -18,6 +18,12 @@ class SqlType:
 
     name: str
     params: tuple[int, ...] = ()
+
+    def __copy__(self) -> SqlType:  # immutable: copies of typed expressions share it
+        return self
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> SqlType:
+        return self
 
     def __str__(self) -> str:
         if self.params:

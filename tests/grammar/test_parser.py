@@ -3,6 +3,7 @@ sqlglot nodes the binder expects, with exact spans."""
 
 from __future__ import annotations
 
+import gc
 import time
 
 import pytest
@@ -144,12 +145,24 @@ def test_parse_is_linear_on_large_input() -> None:
     one = "stream s{i} (k BIGINT, t TIMESTAMP) watermark t delay 1 second\n"
     small = "".join(one.format(i=i) for i in range(200))
     large = "".join(one.format(i=i) for i in range(2000))
-    t0 = time.perf_counter()
-    parse_ok(small)
-    t_small = time.perf_counter() - t0
-    t0 = time.perf_counter()
-    parse_ok(large)
-    t_large = time.perf_counter() - t0
+
+    def best_of_3(text: str) -> float:
+        """The parser's own time: the best of three, without a pass of the cyclic collector
+        over whatever earlier tests left in the process."""
+        times = []
+        gc.collect()
+        gc.disable()
+        try:
+            for _ in range(3):
+                t0 = time.perf_counter()
+                parse_ok(text)
+                times.append(time.perf_counter() - t0)
+        finally:
+            gc.enable()
+        return min(times)
+
+    t_small = best_of_3(small)
+    t_large = best_of_3(large)
     # 10x the input must not cost anywhere near 100x the time (a loose, non-timing bound)
     assert t_large < 40 * max(t_small, 1e-3)
 
