@@ -86,6 +86,7 @@ class JoinKind:
     preserved: tuple[SideName, ...]  # sides whose unmatched rows come out null-padded
     keeps_in_join: tuple[SideName, ...]  # sides whose side-only conjuncts stay in the join
     infers_not_null: tuple[SideName, ...]  # InferFiltersFromConstraints adds isnotnull here
+    must_evict: tuple[SideName, ...]  # sides whose state Spark's analysis needs evictable
     drops_matched: bool = False  # LEFT ANTI: keep only the unmatched (null-padded) left rows
 
     @property
@@ -96,16 +97,17 @@ class JoinKind:
 JOIN_KINDS: dict[JoinType, JoinKind] = {
     k.join_type: k
     for k in (
-        JoinKind("inner", "INNER", "Inner", "inner", (), (), ("left", "right")),
+        JoinKind("inner", "INNER", "Inner", "inner", (), (), ("left", "right"), ()),
         JoinKind("left_outer", "LEFT OUTER", "LeftOuter", "left_outer", ("left",), ("left",),
-                 ("right",)),
-        JoinKind("right_outer", "RIGHT OUTER", "RightOuter", "right_outer", ("right",),
                  ("right",), ("left",)),
+        JoinKind("right_outer", "RIGHT OUTER", "RightOuter", "right_outer", ("right",),
+                 ("right",), ("left",), ("right",)),
         JoinKind("full_outer", "FULL OUTER", "FullOuter", "full_outer", ("left", "right"),
-                 ("left", "right"), ()),
-        JoinKind("left_semi", "LEFT SEMI", "LeftSemi", "left_semi", (), (), ("left", "right")),
+                 ("left", "right"), (), ("left", "right")),
+        JoinKind("left_semi", "LEFT SEMI", "LeftSemi", "left_semi", (), (), ("left", "right"),
+                 ("left",)),
         JoinKind("left_anti", "LEFT ANTI", "LeftAnti", "left_outer", ("left",), ("left",),
-                 ("right",), drops_matched=True),
+                 ("right",), ("left",), drops_matched=True),
     )
 }  # fmt: skip
 
@@ -166,3 +168,46 @@ class JoinQuirks:
     append_rule: bool  # SPARK-49829: a row is added to state only if the other side may match
     semi_right_first: bool  # 4.2+: LeftSemi processes the right input before the left
     count_all_removals: bool  # 4.3+: numRowsRemoved counts every removed state row
+
+
+# ---------------------------------------------------------------------- analysis facts
+
+
+@dataclass(frozen=True, slots=True)
+class EmptyRange:
+    """Two range conditions on the same pair of TIMESTAMP columns that no pair of rows can
+    satisfy together (W003)."""
+
+    left: str  # e.g. "i.impression_time"
+    right: str
+    low_ms: int
+    high_ms: int
+    span: Span  # the later of the two conjuncts
+
+
+@dataclass(frozen=True, slots=True)
+class JoinAnalysis:
+    """What Spark's analysis rules and sjoin's warnings judge about one join, worked out
+    once by the planner (with the state solver) so that ``hazards`` only reads it."""
+
+    name_span: Span
+    how_span: Span
+    condition_span: Span
+    input_spans: tuple[Span, Span]  # the left and right `relation [AS alias]`
+    typed_cleanly: bool  # no part of the condition failed to bind (then nothing is judged)
+    nondeterministic: tuple[tuple[str, Span], ...]  # conjuncts Spark rejects, as SQL
+    declared_event_time: tuple[tuple[str, ...], tuple[str, ...]]  # watermarked input columns
+    event_time_columns: tuple[tuple[str, ...], tuple[str, ...]]  # those reaching the join
+    keys_carry_event_time: bool  # a join key has watermark metadata (key eviction)
+    analysis_bounds: tuple[bool, bool]  # per side: Spark's analysis check finds a state bound
+    always_false: Span | None  # a literal FALSE conjunct
+    empty_range: EmptyRange | None
+    between_loses_state: tuple[Span | None, Span | None]  # per side: W004's BETWEEN
+    time_interval: bool  # Spark 3.4's test: a range comparison on event time
+
+
+@dataclass(frozen=True, slots=True)
+class AggregateAnalysis:
+    name_span: Span
+    mode_span: Span | None
+    input_event_time: tuple[str, ...]  # the input's watermarked columns, for hints

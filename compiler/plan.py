@@ -14,9 +14,11 @@ from sqlglot import exp
 
 from .model import (
     JOIN_KINDS,
+    AggregateAnalysis,
     Bound,
     Column,
     Format,
+    JoinAnalysis,
     JoinKind,
     JoinQuirks,
     JoinType,
@@ -25,6 +27,7 @@ from .model import (
     TimeRange,
     WatermarkUse,
 )
+from .source import Span
 
 Eviction: TypeAlias = Literal["key", "value", "never"]
 
@@ -104,6 +107,7 @@ class StreamNode:
     watermark_column: str | None
     delay_ms: int | None
     source: Format | None
+    watermark_span: Span | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -124,6 +128,7 @@ class JoinNode:
     late_rows_reason: str
     watermarks: WatermarkUse
     quirks: JoinQuirks
+    analysis: JoinAnalysis
     time_range: TimeRange | None = None  # post_join_filter, when it is exactly a time range
     notes: tuple[str, ...] = ()
 
@@ -143,6 +148,7 @@ class AggregateNode:
     watermark_key: str | None  # the grouping key carrying the watermark (append eviction)
     watermark_key_index: int | None  # its position in group_by
     watermarks: WatermarkUse
+    analysis: AggregateAnalysis
 
 
 @dataclass(frozen=True, slots=True)
@@ -176,6 +182,7 @@ class Plan:
     query_roots: tuple[str, ...] = ()  # one query per sink, then per unconsumed operator
     query_modes: dict[str, OutputMode] = field(default_factory=dict)  # per operator as a root
     spark_conf: dict[str, str] = field(default_factory=dict)  # generated jobs' SparkConf
+    setting_spans: dict[str, Span] = field(default_factory=dict)  # the settings a spec sets
 
     @property
     def joins(self) -> tuple[JoinNode, ...]:

@@ -1,7 +1,8 @@
 """Bound model -> Plan: what Spark does with each join and aggregate of the spec.
 
-Uses ``split`` (the condition), ``state`` (eviction) and ``hazards`` (analysis rules and
-warnings, reported into the shared diagnostics).
+Uses ``split`` (the condition), ``state`` (eviction) and ``analysis`` (the facts Spark's
+analysis rules judge, once per join); then ``hazards`` judges the finished plan and reports
+into the shared diagnostics.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from sqlglot import exp
 
 from . import hazards
 from . import types as t
+from .analysis import analyse_aggregate, analyse_join
 from .bound import Aggregate, BoundSpec, Input, Join, Stream
 from .diagnostics import Diagnostics
 from .model import (
@@ -93,6 +95,7 @@ class Planner:
                         rel.watermark.column if rel.watermark else None,
                         rel.watermark.delay_ms if rel.watermark else None,
                         rel.source,
+                        rel.watermark.span if rel.watermark else None,
                     )
                 )
             elif isinstance(rel, Join):
@@ -118,8 +121,10 @@ class Planner:
             query_roots=query_roots(nodes, sinks),
             query_modes=modes,
             spark_conf=spark_conf(self.settings),
+            setting_spans={name: s.span for name, s in self.spec.settings.items()},
         )
-        checks = hazards.check_pipeline(self.spec, plan, self.diags)
+        found, checks = hazards.check(plan)
+        self.diags.items.extend(found)
         return replace(plan, checks=tuple(checks))
 
     # ------------------------------------------------------------------ joins
@@ -221,10 +226,10 @@ class Planner:
                 spark, self.settings, self._is_first_stateful([j.left, j.right])
             ),
             quirks=join_quirks(spark),
+            analysis=analyse_join(spark, j, split, parts, effective, key_index is not None),
             time_range=time_range(split.both, split.constant),
             notes=_notes(j),
         )
-        hazards.check_join(self.spec, j, node, split, parts, effective, self.diags)
         return node
 
     def _event_time_columns(
@@ -329,6 +334,7 @@ class Planner:
             watermarks=watermark_use(
                 self.spec.spark, self.settings, self._is_first_stateful([a.input])
             ),
+            analysis=analyse_aggregate(a),
         )
 
 
