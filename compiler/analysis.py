@@ -12,9 +12,10 @@ from sqlglot import exp
 from . import types as t
 from .ast import span_of
 from .bound import Aggregate, Input, Join
+from .expr import conjuncts, strip_parens
 from .model import AggregateAnalysis, Column, EmptyRange, JoinAnalysis, SparkVersion
 from .source import Span
-from .split import ConditionSplit, conjuncts, equi_key, is_deterministic, strip_parens
+from .split import ConditionSplit, equi_key, is_deterministic
 from .sql import spark_sql
 from .state import Unsolvable, collect_terms, legacy_terms, value_bounds
 

@@ -90,6 +90,13 @@ class Side:
     preserved: bool  # unmatched rows come out null-padded (outer joins)
     retention: str  # how long a row stays in state, in words
     windows: tuple[WindowColumn, ...] = ()  # projected before the join
+    # Spark's plan of a stream input: the pushed conjuncts and inferred isnotnull filters
+    # run below the input's watermark node, except those on its watermarked column (or a
+    # window of it), which Spark keeps above it; window not-null filters go with the window
+    filters_below_watermark: tuple[exp.Expression, ...] = ()
+    filters_above_watermark: tuple[exp.Expression, ...] = ()
+    not_null_below_watermark: tuple[str, ...] = ()
+    not_null_above_watermark: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

@@ -17,6 +17,7 @@ from . import types as t
 from .analysis import analyse_aggregate, analyse_join
 from .bound import Aggregate, BoundSpec, Input, Join, Stream
 from .diagnostics import Diagnostics
+from .expr import conjuncts, strip_parens
 from .model import (
     JOIN_KINDS,
     Bound,
@@ -41,7 +42,7 @@ from .plan import (
     WindowColumn,
 )
 from .settings import SETTINGS, STATE_STORE_PROVIDERS
-from .split import conjoin, conjuncts, not_null_columns, sides, split_condition, strip_parens
+from .split import conjoin, not_null_columns, sides, split_condition
 from .sql import spark_sql as _sql
 from .state import expand_between, legacy_terms, value_bounds
 from .types import format_ms
@@ -179,6 +180,22 @@ class Planner:
         sides = {}
         for side, inp in (("left", j.left), ("right", j.right)):
             side_windows = tuple(w for (s, _), w in windows.items() if s == side)
+            pushed = list(split.pushed_left if side == "left" else split.pushed_right)
+            source = self.spec.relation(inp.relation)
+            wm_column = (
+                source.watermark.column
+                if isinstance(source, Stream) and source.watermark is not None
+                else None
+            )
+            window_of = {w.name: w.time_column for w in side_windows}
+
+            def at_watermark(
+                names: set[str], wm: str | None = wm_column, of: dict[str, str] = window_of
+            ) -> bool:
+                """Whether a filter on ``names`` reads the input's watermarked column."""
+                return _reads_column(names, wm, of)
+
+            plain_not_null = [n for n in not_null[side] if n not in window_of]
             et = effective[side]
             rule = rules[side]
             sides[side] = Side(
@@ -199,6 +216,12 @@ class Planner:
                 preserved=side in preserved,
                 retention=_retention(rule, inp.alias),
                 windows=side_windows,
+                filters_below_watermark=tuple(
+                    p for p in pushed if not at_watermark(_column_names(p))
+                ),
+                filters_above_watermark=tuple(p for p in pushed if at_watermark(_column_names(p))),
+                not_null_below_watermark=tuple(n for n in plain_not_null if not at_watermark({n})),
+                not_null_above_watermark=tuple(n for n in plain_not_null if at_watermark({n})),
             )
         late, late_reason = _may_emit_late_rows(
             j.how, rules["left"], rules["right"], split.keys, key_index, has_wm
@@ -339,6 +362,15 @@ class Planner:
 
 
 # ---------------------------------------------------------------------- helpers
+
+
+def _reads_column(names: set[str], column: str | None, window_of: dict[str, str]) -> bool:
+    """Whether ``names`` include ``column``, or a window projected from it."""
+    return column is not None and any(window_of.get(n, n) == column for n in names)
+
+
+def _column_names(node: exp.Expression) -> set[str]:
+    return {c.name for c in node.find_all(exp.Column)}
 
 
 def spark_conf(settings: dict[str, str | int | bool]) -> dict[str, str]:

@@ -12,30 +12,11 @@ from dataclasses import dataclass
 
 from sqlglot import exp
 
+from .expr import conjuncts, strip_parens
 from .functions import FUNCTIONS
 from .model import JOIN_KINDS, JoinType
 
 NON_DETERMINISTIC = frozenset(f.name for f in FUNCTIONS.values() if not f.deterministic)
-
-
-def strip_parens(node: exp.Expression) -> exp.Expression:
-    while isinstance(node, exp.Paren):
-        node = node.this
-    return node
-
-
-def conjuncts(node: exp.Expression) -> list[exp.Expression]:
-    """Top-level AND terms (through parentheses), left to right, as Spark's
-    splitConjunctivePredicates; without recursion, whatever the shape of the AND tree."""
-    found = []
-    stack = [node]
-    while stack:
-        part = strip_parens(stack.pop())
-        if isinstance(part, exp.And):
-            stack += (part.expression, part.this)
-        else:
-            found.append(part)
-    return found
 
 
 def sides(node: exp.Expression) -> frozenset[str]:

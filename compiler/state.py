@@ -23,8 +23,8 @@ from sqlglot import exp
 
 from . import types as t
 from .ast import span_of
+from .expr import strip_parens
 from .model import Bound, SparkVersion
-from .split import strip_parens
 from .sql import spark_sql
 
 Mode = Literal["exec", "analysis"]  # optimized plan (constants folded) or analyzed plan

@@ -19,7 +19,6 @@ from typing import Any
 from sqlglot import exp
 
 from sjoin.compiler.plan import JoinNode, Side, StateRule
-from sjoin.compiler.split import conjuncts
 
 from .eval import Getter, Layout, column_slot, compile_expr, kind_of, window_arguments, window_spans
 from .index import EvictionIndex
@@ -165,38 +164,24 @@ class SideInput:
     below the join (split at the watermark node), window projection, and (in the operator)
     the late-row filter."""
 
-    def __init__(self, side: Side, watermark_column: str | None, ansi: bool) -> None:
+    def __init__(self, side: Side, ansi: bool) -> None:
         self.side = side
         columns = [(c.name, c.type.name) for c in side.columns]
         layout = Layout.of((side.name, columns))
         index = {name: i for i, (name, _) in enumerate(columns)}
         window_of = {w.name: w.time_column for w in side.windows}
-        below: list[Callable[[Row], bool]] = []
-        above: list[Callable[[Row], bool]] = []
-
-        def touches_event_time(names: set[str]) -> bool:
-            return watermark_column is not None and any(
-                window_of.get(n, n) == watermark_column for n in names
-            )
-
-        parts = conjuncts(side.pushed_filter) if side.pushed_filter is not None else []
-        for part in parts:
-            names = {c.name for c in part.find_all(exp.Column)}
-            f = compile_expr(part, layout, ansi=ansi)
-            test = _true_of(f)
-            (above if touches_event_time(names) else below).append(test)
-        window_not_null = []
-        for name in side.not_null:
-            if name in window_of:
-                window_not_null.append(name)  # a window is null exactly when its time is
-                continue
-            i = index[name]
-            test = _not_null_at(i)
-            (above if touches_event_time({name}) else below).append(test)
-        self.below = below
-        self.above = above
+        # which filters run below the input's watermark node and which above: the plan's
+        self.below = [
+            *(_true_of(compile_expr(p, layout, ansi=ansi)) for p in side.filters_below_watermark),
+            *(_not_null_at(index[n]) for n in side.not_null_below_watermark),
+        ]
+        self.above = [
+            *(_true_of(compile_expr(p, layout, ansi=ansi)) for p in side.filters_above_watermark),
+            *(_not_null_at(index[n]) for n in side.not_null_above_watermark),
+        ]
         self.windows = [(index[w.time_column], *window_arguments(w.expr)) for w in side.windows]
-        self.window_not_null = window_not_null
+        # a window is null exactly when its time is
+        self.window_not_null = [n for n in side.not_null if n in window_of]
 
     def filter_below(self, rows: Sequence[Row]) -> Sequence[Row]:
         """Rows that reach the side's watermark node (filters not touching its time)."""

@@ -113,8 +113,7 @@ class Query:
                 inputs = []
                 for side in (node.left, node.right):
                     source = plan.node(side.relation)
-                    wm_column = source.watermark_column if isinstance(source, StreamNode) else None
-                    sides.append(SideInput(side, wm_column, ansi))
+                    sides.append(SideInput(side, ansi))
                     inputs.append(self._input(node.name, side.name, source, wm_nodes))
                 self.side_inputs[node.name] = (sides[0], sides[1])
                 links.append(OperatorLink(node.name, node.watermarks, inputs, op.state_watermark))

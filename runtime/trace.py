@@ -481,8 +481,10 @@ def _bad_row(
     column = None
     if text is not None:
         at = err.at if err.at is not None else _locate(text, err.where, err.key)
-        column = None if at is None else at + 1
         shown = text.rstrip("\r\n")
+        # an error past the line's last character (the decoder skipped the line end looking
+        # for a value) is reported just after that character
+        column = None if at is None else min(at, len(shown)) + 1
     else:
         shown = _record_text(record)
     return BadRow(

@@ -22,8 +22,8 @@ from functools import singledispatch
 from sqlglot import exp
 
 from ..explain import predicate_text
+from ..expr import conjuncts
 from ..plan import AggregateNode, JoinNode, Plan, PlanNode, Side, StreamNode
-from ..split import conjuncts
 from ..sql import spark_sql, written_sql
 from .pytext import comment, docstring_line, literal
 

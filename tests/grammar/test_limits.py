@@ -26,8 +26,9 @@ from sqlglot import exp
 from sjoin.api import CheckResult, check_text
 from sjoin.compiler import parse as parse_module
 from sjoin.compiler.backends.pyspark import compile_pyspark
+from sjoin.compiler.expr import conjuncts
 from sjoin.compiler.parse import MAX_NESTING
-from sjoin.compiler.split import conjoin, conjuncts
+from sjoin.compiler.split import conjoin
 from sjoin.compiler.sql import spark_sql
 from sjoin.runtime import run
 

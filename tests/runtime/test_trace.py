@@ -208,3 +208,15 @@ def test_records_with_values_beyond_reach() -> None:
     for bad in trace.bad_rows:
         (bad.reason + bad.text + (bad.stream or "")).encode("utf-8")
         assert bad.column is None
+
+
+@pytest.mark.parametrize("ending", ["\n", "\r\n", ""])
+def test_error_at_the_end_of_a_line_is_reported_at_its_end(tmp_path: Path, ending: str) -> None:
+    """`[` then the line end: the decoder looks past the end for a value; the column is
+    the one just after `[` (found by the trace-reader property test)."""
+    path = tmp_path / "t.jsonl"
+    path.write_text(line() + "\n[" + ending, newline="")
+    with pytest.raises(TraceError) as err:
+        read_trace(path, SCHEMAS)
+    (bad,) = err.value.bad_rows
+    assert (bad.line, bad.column) == (2, 2), bad
