@@ -47,6 +47,7 @@ from .sql import spark_sql as _sql
 from .state import expand_between, legacy_terms, value_bounds
 from .types import format_ms
 
+Solved = tuple[list[Bound], list[exp.Expression]]  # a side's state bounds, unusable conjuncts
 LARGE_WATERMARK_MS = 10**12  # any W for which offsets are exact (truncation rounds down)
 
 
@@ -84,6 +85,7 @@ class Planner:
         self.settings = {name: s.default for name, s in SETTINGS.items()}
         self.settings.update({name: s.value for name, s in spec.settings.items()})
         self.required = required_outputs(spec)
+        self._solved: dict[tuple[int, str, bool], tuple[list[exp.Expression], Solved]] = {}
 
     def plan(self) -> Plan:
         nodes: list[PlanNode] = []
@@ -283,6 +285,19 @@ class Planner:
         kept = [c for c in inp.event_time_columns if c.name in used and c.name not in stripped]
         return [*projected, *kept]
 
+    def _exec_bounds(
+        self, residual: list[exp.Expression], side: str, other_has_watermark: bool
+    ) -> Solved:
+        """The solver's state bounds of one side (each side's are asked for twice: for its
+        own rule, and to tell which of the other side's conjuncts are usable)."""
+        key = (id(residual), side, other_has_watermark)
+        if self._solved.get(key, (None,))[0] is not residual:
+            found = value_bounds(
+                residual, side, other_has_watermark, "exec", legacy_terms(self.spec.spark)
+            )
+            self._solved[key] = (residual, found)
+        return self._solved[key][1]
+
     def _state_rule(
         self,
         side: str,
@@ -313,11 +328,10 @@ class Planner:
                 "column), and no join key carries one",
             )
         other_side = "right" if side == "left" else "left"
-        legacy = legacy_terms(self.spec.spark)
-        bounds, unusable = value_bounds(residual, side, has_wm[other_side], "exec", legacy)
+        bounds, unusable = self._exec_bounds(residual, side, has_wm[other_side])
         # a conjunct that bounds the other side is usable, just not for this one
         used_by_other = {
-            b.conjunct for b in value_bounds(residual, other_side, has_wm[side], "exec", legacy)[0]
+            b.conjunct for b in self._exec_bounds(residual, other_side, has_wm[side])[0]
         }
         unusable = [u for u in unusable if _sql(u) not in used_by_other]
         if bounds:
