@@ -214,6 +214,17 @@ CODES: Final[dict[str, Code]] = {
             "unsupported by the target Spark version",
             "The spec uses a feature that the `spark` version it targets does not have.",
         ),
+        Code(
+            "E028",
+            "error",
+            "outer rows never emitted",
+            "An outer (or LEFT ANTI) join whose preserved side's state is never evicted: Spark "
+            "accepts it, but it emits a side's unmatched rows, null-padded, only when it "
+            "evicts them, so they never come out: silent data loss. Give that side a "
+            "watermark and a range condition that bounds it, or join on a window; "
+            "`set allow_unemitted_outer_rows = true` accepts it on purpose (then W001 "
+            "warns of the unbounded state).",
+        ),
         # ------------------------------------------------------------ internal
         Code(
             "E999",

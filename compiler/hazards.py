@@ -79,8 +79,25 @@ def _check_join(plan: Plan, node: JoinNode) -> list[Diagnostic]:
                     f"keep one event-time column in the SELECT of `{side.relation}`",
                 )
             )
+    accept_lost_rows = bool(plan.settings.get("allow_unemitted_outer_rows", False))
     for side in (left, right):
-        if side.state.eviction == "never" and side.name not in blocked:
+        if side.state.eviction != "never" or side.name in blocked:
+            continue
+        if side.preserved and not accept_lost_rows:
+            out.append(
+                Diagnostic(
+                    "E028",
+                    f"join `{node.name}` ({node.kind.keyword}): unmatched `{side.alias}` rows "
+                    f"are never emitted: the state of `{side.alias}` is never evicted "
+                    f"({side.state.reason}), and Spark emits an unmatched row only when it "
+                    "evicts it; Spark accepts this join and silently loses those rows",
+                    a.name_span,
+                    f"unmatched `{side.alias}` rows never come out",
+                    _fix_hint(node)
+                    + "; or `set allow_unemitted_outer_rows = true` to accept it on purpose",
+                )
+            )
+        else:
             out.append(
                 Diagnostic(
                     "W001",

@@ -66,6 +66,13 @@ SETTINGS: Final[dict[str, SettingSpec]] = {
             "reject chains of stateful operators that can drop rows (else warn)",
         ),
         SettingSpec(
+            "allow_unemitted_outer_rows",
+            "bool",
+            False,
+            None,
+            "accept an outer join whose unmatched rows of a side are never emitted (E028)",
+        ),
+        SettingSpec(
             "session_timezone",
             "string",
             "UTC",

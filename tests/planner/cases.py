@@ -617,6 +617,7 @@ ANALYSIS = [
         codes=("W001", "W005"),
         how="full_outer",
         spark=CHECK,
+        settings=(("allow_unemitted_outer_rows", "true"),),  # E028 without it
     ),
     two(
         "e021_full_outer_no_range",
@@ -731,6 +732,19 @@ ANALYSIS = [
         absent=("E021",),
         how="right_outer",
         spark=CHECK,
+        settings=(("allow_unemitted_outer_rows", "true"),),  # E028 without it
+    ),
+    two(
+        "e028_right_outer_never_emitted",
+        "L.k = R.k AND CAST(L.t AS LONG) BETWEEN CAST(R.t AS LONG) - 5 AND CAST(R.t AS LONG) + 10",
+        "the case above without the setting: Spark accepts it and never emits the unmatched "
+        "right rows, which sjoin rejects as silent data loss",
+        left=value("t", -5001),
+        right=NEVER,
+        codes=("E028", "W004"),
+        exact=False,
+        absent=("E021", "W001"),
+        how="right_outer",
     ),
     two(
         "right_outer_cast_between_spark35",

@@ -62,7 +62,7 @@ def test_case(case: Case) -> None:
     assert not (codes & case.absent), f"diagnostics {sorted(codes)} must not hold {case.absent}"
     if case.shape is not None and plan_json is not None:
         for name, val in case.shape.settings:  # e.g. the watermark policy reaches the plan
-            assert str(plan_json["settings"][name]) == val, plan_json["settings"]
+            assert str(plan_json["settings"][name]).lower() == val, plan_json["settings"]
     if not case.joins:
         return
     assert plan_json is not None, "no plan"
