@@ -78,8 +78,20 @@ def check_text(text: str, path: str = "<spec>") -> CheckResult:
             help="please report this spec to the sjoin developers",
         )
         result.plan = None
-    result.diagnostics = diags.sorted()
+    result.diagnostics = _without_cascades(diags.sorted())
     return result
+
+
+# Warnings that judge the spec by what reads a stream: after a syntax error the statement
+# that did not parse may be the reader, so they would be false (`the watermark of payments is
+# unused` when the join that reads it is the broken statement).
+CONSUMER_WARNINGS = frozenset({"W002"})
+
+
+def _without_cascades(found: list[Diagnostic]) -> list[Diagnostic]:
+    if not any(d.code == "E001" for d in found):
+        return found
+    return [d for d in found if d.code not in CONSUMER_WARNINGS]
 
 
 @contextmanager

@@ -198,3 +198,10 @@ def test_rendered(path: Path, text_snapshot) -> None:  # type: ignore[no-untyped
     result = check(path)
     rendered = "\n\n".join(render_plain(d, result.source) for d in result.diagnostics)
     assert rendered + "\n" == text_snapshot
+
+
+def test_no_consumer_warnings_after_a_syntax_error() -> None:
+    """A broken join is what reads the streams: no W002 may call their watermarks unused."""
+    path = CASES_DIR / "E001_no_cascade_after_syntax_error.sjoin"
+    codes = [d.code for d in check(path).diagnostics]
+    assert codes == ["E001"], codes
