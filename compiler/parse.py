@@ -503,9 +503,23 @@ def _syntax_error(
         diags.add("E001", "syntax error", Span(pos, pos + 1))
 
 
+JOIN_WORDS = frozenset(
+    {"OUTER", "LEFT", "RIGHT", "FULL", "INNER", "SEMI", "ANTI", "CROSS", "JOIN", "ON"}
+)
+CROSS_JOIN = (
+    "a CROSS JOIN of two streams is not supported: Spark joins streams only on an equality "
+    "between the sides (its state is kept per key); join on a key with `ON a.k = b.k`"
+)
+BARE_OUTER = "`OUTER` needs `LEFT`, `RIGHT` or `FULL` before it: `a LEFT OUTER JOIN b`"
+
+
 def _hint_for(token: str, expected: set[str]) -> str | None:
     if token.lower() in ("where",):
         return "put filters in the join's ON condition"
+    if token.upper() == "OUTER":
+        return BARE_OUTER
+    if token.upper() == "CROSS":
+        return CROSS_JOIN
     if "ON" in expected:
         return "a join needs `ON <condition>` after its second relation"
     if "JOIN" in expected and "LEFT" in expected:
@@ -686,7 +700,9 @@ def parse(source: Source, diags: Diagnostics) -> ast.SpecFile:
     except UnexpectedInput:
         pass
     else:
-        return ToAst().transform(_limit_nesting(tree, 0, diags))  # type: ignore[no-any-return]
+        whole: ast.SpecFile = ToAst().transform(_limit_nesting(tree, 0, diags))
+        _check_join_word_aliases(whole, text, diags)
+        return whole
     masked = _mask_comments_and_strings(text)
     starts = sorted({0, *(m.start() for m in _STATEMENT_START.finditer(masked))})
     statements: list[ast.Statement] = []
@@ -698,4 +714,37 @@ def parse(source: Source, diags: Diagnostics) -> ast.SpecFile:
             _syntax_error(err, chunk, begin, end == len(text), diags)
             continue
         statements.extend(ToAst(begin).transform(_limit_nesting(tree, begin, diags)).statements)
-    return ast.SpecFile(tuple(statements), Span(0, len(text)))
+    spec = ast.SpecFile(tuple(statements), Span(0, len(text)))
+    _check_join_word_aliases(spec, text, diags)
+    return spec
+
+
+def _check_join_word_aliases(spec: ast.SpecFile, text: str, diags: Diagnostics) -> None:
+    """A join keyword written where an alias may stand (`a OUTER JOIN b`) parses as an alias,
+    and the join silently runs as INNER: an error, unless the name is back-quoted."""
+    for stmt in spec.statements:
+        refs = (
+            (stmt.left, stmt.right)
+            if isinstance(stmt, ast.JoinDecl)
+            else (stmt.input,)
+            if isinstance(stmt, ast.AggregateDecl)
+            else ()
+        )
+        for ref in refs:
+            alias = ref.alias
+            if alias is None or text[alias.span.start : alias.span.start + 1] == "`":
+                continue
+            word = alias.text.upper()
+            if word not in JOIN_WORDS:
+                continue
+            if word == "OUTER":
+                message, help_ = f"`{alias.text}` is not an alias here", BARE_OUTER
+            elif word == "CROSS":
+                message, help_ = "cross joins of streams are not supported", CROSS_JOIN
+            else:
+                message = f"`{alias.text}` is a join keyword, not an alias"
+                help_ = (
+                    "write the join type between the two relations, e.g. "
+                    "`a AS x LEFT OUTER JOIN b AS y`; back-quote the word to use it as a name"
+                )
+            diags.add("E001", message, alias.span, "a join keyword", help_)
