@@ -44,7 +44,8 @@ class CheckResult:
         from sjoin.render import to_dict
 
         assert self.plan is not None
-        return plan_json(self.plan, [to_dict(d, self.source) for d in self.diagnostics])
+        with _collector_paused():
+            return plan_json(self.plan, [to_dict(d, self.source) for d in self.diagnostics])
 
 
 def check_text(text: str, path: str = "<spec>") -> CheckResult:

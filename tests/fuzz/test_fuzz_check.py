@@ -22,6 +22,7 @@ from hypothesis import strategies as st
 
 from sjoin.api import CheckResult, check_text, read_spec
 from sjoin.cli import main
+from sjoin.compiler.source import HOSTILE
 from sjoin.render import render_plain
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -83,6 +84,8 @@ TOKENS = [
     "multiple_watermark_policy", "shuffle_partitions", "state_store", "correctness_check",
     "no_data_micro_batches", "trigger", "min", "max", "rocksdb", "hdfs",
     "é", "≥", "≤", "日本語", "🙂", "\u0000", "\ufeff", "\u200b", "\u2028", "\u00a0",
+    "\u2029", "\u202e", "\u2066", "\u2069", "\x1b[2J", "\x7f", "\x85", "\ud800", "\udfff",
+    "`a\u202eb`", "'a\x00b'", "`a\rb`", "'a\rb'", "-- \u202e x\n", "/* \x1b */",
     "\r", "\r\n", "\t", "\x0b", "\x0c", "\n", "\n\n", " ",
     "a" * 300, "x_" * 200, "`" + "long name " * 100 + "`", "'" + "s" * 500 + "'",
     "9" * 400, "(" * 60, ")" * 60, "(" * 400 + "1" + ")" * 400, "((((((((", "))))))))",
@@ -93,8 +96,8 @@ TOKENS = [
 ATOMS = [*TOKENS, " ", " ", " ", "\n", "\n    ", "\t", *"abcxyz_019éß日🙂'`(),.=<>*-/"]
 SPACED = st.lists(st.sampled_from(ATOMS), max_size=30).map(" ".join)  # token-like text
 GLUED = st.lists(st.sampled_from(ATOMS), max_size=30).map("".join)  # tokens run together
-# Any unicode character, surrogates excluded: a spec is UTF-8 text.
-UNICODE = st.text(st.characters(exclude_categories=("Cs",)), max_size=40)
+# Any unicode character, lone surrogates included: check_text takes any str.
+UNICODE = st.text(st.characters(), max_size=40)
 RANDOM_TEXT = st.one_of(SPACED, GLUED, UNICODE)
 
 
@@ -122,7 +125,11 @@ def checked(text: str, counter: Counter[str], name: str) -> CheckResult:
     assert not crashes, f"{crashes[0].message}\n--- input ---\n{shown(text)}"
     for d in result.diagnostics:  # each one points into the text and renders
         assert 0 <= d.span.start <= d.span.end <= len(text), (d, shown(text))
-        assert render_plain(d, result.source).startswith("fuzz.sjoin:")
+        rendered = render_plain(d, result.source)
+        assert rendered.startswith("fuzz.sjoin:")
+        # safe for a terminal: no control (but LF, TAB), bidi or separator character, no
+        # lone surrogate, no CR
+        assert HOSTILE.search(rendered) is None and "\r" not in rendered, rendered
     return result
 
 
