@@ -10,7 +10,8 @@ from __future__ import annotations
 import functools
 import os
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -197,20 +198,26 @@ def compile_(spec: Path, output: Path | None, color: str) -> None:
 @SPEC
 @TRACE
 @click.option("--relation", help="Compare only this join or aggregate (default: the queries run).")
+@click.option("--verbose", is_flag=True, help="Show Spark's own log (quiet by default).")
 @FORMAT
 @COLOR
 @last_resort
-def verify(spec: Path, trace: Path, relation: str | None, fmt: str, color: str) -> None:
+def verify(
+    spec: Path, trace: Path, relation: str | None, verbose: bool, fmt: str, color: str
+) -> None:
     """Run SPEC on TRACE with the reference runtime and with the generated PySpark job on
     local Spark, one trace batch per micro-batch, and compare them batch by batch: output
     rows, watermark, state metrics, and each join's state cleanup in the executed plan.
 
-    Exit status: 0 they agree, 1 they differ, the spec or the trace has errors, or Spark
-    (pyspark and Java 17+) is not available; 2 usage error.
+    The runtime follows the Spark version that runs here (re-planning the spec for it when
+    its `spark` statement names another; a note says so), so like is compared with like.
+
+    Exit status: 0 they agree, 1 they differ, the spec or the trace has errors, the spec does
+    not plan for the local Spark, or Spark (pyspark and Java 17+) is not available; 2 usage
+    error.
     """
     from sjoin.runtime import RunError, UsageError
-    from sjoin.verify import SparkUnavailable
-    from sjoin.verify import verify as verify_plan
+    from sjoin.verify import SparkUnavailable, verify_spec
 
     printer = Printer(color)
     result = load(spec)
@@ -218,7 +225,10 @@ def verify(spec: Path, trace: Path, relation: str | None, fmt: str, color: str) 
     if not result.ok or result.plan is None:
         sys.exit(1)
     try:
-        report = verify_plan(result.plan, trace, relation=relation)
+        with _verify_progress(printer) as on_progress:
+            report = verify_spec(
+                result, trace, relation=relation, on_progress=on_progress, verbose=verbose
+            )
     except UsageError as err:
         raise click.UsageError(str(err)) from None
     except RunError as err:
@@ -233,6 +243,37 @@ def verify(spec: Path, trace: Path, relation: str | None, fmt: str, color: str) 
         printer.result(report.text())
         printer.note(report.summary(), "green" if report.agree else "red")
     sys.exit(0 if report.agree else 1)
+
+
+@contextmanager
+def _verify_progress(printer: Printer) -> Iterator[Callable[[Any], None]]:
+    """verify's progress on stderr: on a terminal a bar per query over its trace batches;
+    elsewhere one line as each query starts."""
+    if not (hasattr(sys.stderr, "isatty") and sys.stderr.isatty()):
+
+        def line(p: Any) -> None:
+            if p.batch == 0:
+                printer.note(
+                    f"verifying query `{p.query}` ({p.index} of {p.queries}): "
+                    f"{p.batches} trace batches"
+                )
+
+        yield line
+        return
+    from rich.console import Console
+    from rich.progress import Progress
+
+    with Progress(console=Console(file=sys.stderr), transient=True) as bar:
+        tasks: dict[str, Any] = {}
+
+        def advance(p: Any) -> None:
+            if p.query not in tasks:
+                tasks[p.query] = bar.add_task(
+                    f"query `{p.query}` ({p.index} of {p.queries})", total=p.batches
+                )
+            bar.update(tasks[p.query], completed=p.batch)
+
+        yield advance
 
 
 @main.command()

@@ -10,13 +10,15 @@ without it.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
 import shutil
 import subprocess
+import sys
 import tempfile
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, date, datetime
 from typing import TYPE_CHECKING, Any
@@ -76,11 +78,14 @@ class RunResult:
     plan: str
 
 
-def get_spark(app_name: str = "sjoin-tests") -> SparkSession:
+def get_spark(app_name: str = "sjoin-tests", *, quiet: bool = False) -> SparkSession:
     """Return the one shared small local Spark session, starting it on first use.
 
-    ``app_name`` only matters for the first call. Raises ``SparkUnavailable`` when Spark
-    cannot run here, so test suites can skip rather than fail.
+    ``app_name`` and ``quiet`` only matter for the first call. ``quiet``: the JVM gets no
+    stderr (its start-up banner and log4j's console lines go nowhere; failures still come
+    back as Python exceptions) and py4j logs errors only. Spark's log level is ERROR either
+    way. Raises ``SparkUnavailable`` when Spark cannot run here, so test suites can skip
+    rather than fail.
     """
     global _session
     if _session is not None and _session.sparkContext._jsc is not None:
@@ -90,23 +95,46 @@ def get_spark(app_name: str = "sjoin-tests") -> SparkSession:
     except ImportError as exc:
         raise SparkUnavailable("pyspark is needed to run Spark: it is not installed") from exc
     check_java()
+    if quiet:
+        import logging
+
+        logging.getLogger("py4j").setLevel(logging.ERROR)
     try:
-        spark = (
-            SparkSession.builder.master("local[2]")
-            .appName(app_name)
-            .config("spark.sql.shuffle.partitions", "2")
-            .config("spark.ui.enabled", "false")
-            .config("spark.ui.showConsoleProgress", "false")
-            .config("spark.sql.session.timeZone", "UTC")
-            .config("spark.driver.host", "127.0.0.1")
-            .config("spark.driver.bindAddress", "127.0.0.1")
-            .getOrCreate()
-        )
+        with _jvm_stderr_to_devnull(quiet):
+            spark = (
+                SparkSession.builder.master("local[2]")
+                .appName(app_name)
+                .config("spark.sql.shuffle.partitions", "2")
+                .config("spark.ui.enabled", "false")
+                .config("spark.ui.showConsoleProgress", "false")
+                .config("spark.sql.session.timeZone", "UTC")
+                .config("spark.driver.host", "127.0.0.1")
+                .config("spark.driver.bindAddress", "127.0.0.1")
+                .getOrCreate()
+            )
     except Exception as exc:  # the JVM or gateway failing to start is an environment problem
         raise SparkUnavailable(f"Spark could not start: {exc}") from exc
     spark.sparkContext.setLogLevel("ERROR")
     _session = spark
     return spark
+
+
+@contextlib.contextmanager
+def _jvm_stderr_to_devnull(quiet: bool) -> Iterator[None]:
+    """While the JVM is launched, file descriptor 2 is /dev/null, so the JVM inherits it."""
+    if not quiet:
+        yield
+        return
+    sys.stderr.flush()
+    saved = os.dup(2)
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    try:
+        os.dup2(devnull, 2)
+        yield
+    finally:
+        os.dup2(saved, 2)
+        os.close(saved)
+        os.close(devnull)
 
 
 def check_java() -> None:
