@@ -426,12 +426,18 @@ def spark_row(values: tuple[Any, ...], stream: StreamNode) -> dict[str, Any]:
     return out
 
 
-def load_job(plan: Plan, directory: str) -> ModuleType:
-    """The generated PySpark job of ``plan``, written into ``directory`` and imported."""
+def write_job(plan: Plan, directory: str) -> Path:
+    """The generated PySpark job of ``plan``, written into ``directory``."""
     from sjoin.compiler.backends.pyspark import compile_pyspark
 
     path = Path(directory) / "sjoin_verify_job.py"
     path.write_text(compile_pyspark(plan, "verify"), encoding="utf-8")
+    return path
+
+
+def load_job(plan: Plan, directory: str) -> ModuleType:
+    """The generated PySpark job of ``plan``, written into ``directory`` and imported."""
+    path = write_job(plan, directory)
     spec = importlib.util.spec_from_file_location(f"sjoin_verify_job_{id(path)}", path)
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
@@ -500,9 +506,10 @@ def like_local(spec: CheckResult, local: str) -> tuple[CheckResult, str]:
             "behaviour may differ"
         )
     again = check_text(retarget(spec, as_text), spec.source.path)
+    wanted = f"{target.major}.{target.minor}"
     return again, (
         f"the spec targets Spark {target}; comparing the runtime as Spark {as_text}, "
-        "the version that runs here"
+        f"the version that runs here (pass --spark {wanted} to run Spark {wanted} itself)"
     )
 
 
@@ -564,7 +571,8 @@ def verify(
 
     ``trace`` is a JSONL path or an iterable of JSON lines or record dicts (as ``run``
     takes). ``relation`` picks one join or aggregate (default: the runtime's queries).
-    ``spark`` is a classic SparkSession (default: ``spark_driver.get_spark()``).
+    ``spark`` is a classic SparkSession (default: ``spark_driver.get_spark()``) or a
+    ``spark_env.RemoteSpark`` (another interpreter's pyspark, in a child process).
     The runtime follows ``plan.spark`` whatever Spark runs (``verify_spec`` re-plans for the
     Spark that runs); the report's ``note`` says when the two differ.
     ``on_progress`` is called as each query starts and after each trace batch.
@@ -597,7 +605,7 @@ def verify(
             "so version-dependent behaviour may differ"
         )
     with tempfile.TemporaryDirectory(prefix="sjoin-verify-") as tmp:
-        job = load_job(plan, tmp)
+        runner = _runner(spark, plan, tmp)
         for index, root in enumerate(roots, 1):
             started = time.perf_counter()
             query = QueryReport(root, output_mode(plan, root))
@@ -609,10 +617,30 @@ def verify(
             tick(0)
             policy: BadRowPolicy = "skip" if parsed.bad_rows else "stop"
             runtime = run(plan, trace, relation=root, bad_rows=policy)
-            _compare_query(plan, root, parsed, runtime, job, spark, query, tick)
+            _compare_query(plan, root, parsed, runtime, runner, query, tick)
             query.seconds = time.perf_counter() - started
             report.queries.append(query)
     return report
+
+
+def _runner(spark: Any, plan: Plan, directory: str) -> SparkRunner:
+    """How the generated job of ``plan`` runs a query: in this process on the session
+    ``spark``, or in the child process of a ``RemoteSpark``."""
+    from sjoin.spark_driver import run_job_query
+    from sjoin.spark_env import RemoteSpark
+
+    if isinstance(spark, RemoteSpark):
+        path = str(write_job(plan, directory))
+        return lambda *args: spark.run_query(path, *args)
+    job = load_job(plan, directory)
+    return lambda *args: run_job_query(spark, job, *args)
+
+
+# runs one query on Spark: (root, output mode, streams, feeds, confs, tick) -> RunResult
+SparkRunner = Callable[
+    [str, str, list[str], list[dict[str, Any] | None], dict[str, str], Callable[[int], None]],
+    Any,
+]
 
 
 def _compare_query(
@@ -620,62 +648,45 @@ def _compare_query(
     root: str,
     trace: Trace,
     runtime: Any,
-    job: ModuleType,
-    spark: Any,
+    runner: SparkRunner,
     report: QueryReport,
     tick: Callable[[int], None] = lambda batch: None,
 ) -> None:
-    from sjoin.spark_driver import StreamDriver, parse_join_plan
+    from sjoin.spark_driver import parse_join_plan
 
     nodes = closure(plan, root)
     streams = {n.name: n for n in nodes if isinstance(n, StreamNode)}
-    schemas = {name: job.SCHEMAS[name] for name in streams}
-    confs = {k: str(v) for k, v in job.SPARK_CONF.items() if k in SEMANTIC_CONFS}
-    saved = {k: spark.conf.get(k, None) for k in confs}
-    for key, value in confs.items():
-        spark.conf.set(key, value)
-    plan_text: str | None = None
+    confs = {k: str(v) for k, v in plan.spark_conf.items() if k in SEMANTIC_CONFS}
+    feeds: list[dict[str, Any] | None] = [
+        {
+            name: [spark_row(r, streams[name]) for r in rows]
+            for name, rows in batch.rows.items()
+            if name in streams
+        }
+        or None
+        for batch in trace.batches
+    ]
     try:
-        with StreamDriver(spark, schemas) as driver:
-            try:
-                rels = job.build(spark, driver.inputs)
-                driver.start(rels[root], report.output_mode)
-                for number, batch in enumerate(trace.batches, 1):
-                    feed = {
-                        name: [spark_row(r, streams[name]) for r in rows]
-                        for name, rows in batch.rows.items()
-                        if name in streams
-                    }
-                    if feed:
-                        driver.feed(feed)
-                    tick(number)
-                spark_batches = driver.results()
-                if spark_batches:
-                    plan_text = driver.executed_plan()
-            except Exception as err:  # analysis or execution failure: Spark refused the job
-                if isinstance(err, (SparkUnavailable, KeyboardInterrupt)):
-                    raise
-                message = " ".join(str(err).split())[:600]
-                report.runtime_batches = len(runtime.batches)
-                report.difference = Difference(
-                    "spark_error",
-                    None,
-                    detail=f"Spark failed where the runtime ran: {type(err).__name__}: {message}",
-                )
-                return
-    finally:
-        for key, value in saved.items():
-            if value is None:
-                spark.conf.unset(key)
-            else:
-                spark.conf.set(key, value)
+        result = runner(root, report.output_mode, list(streams), feeds, confs, tick)
+    except Exception as err:  # analysis or execution failure: Spark refused the job
+        if isinstance(err, (SparkUnavailable, KeyboardInterrupt)):
+            raise
+        message = " ".join(str(err).split())[:600]
+        report.runtime_batches = len(runtime.batches)
+        report.difference = Difference(
+            "spark_error",
+            None,
+            detail=f"Spark failed where the runtime ran: {type(err).__name__}: {message}",
+        )
+        return
+    spark_batches = result.batches
     report.spark_batches = len(spark_batches)
     report.runtime_batches = len(runtime.batches)
     report.rows = sum(len(b.rows) for b in spark_batches)
     operators = pre_order(plan, root)
     report.difference = _first_batch_difference(root, operators, spark_batches, runtime.batches)
-    if plan_text is not None:
-        cleanup, difference = _check_state_cleanup(plan, root, parse_join_plan(plan_text))
+    if result.plan:
+        cleanup, difference = _check_state_cleanup(plan, root, parse_join_plan(result.plan))
         report.state_cleanup = cleanup
         if report.difference is None:
             report.difference = difference
