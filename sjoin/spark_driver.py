@@ -314,7 +314,7 @@ def run_job_query(
     streams), calling ``on_batch(n)`` after the n-th. ``plan`` is ``""`` when no batch ran.
     Spark's failures propagate."""
     schemas = {name: job.SCHEMAS[name] for name in streams}
-    saved = {k: spark.conf.get(k, None) for k in confs}
+    saved: dict[str, str | None] = {k: spark.conf.get(k, None) for k in confs}
     for key, value in confs.items():
         spark.conf.set(key, value)
     try:
@@ -329,11 +329,11 @@ def run_job_query(
             batches = driver.results()
             return RunResult(batches, driver.executed_plan() if batches else "")
     finally:
-        for key, value in saved.items():
-            if value is None:
+        for key, before in saved.items():
+            if before is None:
                 spark.conf.unset(key)
             else:
-                spark.conf.set(key, value)
+                spark.conf.set(key, before)
 
 
 def executed_plan(query: StreamingQuery) -> str:

@@ -194,7 +194,9 @@ def test_like_local_replans_for_the_local_version() -> None:
     again, note = like_local(spec, "4.3.0")
     assert again.ok and again.plan is not None and str(again.plan.spark) == "4.3"
     assert note == (
-        "the spec targets Spark 4.0; comparing the runtime as Spark 4.3, the version that runs here"
+        "the spec targets Spark 4.0; comparing the runtime as Spark 4.3, the version that runs "
+        "here "
+        "(pass --spark 4.0 to run Spark 4.0 itself)"
     )
     assert [n.quirks for n in again.plan.joins] != [n.quirks for n in spec.plan.joins]  # type: ignore[union-attr]
     # only the `spark` statement changed, so diagnostics keep their lines

@@ -48,7 +48,7 @@ def test_the_cli_compares_like_with_like_and_keeps_spark_quiet(spark: Any) -> No
     if local != "4.0":
         assert out[0] == (
             f"note: the spec targets Spark 4.0; comparing the runtime as Spark {local}, "
-            "the version that runs here"
+            "the version that runs here (pass --spark 4.0 to run Spark 4.0 itself)"
         )
         out = out[1:]
     assert out[0].startswith("query `attributed` (append): ")
