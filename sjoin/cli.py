@@ -305,14 +305,16 @@ def _verify_python(printer: Printer, version: str | None, python: Path | None) -
     if here is not None and here.startswith(f"{version}."):
         return None  # the installed pyspark is that version: run it in process
     from sjoin.spark_driver import SparkUnavailable, check_java
-    from sjoin.spark_env import env_command
+    from sjoin.spark_env import env_command, env_dir
 
     try:
         check_java()
         return str(ensure_env(version, printer.note))
     except (EnvError, SparkUnavailable) as err:
         printer.note(f"sjoin verify: Spark {version} cannot run here: {err}", "red")
-        printer.note(f"make its environment with:\n  {env_command(version)}")
+        made = pyspark_version(env_dir(version) / "bin" / "python") or ""
+        if not made.startswith(f"{version}."):
+            printer.note(f"make its environment with:\n  {env_command(version)}")
         sys.exit(2)
 
 
