@@ -21,6 +21,6 @@ bash scripts/setup.sh
 # a few minutes) through the driver in a child process; the specs are re-planned for 3.5.
 # Only for the whole suite (no arguments), as CI runs it; SJOIN_SKIP_SPARK35=1 leaves it out.
 if [ $# -eq 0 ] && [ -z "${SJOIN_SKIP_SPARK35:-}" ]; then
-    python35=$(.venv/bin/python -c 'from sjoin.spark_env import ensure_env; print(ensure_env("3.5"))')
+    python35=$(PYTHONSAFEPATH=1 .venv/bin/python -c 'from sjoin.spark_env import ensure_env; print(ensure_env("3.5"))')
     SJOIN_VERIFY_PYTHON=$python35 .venv/bin/pytest -q tests/parity/test_parity.py
 fi
