@@ -7,10 +7,13 @@ exception still ends in a one-line message and exit 1, never a traceback.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import os
+import re
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -203,28 +206,71 @@ def compile_(spec: Path, output: Path | None, color: str) -> None:
 @SPEC
 @TRACE
 @click.option("--relation", help="Compare only this join or aggregate (default: the queries run).")
+@click.option(
+    "--spark",
+    "spark_version",
+    metavar="X.Y",
+    help="Run the job on Spark X.Y, in an environment sjoin makes once and caches "
+    "(a venv with pyspark==X.Y.* under ~/.cache/sjoin).",
+)
+@click.option(
+    "--python",
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    help="Run the job with this Python interpreter, which has pyspark.",
+)
+@click.option("--verbose", is_flag=True, help="Show Spark's own log (quiet by default).")
 @FORMAT
 @COLOR
 @last_resort
-def verify(spec: Path, trace: Path, relation: str | None, fmt: str, color: str) -> None:
+def verify(
+    spec: Path,
+    trace: Path,
+    relation: str | None,
+    spark_version: str | None,
+    python: Path | None,
+    verbose: bool,
+    fmt: str,
+    color: str,
+) -> None:
     """Run SPEC on TRACE with the reference runtime and with the generated PySpark job on
     local Spark, one trace batch per micro-batch, and compare them batch by batch: output
     rows, watermark, state metrics, and each join's state cleanup in the executed plan.
 
-    Exit status: 0 they agree, 1 they differ, the spec or the trace has errors, or Spark
-    (pyspark and Java 17+) is not available; 2 usage error.
+    The runtime follows the Spark version that runs (re-planning the spec for it when its
+    `spark` statement names another; a note says so), so like is compared with like. That is
+    the installed pyspark, or Spark X.Y with --spark X.Y, or the pyspark of --python PATH.
+
+    Exit status: 0 they agree, 1 they differ, the spec or the trace has errors, the spec does
+    not plan for that Spark, or Spark (pyspark and Java 17+) is not available; 2 usage error,
+    or the environment for --spark cannot be made here (the command that makes it is shown).
     """
     from sjoin.runtime import RunError, UsageError
-    from sjoin.verify import SparkUnavailable
-    from sjoin.verify import verify as verify_plan
+    from sjoin.verify import SparkUnavailable, verify_spec
 
+    if spark_version is not None and python is not None:
+        raise click.UsageError("pass --spark or --python, not both")
     printer = Printer(color)
     result = load(spec)
     printer.diagnostics((d, result.source) for d in result.diagnostics)
     if not result.ok or result.plan is None:
         sys.exit(1)
+    interpreter = _verify_python(printer, spark_version, python)
     try:
-        report = verify_plan(result.plan, trace, relation=relation)
+        with contextlib.ExitStack() as stack:
+            spark: Any = None
+            if interpreter is not None:
+                from sjoin.spark_env import RemoteSpark
+
+                spark = stack.enter_context(RemoteSpark(interpreter, verbose=verbose))
+            on_progress = stack.enter_context(_verify_progress(printer))
+            report = verify_spec(
+                result,
+                trace,
+                relation=relation,
+                spark=spark,
+                on_progress=on_progress,
+                verbose=verbose,
+            )
     except UsageError as err:
         raise click.UsageError(str(err)) from None
     except RunError as err:
@@ -239,6 +285,74 @@ def verify(spec: Path, trace: Path, relation: str | None, fmt: str, color: str) 
         printer.result(report.text())
         printer.note(report.summary(), "green" if report.agree else "red")
     sys.exit(0 if report.agree else 1)
+
+
+def _verify_python(printer: Printer, version: str | None, python: Path | None) -> str | None:
+    """The interpreter that runs the job (None: this one, in process): --python's, or the
+    cached environment of --spark X.Y (made when missing; exit 2 with the command that makes
+    it when that fails)."""
+    from sjoin.spark_env import EnvError, ensure_env, pyspark_version
+
+    if python is not None:
+        if pyspark_version(python) is None:
+            raise click.UsageError(f"{python} cannot import pyspark")
+        return str(python)
+    if version is None:
+        return None
+    if not re.match(r"^\d+\.\d+$", version):
+        raise click.UsageError(f"--spark takes MAJOR.MINOR, e.g. 3.5, not {version!r}")
+    here = None
+    try:
+        from sjoin.verify import installed_spark_version
+
+        here = installed_spark_version()
+    except Exception:
+        pass
+    if here is not None and here.startswith(f"{version}."):
+        return None  # the installed pyspark is that version: run it in process
+    from sjoin.spark_driver import SparkUnavailable, check_java
+    from sjoin.spark_env import env_command, env_dir
+
+    try:
+        check_java()
+        return str(ensure_env(version, printer.note))
+    except (EnvError, SparkUnavailable) as err:
+        printer.note(f"sjoin verify: Spark {version} cannot run here: {err}", "red")
+        made = pyspark_version(env_dir(version) / "bin" / "python") or ""
+        if not made.startswith(f"{version}."):
+            printer.note(f"make its environment with:\n  {env_command(version)}")
+        sys.exit(2)
+
+
+@contextmanager
+def _verify_progress(printer: Printer) -> Iterator[Callable[[Any], None]]:
+    """verify's progress on stderr: on a terminal a bar per query over its trace batches;
+    elsewhere one line as each query starts."""
+    if not (hasattr(sys.stderr, "isatty") and sys.stderr.isatty()):
+
+        def line(p: Any) -> None:
+            if p.batch == 0:
+                printer.note(
+                    f"verifying query `{p.query}` ({p.index} of {p.queries}): "
+                    f"{p.batches} trace batches"
+                )
+
+        yield line
+        return
+    from rich.console import Console
+    from rich.progress import Progress
+
+    with Progress(console=Console(file=sys.stderr), transient=True) as bar:
+        tasks: dict[str, Any] = {}
+
+        def advance(p: Any) -> None:
+            if p.query not in tasks:
+                tasks[p.query] = bar.add_task(
+                    f"query `{p.query}` ({p.index} of {p.queries})", total=p.batches
+                )
+            bar.update(tasks[p.query], completed=p.batch)
+
+        yield advance
 
 
 @main.command()

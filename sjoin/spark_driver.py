@@ -10,13 +10,15 @@ without it.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
 import shutil
 import subprocess
+import sys
 import tempfile
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, date, datetime
 from typing import TYPE_CHECKING, Any
@@ -76,11 +78,14 @@ class RunResult:
     plan: str
 
 
-def get_spark(app_name: str = "sjoin-tests") -> SparkSession:
+def get_spark(app_name: str = "sjoin-tests", *, quiet: bool = False) -> SparkSession:
     """Return the one shared small local Spark session, starting it on first use.
 
-    ``app_name`` only matters for the first call. Raises ``SparkUnavailable`` when Spark
-    cannot run here, so test suites can skip rather than fail.
+    ``app_name`` and ``quiet`` only matter for the first call. ``quiet``: the JVM gets no
+    stderr (its start-up banner and log4j's console lines go nowhere; failures still come
+    back as Python exceptions) and py4j logs errors only. Spark's log level is ERROR either
+    way. Raises ``SparkUnavailable`` when Spark cannot run here, so test suites can skip
+    rather than fail.
     """
     global _session
     if _session is not None and _session.sparkContext._jsc is not None:
@@ -90,23 +95,46 @@ def get_spark(app_name: str = "sjoin-tests") -> SparkSession:
     except ImportError as exc:
         raise SparkUnavailable("pyspark is needed to run Spark: it is not installed") from exc
     check_java()
+    if quiet:
+        import logging
+
+        logging.getLogger("py4j").setLevel(logging.ERROR)
     try:
-        spark = (
-            SparkSession.builder.master("local[2]")
-            .appName(app_name)
-            .config("spark.sql.shuffle.partitions", "2")
-            .config("spark.ui.enabled", "false")
-            .config("spark.ui.showConsoleProgress", "false")
-            .config("spark.sql.session.timeZone", "UTC")
-            .config("spark.driver.host", "127.0.0.1")
-            .config("spark.driver.bindAddress", "127.0.0.1")
-            .getOrCreate()
-        )
+        with _jvm_stderr_to_devnull(quiet):
+            spark = (
+                SparkSession.builder.master("local[2]")
+                .appName(app_name)
+                .config("spark.sql.shuffle.partitions", "2")
+                .config("spark.ui.enabled", "false")
+                .config("spark.ui.showConsoleProgress", "false")
+                .config("spark.sql.session.timeZone", "UTC")
+                .config("spark.driver.host", "127.0.0.1")
+                .config("spark.driver.bindAddress", "127.0.0.1")
+                .getOrCreate()
+            )
     except Exception as exc:  # the JVM or gateway failing to start is an environment problem
         raise SparkUnavailable(f"Spark could not start: {exc}") from exc
     spark.sparkContext.setLogLevel("ERROR")
     _session = spark
     return spark
+
+
+@contextlib.contextmanager
+def _jvm_stderr_to_devnull(quiet: bool) -> Iterator[None]:
+    """While the JVM is launched, file descriptor 2 is /dev/null, so the JVM inherits it."""
+    if not quiet:
+        yield
+        return
+    sys.stderr.flush()
+    saved = os.dup(2)
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    try:
+        os.dup2(devnull, 2)
+        yield
+    finally:
+        os.dup2(saved, 2)
+        os.close(saved)
+        os.close(devnull)
 
 
 def check_java() -> None:
@@ -249,7 +277,8 @@ class StreamDriver:
     def _collect_progress(self) -> None:
         """Keep progress of executed batches; idle triggers report no ``addBatch`` duration."""
         for entry in self.query.recentProgress:
-            progress = json.loads(entry.json)
+            # 4.x: StreamingQueryProgress objects; 3.5: already parsed dicts
+            progress = entry if isinstance(entry, dict) else json.loads(entry.json)
             if "addBatch" in progress.get("durationMs", {}):
                 self._progress[progress["batchId"]] = progress
 
@@ -267,6 +296,44 @@ def run_batches(
         for batch in batches:
             driver.feed(batch)
         return RunResult(batches=driver.results(), plan=driver.executed_plan())
+
+
+def run_job_query(
+    spark: SparkSession,
+    job: Any,
+    root: str,
+    output_mode: str,
+    streams: Sequence[str],
+    feeds: Sequence[Batch | None],
+    confs: Mapping[str, str],
+    on_batch: Callable[[int], None] | None = None,
+) -> RunResult:
+    """Run one query of a generated job (``job.SCHEMAS``, ``job.build``) rooted at ``root``
+    over inputs for ``streams``: set ``confs`` for the run (restored after), feed each of
+    ``feeds`` as one micro-batch (``None`` or an empty dict: nothing for this query's
+    streams), calling ``on_batch(n)`` after the n-th. ``plan`` is ``""`` when no batch ran.
+    Spark's failures propagate."""
+    schemas = {name: job.SCHEMAS[name] for name in streams}
+    saved: dict[str, str | None] = {k: spark.conf.get(k, None) for k in confs}
+    for key, value in confs.items():
+        spark.conf.set(key, value)
+    try:
+        with StreamDriver(spark, schemas) as driver:
+            built = job.build(spark, driver.inputs)
+            driver.start(built[root], output_mode)
+            for number, feed in enumerate(feeds, 1):
+                if feed:
+                    driver.feed(feed)
+                if on_batch is not None:
+                    on_batch(number)
+            batches = driver.results()
+            return RunResult(batches, driver.executed_plan() if batches else "")
+    finally:
+        for key, before in saved.items():
+            if before is None:
+                spark.conf.unset(key)
+            else:
+                spark.conf.set(key, before)
 
 
 def executed_plan(query: StreamingQuery) -> str:
@@ -288,6 +355,7 @@ def _jvm(spark: SparkSession) -> Any:
 def _memory_stream(spark: SparkSession) -> Any:
     """A JVM MemoryStream[String] bound to ``spark``."""
     from py4j.java_gateway import JavaClass
+    from py4j.protocol import Py4JError
 
     jvm = _jvm(spark)
     encoder = jvm.org.apache.spark.sql.Encoders.STRING()
@@ -296,7 +364,10 @@ def _memory_stream(spark: SparkSession) -> Any:
         for part in class_name.split("."):
             cls = getattr(cls, part)
         if isinstance(cls, JavaClass):
-            return cls.apply(encoder, spark._jsparkSession)
+            try:
+                return cls.apply(encoder, spark._jsparkSession)
+            except Py4JError:  # before 4.0: apply(encoder, sqlContext)
+                return cls.apply(encoder, spark._jsparkSession.sqlContext())
     raise SparkUnavailable(f"this Spark has none of {_MEMORY_STREAM_CLASSES}")
 
 
@@ -463,3 +534,115 @@ def split_top_level(text: str) -> list[str]:
             start = i + 1
     parts.append(text[start:].strip())
     return parts
+
+
+# ---------------------------------------------------------------------------------------------
+# The driver as a child process: `python spark_driver.py` (this file alone, copied anywhere; it
+# imports nothing of sjoin) runs generated jobs for a parent that may use another pyspark.
+# Protocol, one JSON object per line: the child says {"event": "ready", "version": V} (or
+# {"event": "unavailable", "message": M}) once Spark runs; each request on stdin
+# {"job": PATH, "root": R, "mode": M, "streams": [...], "feeds": [...], "confs": {...}} gets
+# {"event": "batch", "batch": N} after each feed, then {"event": "result", "batches": [...],
+# "plan": TEXT} or {"event": "error", "type": T, "message": M}. End of stdin stops Spark.
+# Values that JSON lacks travel as {"$timestamp": ISO}, {"$date": ISO}, {"$decimal": TEXT}.
+
+
+def encode_value(value: Any) -> Any:
+    """A collected value as JSON-ready data that ``decode_value`` turns back."""
+    from decimal import Decimal
+
+    if isinstance(value, datetime):
+        return {"$timestamp": value.isoformat()}
+    if isinstance(value, date):
+        return {"$date": value.isoformat()}
+    if isinstance(value, Decimal):
+        return {"$decimal": str(value)}
+    if isinstance(value, dict):
+        return {str(k): encode_value(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [encode_value(v) for v in value]
+    return value
+
+
+def decode_value(data: dict[str, Any]) -> Any:
+    """``json.loads`` object hook: the inverse of ``encode_value``."""
+    from decimal import Decimal
+
+    if len(data) == 1:
+        ((key, text),) = data.items()
+        if key == "$timestamp":
+            return datetime.fromisoformat(text)
+        if key == "$date":
+            return date.fromisoformat(text)
+        if key == "$decimal":
+            return Decimal(text)
+    return data
+
+
+def encode_result(result: RunResult) -> dict[str, Any]:
+    return {
+        "batches": [
+            {
+                "batch_id": b.batch_id,
+                "rows": encode_value(b.rows),
+                "watermark": b.watermark,
+                "num_input_rows": b.num_input_rows,
+                "state_operators": b.state_operators,
+            }
+            for b in result.batches
+        ],
+        "plan": result.plan,
+    }
+
+
+def decode_result(data: Mapping[str, Any]) -> RunResult:
+    return RunResult([BatchResult(**b) for b in data["batches"]], data["plan"])
+
+
+def serve(quiet: bool = True) -> None:
+    """The child's loop (see above): requests on stdin, events on stdout."""
+    import importlib.util
+
+    out = sys.stdout
+
+    def say(event: dict[str, Any]) -> None:
+        out.write(json.dumps(event) + "\n")
+        out.flush()
+
+    try:
+        spark = get_spark("sjoin-verify", quiet=quiet)
+    except SparkUnavailable as err:
+        say({"event": "unavailable", "message": str(err)})
+        return
+    say({"event": "ready", "version": str(spark.version)})
+    for number, line in enumerate(sys.stdin):
+        if not line.strip():
+            continue
+        request = json.loads(line)
+        try:
+            spec = importlib.util.spec_from_file_location(f"sjoin_job_{number}", request["job"])
+            assert spec is not None and spec.loader is not None
+            job = importlib.util.module_from_spec(spec)
+            spec.loader.exec_module(job)
+            result = run_job_query(
+                spark,
+                job,
+                request["root"],
+                request["mode"],
+                request["streams"],
+                request["feeds"],
+                request["confs"],
+                lambda n: say({"event": "batch", "batch": n}),
+            )
+        except Exception as err:
+            if isinstance(err, SparkUnavailable):
+                say({"event": "unavailable", "message": str(err)})
+                return
+            say({"event": "error", "type": type(err).__name__, "message": str(err)})
+            continue
+        say({"event": "result", **encode_result(result)})
+    spark.stop()
+
+
+if __name__ == "__main__":
+    serve(quiet="--verbose" not in sys.argv[1:])

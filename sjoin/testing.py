@@ -173,13 +173,13 @@ def sjoin_run(request: pytest.FixtureRequest) -> Callable[..., Run]:
 def _verify_on_spark(result: CheckResult, trace: Any, relation: str | None) -> None:
     assert result.plan is not None
     try:
-        from sjoin.verify import verify
+        from sjoin.verify import verify_spec
     except ImportError as err:  # pragma: no cover - verify ships with sjoin
         pytest.skip(f"sjoin verify is unavailable: {err}")
     from sjoin.spark_driver import SparkUnavailable
 
     try:
-        report = verify(result.plan, trace, relation=relation)
+        report = verify_spec(result, trace, relation=relation)
     except SparkUnavailable as err:
         pytest.skip(str(err))
-    assert report.agree, str(report)
+    assert report.agree, report.text()

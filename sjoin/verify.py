@@ -28,10 +28,11 @@ import importlib.util
 import json
 import math
 import os
+import re
 import tempfile
 import time
 from collections import Counter
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, timedelta
 from decimal import Decimal
@@ -39,6 +40,8 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
+from sjoin.api import CheckResult, check_text
+from sjoin.compiler.model import SUPPORTED_SPARK
 from sjoin.compiler.plan import AggregateNode, JoinNode, Plan, StreamNode
 from sjoin.runtime import RunError, run
 from sjoin.runtime.query import closure, query_roots
@@ -49,10 +52,14 @@ from sjoin.spark_driver import SparkUnavailable
 __all__ = [
     "Difference",
     "MetricDifference",
+    "Progress",
     "QueryReport",
     "SparkUnavailable",
     "VerifyReport",
+    "like_local",
+    "retarget",
     "verify",
+    "verify_spec",
 ]
 
 METRICS = ("numRowsTotal", "numRowsUpdated", "numRowsRemoved", "numRowsDroppedByWatermark")
@@ -73,17 +80,83 @@ _ONE_US = timedelta(microseconds=1)
 # ------------------------------------------------------------------------------ the report
 
 
+_METRIC_WORDS = {
+    "numRowsTotal": "holds {} rows in its state after the batch",
+    "numRowsUpdated": "wrote {} rows to its state",
+    "numRowsRemoved": "removed {} rows from its state",
+    "numRowsDroppedByWatermark": "dropped {} late input rows (behind the watermark)",
+}
+_OPERATOR_KINDS = {v: k for k, v in OPERATOR_NAMES.items()}
+
+
 @dataclass(frozen=True)
 class MetricDifference:
-    """One value both engines report that differs: ``what`` is ``watermark``, or
-    ``RELATION.METRIC`` for a state operator metric, or ``operators`` (their number)."""
+    """One value both engines report that differs: ``what`` is ``watermark``, ``batch id``,
+    ``RELATION.METRIC`` for a state operator metric, ``operators`` (the stateful operators),
+    ``RELATION (operator)``, ``join operators`` or ``JOIN.SIDE state cleanup``.
+    ``operator`` is ``join`` or ``aggregate`` for a state operator metric."""
 
     what: str
     spark: Any
     runtime: Any
+    operator: str = ""
 
     def to_dict(self) -> dict[str, Any]:
-        return {"what": self.what, "spark": self.spark, "runtime": self.runtime}
+        return {
+            "what": self.what,
+            "spark": self.spark,
+            "runtime": self.runtime,
+            "text": self.sentence(),
+        }
+
+    def sentence(self) -> str:
+        """What differs, in words."""
+        s, r = self.spark, self.runtime
+        if self.what == "watermark":
+            return f"the watermark is {s} in Spark but {r} in the runtime"
+        if self.what == "batch id":
+            return f"Spark numbered this batch {s}, the runtime {r}"
+        if self.what == "operators":
+            return (
+                f"Spark ran {_count(len(s), 'stateful operator')} ({', '.join(map(str, s))}), "
+                f"the plan has {len(r)} ({', '.join(map(str, r))})"
+            )
+        if self.what == "join operators":
+            return (
+                f"the executed plan has {_count(s, 'stream-stream join')}, "
+                f"the plan {_count(r, 'join')}"
+            )
+        if self.what.endswith(" (operator)"):
+            relation = self.what.removesuffix(" (operator)")
+            return f"Spark ran a {s} operator for `{relation}`, the runtime has none"
+        if self.what.endswith(" state cleanup"):
+            side = self.what.removesuffix(" state cleanup")
+            return (
+                f"the executed plan evicts `{side}` state when {_cleanup(s)}, "
+                f"the plan says when {_cleanup(r)}"
+            )
+        relation, _, metric = self.what.rpartition(".")
+        words = _METRIC_WORDS.get(metric)
+        if relation and words is not None:
+            kind = self.operator or "operator"
+            return (
+                f"the {kind} `{relation}` {words.format(s)} in Spark, {r} in the runtime ({metric})"
+            )
+        return f"{self.what}: {s!r} in Spark, {r!r} in the runtime"
+
+
+def _count(n: int, noun: str) -> str:
+    if n == 1:
+        return f"1 {noun}"
+    return f"{n} {noun}" + ("es" if noun.endswith(("ch", "s")) else "s")
+
+
+def _cleanup(rule: Any) -> str:
+    if rule is None:
+        return "never (no state cleanup)"
+    if rule.get("value_ms") is None:
+        return f"its {rule['kind']} passes the watermark"
+    return f"its {rule['kind']} <= {rule['value_ms']} ms"
 
 
 @dataclass(frozen=True)
@@ -105,25 +178,54 @@ class Difference:
         return {
             "kind": self.kind,
             "batch": self.batch,
+            "summary": self.summary(),
             "rows_only_in_spark": self.only_spark,
             "rows_only_in_runtime": self.only_runtime,
             "metrics": [m.to_dict() for m in self.metrics],
             "detail": self.detail,
         }
 
-    def text(self, query: str) -> list[str]:
-        where = f"batch {self.batch}" if self.batch is not None else "the executed plan"
-        lines = [f"query `{query}`: first difference in {where} ({self.kind})"]
+    def summary(self) -> str:
+        """One sentence: where the first difference is and what differs there."""
+        if self.kind == "spark_error":
+            return "Spark failed where the runtime ran"
+        if self.kind == "state_cleanup":
+            return "the executed plan's state cleanup differs from the plan"
         if self.detail:
-            lines.append(f"  {self.detail}")
+            return f"the first difference is in batch {self.batch}: {self.detail}"
+        parts: list[str] = []
         if self.only_spark or self.only_runtime:
-            lines.append(f"  rows only in Spark ({len(self.only_spark)}):")
-            lines.extend(f"    {_row_text(r)}" for r in self.only_spark)
-            lines.append(f"  rows only in the runtime ({len(self.only_runtime)}):")
-            lines.extend(f"    {_row_text(r)}" for r in self.only_runtime)
-        for m in self.metrics:
-            lines.append(f"  {m.what}: Spark {m.spark!r}, runtime {m.runtime!r}")
+            parts.append("the output rows")
+        whats = [m.what for m in self.metrics]
+        if "watermark" in whats:
+            parts.append("the watermark")
+        if "batch id" in whats:
+            parts.append("the batch id")
+        operators = sorted(
+            {m.what.rpartition(".")[0] for m in self.metrics if m.operator and "." in m.what}
+        )
+        if operators:
+            parts.append("the state of " + ", ".join(f"`{o}`" for o in operators))
+        if "operators" in whats or any(w.endswith(" (operator)") for w in whats):
+            parts.append("the stateful operators")
+        return f"the first difference is in batch {self.batch}, in {_and(parts) or 'the data'}"
+
+    def text(self, query: str) -> list[str]:
+        lines = [f"query `{query}`: {self.summary()}"]
+        if self.kind == "spark_error" or (self.kind == "state_cleanup" and self.detail):
+            lines.append(f"  {self.detail}")
+        lines.extend(f"  {m.sentence()}" for m in self.metrics)
+        for engine, rows in (("Spark", self.only_spark), ("the runtime", self.only_runtime)):
+            if rows:
+                lines.append(f"  {_count(len(rows), 'row')} came out only in {engine}:")
+                lines.extend(f"    {_row_text(r)}" for r in rows)
         return lines
+
+
+def _and(parts: list[str]) -> str:
+    if len(parts) <= 1:
+        return "".join(parts)
+    return ", ".join(parts[:-1]) + " and " + parts[-1]
 
 
 @dataclass
@@ -159,30 +261,29 @@ class QueryReport:
 
 @dataclass
 class VerifyReport:
-    """Whether Spark and the runtime agree on every compared query."""
+    """Whether Spark and the runtime agree on every compared query.
+
+    ``target`` is the spec's `spark` version, ``spark_version`` the Spark that ran the job and
+    ``compared_as`` the version the runtime followed (``verify_spec``: the running Spark's
+    major.minor). ``rejected`` holds the errors when the spec does not plan for that version
+    (then nothing ran)."""
 
     queries: list[QueryReport] = field(default_factory=list)
     trace_batches: int = 0
     bad_rows: list[BadRow] = field(default_factory=list)
-    target: str = ""  # the spec's `spark` version (what the runtime emulates)
+    target: str = ""  # the spec's `spark` version
     spark_version: str = ""  # the local Spark that ran the job
+    compared_as: str = ""  # the version the runtime followed
+    rejected: list[str] = field(default_factory=list)
+    note: str = ""  # one line on the versions, when they are not all the same
 
     @property
     def version_note(self) -> str | None:
-        """A warning when the runtime emulates another Spark than the one that ran: some
-        metrics (e.g. numRowsRemoved of outer joins before 4.3) legitimately differ then."""
-        local = ".".join(self.spark_version.split(".")[:2])
-        target = ".".join(self.target.split(".")[:2])
-        if not local or not target or local == target:
-            return None
-        return (
-            f"the spec targets Spark {self.target} but Spark {self.spark_version} ran the job: "
-            f"the runtime follows {self.target}, so version-dependent behaviour may differ"
-        )
+        return self.note or None
 
     @property
     def agree(self) -> bool:
-        return all(q.agree for q in self.queries)
+        return not self.rejected and all(q.agree for q in self.queries)
 
     @property
     def first_difference(self) -> tuple[str, Difference] | None:
@@ -196,6 +297,8 @@ class VerifyReport:
             "agree": self.agree,
             "target": self.target,
             "spark_version": self.spark_version,
+            "compared_as": self.compared_as,
+            "rejected": self.rejected,
             "version_note": self.version_note,
             "trace_batches": self.trace_batches,
             "bad_rows": [b.to_json() for b in self.bad_rows],
@@ -204,6 +307,12 @@ class VerifyReport:
 
     def text(self) -> str:
         lines = [f"note: {self.version_note}"] if self.version_note else []
+        if self.rejected:
+            lines.append(
+                f"the spec targets Spark {self.target}, but Spark {self.compared_as}, the "
+                "version that runs here, rejects it:"
+            )
+            lines.extend(f"  {line}" for error in self.rejected for line in error.splitlines())
         for q in self.queries:
             head = (
                 f"query `{q.relation}` ({q.output_mode}): {q.spark_batches} Spark batches, "
@@ -219,6 +328,8 @@ class VerifyReport:
         return "\n".join(lines)
 
     def summary(self) -> str:
+        if self.rejected:
+            return f"nothing compared: the spec does not plan for Spark {self.compared_as}"
         if self.agree:
             return f"Spark and the runtime agree on {len(self.queries)} query(ies)"
         differ = sum(not q.agree for q in self.queries)
@@ -315,12 +426,18 @@ def spark_row(values: tuple[Any, ...], stream: StreamNode) -> dict[str, Any]:
     return out
 
 
-def load_job(plan: Plan, directory: str) -> ModuleType:
-    """The generated PySpark job of ``plan``, written into ``directory`` and imported."""
+def write_job(plan: Plan, directory: str) -> Path:
+    """The generated PySpark job of ``plan``, written into ``directory``."""
     from sjoin.compiler.backends.pyspark import compile_pyspark
 
     path = Path(directory) / "sjoin_verify_job.py"
     path.write_text(compile_pyspark(plan, "verify"), encoding="utf-8")
+    return path
+
+
+def load_job(plan: Plan, directory: str) -> ModuleType:
+    """The generated PySpark job of ``plan``, written into ``directory`` and imported."""
+    path = write_job(plan, directory)
     spec = importlib.util.spec_from_file_location(f"sjoin_verify_job_{id(path)}", path)
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
@@ -331,6 +448,115 @@ def load_job(plan: Plan, directory: str) -> ModuleType:
 # ------------------------------------------------------------------------------ the check
 
 
+@dataclass(frozen=True)
+class Progress:
+    """Where a verify run is: query ``index`` (from 1) of ``queries``, rooted at ``query``;
+    ``batch`` of the trace's ``batches`` fed to Spark (0: the query starts)."""
+
+    query: str
+    index: int
+    queries: int
+    batch: int
+    batches: int
+
+
+OnProgress = Callable[[Progress], None]
+
+
+def installed_spark_version() -> str:
+    """The version of the pyspark this interpreter imports (no JVM is started)."""
+    try:
+        import pyspark
+    except ImportError as exc:
+        raise SparkUnavailable("pyspark is needed to run Spark: it is not installed") from exc
+    return str(pyspark.__version__)
+
+
+def retarget(spec: CheckResult, version: str) -> str:
+    """The spec's text with its `spark` statement replaced by ``spark VERSION`` (appended at
+    the end when it has none), so every other line keeps its number."""
+    text = spec.source.text
+    span = spec.bound.spark_span if spec.bound is not None else None
+    if span is None:
+        return text + ("" if not text or text.endswith("\n") else "\n") + f"spark {version}\n"
+    return text[: span.start] + f"spark {version}" + text[span.end :]
+
+
+def like_local(spec: CheckResult, local: str) -> tuple[CheckResult, str]:
+    """The spec planned as the Spark ``local`` (e.g. ``4.3.0``) that runs the job, and a
+    one-line note when that is not the spec's target (empty otherwise).
+
+    The runtime follows the plan's version, so comparing it with the Spark that runs is
+    comparing like with like.  A local version sjoin does not model keeps the target plan.
+    The result may have errors: the spec does not plan for the local version."""
+    assert spec.plan is not None, "like_local needs a planned spec"
+    target = spec.plan.spark
+    match = re.match(r"(\d+)\.(\d+)", local)
+    if match is None:
+        return spec, f"cannot tell the Spark version that runs here ({local!r})"
+    minor = (int(match.group(1)), int(match.group(2)))
+    if minor == target.minor_version:
+        return spec, ""
+    as_text = f"{minor[0]}.{minor[1]}"
+    if minor not in SUPPORTED_SPARK:
+        supported = ", ".join(f"{a}.{b}" for a, b in SUPPORTED_SPARK)
+        return spec, (
+            f"Spark {local} runs here, which sjoin does not model (it models {supported}); "
+            f"the runtime follows the spec's target, Spark {target}, so version-dependent "
+            "behaviour may differ"
+        )
+    again = check_text(retarget(spec, as_text), spec.source.path)
+    wanted = f"{target.major}.{target.minor}"
+    return again, (
+        f"the spec targets Spark {target}; comparing the runtime as Spark {as_text}, "
+        f"the version that runs here (pass --spark {wanted} to run Spark {wanted} itself)"
+    )
+
+
+def verify_spec(
+    spec: CheckResult,
+    trace: str | os.PathLike[str] | Iterable[Any],
+    *,
+    relation: str | None = None,
+    spark: Any = None,
+    bad_rows: BadRowPolicy = "stop",
+    on_progress: OnProgress | None = None,
+    verbose: bool = False,
+) -> VerifyReport:
+    """``verify`` of a checked spec, like with like: the runtime follows the Spark version
+    that runs the job (``spark``'s, else the installed pyspark's), re-planning the spec for
+    it when that is not its target; the report's ``note`` says so.  When the spec does not
+    plan for that version, the report lists the errors in ``rejected`` and nothing runs."""
+    from sjoin.render import render_plain
+
+    if spec.plan is None or not spec.ok:
+        raise ValueError("verify_spec needs a spec without errors")
+    local = str(spark.version) if spark is not None else installed_spark_version()
+    planned, note = like_local(spec, local)
+    target = str(spec.plan.spark)
+    if planned.plan is None or not planned.ok:
+        errors = [d for d in planned.diagnostics if d.severity == "error"]
+        match = re.match(r"\d+\.\d+", local)
+        return VerifyReport(
+            target=target,
+            spark_version=local,
+            compared_as=match.group(0) if match else local,
+            rejected=[render_plain(d, planned.source) for d in errors],
+        )
+    report = verify(
+        planned.plan,
+        trace,
+        relation=relation,
+        spark=spark,
+        bad_rows=bad_rows,
+        on_progress=on_progress,
+        verbose=verbose,
+    )
+    report.target = target
+    report.note = note
+    return report
+
+
 def verify(
     plan: Plan,
     trace: str | os.PathLike[str] | Iterable[Any],
@@ -338,12 +564,20 @@ def verify(
     relation: str | None = None,
     spark: Any = None,
     bad_rows: BadRowPolicy = "stop",
+    on_progress: OnProgress | None = None,
+    verbose: bool = False,
 ) -> VerifyReport:
     """Run ``plan`` over ``trace`` on the runtime and on local Spark and compare them.
 
     ``trace`` is a JSONL path or an iterable of JSON lines or record dicts (as ``run``
     takes). ``relation`` picks one join or aggregate (default: the runtime's queries).
-    ``spark`` is a classic SparkSession (default: ``spark_driver.get_spark()``).
+    ``spark`` is a classic SparkSession (default: ``spark_driver.get_spark()``) or a
+    ``spark_env.RemoteSpark`` (another interpreter's pyspark, in a child process).
+    The runtime follows ``plan.spark`` whatever Spark runs (``verify_spec`` re-plans for the
+    Spark that runs); the report's ``note`` says when the two differ.
+    ``on_progress`` is called as each query starts and after each trace batch.
+    A Spark started here keeps its log quiet (no JVM stderr) unless ``verbose`` (then its
+    warnings show).
     Raises ``RunError`` (``UsageError`` for a bad relation, ``TraceError`` for bad rows under
     ``stop``) and ``SparkUnavailable`` when Spark cannot run here.
     """
@@ -354,24 +588,59 @@ def verify(
     if spark is None:
         from sjoin.spark_driver import get_spark
 
-        spark = get_spark()
+        spark = get_spark(quiet=not verbose)
+        if verbose:
+            spark.sparkContext.setLogLevel("WARN")
     report = VerifyReport(
         trace_batches=len(parsed.batches),
         bad_rows=list(parsed.bad_rows),
         target=str(plan.spark),
         spark_version=str(spark.version),
+        compared_as=str(plan.spark),
     )
+    runs = ".".join(report.spark_version.split(".")[:2])
+    if runs != ".".join(str(plan.spark).split(".")[:2]):
+        report.note = (
+            f"the runtime follows Spark {plan.spark} but Spark {spark.version} ran the job, "
+            "so version-dependent behaviour may differ"
+        )
     with tempfile.TemporaryDirectory(prefix="sjoin-verify-") as tmp:
-        job = load_job(plan, tmp)
-        for root in roots:
+        runner = _runner(spark, plan, tmp)
+        for index, root in enumerate(roots, 1):
             started = time.perf_counter()
             query = QueryReport(root, output_mode(plan, root))
+
+            def tick(batch: int, root: str = root, index: int = index) -> None:
+                if on_progress is not None:
+                    on_progress(Progress(root, index, len(roots), batch, len(parsed.batches)))
+
+            tick(0)
             policy: BadRowPolicy = "skip" if parsed.bad_rows else "stop"
             runtime = run(plan, trace, relation=root, bad_rows=policy)
-            _compare_query(plan, root, parsed, runtime, job, spark, query)
+            _compare_query(plan, root, parsed, runtime, runner, query, tick)
             query.seconds = time.perf_counter() - started
             report.queries.append(query)
     return report
+
+
+def _runner(spark: Any, plan: Plan, directory: str) -> SparkRunner:
+    """How the generated job of ``plan`` runs a query: in this process on the session
+    ``spark``, or in the child process of a ``RemoteSpark``."""
+    from sjoin.spark_driver import run_job_query
+    from sjoin.spark_env import RemoteSpark
+
+    if isinstance(spark, RemoteSpark):
+        path = str(write_job(plan, directory))
+        return lambda *args: spark.run_query(path, *args)
+    job = load_job(plan, directory)
+    return lambda *args: run_job_query(spark, job, *args)
+
+
+# runs one query on Spark: (root, output mode, streams, feeds, confs, tick) -> RunResult
+SparkRunner = Callable[
+    [str, str, list[str], list[dict[str, Any] | None], dict[str, str], Callable[[int], None]],
+    Any,
+]
 
 
 def _compare_query(
@@ -379,60 +648,45 @@ def _compare_query(
     root: str,
     trace: Trace,
     runtime: Any,
-    job: ModuleType,
-    spark: Any,
+    runner: SparkRunner,
     report: QueryReport,
+    tick: Callable[[int], None] = lambda batch: None,
 ) -> None:
-    from sjoin.spark_driver import StreamDriver, parse_join_plan
+    from sjoin.spark_driver import parse_join_plan
 
     nodes = closure(plan, root)
     streams = {n.name: n for n in nodes if isinstance(n, StreamNode)}
-    schemas = {name: job.SCHEMAS[name] for name in streams}
-    confs = {k: str(v) for k, v in job.SPARK_CONF.items() if k in SEMANTIC_CONFS}
-    saved = {k: spark.conf.get(k, None) for k in confs}
-    for key, value in confs.items():
-        spark.conf.set(key, value)
-    plan_text: str | None = None
+    confs = {k: str(v) for k, v in plan.spark_conf.items() if k in SEMANTIC_CONFS}
+    feeds: list[dict[str, Any] | None] = [
+        {
+            name: [spark_row(r, streams[name]) for r in rows]
+            for name, rows in batch.rows.items()
+            if name in streams
+        }
+        or None
+        for batch in trace.batches
+    ]
     try:
-        with StreamDriver(spark, schemas) as driver:
-            try:
-                rels = job.build(spark, driver.inputs)
-                driver.start(rels[root], report.output_mode)
-                for batch in trace.batches:
-                    feed = {
-                        name: [spark_row(r, streams[name]) for r in rows]
-                        for name, rows in batch.rows.items()
-                        if name in streams
-                    }
-                    if feed:
-                        driver.feed(feed)
-                spark_batches = driver.results()
-                if spark_batches:
-                    plan_text = driver.executed_plan()
-            except Exception as err:  # analysis or execution failure: Spark refused the job
-                if isinstance(err, (SparkUnavailable, KeyboardInterrupt)):
-                    raise
-                message = " ".join(str(err).split())[:600]
-                report.runtime_batches = len(runtime.batches)
-                report.difference = Difference(
-                    "spark_error",
-                    None,
-                    detail=f"Spark failed where the runtime ran: {type(err).__name__}: {message}",
-                )
-                return
-    finally:
-        for key, value in saved.items():
-            if value is None:
-                spark.conf.unset(key)
-            else:
-                spark.conf.set(key, value)
+        result = runner(root, report.output_mode, list(streams), feeds, confs, tick)
+    except Exception as err:  # analysis or execution failure: Spark refused the job
+        if isinstance(err, (SparkUnavailable, KeyboardInterrupt)):
+            raise
+        message = " ".join(str(err).split())[:600]
+        report.runtime_batches = len(runtime.batches)
+        report.difference = Difference(
+            "spark_error",
+            None,
+            detail=f"Spark failed where the runtime ran: {type(err).__name__}: {message}",
+        )
+        return
+    spark_batches = result.batches
     report.spark_batches = len(spark_batches)
     report.runtime_batches = len(runtime.batches)
     report.rows = sum(len(b.rows) for b in spark_batches)
     operators = pre_order(plan, root)
     report.difference = _first_batch_difference(root, operators, spark_batches, runtime.batches)
-    if plan_text is not None:
-        cleanup, difference = _check_state_cleanup(plan, root, parse_join_plan(plan_text))
+    if result.plan:
+        cleanup, difference = _check_state_cleanup(plan, root, parse_join_plan(result.plan))
         report.state_cleanup = cleanup
         if report.difference is None:
             report.difference = difference
@@ -450,12 +704,17 @@ def _first_batch_difference(
             else:
                 assert r is not None
                 batch_id, rows = r.batch, [row for rel, row in r.rows if rel == root]
+            engine, other = ("Spark", "the runtime") if s is not None else ("the runtime", "Spark")
+            ran = len(runtime_batches) if s is not None else len(spark_batches)
             return Difference(
                 "batch",
                 batch_id,
                 only_spark=[_shown(x) for x in rows] if s is not None else [],
                 only_runtime=[_shown(x) for x in rows] if r is not None else [],
-                detail=f"batch {batch_id} ran only in {'Spark' if r is None else 'the runtime'}",
+                detail=(
+                    f"it ran only in {engine} ({other} ran "
+                    f"{_count(ran, 'batch')}), with {_count(len(rows), 'output row')}"
+                ),
             )
         metrics: list[MetricDifference] = []
         if s.batch_id != r.batch:
@@ -492,7 +751,10 @@ def _metric_differences(
             continue
         for metric in METRICS:
             if s_op.get(metric) != r_op.get(metric):
-                out.append(MetricDifference(f"{relation}.{metric}", s_op[metric], r_op[metric]))
+                kind = _OPERATOR_KINDS.get(str(s_op.get("operatorName")), "")
+                out.append(
+                    MetricDifference(f"{relation}.{metric}", s_op[metric], r_op[metric], kind)
+                )
     return out
 
 
@@ -534,7 +796,7 @@ def _check_state_cleanup(
                     "state_cleanup",
                     None,
                     metrics=[MetricDifference(f"{label} state cleanup", found, expected)],
-                    detail=f"eviction watermark {watermark} ms in the executed plan",
+                    detail=f"the executed plan's eviction watermark is {watermark} ms",
                 )
     return checked, None
 

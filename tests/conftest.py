@@ -75,3 +75,22 @@ def spark():  # type: ignore[no-untyped-def]
         if os.environ.get("CI"):
             pytest.fail(str(err))
         pytest.skip(str(err))
+
+
+@pytest.fixture(scope="session")
+def verify_spark(request):  # type: ignore[no-untyped-def]
+    """What the parity tests verify on: the local session (`spark`), or, with
+    SJOIN_VERIFY_PYTHON=PATH, the pyspark of that interpreter in one child process for the
+    run (`sjoin verify --python PATH`; scripts/test.sh runs the parity suite so on 3.5)."""
+    python = os.environ.get("SJOIN_VERIFY_PYTHON")
+    if not python:
+        return request.getfixturevalue("spark")
+    from sjoin.spark_driver import SparkUnavailable
+    from sjoin.spark_env import RemoteSpark
+
+    try:
+        remote = RemoteSpark(python)
+    except SparkUnavailable as err:
+        pytest.fail(f"SJOIN_VERIFY_PYTHON={python}: {err}")
+    request.addfinalizer(remote.close)
+    return remote

@@ -15,8 +15,20 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
+from sjoin.api import check_file, check_text
 from sjoin.cli import main
-from sjoin.verify import _first_batch_difference, normal_row, normal_value
+from sjoin.verify import (
+    Difference,
+    MetricDifference,
+    VerifyReport,
+    _first_batch_difference,
+    like_local,
+    normal_row,
+    normal_value,
+    retarget,
+    verify,
+    verify_spec,
+)
 
 from .scenarios import EXAMPLES
 
@@ -149,13 +161,204 @@ def test_cli_agreement_text_and_json(spark: Any) -> None:
 
 
 @pytest.mark.spark
-def test_cli_reports_a_difference(spark: Any) -> None:
-    """ad_attribution targets Spark 4.0: its numRowsRemoved differs from local 4.3's."""
-    runner = CliRunner()
-    spec = str(EXAMPLES / "ad_attribution.sjoin")
-    trace = str(EXAMPLES / "ad_attribution.trace.jsonl")
-    done = runner.invoke(main, ["verify", spec, "--trace", trace])
-    assert done.exit_code == 1
-    assert "first difference in batch 5" in done.output
-    assert "attributed.numRowsRemoved: Spark 6, runtime 4" in done.output
-    assert "targets Spark 4.0 but Spark 4.3.0 ran the job" in done.output
+def test_a_version_difference_in_words(spark: Any) -> None:
+    """ad_attribution as written (Spark 4.0) against local 4.3: 4.3 counts numRowsRemoved of
+    an outer join differently, which `verify` (the plan as given) reports in words."""
+    result = check_file(EXAMPLES / "ad_attribution.sjoin")
+    assert result.plan is not None and str(result.plan.spark) == "4.0"
+    report = verify(result.plan, EXAMPLES / "ad_attribution.trace.jsonl", spark=spark)
+    assert not report.agree
+    text = report.text()
+    assert "note: the runtime follows Spark 4.0 but Spark 4.3.0 ran the job" in text
+    assert (
+        "query `attributed`: the first difference is in batch 5, in the state of `attributed`"
+    ) in text
+    assert (
+        "  the join `attributed` removed 6 rows from its state in Spark, "
+        "4 in the runtime (numRowsRemoved)"
+    ) in text
+    assert "(batch)" not in text
+
+
+# ---------------------------------------------------------------- like with like
+
+
+def test_like_local_keeps_a_spec_of_the_local_version() -> None:
+    spec = check_file(EXAMPLES / "unpaid_orders.sjoin")  # spark 4.3
+    same, note = like_local(spec, "4.3.0")
+    assert same is spec and note == ""
+
+
+def test_like_local_replans_for_the_local_version() -> None:
+    spec = check_file(EXAMPLES / "ad_attribution.sjoin")  # spark 4.0
+    again, note = like_local(spec, "4.3.0")
+    assert again.ok and again.plan is not None and str(again.plan.spark) == "4.3"
+    assert note == (
+        "the spec targets Spark 4.0; comparing the runtime as Spark 4.3, the version that runs "
+        "here "
+        "(pass --spark 4.0 to run Spark 4.0 itself)"
+    )
+    assert [n.quirks for n in again.plan.joins] != [n.quirks for n in spec.plan.joins]  # type: ignore[union-attr]
+    # only the `spark` statement changed, so diagnostics keep their lines
+    before = spec.source.text.splitlines()
+    after = again.source.text.splitlines()
+    assert [i for i, (a, b) in enumerate(zip(before, after, strict=True)) if a != b] == [3]
+    assert after[3] == "spark 4.3"
+
+
+def test_retarget_appends_when_the_spec_names_no_version() -> None:
+    text = "stream s (k BIGINT, t TIMESTAMP) watermark t delay 1 second"
+    spec = check_text(text)
+    assert spec.ok
+    assert retarget(spec, "3.5") == text + "\nspark 3.5\n"
+    again, note = like_local(spec, "3.5.6")
+    assert again.ok and again.plan is not None and str(again.plan.spark) == "3.5"
+    assert "targets Spark 4.3; comparing the runtime as Spark 3.5" in note
+
+
+def test_like_local_keeps_the_target_for_a_version_sjoin_does_not_model() -> None:
+    spec = check_file(EXAMPLES / "unpaid_orders.sjoin")
+    same, note = like_local(spec, "4.9.1")
+    assert same is spec
+    assert note.startswith("Spark 4.9.1 runs here, which sjoin does not model")
+    assert "the runtime follows the spec's target, Spark 4.3" in note
+
+
+def test_a_spec_the_local_version_rejects_is_reported_without_running() -> None:
+    """checkout_funnel chains time-interval joins: Spark 3.4 rejects it (global watermark)."""
+    spec = check_file(EXAMPLES / "checkout_funnel.sjoin")
+    local = SimpleNamespace(version="3.4.4")  # never used as a session: nothing runs
+    report = verify_spec(spec, EXAMPLES / "checkout_funnel.trace.jsonl", spark=local)
+    assert not report.agree and not report.queries
+    assert report.compared_as == "3.4" and report.target == "4.3"
+    text = report.text()
+    assert text.startswith(
+        "the spec targets Spark 4.3, but Spark 3.4, the version that runs here, rejects it:\n"
+    )
+    assert "error[E022]" in text
+    assert report.summary() == "nothing compared: the spec does not plan for Spark 3.4"
+    assert report.to_dict()["rejected"] == report.rejected
+
+
+# ---------------------------------------------------------------- the difference in words
+
+
+def test_difference_in_words_rows_watermark_and_metrics() -> None:
+    diff = Difference(
+        "batch",
+        3,
+        only_spark=[{"k": 1, "v": "a"}],
+        only_runtime=[{"k": 2, "v": "b"}, {"k": 3, "v": None}],
+        metrics=[
+            MetricDifference("watermark", "2026-01-01T00:00:10.000Z", "2026-01-01T00:00:00Z"),
+            MetricDifference("j.numRowsTotal", 4, 3, "join"),
+            MetricDifference("j.numRowsUpdated", 2, 1, "join"),
+            MetricDifference("counts.numRowsRemoved", 1, 0, "aggregate"),
+            MetricDifference("j.numRowsDroppedByWatermark", 1, 0, "join"),
+        ],
+    )
+    assert diff.text("counts") == [
+        "query `counts`: the first difference is in batch 3, in the output rows, the watermark "
+        "and the state of `counts`, `j`",
+        "  the watermark is 2026-01-01T00:00:10.000Z in Spark but 2026-01-01T00:00:00Z in the "
+        "runtime",
+        "  the join `j` holds 4 rows in its state after the batch in Spark, 3 in the runtime "
+        "(numRowsTotal)",
+        "  the join `j` wrote 2 rows to its state in Spark, 1 in the runtime (numRowsUpdated)",
+        "  the aggregate `counts` removed 1 rows from its state in Spark, 0 in the runtime "
+        "(numRowsRemoved)",
+        "  the join `j` dropped 1 late input rows (behind the watermark) in Spark, 0 in the "
+        "runtime (numRowsDroppedByWatermark)",
+        "  1 row came out only in Spark:",
+        '    {"k": 1, "v": "a"}',
+        "  2 rows came out only in the runtime:",
+        '    {"k": 2, "v": "b"}',
+        '    {"k": 3, "v": null}',
+    ]
+    assert diff.to_dict()["summary"] == diff.summary()
+    assert diff.to_dict()["metrics"][0]["text"].startswith("the watermark is")
+
+
+def test_difference_in_words_only_rows() -> None:
+    diff = Difference("batch", 0, only_spark=[{"k": 1}])
+    assert diff.text("j") == [
+        "query `j`: the first difference is in batch 0, in the output rows",
+        "  1 row came out only in Spark:",
+        '    {"k": 1}',
+    ]
+
+
+def test_difference_in_words_a_batch_only_one_engine_ran() -> None:
+    spark = [_spark(0, [], "1970-01-01T00:00:00.000Z", 0), _spark(1, [{"a": 1}], "x", 0)]
+    runtime = [_runtime(0, [], "1970-01-01T00:00:00Z", 0)]
+    diff = _first_batch_difference("j", ["j"], spark, runtime)
+    assert diff is not None
+    assert diff.text("j") == [
+        "query `j`: the first difference is in batch 1: it ran only in Spark (the runtime ran "
+        "1 batch), with 1 output row",
+        "  1 row came out only in Spark:",
+        '    {"a": 1}',
+    ]
+
+
+def test_difference_in_words_operators_cleanup_and_errors() -> None:
+    ops = MetricDifference("operators", ["symmetricHashJoin"], ["j", "counts"])
+    assert ops.sentence() == (
+        "Spark ran 1 stateful operator (symmetricHashJoin), the plan has 2 (j, counts)"
+    )
+    assert Difference("batch", 2, metrics=[ops]).summary() == (
+        "the first difference is in batch 2, in the stateful operators"
+    )
+    cleanup = Difference(
+        "state_cleanup",
+        None,
+        metrics=[
+            MetricDifference(
+                "j.left state cleanup",
+                {"kind": "value", "value_ms": 90000},
+                {"kind": "value", "value_ms": 89999},
+            )
+        ],
+        detail="the executed plan's eviction watermark is 100000 ms",
+    )
+    assert cleanup.text("j") == [
+        "query `j`: the executed plan's state cleanup differs from the plan",
+        "  the executed plan's eviction watermark is 100000 ms",
+        "  the executed plan evicts `j.left` state when its value <= 90000 ms, the plan says "
+        "when its value <= 89999 ms",
+    ]
+    never = MetricDifference("j.right state cleanup", None, {"kind": "key", "value_ms": None})
+    assert never.sentence() == (
+        "the executed plan evicts `j.right` state when never (no state cleanup), the plan says "
+        "when its key passes the watermark"
+    )
+    error = Difference("spark_error", None, detail="Spark failed where the runtime ran: X: y")
+    assert error.text("j") == [
+        "query `j`: Spark failed where the runtime ran",
+        "  Spark failed where the runtime ran: X: y",
+    ]
+
+
+def test_report_text_says_which_query_differs() -> None:
+    from sjoin.verify import QueryReport
+
+    report = VerifyReport(
+        queries=[
+            QueryReport("a", "append", 3, 3, 2),
+            QueryReport("b", "update", 3, 3, 1, difference=Difference("batch", 1, [{"k": 1}])),
+        ],
+        target="4.0",
+        spark_version="4.3.0",
+        compared_as="4.3",
+        note="the spec targets Spark 4.0; comparing the runtime as Spark 4.3, the version "
+        "that runs here",
+    )
+    lines = report.text().splitlines()
+    assert lines[0].startswith("note: the spec targets Spark 4.0;")
+    assert lines[1] == (
+        "query `a` (append): 3 Spark batches, 3 runtime batches, 2 output rows: "
+        "Spark and the runtime agree"
+    )
+    assert lines[2].endswith(": they DIFFER")
+    assert lines[3] == "query `b`: the first difference is in batch 1, in the output rows"
+    assert report.summary() == "Spark and the runtime differ on 1 of 2 query(ies)"
