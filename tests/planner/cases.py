@@ -664,6 +664,7 @@ ANALYSIS = [
         how="left_outer",
         left_delay=None,
         spark=CHECK,
+        settings=(("allow_unemitted_outer_rows", "true"),),  # E028 without it
     ),
     two(
         "left_anti_as_left_outer",

@@ -119,3 +119,14 @@ def test_plan_json_offsets_reproduce_spark_predicates() -> None:
     state = plan_json["joins"][0]["state"]
     assert (90_000 + state["left"]["offset_ms"]) * 1000 == 84_999_000
     assert (90_000 + state["right"]["offset_ms"]) * 1000 == 79_999_000
+
+
+SPARK_RUNS = [c for c in CASES if c.spark is not None and c.spark.error is None]
+
+
+@pytest.mark.parametrize("case", SPARK_RUNS, ids=[c.id for c in SPARK_RUNS])
+def test_cases_spark_runs_have_no_error(case: Case) -> None:
+    """A case that Spark runs (tests/spark/test_plan_vs_spark.py) must plan without an
+    error, or the Spark test fails: checked here without a JVM."""
+    codes, _ = plan(case)
+    assert not {c for c in codes if c.startswith("E")}, sorted(codes)
