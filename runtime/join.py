@@ -18,6 +18,7 @@ from typing import Any
 
 from sqlglot import exp
 
+from sjoin.compiler import annotate
 from sjoin.compiler.plan import JoinNode, Side, StateRule
 
 from .eval import Getter, Layout, column_slot, compile_expr, kind_of, window_arguments, window_spans
@@ -257,7 +258,7 @@ class JoinOperator:
             compile_expr(call.expressions[0], both, ansi=ansi)
             for o in node.output
             for call in o.expr.find_all(exp.Anonymous)
-            if call.meta.get("function") == "window"
+            if annotate.function(call) == "window"
         ]
         if self.window_times:
             self.project = _guarded(self.project, self.window_times)
