@@ -137,6 +137,9 @@ class JoinNode:
     quirks: JoinQuirks
     analysis: JoinAnalysis
     time_range: TimeRange | None = None  # post_join_filter, when it is exactly a time range
+    # the time arguments of window() calls in the output: Spark's TimeWindowing adds
+    # isnotnull(time), so an output row whose window time is NULL is dropped
+    window_times: tuple[exp.Expression, ...] = ()
     notes: tuple[str, ...] = ()
 
     @property

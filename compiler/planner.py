@@ -253,6 +253,12 @@ class Planner:
             quirks=join_quirks(spark),
             analysis=analyse_join(spark, j, split, parts, effective, key_index is not None),
             time_range=time_range(split.both, split.constant),
+            window_times=tuple(
+                call.expressions[0].copy()
+                for o in output
+                for call in o.expr.find_all(exp.Anonymous)
+                if annotate.is_call(call, "window")
+            ),
             notes=_notes(j),
         )
         return node
