@@ -76,8 +76,9 @@ def last_resort(fn: F) -> F:
     return wrapper  # type: ignore[return-value]
 
 
-def load(path: Path) -> CheckResult:
-    """Read and check one spec; an unreadable file is a usage error (exit 2)."""
+def load(path: Path, relation: str | None = None) -> CheckResult:
+    """Read and check one spec (planned for the query rooted at ``relation``, when given);
+    an unreadable file is a usage error (exit 2)."""
     try:
         text = read_spec(path)
     except FileNotFoundError:
@@ -88,7 +89,7 @@ def load(path: Path) -> CheckResult:
         raise click.UsageError(f"{path} is not UTF-8 text (byte {err.start})") from None
     except OSError as err:
         raise click.UsageError(f"cannot read {path}: {err.strerror}") from None
-    return check_text(text, str(path))
+    return check_text(text, str(path), relation)
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -250,7 +251,7 @@ def verify(
     if spark_version is not None and python is not None:
         raise click.UsageError("pass --spark or --python, not both")
     printer = Printer(color)
-    result = load(spec)
+    result = load(spec, relation)
     printer.diagnostics((d, result.source) for d in result.diagnostics)
     if not result.ok or result.plan is None:
         sys.exit(1)
@@ -407,7 +408,7 @@ def run(
     from sjoin.runtime import BatchOutput, RunError, UsageError, run_to_files
 
     printer = Printer(color)
-    result = load(spec)
+    result = load(spec, relation)
     printer.diagnostics((d, result.source) for d in result.diagnostics)
     if not result.ok or result.plan is None:
         sys.exit(1)

@@ -33,8 +33,8 @@ def pytest_configure(config: pytest.Config) -> None:
     )
 
 
-def _checked(spec: str | Path) -> CheckResult:
-    result = check_file(spec)
+def _checked(spec: str | Path, relation: str | None = None) -> CheckResult:
+    result = check_file(spec, relation)
     errors = [d for d in result.diagnostics if d.severity == "error"]
     if errors or result.plan is None:
         from sjoin.render import render_plain
@@ -159,7 +159,7 @@ def sjoin_run(request: pytest.FixtureRequest) -> Callable[..., Run]:
         from sjoin.runtime import run as run_plan
 
         path = Path(spec)
-        result = _checked(path)
+        result = _checked(path, relation)
         assert result.plan is not None
         trace_in = Path(trace) if isinstance(trace, (str, Path)) else list(trace)
         outcome = Run(path, trace_in, run_plan(result.plan, trace_in, relation=relation))
