@@ -145,9 +145,10 @@ class Planner:
         only the sinks' queries, so each is a W010 warning (``--relation NAME`` makes it
         the error).  Only relations that their consumers prune are planned again."""
         seen = {(d.code, d.message) for d in found}
+        roots = set(plan.query_roots)
         out: list[Diagnostic] = []
         for rel in self.spec.relations:
-            if isinstance(rel, Stream) or rel.name in plan.query_roots or rel.name == self.root:
+            if isinstance(rel, Stream) or rel.name in roots or rel.name == self.root:
                 continue
             needed = self.required.get(rel.name)
             if needed is None or needed >= {o.name for o in rel.output}:
