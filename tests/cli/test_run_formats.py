@@ -22,7 +22,8 @@ SJOIN = Path(sys.executable).with_name("sjoin")
 @pytest.fixture
 def demo(tmp_path: Path) -> tuple[Path, Path]:
     """The `sjoin init` scaffold: trace batch 1 runs as Spark batch 2, and the unshipped
-    order comes out null-padded in the no-data batch 3 that runs after it."""
+    order 2 comes out null-padded in the no-data batch 3 that runs after it; trace batch 2
+    runs as batch 4 (order 4 shipped), and order 3 comes out in the no-data batch 5."""
     spec, trace, _ = scaffold("shipped", tmp_path)
     return spec, trace
 
@@ -40,13 +41,22 @@ def test_trace_batches_beside_batch_ids(demo: tuple[Path, Path], tmp_path: Path)
     )
     assert code == 0, err
     rows = [json.loads(line) for line in out.splitlines()]
-    assert [list(r) for r in rows] == [["batch", "trace_batch", "relation", "row"]] * 2
+    assert [list(r) for r in rows] == [["batch", "trace_batch", "relation", "row"]] * 4
     assert [(r["batch"], r["trace_batch"], r["row"]["order_id"]) for r in rows] == [
         (0, 0, 1),
         (3, 1, 2),  # the no-data batch after trace batch 1's data batch (batch 2)
+        (4, 2, 4),
+        (5, 2, 3),
     ]
     steps = [json.loads(line) for line in progress.read_text().splitlines()]
-    assert [(p["batch"], p["trace_batch"]) for p in steps] == [(0, 0), (1, 0), (2, 1), (3, 1)]
+    assert [(p["batch"], p["trace_batch"]) for p in steps] == [
+        (0, 0),
+        (1, 0),
+        (2, 1),
+        (3, 1),
+        (4, 2),
+        (5, 2),
+    ]
     assert list(steps[0])[:3] == ["batch", "trace_batch", "watermark"]
 
 
@@ -95,7 +105,7 @@ def test_json_lines_are_the_default_for_a_pipe(demo: tuple[Path, Path]) -> None:
     spec, trace = demo
     code, out, err = cli("run", str(spec), "--trace", str(trace))  # CliRunner: not a terminal
     assert code == 0, err
-    assert [json.loads(line)["batch"] for line in out.splitlines()] == [0, 3]
+    assert [json.loads(line)["batch"] for line in out.splitlines()] == [0, 3, 4, 5]
 
 
 def run_on_a_terminal(*args: str, env: dict[str, str] | None = None) -> str:
@@ -136,7 +146,7 @@ def test_tables_are_the_default_on_a_terminal(demo: tuple[Path, Path]) -> None:
     assert row.index("NULL") == header.index("ship_time")
     # --output on a terminal is still JSON lines, and --format json is honoured there
     forced = run_on_a_terminal("run", str(spec), "--trace", str(trace), "--format", "json")
-    assert [json.loads(line)["batch"] for line in forced.splitlines()] == [0, 3]
+    assert [json.loads(line)["batch"] for line in forced.splitlines()] == [0, 3, 4, 5]
 
 
 def test_format_table_on_a_pipe_and_with_output(demo: tuple[Path, Path], tmp_path: Path) -> None:
