@@ -11,9 +11,10 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
 
-from sjoin.api import check_text
+from sjoin.api import check_file, check_text
 from sjoin.cli import main
 
 CASES = Path(__file__).parents[1] / "diagnostics" / "cases"
@@ -79,3 +80,14 @@ def test_the_plan_for_a_relation_prunes_as_that_query() -> None:
         "SELECT k.order_id, k.order_time, d.delivery_time", "SELECT k.order_id, d.delivery_time"
     )
     assert codes(kept) == []
+
+
+def test_verify_spec_plans_for_the_relation_it_is_given() -> None:
+    """The API (what `@pytest.mark.sjoin_spark` calls): a spec checked for its own queries,
+    verified for `shipped`, is refused with E025 before Spark starts."""
+    from sjoin.verify import SpecError, verify_spec
+
+    checked = check_file(WITH_SINK)
+    assert checked.ok
+    with pytest.raises(SpecError, match=r"(?s)`shipped` cannot run as its own query.*E025"):
+        verify_spec(checked, [line for line in TRACE.splitlines() if line], relation="shipped")
