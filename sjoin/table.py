@@ -34,8 +34,10 @@ def cell(value: Any) -> Text:
 
 
 def title(out: BatchOutput) -> Text:
-    """``batch 2 · trace batch 1 (no-data batch) · watermark 2026-01-01T00:00:00Z``"""
-    parts = [f"batch {out.batch}"]
+    """``batch 2 · trace batch 1 (no-data batch) · watermark 2026-01-01T00:00:00Z``, after
+    ``query NAME · `` when the run has several queries (each numbers its own batches)."""
+    parts = [f"query {out.query}"] if "query" in out.progress else []
+    parts.append(f"batch {out.batch}")
     if out.trace_batch is not None:
         parts.append(f"trace batch {out.trace_batch}" + ("" if out.data else " (no-data batch)"))
     if out.watermark is not None:

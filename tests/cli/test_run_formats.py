@@ -158,3 +158,19 @@ def test_format_table_on_a_pipe_and_with_output(demo: tuple[Path, Path], tmp_pat
         "run", str(spec), "--trace", str(trace), "--format", "table", "--output", "x.jsonl"
     )
     assert code == 2 and "--output writes JSON lines" in err
+
+
+def test_tables_name_the_query_when_a_run_has_several(tmp_path: Path) -> None:
+    """Each query numbers its own batches, so with two sinks the title names the query."""
+    spec, trace, _ = scaffold("shipped", tmp_path)
+    text = spec.read_text()
+    twice = text.replace(
+        "join shipped =",
+        "join also = orders AS o2 INNER JOIN shipments AS s2 "
+        "ON o2.order_id = s2.order_id AND s2.ship_time = o2.order_time\n\n"
+        "join shipped =",
+    )
+    spec.write_text(twice + "sink also to console ()\n")
+    code, out, err = cli("run", str(spec), "--trace", str(trace), "--format", "table")
+    assert code == 0, err
+    assert "query shipped · batch 0 · trace batch 0 · watermark 1970-01-01T00:00:00Z" in out
