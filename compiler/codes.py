@@ -301,6 +301,18 @@ CODES: Final[dict[str, Code]] = {
             "reads it, so the job's `main()` starts no query for it; `build()` still returns it "
             "by name. Add a `sink` to have `spark-submit job.py` write it.",
         ),
+        Code(
+            "W010",
+            "warning",
+            "relation that fails as its own query",
+            "A join or aggregate that no sink writes fails on Spark when it runs as its own "
+            "query (`sjoin run` or `verify --relation NAME`, or started from the job's "
+            "`build()`), though the queries the job runs are fine: run alone, it keeps all "
+            "its columns, so a relation below it may carry a column that its consumers "
+            "prune, such as a second event-time column (E025). The message quotes the error "
+            "that `--relation NAME` reports. Without a sink in the spec any relation may be "
+            "started, so this is that error itself.",
+        ),
     )
 }
 

@@ -31,6 +31,12 @@ def check(plan: Plan) -> tuple[list[Diagnostic], list[Check]]:
     return found, checks
 
 
+def check_joins(plan: Plan, nodes: list[JoinNode]) -> list[Diagnostic]:
+    """The per-join diagnostics of ``nodes``: joins the planner planned again for another
+    query root than the plan's (a relation run as its own query)."""
+    return [d for node in nodes for d in _check_join(plan, node)]
+
+
 # ---------------------------------------------------------------------- per join
 
 

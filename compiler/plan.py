@@ -63,7 +63,7 @@ class StateRule:
 class WindowColumn:
     """A window that Spark cannot compute inside a join condition: each side projects it as
     a column before the join (it inherits the watermark of its time column), and the raw
-    time column is re-aliased without watermark metadata so the side keeps one event-time
+    time column is recomputed without watermark metadata so the side keeps one event-time
     column (Spark 3.5+ rejects two)."""
 
     name: str

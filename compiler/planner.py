@@ -16,7 +16,7 @@ from . import annotate, hazards
 from . import types as t
 from .analysis import analyse_aggregate, analyse_join
 from .bound import Aggregate, BoundSpec, Input, Join, Stream
-from .diagnostics import Diagnostics
+from .diagnostics import Diagnostic, Diagnostics
 from .expr import conjuncts, strip_parens
 from .model import (
     JOIN_KINDS,
@@ -79,12 +79,17 @@ def watermark_use(
 
 
 class Planner:
-    def __init__(self, spec: BoundSpec, diags: Diagnostics) -> None:
+    def __init__(self, spec: BoundSpec, diags: Diagnostics, relation: str | None = None) -> None:
         self.spec = spec
         self.diags = diags
         self.settings = {name: s.default for name, s in SETTINGS.items()}
         self.settings.update({name: s.value for name, s in spec.settings.items()})
         self.required = required_outputs(spec)
+        # `--relation NAME`: the query rooted at NAME is the one that runs, so the relations
+        # below it are pruned as Spark prunes that query
+        self.root = relation if _is_operator(spec, relation) else None
+        if self.root is not None:
+            self.required = _required_as_root(spec, self.required, self.root)
         self._solved: dict[tuple[int, str, bool], tuple[list[exp.Expression], Solved]] = {}
 
     def plan(self) -> Plan:
@@ -128,7 +133,64 @@ class Planner:
         )
         found, checks = hazards.check(plan)
         self.diags.items.extend(found)
+        self.diags.items.extend(self._other_roots(plan, found))
         return replace(plan, checks=tuple(checks))
+
+    def _other_roots(self, plan: Plan, found: list[Diagnostic]) -> list[Diagnostic]:
+        """Spark's per-join errors for each join or aggregate that is not one of the plan's
+        queries, run as its own query (`sjoin run/verify --relation NAME`, or started from
+        ``build()``): with all of its columns, the relations below it may carry columns its
+        consumers pruned (a second event-time column, E025).  With no sink every relation
+        can be started, so these are errors, said of that query; with sinks the job runs
+        only the sinks' queries, so each is a W010 warning (``--relation NAME`` makes it
+        the error).  Only relations that their consumers prune are planned again."""
+        seen = {(d.code, d.message) for d in found}
+        roots = set(plan.query_roots)
+        out: list[Diagnostic] = []
+        for rel in self.spec.relations:
+            if isinstance(rel, Stream) or rel.name in roots or rel.name == self.root:
+                continue
+            needed = self.required.get(rel.name)
+            if needed is None or needed >= {o.name for o in rel.output}:
+                continue  # every column is used anyway: the same plan below it
+            required = _required_as_root(self.spec, self.required, rel.name)
+            changed = [
+                j
+                for j in self.spec.relations
+                if isinstance(j, Join) and required.get(j.name) != self.required.get(j.name)
+            ]
+            saved, self.required = self.required, required
+            try:
+                nodes = [self.plan_join(j) for j in changed]
+            finally:
+                self.required = saved
+            for d in hazards.check_joins(plan, nodes):
+                if d.severity != "error" or (d.code, d.message) in seen:
+                    continue
+                seen.add((d.code, d.message))
+                if not plan.sinks:
+                    out.append(
+                        Diagnostic(
+                            d.code,
+                            f"{d.message}, when `{rel.name}` runs as its own query (without "
+                            "a sink, any join or aggregate can)",
+                            d.span,
+                            d.label,
+                            d.help,
+                        )
+                    )
+                else:
+                    out.append(
+                        Diagnostic(
+                            "W010",
+                            f"`{rel.name}` cannot run as its own query (`--relation "
+                            f"{rel.name}`, or started from build()): {d.message}",
+                            d.span,
+                            d.label,
+                            d.help,
+                        )
+                    )
+        return out
 
     # ------------------------------------------------------------------ joins
     def _is_first_stateful(self, inputs: list[Input]) -> bool:
@@ -509,13 +571,51 @@ def query_roots(nodes: list[PlanNode], sinks: tuple[SinkNode, ...]) -> tuple[str
     return tuple(roots)
 
 
-def required_outputs(spec: BoundSpec) -> dict[str, set[str]]:
+def _is_operator(spec: BoundSpec, name: str | None) -> bool:
+    return name is not None and any(
+        r.name == name and not isinstance(r, Stream) for r in spec.relations
+    )
+
+
+def _closure(spec: BoundSpec, root: str) -> set[str]:
+    """``root`` and every relation below it."""
+    by_name = {r.name: r for r in spec.relations}
+    found: set[str] = set()
+    stack = [root]
+    while stack:
+        name = stack.pop()
+        rel = by_name.get(name)
+        if name in found or rel is None:
+            continue
+        found.add(name)
+        if isinstance(rel, Join):
+            stack += [rel.left.relation, rel.right.relation]
+        elif isinstance(rel, Aggregate):
+            stack.append(rel.input.relation)
+    return found
+
+
+def _required_as_root(
+    spec: BoundSpec, required: dict[str, set[str]], root: str
+) -> dict[str, set[str]]:
+    """``required`` with the relations below ``root`` pruned as Spark prunes the query
+    rooted there: all of ``root``'s columns, and below it what that query's operators use."""
+    below = _closure(spec, root)
+    mine = required_outputs(spec, root)
+    return {**{k: v for k, v in required.items() if k not in below}, **mine}
+
+
+def required_outputs(spec: BoundSpec, root: str | None = None) -> dict[str, set[str]]:
     """The output columns of each join or aggregate that some consumer uses, as Spark's
     column pruning sees them; a relation missing here has all its columns used (a sink
-    writes them all, and an unconsumed relation is shown whole)."""
+    writes them all, and an unconsumed relation is shown whole).  With ``root``: only the
+    query rooted there, which shows ``root`` whole."""
     consumed: dict[str, set[str]] = {}
-    sunk = {s.relation for s in spec.sinks}
+    sunk = {s.relation for s in spec.sinks} if root is None else {root}
+    scope = _closure(spec, root) if root is not None else None
     for rel in reversed(spec.relations):
+        if scope is not None and rel.name not in scope:
+            continue
         needed = None if rel.name in sunk or rel.name not in consumed else consumed[rel.name]
         if isinstance(rel, Join):
             exprs = [rel.condition] + [
@@ -703,8 +803,10 @@ def _notes(j: Join) -> tuple[str, ...]:
     return ()
 
 
-def plan_spec(spec: BoundSpec, diags: Diagnostics) -> Plan:
-    return Planner(spec, diags).plan()
+def plan_spec(spec: BoundSpec, diags: Diagnostics, relation: str | None = None) -> Plan:
+    """The plan of ``spec``; with ``relation`` (a join or aggregate), the relations below
+    it are planned as the query rooted there prunes them, and its errors are errors."""
+    return Planner(spec, diags, relation).plan()
 
 
 __all__ = ["Bound", "plan_spec"]

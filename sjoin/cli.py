@@ -76,8 +76,9 @@ def last_resort(fn: F) -> F:
     return wrapper  # type: ignore[return-value]
 
 
-def load(path: Path) -> CheckResult:
-    """Read and check one spec; an unreadable file is a usage error (exit 2)."""
+def load(path: Path, relation: str | None = None) -> CheckResult:
+    """Read and check one spec (planned for the query rooted at ``relation``, when given);
+    an unreadable file is a usage error (exit 2)."""
     try:
         text = read_spec(path)
     except FileNotFoundError:
@@ -88,7 +89,7 @@ def load(path: Path) -> CheckResult:
         raise click.UsageError(f"{path} is not UTF-8 text (byte {err.start})") from None
     except OSError as err:
         raise click.UsageError(f"cannot read {path}: {err.strerror}") from None
-    return check_text(text, str(path))
+    return check_text(text, str(path), relation)
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -250,7 +251,7 @@ def verify(
     if spark_version is not None and python is not None:
         raise click.UsageError("pass --spark or --python, not both")
     printer = Printer(color)
-    result = load(spec)
+    result = load(spec, relation)
     printer.diagnostics((d, result.source) for d in result.diagnostics)
     if not result.ok or result.plan is None:
         sys.exit(1)
@@ -386,6 +387,20 @@ def _verify_progress(printer: Printer) -> Iterator[Callable[[Any], None]]:
     help="Also write an HTML page of the run here: watermark, state rows and output rows "
     "per batch, plotted (needs sjoin[report]).",
 )
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["json", "table"]),
+    default=None,
+    help="How stdout shows the rows: JSON lines, or aligned tables batch by batch "
+    "[default: table on a terminal, else json; --output files are always JSON lines].",
+)
+@click.option(
+    "--trace-batches",
+    is_flag=True,
+    help='Add "trace_batch" (the trace batch whose step ran the batch) to every output and '
+    "progress line, beside Spark's batch id.",
+)
 @COLOR
 @last_resort
 def run(
@@ -397,17 +412,35 @@ def run(
     bad_rows: str,
     checkpoint: Path | None,
     report: Path | None,
+    fmt: str | None,
+    trace_batches: bool,
     color: str,
 ) -> None:
     """Run SPEC on TRACE with the reference runtime: Spark's micro-batch semantics, batch by
     batch (no-data batches included), in pure Python.
 
+    Batch ids are Spark's: the no-data batches Spark runs after a watermark advance are
+    numbered too, so trace batch 1 may come out as batch 2 (--trace-batches shows both).
+
     Exit status: 0 ran, 1 the spec or the trace has errors, 2 usage error.
     """
     from sjoin.runtime import BatchOutput, RunError, UsageError, run_to_files
 
+    if fmt == "table" and output is not None:
+        raise click.UsageError("--format table shows rows on stdout; --output writes JSON lines")
+    stdout = sys.stdout
+    if fmt is None:
+        fmt = "table" if output is None and stdout.isatty() else "json"
+    show_rows = None
+    if fmt == "table":
+        from sjoin.table import TableWriter
+
+        colored = {"always": True, "never": False}.get(
+            color, stdout.isatty() and not os.environ.get("NO_COLOR")
+        )
+        show_rows = TableWriter(stdout, colored).show
     printer = Printer(color)
-    result = load(spec)
+    result = load(spec, relation)
     printer.diagnostics((d, result.source) for d in result.diagnostics)
     if not result.ok or result.plan is None:
         sys.exit(1)
@@ -443,6 +476,9 @@ def run(
                 bad_rows=policy,
                 checkpoint=checkpoint,  # type: ignore[arg-type]
                 on_batch=on_batch,
+                stdout=stdout,
+                trace_batches=trace_batches,
+                show_rows=show_rows,
             )
         except UsageError as err:
             raise click.UsageError(str(err)) from None

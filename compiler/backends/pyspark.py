@@ -108,6 +108,21 @@ def _side_comment(side: Side) -> list[str]:
     return [comment(f"  {side.name} state ({side.alias}): {state}")]
 
 
+def _recomputed(time_column: str) -> str:
+    """Spark SQL that recomputes a time column beside its projected window, the same
+    instant without the watermark metadata: the window struct is then the side's one
+    event-time column (Spark 3.5+ fails with MULTIPLE_EVENT_TIME_COLUMNS on two).
+
+    Re-aliasing the column with empty metadata (``F.col(t).alias(t, metadata={})``) is not
+    enough: an alias whose child is a bare attribute lets the optimizer's
+    ``PushDownLeftSemiAntiJoin`` push a LEFT SEMI join below that Project, onto the column
+    that still carries the mark (checked on Spark 4.3.0; docs/language.md, "Window keys").
+    A computed expression keeps the Project, and the join, where they are written."""
+    column = exp.column(time_column)
+    micros = exp.Anonymous(this="unix_micros", expressions=[column])
+    return spark_sql(exp.Anonymous(this="timestamp_micros", expressions=[micros]))
+
+
 def _side_frame(side: Side, anti_marker: bool) -> list[str]:
     """The expression of one join input: projected windows, stripped time columns, alias."""
     steps = [f"rels[{literal(side.relation)}]"]
@@ -118,8 +133,7 @@ def _side_frame(side: Side, anti_marker: bool) -> list[str]:
         steps.append(f".withColumn({literal(window.name)}, F.window({', '.join(args)}))")
     for time_column in dict.fromkeys(w.time_column for w in side.windows):
         steps.append(
-            f".withColumn({literal(time_column)}, F.col({literal(time_column)})"
-            f".alias({literal(time_column)}, metadata={{}}))"
+            f".withColumn({literal(time_column)}, F.expr({literal(_recomputed(time_column))}))"
         )
     if anti_marker:
         steps.append(f".withColumn({literal(ANTI_MARKER)}, F.lit(True))")

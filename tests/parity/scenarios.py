@@ -168,8 +168,13 @@ WIN_BATCHES = [
     {"l": [row(3, 130, "e")], "r": [row(3, 135, "f")]},
     {"l": [row(4, 200, "g")], "r": [row(4, 200, "h")]},
 ]
-add("inner_window_key", join_spec("INNER", WIN, WIN_SELECT), WIN_BATCHES)
-add("left_outer_window_key", join_spec("LEFT OUTER", WIN, WIN_SELECT), WIN_BATCHES)
+# every join type on window keys (issue 16: LEFT SEMI failed on Spark 3.5+ with
+# MULTIPLE_EVENT_TIME_COLUMNS while the time column was only re-aliased beside its window)
+WIN_LEFT_SELECT = "SELECT L.k AS k, L.t AS lt, window(L.t, INTERVAL 10 SECONDS) AS w, L.v AS lv"
+for how in ("INNER", "LEFT OUTER", "RIGHT OUTER", "FULL OUTER", "LEFT SEMI", "LEFT ANTI"):
+    select = WIN_LEFT_SELECT if how in ("LEFT SEMI", "LEFT ANTI") else WIN_SELECT
+    add(f"{how.lower().replace(' ', '_')}_window_key", join_spec(how, WIN, select), WIN_BATCHES)
+add("left_semi_window_key_star", join_spec("LEFT SEMI", WIN, ""), WIN_BATCHES)
 
 # ------------------------------------------------------------------ keys and values
 NULLS = [
