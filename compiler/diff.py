@@ -35,7 +35,7 @@ from sqlglot import exp
 
 from .diagnostics import Diagnostic
 from .explain import predicate_text, watermark_text
-from .model import WatermarkChoice
+from .model import SparkVersion, WatermarkChoice
 from .plan import AggregateNode, JoinNode, Plan, Side, StateRule, StreamNode
 from .sql import written_sql
 from .types import format_ms
@@ -670,8 +670,11 @@ def _verdicts(diagnostics: Sequence[Diagnostic]) -> dict[str, str]:
     return {f"{d.code}": d.message for d in diagnostics if d.severity == "error"}
 
 
+# the Spark issues behind the analysis rules that change between versions, by sjoin's code
 ANALYSIS_ISSUES = {
-    "E013": "SPARK-40940",  # the global-watermark check for chains of stateful operators
+    "E022": "SPARK-40940 (3.4: time-interval joins), SPARK-42376 (3.5: per-operator watermarks)",
+    "E023": "SPARK-56384 (4.2: Update mode for inner and semi joins)",
+    "E025": "SPARK-42376 (3.5: one event-time column per join input)",
 }
 
 
@@ -693,14 +696,20 @@ def diff_versions(
             changes.append(
                 Reason("analysis", f"Spark {from_spark} rejects the spec ({code}: "
                        f"{errors_a[code]}); Spark {to_spark} accepts it",
-                       _analysis_issue(errors_a[code]))
+                       ANALYSIS_ISSUES.get(code))
             )  # fmt: skip
         elif code in errors_b and code not in errors_a:
             changes.append(
                 Reason("analysis", f"Spark {to_spark} rejects the spec ({code}: "
                        f"{errors_b[code]}); Spark {from_spark} accepts it",
-                       _analysis_issue(errors_b[code]))
+                       ANALYSIS_ISSUES.get(code))
             )  # fmt: skip
+    shared = sorted(set(errors_a) & set(errors_b))
+    if shared:
+        changes.append(
+            Reason("analysis", f"both Spark {from_spark} and Spark {to_spark} reject the spec ("
+                   + "; ".join(f"{c}: {errors_b[c]}" for c in shared) + ")")
+        )  # fmt: skip
     if a is None or b is None:
         return VersionDiff(spec, from_spark, to_spark, tuple(changes))
     if a.ansi != b.ansi:
@@ -719,7 +728,7 @@ def diff_versions(
     for node_a in a.nodes:
         node_b = b.node(node_a.name)
         if isinstance(node_a, JoinNode) and isinstance(node_b, JoinNode):
-            found = _join_version_changes(node_a, node_b, from_spark, to_spark)
+            found = _join_version_changes(node_a, node_b, a.spark, b.spark)
         elif isinstance(node_a, AggregateNode) and isinstance(node_b, AggregateNode):
             found = _use_changes(node_a.watermarks, node_b.watermarks, from_spark, to_spark)
         else:
@@ -727,14 +736,6 @@ def diff_versions(
         if found:
             per_relation[node_a.name] = tuple(found)
     return VersionDiff(spec, from_spark, to_spark, tuple(changes), per_relation)
-
-
-def _analysis_issue(message: str) -> str | None:
-    if "global watermark" in message or "late rows" in message or "stateful" in message:
-        return "SPARK-40925, SPARK-40940, SPARK-42376"
-    if "Update" in message or "output mode" in message:
-        return "SPARK-56384"
-    return None
 
 
 def _choice(c: WatermarkChoice) -> str:
@@ -748,8 +749,8 @@ def _use_changes(ua: Any, ub: Any, from_spark: str, to_spark: str) -> list[Reaso
             Reason(
                 "late-row watermark",
                 f"late rows are dropped against {_choice(ua.late_rows)} on {from_spark} and "
-                f"against {_choice(ub.late_rows)} on {to_spark}: a row arriving in the batch "
-                "that moves the watermark is kept on the later of the two",
+                f"against {_choice(ub.late_rows)} on {to_spark}, so a row near the watermark "
+                "may be joined on one and dropped as late on the other",
                 "SPARK-40925",
             )
         )
@@ -778,7 +779,10 @@ def _use_changes(ua: Any, ub: Any, from_spark: str, to_spark: str) -> list[Reaso
     return out
 
 
-def _join_version_changes(a: JoinNode, b: JoinNode, from_spark: str, to_spark: str) -> list[Reason]:
+def _join_version_changes(
+    a: JoinNode, b: JoinNode, va: SparkVersion, vb: SparkVersion
+) -> list[Reason]:
+    from_spark, to_spark = str(va), str(vb)
     out = _use_changes(a.watermarks, b.watermarks, from_spark, to_spark)
     evicts = any(s.state.eviction != "never" for s in (b.left, b.right))
     if a.quirks.append_rule != b.quirks.append_rule and evicts:
@@ -816,25 +820,12 @@ def _join_version_changes(a: JoinNode, b: JoinNode, from_spark: str, to_spark: s
         ra, rb = sa.state, sb.state
         if (ra.eviction, ra.offset_ms, ra.column) == (rb.eviction, rb.offset_ms, rb.column):
             continue
-        side = 0 if sa.name == "left" else 1
-        between = a.analysis.between_loses_state[side] or b.analysis.between_loses_state[side]
-        if between is not None:
-            reason, issue = (
-                "from 4.0 Spark turns BETWEEN on a non-attribute expression into a "
-                "common-expression alias, and loses the bound it gave",
-                "no Spark issue identified (behaviour of 4.0's common-expression rewrite)",
-            )
-        else:
-            reason, issue = (
-                "from 4.2 Spark's solver no longer collapses equal terms of a range "
-                "condition (they formed an ExpressionSet up to 4.1)",
-                "no Spark issue identified (StreamingJoinHelper's collectTerms)",
-            )
+        reason, issue = _eviction_cause(a, va, vb)
         out.append(
             Reason(
                 "state eviction",
                 f"`{sb.alias}`'s state is {_rule_text(sa, ra)} on {from_spark} and "
-                f"{_rule_text(sb, rb)} on {to_spark}: {reason}",
+                f"{_rule_text(sb, rb)} on {to_spark}" + (f": {reason}" if reason else ""),
                 issue,
             )
         )
@@ -847,3 +838,29 @@ def _join_version_changes(a: JoinNode, b: JoinNode, from_spark: str, to_spark: s
             )
         )
     return out
+
+
+def _eviction_cause(
+    a: JoinNode, va: SparkVersion, vb: SparkVersion
+) -> tuple[str | None, str | None]:
+    """Why a side's state rule differs between Spark ``va`` and ``vb``: the version changes
+    that move state rules, as the two versions and the written condition tell."""
+    low, high = sorted((va.minor_version, vb.minor_version))
+
+    def crosses(major: int, minor: int) -> bool:
+        return low < (major, minor) <= high
+
+    has_between = any(not isinstance(x.this, exp.Column) for x in a.condition.find_all(exp.Between))
+    if crosses(4, 0) and has_between:
+        return (
+            "from 4.0 Spark turns BETWEEN on an expression into a common-expression alias, "
+            "which changes the bounds its range condition gives",
+            "no Spark issue identified (4.0's common-expression rewrite of BETWEEN)",
+        )
+    if crosses(4, 2):
+        return (
+            "from 4.2 Spark's solver no longer collapses equal terms of a range condition "
+            "(they formed an ExpressionSet up to 4.1)",
+            "no Spark issue identified (StreamingJoinHelper.collectTerms)",
+        )
+    return None, None
