@@ -21,8 +21,8 @@ checkpoint catalogue (tests/diff/, docs/changing-a-running-query.md):
 * The checkpoint's offset log pins ``spark.sql.shuffle.partitions``, the state store
   provider and the multiple-watermark policy (``OffsetSeqMetadata.relevantSQLConfs``): a
   restart uses the checkpoint's values and ignores the new ones.
-* The sources are matched by position (``sources/0``, ...); another number of sources
-  fails the restart.
+* The sources are matched by position (``sources/0``, ...), one per read of a stream (a
+  stream read twice is two sources); another number of sources fails the restart.
 """
 
 from __future__ import annotations
@@ -201,15 +201,15 @@ def operators(plan: Plan, root: str) -> list[Operator]:
 
 
 def sources(plan: Plan, root: str) -> list[str]:
-    """The query's streams in Spark's source order (``sources/0``, ...): first seen in a
-    pre-order walk, left before right; a stream read twice is one source."""
+    """The query's stream reads in Spark's source order (``sources/0``, ...): a pre-order
+    walk, left before right.  A stream read twice (e.g. joined again with a join of its
+    own) is two sources: Spark gives the second read a new instance of the relation."""
     out: list[str] = []
 
     def walk(name: str) -> None:
         node = plan.node(name)
         if isinstance(node, StreamNode):
-            if name not in out:
-                out.append(name)
+            out.append(name)
         elif isinstance(node, JoinNode):
             walk(node.left.relation)
             walk(node.right.relation)
@@ -470,6 +470,11 @@ def _stream_delay(plan: Plan, side: Side) -> int | None:
 
 
 def _watermark_reasons(old: Plan, new: Plan, sa: Side, sb: Side) -> list[Reason]:
+    if not (
+        isinstance(old.node(sa.relation), StreamNode)
+        and isinstance(new.node(sb.relation), StreamNode)
+    ):
+        return []  # a join's output: its watermark comes from the streams below
     da, db = _stream_delay(old, sa), _stream_delay(new, sb)
     if da == db or da is None or db is None:
         if (da is None) != (db is None):

@@ -61,9 +61,11 @@ def agg_spec(
     aggs: str = "count(*) AS n",
     mode: str = "append",
     extra_join: bool = False,
+    self_join: bool = False,
 ) -> str:
     """A join followed by a windowed count (the aggregate is the query's root); with
-    ``extra_join`` a second join with a third stream sits between them."""
+    ``extra_join`` a second join with a third stream sits between them, with ``self_join``
+    one with the first stream again (no new source)."""
     text = (
         "spark 4.3\nset shuffle_partitions = 2\n"
         f"stream l {KTV} watermark t delay 10 seconds\n"
@@ -73,9 +75,10 @@ def agg_spec(
     if extra_join:
         text += f"stream s {KTV} watermark t delay 10 seconds\n"
     text += AGG_JOIN
-    if extra_join:
+    if extra_join or self_join:
+        other = "l" if self_join else "s"
         text += (
-            "join js = j AS J INNER JOIN s AS S ON J.k = S.k AND "
+            f"join js = j AS J INNER JOIN {other} AS S ON J.k = S.k AND "
             "S.t BETWEEN J.t - INTERVAL 5 SECONDS AND J.t + INTERVAL 5 SECONDS "
             "SELECT J.k AS k, J.t AS t, J.v AS v\n"
         )
@@ -156,6 +159,10 @@ CASES: tuple[Case, ...] = (
          agg_spec(mode="update")),
     Case("join added before the aggregate", "join added before an aggregate", agg_spec(),
          agg_spec(extra_join=True)),
+    Case("join of a stream it reads added before the aggregate",
+         "join added before an aggregate", agg_spec(), agg_spec(self_join=True)),
+    Case("join before the aggregate removed", "join added before an aggregate",
+         agg_spec(self_join=True), agg_spec()),
 )  # fmt: skip
 
 
