@@ -34,7 +34,7 @@ class Outcome:
     error: str | None  # Spark's error class (or the first words of its message)
     message: str | None
     shuffle_partitions: int | None  # the partitions NEW's state operators ran with
-    rows: int  # NEW's output rows after the restart
+    rows: list[dict[str, Any]]  # NEW's output rows after the restart
 
 
 def plan_of(text: str) -> Plan:
@@ -60,7 +60,7 @@ class _Run:
         }
         self.built = job.build(spark, inputs)[self.root]
         self.checkpoint = checkpoint
-        self.rows = 0
+        self.rows: list[dict[str, Any]] = []
         self.query: Any = None
 
     def pad(self, offsets: Sequence[int]) -> None:
@@ -72,7 +72,7 @@ class _Run:
     def start(self) -> None:
         def capture(batch_df: Any, batch_id: int) -> None:
             schema = batch_df.schema
-            self.rows += len([_to_python(r, schema) for r in batch_df.collect()])
+            self.rows.extend(_to_python(r, schema) for r in batch_df.collect())
 
         self.query = (
             self.built.writeStream.outputMode(output_mode(self.plan, self.root))
@@ -164,7 +164,7 @@ def restart(
             return Outcome(True, None, None, second.partitions(), second.rows)
         except Exception as err:  # Spark refused the restarted query
             message = " ".join(str(err).split())
-            return Outcome(False, _error_class(message), message[:400], None, 0)
+            return Outcome(False, _error_class(message), message[:400], None, [])
         finally:
             second.stop()
     finally:

@@ -16,6 +16,7 @@ from sjoin.compiler.diff import diff_plans
 
 from .catalogue import CASES, NEW_BATCHES, OLD_BATCHES, RESULTS, Case, renamed
 from .restart import plan_of, restart
+from .verdicts import null_padded
 
 pytestmark = pytest.mark.spark
 
@@ -46,6 +47,9 @@ def test_sjoin_diff_says_what_spark_does(
     else:
         pinned = old.settings["shuffle_partitions"]
         assert outcome.shuffle_partitions == pinned  # the checkpoint's, whatever NEW says
+    if case.null_rows is not None:  # stored unmatched rows under the new join type
+        assert (null_padded(outcome.rows) > 0) == case.null_rows, outcome.rows
     row = RECORDED[case.name]
     if spark.version == row["spark"]:
         assert (row["resumed"], row["error"]) == (outcome.resumed, outcome.error)
+        assert row["null_padded_rows"] == null_padded(outcome.rows)
