@@ -18,6 +18,9 @@ checkpoint catalogue (tests/diff/, docs/changing-a-running-query.md):
   ``..._VALUE_...``); in 3.x in the first task (``StateSchemaNotCompatible``).  4.x's state
   schema evolution applies to transformWithState with Avro encoding only, never to joins
   or aggregations.
+* From 4.0 (SPARK-46906) the operators must be the same, id by id, as the checkpoint's state
+  metadata names them: adding, removing or replacing a stateful operator fails the restart
+  (``STREAMING_STATEFUL_OPERATOR_NOT_MATCH_IN_STATE_METADATA``).
 * The checkpoint's offset log pins ``spark.sql.shuffle.partitions``, the state store
   provider and the multiple-watermark policy (``OffsetSeqMetadata.relevantSQLConfs``): a
   restart uses the checkpoint's values and ignores the new ones.
@@ -338,25 +341,44 @@ def _types(columns: Sequence[Any]) -> str:
     return "(" + ", ".join(f"{c.name} {c.type}" for c in columns) + ")"
 
 
+OPERATOR_MISMATCH = "STREAMING_STATEFUL_OPERATOR_NOT_MATCH_IN_STATE_METADATA"
+
+
 def _diff_operator(
     old: Plan, new: Plan, i: int, a: Operator | None, b: Operator | None
 ) -> OperatorDiff:
+    """From 4.0 (SPARK-46906) a restart compares the operators of the plan with those of the
+    checkpoint's state metadata, id by id: an operator added, removed or of another kind
+    fails it.  Up to 3.5 an operator of another kind fails the state schema check, a new one
+    finds no state files to load, and a removed one's state is left unread."""
+    checked = new.spark.major >= 4
     if b is None:
         assert a is not None
-        return OperatorDiff(
-            i, a.name, None, _kind(a), "differs",
-            reasons=(Reason("state dropped", f"NEW has no operator {i}: `{a.name}`'s state is "
-                            "left unread, and what it held never comes out"),),
-        )  # fmt: skip
+        gone = Reason(
+            "operator removed",
+            f"NEW has no operator {i}: `{a.name}`'s state is left unread, and what it held "
+            "never comes out"
+            + (" (Spark 4.x refuses: the checkpoint's state metadata names it)" if checked else ""),
+        )
+        if checked:
+            return OperatorDiff(i, a.name, None, _kind(a), "fails", OPERATOR_MISMATCH, (gone,))
+        return OperatorDiff(i, a.name, None, _kind(a), "differs", reasons=(gone,))
     if a is None:
-        return OperatorDiff(
-            i, None, b.name, _kind(b), "differs",
-            reasons=(Reason("new operator", f"`{b.name}` is new: it starts with empty state, "
-                            "so rows that arrived before the restart never reach it"),),
-        )  # fmt: skip
+        added = Reason(
+            "operator added",
+            f"`{b.name}` is a new operator {i}: "
+            + (
+                "the checkpoint's state metadata has no such operator"
+                if checked
+                else "the checkpoint has no state files for it to load"
+            ),
+        )
+        error = OPERATOR_MISMATCH if checked else "CANNOT_LOAD_STATE_STORE"
+        return OperatorDiff(i, None, b.name, _kind(b), "fails", error, (added,))
     if _kind(a) != _kind(b):
         return OperatorDiff(
-            i, a.name, b.name, _kind(b), "fails", _schema_error(new, "key"),
+            i, a.name, b.name, _kind(b), "fails",
+            OPERATOR_MISMATCH if checked else _schema_error(new, "key"),
             (Reason("operator changed", f"operator {i} was the {_kind(a)} `{a.name}` and is "
                     f"now the {_kind(b)} `{b.name}`: it would read the other's state"),),
         )  # fmt: skip
