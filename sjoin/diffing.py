@@ -123,8 +123,10 @@ def compare_runs(
                 run(plans[0], trace, relation=old_root),
                 run(plans[1], trace, relation=new_root),
             ]
-        except RunError as err:
-            out.errors[name] = str(err)
+        except RunError as err:  # e.g. the trace's rows do not fit one of the specs
+            lines = [line.strip() for line in str(err).splitlines() if line.strip()]
+            shown = [ln for ln in lines[:2] if not ln.startswith("fix them")]
+            out.errors[name] = " ".join(shown) + (" ..." if len(lines) > 2 else "")
             continue
         out.batches[name] = (len(runs[0].batches), len(runs[1].batches))
         by_batch = [{b.batch: b for b in r.batches} for r in runs]

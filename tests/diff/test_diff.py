@@ -198,3 +198,14 @@ def test_upgrade_lists_analysis_verdicts_with_their_issue() -> None:
     (analysis,) = [r for r in report.changes if r.topic == "analysis"]
     assert analysis.detail.startswith("Spark 3.4 rejects the spec (E022") and analysis.issue
     assert "ANSI mode" in upgrade(text, "3.5", "4.0")[""]
+
+
+def test_trace_that_does_not_fit_a_spec_is_named(tmp_path: Path) -> None:
+    spec = EXAMPLE["ad_attribution"]
+    renamed = tmp_path / "taps.sjoin"
+    renamed.write_text(spec.read_text().replace("clicks", "taps"))
+    trace = str(spec.with_suffix(".trace.jsonl"))
+    code, out, _ = run("diff", str(spec), str(renamed), "--trace", trace)
+    assert code == 1
+    assert "query attributed: not compared: 19 bad row(s)" in out
+    assert "unknown stream `clicks`" in out and "--bad-rows" not in out
