@@ -97,6 +97,10 @@ class Side:
     filters_above_watermark: tuple[exp.Expression, ...] = ()
     not_null_below_watermark: tuple[str, ...] = ()
     not_null_above_watermark: tuple[str, ...] = ()
+    # what this side's state stores per row (Spark's value schema, the matched flag aside):
+    # the input columns that the join keeps after column pruning (those the keys, the
+    # conditions kept in the join and the needed outputs read), then projected windows
+    state_columns: tuple[Column, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -141,6 +145,7 @@ class JoinNode:
     # isnotnull(time), so an output row whose window time is NULL is dropped
     window_times: tuple[exp.Expression, ...] = ()
     notes: tuple[str, ...] = ()
+    key_types: tuple[str, ...] = ()  # the state's key schema: one SQL type per key pair
 
     @property
     def kind(self) -> JoinKind:
@@ -159,6 +164,8 @@ class AggregateNode:
     watermark_key_index: int | None  # its position in group_by
     watermarks: WatermarkUse
     analysis: AggregateAnalysis
+    key_types: tuple[str, ...] = ()  # the state's key schema: one SQL type per grouping key
+    buffer_types: tuple[str, ...] = ()  # its value schema: the aggregation buffers, in order
 
 
 @dataclass(frozen=True, slots=True)

@@ -42,7 +42,7 @@ from .plan import (
     WindowColumn,
 )
 from .settings import SETTINGS, STATE_STORE_PROVIDERS
-from .split import conjoin, not_null_columns, sides, split_condition
+from .split import ConditionSplit, conjoin, not_null_columns, sides, split_condition
 from .sql import spark_sql as _sql
 from .state import expand_between, legacy_terms, value_bounds
 from .types import format_ms
@@ -286,6 +286,7 @@ class Planner:
                 filters_above_watermark=tuple(p for p in pushed if at_watermark(_column_names(p))),
                 not_null_below_watermark=tuple(n for n in plain_not_null if not at_watermark({n})),
                 not_null_above_watermark=tuple(n for n in plain_not_null if at_watermark({n})),
+                state_columns=self._state_columns(j, side, inp, split, output, side_windows),
             )
         late, late_reason = _may_emit_late_rows(
             j.how, rules["left"], rules["right"], split.keys, key_index, has_wm
@@ -322,8 +323,33 @@ class Planner:
                 if annotate.is_call(call, "window")
             ),
             notes=_notes(j),
+            key_types=tuple(_key_type(a, b) for a, b in split.keys),
         )
         return node
+
+    def _state_columns(
+        self,
+        j: Join,
+        side: str,
+        inp: Input,
+        split: ConditionSplit,
+        output: list[OutputColumn],
+        side_windows: tuple[WindowColumn, ...],
+    ) -> tuple[Column, ...]:
+        """The columns Spark stores per row of ``side``'s state: its ColumnPruning keeps the
+        input columns that the keys, the conjuncts kept in the join (leftOnly, rightOnly,
+        both) and the needed outputs read, in the input's order; the projected windows
+        follow (``withColumn``), then LEFT ANTI's matched marker on the right."""
+        needed = self.required.get(j.name)
+        exprs: list[exp.Expression] = [k for pair in split.keys for k in pair]
+        exprs += [*split.left_only, *split.right_only, *split.both]
+        exprs += [o.expr for o in output if needed is None or o.name in needed]
+        used = {c.name for e in exprs for c in e.find_all(exp.Column) if c.meta.get("side") == side}
+        kept = [c for c in inp.columns if c.name in used]
+        kept += [Column(w.name, t.WINDOW) for w in side_windows if w.name in used]
+        if side == "right" and JOIN_KINDS[j.how].drops_matched:
+            kept.append(Column("__sjoin_matched", t.BOOLEAN))
+        return tuple(kept)
 
     def _event_time_columns(
         self,
@@ -438,6 +464,8 @@ class Planner:
                 self.spec.spark, self.settings, self._is_first_stateful([a.input])
             ),
             analysis=analyse_aggregate(a),
+            key_types=tuple(_type_name(g) for g in a.group_by),
+            buffer_types=_buffer_types(a),
         )
 
 
@@ -810,3 +838,47 @@ def plan_spec(spec: BoundSpec, diags: Diagnostics, relation: str | None = None) 
 
 
 __all__ = ["Bound", "plan_spec"]
+
+
+def _type_name(node: exp.Expression) -> str:
+    kind = node.meta.get("type")
+    return str(kind) if kind is not None else "UNKNOWN"
+
+
+def _key_type(left: exp.Expression, right: exp.Expression) -> str:
+    """A key pair's type in the state's key schema: Spark compares (and stores) both sides
+    as their common type."""
+    a, b = left.meta.get("type"), right.meta.get("type")
+    common = t.common_type(a, b) if a is not None and b is not None else None
+    return str(common) if common is not None else _type_name(left)
+
+
+def _buffer_types(a: Aggregate) -> tuple[str, ...]:
+    """The aggregation buffer Spark keeps per group (the state's value schema), from the
+    distinct aggregate calls of the output in order: count -> BIGINT; sum -> BIGINT,
+    DOUBLE or DECIMAL and an empty flag; avg -> a sum and a count; min/max -> the input's
+    type; approx_count_distinct -> its sketch."""
+    seen: dict[str, tuple[str, ...]] = {}
+    for item in a.output:
+        for call in item.expr.find_all(exp.Anonymous):  # the binder's function calls
+            name = str(call.this).lower()
+            if name not in ("count", "sum", "avg", "min", "max", "approx_count_distinct"):
+                continue
+            args = [x for x in call.iter_expressions() if not isinstance(x, exp.Star)]
+            arg = _type_name(args[0]) if args else ""
+            if name == "count":
+                buffer: tuple[str, ...] = ("BIGINT",)
+            elif name == "sum":
+                buffer = (
+                    (arg, "BOOLEAN") if arg.startswith("DECIMAL")
+                    else ("DOUBLE",) if arg in ("DOUBLE", "FLOAT")
+                    else ("BIGINT",)
+                )  # fmt: skip
+            elif name == "avg":
+                buffer = (arg if arg.startswith("DECIMAL") else "DOUBLE", "BIGINT")
+            elif name in ("min", "max"):
+                buffer = (arg,)
+            else:
+                buffer = ("SKETCH",)
+            seen.setdefault(_sql(call), buffer)
+    return tuple(part for buffer in seen.values() for part in buffer)

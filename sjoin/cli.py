@@ -1,4 +1,4 @@
-"""The `sjoin` command line: check | plan (compile, run and verify plug in the same way).
+"""The `sjoin` command line: check | plan (compile, run, verify and diff plug in the same way).
 
 No logic lives here: commands call the API, print through ``render.Printer`` and exit
 0 (clean, warnings allowed), 1 (the spec has errors) or 2 (usage error).  Any unexpected
@@ -354,6 +354,80 @@ def _verify_progress(printer: Printer) -> Iterator[Callable[[Any], None]]:
             bar.update(tasks[p.query], completed=p.batch)
 
         yield advance
+
+
+@main.command()
+@click.argument("old", type=click.Path(dir_okay=False, path_type=Path))
+@click.argument("new", required=False, type=click.Path(dir_okay=False, path_type=Path))
+@click.option("--spark", "from_spark", metavar="A", help="With one SPEC: the Spark it runs on now.")
+@click.option("--to", "to_spark", metavar="B", help="With one SPEC: the Spark to upgrade to.")
+@click.option(
+    "--trace",
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    help="Also run both on the reference runtime over this trace and show the first "
+    "batches whose output differs.",
+)
+@FORMAT
+@COLOR
+@last_resort
+def diff(
+    old: Path,
+    new: Path | None,
+    from_spark: str | None,
+    to_spark: str | None,
+    trace: Path | None,
+    fmt: str,
+    color: str,
+) -> None:
+    """Compare two specs, or one spec on two Spark versions.
+
+    `sjoin diff OLD NEW`: can a query running OLD restart from its checkpoint with NEW?
+    For each stateful operator: resumes, fails at restart (with Spark's error), or resumes
+    but behaves differently, with the reasons.
+
+    `sjoin diff SPEC --spark A --to B`: every behaviour of SPEC that differs between Spark
+    A and Spark B, with the reason and the Spark issue.
+
+    Exit status: 0 it resumes unchanged (no behaviour differs), 1 something differs or
+    fails, or a spec has errors; 2 usage error.
+    """
+    from sjoin.diffing import DiffUsageError, diff_change, diff_upgrade, parse_version
+    from sjoin.runtime import UsageError
+
+    upgrade = from_spark is not None or to_spark is not None
+    if new is not None and upgrade:
+        raise click.UsageError("give OLD NEW, or one SPEC with --spark A --to B, not both")
+    if new is None and not (from_spark and to_spark):
+        raise click.UsageError("give OLD NEW, or one SPEC with --spark A --to B")
+    printer = Printer(color)
+    results = [load(p) for p in (old, new) if p is not None]
+    printer.diagnostics((d, r.source) for r in results for d in r.diagnostics)
+    if not all(r.ok and r.plan is not None for r in results):
+        if fmt == "json":
+            printer.json(
+                {"diagnostics": [to_dict(d, r.source) for r in results for d in r.diagnostics]}
+            )
+        sys.exit(1)
+    report: Any
+    try:
+        if new is None:
+            assert from_spark is not None and to_spark is not None
+            report = diff_upgrade(
+                results[0], parse_version(from_spark), parse_version(to_spark), trace
+            )
+            same = not report.diff.count
+        else:
+            report = diff_change(results[0], results[1], trace)
+            same = report.diff.verdict == "resumes"
+    except (DiffUsageError, UsageError) as err:
+        raise click.UsageError(str(err)) from None
+    if report.trace is not None and not report.trace.same:
+        same = False
+    if fmt == "json":
+        printer.json(report.to_dict())
+    else:
+        printer.result(report.text())
+    sys.exit(0 if same else 1)
 
 
 @main.command()
