@@ -961,6 +961,36 @@ class Binder:
                 return False
         return True
 
+    def _field(self, node: exp.Dot, scope: Scope, agg: bool) -> SqlType:
+        """``window(t, ...).start`` / ``.end``: the TIMESTAMP bounds of a tumbling window.
+        Spark gives the field no watermark metadata (an Alias of a GetStructField takes the
+        struct field's, which is empty), so it is never an event-time column."""
+        kind = self._type(node.this, scope, agg)
+        field = node.expression.name.lower()
+        if kind == t.UNKNOWN:
+            return t.UNKNOWN
+        if kind != t.WINDOW or field not in ("start", "end"):
+            return self._error(
+                "E012",
+                f"`.{node.expression.name}` is not a field of {kind}",
+                node,
+                "no such field",
+                "only a window has fields: window(t, INTERVAL 1 MINUTE).start and .end",
+            )
+        call = node.this
+        if len(call.expressions) > 2 and annotate.micros(call.expressions[2]) not in (
+            None,
+            annotate.micros(call.expressions[1]),
+        ):
+            return self._error(
+                "E012",
+                f"a sliding window has several windows per row, so it has no one `.{field}`",
+                node,
+                "sliding window",
+                "take the field of a tumbling window: window(t, INTERVAL 1 MINUTE)",
+            )
+        return t.TIMESTAMP
+
     def _window_args(self, node: exp.Anonymous, args: list[exp.Expression]) -> None:
         """window()'s durations must be constant, positive and fixed-length."""
         for arg in args[1:]:
@@ -1023,6 +1053,7 @@ _RULES: dict[type[exp.Expression], Callable[[Binder, Any, Scope, bool], SqlType]
     exp.Paren: Binder._paren,
     exp.Case: Binder._case,
     exp.Anonymous: Binder._function,
+    exp.Dot: Binder._field,
 }
 
 

@@ -23,6 +23,7 @@ from .model import (
     Bound,
     Column,
     JoinQuirks,
+    JoinType,
     OutputMode,
     SparkVersion,
     TimeRange,
@@ -208,6 +209,10 @@ class Planner:
             for o in j.output
             for expr in [_project_windows(o.expr, windows, j, register=False)]
         ]
+        windowed = _windowed_padded_sides(kind.preserved, output)
+        if windowed:
+            kind = JOIN_KINDS[_eliminate_outer(kind.join_type, windowed)]
+            executed = kind.executed_as
         parts = expand_between(conjuncts(condition), spark.major)
         split = split_condition(conjoin(parts) or condition, executed)
         residual = list(split.residual)
@@ -240,6 +245,9 @@ class Planner:
                     and not col.name.startswith("_common_expr")
                 ):
                     not_null[side].append(col.name)
+        for side, name in windowed:
+            if name not in not_null[side]:
+                not_null[side].append(name)  # TimeWindowing's isnotnull(time), pushed down
         preserved = kind.preserved
         sides = {}
         for side, inp in (("left", j.left), ("right", j.right)):
@@ -306,7 +314,7 @@ class Planner:
             post_join_filter=conjoin(list(split.both)),
             constant_filter=conjoin(list(split.constant)),
             output=tuple(output),
-            anti_filter=kind.drops_matched,
+            anti_filter=JOIN_KINDS[j.how].drops_matched,
             null_rows=null_rows,
             may_emit_late_rows=late,
             late_rows_reason=late_reason,
@@ -674,8 +682,8 @@ def _project_windows(
     output only reuses them (a window only in SELECT is computed after the join)."""
 
     def replace(sub: exp.Expression) -> exp.Expression:
-        if not (annotate.is_call(sub, "window")):
-            return sub
+        if not (annotate.is_call(sub, "window")) or isinstance(sub.parent, exp.Dot):
+            return sub  # a window's field is computed from the time column where it is read
         refs = sides(sub)
         if len(refs) != 1:
             return sub
@@ -704,6 +712,34 @@ def _project_windows(
         return ref
 
     return node.transform(replace)
+
+
+def _windowed_padded_sides(
+    preserved: tuple[str, ...], output: list[OutputColumn]
+) -> list[tuple[str, str]]:
+    """(side, time column) of each window in the SELECT whose time a null-padding outer
+    join makes NULL: TimeWindowing filters ``isnotnull(time)`` above the join."""
+    padded = {s for p in preserved for s in ("left", "right") if s != p}
+    found = []
+    for column in output:
+        for call in column.expr.find_all(exp.Anonymous):
+            if annotate.is_call(call, "window"):
+                for col in call.expressions[0].find_all(exp.Column):
+                    if annotate.side(col) in padded and (annotate.side(col), col.name) not in found:
+                        found.append((annotate.side(col), col.name))
+    return found
+
+
+def _eliminate_outer(how: JoinType, windowed: list[tuple[str, str]]) -> JoinType:
+    """Spark's EliminateOuterJoin under a null-rejecting filter on ``windowed`` sides: a side
+    that must be non-NULL is no longer null-padded (checked on Spark 4.3.0,
+    tests/spark/test_window_fields_on_spark.py)."""
+    rejects = {side for side, _ in windowed}
+    if how == "full_outer":
+        if rejects == {"left", "right"}:
+            return "inner"
+        return "left_outer" if "left" in rejects else "right_outer"
+    return "inner"  # a LEFT (RIGHT) OUTER join filtered on its right (left) side
 
 
 def _is_event(window: WindowColumn, inp: Input) -> bool:

@@ -1241,6 +1241,18 @@ def _f_window(node: exp.Anonymous, ctx: CompileContext) -> Getter:
     return window
 
 
+def _window_field(node: exp.Dot, ctx: CompileContext) -> Getter:
+    """``window(...).start`` / ``.end`` (the binder allows no other field)."""
+    window = _compile(node.this, ctx)
+    index = 0 if node.expression.name.lower() == "start" else 1
+
+    def field(a: Any, b: Any) -> Any:
+        value = window(a, b)
+        return None if value is None else value[index]
+
+    return field
+
+
 def _text_args(node: exp.Anonymous, ctx: CompileContext) -> list[Getter]:
     return [
         _coerce(_compile(a, ctx), kind_of(a, ctx.layout), "string", ctx.ansi)
@@ -1700,6 +1712,7 @@ _COMPILERS: Final[dict[type[exp.Expression], Callable[[Any, CompileContext], Get
     exp.Case: _case,
     exp.Cast: _cast_node,
     exp.Anonymous: _function,
+    exp.Dot: lambda node, ctx: _window_field(node, ctx),
 }
 
 

@@ -65,12 +65,38 @@ def job_sql(node: exp.Expression) -> str:
     return spark_sql(node.transform(fix))
 
 
+def _window_field_arithmetic(node: exp.Expression) -> exp.Expression:
+    """``window(t, D).start`` / ``.end`` as arithmetic on ``t``, for join conditions: Spark
+    cannot resolve window() inside a join condition (TimeWindowing rewrites only operators
+    with one child; a join fails with an INTERNAL_ERROR), and a projected window struct
+    would be a second event-time column.  TimeWindowing's tumbling start is
+    ``t - pmod(t - offset, D)`` in microseconds."""
+
+    def fix(sub: exp.Expression) -> exp.Expression:
+        if not (isinstance(sub, exp.Dot) and annotate.is_call(sub.this, "window")):
+            return sub
+        args = sub.this.expressions
+        duration = annotate.interval_micros(args[1])
+        offset = annotate.interval_micros(args[3]) if len(args) > 3 else 0
+        micros = exp.Anonymous(this="unix_micros", expressions=[args[0].copy()])
+        shifted: exp.Expression = micros.copy()
+        if offset:
+            shifted = exp.Paren(this=exp.Sub(this=shifted, expression=exp.Literal.number(offset)))
+        since = exp.Anonymous(this="pmod", expressions=[shifted, exp.Literal.number(duration)])
+        start: exp.Expression = exp.Sub(this=micros, expression=since)
+        if sub.expression.name.lower() == "end":
+            start = exp.Add(this=start, expression=exp.Literal.number(duration))
+        return exp.Anonymous(this="timestamp_micros", expressions=[start])
+
+    return node.transform(fix)
+
+
 def condition_literal(node: exp.Expression) -> str:
     """The join condition as a string literal; a long one as implicitly concatenated pieces,
     one conjunct per line (ruff keeps that layout)."""
     parts = []
     for part in conjuncts(node):
-        sql = job_sql(part)
+        sql = job_sql(_window_field_arithmetic(part))
         parts.append(f"({sql})" if isinstance(part, exp.Or) else sql)
     whole = " AND ".join(parts)
     if len(whole) <= SQL_WIDTH:

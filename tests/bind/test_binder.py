@@ -178,3 +178,29 @@ def test_the_unsupported_function_message_says_why() -> None:
     result = check_text(FUNCTION_SPEC.format("pow(a.k, 2)"))
     (error,) = [d for d in result.diagnostics if d.code == "E017"]
     assert "StrictMath" in (error.help or "") and "date_format" in (error.help or "")
+
+
+@pytest.mark.parametrize(
+    ("expression", "message"),
+    [
+        ("window(a.t, INTERVAL 1 MINUTE).start", ""),
+        ("window(a.t, INTERVAL 1 MINUTE).`end`", ""),
+        ("window(a.t, INTERVAL 1 MINUTE).END", ""),
+        ("window(a.t, INTERVAL 1 MINUTE).middle", "`.middle` is not a field of WINDOW"),
+        ("lower(a.s).start", "`.start` is not a field of STRING"),
+        (
+            "window(a.t, INTERVAL 1 MINUTE, INTERVAL 30 SECONDS).start",
+            "a sliding window has several windows per row",
+        ),
+    ],
+)
+def test_window_fields(expression: str, message: str) -> None:
+    result = check_text(FUNCTION_SPEC.format(expression))
+    errors = [f"{d.code} {d.message}" for d in result.diagnostics if d.severity == "error"]
+    if not message:
+        assert errors == []
+        assert result.plan is not None
+        (join,) = result.plan.joins
+        assert join.output[0].type == "TIMESTAMP"
+    else:
+        assert len(errors) == 1 and message in errors[0], errors
