@@ -36,6 +36,7 @@ from typing import Any, Literal, TypeAlias
 
 from sqlglot import exp
 
+from . import annotate
 from .diagnostics import Diagnostic
 from .explain import predicate_text, watermark_text
 from .model import SparkVersion, WatermarkChoice
@@ -399,7 +400,7 @@ def _norm(node: Any) -> str | None:
         return None
     copy = node.copy()
     for col in copy.find_all(exp.Column):
-        side = col.meta.get("side")
+        side = annotate.side(col)
         if side:
             col.set("table", exp.to_identifier(side))
     return written_sql(copy)

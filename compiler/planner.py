@@ -352,7 +352,7 @@ class Planner:
         exprs: list[exp.Expression] = [k for pair in split.keys for k in pair]
         exprs += [*split.left_only, *split.right_only, *split.both]
         exprs += [o.expr for o in output if needed is None or o.name in needed]
-        used = {c.name for e in exprs for c in e.find_all(exp.Column) if c.meta.get("side") == side}
+        used = {c.name for e in exprs for c in e.find_all(exp.Column) if annotate.side(c) == side}
         kept = [c for c in inp.columns if c.name in used]
         kept += [Column(w.name, t.WINDOW) for w in side_windows if w.name in used]
         if side == "right" and JOIN_KINDS[j.how].drops_matched:
@@ -877,14 +877,14 @@ __all__ = ["Bound", "plan_spec"]
 
 
 def _type_name(node: exp.Expression) -> str:
-    kind = node.meta.get("type")
+    kind = annotate.sql_type(node)
     return str(kind) if kind is not None else "UNKNOWN"
 
 
 def _key_type(left: exp.Expression, right: exp.Expression) -> str:
     """A key pair's type in the state's key schema: Spark compares (and stores) both sides
     as their common type."""
-    a, b = left.meta.get("type"), right.meta.get("type")
+    a, b = annotate.sql_type(left), annotate.sql_type(right)
     common = t.common_type(a, b) if a is not None and b is not None else None
     return str(common) if common is not None else _type_name(left)
 

@@ -30,6 +30,7 @@ from .pytext import comment, docstring_line, literal
 
 ANTI_MARKER = "__sjoin_matched"
 SQL_WIDTH = 76  # split SQL text into several string pieces beyond this
+PIECE_WIDTH = 86  # the longest piece: with 12 spaces of indentation and quotes, 100 columns
 
 
 def spark_duration(us: int) -> str:
@@ -102,7 +103,29 @@ def condition_literal(node: exp.Expression) -> str:
     if len(whole) <= SQL_WIDTH:
         return literal(whole)
     pieces = [parts[0], *(" AND " + p for p in parts[1:])]
-    return " ".join(literal(p) for p in pieces)
+    return " ".join(literal(chunk) for p in pieces for chunk in _wrapped(p))
+
+
+def sql_literal(sql: str) -> str:
+    """Spark SQL text as a string literal; a long one as implicitly concatenated pieces, so
+    that no line of the job passes ruff's line length."""
+    return " ".join(literal(chunk) for chunk in _wrapped(sql))
+
+
+def _wrapped(text: str) -> list[str]:
+    """``text`` cut before spaces into pieces of at most PIECE_WIDTH characters where it can
+    be (a longer word stays whole); the pieces concatenate to ``text`` exactly."""
+    pieces: list[str] = []
+    rest = text
+    while len(rest) > PIECE_WIDTH:
+        cut = rest.rfind(" ", 1, PIECE_WIDTH)
+        if cut <= 0:
+            cut = rest.find(" ", PIECE_WIDTH)
+            if cut < 0:
+                break
+        pieces.append(rest[:cut])
+        rest = rest[cut:]
+    return [*pieces, rest]
 
 
 # ---------------------------------------------------------------------- build()
@@ -203,7 +226,8 @@ def _(node: JoinNode) -> list[str]:
         lines.append(f"joined = joined.where(F.col({marker}).isNull())")
     lines.append(f"rels[{literal(node.name)}] = joined.select(")
     for column in node.output:
-        lines.append(f"    F.expr({literal(job_sql(column.expr))}).alias({literal(column.name)}),")
+        sql = sql_literal(job_sql(column.expr))
+        lines.append(f"    F.expr({sql}).alias({literal(column.name)}),")
     lines.append(")")
     lines.append("")
     return lines
@@ -216,9 +240,9 @@ def _(node: AggregateNode) -> list[str]:
     for i, key in enumerate(node.group_by):
         item = next((o for o in node.output if o.expr == key), None)
         name = item.name if item is not None else f"__key_{i}"
-        keys.append(f"F.expr({literal(job_sql(key))}).alias({literal(name)})")
+        keys.append(f"F.expr({sql_literal(job_sql(key))}).alias({literal(name)})")
     aggs = [
-        f"F.expr({literal(job_sql(o.expr))}).alias({literal(o.name)})"
+        f"F.expr({sql_literal(job_sql(o.expr))}).alias({literal(o.name)})"
         for o in node.output
         if not any(o.expr == key for key in node.group_by)
     ]
