@@ -386,6 +386,20 @@ def _verify_progress(printer: Printer) -> Iterator[Callable[[Any], None]]:
     help="Also write an HTML page of the run here: watermark, state rows and output rows "
     "per batch, plotted (needs sjoin[report]).",
 )
+@click.option(
+    "--engine",
+    type=click.Choice(["columnar", "reference"]),
+    default="columnar",
+    show_default=True,
+    help="columnar: a batch at a time on polars; reference: the row-at-a-time runtime. "
+    "Both give the same output.",
+)
+@click.option(
+    "--verbose",
+    is_flag=True,
+    help="Say which engine runs each operator (the columnar engine runs the joins it "
+    "does not support, and aggregates, on the reference operator).",
+)
 @COLOR
 @last_resort
 def run(
@@ -397,10 +411,12 @@ def run(
     bad_rows: str,
     checkpoint: Path | None,
     report: Path | None,
+    engine: str,
+    verbose: bool,
     color: str,
 ) -> None:
-    """Run SPEC on TRACE with the reference runtime: Spark's micro-batch semantics, batch by
-    batch (no-data batches included), in pure Python.
+    """Run SPEC on TRACE with the runtime: Spark's micro-batch semantics, batch by batch
+    (no-data batches included), without Spark.
 
     Exit status: 0 ran, 1 the spec or the trace has errors, 2 usage error.
     """
@@ -443,6 +459,8 @@ def run(
                 bad_rows=policy,
                 checkpoint=checkpoint,  # type: ignore[arg-type]
                 on_batch=on_batch,
+                engine="reference" if engine == "reference" else "columnar",
+                notes=(lambda line: printer.note(f"sjoin run: {line}")) if verbose else None,
             )
         except UsageError as err:
             raise click.UsageError(str(err)) from None
