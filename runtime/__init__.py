@@ -35,9 +35,11 @@ from .trace import BadRow, BadRowPolicy, Trace, TraceError, read_trace, schemas_
 from .values import dumps, format_watermark, json_converter
 
 __all__ = [
+    "ENGINES",
     "BadRow",
     "BatchOutput",
     "CheckpointError",
+    "EngineName",
     "QueryError",
     "RunError",
     "RunResult",
