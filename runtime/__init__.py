@@ -414,7 +414,10 @@ class _Runner:
             self.engine = Engine(plan, relation)
         self.relation = relation
         self.relations = self.engine.output_relations()
-        self.trace: Trace = read_trace(
+        reader = read_trace
+        if engine == "columnar":  # JSON lines in bulk, and Parquet traces
+            from .columnar.trace import read_trace_columns as reader
+        self.trace: Trace = reader(
             trace, schemas_of(plan), bad_rows, digests=checkpoint is not None
         )
         self.sinks = sinks

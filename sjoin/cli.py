@@ -48,6 +48,15 @@ TRACE = click.option(
     type=click.Path(exists=True, dir_okay=False, path_type=Path),
     help='Input rows, JSON Lines: {"batch": 0, "stream": ..., "row": {...}}.',
 )
+RUN_TRACE = click.option(
+    "--trace",
+    "trace",
+    required=True,
+    type=click.Path(exists=True, path_type=Path),
+    help='Input rows, JSON Lines: {"batch": 0, "stream": ..., "row": {...}}; or (columnar '
+    "engine) a directory of Parquet files, <stream>/batch-NNNN.parquet, one per stream per "
+    "batch.",
+)
 
 
 def last_resort(fn: F) -> F:
@@ -357,7 +366,7 @@ def _verify_progress(printer: Printer) -> Iterator[Callable[[Any], None]]:
 
 @main.command()
 @SPEC
-@TRACE
+@RUN_TRACE
 @click.option("--relation", help="Output only this join or aggregate (default: all).")
 @click.option(
     "--output",

@@ -191,7 +191,7 @@ class _Side:
             self.min_time = int(low)  # type: ignore[arg-type]
         if low is not None:
             self.unflushed = True
-        self.state = pl.concat([self.state, new], how="vertical")
+        self.state = pl.concat([self.state, new], how="vertical", rechunk=True)
         return n
 
     def mark(self, ids: pl.Series) -> None:
@@ -408,25 +408,60 @@ class ColumnarJoin:
     def _pairs(self, probe: pl.DataFrame, state: _Side, probe_is_left: bool) -> pl.DataFrame:
         """The probe rows (``L``/``R`` columns and ``_p``) joined with the stored rows that
         satisfy the condition, in (probe row, stored row id) order; stored columns carry
-        ``_id`` and ``_m``."""
+        ``_id`` and ``_m``.
+
+        The hash join and the range filter run on the keys, the range columns and row
+        positions only (a lazy query); the sort into order is on one Int64 key; then every
+        column is gathered once, for the pairs that are kept (measured about 2x faster than
+        joining whole rows)."""
         mine, theirs = ("L", "R") if probe_is_left else ("R", "L")
         probe_side = self.left if probe_is_left else self.right
-        stored = _renamed(state.state.select([*state.schema, "_id", "_m"]), state.width, theirs)
-        pairs = probe.join(
-            stored,
-            left_on=[f"{mine}{k}" for k in probe_side.keys],
-            right_on=[f"{theirs}{k}" for k in state.keys],
-            how="inner",
-            nulls_equal=True,
-            maintain_order="left_right",
-            coalesce=False,
-        )
+        probe_keys = [f"{mine}{k}" for k in probe_side.keys]
+        stored_keys = [f"{theirs}{k}" for k in state.keys]
+        probe_cols, stored_cols = list(probe_keys), list(stored_keys)
+        inside = None
         if self.in_range is not None:
             xa, xb, lower, upper = self.in_range
-            x, y = pl.col(f"L{xa}"), pl.col(f"R{xb}")
-            inside = x.is_not_null() & y.is_not_null() & (y >= x + lower) & (y <= x + upper)
-            return pairs.filter(inside)
-        if self.post is None or pairs.height == 0:
+            x, y = f"L{xa}", f"R{xb}"
+            for name in (x, y):
+                (probe_cols if name.startswith(mine) else stored_cols).append(name)
+            cx, cy = pl.col(x), pl.col(y)
+            inside = cx.is_not_null() & cy.is_not_null() & (cy >= cx + lower) & (cy <= cx + upper)
+        slim_probe = probe.lazy().select([*dict.fromkeys(probe_cols), "_p"]).with_row_index("_q")
+        slim_stored = (
+            _renamed(state.state.select([*state.schema, "_id"]), state.width, theirs)
+            .lazy()
+            .select([*dict.fromkeys(stored_cols), "_id"])
+            .with_row_index("_r")
+        )
+        joined = slim_probe.join(
+            slim_stored,
+            left_on=probe_keys,
+            right_on=stored_keys,
+            how="inner",
+            nulls_equal=True,
+            coalesce=False,
+            suffix="_stored",
+        )
+        if inside is not None:
+            joined = joined.filter(inside)
+        ids = max(state.next_id, 1)
+        positions = joined.select("_q", "_r", "_p", "_id")
+        if probe.height * ids < 2**62:  # one Int64 key: a much faster sort than two
+            positions = positions.sort(pl.col("_p") * ids + pl.col("_id"))
+        else:
+            positions = positions.sort(["_p", "_id"])
+        index: pl.DataFrame = positions.collect()
+        stored = _renamed(state.state.select([*state.schema, "_m"]), state.width, theirs)
+        pairs = pl.concat(
+            [
+                probe.drop("_p").gather(index.get_column("_q")),
+                stored.gather(index.get_column("_r")),
+                index.select("_p", "_id"),
+            ],
+            how="horizontal",
+        )
+        if self.in_range is not None or self.post is None or pairs.height == 0:
             return pairs
         post = self.post
         lrows = self._rows(pairs, "L", len(self.left_cols))
