@@ -42,7 +42,7 @@ HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 sys.path.insert(0, str(HERE))
 
-from workload import Workload, generate  # noqa: E402 - the benchmark folder is not a package  # the benchmark folder is not a package
+from workload import Workload, generate  # noqa: E402 - the benchmark folder is not a package
 
 TARGET_THROUGHPUT = 2.0
 TARGET_SMALL = 50.0

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from sqlglot import exp
 
+from . import annotate
 from . import types as t
 from .ast import span_of
 from .bound import Aggregate, Input, Join
@@ -74,7 +75,7 @@ def analyse_aggregate(a: Aggregate) -> AggregateAnalysis:
 
 def typed_cleanly(node: exp.Expression) -> bool:
     """No part of ``node`` failed to bind (an error gave it the UNKNOWN type)."""
-    return all(sub.meta.get("type") != t.UNKNOWN for sub in node.walk())
+    return all(annotate.sql_type(sub) != t.UNKNOWN for sub in node.walk())
 
 
 def _names(inp: Input) -> tuple[str, ...]:
@@ -105,8 +106,8 @@ def _difference(part: exp.Expression) -> tuple[str, str, float, bool, bool] | No
         if term.column is None:
             const += sign * term.value_us
             continue
-        side = term.column.meta.get("side", "")
-        if term.column.meta.get("type") != t.TIMESTAMP or side in cols:
+        side = annotate.side(term.column)
+        if annotate.sql_type(term.column) != t.TIMESTAMP or side in cols:
             return None
         cols[side] = (f"{term.column.table}.{term.column.name}", sign)
     if set(cols) != {"left", "right"} or cols["left"][1] == cols["right"][1]:
@@ -158,7 +159,7 @@ def _between_rewrite(
             without = value_bounds(residual, side, has, "exec", legacy, variants=False)[0]
             if without and not with_rewrite:
                 culprit = next(
-                    span_of(p) for p in residual if p.meta.get("state_variant") is not None
+                    span_of(p) for p in residual if annotate.state_variant(p) is not None
                 )
         found.append(culprit)
     return (found[0], found[1])
@@ -171,6 +172,6 @@ def _is_time_interval(join: Join) -> bool:
         if equi_key(part) is not None:
             continue
         for cmp in part.find_all(exp.LT, exp.LTE, exp.GT, exp.GTE, exp.Between):
-            if any(c.meta.get("event_time") for c in cmp.find_all(exp.Column)):
+            if any(annotate.is_event_time(c) for c in cmp.find_all(exp.Column)):
                 return True
     return False

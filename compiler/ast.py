@@ -2,7 +2,7 @@
 
 The AST says only what was written; meaning (names, types, plans) comes later.  Expressions
 are sqlglot trees (the IR every later stage shares); each sqlglot node built by the parser
-keeps its source span in ``node.meta["span"]``.
+keeps its source span (``annotate.span``).
 """
 
 from __future__ import annotations
@@ -12,6 +12,7 @@ from typing import Literal, TypeAlias
 
 from sqlglot import exp
 
+from . import annotate
 from .model import JOIN_KINDS, JoinType
 from .source import Span
 
@@ -164,7 +165,7 @@ class SpecFile:
 
 def span_of(node: exp.Expression) -> Span:
     """The span of an expression built by the parser (or of its nearest spanned child)."""
-    span = node.meta.get("span") if node.meta else None
+    span = annotate.span(node)
     if isinstance(span, Span):
         return span
     for child in node.iter_expressions():

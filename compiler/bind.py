@@ -15,7 +15,7 @@ from typing import Any
 
 from sqlglot import exp
 
-from . import ast, functions, settings
+from . import annotate, ast, functions, settings
 from . import types as t
 from .bound import (
     Aggregate,
@@ -30,7 +30,7 @@ from .bound import (
     Watermark,
 )
 from .diagnostics import Diagnostics
-from .model import DEFAULT_SPARK, SUPPORTED_SPARK, Column, Format, SparkVersion
+from .model import DEFAULT_SPARK, JOIN_KINDS, SUPPORTED_SPARK, Column, Format, SparkVersion
 from .source import Source, Span
 from .types import SqlType
 
@@ -368,7 +368,7 @@ class Binder:
             return
         scope = Scope([("left", left), ("right", right)])
         condition = self.expression(stmt.on, scope, allow_aggregates=False)
-        ctype = condition.meta["type"]
+        ctype = annotate.sql_type(condition)
         if ctype not in (t.BOOLEAN, t.NULL, t.UNKNOWN):
             self.diags.add(
                 "E012",
@@ -392,11 +392,8 @@ class Binder:
     def _join_output(
         self, stmt: ast.JoinDecl, left: Input, right: Input, scope: Scope
     ) -> list[OutputItem]:
-        sides = (
-            [("left", left)]
-            if stmt.how in ("left_semi", "left_anti")
-            else [("left", left), ("right", right)]
-        )
+        inputs = {"left": left, "right": right}
+        sides = [(side, inputs[side]) for side in JOIN_KINDS[stmt.how].output_sides]
         if stmt.select is None:
             return _default_output(sides, stmt.span)
         items: list[OutputItem] = []
@@ -430,7 +427,15 @@ class Binder:
                 f"add `AS name` after `{self.source.snippet(item.span)}`",
             )
             return []
-        return [OutputItem(name, bound, bound.meta["type"], _carries_event_time(bound), item.span)]
+        return [
+            OutputItem(
+                name,
+                bound,
+                annotate.sql_type(bound) or t.UNKNOWN,
+                _carries_event_time(bound),
+                item.span,
+            )
+        ]
 
     def _star(
         self, node: exp.Expression, item: ast.SelectItem, sides: Sequence[tuple[str, Input]]
@@ -561,7 +566,7 @@ class Binder:
         if rule is None:  # pragma: no cover - the parser builds only nodes with rules
             raise TypeError(f"binder: no typing rule for {type(node).__name__}")
         result = rule(self, node, scope, allow_aggregates)
-        node.meta["type"] = result
+        annotate.set_type(node, result)
         return result
 
     def _kids(self, node: exp.Expression, scope: Scope, agg: bool) -> list[SqlType]:
@@ -629,7 +634,7 @@ class Binder:
                 )
         side, inp, col = found[0]
         node.set("table", exp.to_identifier(inp.alias))
-        node.meta.update(side=side, event_time=col.event_time, relation=inp.relation)
+        annotate.set_column(node, side=side, event_time=col.event_time, relation=inp.relation)
         return col.type
 
     def _literal(self, node: exp.Literal, scope: Scope, agg: bool) -> SqlType:
@@ -659,7 +664,7 @@ class Binder:
     def _interval(self, node: exp.Interval, scope: Scope, agg: bool) -> SqlType:
         unit = node.unit.name.lower() if node.unit else ""
         amount = node.this.name if node.this else ""
-        unit_span = node.meta.get("unit_span", ast.span_of(node))
+        unit_span = annotate.unit_span(node) or ast.span_of(node)
         if unit in t.VARIABLE_UNITS:
             self.diags.add(
                 "E013",
@@ -698,13 +703,14 @@ class Binder:
             )
         per_us = t.MS_PER_UNIT[unit] * 1000
         micros = int(whole) * per_us + (int(frac) * per_us // 10 ** len(frac) if frac else 0)
-        node.meta["micros"] = micros
+        annotate.set_micros(node, micros)
         return t.INTERVAL
 
     def _cast(self, node: exp.Cast, scope: Scope, agg: bool) -> SqlType:
-        ref: ast.TypeRef = node.meta["type_ref"]
+        ref = annotate.type_ref(node)
+        assert isinstance(ref, ast.TypeRef), "the parser gives every CAST its type"
         source_type = self._type(node.this, scope, agg)
-        if node.meta.get("typed_literal"):
+        if annotate.is_typed_literal(node):
             kind = ref.name.lower()
             if kind not in ("timestamp", "date"):
                 return self._error(
@@ -835,7 +841,7 @@ class Binder:
             elif cond not in (t.BOOLEAN, t.NULL, t.UNKNOWN):
                 self._error("E012", f"a WHEN condition is {cond}, not BOOLEAN", when.this)
             results.append(self._type(when.args["true"], scope, agg))
-            when.meta["type"] = results[-1]
+            annotate.set_type(when, results[-1])
         if node.args.get("default") is not None:
             results.append(self._type(node.args["default"], scope, agg))
         kind: SqlType = t.NULL
@@ -848,7 +854,7 @@ class Binder:
 
     def _function(self, node: exp.Anonymous, scope: Scope, agg: bool) -> SqlType:
         name = str(node.this)
-        span = node.meta.get("name_span", ast.span_of(node))
+        span = annotate.name_span(node) or ast.span_of(node)
         fn = functions.lookup(name)
         args = list(node.expressions)
         if fn is None:
@@ -898,20 +904,20 @@ class Binder:
         result = fn.result(kinds)
         if isinstance(result, str):
             return self._error("E012", f"`{name}`: {result}", node, "wrong argument type")
-        node.meta["function"] = fn.name
+        annotate.set_function(node, fn.name)
         return result
 
     def _window_args(self, node: exp.Anonymous, args: list[exp.Expression]) -> None:
         """window()'s durations must be constant, positive and fixed-length."""
         for arg in args[1:]:
-            if isinstance(arg, exp.Interval) and arg.meta.get("micros"):
+            if isinstance(arg, exp.Interval) and annotate.micros(arg):
                 continue
             if isinstance(arg, exp.Literal) and arg.is_string:
                 amount, _, unit = arg.this.strip().partition(" ")
                 if re.fullmatch(r"\d+(\.\d+)?", amount) and t.duration_ms(amount, unit.strip()):
-                    arg.meta["micros"] = (t.duration_ms(amount, unit.strip()) or 0) * 1000
+                    annotate.set_micros(arg, (t.duration_ms(amount, unit.strip()) or 0) * 1000)
                     continue
-            if arg.meta.get("type") != t.UNKNOWN:
+            if annotate.sql_type(arg) != t.UNKNOWN:
                 self._error(
                     "E012",
                     "a window duration must be a positive constant interval",
@@ -962,7 +968,7 @@ _RULES: dict[type[exp.Expression], Callable[[Binder, Any, Scope, bool], SqlType]
 
 def _column_ref(alias: str, col: Column, side: str) -> exp.Column:
     ref = exp.Column(this=exp.to_identifier(col.name), table=exp.to_identifier(alias))
-    ref.meta.update(side=side, event_time=col.event_time, type=col.type)
+    annotate.set_column(ref, side=side, event_time=col.event_time, kind=col.type)
     return ref
 
 
@@ -988,8 +994,8 @@ def _carries_event_time(node: exp.Expression) -> bool:
     while isinstance(node, exp.Paren):
         node = node.this
     if isinstance(node, exp.Column):
-        return bool(node.meta.get("event_time"))
-    if isinstance(node, exp.Anonymous) and node.meta.get("function") == "window":
+        return annotate.is_event_time(node)
+    if annotate.is_call(node, "window"):
         return _carries_event_time(node.expressions[0])
     return False
 
@@ -998,7 +1004,7 @@ def _grouped(node: exp.Expression, keys: Sequence[exp.Expression]) -> bool:
     """True when ``node`` only uses grouping keys outside aggregate calls."""
     if any(node == k for k in keys):
         return True
-    if isinstance(node, exp.Anonymous) and node.meta.get("function") in AGGREGATES:
+    if isinstance(node, exp.Anonymous) and annotate.function(node) in AGGREGATES:
         return True
     if isinstance(node, exp.Column):
         return False

@@ -276,7 +276,7 @@ def _check_modes(
     update_joins = plan.spark.at_least(4, 2)
     for rel in chain:
         if isinstance(rel, JoinNode) and mode != "append":
-            updatable = rel.join_type in ("inner", "left_semi")
+            updatable = not rel.kind.outer  # 4.2: joins that emit no null-padded rows
             allowed = update_joins and mode == "update" and updatable
             name = rel.kind.spark_name
             if allowed:

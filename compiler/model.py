@@ -88,6 +88,7 @@ class JoinKind:
     infers_not_null: tuple[SideName, ...]  # InferFiltersFromConstraints adds isnotnull here
     must_evict: tuple[SideName, ...]  # sides whose state Spark's analysis needs evictable
     drops_matched: bool = False  # LEFT ANTI: keep only the unmatched (null-padded) left rows
+    output_sides: tuple[SideName, ...] = ("left", "right")  # sides whose columns rows carry
 
     @property
     def outer(self) -> bool:
@@ -105,9 +106,9 @@ JOIN_KINDS: dict[JoinType, JoinKind] = {
         JoinKind("full_outer", "FULL OUTER", "FullOuter", "full_outer", ("left", "right"),
                  ("left", "right"), (), ("left", "right")),
         JoinKind("left_semi", "LEFT SEMI", "LeftSemi", "left_semi", (), (), ("left", "right"),
-                 ("left",)),
+                 ("left",), output_sides=("left",)),
         JoinKind("left_anti", "LEFT ANTI", "LeftAnti", "left_outer", ("left",), ("left",),
-                 ("right",), ("left",), drops_matched=True),
+                 ("right",), ("left",), drops_matched=True, output_sides=("left",)),
     )
 }  # fmt: skip
 

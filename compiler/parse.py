@@ -19,7 +19,7 @@ from sqlglot import exp
 
 from sjoin.grammar import parser
 
-from . import ast
+from . import annotate, ast
 from .diagnostics import Diagnostics
 from .source import BIDI_CONTROLS, HOSTILE, Source, Span, char_name
 
@@ -48,7 +48,7 @@ def unquote_string(token: str) -> str:
 
 
 def _spanned(node: exp.Expression, span: Span) -> exp.Expression:
-    node.meta["span"] = span
+    annotate.set_span(node, span)
     return node
 
 
@@ -275,7 +275,7 @@ class ToAst(Transformer_NonRecursive[Token, Any]):
     def func_call(self, meta: Meta, kids: list[Any]) -> exp.Expression:
         name, args = kids
         node = exp.Anonymous(this=name.text.lower(), expressions=list(args or ()))
-        node.meta["name_span"] = name.span
+        annotate.set_name_span(node, name.span)
         return _spanned(node, self._span(meta))
 
     def func_args(self, kids: list[Any]) -> list[exp.Expression]:
@@ -299,14 +299,14 @@ class ToAst(Transformer_NonRecursive[Token, Any]):
         _kw, amount, unit = kids
         text = unquote_string(str(amount)) if amount.type == "STRING" else str(amount)
         node = exp.Interval(this=exp.Literal.string(text), unit=exp.Var(this=str(unit).upper()))
-        node.meta["unit_span"] = self._tok_span(unit)
+        annotate.set_unit_span(node, self._tok_span(unit))
         return _spanned(node, self._span(meta))
 
     @v_args(meta=True)
     def cast_expr(self, meta: Meta, kids: list[Any]) -> exp.Expression:
         value, type_ref = kids
         node = exp.Cast(this=value, to=exp.DataType.build("unknown"))
-        node.meta["type_ref"] = type_ref
+        annotate.set_type_ref(node, type_ref)
         return _spanned(node, self._span(meta))
 
     @v_args(meta=True)
@@ -315,8 +315,9 @@ class ToAst(Transformer_NonRecursive[Token, Any]):
         node = exp.Cast(
             this=exp.Literal.string(unquote_string(str(text))), to=exp.DataType.build("unknown")
         )
-        node.meta["type_ref"] = ast.TypeRef(str(kind), (), self._tok_span(kind))
-        node.meta["typed_literal"] = True
+        annotate.set_type_ref(
+            node, ast.TypeRef(str(kind), (), self._tok_span(kind)), typed_literal=True
+        )
         return _spanned(node, self._span(meta))
 
     @v_args(meta=True)
@@ -368,7 +369,7 @@ def options_span(options: list[ast.OptionDecl], fmt: ast.Ident) -> Span:
 def _identifier(name: ast.Ident) -> exp.Identifier:
     quoted = not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name.text)
     ident = exp.Identifier(this=name.text, quoted=quoted)
-    ident.meta["span"] = name.span
+    annotate.set_span(ident, name.span)
     return ident
 
 
@@ -376,7 +377,7 @@ def _as_value(node: Any) -> ast.Value:
     """A setting or option value from an identifier or a literal expression."""
     if isinstance(node, ast.Ident):
         return ast.Value(node.text, "name", node.span)
-    span = node.meta.get("span", Span(0, 0))
+    span = annotate.span(node) or Span(0, 0)
     if isinstance(node, exp.Boolean):
         return ast.Value("true" if node.this else "false", "bool", span)
     if isinstance(node, exp.Null):

@@ -12,7 +12,7 @@ from typing import Literal
 
 from sqlglot import exp
 
-from . import hazards
+from . import annotate, hazards
 from . import types as t
 from .analysis import analyse_aggregate, analyse_join
 from .bound import Aggregate, BoundSpec, Input, Join, Stream
@@ -171,7 +171,7 @@ class Planner:
             *split.pushed_right,
         ]:
             for col in not_null_columns(part):
-                side = col.meta.get("side", "")
+                side = annotate.side(col)
                 if (
                     side in inferred
                     and col.name not in not_null[side]
@@ -273,12 +273,10 @@ class Planner:
         column whose window the side projects loses its metadata to that window.
         """
         needed = self.required.get(j.name)
-        used = {c.name for c in condition.find_all(exp.Column) if c.meta.get("side") == side}
+        used = {c.name for c in condition.find_all(exp.Column) if annotate.side(c) == side}
         for item in output:
             if needed is None or item.name in needed:
-                used |= {
-                    c.name for c in item.expr.find_all(exp.Column) if c.meta.get("side") == side
-                }
+                used |= {c.name for c in item.expr.find_all(exp.Column) if annotate.side(c) == side}
         side_windows = [w for (s, _), w in windows.items() if s == side]
         stripped = {w.time_column for w in side_windows}
         projected = [Column(w.name, t.WINDOW, True) for w in side_windows if _is_event(w, inp)]
@@ -450,8 +448,8 @@ def _linear(node: exp.Expression) -> tuple[str, str, int] | None:
     """(side, column, offset µs) for a TIMESTAMP column plus or minus constant intervals."""
     node = strip_parens(node)
     if isinstance(node, exp.Column):
-        kind = node.meta.get("type")
-        side = node.meta.get("side")
+        kind = annotate.sql_type(node)
+        side = annotate.side(node)
         if kind is None or kind.name != "timestamp" or side not in ("left", "right"):
             return None
         return side, node.name, 0
@@ -469,7 +467,7 @@ def _linear(node: exp.Expression) -> tuple[str, str, int] | None:
 
 def _interval_us(node: exp.Expression) -> int | None:
     node = strip_parens(node)
-    micros = node.meta.get("micros") if isinstance(node, exp.Interval) else None
+    micros = annotate.micros(node) if isinstance(node, exp.Interval) else None
     return int(micros) if micros is not None else None
 
 
@@ -525,7 +523,7 @@ def required_outputs(spec: BoundSpec) -> dict[str, set[str]]:
             continue
         for node in exprs:
             for col in node.find_all(exp.Column):
-                source = inputs.get(col.meta.get("side", ""))
+                source = inputs.get(annotate.side(col))
                 if source is not None:
                     consumed.setdefault(source, set()).add(col.name)
     return {name: cols for name, cols in consumed.items() if name not in sunk}
@@ -542,7 +540,7 @@ def _project_windows(
     output only reuses them (a window only in SELECT is computed after the join)."""
 
     def replace(sub: exp.Expression) -> exp.Expression:
-        if not (isinstance(sub, exp.Anonymous) and sub.meta.get("function") == "window"):
+        if not (annotate.is_call(sub, "window")):
             return sub
         refs = sides(sub)
         if len(refs) != 1:
@@ -555,7 +553,7 @@ def _project_windows(
         if key not in windows and not register:
             return sub
         if key not in windows:
-            durations = [a.meta.get("micros") for a in sub.expressions[1:]]
+            durations = [annotate.micros(a) for a in sub.expressions[1:]]
             windows[key] = WindowColumn(
                 name=f"__window_{sum(1 for s, _ in windows if s == side)}",
                 time_column=time_col.name,
@@ -565,13 +563,10 @@ def _project_windows(
             )
         alias = (j.left if side == "left" else j.right).alias
         ref = exp.Column(this=exp.to_identifier(windows[key].name), table=exp.to_identifier(alias))
-        ref.meta.update(
-            side=side,
-            type=t.WINDOW,
-            event_time=bool(time_col.meta.get("event_time")),
-            window_of=time_col.name,
-            written=sub.copy(),
+        annotate.set_column(
+            ref, side=side, event_time=annotate.is_event_time(time_col), kind=t.WINDOW
         )
+        annotate.set_window_of(ref, time_col.name, sub.copy())
         return ref
 
     return node.transform(replace)
@@ -588,17 +583,15 @@ def _output_event_time(node: exp.Expression, stripped: set[tuple[str, str]]) -> 
     while isinstance(node, exp.Paren):
         node = node.this
     if isinstance(node, exp.Column):
-        if node.meta.get("window_of"):
-            return bool(node.meta.get("event_time"))
-        return bool(node.meta.get("event_time")) and (
-            (node.meta.get("side"), node.name) not in stripped
-        )
-    if isinstance(node, exp.Anonymous) and node.meta.get("function") == "window":
+        if annotate.window_of(node):
+            return annotate.is_event_time(node)
+        return annotate.is_event_time(node) and ((annotate.side(node), node.name) not in stripped)
+    if annotate.is_call(node, "window"):
         inner = node.expressions[0]
         return (
             isinstance(inner, exp.Column)
-            and bool(inner.meta.get("event_time"))
-            and ((inner.meta.get("side"), inner.name) not in stripped)
+            and annotate.is_event_time(inner)
+            and ((annotate.side(inner), inner.name) not in stripped)
         )
     return False
 
@@ -607,10 +600,10 @@ def _event_time_key(node: exp.Expression) -> bool:
     """A key Spark sees as an attribute with watermark metadata (a window is projected as
     one by the generated code, and inherits its time column's metadata)."""
     if isinstance(node, exp.Column):
-        return bool(node.meta.get("event_time"))
-    if isinstance(node, exp.Anonymous) and node.meta.get("function") == "window":
+        return annotate.is_event_time(node)
+    if annotate.is_call(node, "window"):
         inner = node.expressions[0]
-        return isinstance(inner, exp.Column) and bool(inner.meta.get("event_time"))
+        return isinstance(inner, exp.Column) and annotate.is_event_time(inner)
     return False
 
 
@@ -625,8 +618,8 @@ def _watermark_key_index(keys: tuple[tuple[exp.Expression, exp.Expression], ...]
 
 
 def _key_column(key: exp.Expression) -> tuple[str, bool]:
-    if isinstance(key, exp.Column) and key.meta.get("window_of"):
-        return str(key.meta["window_of"]), True
+    if isinstance(key, exp.Column) and annotate.window_of(key):
+        return str(annotate.window_of(key)), True
     if isinstance(key, exp.Anonymous):
         inner = key.expressions[0]
         return (inner.name if isinstance(inner, exp.Column) else _sql(key)), True

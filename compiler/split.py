@@ -12,6 +12,7 @@ from dataclasses import dataclass
 
 from sqlglot import exp
 
+from . import annotate
 from .expr import conjuncts, strip_parens
 from .functions import FUNCTIONS
 from .model import JOIN_KINDS, JoinType
@@ -21,7 +22,7 @@ NON_DETERMINISTIC = frozenset(f.name for f in FUNCTIONS.values() if not f.determ
 
 def sides(node: exp.Expression) -> frozenset[str]:
     """Which join sides a bound expression references."""
-    return frozenset(c.meta.get("side", "") for c in node.find_all(exp.Column))
+    return frozenset(annotate.side(c) for c in node.find_all(exp.Column))
 
 
 def columns_of(node: exp.Expression) -> list[exp.Column]:
@@ -29,9 +30,7 @@ def columns_of(node: exp.Expression) -> list[exp.Column]:
 
 
 def is_deterministic(node: exp.Expression) -> bool:
-    return not any(
-        f.meta.get("function") in NON_DETERMINISTIC for f in node.find_all(exp.Anonymous)
-    )
+    return not any(annotate.function(f) in NON_DETERMINISTIC for f in node.find_all(exp.Anonymous))
 
 
 def conjoin(parts: list[exp.Expression]) -> exp.Expression | None:

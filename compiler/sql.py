@@ -16,6 +16,8 @@ import sqlglot
 from sqlglot import exp
 from sqlglot.errors import SqlglotError
 
+from . import annotate
+
 _PLAIN = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 # words of Spark's expression syntax, quoted even where sqlglot would read them back
 _RESERVED_WORDS = (
@@ -53,7 +55,7 @@ def written_sql(node: exp.Expression) -> str:
     the join (a window) shows as the window() call it stands for."""
 
     def restore(sub: exp.Expression) -> exp.Expression:
-        written = sub.meta.get("written") if isinstance(sub, exp.Column) else None
+        written = annotate.written(sub) if isinstance(sub, exp.Column) else None
         return written.copy() if isinstance(written, exp.Expression) else sub
 
     return spark_sql(node.transform(restore))

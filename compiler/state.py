@@ -21,6 +21,7 @@ from typing import Literal
 
 from sqlglot import exp
 
+from . import annotate
 from . import types as t
 from .ast import span_of
 from .expr import strip_parens
@@ -49,7 +50,7 @@ class Term:
         """ExpressionSet semantics: equal terms collapse into one."""
         if self.column is not None:
             col = self.column
-            return (self.negated, "attr", col.meta.get("side"), col.table, col.name)
+            return (self.negated, "attr", annotate.side(col), col.table, col.name)
         return (self.negated, "lit", self.value_us)
 
 
@@ -63,12 +64,12 @@ def _fold(node: exp.Expression) -> tuple[str, float]:
     throws, so the conjunct gives no bound."""
     node = strip_parens(node)
     if isinstance(node, exp.Interval):
-        return "interval", float(node.meta["micros"])
+        return "interval", float(annotate.interval_micros(node))
     if isinstance(node, exp.Literal) and not node.is_string:
         return "number", float(node.this)
     if isinstance(node, exp.Cast):
-        target = node.meta.get("type")
-        if node.meta.get("typed_literal"):
+        target = annotate.sql_type(node)
+        if annotate.is_typed_literal(node):
             raise Unsolvable("timestamp literal")
         kind, value = _fold(node.this)
         if target is not None and target.is_numeric and kind == "number":
@@ -114,8 +115,10 @@ def collect_terms(node: exp.Expression, negate: bool, mode: Mode) -> list[Term]:
         return collect_terms(node.this, negate, mode) + collect_terms(node.expression, negate, mode)
     if (
         isinstance(node, exp.Sub)
-        and node.meta.get("type") == t.INTERVAL
-        and all((k.meta.get("type") or t.UNKNOWN).is_temporal for k in (node.this, node.expression))
+        and annotate.sql_type(node) == t.INTERVAL
+        and all(
+            (annotate.sql_type(k) or t.UNKNOWN).is_temporal for k in (node.this, node.expression)
+        )
     ):
         raise Unsolvable("timestamp difference")  # Spark's SubtractTimestamps: not a term
     if isinstance(node, exp.Sub):
@@ -125,16 +128,16 @@ def collect_terms(node: exp.Expression, negate: bool, mode: Mode) -> list[Term]:
     if isinstance(node, exp.Neg):
         return collect_terms(node.this, not negate, mode)
     if isinstance(node, exp.Cast):
-        target = node.meta.get("type")
+        target = annotate.sql_type(node)
         if target is not None and (target.is_numeric or target == t.TIMESTAMP):
-            if node.meta.get("typed_literal"):
+            if annotate.is_typed_literal(node):
                 raise Unsolvable("string literal cast")  # a MatchError in Spark's code
             return collect_terms(node.this, negate, mode)
         raise Unsolvable("cast")
     if isinstance(node, exp.Column):
         return [Term(negate, node)]
     if isinstance(node, exp.Interval):
-        return [Term(negate, None, float(node.meta["micros"]))]
+        return [Term(negate, None, float(annotate.interval_micros(node)))]
     if isinstance(node, exp.Literal) and not node.is_string:
         value = float(node.this) * 1_000_000.0
         if not math.isfinite(value):
@@ -160,9 +163,7 @@ def solve(
     """
     other = "right" if side == "left" else "left"
     refs = [
-        (c.meta.get("side"), c.table, c.name)
-        for n in (less, greater)
-        for c in n.find_all(exp.Column)
+        (annotate.side(c), c.table, c.name) for n in (less, greater) for c in n.find_all(exp.Column)
     ]
     counted = set(refs) if legacy_terms else refs
     if sum(1 for r in counted if r[0] == side) > 1 or sum(1 for r in counted if r[0] == other) > 1:
@@ -174,7 +175,7 @@ def solve(
     if legacy_terms:
         terms = list({term.key(): term for term in reversed(terms)}.values())[::-1]
     constraint = [
-        term for term in terms if term.column is not None and term.column.meta.get("side") == side
+        term for term in terms if term.column is not None and annotate.side(term.column) == side
     ]
     if len(constraint) != 1 or not constraint[0].negated:
         return None
@@ -186,7 +187,7 @@ def solve(
         sign = -1 if term.negated else 1
         if term.column is None:
             const += sign * term.value_us
-        elif term.column.meta.get("side") == other and term.column.meta.get("event_time"):
+        elif annotate.side(term.column) == other and annotate.is_event_time(term.column):
             coef += sign
         else:
             return None  # an attribute Spark cannot substitute: evaluation fails
@@ -216,7 +217,7 @@ def value_bounds(
     unusable: list[exp.Expression] = []
     for part in residual:
         conj = ""  # the conjunct's Spark SQL, written only into a bound found (see below)
-        variant = part.meta.get("state_variant", part) if variants and mode == "exec" else part
+        variant = annotate.state_variant_or_self(part) if variants and mode == "exec" else part
         node = strip_parens(variant)
         found: Bound | None = None
         args = (side, mode)
@@ -237,7 +238,7 @@ def value_bounds(
 
 def _mentions_time_of_both(node: exp.Expression) -> bool:
     seen = {
-        c.meta.get("side") for c in node.find_all(exp.Column) if c.meta.get("type") == t.TIMESTAMP
+        annotate.side(c) for c in node.find_all(exp.Column) if annotate.sql_type(c) == t.TIMESTAMP
     }
     return {"left", "right"} <= seen
 
@@ -260,16 +261,19 @@ def expand_between(parts: list[exp.Expression], spark_major: int) -> list[exp.Ex
         value = strip_parens(node.this)
         low = exp.GTE(this=value.copy(), expression=node.args["low"].copy())
         high = exp.LTE(this=value.copy(), expression=node.args["high"].copy())
-        low.meta["span"] = high.meta["span"] = span_of(part)  # messages point at the BETWEEN
-        value_sides = {c.meta.get("side") for c in value.find_all(exp.Column)}
+        for bound in (low, high):  # messages point at the BETWEEN
+            annotate.set_span(bound, span_of(part))
+        value_sides = {annotate.side(c) for c in value.find_all(exp.Column)}
         if spark_major >= 4 and not isinstance(value, exp.Column) and len(value_sides) == 1:
             alias = exp.Column(this=exp.to_identifier(f"_common_expr_{counter}"))
-            alias.meta.update(side=value_sides.pop(), event_time=False, type=value.meta.get("type"))
+            annotate.set_column(
+                alias, side=value_sides.pop(), event_time=False, kind=annotate.sql_type(value)
+            )
             counter += 1
             for expanded in (low, high):
                 variant = expanded.copy()
                 variant.set("this", alias.copy())
-                variant.this.meta.update(alias.meta)
-                expanded.meta["state_variant"] = variant
+                annotate.copy_column(variant.this, alias)
+                annotate.set_state_variant(expanded, variant)
         result.extend([low, high])
     return result

@@ -19,6 +19,7 @@ from typing import Any
 
 from sqlglot import exp
 
+from sjoin.compiler import annotate
 from sjoin.compiler.functions import lookup
 from sjoin.compiler.plan import AggregateNode
 from sjoin.compiler.sql import spark_sql
@@ -137,7 +138,7 @@ def _hashable(value: Any) -> Any:
 
 
 def _is_window(node: exp.Expression) -> bool:
-    return isinstance(node, exp.Anonymous) and node.meta.get("function") == "window"
+    return annotate.is_call(node, "window")
 
 
 class AggregateOperator:
@@ -202,14 +203,14 @@ class AggregateOperator:
     @staticmethod
     def _accumulator(call: exp.Expression, layout: Layout, ansi: bool) -> Accumulator:
         assert isinstance(call, exp.Anonymous)
-        fn = lookup(str(call.meta.get("function") or call.this).lower())
+        fn = lookup(str(annotate.function(call) or call.this).lower())
         assert fn is not None
         args = list(call.expressions)
         if fn.name == "count" and (not args or isinstance(args[0], exp.Star)):
             return Accumulator("count", None, "bigint", (), ansi)
         if len(args) != 1:
             raise UnsupportedExpression(f"`{spark_sql(call)}`: one argument expected")
-        found = args[0].meta.get("type")
+        found = annotate.sql_type(args[0])
         shape = found.params if isinstance(found, SqlType) else ()
         return Accumulator(
             fn.name, compile_expr(args[0], layout, ansi=ansi), kind_of(args[0], layout), shape, ansi
@@ -325,7 +326,7 @@ def _aggregate_calls(node: exp.Expression) -> list[exp.Expression]:
 
     def visit(sub: exp.Expression) -> None:
         if isinstance(sub, exp.Anonymous):
-            fn = lookup(str(sub.meta.get("function") or sub.this).lower())
+            fn = lookup(str(annotate.function(sub) or sub.this).lower())
             if fn is not None and fn.aggregate:
                 found.append(sub)
                 return

@@ -25,6 +25,7 @@ from typing import Any, Final, TypeAlias
 
 from sqlglot import exp
 
+from sjoin.compiler import annotate
 from sjoin.compiler.functions import ALIASES, FUNCTIONS
 from sjoin.compiler.types import SqlType
 
@@ -104,7 +105,7 @@ def compile_expr(
 
 def kind_of(node: exp.Expression, layout: Layout | None = None) -> str:
     """The canonical SQL type name of a bound node ('unknown' when it cannot be told)."""
-    found = node.meta.get("type")
+    found = annotate.sql_type(node)
     if isinstance(found, SqlType):
         return found.name
     if isinstance(node, _BOOLEAN_NODES):
@@ -112,7 +113,7 @@ def kind_of(node: exp.Expression, layout: Layout | None = None) -> str:
     if isinstance(node, exp.Paren):
         return kind_of(node.this, layout)
     if isinstance(node, exp.Column) and layout is not None:
-        return layout.types.get((node.meta.get("side", ""), node.name), "unknown")
+        return layout.types.get((annotate.side(node), node.name), "unknown")
     if isinstance(node, exp.Null):
         return "null"
     if isinstance(node, exp.Interval):
@@ -126,7 +127,7 @@ def kind_of(node: exp.Expression, layout: Layout | None = None) -> str:
 
 def _decimal_shape(node: exp.Expression, kind: str) -> tuple[int, int]:
     """(precision, scale) of a numeric operand as Spark's DecimalPrecision sees it."""
-    found = node.meta.get("type")
+    found = annotate.sql_type(node)
     if kind == "decimal" and isinstance(found, SqlType) and found.params:
         return found.params[0], found.params[1]
     if isinstance(node, exp.Literal) and not node.is_string:
@@ -166,7 +167,7 @@ def _is_const(g: Getter) -> bool:
 
 
 def _column(node: exp.Column, ctx: CompileContext) -> Getter:
-    key = (node.meta.get("side", ""), node.name)
+    key = (annotate.side(node), node.name)
     slot = ctx.layout.slots.get(key)
     if slot is None:
         matches = [s for (side, name), s in ctx.layout.slots.items() if name == node.name]
@@ -198,7 +199,7 @@ def _literal(node: exp.Literal, ctx: CompileContext) -> Getter:
 
 
 def _interval(node: exp.Interval, ctx: CompileContext) -> Getter:
-    micros = node.meta.get("micros")
+    micros = annotate.micros(node)
     if micros is None:
         raise UnsupportedExpression(f"interval `{node.sql(dialect='spark')}` has no fixed length")
     return _const(int(micros))
@@ -801,14 +802,14 @@ def _case(node: exp.Case, ctx: CompileContext) -> Getter:
 
 def _cast_node(node: exp.Cast, ctx: CompileContext) -> Getter:
     target = kind_of(node, ctx.layout)
-    if node.meta.get("typed_literal"):
+    if annotate.is_typed_literal(node):
         text = node.this.name
         value = parse_timestamp(text) if target == "timestamp" else parse_date(text)
         if value is None:
             raise UnsupportedExpression(f"invalid {target.upper()} literal {text!r}")
         return _const(value)
     source = kind_of(node.this, ctx.layout)
-    found = node.meta.get("type")
+    found = annotate.sql_type(node)
     params = found.params if isinstance(found, SqlType) else ()
     f = _compile(node.this, ctx)
     return _coerce(f, source, target, ctx.ansi, params)
@@ -849,7 +850,7 @@ def _to_decimal_as_is(value: Any) -> Any:
 
 
 def _result_type(node: exp.Expression, ctx: CompileContext) -> tuple[str, tuple[int, ...]]:
-    found = node.meta.get("type")
+    found = annotate.sql_type(node)
     params = found.params if isinstance(found, SqlType) else ()
     return kind_of(node, ctx.layout), params
 
@@ -1149,19 +1150,20 @@ def window_spans(
 def window_arguments(node: exp.Expression) -> tuple[int, int | None, int]:
     """(duration, slide or None, start) in µs of a bound ``window(...)`` call."""
     args = list(node.expressions)
-    micros = [a.meta.get("micros") for a in args[1:]]
-    if not micros or micros[0] is None or any(m is None for m in micros):
+    found = [annotate.micros(a) for a in args[1:]]
+    micros = [m for m in found if m is not None]
+    if not micros or len(micros) < len(found):
         raise UnsupportedExpression(
             f"`{node.sql(dialect='spark')}`: window durations must be constant intervals"
         )
-    duration = int(micros[0])
-    slide = int(micros[1]) if len(micros) > 1 else None
-    start = int(micros[2]) if len(micros) > 2 else 0
+    duration = micros[0]
+    slide = micros[1] if len(micros) > 1 else None
+    start = micros[2] if len(micros) > 2 else 0
     return duration, (None if slide == duration else slide), start
 
 
 def _function_name(node: exp.Anonymous) -> str:
-    name = str(node.meta.get("function") or node.this).lower()
+    name = str(annotate.function(node) or node.this).lower()
     return ALIASES.get(name, name)
 
 

@@ -18,6 +18,7 @@ from typing import Any
 
 from sqlglot import exp
 
+from sjoin.compiler import annotate
 from sjoin.compiler.plan import JoinNode, Side, StateRule
 
 from .eval import Getter, Layout, column_slot, compile_expr, kind_of, window_arguments, window_spans
@@ -257,7 +258,7 @@ class JoinOperator:
             compile_expr(call.expressions[0], both, ansi=ansi)
             for o in node.output
             for call in o.expr.find_all(exp.Anonymous)
-            if call.meta.get("function") == "window"
+            if annotate.function(call) == "window"
         ]
         if self.window_times:
             self.project = _guarded(self.project, self.window_times)
@@ -365,10 +366,10 @@ class JoinOperator:
                     matched = self._semi_probe(lrow, bucket)
                 elif direct:
                     before = len(out)
-                    self._emit_with_right(lrow, bucket, out)
+                    self._emit(lrow, True, bucket, out)
                     matched = len(out) > before
                 else:
-                    hits = self._right_hits(lrow, bucket)
+                    hits = self._hits(lrow, True, bucket)
                     if hits:
                         matched = True
                         other.mark(hits)
@@ -384,79 +385,56 @@ class JoinOperator:
             store.append(key, lrow, matched)
             m.num_rows_updated += 1
 
-    def _right_hits(self, lrow: Row, bucket: dict[int, Row]) -> list[int]:
-        """Ids of the stored right rows that satisfy the post-join condition with ``lrow``,
-        in state order (every candidate is evaluated, as Spark does for these joins)."""
+    def _candidates(
+        self, probe: Row, probe_is_left: bool, bucket: dict[int, Row]
+    ) -> Iterable[tuple[int, Row, Row, Row]]:
+        """(id, stored row, left row, right row) of each stored row on the other side that
+        satisfies the post-join condition with ``probe``, in state order (every candidate is
+        evaluated, as Spark does for these joins).
+
+        One probe serves both directions.  The mirrored pair of loops it replaced ran 1.2% fewer
+        instructions on the whole of `benchmarks/engines.py runtime-rows` at N = 3,000
+        (callgrind: 4.586e9 vs 4.642e9), too little to keep two copies of the loop."""
         in_range = self.in_range
         if in_range is not None:
             xa, xb, lower, upper = in_range
-            x = lrow[xa]
-            if x is None:
-                return []
-            lo, hi = x + lower, x + upper
-            return [i for i, r in bucket.items() if (y := r[xb]) is not None and lo <= y <= hi]
-        post = self.post
-        if post is None:
-            return list(bucket)
-        return [i for i, r in bucket.items() if post(lrow, r) is True]
+            # left.x + lower <= right.y <= left.x + upper, read from whichever side probes
+            if probe_is_left:
+                probe_at, stored_at, lo_off, hi_off = xa, xb, lower, upper
+            else:
+                probe_at, stored_at, lo_off, hi_off = xb, xa, -upper, -lower
+            v = probe[probe_at]
+            if v is None:
+                return ()
+            lo, hi = v + lo_off, v + hi_off
+            found = [
+                (i, row)
+                for i, row in bucket.items()
+                if (w := row[stored_at]) is not None and lo <= w <= hi
+            ]
+        else:
+            post = self.post
+            if post is None:
+                found = list(bucket.items())
+            elif probe_is_left:
+                found = [(i, row) for i, row in bucket.items() if post(probe, row) is True]
+            else:
+                found = [(i, row) for i, row in bucket.items() if post(row, probe) is True]
+        if probe_is_left:
+            return [(i, row, probe, row) for i, row in found]
+        return [(i, row, row, probe) for i, row in found]
 
-    def _left_hits(self, r: Row, bucket: dict[int, Row]) -> list[int]:
-        """Ids of the stored left rows that satisfy the post-join condition with ``r``."""
-        in_range = self.in_range
-        if in_range is not None:
-            xa, xb, lower, upper = in_range
-            y = r[xb]
-            if y is None:
-                return []
-            lo, hi = y - upper, y - lower
-            return [i for i, row in bucket.items() if (x := row[xa]) is not None and lo <= x <= hi]
-        post = self.post
-        if post is None:
-            return list(bucket)
-        return [i for i, row in bucket.items() if post(row, r) is True]
+    def _hits(self, probe: Row, probe_is_left: bool, bucket: dict[int, Row]) -> list[int]:
+        """Ids of the stored rows that ``probe`` matches."""
+        return [i for i, _, _, _ in self._candidates(probe, probe_is_left, bucket)]
 
-    def _emit_with_right(self, lrow: Row, bucket: dict[int, Row], out: list[Row]) -> None:
-        """Append the output row of ``lrow`` with each stored right row it matches (condition
-        then projection, pair by pair, as Spark's generated code runs them)."""
-        project, in_range = self.project, self.in_range
-        if in_range is not None:
-            xa, xb, lower, upper = in_range
-            x = lrow[xa]
-            if x is not None:
-                lo, hi = x + lower, x + upper
-                out.extend(
-                    [
-                        project(lrow, r)
-                        for r in bucket.values()
-                        if (y := r[xb]) is not None and lo <= y <= hi
-                    ]
-                )
-            return
-        post = self.post
-        out.extend(
-            [project(lrow, r) for r in bucket.values() if post is None or post(lrow, r) is True]
-        )
-
-    def _emit_with_left(self, r: Row, bucket: dict[int, Row], out: list[Row]) -> None:
-        """Append the output row of each stored left row that ``r`` matches."""
-        project, in_range = self.project, self.in_range
-        if in_range is not None:
-            xa, xb, lower, upper = in_range
-            y = r[xb]
-            if y is not None:
-                lo, hi = y - upper, y - lower
-                out.extend(
-                    [
-                        project(lrow, r)
-                        for lrow in bucket.values()
-                        if (x := lrow[xa]) is not None and lo <= x <= hi
-                    ]
-                )
-            return
-        post = self.post
-        out.extend(
-            [project(lrow, r) for lrow in bucket.values() if post is None or post(lrow, r) is True]
-        )
+    def _emit(
+        self, probe: Row, probe_is_left: bool, bucket: dict[int, Row], out: list[Row]
+    ) -> None:
+        """Append the output row of ``probe`` with each stored row it matches (condition then
+        projection, pair by pair, as Spark's generated code runs them)."""
+        project = self.project
+        out.extend([project(a, b) for _, _, a, b in self._candidates(probe, probe_is_left, bucket)])
 
     def _semi_probe(self, lrow: Row, bucket: dict[int, Row]) -> bool:
         """LeftSemi's left pass: stop at the first stored right row that matches."""
@@ -504,10 +482,10 @@ class JoinOperator:
                             flags.add(ident)
                 elif direct:
                     before = len(out)
-                    self._emit_with_left(r, bucket, out)
+                    self._emit(r, False, bucket, out)
                     matched = len(out) > before
                 else:
-                    hits = self._left_hits(r, bucket)
+                    hits = self._hits(r, False, bucket)
                     if hits:
                         matched = True
                         other.mark(hits)

@@ -17,6 +17,7 @@ from typing import Any
 
 from sqlglot import exp
 
+from sjoin.compiler import annotate
 from sjoin.compiler.ast import SpecFile
 from sjoin.compiler.bind import bind
 from sjoin.compiler.bound import BoundSpec
@@ -121,7 +122,7 @@ def _deepest_expression(spec: SpecFile | None) -> int:
             stack = [(node, 0)]
             while stack:
                 sub, depth = stack.pop()
-                span = sub.meta.get("span") if sub.meta else None
+                span = annotate.span(sub)
                 if isinstance(span, Span) and depth > best_depth:
                     best_depth, best_start = depth, span.start
                 stack += [(k, depth + 1) for k in sub.iter_expressions()]

@@ -41,8 +41,7 @@ def job_warnings(result: CheckResult) -> list[Diagnostic]:
                 "still returns it by name)",
                 head.name_span,
                 "no `sink` writes it",
-                f"add e.g. `sink {root} to parquet (path = 'out/{root}') checkpoint "
-                f"'chk/{root}'`",
+                f"add e.g. `sink {root} to parquet (path = 'out/{root}') checkpoint 'chk/{root}'`",
             )
         )
     return out

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import tomllib
 
 from sjoin.compiler.codes import markdown_table
@@ -34,3 +35,35 @@ def test_architecture_doc_names_every_module() -> None:
                 continue
             rel = module.relative_to(ROOT).as_posix()
             assert rel in doc, f"docs/architecture.md does not mention {rel}"
+
+
+def test_only_the_annotate_module_names_expression_meta_keys() -> None:
+    """sqlglot's free-form ``meta`` dict is read and written through ``compiler/annotate.py``
+    alone, so every annotation has one typed accessor (issue 14)."""
+    raw = re.compile(r"\.meta\s*(\[|\.get\(|\.update\(|\.setdefault\(|\.pop\()")
+    offenders = [
+        f"{module.relative_to(ROOT).as_posix()}:{n}: {line.strip()}"
+        for folder in ("compiler", "grammar", "runtime", "sjoin")
+        for module in sorted((ROOT / folder).rglob("*.py"))
+        if module.name != "annotate.py"
+        for n, line in enumerate(module.read_text().splitlines(), 1)
+        if raw.search(line)
+    ]
+    assert offenders == []
+
+
+def test_join_types_are_tested_through_the_join_kinds_table() -> None:
+    """Facts about join types live in ``model.JOIN_KINDS``: no module outside the model and
+    the planner compares a join type with a list of them."""
+    literal_tuple = re.compile(
+        r"\bin\s*[\(\[{]\s*\"(inner|left_outer|right_outer|full_outer|left_semi|left_anti)\""
+    )
+    offenders = [
+        f"{module.relative_to(ROOT).as_posix()}:{n}: {line.strip()}"
+        for folder in ("compiler", "runtime", "sjoin")
+        for module in sorted((ROOT / folder).rglob("*.py"))
+        if module.name not in ("model.py", "planner.py")
+        for n, line in enumerate(module.read_text().splitlines(), 1)
+        if literal_tuple.search(line)
+    ]
+    assert offenders == []

@@ -21,6 +21,7 @@ from functools import singledispatch
 
 from sqlglot import exp
 
+from .. import annotate
 from ..explain import predicate_text
 from ..expr import conjuncts
 from ..plan import AggregateNode, JoinNode, Plan, PlanNode, Side, StreamNode
@@ -52,14 +53,14 @@ def job_sql(node: exp.Expression) -> str:
     form Spark's window function accepts."""
 
     def fix(sub: exp.Expression) -> exp.Expression:
-        if isinstance(sub, exp.Anonymous) and sub.meta.get("function") == "window":
+        if annotate.is_call(sub, "window"):
             args = [sub.expressions[0].copy()]
             for arg in sub.expressions[1:]:  # the binder gave each duration its micros
-                args.append(exp.Literal.string(spark_duration(int(arg.meta["micros"]))))
+                args.append(exp.Literal.string(spark_duration(annotate.interval_micros(arg))))
             return exp.Anonymous(this="window", expressions=args)
         return sub  # pragma: no cover - specs write window() only as a whole key or item
 
-    if not any(w.meta.get("function") == "window" for w in node.find_all(exp.Anonymous)):
+    if not any(annotate.function(w) == "window" for w in node.find_all(exp.Anonymous)):
         return spark_sql(node)
     return spark_sql(node.transform(fix))
 
