@@ -26,6 +26,7 @@ from typing import Any
 import polars as pl
 from sqlglot import exp
 
+from sjoin.compiler import annotate
 from sjoin.compiler.functions import FUNCTIONS
 from sjoin.compiler.plan import JoinNode, Side, StateRule
 
@@ -45,9 +46,7 @@ def _type_name(text: str) -> str:
 
 
 def _function_names(node: exp.Expression) -> list[str]:
-    return [
-        str(call.meta.get("function") or call.name).lower() for call in node.find_all(exp.Anonymous)
-    ]
+    return [(annotate.function(call) or call.name).lower() for call in node.find_all(exp.Anonymous)]
 
 
 def _expressions(node: JoinNode) -> list[exp.Expression]:
