@@ -417,6 +417,11 @@ class _Runner:
         reader = read_trace
         if engine == "columnar":  # JSON lines in bulk, and Parquet traces
             from .columnar.trace import read_trace_columns as reader
+        elif isinstance(trace, (str, os.PathLike)) and Path(trace).is_dir():
+            raise UsageError(
+                f"{trace} is a directory: a Parquet trace (<stream>/batch-NNNN.parquet) is "
+                "read by the columnar engine only; run without --engine reference"
+            )
         self.trace: Trace = reader(
             trace, schemas_of(plan), bad_rows, digests=checkpoint is not None
         )
