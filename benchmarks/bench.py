@@ -472,7 +472,7 @@ def main() -> None:
     header = (
         f"Machine: {machine()}. Run on {time.strftime('%Y-%m-%d')}, load average "
         f"{load:.1f} at the start; command: `.venv/bin/python benchmarks/bench.py"
-        f"{' --quick' if opts.quick else ''}`."
+        f"{''.join(' ' + a for a in sys.argv[1:])}`."
     )
     print(header)
     report = Report()

@@ -665,7 +665,7 @@ class _Runner:
             elif len(values):
                 node = self.plan.node(relation)
                 assert node is not None
-                lines.append(json_lines(values, batch, relation, columns_of(node)))
+                lines += json_lines(values, batch, relation, columns_of(node))
         return lines
 
     def _json_ready(self, outputs: dict[str, list[Row]]) -> OutputRows:

@@ -131,12 +131,25 @@ def _json_expr(name: str, kind: str, column: pl.Series) -> pl.Expr | pl.Series:
     return _python_json(column, None)  # doubles: Python's repr, "NaN", "Infinity"
 
 
+CHUNK_ROWS = 1_000_000  # lines joined per text: a polars string holds at most 4 GiB
+
+
 def json_lines(
     frame: pl.DataFrame, batch: int, relation: str, columns: Sequence[tuple[str, str]]
+) -> list[str]:
+    """The §7 output lines of ``frame`` (``{"batch": B, "relation": R, "row": {...}}``), as
+    texts of up to ``CHUNK_ROWS`` lines joined by LF without a final one: byte for byte what
+    the reference writer makes of the same rows (``output_line``), built column by column with
+    no Python object per row."""
+    return [
+        _json_text(frame.slice(start, CHUNK_ROWS), batch, relation, columns)
+        for start in range(0, frame.height, CHUNK_ROWS)
+    ]
+
+
+def _json_text(
+    frame: pl.DataFrame, batch: int, relation: str, columns: Sequence[tuple[str, str]]
 ) -> str:
-    """The §7 output lines of ``frame`` (``{"batch": B, "relation": R, "row": {...}}``), joined
-    by LF without a final one: byte for byte what the reference writer makes of the same rows
-    (``output_line``), built column by column with no Python object per row."""
     if frame.height == 0:
         return ""
     head = f'{{"batch": {dumps(batch)}, "relation": {dumps(relation)}, "row": {{'

@@ -10,6 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from sjoin.runtime import output_line
+from sjoin.runtime.columnar import frames
 from sjoin.runtime.columnar.frames import json_lines, to_frame, to_rows
 from sjoin.runtime.values import MAX_TIMESTAMP_US, MIN_TIMESTAMP_US, json_converter
 
@@ -77,4 +78,15 @@ def test_lines_from_columns_are_the_reference_lines(
     frame = to_frame(rows, kinds)
     assert all(_same(a, b) for a, b in zip(to_rows(frame), rows, strict=True))
     got = json_lines(frame, batch, relation, list(zip(names, kinds, strict=True)))
-    assert got == _reference_lines(batch, relation, names, kinds, rows)
+    assert "\n".join(got) == _reference_lines(batch, relation, names, kinds, rows)
+
+
+def test_long_outputs_are_written_in_chunks(monkeypatch: Any) -> None:
+    """A batch's lines are joined in chunks (a polars string holds at most 4 GiB)."""
+    monkeypatch.setattr(frames, "CHUNK_ROWS", 3)
+    rows = [(i, f"v{i}") for i in range(7)]
+    got = frames.json_lines(
+        to_frame(rows, ["bigint", "string"]), 1, "j", [("k", "bigint"), ("v", "string")]
+    )
+    assert len(got) == 3
+    assert "\n".join(got) == _reference_lines(1, "j", ["k", "v"], ["bigint", "string"], rows)
