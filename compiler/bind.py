@@ -15,7 +15,7 @@ from typing import Any
 
 from sqlglot import exp
 
-from . import annotate, ast, functions, settings
+from . import annotate, ast, functions, javatext, settings
 from . import types as t
 from .bound import (
     Aggregate,
@@ -858,14 +858,15 @@ class Binder:
         fn = functions.lookup(name)
         args = list(node.expressions)
         if fn is None:
-            known = ", ".join(sorted(functions.FUNCTIONS))
-            self.diags.add(
-                "E017",
-                f"unknown function `{name}`",
-                span,
-                "unknown function",
-                _suggest(name, list(functions.FUNCTIONS)) or f"supported: {known}",
-            )
+            known = ", ".join(sorted(f for f in functions.FUNCTIONS if f != "window"))
+            reason = functions.NOT_SUPPORTED.get(name.lower())
+            if reason is not None:
+                message = f"Spark's `{name}` is not supported by sjoin"
+                help = f"{reason}; supported: window, {known}"
+            else:
+                message = f"unknown function `{name}`"
+                help = _suggest(name, list(functions.FUNCTIONS)) or f"supported: window, {known}"
+            self.diags.add("E017", message, span, "unknown function", help)
             for arg in args:
                 if not isinstance(arg, exp.Star):
                     self._type(arg, scope, agg)
@@ -904,8 +905,91 @@ class Binder:
         result = fn.result(kinds)
         if isinstance(result, str):
             return self._error("E012", f"`{name}`: {result}", node, "wrong argument type")
+        if fn.name in _PATTERN_FUNCTIONS and not self._pattern_args(name, fn.name, args):
+            return t.UNKNOWN
         annotate.set_function(node, fn.name)
         return result
+
+    def _pattern_args(self, name: str, function: str, args: list[exp.Expression]) -> bool:
+        """The pattern of date_format, split and regexp_* is a literal that Spark and the
+        runtime read the same way (javatext); regexp_extract's group and regexp_replace's
+        replacement must fit it."""
+        texts: list[str | None] = []
+        for position in _PATTERN_FUNCTIONS[function]:
+            arg = args[position]
+            if isinstance(arg, exp.Null):
+                texts.append(None)
+                continue
+            if not (isinstance(arg, exp.Literal) and arg.is_string):
+                self._error(
+                    "E012",
+                    f"`{name}`: argument {position + 1} must be a string literal",
+                    arg,
+                    "not a literal",
+                    "sjoin checks patterns when it reads the spec, so write the text in quotes",
+                )
+                return False
+            texts.append(str(arg.this))
+        pattern, replacement = texts[0], (texts[1] if len(texts) > 1 else None)
+        if pattern is None:
+            return True
+        try:
+            if function == "date_format":
+                javatext.date_pattern(pattern)
+                return True
+            groups = javatext.group_count(pattern)
+        except javatext.PatternError as err:
+            self._error("E012", f"`{name}`: {err}", args[1], "cannot be read as Spark reads it")
+            return False
+        if replacement is not None:
+            try:
+                javatext.java_replacement(replacement, groups)
+            except javatext.PatternError as err:
+                self._error("E012", f"`{name}`: {err}", args[2], "bad replacement")
+                return False
+        if function == "regexp_extract" and len(args) > 2:
+            group = args[2]
+            literal = isinstance(group, exp.Literal) and not group.is_string
+            if literal and not 0 <= int(group.this) <= groups:
+                self._error(
+                    "E012",
+                    f"`{name}`: the pattern has {groups} group(s), so the group index "
+                    f"must be between 0 and {groups}",
+                    group,
+                    "no such group",
+                )
+                return False
+        return True
+
+    def _field(self, node: exp.Dot, scope: Scope, agg: bool) -> SqlType:
+        """``window(t, ...).start`` / ``.end``: the TIMESTAMP bounds of a tumbling window.
+        Spark gives the field no watermark metadata (an Alias of a GetStructField takes the
+        struct field's, which is empty), so it is never an event-time column."""
+        kind = self._type(node.this, scope, agg)
+        field = node.expression.name.lower()
+        if kind == t.UNKNOWN:
+            return t.UNKNOWN
+        if kind != t.WINDOW or field not in ("start", "end"):
+            return self._error(
+                "E012",
+                f"`.{node.expression.name}` is not a field of {kind}",
+                node,
+                "no such field",
+                "only a window has fields: window(t, INTERVAL 1 MINUTE).start and .end",
+            )
+        call = node.this
+        if len(call.expressions) > 2 and annotate.micros(call.expressions[2]) not in (
+            None,
+            annotate.micros(call.expressions[1]),
+        ):
+            return self._error(
+                "E012",
+                f"a sliding window has several windows per row, so it has no one `.{field}`",
+                node,
+                "sliding window",
+                "take the field of a tumbling window: window(t, INTERVAL 1 MINUTE)",
+            )
+        return t.TIMESTAMP
 
     def _window_args(self, node: exp.Anonymous, args: list[exp.Expression]) -> None:
         """window()'s durations must be constant, positive and fixed-length."""
@@ -925,6 +1009,15 @@ class Binder:
                     "not a constant duration",
                     "write e.g. INTERVAL 10 SECONDS",
                 )
+
+
+# the argument positions that must be string literals: patterns, then replacements
+_PATTERN_FUNCTIONS: dict[str, tuple[int, ...]] = {
+    "date_format": (1,),
+    "split": (1,),
+    "regexp_extract": (1,),
+    "regexp_replace": (1, 2),
+}
 
 
 def _constant(kind: SqlType) -> Callable[[Binder, Any, Scope, bool], SqlType]:
@@ -960,6 +1053,7 @@ _RULES: dict[type[exp.Expression], Callable[[Binder, Any, Scope, bool], SqlType]
     exp.Paren: Binder._paren,
     exp.Case: Binder._case,
     exp.Anonymous: Binder._function,
+    exp.Dot: Binder._field,
 }
 
 

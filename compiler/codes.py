@@ -225,6 +225,28 @@ CODES: Final[dict[str, Code]] = {
             "`set allow_unemitted_outer_rows = true` accepts it on purpose (then W001 "
             "warns of the unbounded state).",
         ),
+        Code(
+            "E029",
+            "error",
+            "several windows in one SELECT",
+            "A join's SELECT computes two different `window(...)` calls (of two columns, or "
+            "of two durations). Spark computes windows in one projection and rejects more "
+            'than one: "Multiple time/session window expressions would result in a '
+            'cartesian product of rows". The fields `.start` and `.end` of one window are '
+            "one window.",
+        ),
+        Code(
+            "E030",
+            "error",
+            "window of a null-padded side",
+            "An outer join's SELECT computes `window(...)` of a column that the join null-pads. "
+            "Spark's TimeWindowing keeps only rows whose window time is not NULL, and its "
+            "optimizer then runs the join as INNER (or a FULL OUTER join as one-sided): the "
+            "unmatched rows the outer join exists for never come out. Window the preserved "
+            "side's time, or take the start of the nullable side's time with `date_trunc`; "
+            "`set allow_unemitted_outer_rows = true` accepts it on purpose (sjoin then plans "
+            "the join as Spark runs it).",
+        ),
         # ------------------------------------------------------------ internal
         Code(
             "E999",
@@ -300,6 +322,18 @@ CODES: Final[dict[str, Code]] = {
             "Reported by `sjoin compile`: no `sink` writes this join or aggregate, and nothing "
             "reads it, so the job's `main()` starts no query for it; `build()` still returns it "
             "by name. Add a `sink` to have `spark-submit job.py` write it.",
+        ),
+        Code(
+            "W010",
+            "warning",
+            "relation that fails as its own query",
+            "A join or aggregate that no sink writes fails on Spark when it runs as its own "
+            "query (`sjoin run` or `verify --relation NAME`, or started from the job's "
+            "`build()`), though the queries the job runs are fine: run alone, it keeps all "
+            "its columns, so a relation below it may carry a column that its consumers "
+            "prune, such as a second event-time column (E025). The message quotes the error "
+            "that `--relation NAME` reports. Without a sink in the spec any relation may be "
+            "started, so this is that error itself.",
         ),
     )
 }

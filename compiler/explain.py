@@ -111,6 +111,7 @@ def join_json(node: JoinNode) -> dict[str, Any]:
             "lower_us": node.time_range.lower_us,
             "upper_us": node.time_range.upper_us,
         },
+        "window_times": [_sql(e) for e in node.window_times],
         "null_rows": list(node.null_rows),
         "may_emit_late_rows": node.may_emit_late_rows,
         "late_rows_reason": node.late_rows_reason,

@@ -47,6 +47,12 @@ def _fits(arg: SqlType, want: str) -> bool:
         return arg.is_numeric
     if want == "timestamp":
         return arg.name in ("timestamp", "date")
+    if want == "text":  # a string, or a number Spark casts to its text
+        return arg.name == "string" or arg.is_numeric
+    if want == "integer":
+        return arg.name in ("tinyint", "smallint", "int", "bigint")
+    if want == "array":
+        return arg == t.ARRAY_STRING
     if want == "duration":
         return arg.name in ("interval", "string")
     return arg.name == want
@@ -69,6 +75,19 @@ def _common(args: Sequence[SqlType]) -> SqlType | str:
             return f"arguments of types {result} and {arg} have no common type"
         result = joined
     return result
+
+
+def _common_numeric(args: Sequence[SqlType]) -> SqlType | str:
+    for i, arg in enumerate(args):
+        if not _fits(arg, "numeric"):
+            return f"argument {i + 1} must be numeric, not {arg}"
+    return _common(args)
+
+
+def _nullif(args: Sequence[SqlType]) -> SqlType | str:
+    if t.common_type(args[0], args[1]) is None:
+        return f"cannot compare {args[0]} with {args[1]}"
+    return args[0]
 
 
 def _if(args: Sequence[SqlType]) -> SqlType | str:
@@ -111,6 +130,54 @@ FUNCTIONS: Final[dict[str, Function]] = {
         Function("hour", 1, 1, _fixed(t.INT, "timestamp")),
         Function("minute", 1, 1, _fixed(t.INT, "timestamp")),
         Function("second", 1, 1, _fixed(t.INT, "timestamp")),
+        Function(
+            "date_format",
+            2,
+            2,
+            _fixed(t.STRING, "timestamp", "string"),
+            doc="date_format(ts, 'yyyy-MM-dd HH:mm:ss.SSS'): the pattern is a string literal",
+        ),
+        Function(
+            "split",
+            2,
+            3,
+            _fixed(t.ARRAY_STRING, "string", "string", "integer"),
+            doc="split(text, 'regex' [, limit]): an ARRAY<STRING>, read with element_at",
+        ),
+        Function(
+            "regexp_extract",
+            2,
+            3,
+            _fixed(t.STRING, "string", "string", "integer"),
+            doc="regexp_extract(text, 'regex' [, group]): the group of the first match, or ''",
+        ),
+        Function(
+            "regexp_replace",
+            3,
+            3,
+            _fixed(t.STRING, "string"),
+            doc="regexp_replace(text, 'regex', 'replacement with $1')",
+        ),
+        Function("lpad", 2, 3, _fixed(t.STRING, "text", "integer", "string")),
+        Function("rpad", 2, 3, _fixed(t.STRING, "text", "integer", "string")),
+        Function("sqrt", 1, 1, _fixed(t.DOUBLE, "numeric")),
+        Function("signum", 1, 1, _fixed(t.DOUBLE, "numeric")),
+        Function("pmod", 2, 2, _common_numeric),
+        Function("nullif", 2, 2, _nullif),
+        Function(
+            "element_at",
+            2,
+            2,
+            _fixed(t.STRING, "array", "integer"),
+            doc="element_at(split(...), i): 1 is the first element, -1 the last",
+        ),
+        Function("year", 1, 1, _fixed(t.INT, "timestamp")),
+        Function("quarter", 1, 1, _fixed(t.INT, "timestamp")),
+        Function("month", 1, 1, _fixed(t.INT, "timestamp")),
+        Function("dayofmonth", 1, 1, _fixed(t.INT, "timestamp")),
+        Function("dayofweek", 1, 1, _fixed(t.INT, "timestamp"), doc="1 = Sunday ... 7 = Saturday"),
+        Function("dayofyear", 1, 1, _fixed(t.INT, "timestamp")),
+        Function("weekofyear", 1, 1, _fixed(t.INT, "timestamp"), doc="the ISO 8601 week"),
         Function("rand", 0, 1, _fixed(t.DOUBLE, "numeric"), deterministic=False),
         Function("uuid", 0, 0, _fixed(t.STRING), deterministic=False),
         # aggregates
@@ -122,7 +189,45 @@ FUNCTIONS: Final[dict[str, Function]] = {
         Function("approx_count_distinct", 1, 1, _fixed(t.BIGINT, "any"), aggregate=True),
     )
 }
-ALIASES: Final = {"substr": "substring", "ifnull": "nvl", "ceiling": "ceil", "mean": "avg"}
+ALIASES: Final = {
+    "substr": "substring",
+    "ifnull": "nvl",
+    "ceiling": "ceil",
+    "mean": "avg",
+    "sign": "signum",
+    "day": "dayofmonth",
+}
+
+
+# Spark SQL functions that sjoin does not support, and why: E017 says so instead of
+# suggesting a look-alike.  Spark computes these with java.lang.StrictMath (fdlibm), whose
+# last bit the runtime's C library does not always reproduce (exp(1) is 2.7182818284590455 in
+# Spark and 2.718281828459045 in C), and sjoin's runtime matches Spark exactly or not at all.
+_FDLIBM = (
+    "Spark computes it with java.lang.StrictMath (fdlibm), whose last bit sjoin's runtime "
+    "does not reproduce yet; sqrt, signum, pmod, abs, round, floor and ceil are exact"
+)
+NOT_SUPPORTED: Final[dict[str, str]] = {
+    **dict.fromkeys(
+        ("exp", "expm1", "ln", "log", "log10", "log2", "log1p", "pow", "power", "cbrt",
+         "sin", "cos", "tan", "asin", "acos", "atan", "atan2", "sinh", "cosh", "tanh",
+         "degrees", "radians", "hypot"),
+        _FDLIBM,
+    ),
+    **dict.fromkeys(
+        ("size", "array", "array_contains", "explode", "map", "struct", "from_json",
+         "to_json", "get_json_object", "named_struct"),
+        "sjoin's types are scalars (and split()'s array, read with element_at)",
+    ),
+    **dict.fromkeys(
+        ("to_timestamp", "from_unixtime", "unix_micros", "date_add", "date_sub", "datediff",
+         "add_months", "months_between", "last_day", "concat_ws", "replace", "instr", "locate",
+         "initcap", "reverse", "repeat", "translate", "format_number", "format_string",
+         "md5", "sha1", "sha2", "hash", "xxhash64", "crc32", "base64", "bround", "try_divide",
+         "try_add", "try_element_at", "mod", "current_timestamp", "now"),
+        "not yet supported by sjoin",
+    ),
+}  # fmt: skip
 
 
 def lookup(name: str) -> Function | None:

@@ -3,7 +3,8 @@
 It reads only the plan (each join's and aggregate's ``analysis``, worked out once by the
 planner) and never calls the state solver.  Per join: an equi-key (E020), evictable state
 for outer/semi/anti joins (E021, Spark's ``checkForStreamStreamJoinWatermark``), one
-event-time column per input (E025), deterministic conditions (E026), and the warnings W001
+event-time column per input (E025), deterministic conditions (E026), one window per
+SELECT (E029) and none of a null-padded side (E030), and the warnings W001
 (unbounded state), W003 (always false), W004 (range lost by Spark 4's BETWEEN rewrite),
 W005 (null keys in full outer).  Per pipeline: output modes (E023), the global-watermark
 correctness check (E022, W007), features of the target version (E027), unused watermarks
@@ -12,10 +13,14 @@ correctness check (E022, W007), features of the target version (E027), unused wa
 
 from __future__ import annotations
 
+from sqlglot import exp
+
+from . import annotate
 from .diagnostics import Diagnostic
 from .model import JOIN_KINDS
 from .plan import AggregateNode, Check, JoinNode, Plan, PlanNode, Side, StreamNode
 from .source import Span
+from .sql import spark_sql
 from .types import format_ms
 
 Operator = JoinNode | AggregateNode
@@ -31,7 +36,67 @@ def check(plan: Plan) -> tuple[list[Diagnostic], list[Check]]:
     return found, checks
 
 
+def check_joins(plan: Plan, nodes: list[JoinNode]) -> list[Diagnostic]:
+    """The per-join diagnostics of ``nodes``: joins the planner planned again for another
+    query root than the plan's (a relation run as its own query)."""
+    return [d for node in nodes for d in _check_join(plan, node)]
+
+
 # ---------------------------------------------------------------------- per join
+
+
+def _several_windows(node: JoinNode) -> list[Diagnostic]:
+    """Spark's TimeWindowing computes a projection's windows once, and fails on two."""
+    windows: dict[str, exp.Expression] = {}
+    for column in node.output:
+        for call in column.expr.find_all(exp.Anonymous):
+            if annotate.is_call(call, "window"):
+                windows.setdefault(spark_sql(call), call)
+    if len(windows) < 2:
+        return []
+    first, second = list(windows)[:2]
+    return [
+        Diagnostic(
+            "E029",
+            f"join `{node.name}` computes two windows in its SELECT, `{first}` and `{second}`",
+            annotate.span(windows[second]) or Span(0, 0),
+            "a second window",
+            "Spark rejects it (Multiple time/session window expressions would result in a "
+            "cartesian product of rows): compute the second window in a later join or "
+            "aggregate, or use one window",
+        )
+    ]
+
+
+def _windows_of_null_padded_sides(node: JoinNode) -> list[Diagnostic]:
+    """A window of a column the outer join null-pads drops the null-padded rows (TimeWindowing
+    filters isnotnull(time)), and Spark's EliminateOuterJoin then runs the join as INNER."""
+    padded = {s: p for p in node.kind.preserved for s in ("left", "right") if s != p}
+    out = []
+    for column in node.output:
+        for call in column.expr.find_all(exp.Anonymous):
+            if not annotate.is_call(call, "window"):
+                continue
+            read = {annotate.side(c) for c in call.expressions[0].find_all(exp.Column)}
+            for side in sorted(read & set(padded)):
+                alias = (node.left if side == "left" else node.right).alias
+                preserved = (node.left if padded[side] == "left" else node.right).alias
+                out.append(
+                    Diagnostic(
+                        "E030",
+                        f"join `{node.name}` ({node.kind.keyword}): the window of `{alias}`'s "
+                        f"time in its SELECT drops the rows of `{preserved}` that have no "
+                        f"match; Spark then runs the join as "
+                        f"{JOIN_KINDS[node.executed_as].keyword}",
+                        annotate.span(call) or Span(0, 0),
+                        f"NULL for unmatched `{preserved}` rows",
+                        f"window `{preserved}`'s time instead, or write the start of "
+                        f"`{alias}`'s window as date_trunc (e.g. date_trunc('MINUTE', ...)), "
+                        "which keeps NULL; or `set allow_unemitted_outer_rows = true` to "
+                        "accept it on purpose",
+                    )
+                )
+    return out
 
 
 def _check_join(plan: Plan, node: JoinNode) -> list[Diagnostic]:
@@ -49,6 +114,9 @@ def _check_join(plan: Plan, node: JoinNode) -> list[Diagnostic]:
                 "Spark rejects it; compute the random value in the input instead",
             )
         )
+    out.extend(_several_windows(node))
+    if not plan.settings.get("allow_unemitted_outer_rows", False):
+        out.extend(_windows_of_null_padded_sides(node))
     left, right = node.left, node.right
     if not node.keys:
         out.append(

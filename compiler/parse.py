@@ -278,6 +278,13 @@ class ToAst(Transformer_NonRecursive[Token, Any]):
         annotate.set_name_span(node, name.span)
         return _spanned(node, self._span(meta))
 
+    @v_args(meta=True)
+    def field_access(self, meta: Meta, kids: list[Any]) -> exp.Expression:
+        """``window(t, ...).start``: a field of a struct-valued call."""
+        call, name = kids
+        field = _identifier(name)
+        return _spanned(exp.Dot(this=call, expression=field), self._span(meta))
+
     def func_args(self, kids: list[Any]) -> list[exp.Expression]:
         return kids
 

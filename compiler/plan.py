@@ -63,7 +63,7 @@ class StateRule:
 class WindowColumn:
     """A window that Spark cannot compute inside a join condition: each side projects it as
     a column before the join (it inherits the watermark of its time column), and the raw
-    time column is re-aliased without watermark metadata so the side keeps one event-time
+    time column is recomputed without watermark metadata so the side keeps one event-time
     column (Spark 3.5+ rejects two)."""
 
     name: str
@@ -97,6 +97,10 @@ class Side:
     filters_above_watermark: tuple[exp.Expression, ...] = ()
     not_null_below_watermark: tuple[str, ...] = ()
     not_null_above_watermark: tuple[str, ...] = ()
+    # what this side's state stores per row (Spark's value schema, the matched flag aside):
+    # the input columns that the join keeps after column pruning (those the keys, the
+    # conditions kept in the join and the needed outputs read), then projected windows
+    state_columns: tuple[Column, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -137,7 +141,11 @@ class JoinNode:
     quirks: JoinQuirks
     analysis: JoinAnalysis
     time_range: TimeRange | None = None  # post_join_filter, when it is exactly a time range
+    # the time arguments of window() calls in the output: Spark's TimeWindowing adds
+    # isnotnull(time), so an output row whose window time is NULL is dropped
+    window_times: tuple[exp.Expression, ...] = ()
     notes: tuple[str, ...] = ()
+    key_types: tuple[str, ...] = ()  # the state's key schema: one SQL type per key pair
 
     @property
     def kind(self) -> JoinKind:
@@ -156,6 +164,8 @@ class AggregateNode:
     watermark_key_index: int | None  # its position in group_by
     watermarks: WatermarkUse
     analysis: AggregateAnalysis
+    key_types: tuple[str, ...] = ()  # the state's key schema: one SQL type per grouping key
+    buffer_types: tuple[str, ...] = ()  # its value schema: the aggregation buffers, in order
 
 
 @dataclass(frozen=True, slots=True)

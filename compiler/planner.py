@@ -16,13 +16,14 @@ from . import annotate, hazards
 from . import types as t
 from .analysis import analyse_aggregate, analyse_join
 from .bound import Aggregate, BoundSpec, Input, Join, Stream
-from .diagnostics import Diagnostics
+from .diagnostics import Diagnostic, Diagnostics
 from .expr import conjuncts, strip_parens
 from .model import (
     JOIN_KINDS,
     Bound,
     Column,
     JoinQuirks,
+    JoinType,
     OutputMode,
     SparkVersion,
     TimeRange,
@@ -42,7 +43,7 @@ from .plan import (
     WindowColumn,
 )
 from .settings import SETTINGS, STATE_STORE_PROVIDERS
-from .split import conjoin, not_null_columns, sides, split_condition
+from .split import ConditionSplit, conjoin, not_null_columns, sides, split_condition
 from .sql import spark_sql as _sql
 from .state import expand_between, legacy_terms, value_bounds
 from .types import format_ms
@@ -79,12 +80,17 @@ def watermark_use(
 
 
 class Planner:
-    def __init__(self, spec: BoundSpec, diags: Diagnostics) -> None:
+    def __init__(self, spec: BoundSpec, diags: Diagnostics, relation: str | None = None) -> None:
         self.spec = spec
         self.diags = diags
         self.settings = {name: s.default for name, s in SETTINGS.items()}
         self.settings.update({name: s.value for name, s in spec.settings.items()})
         self.required = required_outputs(spec)
+        # `--relation NAME`: the query rooted at NAME is the one that runs, so the relations
+        # below it are pruned as Spark prunes that query
+        self.root = relation if _is_operator(spec, relation) else None
+        if self.root is not None:
+            self.required = _required_as_root(spec, self.required, self.root)
         self._solved: dict[tuple[int, str, bool], tuple[list[exp.Expression], Solved]] = {}
 
     def plan(self) -> Plan:
@@ -128,7 +134,64 @@ class Planner:
         )
         found, checks = hazards.check(plan)
         self.diags.items.extend(found)
+        self.diags.items.extend(self._other_roots(plan, found))
         return replace(plan, checks=tuple(checks))
+
+    def _other_roots(self, plan: Plan, found: list[Diagnostic]) -> list[Diagnostic]:
+        """Spark's per-join errors for each join or aggregate that is not one of the plan's
+        queries, run as its own query (`sjoin run/verify --relation NAME`, or started from
+        ``build()``): with all of its columns, the relations below it may carry columns its
+        consumers pruned (a second event-time column, E025).  With no sink every relation
+        can be started, so these are errors, said of that query; with sinks the job runs
+        only the sinks' queries, so each is a W010 warning (``--relation NAME`` makes it
+        the error).  Only relations that their consumers prune are planned again."""
+        seen = {(d.code, d.message) for d in found}
+        roots = set(plan.query_roots)
+        out: list[Diagnostic] = []
+        for rel in self.spec.relations:
+            if isinstance(rel, Stream) or rel.name in roots or rel.name == self.root:
+                continue
+            needed = self.required.get(rel.name)
+            if needed is None or needed >= {o.name for o in rel.output}:
+                continue  # every column is used anyway: the same plan below it
+            required = _required_as_root(self.spec, self.required, rel.name)
+            changed = [
+                j
+                for j in self.spec.relations
+                if isinstance(j, Join) and required.get(j.name) != self.required.get(j.name)
+            ]
+            saved, self.required = self.required, required
+            try:
+                nodes = [self.plan_join(j) for j in changed]
+            finally:
+                self.required = saved
+            for d in hazards.check_joins(plan, nodes):
+                if d.severity != "error" or (d.code, d.message) in seen:
+                    continue
+                seen.add((d.code, d.message))
+                if not plan.sinks:
+                    out.append(
+                        Diagnostic(
+                            d.code,
+                            f"{d.message}, when `{rel.name}` runs as its own query (without "
+                            "a sink, any join or aggregate can)",
+                            d.span,
+                            d.label,
+                            d.help,
+                        )
+                    )
+                else:
+                    out.append(
+                        Diagnostic(
+                            "W010",
+                            f"`{rel.name}` cannot run as its own query (`--relation "
+                            f"{rel.name}`, or started from build()): {d.message}",
+                            d.span,
+                            d.label,
+                            d.help,
+                        )
+                    )
+        return out
 
     # ------------------------------------------------------------------ joins
     def _is_first_stateful(self, inputs: list[Input]) -> bool:
@@ -146,6 +209,10 @@ class Planner:
             for o in j.output
             for expr in [_project_windows(o.expr, windows, j, register=False)]
         ]
+        windowed = _windowed_padded_sides(kind.preserved, output)
+        if windowed:
+            kind = JOIN_KINDS[_eliminate_outer(kind.join_type, windowed)]
+            executed = kind.executed_as
         parts = expand_between(conjuncts(condition), spark.major)
         split = split_condition(conjoin(parts) or condition, executed)
         residual = list(split.residual)
@@ -178,6 +245,9 @@ class Planner:
                     and not col.name.startswith("_common_expr")
                 ):
                     not_null[side].append(col.name)
+        for side, name in windowed:
+            if name not in not_null[side]:
+                not_null[side].append(name)  # TimeWindowing's isnotnull(time), pushed down
         preserved = kind.preserved
         sides = {}
         for side, inp in (("left", j.left), ("right", j.right)):
@@ -224,6 +294,7 @@ class Planner:
                 filters_above_watermark=tuple(p for p in pushed if at_watermark(_column_names(p))),
                 not_null_below_watermark=tuple(n for n in plain_not_null if not at_watermark({n})),
                 not_null_above_watermark=tuple(n for n in plain_not_null if at_watermark({n})),
+                state_columns=self._state_columns(j, side, inp, split, output, side_windows),
             )
         late, late_reason = _may_emit_late_rows(
             j.how, rules["left"], rules["right"], split.keys, key_index, has_wm
@@ -243,7 +314,7 @@ class Planner:
             post_join_filter=conjoin(list(split.both)),
             constant_filter=conjoin(list(split.constant)),
             output=tuple(output),
-            anti_filter=kind.drops_matched,
+            anti_filter=JOIN_KINDS[j.how].drops_matched,
             null_rows=null_rows,
             may_emit_late_rows=late,
             late_rows_reason=late_reason,
@@ -253,9 +324,40 @@ class Planner:
             quirks=join_quirks(spark),
             analysis=analyse_join(spark, j, split, parts, effective, key_index is not None),
             time_range=time_range(split.both, split.constant),
+            window_times=tuple(
+                call.expressions[0].copy()
+                for o in output
+                for call in o.expr.find_all(exp.Anonymous)
+                if annotate.is_call(call, "window")
+            ),
             notes=_notes(j),
+            key_types=tuple(_key_type(a, b) for a, b in split.keys),
         )
         return node
+
+    def _state_columns(
+        self,
+        j: Join,
+        side: str,
+        inp: Input,
+        split: ConditionSplit,
+        output: list[OutputColumn],
+        side_windows: tuple[WindowColumn, ...],
+    ) -> tuple[Column, ...]:
+        """The columns Spark stores per row of ``side``'s state: its ColumnPruning keeps the
+        input columns that the keys, the conjuncts kept in the join (leftOnly, rightOnly,
+        both) and the needed outputs read, in the input's order; the projected windows
+        follow (``withColumn``), then LEFT ANTI's matched marker on the right."""
+        needed = self.required.get(j.name)
+        exprs: list[exp.Expression] = [k for pair in split.keys for k in pair]
+        exprs += [*split.left_only, *split.right_only, *split.both]
+        exprs += [o.expr for o in output if needed is None or o.name in needed]
+        used = {c.name for e in exprs for c in e.find_all(exp.Column) if c.meta.get("side") == side}
+        kept = [c for c in inp.columns if c.name in used]
+        kept += [Column(w.name, t.WINDOW) for w in side_windows if w.name in used]
+        if side == "right" and JOIN_KINDS[j.how].drops_matched:
+            kept.append(Column("__sjoin_matched", t.BOOLEAN))
+        return tuple(kept)
 
     def _event_time_columns(
         self,
@@ -370,6 +472,8 @@ class Planner:
                 self.spec.spark, self.settings, self._is_first_stateful([a.input])
             ),
             analysis=analyse_aggregate(a),
+            key_types=tuple(_type_name(g) for g in a.group_by),
+            buffer_types=_buffer_types(a),
         )
 
 
@@ -503,13 +607,51 @@ def query_roots(nodes: list[PlanNode], sinks: tuple[SinkNode, ...]) -> tuple[str
     return tuple(roots)
 
 
-def required_outputs(spec: BoundSpec) -> dict[str, set[str]]:
+def _is_operator(spec: BoundSpec, name: str | None) -> bool:
+    return name is not None and any(
+        r.name == name and not isinstance(r, Stream) for r in spec.relations
+    )
+
+
+def _closure(spec: BoundSpec, root: str) -> set[str]:
+    """``root`` and every relation below it."""
+    by_name = {r.name: r for r in spec.relations}
+    found: set[str] = set()
+    stack = [root]
+    while stack:
+        name = stack.pop()
+        rel = by_name.get(name)
+        if name in found or rel is None:
+            continue
+        found.add(name)
+        if isinstance(rel, Join):
+            stack += [rel.left.relation, rel.right.relation]
+        elif isinstance(rel, Aggregate):
+            stack.append(rel.input.relation)
+    return found
+
+
+def _required_as_root(
+    spec: BoundSpec, required: dict[str, set[str]], root: str
+) -> dict[str, set[str]]:
+    """``required`` with the relations below ``root`` pruned as Spark prunes the query
+    rooted there: all of ``root``'s columns, and below it what that query's operators use."""
+    below = _closure(spec, root)
+    mine = required_outputs(spec, root)
+    return {**{k: v for k, v in required.items() if k not in below}, **mine}
+
+
+def required_outputs(spec: BoundSpec, root: str | None = None) -> dict[str, set[str]]:
     """The output columns of each join or aggregate that some consumer uses, as Spark's
     column pruning sees them; a relation missing here has all its columns used (a sink
-    writes them all, and an unconsumed relation is shown whole)."""
+    writes them all, and an unconsumed relation is shown whole).  With ``root``: only the
+    query rooted there, which shows ``root`` whole."""
     consumed: dict[str, set[str]] = {}
-    sunk = {s.relation for s in spec.sinks}
+    sunk = {s.relation for s in spec.sinks} if root is None else {root}
+    scope = _closure(spec, root) if root is not None else None
     for rel in reversed(spec.relations):
+        if scope is not None and rel.name not in scope:
+            continue
         needed = None if rel.name in sunk or rel.name not in consumed else consumed[rel.name]
         if isinstance(rel, Join):
             exprs = [rel.condition] + [
@@ -540,8 +682,8 @@ def _project_windows(
     output only reuses them (a window only in SELECT is computed after the join)."""
 
     def replace(sub: exp.Expression) -> exp.Expression:
-        if not (annotate.is_call(sub, "window")):
-            return sub
+        if not (annotate.is_call(sub, "window")) or isinstance(sub.parent, exp.Dot):
+            return sub  # a window's field is computed from the time column where it is read
         refs = sides(sub)
         if len(refs) != 1:
             return sub
@@ -570,6 +712,34 @@ def _project_windows(
         return ref
 
     return node.transform(replace)
+
+
+def _windowed_padded_sides(
+    preserved: tuple[str, ...], output: list[OutputColumn]
+) -> list[tuple[str, str]]:
+    """(side, time column) of each window in the SELECT whose time a null-padding outer
+    join makes NULL: TimeWindowing filters ``isnotnull(time)`` above the join."""
+    padded = {s for p in preserved for s in ("left", "right") if s != p}
+    found = []
+    for column in output:
+        for call in column.expr.find_all(exp.Anonymous):
+            if annotate.is_call(call, "window"):
+                for col in call.expressions[0].find_all(exp.Column):
+                    if annotate.side(col) in padded and (annotate.side(col), col.name) not in found:
+                        found.append((annotate.side(col), col.name))
+    return found
+
+
+def _eliminate_outer(how: JoinType, windowed: list[tuple[str, str]]) -> JoinType:
+    """Spark's EliminateOuterJoin under a null-rejecting filter on ``windowed`` sides: a side
+    that must be non-NULL is no longer null-padded (checked on Spark 4.3.0,
+    tests/spark/test_window_fields_on_spark.py)."""
+    rejects = {side for side, _ in windowed}
+    if how == "full_outer":
+        if rejects == {"left", "right"}:
+            return "inner"
+        return "left_outer" if "left" in rejects else "right_outer"
+    return "inner"  # a LEFT (RIGHT) OUTER join filtered on its right (left) side
 
 
 def _is_event(window: WindowColumn, inp: Input) -> bool:
@@ -697,8 +867,54 @@ def _notes(j: Join) -> tuple[str, ...]:
     return ()
 
 
-def plan_spec(spec: BoundSpec, diags: Diagnostics) -> Plan:
-    return Planner(spec, diags).plan()
+def plan_spec(spec: BoundSpec, diags: Diagnostics, relation: str | None = None) -> Plan:
+    """The plan of ``spec``; with ``relation`` (a join or aggregate), the relations below
+    it are planned as the query rooted there prunes them, and its errors are errors."""
+    return Planner(spec, diags, relation).plan()
 
 
 __all__ = ["Bound", "plan_spec"]
+
+
+def _type_name(node: exp.Expression) -> str:
+    kind = node.meta.get("type")
+    return str(kind) if kind is not None else "UNKNOWN"
+
+
+def _key_type(left: exp.Expression, right: exp.Expression) -> str:
+    """A key pair's type in the state's key schema: Spark compares (and stores) both sides
+    as their common type."""
+    a, b = left.meta.get("type"), right.meta.get("type")
+    common = t.common_type(a, b) if a is not None and b is not None else None
+    return str(common) if common is not None else _type_name(left)
+
+
+def _buffer_types(a: Aggregate) -> tuple[str, ...]:
+    """The aggregation buffer Spark keeps per group (the state's value schema), from the
+    distinct aggregate calls of the output in order: count -> BIGINT; sum -> BIGINT,
+    DOUBLE or DECIMAL and an empty flag; avg -> a sum and a count; min/max -> the input's
+    type; approx_count_distinct -> its sketch."""
+    seen: dict[str, tuple[str, ...]] = {}
+    for item in a.output:
+        for call in item.expr.find_all(exp.Anonymous):  # the binder's function calls
+            name = str(call.this).lower()
+            if name not in ("count", "sum", "avg", "min", "max", "approx_count_distinct"):
+                continue
+            args = [x for x in call.iter_expressions() if not isinstance(x, exp.Star)]
+            arg = _type_name(args[0]) if args else ""
+            if name == "count":
+                buffer: tuple[str, ...] = ("BIGINT",)
+            elif name == "sum":
+                buffer = (
+                    (arg, "BOOLEAN") if arg.startswith("DECIMAL")
+                    else ("DOUBLE",) if arg in ("DOUBLE", "FLOAT")
+                    else ("BIGINT",)
+                )  # fmt: skip
+            elif name == "avg":
+                buffer = (arg if arg.startswith("DECIMAL") else "DOUBLE", "BIGINT")
+            elif name in ("min", "max"):
+                buffer = (arg,)
+            else:
+                buffer = ("SKETCH",)
+            seen.setdefault(_sql(call), buffer)
+    return tuple(part for buffer in seen.values() for part in buffer)

@@ -79,6 +79,8 @@ class BatchOutput:
     # each join's state rows per side (left, right) after the batch; the progress record
     # has only their sum (numRowsTotal), as Spark's has
     state_sides: dict[str, tuple[int, int]] = field(default_factory=dict)
+    # the trace batch whose step ran it (its data batch, or a no-data batch after it)
+    trace_batch: int | None = None
     # the output lines written straight from the columns (columnar engine), used while the
     # row dicts have not been built
     make_lines: Callable[[], list[str]] | None = field(default=None, repr=False)
@@ -93,13 +95,18 @@ class BatchOutput:
         rows: OutputRows,
         progress: dict[str, Any],
         state_sides: dict[str, list[int] | tuple[int, int]] | None = None,
+        trace_batch: int | None = None,
     ) -> BatchOutput:
         """A batch whose rows are already built (e.g. read back from a checkpoint)."""
         counts: dict[str, int] = {}
         for relation, _ in rows:
             counts[relation] = counts.get(relation, 0) + 1
         sides = {name: (int(n[0]), int(n[1])) for name, n in (state_sides or {}).items()}
-        return cls(batch, query, watermark, data, counts, progress, lambda: rows, sides)
+        if trace_batch is not None and type(trace_batch) is not int:
+            raise TypeError("trace_batch must be an integer")
+        return cls(
+            batch, query, watermark, data, counts, progress, lambda: rows, sides, trace_batch
+        )
 
     @cached_property
     def rows(self) -> OutputRows:
@@ -109,18 +116,36 @@ class BatchOutput:
     def row_count(self) -> int:
         return sum(self.counts.values())
 
-    def output_lines(self) -> list[str]:
+    def output_lines(self, trace_batches: bool = False) -> list[str]:
+        """The §7 output lines; with ``trace_batches`` each also has ``"trace_batch"``."""
+        if trace_batches:
+            return [
+                output_line(self.batch, relation, row, trace_batch=self.trace_batch)
+                for relation, row in self.rows
+            ]
         if self.make_lines is not None and "rows" not in self.__dict__:
             return self.make_lines()
         return [output_line(self.batch, relation, row) for relation, row in self.rows]
 
-    def progress_line(self) -> str:
-        return progress_line(self.progress)
+    def progress_line(self, trace_batches: bool = False) -> str:
+        """The §7 progress line; with ``trace_batches`` it also has ``"trace_batch"``."""
+        if not trace_batches:
+            return progress_line(self.progress)
+        batch, *rest = self.progress.items()
+        return progress_line(dict([batch, ("trace_batch", self.trace_batch), *rest]))
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, BatchOutput):
             return NotImplemented
-        mine = (self.batch, self.query, self.watermark, self.data, self.progress, self.rows)
+        mine = (
+            self.batch,
+            self.query,
+            self.watermark,
+            self.data,
+            self.progress,
+            self.rows,
+            self.trace_batch,
+        )
         return mine == (
             other.batch,
             other.query,
@@ -128,6 +153,7 @@ class BatchOutput:
             other.data,
             other.progress,
             other.rows,
+            other.trace_batch,
         )
 
     __hash__ = None  # type: ignore[assignment]
@@ -163,9 +189,17 @@ class RunSummary:
     bad_rows: int
 
 
-def output_line(batch: int, relation: str, row: dict[str, Any]) -> str:
-    """``{"batch": 0, "relation": "attributed", "row": {...}}``"""
-    return dumps({"batch": batch, "relation": relation, "row": row})
+_NO_TRACE_BATCH: Any = object()
+
+
+def output_line(
+    batch: int, relation: str, row: dict[str, Any], trace_batch: int | None = _NO_TRACE_BATCH
+) -> str:
+    """``{"batch": 0, "relation": "attributed", "row": {...}}``; given ``trace_batch``,
+    ``{"batch": 2, "trace_batch": 1, "relation": ..., "row": ...}`` (`--trace-batches`)."""
+    if trace_batch is _NO_TRACE_BATCH:
+        return dumps({"batch": batch, "relation": relation, "row": row})
+    return dumps({"batch": batch, "trace_batch": trace_batch, "relation": relation, "row": row})
 
 
 def progress_line(progress: dict[str, Any]) -> str:
@@ -229,23 +263,34 @@ def run_to_files(
     stdout: IO[str] | None = None,
     stderr: IO[str] | None = None,
     on_batch: Callable[[BatchOutput, int], None] | None = None,
+    trace_batches: bool = False,
+    show_rows: Callable[[BatchOutput], None] | None = None,
     engine: EngineName = "columnar",
     notes: Callable[[str], None] | None = None,
 ) -> RunSummary:
     """``sjoin run``: stream output lines to ``output`` (default ``stdout``) and progress
     lines to ``progress`` as each batch completes.  Skipped bad rows are reported on
     ``stderr``.  ``on_batch(batch, data_batches_in_trace)`` is called after each executed
-    batch (the CLI's progress bar).  ``engine`` as in ``run``; ``notes`` receives a line
-    per operator that the columnar engine runs on the reference operator, and why.  Raises
-    ``RunError`` (``UsageError`` for a wrong relation or option) with a message fit for the
-    user."""
+    batch (the CLI's progress bar).  With ``trace_batches`` every output and progress line
+    also has ``"trace_batch"``, the trace batch whose step ran that batch.  Without
+    ``output``, ``show_rows(batch)`` (if given) shows each batch's rows instead of the JSON
+    lines on stdout (``sjoin run --format table``).  ``engine`` as in ``run``; ``notes``
+    receives a line per operator that the columnar engine runs on the reference operator,
+    and why.  Raises ``RunError`` (``UsageError`` for a wrong relation or option) with a
+    message fit for the user."""
     out_stream = stdout if stdout is not None else sys.stdout
     err_stream = stderr if stderr is not None else sys.stderr
-    sinks: list[_Sink] = [
-        _path_sink(Path(output), "rows") if output is not None else _StreamSink(out_stream, "rows")
-    ]
+    if output is not None:
+        row_sink: _Sink = _path_sink(Path(output), "rows")
+    elif show_rows is not None:
+        row_sink = _ShowSink(show_rows)
+    else:
+        row_sink = _StreamSink(out_stream, "rows")
+    sinks: list[_Sink] = [row_sink]
     if progress is not None:
         sinks.append(_path_sink(Path(progress), "progress"))
+    for sink in sinks:
+        sink.trace_batches = trace_batches
     runner = _Runner(plan, trace, relation, bad_rows, checkpoint, sinks, engine=engine)
     if notes is not None:
         for line in runner.engine_notes():
@@ -269,9 +314,12 @@ def run_to_files(
 class _Sink:
     kind: str  # "rows" or "progress"
     rewindable = False
+    trace_batches = False  # add "trace_batch" to each line (`sjoin run --trace-batches`)
 
     def lines(self, out: BatchOutput) -> list[str]:
-        return out.output_lines() if self.kind == "rows" else [out.progress_line()]
+        if self.kind == "rows":
+            return out.output_lines(self.trace_batches)
+        return [out.progress_line(self.trace_batches)]
 
     def start(self, offset: int | None) -> None: ...
 
@@ -289,6 +337,19 @@ class _MemorySink(_Sink):
     kind = "rows"
 
     def lines(self, out: BatchOutput) -> list[str]:
+        return []
+
+
+class _ShowSink(_Sink):
+    """The rows shown by the caller (``show_rows``), batch by batch, instead of as lines."""
+
+    kind = "rows"
+
+    def __init__(self, show: Callable[[BatchOutput], None]) -> None:
+        self.show = show
+
+    def lines(self, out: BatchOutput) -> list[str]:
+        self.show(out)
         return []
 
 
@@ -621,6 +682,7 @@ class _Runner:
                     "rows": out.rows,
                     "progress": out.progress,
                     "state_sides": out.state_sides,
+                    "trace_batch": out.trace_batch,
                 },
                 "offsets": {s.kind: s.size() for s in self.sinks if s.rewindable},
             }
@@ -721,6 +783,7 @@ class _Runner:
             progress,
             make_rows,
             sides,
+            result.trace_batch,
             make_lines,
         )
 

@@ -20,12 +20,13 @@ import re
 import uuid
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from datetime import date, timedelta
 from decimal import ROUND_FLOOR, ROUND_HALF_UP, Context, Decimal, InvalidOperation
 from typing import Any, Final, TypeAlias
 
 from sqlglot import exp
 
-from sjoin.compiler import annotate
+from sjoin.compiler import annotate, javatext
 from sjoin.compiler.functions import ALIASES, FUNCTIONS
 from sjoin.compiler.types import SqlType
 
@@ -1240,6 +1241,18 @@ def _f_window(node: exp.Anonymous, ctx: CompileContext) -> Getter:
     return window
 
 
+def _window_field(node: exp.Dot, ctx: CompileContext) -> Getter:
+    """``window(...).start`` / ``.end`` (the binder allows no other field)."""
+    window = _compile(node.this, ctx)
+    index = 0 if node.expression.name.lower() == "start" else 1
+
+    def field(a: Any, b: Any) -> Any:
+        value = window(a, b)
+        return None if value is None else value[index]
+
+    return field
+
+
 def _text_args(node: exp.Anonymous, ctx: CompileContext) -> list[Getter]:
     return [
         _coerce(_compile(a, ctx), kind_of(a, ctx.layout), "string", ctx.ansi)
@@ -1380,7 +1393,6 @@ def date_trunc(unit: str, us: int) -> int | None:
     if level in _FIXED_TRUNC:
         size = _FIXED_TRUNC[level]
         return us - us % size
-    from datetime import date, timedelta
 
     day = date(1970, 1, 1) + timedelta(days=us // US_PER_DAY)
     if level == "week":
@@ -1460,6 +1472,169 @@ def _f_abs(node: exp.Anonymous, ctx: CompileContext) -> Getter:
     )
 
 
+# ------------------------------------------------ text, pattern and math functions (Spark 3.5+)
+
+
+_EPOCH_DAY: Final = date(1970, 1, 1)
+
+
+def _constant_text(node: exp.Expression) -> str | None:
+    """The text of a string-literal argument (the binder requires patterns to be literals);
+    None for a NULL literal, which makes the whole call NULL."""
+    node = node.this if isinstance(node, exp.Paren) else node
+    if isinstance(node, exp.Literal) and node.is_string:
+        return str(node.this)
+    if isinstance(node, exp.Null):
+        return None
+    raise UnsupportedExpression(f"`{node.sql(dialect='spark')}` must be a string literal")
+
+
+def _f_date_format(node: exp.Anonymous, ctx: CompileContext) -> Getter:
+    text = _constant_text(node.expressions[1])
+    if text is None:
+        return _const(None)
+    pattern = javatext.date_pattern(text)
+    return _strict(pattern.format, _timestamp_args(node, ctx)[:1])
+
+
+def _f_split(node: exp.Anonymous, ctx: CompileContext) -> Getter:
+    text = _constant_text(node.expressions[1])
+    if text is None:
+        return _const(None)
+    value = _compile(node.expressions[0], ctx)
+    if len(node.expressions) < 3:
+        return _strict(lambda s: javatext.java_split(s, text, -1), [value])
+    limit = _compile(node.expressions[2], ctx)
+    return _strict(lambda s, n: javatext.java_split(s, text, int(n)), [value, limit])
+
+
+def _f_regexp_extract(node: exp.Anonymous, ctx: CompileContext) -> Getter:
+    text = _constant_text(node.expressions[1])
+    if text is None:
+        return _const(None)
+    regex = javatext.java_regex(text)
+    getters = [_compile(node.expressions[0], ctx)]
+    if len(node.expressions) > 2:
+        getters.append(_compile(node.expressions[2], ctx))
+
+    def extract(s: str, group: int = 1) -> str:
+        if not 0 <= group <= regex.groups:
+            raise QueryError(
+                "INVALID_PARAMETER_VALUE.REGEX_GROUP_INDEX",
+                f"regexp_extract expects group index between 0 and {regex.groups}, but got {group}",
+            )
+        found = regex.search(s)
+        return "" if found is None else (found.group(group) or "")
+
+    return _strict(extract, getters)
+
+
+def _f_regexp_replace(node: exp.Anonymous, ctx: CompileContext) -> Getter:
+    text, replacement = (_constant_text(a) for a in node.expressions[1:3])
+    if text is None or replacement is None:
+        return _const(None)
+    regex = javatext.java_regex(text)
+    replace = javatext.java_replacement(replacement, regex.groups)
+    return _strict(lambda s: regex.sub(replace, s), [_compile(node.expressions[0], ctx)])
+
+
+def _pad(left: bool) -> Callable[[exp.Anonymous, CompileContext], Getter]:
+    """Spark's lpad/rpad (UTF8String.lpad): no padding with an empty pad, and a string
+    longer than the length is cut to it."""
+
+    def rule(node: exp.Anonymous, ctx: CompileContext) -> Getter:
+        first = node.expressions[0]  # a number is padded as its text, as Spark casts it
+        text = _coerce(_compile(first, ctx), kind_of(first, ctx.layout), "string", ctx.ansi)
+        getters = [text, *_args(node, ctx)[1:]]
+        if len(getters) == 2:
+            getters.append(_const(" "))
+
+        def pad(s: str, length: int, fill: str) -> str:
+            length = int(length)
+            spaces = length - len(s)
+            if spaces <= 0 or not fill:
+                return s[: max(length, 0)]
+            padding = (fill * (spaces // len(fill) + 1))[:spaces]
+            return padding + s if left else s + padding
+
+        return _strict(pad, getters)
+
+    return rule
+
+
+def _double(fn: Callable[..., float | None]) -> Callable[[exp.Anonymous, CompileContext], Getter]:
+    """A math function on DOUBLE arguments (Spark casts numbers to DOUBLE for these)."""
+
+    def rule(node: exp.Anonymous, ctx: CompileContext) -> Getter:
+        getters = [
+            _coerce(_compile(a, ctx), kind_of(a, ctx.layout), "double", ctx.ansi)
+            for a in node.expressions
+        ]
+        return _strict(fn, getters)
+
+    return rule
+
+
+def _day_of(us: int) -> date:
+    """The UTC calendar day of a timestamp (µs since the epoch)."""
+    return _EPOCH_DAY + timedelta(days=us // US_PER_DAY)
+
+
+def _sign(x: float) -> float:
+    return x if x != x else float((x > 0) - (x < 0))
+
+
+def _f_pmod(node: exp.Anonymous, ctx: CompileContext) -> Getter:
+    kr = _result_type(node, ctx)
+    getters = [_coerced(a, kr, ctx) for a in node.expressions]
+    ansi = ctx.ansi
+
+    def pmod(x: Any, y: Any) -> Any:
+        if y == 0:
+            if ansi:
+                raise QueryError("REMAINDER_BY_ZERO", "Remainder by zero. Use `try_mod`")
+            return None
+        r = _java_mod(x, y)
+        return _java_mod(r + y, y) if r < 0 else r
+
+    return _strict(pmod, getters)
+
+
+def _f_nullif(node: exp.Anonymous, ctx: CompileContext) -> Getter:
+    first, second = node.expressions
+    value = _compile(first, ctx)
+    equal = exp.EQ(this=first.copy(), expression=second.copy())
+    same = _compare(equal, ctx)
+
+    def nullif(a: Any, b: Any) -> Any:
+        return None if same(a, b) is True else value(a, b)
+
+    return nullif
+
+
+def _f_element_at(node: exp.Anonymous, ctx: CompileContext) -> Getter:
+    ansi = ctx.ansi
+
+    def element_at(items: list[Any], index: int) -> Any:
+        index = int(index)
+        if index == 0:
+            raise QueryError(
+                "INVALID_INDEX_OF_ZERO",
+                "The index 0 is invalid. An index shall be either < 0 or > 0 "
+                "(the first element has index 1)",
+            )
+        if abs(index) > len(items):
+            if ansi:
+                raise QueryError(
+                    "INVALID_ARRAY_INDEX_IN_ELEMENT_AT",
+                    f"The index {index} is out of bounds. The array has {len(items)} elements",
+                )
+            return None
+        return items[index - 1] if index > 0 else items[index]
+
+    return _strict(element_at, _args(node, ctx))
+
+
 _FUNCTIONS: Final[dict[str, Callable[[exp.Anonymous, CompileContext], Getter]]] = {
     "window": _f_window,
     "lower": _simple(str.lower),
@@ -1488,6 +1663,24 @@ _FUNCTIONS: Final[dict[str, Callable[[exp.Anonymous, CompileContext], Getter]]] 
     "second": _on_timestamp(lambda us: us % (60 * US_PER_SECOND) // US_PER_SECOND),
     "rand": _f_rand,
     "uuid": lambda node, ctx: lambda a, b: str(uuid.uuid4()),
+    "date_format": _f_date_format,
+    "split": _f_split,
+    "regexp_extract": _f_regexp_extract,
+    "regexp_replace": _f_regexp_replace,
+    "lpad": _pad(left=True),
+    "rpad": _pad(left=False),
+    "sqrt": _double(lambda x: math.sqrt(x) if x >= 0 or x != x else math.nan),
+    "signum": _double(_sign),
+    "year": _on_timestamp(lambda us: _day_of(us).year),
+    "quarter": _on_timestamp(lambda us: (_day_of(us).month - 1) // 3 + 1),
+    "month": _on_timestamp(lambda us: _day_of(us).month),
+    "dayofmonth": _on_timestamp(lambda us: _day_of(us).day),
+    "dayofweek": _on_timestamp(lambda us: (_day_of(us).weekday() + 1) % 7 + 1),
+    "dayofyear": _on_timestamp(lambda us: _day_of(us).timetuple().tm_yday),
+    "weekofyear": _on_timestamp(lambda us: _day_of(us).isocalendar()[1]),
+    "pmod": _f_pmod,
+    "nullif": _f_nullif,
+    "element_at": _f_element_at,
 }
 
 _COMPILERS: Final[dict[type[exp.Expression], Callable[[Any, CompileContext], Getter]]] = {
@@ -1519,6 +1712,7 @@ _COMPILERS: Final[dict[type[exp.Expression], Callable[[Any, CompileContext], Get
     exp.Case: _case,
     exp.Cast: _cast_node,
     exp.Anonymous: _function,
+    exp.Dot: lambda node, ctx: _window_field(node, ctx),
 }
 
 

@@ -18,7 +18,6 @@ from typing import Any
 
 from sqlglot import exp
 
-from sjoin.compiler import annotate
 from sjoin.compiler.plan import JoinNode, Side, StateRule
 
 from .eval import Getter, Layout, column_slot, compile_expr, kind_of, window_arguments, window_spans
@@ -252,14 +251,9 @@ class JoinOperator:
         )
         self.post = compile_expr(post, both, ansi=ansi) if post is not None else None
         self.project = _projection([o.expr for o in node.output], both, ansi)
-        # window() in a projection brings Spark's TimeWindowing filter isnotnull(time) with
-        # it: an output row whose window time is NULL (e.g. null-padded) is dropped
-        self.window_times = [
-            compile_expr(call.expressions[0], both, ansi=ansi)
-            for o in node.output
-            for call in o.expr.find_all(exp.Anonymous)
-            if annotate.function(call) == "window"
-        ]
+        # an output row whose window time is NULL (e.g. null-padded) is dropped (the plan's
+        # window_times: Spark's TimeWindowing filter)
+        self.window_times = [compile_expr(e, both, ansi=ansi) for e in node.window_times]
         if self.window_times:
             self.project = _guarded(self.project, self.window_times)
         self.left_time = _event_time(node.left, left_cols)

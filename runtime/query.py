@@ -49,6 +49,10 @@ class BatchResult:
     data: bool  # False for a no-data batch
     outputs: dict[str, Any]  # relation -> list of rows (the columnar engine: a polars frame)
     operators: list[OperatorReport]
+    # the trace's `batch` value of the step that ran it: a data batch's own trace batch, or
+    # the trace batch after whose data batch a no-data batch ran (the engine's mapping from
+    # trace batches to Spark batch ids; docs/testing.md, "Batch numbers")
+    trace_batch: int | None = None
 
 
 def closure(plan: Plan, root: str) -> list[PlanNode]:
@@ -323,11 +327,15 @@ class Engine:
                 if not c.data_done:
                     c.data_done = True
                     if query.reads(batch):
-                        yield query.run_batch(batch.rows)
+                        result = query.run_batch(batch.rows)
+                        result.trace_batch = batch.value
+                        yield result
                 for _ in range(MAX_NO_DATA_BATCHES):
                     if not query.needs_no_data_batch():
                         break
-                    yield query.run_batch(None)
+                    result = query.run_batch(None)
+                    result.trace_batch = batch.value
+                    yield result
                 c.query_index += 1
                 c.data_done = False
             c.trace_index += 1

@@ -35,6 +35,7 @@ class CheckResult:
     diagnostics: list[Diagnostic] = field(default_factory=list)
     bound: BoundSpec | None = None
     plan: Plan | None = None
+    relation: str | None = None  # the query root the plan was made for (`--relation`)
 
     @property
     def ok(self) -> bool:
@@ -49,17 +50,19 @@ class CheckResult:
             return plan_json(self.plan, [to_dict(d, self.source) for d in self.diagnostics])
 
 
-def check_text(text: str, path: str = "<spec>") -> CheckResult:
-    """Parse, bind and plan ``text``; returns every diagnostic, in source order."""
+def check_text(text: str, path: str = "<spec>", relation: str | None = None) -> CheckResult:
+    """Parse, bind and plan ``text``; returns every diagnostic, in source order.  With
+    ``relation`` (`--relation NAME`), the plan is made for the query rooted at that join or
+    aggregate: the errors it has when it runs as its own query are errors (W010 otherwise)."""
     source = Source(path, text)
     diags = Diagnostics()
-    result = CheckResult(source)
+    result = CheckResult(source, relation=relation)
     spec: SpecFile | None = None
     try:
         with _collector_paused():
             spec = parse(source, diags)
             result.bound = bind(spec, source, diags)
-            result.plan = plan_spec(result.bound, diags)
+            result.plan = plan_spec(result.bound, diags, relation)
     except RecursionError:
         # The parser's nesting limit (MAX_NESTING) keeps every stage below Python's limit
         # unless the caller's own stack is already deep: say where the spec nests most.
@@ -144,8 +147,8 @@ def read_spec(path: str | Path) -> str:
         return f.read()
 
 
-def check_file(path: str | Path) -> CheckResult:
-    return check_text(read_spec(path), str(path))
+def check_file(path: str | Path, relation: str | None = None) -> CheckResult:
+    return check_text(read_spec(path), str(path), relation)
 
 
 # A plan is the by-product of a check: the same call, named for what the caller wants.

@@ -1,4 +1,4 @@
-"""The `sjoin` command line: check | plan (compile, run and verify plug in the same way).
+"""The `sjoin` command line: check | plan (compile, run, verify and diff plug in the same way).
 
 No logic lives here: commands call the API, print through ``render.Printer`` and exit
 0 (clean, warnings allowed), 1 (the spec has errors) or 2 (usage error).  Any unexpected
@@ -85,8 +85,9 @@ def last_resort(fn: F) -> F:
     return wrapper  # type: ignore[return-value]
 
 
-def load(path: Path) -> CheckResult:
-    """Read and check one spec; an unreadable file is a usage error (exit 2)."""
+def load(path: Path, relation: str | None = None) -> CheckResult:
+    """Read and check one spec (planned for the query rooted at ``relation``, when given);
+    an unreadable file is a usage error (exit 2)."""
     try:
         text = read_spec(path)
     except FileNotFoundError:
@@ -97,7 +98,7 @@ def load(path: Path) -> CheckResult:
         raise click.UsageError(f"{path} is not UTF-8 text (byte {err.start})") from None
     except OSError as err:
         raise click.UsageError(f"cannot read {path}: {err.strerror}") from None
-    return check_text(text, str(path))
+    return check_text(text, str(path), relation)
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -259,7 +260,7 @@ def verify(
     if spark_version is not None and python is not None:
         raise click.UsageError("pass --spark or --python, not both")
     printer = Printer(color)
-    result = load(spec)
+    result = load(spec, relation)
     printer.diagnostics((d, result.source) for d in result.diagnostics)
     if not result.ok or result.plan is None:
         sys.exit(1)
@@ -365,6 +366,80 @@ def _verify_progress(printer: Printer) -> Iterator[Callable[[Any], None]]:
 
 
 @main.command()
+@click.argument("old", type=click.Path(dir_okay=False, path_type=Path))
+@click.argument("new", required=False, type=click.Path(dir_okay=False, path_type=Path))
+@click.option("--spark", "from_spark", metavar="A", help="With one SPEC: the Spark it runs on now.")
+@click.option("--to", "to_spark", metavar="B", help="With one SPEC: the Spark to upgrade to.")
+@click.option(
+    "--trace",
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    help="Also run both on the reference runtime over this trace and show the first "
+    "batches whose output differs.",
+)
+@FORMAT
+@COLOR
+@last_resort
+def diff(
+    old: Path,
+    new: Path | None,
+    from_spark: str | None,
+    to_spark: str | None,
+    trace: Path | None,
+    fmt: str,
+    color: str,
+) -> None:
+    """Compare two specs, or one spec on two Spark versions.
+
+    `sjoin diff OLD NEW`: can a query running OLD restart from its checkpoint with NEW?
+    For each stateful operator: resumes, fails at restart (with Spark's error), or resumes
+    but behaves differently, with the reasons.
+
+    `sjoin diff SPEC --spark A --to B`: every behaviour of SPEC that differs between Spark
+    A and Spark B, with the reason and the Spark issue.
+
+    Exit status: 0 it resumes unchanged (no behaviour differs), 1 something differs or
+    fails, or a spec has errors; 2 usage error.
+    """
+    from sjoin.diffing import DiffUsageError, diff_change, diff_upgrade, parse_version
+    from sjoin.runtime import UsageError
+
+    upgrade = from_spark is not None or to_spark is not None
+    if new is not None and upgrade:
+        raise click.UsageError("give OLD NEW, or one SPEC with --spark A --to B, not both")
+    if new is None and not (from_spark and to_spark):
+        raise click.UsageError("give OLD NEW, or one SPEC with --spark A --to B")
+    printer = Printer(color)
+    results = [load(p) for p in (old, new) if p is not None]
+    printer.diagnostics((d, r.source) for r in results for d in r.diagnostics)
+    if not all(r.ok and r.plan is not None for r in results):
+        if fmt == "json":
+            printer.json(
+                {"diagnostics": [to_dict(d, r.source) for r in results for d in r.diagnostics]}
+            )
+        sys.exit(1)
+    report: Any
+    try:
+        if new is None:
+            assert from_spark is not None and to_spark is not None
+            report = diff_upgrade(
+                results[0], parse_version(from_spark), parse_version(to_spark), trace
+            )
+            same = not report.diff.count
+        else:
+            report = diff_change(results[0], results[1], trace)
+            same = report.diff.verdict == "resumes"
+    except (DiffUsageError, UsageError) as err:
+        raise click.UsageError(str(err)) from None
+    if report.trace is not None and not report.trace.same:
+        same = False
+    if fmt == "json":
+        printer.json(report.to_dict())
+    else:
+        printer.result(report.text())
+    sys.exit(0 if same else 1)
+
+
+@main.command()
 @SPEC
 @RUN_TRACE
 @click.option("--relation", help="Output only this join or aggregate (default: all).")
@@ -396,6 +471,20 @@ def _verify_progress(printer: Printer) -> Iterator[Callable[[Any], None]]:
     "per batch, plotted (needs sjoin[report]).",
 )
 @click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["json", "table"]),
+    default=None,
+    help="How stdout shows the rows: JSON lines, or aligned tables batch by batch "
+    "[default: table on a terminal, else json; --output files are always JSON lines].",
+)
+@click.option(
+    "--trace-batches",
+    is_flag=True,
+    help='Add "trace_batch" (the trace batch whose step ran the batch) to every output and '
+    "progress line, beside Spark's batch id.",
+)
+@click.option(
     "--engine",
     type=click.Choice(["columnar", "reference"]),
     default="columnar",
@@ -420,6 +509,8 @@ def run(
     bad_rows: str,
     checkpoint: Path | None,
     report: Path | None,
+    fmt: str | None,
+    trace_batches: bool,
     engine: str,
     verbose: bool,
     color: str,
@@ -427,12 +518,28 @@ def run(
     """Run SPEC on TRACE with the runtime: Spark's micro-batch semantics, batch by batch
     (no-data batches included), without Spark.
 
+    Batch ids are Spark's: the no-data batches Spark runs after a watermark advance are
+    numbered too, so trace batch 1 may come out as batch 2 (--trace-batches shows both).
+
     Exit status: 0 ran, 1 the spec or the trace has errors, 2 usage error.
     """
     from sjoin.runtime import BatchOutput, RunError, UsageError, run_to_files
 
+    if fmt == "table" and output is not None:
+        raise click.UsageError("--format table shows rows on stdout; --output writes JSON lines")
+    stdout = sys.stdout
+    if fmt is None:
+        fmt = "table" if output is None and stdout.isatty() else "json"
+    show_rows = None
+    if fmt == "table":
+        from sjoin.table import TableWriter
+
+        colored = {"always": True, "never": False}.get(
+            color, stdout.isatty() and not os.environ.get("NO_COLOR")
+        )
+        show_rows = TableWriter(stdout, colored).show
     printer = Printer(color)
-    result = load(spec)
+    result = load(spec, relation)
     printer.diagnostics((d, result.source) for d in result.diagnostics)
     if not result.ok or result.plan is None:
         sys.exit(1)
@@ -468,6 +575,9 @@ def run(
                 bad_rows=policy,
                 checkpoint=checkpoint,  # type: ignore[arg-type]
                 on_batch=on_batch,
+                stdout=stdout,
+                trace_batches=trace_batches,
+                show_rows=show_rows,
                 engine="reference" if engine == "reference" else "columnar",
                 notes=(lambda line: printer.note(f"sjoin run: {line}")) if verbose else None,
             )

@@ -49,6 +49,10 @@ TRACE_ROWS = [
     (0, "shipments", {"order_id": 1, "ship_time": "2026-01-01T15:00:00Z", "carrier": "ups"}),
     (1, "orders", {"order_id": 3, "order_time": "2026-01-02T12:00:00Z", "amount": 40.0}),
     (1, "shipments", {"order_id": 9, "ship_time": "2026-01-02T12:00:00Z", "carrier": "dhl"}),
+    # a week later: the watermark passes the other orders' bounds, so they come out even
+    # after the join is widened to a few days (the README's tutorial widens it to 2 days)
+    (2, "orders", {"order_id": 4, "order_time": "2026-01-09T08:00:00Z", "amount": 8.0}),
+    (2, "shipments", {"order_id": 4, "ship_time": "2026-01-09T09:00:00Z", "carrier": "ups"}),
 ]
 
 TEST = """\
@@ -68,8 +72,10 @@ def test_{ident}_rows(sjoin_run):
     rows = run.rows("{name}")
     shipped = [r["order_id"] for r in rows if r["carrier"] is not None]
     unshipped = [r["order_id"] for r in rows if r["carrier"] is None]
-    assert shipped == [1]
-    assert unshipped == [2]  # null-padded once the watermark passes its day
+    assert shipped == [1, 4]
+    # null-padded once the watermark passes their bound (order time + the join's interval);
+    # the trace's last batch, a week later, moves it past a bound of up to 6 days
+    assert unshipped == [2, 3]
 """
 
 

@@ -20,7 +20,7 @@ import json
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import pytest
 
@@ -33,8 +33,8 @@ def pytest_configure(config: pytest.Config) -> None:
     )
 
 
-def _checked(spec: str | Path) -> CheckResult:
-    result = check_file(spec)
+def _checked(spec: str | Path, relation: str | None = None) -> CheckResult:
+    result = check_file(spec, relation)
     errors = [d for d in result.diagnostics if d.severity == "error"]
     if errors or result.plan is None:
         from sjoin.render import render_plain
@@ -70,6 +70,9 @@ def sjoin_snapshot(snapshot: Any) -> Callable[[str | Path], None]:
     return check
 
 
+BatchKey = Literal["batch", "trace_batch"]
+
+
 @dataclass
 class Run:
     """The outcome of ``sjoin_run``: per batch, the output rows as the JSON lines of
@@ -84,13 +87,22 @@ class Run:
         """Every output row of ``relation`` (default: of every relation), in output order."""
         return [_json_ready(row) for row in self.result.rows(relation)]
 
-    def batches(self, relation: str | None = None) -> dict[int, list[dict[str, Any]]]:
-        """Batch id -> output rows of ``relation`` (batches without rows are left out)."""
+    def batches(
+        self, relation: str | None = None, *, by: BatchKey = "batch"
+    ) -> dict[int, list[dict[str, Any]]]:
+        """Batch -> output rows of ``relation`` (batches without rows are left out).
+
+        ``by="batch"`` keys on Spark's batch ids, which count the no-data batches too;
+        ``by="trace_batch"`` on the trace's own ``batch`` values: the rows of a trace batch's
+        data batch and of the no-data batches that ran after it (docs/testing.md)."""
+        if by not in ("batch", "trace_batch"):
+            raise ValueError(f"by must be 'batch' or 'trace_batch', not {by!r}")
         out: dict[int, list[dict[str, Any]]] = {}
         for batch in self.result.batches:
             rows = [_json_ready(row) for rel, row in batch.rows if relation in (None, rel)]
             if rows:
-                out[batch.batch] = rows
+                key = batch.batch if by == "batch" else batch.trace_batch
+                out.setdefault(key, []).extend(rows)
         return out
 
     def assert_batches(
@@ -99,23 +111,27 @@ class Run:
         relation: str | None = None,
         *,
         only: bool = False,
+        by: BatchKey = "batch",
     ) -> None:
         """Each batch emits exactly ``expected[batch]`` (order inside a batch ignored).
 
         By default every batch that emits rows must be listed (an empty list for one that
-        emits none); with ``only=True`` just the listed batches are compared.  Numbers are
-        compared by value (``49.99`` equals a DECIMAL ``49.99``, ``1`` equals ``1.0``)."""
+        emits none); with ``only=True`` just the listed batches are compared.  The keys are
+        Spark's batch ids (``by="batch"``, as ``--output`` prints them), or the trace's own
+        batch values (``by="trace_batch"``: a trace batch's rows with those of the no-data
+        batches that ran after it).  Numbers are compared by value (``49.99`` equals a
+        DECIMAL ``49.99``, ``1`` equals ``1.0``)."""
 
         def canon(rows: Sequence[Mapping[str, Any]]) -> list[str]:
             return sorted(_canonical(_json_ready(dict(r))) for r in rows)
 
-        got = {b: canon(rows) for b, rows in self.batches(relation).items()}
+        got = {b: canon(rows) for b, rows in self.batches(relation, by=by).items()}
         want = {b: canon(rows) for b, rows in expected.items()}
         if only:
             got = {b: got.get(b, []) for b in want}
         else:
             want = {b: rows for b, rows in want.items() if rows}
-        assert got == want, f"batches differ: got {self.batches(relation)}"
+        assert got == want, f"{by}es differ: got {self.batches(relation, by=by)}"
 
     def progress(self) -> list[dict[str, Any]]:
         return [b.progress for b in self.result.batches]
@@ -159,7 +175,7 @@ def sjoin_run(request: pytest.FixtureRequest) -> Callable[..., Run]:
         from sjoin.runtime import run as run_plan
 
         path = Path(spec)
-        result = _checked(path)
+        result = _checked(path, relation)
         assert result.plan is not None
         trace_in = Path(trace) if isinstance(trace, (str, Path)) else list(trace)
         outcome = Run(path, trace_in, run_plan(result.plan, trace_in, relation=relation))

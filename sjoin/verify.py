@@ -55,6 +55,7 @@ __all__ = [
     "Progress",
     "QueryReport",
     "SparkUnavailable",
+    "SpecError",
     "VerifyReport",
     "like_local",
     "retarget",
@@ -482,6 +483,10 @@ def retarget(spec: CheckResult, version: str) -> str:
     return text[: span.start] + f"spark {version}" + text[span.end :]
 
 
+class SpecError(RunError):
+    """The spec has errors for the query that was asked for (``relation``)."""
+
+
 def like_local(spec: CheckResult, local: str) -> tuple[CheckResult, str]:
     """The spec planned as the Spark ``local`` (e.g. ``4.3.0``) that runs the job, and a
     one-line note when that is not the spec's target (empty otherwise).
@@ -505,7 +510,7 @@ def like_local(spec: CheckResult, local: str) -> tuple[CheckResult, str]:
             f"the runtime follows the spec's target, Spark {target}, so version-dependent "
             "behaviour may differ"
         )
-    again = check_text(retarget(spec, as_text), spec.source.path)
+    again = check_text(retarget(spec, as_text), spec.source.path, spec.relation)
     wanted = f"{target.major}.{target.minor}"
     return again, (
         f"the spec targets Spark {target}; comparing the runtime as Spark {as_text}, "
@@ -531,6 +536,16 @@ def verify_spec(
 
     if spec.plan is None or not spec.ok:
         raise ValueError("verify_spec needs a spec without errors")
+    if relation is not None and relation != spec.relation:
+        # planned for the query that runs: what its errors are (W010 becomes the error)
+        spec = check_text(spec.source.text, spec.source.path, relation)
+        if spec.plan is None or not spec.ok:
+            errors = [d for d in spec.diagnostics if d.severity == "error"]
+            raise SpecError(
+                f"`{relation}` cannot run as its own query:\n"
+                + "\n".join(render_plain(d, spec.source) for d in errors)
+            )
+    assert spec.plan is not None
     local = str(spark.version) if spark is not None else installed_spark_version()
     planned, note = like_local(spec, local)
     target = str(spec.plan.spark)

@@ -65,12 +65,38 @@ def job_sql(node: exp.Expression) -> str:
     return spark_sql(node.transform(fix))
 
 
+def _window_field_arithmetic(node: exp.Expression) -> exp.Expression:
+    """``window(t, D).start`` / ``.end`` as arithmetic on ``t``, for join conditions: Spark
+    cannot resolve window() inside a join condition (TimeWindowing rewrites only operators
+    with one child; a join fails with an INTERNAL_ERROR), and a projected window struct
+    would be a second event-time column.  TimeWindowing's tumbling start is
+    ``t - pmod(t - offset, D)`` in microseconds."""
+
+    def fix(sub: exp.Expression) -> exp.Expression:
+        if not (isinstance(sub, exp.Dot) and annotate.is_call(sub.this, "window")):
+            return sub
+        args = sub.this.expressions
+        duration = annotate.interval_micros(args[1])
+        offset = annotate.interval_micros(args[3]) if len(args) > 3 else 0
+        micros = exp.Anonymous(this="unix_micros", expressions=[args[0].copy()])
+        shifted: exp.Expression = micros.copy()
+        if offset:
+            shifted = exp.Paren(this=exp.Sub(this=shifted, expression=exp.Literal.number(offset)))
+        since = exp.Anonymous(this="pmod", expressions=[shifted, exp.Literal.number(duration)])
+        start: exp.Expression = exp.Sub(this=micros, expression=since)
+        if sub.expression.name.lower() == "end":
+            start = exp.Add(this=start, expression=exp.Literal.number(duration))
+        return exp.Anonymous(this="timestamp_micros", expressions=[start])
+
+    return node.transform(fix)
+
+
 def condition_literal(node: exp.Expression) -> str:
     """The join condition as a string literal; a long one as implicitly concatenated pieces,
     one conjunct per line (ruff keeps that layout)."""
     parts = []
     for part in conjuncts(node):
-        sql = job_sql(part)
+        sql = job_sql(_window_field_arithmetic(part))
         parts.append(f"({sql})" if isinstance(part, exp.Or) else sql)
     whole = " AND ".join(parts)
     if len(whole) <= SQL_WIDTH:
@@ -108,6 +134,21 @@ def _side_comment(side: Side) -> list[str]:
     return [comment(f"  {side.name} state ({side.alias}): {state}")]
 
 
+def _recomputed(time_column: str) -> str:
+    """Spark SQL that recomputes a time column beside its projected window, the same
+    instant without the watermark metadata: the window struct is then the side's one
+    event-time column (Spark 3.5+ fails with MULTIPLE_EVENT_TIME_COLUMNS on two).
+
+    Re-aliasing the column with empty metadata (``F.col(t).alias(t, metadata={})``) is not
+    enough: an alias whose child is a bare attribute lets the optimizer's
+    ``PushDownLeftSemiAntiJoin`` push a LEFT SEMI join below that Project, onto the column
+    that still carries the mark (checked on Spark 4.3.0; docs/language.md, "Window keys").
+    A computed expression keeps the Project, and the join, where they are written."""
+    column = exp.column(time_column)
+    micros = exp.Anonymous(this="unix_micros", expressions=[column])
+    return spark_sql(exp.Anonymous(this="timestamp_micros", expressions=[micros]))
+
+
 def _side_frame(side: Side, anti_marker: bool) -> list[str]:
     """The expression of one join input: projected windows, stripped time columns, alias."""
     steps = [f"rels[{literal(side.relation)}]"]
@@ -118,8 +159,7 @@ def _side_frame(side: Side, anti_marker: bool) -> list[str]:
         steps.append(f".withColumn({literal(window.name)}, F.window({', '.join(args)}))")
     for time_column in dict.fromkeys(w.time_column for w in side.windows):
         steps.append(
-            f".withColumn({literal(time_column)}, F.col({literal(time_column)})"
-            f".alias({literal(time_column)}, metadata={{}}))"
+            f".withColumn({literal(time_column)}, F.expr({literal(_recomputed(time_column))}))"
         )
     if anti_marker:
         steps.append(f".withColumn({literal(ANTI_MARKER)}, F.lit(True))")

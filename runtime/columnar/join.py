@@ -64,6 +64,8 @@ def _expressions(node: JoinNode) -> list[exp.Expression]:
 
 def unsupported(node: JoinNode, ansi: bool) -> str | None:
     """Why this join cannot run on the columnar operator (None: it can)."""
+    if node.window_times:
+        return "its output calls window() (rows whose window time is NULL are dropped)"
     for side in (node.left, node.right):
         if side.windows or side.event_time_is_window:
             return f"its {side.name} side projects a window"

@@ -149,6 +149,12 @@ join ZQMW = ZQMA AS ZQMX INNER JOIN ZQMS AS ZQMY
     ON ZQMX.ZQMC = ZQMY.ZQMK
     AND window(ZQMX.ZQMT, '1 minute', INTERVAL 30 SECONDS)
         = window(ZQMY.ZQMV, '1 minute', INTERVAL 30 SECONDS)
+
+join ZQMF = ZQMA AS ZQMX INNER JOIN ZQMS AS ZQMY
+    ON ZQMX.ZQMC = ZQMY.ZQMK
+    AND ZQMY.ZQMV >= window(ZQMX.ZQMT, INTERVAL 1 MINUTE, INTERVAL 1 MINUTE, '5 seconds').start
+    AND ZQMY.ZQMV < window(ZQMX.ZQMT, INTERVAL 1 MINUTE).end
+    SELECT window(ZQMX.ZQMT, INTERVAL 1 MINUTE).start AS ZQMG
 """
 
 # The other trigger forms of the writers.

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pytest
 from sqlglot import exp
 
 from sjoin.api import check_text
@@ -131,3 +132,75 @@ def test_ambiguous_column() -> None:
 def test_unknown_relation_does_not_cascade() -> None:
     found = codes("join j = a JOIN nope ON a.k = nope.k\nsink j to console\n")
     assert found.count("E003") == 1
+
+
+FUNCTION_SPEC = (
+    "stream a (k INT, t TIMESTAMP, s STRING) watermark t delay 1 second\n"
+    "stream b (k INT, t TIMESTAMP, s STRING) watermark t delay 1 second\n"
+    "join j = a INNER JOIN b ON a.k = b.k SELECT {} AS out\n"
+)
+
+
+@pytest.mark.parametrize(
+    ("expression", "message"),
+    [
+        ("date_format(a.t, 'yyyy-ww')", "pattern letter `w` is not supported"),
+        ("date_format(a.t, 'u')", "pattern letter `u` is not supported"),
+        ("date_format(a.t, 'dddd')", "too many pattern letters"),
+        ("date_format(a.t, 'HH''''mm')", ""),  # '' in the pattern is one quote
+        ("date_format(a.t, a.s)", "argument 2 must be a string literal"),
+        ("date_format(a.t, 'yyyy [x]')", "reserved in datetime patterns"),
+        ("date_format(a.t, 'yyyy ''open')", "never closed"),
+        ("split(a.s, '(')", "invalid regular expression"),
+        ("split(a.s, '\\p{Alpha}')", "Java regex syntax"),
+        ("regexp_extract(a.s, '(x)(y)', 3)", "the pattern has 2 group(s)"),
+        ("regexp_replace(a.s, '(x)', '$2')", "no group 2"),
+        ("regexp_replace(a.s, 'x', 'a$')", "illegal group reference"),
+        ("regexp_replace(a.s, 'x', '${name}')", "named group references"),
+        ("element_at(a.s, 1)", "argument 1 must be array"),
+        ("lpad(a.t, 3)", "argument 1 must be text"),
+        ("exp(a.k)", "Spark's `exp` is not supported by sjoin"),
+        ("size(split(a.s, ','))", "Spark's `size` is not supported"),
+    ],
+)
+def test_function_arguments_are_checked_when_the_spec_is_read(
+    expression: str, message: str
+) -> None:
+    result = check_text(FUNCTION_SPEC.format(expression))
+    errors = [f"{d.code} {d.message}" for d in result.diagnostics if d.severity == "error"]
+    if not message:
+        assert errors == []
+    else:
+        assert len(errors) == 1 and message in errors[0], errors
+
+
+def test_the_unsupported_function_message_says_why() -> None:
+    result = check_text(FUNCTION_SPEC.format("pow(a.k, 2)"))
+    (error,) = [d for d in result.diagnostics if d.code == "E017"]
+    assert "StrictMath" in (error.help or "") and "date_format" in (error.help or "")
+
+
+@pytest.mark.parametrize(
+    ("expression", "message"),
+    [
+        ("window(a.t, INTERVAL 1 MINUTE).start", ""),
+        ("window(a.t, INTERVAL 1 MINUTE).`end`", ""),
+        ("window(a.t, INTERVAL 1 MINUTE).END", ""),
+        ("window(a.t, INTERVAL 1 MINUTE).middle", "`.middle` is not a field of WINDOW"),
+        ("lower(a.s).start", "`.start` is not a field of STRING"),
+        (
+            "window(a.t, INTERVAL 1 MINUTE, INTERVAL 30 SECONDS).start",
+            "a sliding window has several windows per row",
+        ),
+    ],
+)
+def test_window_fields(expression: str, message: str) -> None:
+    result = check_text(FUNCTION_SPEC.format(expression))
+    errors = [f"{d.code} {d.message}" for d in result.diagnostics if d.severity == "error"]
+    if not message:
+        assert errors == []
+        assert result.plan is not None
+        (join,) = result.plan.joins
+        assert join.output[0].type == "TIMESTAMP"
+    else:
+        assert len(errors) == 1 and message in errors[0], errors

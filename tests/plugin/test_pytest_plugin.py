@@ -94,3 +94,36 @@ def test_rows_are_json_ready_and_batches_compare_by_value(tmp_path: Path) -> Non
     result.assert_batches({first + 1: []}, only=True)  # a batch that emits nothing
     with pytest.raises(AssertionError):
         result.assert_batches({second: []}, only=True)
+
+
+def test_assert_batches_keys_on_spark_batch_ids_or_trace_batches(tmp_path: Path) -> None:
+    """The scaffold's trace: trace batch 1 runs as Spark batch 2, and the unshipped order 2
+    comes out in the no-data batch 3 after it; trace batch 2 runs as batch 4 and is followed
+    by the no-data batch 5.  `by="trace_batch"` keys on the trace's own values, a no-data
+    batch counting for the trace batch it followed."""
+    from sjoin.api import check_file
+    from sjoin.runtime import run as run_plan
+    from sjoin.scaffold import scaffold
+    from sjoin.testing import Run
+
+    spec, trace, _ = scaffold("shipped", tmp_path)
+    plan = check_file(spec).plan
+    assert plan is not None
+    result = Run(spec, trace, run_plan(plan, trace))
+    shipped = {"order_id": 1, "order_time": "2026-01-01T09:00:00Z", "amount": 25.0}
+    shipped |= {"ship_time": "2026-01-01T15:00:00Z", "carrier": "ups"}
+    unshipped = {"order_id": 2, "order_time": "2026-01-01T09:30:00Z", "amount": 12.5}
+    unshipped |= {"ship_time": None, "carrier": None}
+    late = {"order_id": 4, "order_time": "2026-01-09T08:00:00Z", "amount": 8.0}
+    late |= {"ship_time": "2026-01-09T09:00:00Z", "carrier": "ups"}
+    third = {"order_id": 3, "order_time": "2026-01-02T12:00:00Z", "amount": 40.0}
+    third |= {"ship_time": None, "carrier": None}
+    result.assert_batches({0: [shipped], 3: [unshipped], 4: [late], 5: [third]})
+    by_trace = {0: [shipped], 1: [unshipped], 2: [late, third]}
+    result.assert_batches(by_trace, by="trace_batch")
+    assert result.batches(by="trace_batch") == by_trace
+    result.assert_batches({1: [unshipped]}, by="trace_batch", only=True)
+    with pytest.raises(AssertionError, match="trace_batches differ"):
+        result.assert_batches({3: [unshipped]}, by="trace_batch", only=True)
+    with pytest.raises(ValueError, match="trace_batch"):
+        result.batches(by="spark")  # type: ignore[arg-type]

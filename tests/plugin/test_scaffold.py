@@ -3,12 +3,15 @@ would run it."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
 
 from sjoin.api import check_file
 from sjoin.scaffold import ScaffoldError, scaffold
+
+from ..conftest import ROOT
 
 
 def test_scaffold_is_green(pytester: pytest.Pytester) -> None:
@@ -28,3 +31,28 @@ def test_scaffold_refuses_to_overwrite_and_bad_names(tmp_path: Path) -> None:
         scaffold("orders_shipped", tmp_path)
     with pytest.raises(ScaffoldError, match="not a valid name"):
         scaffold("my-join", tmp_path)
+
+
+def test_the_tutorials_widening_edit_keeps_the_rows_test_green(pytester: pytest.Pytester) -> None:
+    """The README's edit, taken from its text and applied literally to the scaffold: the
+    plan and job snapshots fail, the scaffolded rows test stays green, and after
+    `--snapshot-update` everything is green again (issue 16: it was `assert [] == [2]`)."""
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    section = readme.split("## Five minutes", 1)[1].split("\n## ", 1)[0]
+    edit = re.search(r"change `([^`]+)` to `([^`]+)`", section)
+    assert edit is not None, "the tutorial names its edit"
+    before, after = edit.groups()
+    scaffold("shipped", pytester.path)
+    spec = pytester.path / "shipped.sjoin"
+    flags = ("-p", "no:cacheprovider")
+    pytester.runpytest_subprocess(*flags, "--snapshot-update").assert_outcomes(passed=2)
+    text = spec.read_text()
+    assert text.count(before) == 1
+    spec.write_text(text.replace(before, after))
+    assert check_file(spec).ok
+    edited = pytester.runpytest_subprocess(*flags, "-rA")
+    edited.assert_outcomes(passed=1, failed=1)
+    edited.stdout.fnmatch_lines(["PASSED test_shipped.py::test_shipped_rows"])
+    edited.stdout.fnmatch_lines(["FAILED test_shipped.py::test_shipped_plan_and_job*"])
+    pytester.runpytest_subprocess(*flags, "--snapshot-update").assert_outcomes(passed=2)
+    pytester.runpytest_subprocess(*flags).assert_outcomes(passed=2)

@@ -106,6 +106,7 @@ def test_output_rows_are_built_only_when_used() -> None:
         with_rows[0].data,
         with_rows[0].rows,
         with_rows[0].progress,
+        trace_batch=with_rows[0].trace_batch,
     )
     assert copy == with_rows[0] and copy.counts == with_rows[0].counts
 

@@ -49,6 +49,18 @@ def row(**values: Any) -> tuple[Any, ...]:
     return tuple(values.get(n) for n in NAMES)
 
 
+def output_expression(text: str, spark: str = "4.3") -> exp.Expression:
+    """The planned (bound) expression of ``text`` in a join's SELECT."""
+    spec = (
+        f"spark {spark}\n"
+        f"stream a ({COLUMNS}) watermark t delay 1 second\n"
+        f"stream b ({COLUMNS}) watermark t delay 1 second\n"
+        f"join j = a AS A INNER JOIN b AS B ON A.x = B.x SELECT {text} AS out\n"
+    )
+    (join,) = plan_of(spec).joins
+    return join.output[0].expr
+
+
 def ev(
     text: str, a: dict[str, Any] | None = None, b: dict[str, Any] | None = None, spark: str = "4.3"
 ) -> Any:

@@ -3,13 +3,17 @@ query, ANSI on, UTC) and by the runtime on the same row."""
 
 from __future__ import annotations
 
+import math
 from datetime import UTC, date, datetime, timedelta
 from decimal import Decimal
 from typing import Any
 
 import pytest
 
-from .test_eval import NAMES, ev
+from sjoin.compiler.backends.pyspark import job_sql
+from sjoin.runtime.errors import QueryError
+
+from .test_eval import NAMES, ev, output_expression
 
 pytestmark = pytest.mark.spark
 
@@ -43,11 +47,47 @@ EXPRESSIONS = [
     "hour(A.t)", "minute(A.t)", "second(A.t)", "A.t + INTERVAL 90 MINUTES",
     "A.t - INTERVAL 2 DAYS", "A.dt < A.t", "window(A.t, '10 minutes')",
     "window(A.t, INTERVAL 10 MINUTES)",
+    # text, pattern and math functions (compiler/javatext.py), as the generated job writes them
+    "date_format(A.t, 'yyyy-MM-dd HH:mm:ss.SSS')", "date_format(A.t, 'HH:mm:ss.SSS')",
+    "date_format(A.t, 'EEE, d MMM yyyy')", "date_format(A.t, 'EEEE MMMM')",
+    "date_format(A.t, 'h:mm a')", "date_format(A.t, 'yyyy-MM-dd''T''HH:mm')",
+    "date_format(A.t, 'D DDD')", "date_format(A.t, 'yy M d H m s S')", "date_format(A.t, 'SSSSSS')",
+    "date_format(A.t, 'Q G z X k K')", "date_format(A.t, 'yyyyy')", "date_format(A.dt, 'dd/MM')",
+    "date_format(A.t, NULL)",
+    "split(A.s, '_')", "split(A.s, 'l', 2)", "split(A.s, '')", "split(A.s, '.')",
+    "split(A.s, 'l', 0)", "split(A.s, 'l', -1)", "split(A.s, '[éo]')", "split(A.s, 'l+', A.x)",
+    "element_at(split(A.s, '_'), 1)", "element_at(split(A.s, '_'), -1)",
+    "element_at(split(A.s, '_'), -2)",
+    "regexp_extract(A.s, '(\\w+)_(\\w+)', 2)", "regexp_extract(A.s, 'zzz(.)', 1)",
+    "regexp_extract(A.s, '(H)(x)?', 2)", "regexp_extract(A.s, 'W.r', 0)",
+    "regexp_extract(A.s, '([a-z]+)')", "regexp_extract(A.s, '\\s(\\S)', 1)",
+    "regexp_replace(A.s, 'l+', 'L')", "regexp_replace(A.s, '(\\w+)_(\\w+)', '$2-$1')",
+    "regexp_replace(A.s, 'o', '\\$')", "regexp_replace(A.s, '', '-')",
+    "regexp_replace(A.s, '(l)(l)', '$2$1$10')", "regexp_replace(A.s, '^\\s+|\\s+$', '')",
+    "lpad(A.s, 20, '*')", "lpad(A.s, 3)", "lpad(A.s, -1, 'x')", "lpad(A.s, 20, '')",
+    "lpad(A.s, 18, 'ab')", "rpad(A.s, 18, 'ab')", "rpad(A.s, 3, 'x')", "lpad(A.i, 5, '0')",
+    "sqrt(-1)", "sqrt(A.x)", "sqrt(A.d)", "sqrt(A.y * 1000000000000.0)", "sqrt(2)",
+    "sign(A.i)", "signum(A.y)", "sign(0)", "sign(A.d)", "pmod(-7, 3)", "pmod(A.i, 2)",
+    "pmod(A.x, -3)", "pmod(-7.5, 2)", "pmod(A.d, 5)", "nullif(A.x, 7)", "nullif(A.i, 7)",
+    "nullif(A.s, NULL)", "nullif(A.y, 2.5)",
+    "year(A.t)", "quarter(A.t)", "month(A.t)", "day(A.t)", "dayofmonth(A.dt)", "dayofweek(A.t)",
+    "dayofyear(A.t)", "weekofyear(A.t)", "weekofyear(timestamp_seconds(A.x * 86400 * 365))",
+    "dayofweek(timestamp_seconds(A.x * 86400))", "year(timestamp_seconds(-A.x * 86400 * 400))",
 ]  # fmt: skip
-# Spark 4.3's SQL window() rejects an INTERVAL literal (_LEGACY_ERROR_TEMP_1207: "The
-# duration and time inputs to window must be an integer, long or string literal"), which
-# sjoin accepts: Spark evaluates the string form instead.
-SPARK_TEXT = {"window(A.t, INTERVAL 10 MINUTES)": "window(A.t, '10 minutes')"}
+
+
+def job_text(text: str) -> str:
+    """The Spark SQL the generated job writes for a spec expression (compiler/backends), so
+    that Spark reads exactly what a job gives it: string escapes, and window() durations as
+    strings (Spark 4.3's SQL window() rejects an INTERVAL literal, _LEGACY_ERROR_TEMP_1207)."""
+    return job_sql(output_expression(text))
+
+
+def _same(mine: Any, want: Any) -> bool:
+    """Equal values; NaN is the same as NaN, as Spark's own comparisons treat it."""
+    if isinstance(mine, float) and isinstance(want, float) and math.isnan(mine):
+        return math.isnan(want)
+    return bool(mine == want)
 
 
 def spark_value(value: Any) -> Any:
@@ -77,11 +117,10 @@ def test_expressions_against_spark_sql(spark: Any, nulls: bool) -> None:
         "x BIGINT, i INT, y DOUBLE, s STRING, t TIMESTAMP, d DECIMAL(10, 2), b BOOLEAN, dt DATE"
     )
     frame = spark.createDataFrame([Row(**values)], schema).alias("A")
+    texts = {e: job_text(e) for e in EXPRESSIONS}
     # window() filters out a row whose time is NULL (TimeWindowing): see the join scenario
     expressions = [e for e in EXPRESSIONS if not (nulls and e.startswith("window("))]
-    selected = frame.selectExpr(
-        *(f"{SPARK_TEXT.get(e, e)} AS c{n}" for n, e in enumerate(expressions))
-    )
+    selected = frame.selectExpr(*(f"{texts[e]} AS c{n}" for n, e in enumerate(expressions)))
     (got,) = selected.collect()
     mismatches = []
     for n, text in enumerate(expressions):
@@ -89,8 +128,28 @@ def test_expressions_against_spark_sql(spark: Any, nulls: bool) -> None:
         mine = ev(text, row, row)
         if isinstance(want, float) and isinstance(mine, Decimal):
             mismatches.append((text, "type", mine, want))
-        elif mine != want or (
+        elif not _same(mine, want) or (
             type(mine) is not type(want) and not (isinstance(mine, int) and isinstance(want, int))
         ):
             mismatches.append((text, mine, want))
     assert mismatches == []
+
+
+# Errors that Spark raises for these values (ANSI on), and the runtime with the same class.
+ERRORS = {
+    "element_at(split(A.s, '_'), 5)": "INVALID_ARRAY_INDEX_IN_ELEMENT_AT",
+    "element_at(split(A.s, '_'), 0)": "INVALID_INDEX_OF_ZERO",
+    "pmod(A.x, 0)": "REMAINDER_BY_ZERO",
+    "regexp_extract(A.s, '(H)', A.x)": "REGEX_GROUP_INDEX",
+}
+
+
+@pytest.mark.parametrize("text", list(ERRORS))
+def test_errors_against_spark_sql(spark: Any, text: str) -> None:
+    from pyspark.sql import Row
+
+    frame = spark.createDataFrame([Row(x=ROW["x"], s=ROW["s"])], "x BIGINT, s STRING").alias("A")
+    with pytest.raises(Exception, match=ERRORS[text]):
+        frame.selectExpr(job_text(text)).collect()
+    with pytest.raises(QueryError, match=ERRORS[text]):
+        ev(text, ROW, ROW)

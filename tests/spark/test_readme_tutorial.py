@@ -45,6 +45,6 @@ def test_readme_tutorial_runs_as_written(tmp_path: Path) -> None:
         for path in sorted((tmp_path / "demo" / "shipped_output").glob("*.json"))
         for line in path.read_text().splitlines()
     ]
-    assert sorted(r["order_id"] for r in rows) == [1, 2]  # 3 waits for its day to pass
+    assert sorted(r["order_id"] for r in rows) == [1, 2, 3, 4]
     shipped = {r["order_id"]: r.get("carrier") for r in rows}
-    assert shipped[1] == "ups" and shipped[2] is None
+    assert shipped == {1: "ups", 2: None, 3: None, 4: "ups"}

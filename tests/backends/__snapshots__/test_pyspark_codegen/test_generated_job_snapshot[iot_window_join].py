@@ -54,13 +54,13 @@ def build(spark: SparkSession, inputs: dict[str, DataFrame]) -> dict[str, DataFr
     left = (
         rels["temperature"]
         .withColumn("__window_0", F.window("reading_time", "10 seconds"))
-        .withColumn("reading_time", F.col("reading_time").alias("reading_time", metadata={}))
+        .withColumn("reading_time", F.expr("timestamp_micros(unix_micros(reading_time))"))
         .alias("t")
     )
     right = (
         rels["humidity"]
         .withColumn("__window_0", F.window("reading_time", "10 seconds"))
-        .withColumn("reading_time", F.col("reading_time").alias("reading_time", metadata={}))
+        .withColumn("reading_time", F.expr("timestamp_micros(unix_micros(reading_time))"))
         .alias("h")
     )
     joined = left.join(

@@ -1,0 +1,223 @@
+"""Java's datetime patterns, regular expressions and replacement strings, as Spark reads them.
+
+Spark's ``date_format``, ``split``, ``regexp_extract`` and ``regexp_replace`` take these as
+text.  They are parsed here, once: the binder rejects, with the spec's location, what the
+runtime could not run exactly as Spark does, and the runtime runs what the binder accepted.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from functools import cache
+from typing import Final
+
+_EPOCH: Final = datetime(1970, 1, 1, tzinfo=UTC)
+_MONTHS: Final = ("January", "February", "March", "April", "May", "June", "July", "August",
+                  "September", "October", "November", "December")  # fmt: skip
+_DAYS: Final = ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday")
+
+# letter -> the largest count Spark's DateTimeFormatter accepts that sjoin renders
+_LETTERS: Final[dict[str, int]] = {
+    "y": 9, "M": 4, "L": 4, "d": 2, "D": 3, "H": 2, "h": 2, "k": 2, "K": 2, "m": 2, "s": 2,
+    "S": 9, "a": 1, "E": 4, "G": 3, "Q": 2, "q": 2, "z": 3, "X": 3,
+}  # fmt: skip
+DATE_PATTERN_LETTERS: Final = "".join(_LETTERS)
+
+
+class PatternError(ValueError):
+    """Text Spark would reject, or that sjoin cannot render exactly as Spark does."""
+
+
+Field = Callable[[datetime], str]
+
+
+def _text(value: str) -> Field:
+    return lambda t: value
+
+
+def _number(get: Callable[[datetime], int], count: int) -> Field:
+    return lambda t: str(get(t)).zfill(count)
+
+
+def _field(letter: str, count: int) -> Field:
+    if letter == "y":
+        if count == 2:
+            return lambda t: str(t.year % 100).zfill(2)
+        return _number(lambda t: t.year, count)
+    if letter in "ML":
+        if count == 3:
+            return lambda t: _MONTHS[t.month - 1][:3]
+        if count == 4:
+            return lambda t: _MONTHS[t.month - 1]
+        return _number(lambda t: t.month, count)
+    if letter == "E":
+        return (lambda t: _DAYS[t.weekday()]) if count == 4 else (lambda t: _DAYS[t.weekday()][:3])
+    if letter == "S":
+        return lambda t: str(t.microsecond).zfill(6).ljust(9, "0")[:count]
+    simple: dict[str, Callable[[datetime], int]] = {
+        "d": lambda t: t.day,
+        "D": lambda t: t.timetuple().tm_yday,
+        "H": lambda t: t.hour,
+        "h": lambda t: (t.hour % 12) or 12,
+        "k": lambda t: t.hour or 24,
+        "K": lambda t: t.hour % 12,
+        "m": lambda t: t.minute,
+        "s": lambda t: t.second,
+        "Q": lambda t: (t.month - 1) // 3 + 1,
+        "q": lambda t: (t.month - 1) // 3 + 1,
+    }
+    if letter in simple:
+        return _number(simple[letter], count)
+    text: dict[str, str | Callable[[datetime], str]] = {
+        "a": lambda t: "AM" if t.hour < 12 else "PM",
+        "G": "AD",
+        "z": "UTC",  # sjoin runs in UTC, as the generated jobs set spark.sql.session.timeZone
+        "X": "Z",
+    }
+    found = text[letter]
+    return found if callable(found) else _text(found)
+
+
+@dataclass(frozen=True, slots=True)
+class DatePattern:
+    """A parsed ``date_format`` pattern: render a timestamp (µs since the epoch, UTC)."""
+
+    fields: tuple[Field, ...]
+
+    def format(self, micros: int) -> str:
+        moment = _EPOCH + timedelta(microseconds=micros)
+        return "".join(f(moment) for f in self.fields)
+
+
+@cache
+def date_pattern(text: str) -> DatePattern:
+    """Parse a Spark datetime pattern (the letters of Spark's datetime pattern guide)."""
+    fields: list[Field] = []
+    i, n = 0, len(text)
+    while i < n:
+        c = text[i]
+        if c == "'":
+            end = text.find("'", i + 1)
+            if end < 0:
+                raise PatternError(f"the quote at position {i + 1} is never closed")
+            literal = text[i + 1 : end] or "'"  # '' is one quote
+            fields.append(_text(literal))
+            i = end + 1
+            continue
+        if c.isascii() and c.isalpha():
+            count = 1
+            while i + count < n and text[i + count] == c:
+                count += 1
+            most = _LETTERS.get(c)
+            if most is None:
+                raise PatternError(
+                    f"pattern letter `{c}` is not supported (Spark rejects or warns about it, "
+                    f"or sjoin does not render it); supported letters: {DATE_PATTERN_LETTERS}"
+                )
+            if count > most:
+                raise PatternError(f"too many pattern letters: `{c * count}`")
+            fields.append(_field(c, count))
+            i += count
+            continue
+        if c in "[]{}#":
+            raise PatternError(f"`{c}` is reserved in datetime patterns; quote it: '{c}'")
+        fields.append(_text(c))
+        i += 1
+    return DatePattern(tuple(fields))
+
+
+# ---------------------------------------------------------------------------- regexes
+
+_JAVA_ONLY: Final = re.compile(r"\\[pPQEGZhHvVRX]|\\0|\(\?<[=!]?[a-zA-Z]|\[\[|&&")
+
+
+@cache
+def java_regex(text: str) -> re.Pattern[str]:
+    """A Java regex as a Python one, where both read it the same way; else PatternError."""
+    found = _JAVA_ONLY.search(text)
+    if found:
+        raise PatternError(
+            f"`{found.group()}` is Java regex syntax that sjoin's runtime does not read; "
+            "write the pattern with plain classes, groups and quantifiers"
+        )
+    try:
+        # Java's \w, \d, \s, \b and (?i) are ASCII-only unless the pattern asks otherwise
+        return re.compile(text, re.ASCII)
+    except re.error as err:
+        raise PatternError(f"invalid regular expression: {err}") from None
+
+
+def java_split(s: str, pattern: str, limit: int) -> list[str]:
+    """Spark's ``split``: UTF8String.split, i.e. Java's String.split with limit 0 as -1, and
+    an empty pattern splitting into characters without a trailing empty string."""
+    if s and not pattern:
+        count = len(s) if limit <= 0 or limit > len(s) else limit
+        return [*s[: count - 1], s[count - 1 :]]
+    limited = limit > 0
+    parts: list[str] = []
+    index = 0
+    for m in java_regex(pattern).finditer(s):
+        if not limited or len(parts) < limit - 1:
+            if index == 0 and m.start() == 0 and m.end() == 0:
+                continue  # no leading empty string for a zero-width match at the start
+            parts.append(s[index : m.start()])
+            index = m.end()
+        elif len(parts) == limit - 1:
+            parts.append(s[index:])
+            index = m.end()
+    if index == 0:
+        return [s]
+    if not limited or len(parts) < limit:
+        parts.append(s[index:])
+    return parts
+
+
+def group_count(pattern: str) -> int:
+    return java_regex(pattern).groups
+
+
+@cache
+def java_replacement(text: str, groups: int) -> Callable[[re.Match[str]], str]:
+    """Java's Matcher.appendReplacement: ``$n`` / ``${name}`` are groups, ``\\x`` is x."""
+    pieces: list[str | int] = []
+    literal: list[str] = []
+    i, n = 0, len(text)
+    while i < n:
+        c = text[i]
+        if c == "\\":
+            if i + 1 >= n:
+                raise PatternError("character to be escaped is missing at the end")
+            literal.append(text[i + 1])
+            i += 2
+        elif c == "$":
+            if i + 1 >= n:
+                raise PatternError("illegal group reference: `$` at the end")
+            if text[i + 1] == "{":
+                raise PatternError("named group references `${name}` are not supported")
+            if not text[i + 1].isdigit():
+                raise PatternError(f"illegal group reference `${text[i + 1]}`")
+            ref = int(text[i + 1])
+            i += 2
+            if ref > groups:
+                raise PatternError(f"no group {ref}: the pattern has {groups}")
+            # Java takes further digits while they still name an existing group
+            while i < n and text[i].isdigit() and ref * 10 + int(text[i]) <= groups:
+                ref = ref * 10 + int(text[i])
+                i += 1
+            if literal:
+                pieces.append("".join(literal))
+                literal = []
+            pieces.append(ref)
+        else:
+            literal.append(c)
+            i += 1
+    if literal:
+        pieces.append("".join(literal))
+
+    def replace(m: re.Match[str]) -> str:
+        return "".join(p if isinstance(p, str) else (m.group(p) or "") for p in pieces)
+
+    return replace

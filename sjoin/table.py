@@ -1,0 +1,82 @@
+"""`sjoin run --format table`: the output rows batch by batch as aligned tables, the way
+Flink's SQL client (tableau mode) and ksqlDB show a query's results on a terminal.
+
+Each executed batch that emits rows gets a title line (the Spark batch id, the trace batch
+whose step ran it, whether it is a no-data batch, the watermark) and one table per relation
+with rows; a batch without rows prints nothing.  ``NULL`` stands for a null, as Spark's
+``show()`` prints it.  JSON lines stay the format for pipes and files (the language brief,
+§7): ``sjoin run`` picks the table only when stdout is a terminal and no ``--output`` is
+given, or when asked with ``--format table``.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any, TextIO
+
+from rich import box
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+from sjoin.runtime import BatchOutput
+
+
+def cell(value: Any) -> Text:
+    """One value as the table shows it: NULL for null, JSON for a struct or an array."""
+    if value is None:
+        return Text("NULL", style="dim")
+    if isinstance(value, bool):
+        return Text("true" if value else "false")
+    if isinstance(value, (dict, list)):
+        return Text(json.dumps(value, ensure_ascii=False))
+    return Text(str(value))
+
+
+def title(out: BatchOutput) -> Text:
+    """``batch 2 · trace batch 1 (no-data batch) · watermark 2026-01-01T00:00:00Z``, after
+    ``query NAME · `` when the run has several queries (each numbers its own batches)."""
+    parts = [f"query {out.query}"] if "query" in out.progress else []
+    parts.append(f"batch {out.batch}")
+    if out.trace_batch is not None:
+        parts.append(f"trace batch {out.trace_batch}" + ("" if out.data else " (no-data batch)"))
+    if out.watermark is not None:
+        parts.append(f"watermark {out.watermark}")
+    return Text(" · ".join(parts), style="bold")
+
+
+class TableWriter:
+    """Shows each batch's rows as tables on ``file`` (``show`` is ``run_to_files``'s
+    ``show_rows``).  ``color``: auto (a terminal, unless NO_COLOR), always or never."""
+
+    def __init__(self, file: TextIO, color: bool, width: int | None = None) -> None:
+        self.console = Console(
+            file=file,
+            force_terminal=color,
+            no_color=not color,
+            highlight=False,
+            width=width,
+        )
+
+    def show(self, out: BatchOutput) -> None:
+        if not out.row_count:
+            return
+        by_relation: dict[str, list[dict[str, Any]]] = {}
+        for relation, row in out.rows:
+            by_relation.setdefault(relation, []).append(row)
+        self.console.print(title(out))
+        for relation, rows in by_relation.items():
+            table = Table(
+                title=f"{relation}: {len(rows)} row{'s' if len(rows) != 1 else ''}",
+                title_justify="left",
+                box=box.SIMPLE_HEAD,
+                show_edge=False,
+                pad_edge=False,
+            )
+            for name in rows[0]:
+                table.add_column(name, overflow="fold")
+            for row in rows:
+                table.add_row(*(cell(v) for v in row.values()))
+            self.console.print(table)
+        self.console.print()
+        self.console.file.flush()

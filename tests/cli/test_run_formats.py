@@ -1,0 +1,176 @@
+"""`sjoin run` output (issue 16): trace batches beside Spark's batch ids (`--trace-batches`),
+and `--format table` (aligned tables batch by batch), the default on a terminal only."""
+
+from __future__ import annotations
+
+import json
+import os
+import pty
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from sjoin.cli import main
+from sjoin.scaffold import scaffold
+
+SJOIN = Path(sys.executable).with_name("sjoin")
+
+
+@pytest.fixture
+def demo(tmp_path: Path) -> tuple[Path, Path]:
+    """The `sjoin init` scaffold: trace batch 1 runs as Spark batch 2, and the unshipped
+    order 2 comes out null-padded in the no-data batch 3 that runs after it; trace batch 2
+    runs as batch 4 (order 4 shipped), and order 3 comes out in the no-data batch 5."""
+    spec, trace, _ = scaffold("shipped", tmp_path)
+    return spec, trace
+
+
+def cli(*args: str) -> tuple[int, str, str]:
+    result = CliRunner().invoke(main, list(args))
+    return result.exit_code, result.stdout, result.stderr
+
+
+def test_trace_batches_beside_batch_ids(demo: tuple[Path, Path], tmp_path: Path) -> None:
+    spec, trace = demo
+    progress = tmp_path / "progress.jsonl"
+    code, out, err = cli(
+        "run", str(spec), "--trace", str(trace), "--progress", str(progress), "--trace-batches"
+    )
+    assert code == 0, err
+    rows = [json.loads(line) for line in out.splitlines()]
+    assert [list(r) for r in rows] == [["batch", "trace_batch", "relation", "row"]] * 4
+    assert [(r["batch"], r["trace_batch"], r["row"]["order_id"]) for r in rows] == [
+        (0, 0, 1),
+        (3, 1, 2),  # the no-data batch after trace batch 1's data batch (batch 2)
+        (4, 2, 4),
+        (5, 2, 3),
+    ]
+    steps = [json.loads(line) for line in progress.read_text().splitlines()]
+    assert [(p["batch"], p["trace_batch"]) for p in steps] == [
+        (0, 0),
+        (1, 0),
+        (2, 1),
+        (3, 1),
+        (4, 2),
+        (5, 2),
+    ]
+    assert list(steps[0])[:3] == ["batch", "trace_batch", "watermark"]
+
+
+def test_the_brief_formats_stay_as_they_are_by_default(
+    demo: tuple[Path, Path], tmp_path: Path
+) -> None:
+    spec, trace = demo
+    progress = tmp_path / "progress.jsonl"
+    code, out, err = cli("run", str(spec), "--trace", str(trace), "--progress", str(progress))
+    assert code == 0, err
+    assert all(set(json.loads(line)) == {"batch", "relation", "row"} for line in out.splitlines())
+    for line in progress.read_text().splitlines():
+        assert set(json.loads(line)) == {"batch", "watermark", "operators"}
+
+
+def test_trace_batch_values_are_the_traces_own(tmp_path: Path) -> None:
+    """Trace batch values only group rows (10 and 20 here); the ids are Spark's."""
+    spec, _, _ = scaffold("shipped", tmp_path)
+    trace = tmp_path / "gaps.jsonl"
+    trace.write_text(
+        "".join(
+            json.dumps({"batch": b, "stream": s, "row": r}) + "\n"
+            for b, s, r in (
+                (10, "orders", {"order_id": 1, "order_time": "2026-01-01T09:00:00Z", "amount": 1}),
+                (
+                    10,
+                    "shipments",
+                    {"order_id": 9, "ship_time": "2026-01-01T09:00:00Z", "carrier": "a"},
+                ),
+                (20, "orders", {"order_id": 2, "order_time": "2026-01-03T09:00:00Z", "amount": 2}),
+                (
+                    20,
+                    "shipments",
+                    {"order_id": 8, "ship_time": "2026-01-03T09:00:00Z", "carrier": "b"},
+                ),
+            )
+        )
+    )
+    code, out, err = cli("run", str(spec), "--trace", str(trace), "--trace-batches")
+    assert code == 0, err
+    rows = [json.loads(line) for line in out.splitlines()]
+    assert [(r["batch"], r["trace_batch"], r["row"]["order_id"]) for r in rows] == [(3, 20, 1)]
+
+
+def test_json_lines_are_the_default_for_a_pipe(demo: tuple[Path, Path]) -> None:
+    spec, trace = demo
+    code, out, err = cli("run", str(spec), "--trace", str(trace))  # CliRunner: not a terminal
+    assert code == 0, err
+    assert [json.loads(line)["batch"] for line in out.splitlines()] == [0, 3, 4, 5]
+
+
+def run_on_a_terminal(*args: str, env: dict[str, str] | None = None) -> str:
+    """`sjoin ARGS` with stdout on a pseudo-terminal; what it printed there."""
+    leader, follower = pty.openpty()
+    done = subprocess.run(
+        [str(SJOIN), *args],
+        stdout=follower,
+        stderr=subprocess.PIPE,
+        env={**os.environ, "COLUMNS": "120", **(env or {})},
+        timeout=120,
+        check=False,
+    )
+    os.close(follower)
+    chunks = []
+    try:
+        while chunk := os.read(leader, 65536):
+            chunks.append(chunk)
+    except OSError:  # EIO: the terminal's other end is closed and everything was read
+        pass
+    os.close(leader)
+    assert done.returncode == 0, done.stderr.decode()
+    return b"".join(chunks).decode().replace("\r\n", "\n")
+
+
+def test_tables_are_the_default_on_a_terminal(demo: tuple[Path, Path]) -> None:
+    spec, trace = demo
+    shown = run_on_a_terminal("run", str(spec), "--trace", str(trace), "--color", "never")
+    assert "{" not in shown  # no JSON line
+    lines = shown.splitlines()
+    assert "batch 0 · trace batch 0 · watermark 1970-01-01T00:00:00Z" in lines
+    assert "batch 3 · trace batch 1 (no-data batch) · watermark 2026-01-02T11:50:00Z" in lines
+    header = next(line for line in lines if line.startswith("order_id"))
+    assert header.split() == ["order_id", "order_time", "amount", "ship_time", "carrier"]
+    row = next(line for line in lines if line.startswith("2 "))
+    assert row.split() == ["2", "2026-01-01T09:30:00Z", "12.5", "NULL", "NULL"]
+    # aligned: each value starts under its column's name
+    assert row.index("NULL") == header.index("ship_time")
+    # --output on a terminal is still JSON lines, and --format json is honoured there
+    forced = run_on_a_terminal("run", str(spec), "--trace", str(trace), "--format", "json")
+    assert [json.loads(line)["batch"] for line in forced.splitlines()] == [0, 3, 4, 5]
+
+
+def test_format_table_on_a_pipe_and_with_output(demo: tuple[Path, Path], tmp_path: Path) -> None:
+    spec, trace = demo
+    code, out, err = cli("run", str(spec), "--trace", str(trace), "--format", "table")
+    assert code == 0, err
+    assert "shipped: 1 row" in out and "{" not in out
+    code, out, err = cli(
+        "run", str(spec), "--trace", str(trace), "--format", "table", "--output", "x.jsonl"
+    )
+    assert code == 2 and "--output writes JSON lines" in err
+
+
+def test_tables_name_the_query_when_a_run_has_several(tmp_path: Path) -> None:
+    """Each query numbers its own batches, so with two sinks the title names the query."""
+    spec, trace, _ = scaffold("shipped", tmp_path)
+    text = spec.read_text()
+    twice = text.replace(
+        "join shipped =",
+        "join also = orders AS o2 INNER JOIN shipments AS s2 "
+        "ON o2.order_id = s2.order_id AND s2.ship_time = o2.order_time\n\n"
+        "join shipped =",
+    )
+    spec.write_text(twice + "sink also to console ()\n")
+    code, out, err = cli("run", str(spec), "--trace", str(trace), "--format", "table")
+    assert code == 0, err
+    assert "query shipped · batch 0 · trace batch 0 · watermark 1970-01-01T00:00:00Z" in out
