@@ -4,7 +4,10 @@ engine's own.
 
     python benchmarks/engines.py ENGINE WORKDIR ROWS_PER_SIDE BATCHES
 
-ENGINE: runtime, runtime-rows (also builds the output row dicts), generated (the job
+ENGINE: runtime, runtime-rows (also builds the output row dicts), columnar (the columnar
+engine on the Parquet files Spark reads), columnar-lines (also builds every output row's JSON
+line, from its columns), columnar-jsonl (the same from the JSON-lines trace, as `sjoin run`
+reads it by default), generated (the job
 `sjoin compile` writes) or handwritten (benchmarks/handwritten_job.py), the last two on
 local[2] Spark.
 
@@ -37,11 +40,15 @@ def peak_rss_mib(pid: int | str = "self") -> float:
     raise RuntimeError(f"no VmHWM for process {pid}")
 
 
-def run_runtime(work: Workload, build_rows: bool) -> dict[str, Any]:
-    """The reference runtime over the trace, one batch at a time (`iter_batches`), timing
-    each batch as it completes.  Like Spark's no-op sink, the batch's output rows are
-    counted and dropped; with ``build_rows`` each batch's rows are also made into the
-    JSON-ready dicts that `run()` returns and `sjoin run` writes."""
+def run_runtime(
+    work: Workload, build_rows: bool, engine: str = "reference", parquet: bool = False
+) -> dict[str, Any]:
+    """The runtime (``engine``: reference or columnar) over the trace, one batch at a time
+    (`iter_batches`), timing each batch as it completes.  Like Spark's no-op sink, the
+    batch's output rows are counted and dropped; with ``build_rows`` each batch's rows are
+    also built: the reference makes the JSON-ready dicts that `run()` returns, the columnar
+    engine the JSON lines that `sjoin run` writes, from its columns.  With ``parquet`` the
+    columnar engine reads the Parquet files Spark reads instead of the JSON-lines trace."""
     from sjoin.api import check_file
     from sjoin.runtime import iter_batches
     from sjoin.runtime.trace import read_trace, schemas_of
@@ -50,16 +57,24 @@ def run_runtime(work: Workload, build_rows: bool) -> dict[str, Any]:
     assert plan is not None, "the benchmark spec does not plan"
     # the run parses the whole trace before its first batch; time that parse on its own too,
     # to charge each batch its share instead of charging it all to the first
+    trace = work.directory / "parquet" if parquet else work.trace
+    if engine == "columnar":  # imported before the clock starts: the run imports it once too
+        from sjoin.runtime.columnar.trace import read_trace_columns
     start = time.perf_counter()
-    read_trace(work.trace, schemas_of(plan))
+    if engine == "columnar":
+        read_trace_columns(trace, schemas_of(plan))
+    else:
+        read_trace(work.trace, schemas_of(plan))
     parse_s = time.perf_counter() - start
 
     batches: list[dict[str, Any]] = []
     output_rows = 0
     last = None
     previous = time.perf_counter()
-    for out in iter_batches(plan, work.trace):
-        if build_rows:
+    for out in iter_batches(plan, trace, engine=engine):  # type: ignore[arg-type]
+        if build_rows and engine == "columnar":
+            assert sum(line.count("\n") + 1 for line in out.output_lines()) == out.row_count
+        elif build_rows:
             assert len(out.rows) == out.row_count
         output_rows += out.row_count
         now = time.perf_counter()
@@ -158,6 +173,13 @@ def main() -> None:
     work = Workload(Path(directory), int(rows), int(batches))
     if engine in ("runtime", "runtime-rows"):
         figures = run_runtime(work, build_rows=engine == "runtime-rows")
+    elif engine in ("columnar", "columnar-lines", "columnar-jsonl"):
+        figures = run_runtime(
+            work,
+            build_rows=engine != "columnar",
+            engine="columnar",
+            parquet=engine != "columnar-jsonl",
+        )
     else:
         figures = run_spark(work, engine)
     print(json.dumps(figures))

@@ -23,7 +23,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, Literal
 
 from sjoin.compiler.plan import Plan
 
@@ -35,9 +35,11 @@ from .trace import BadRow, BadRowPolicy, Trace, TraceError, read_trace, schemas_
 from .values import dumps, format_watermark, json_converter
 
 __all__ = [
+    "ENGINES",
     "BadRow",
     "BatchOutput",
     "CheckpointError",
+    "EngineName",
     "QueryError",
     "RunError",
     "RunResult",
@@ -53,6 +55,8 @@ __all__ = [
 ]
 
 TraceInput = str | os.PathLike[str] | Iterable[Any]
+EngineName = Literal["columnar", "reference"]
+ENGINES: tuple[EngineName, ...] = ("columnar", "reference")
 
 
 OutputRows = list[tuple[str, dict[str, Any]]]
@@ -77,6 +81,9 @@ class BatchOutput:
     state_sides: dict[str, tuple[int, int]] = field(default_factory=dict)
     # the trace batch whose step ran it (its data batch, or a no-data batch after it)
     trace_batch: int | None = None
+    # the output lines written straight from the columns (columnar engine), used while the
+    # row dicts have not been built
+    make_lines: Callable[[], list[str]] | None = field(default=None, repr=False)
 
     @classmethod
     def of(
@@ -116,6 +123,8 @@ class BatchOutput:
                 output_line(self.batch, relation, row, trace_batch=self.trace_batch)
                 for relation, row in self.rows
             ]
+        if self.make_lines is not None and "rows" not in self.__dict__:
+            return self.make_lines()
         return [output_line(self.batch, relation, row) for relation, row in self.rows]
 
     def progress_line(self, trace_batches: bool = False) -> str:
@@ -206,12 +215,16 @@ def run(
     bad_rows: BadRowPolicy = "stop",
     checkpoint: str | os.PathLike[str] | None = None,
     on_batch: Callable[[BatchOutput, int], None] | None = None,
+    engine: EngineName = "reference",
 ) -> RunResult:
     """Run ``plan`` over a trace (a JSONL path, or an iterable of JSON lines or record
     dicts) and return every executed batch.  With ``checkpoint`` the run resumes from the
     directory's state and returns the batches it ran (plus the last one of a killed run if
-    that one was never returned).  ``on_batch`` is called as in ``run_to_files``."""
-    runner = _Runner(plan, trace, relation, bad_rows, checkpoint, sinks=[_MemorySink()])
+    that one was never returned).  ``on_batch`` is called as in ``run_to_files``.
+    ``engine``: ``"reference"`` (row at a time) or ``"columnar"`` (polars; same results)."""
+    runner = _Runner(
+        plan, trace, relation, bad_rows, checkpoint, sinks=[_MemorySink()], engine=engine
+    )
     result = RunResult(bad_rows=list(runner.trace.bad_rows), relations=runner.relations)
     total = len(runner.trace.batches)
     with _collector_paused():
@@ -227,12 +240,13 @@ def iter_batches(
     trace: TraceInput,
     *,
     relation: str | None = None,
+    engine: EngineName = "reference",
 ) -> Iterator[BatchOutput]:
     """Like ``run`` but yields each executed batch as it completes and keeps none: memory
     stays at the state plus one batch, however long the trace.  A bad trace row raises
     ``TraceError`` before the first batch.  (The cyclic garbage collector stays paused
     until the iteration ends or the iterator is closed.)"""
-    runner = _Runner(plan, trace, relation, "stop", None, sinks=[_MemorySink()])
+    runner = _Runner(plan, trace, relation, "stop", None, sinks=[_MemorySink()], engine=engine)
     with _collector_paused():
         yield from runner.run()
 
@@ -251,6 +265,8 @@ def run_to_files(
     on_batch: Callable[[BatchOutput, int], None] | None = None,
     trace_batches: bool = False,
     show_rows: Callable[[BatchOutput], None] | None = None,
+    engine: EngineName = "columnar",
+    notes: Callable[[str], None] | None = None,
 ) -> RunSummary:
     """``sjoin run``: stream output lines to ``output`` (default ``stdout``) and progress
     lines to ``progress`` as each batch completes.  Skipped bad rows are reported on
@@ -258,8 +274,10 @@ def run_to_files(
     batch (the CLI's progress bar).  With ``trace_batches`` every output and progress line
     also has ``"trace_batch"``, the trace batch whose step ran that batch.  Without
     ``output``, ``show_rows(batch)`` (if given) shows each batch's rows instead of the JSON
-    lines on stdout (``sjoin run --format table``).  Raises ``RunError`` (``UsageError`` for a wrong
-    relation or option) with a message fit for the user."""
+    lines on stdout (``sjoin run --format table``).  ``engine`` as in ``run``; ``notes``
+    receives a line per operator that the columnar engine runs on the reference operator,
+    and why.  Raises ``RunError`` (``UsageError`` for a wrong relation or option) with a
+    message fit for the user."""
     out_stream = stdout if stdout is not None else sys.stdout
     err_stream = stderr if stderr is not None else sys.stderr
     if output is not None:
@@ -273,7 +291,10 @@ def run_to_files(
         sinks.append(_path_sink(Path(progress), "progress"))
     for sink in sinks:
         sink.trace_batches = trace_batches
-    runner = _Runner(plan, trace, relation, bad_rows, checkpoint, sinks)
+    runner = _Runner(plan, trace, relation, bad_rows, checkpoint, sinks, engine=engine)
+    if notes is not None:
+        for line in runner.engine_notes():
+            notes(line)
     for bad in runner.trace.bad_rows:
         print(f"{runner.trace.source}:{bad.describe()} (skipped)", file=err_stream)
     count = rows = 0
@@ -440,12 +461,29 @@ class _Runner:
         bad_rows: BadRowPolicy,
         checkpoint: str | os.PathLike[str] | None,
         sinks: list[_Sink],
+        engine: EngineName = "reference",
     ) -> None:
         self.plan = plan
-        self.engine = Engine(plan, relation)
+        if engine not in ENGINES:
+            raise UsageError(f"unknown engine {engine!r}; choose columnar or reference")
+        self.engine_name = engine
+        if engine == "columnar":
+            from .columnar import ColumnarEngine
+
+            self.engine: Engine = ColumnarEngine(plan, relation)
+        else:
+            self.engine = Engine(plan, relation)
         self.relation = relation
         self.relations = self.engine.output_relations()
-        self.trace: Trace = read_trace(
+        reader = read_trace
+        if engine == "columnar":  # JSON lines in bulk, and Parquet traces
+            from .columnar.trace import read_trace_columns as reader
+        elif isinstance(trace, (str, os.PathLike)) and Path(trace).is_dir():
+            raise UsageError(
+                f"{trace} is a directory: a Parquet trace (<stream>/batch-NNNN.parquet) is "
+                "read by the columnar engine only; run without --engine reference"
+            )
+        self.trace: Trace = reader(
             trace, schemas_of(plan), bad_rows, digests=checkpoint is not None
         )
         self.sinks = sinks
@@ -468,6 +506,17 @@ class _Runner:
                 ],
             )
         self.step = 0
+
+    def engine_notes(self) -> list[str]:
+        """What ``--verbose`` says about the engine: which operators run on which."""
+        if self.engine_name == "reference":
+            return ["engine: reference (row at a time)"]
+        fallbacks: dict[str, str] = getattr(self.engine, "fallbacks", {})
+        lines = ["engine: columnar (polars)"]
+        lines += [
+            f"`{name}` runs on the reference engine: {why}" for name, why in fallbacks.items()
+        ]
+        return lines
 
     def run(self) -> Iterator[BatchOutput]:
         try:
@@ -657,13 +706,39 @@ class _Runner:
             held[0] = {}  # the raw tuples are not needed any more
             return rows
 
-        return self._batch_output(result, counts, make_rows)
+        make_lines = None
+        if any(not isinstance(values, list) for values in outputs.values()):
+
+            def make_lines() -> list[str]:  # from the columns: no row dict, no tuple
+                return self._column_lines(result.batch_id, held[0])
+
+        return self._batch_output(result, counts, make_rows, make_lines)
+
+    def _column_lines(self, batch: int, outputs: dict[str, Any]) -> list[str]:
+        from .columnar.frames import json_lines
+
+        lines: list[str] = []
+        for relation, values in outputs.items():
+            if isinstance(values, list):
+                lines += [
+                    output_line(batch, relation, row)
+                    for _, row in self._json_ready({relation: values})
+                ]
+            elif len(values):
+                node = self.plan.node(relation)
+                assert node is not None
+                lines += json_lines(values, batch, relation, columns_of(node))
+        return lines
 
     def _json_ready(self, outputs: dict[str, list[Row]]) -> OutputRows:
         """Output rows as (relation, row dict) pairs with JSON-ready values."""
         rows: OutputRows = []
         for relation, values in outputs.items():
             names, converters = self.converters[relation]
+            if not isinstance(values, list):  # a frame of the columnar engine
+                from .columnar.frames import to_rows
+
+                values = to_rows(values)
             if not converters:
                 rows.extend([(relation, dict(zip(names, row, strict=True))) for row in values])
                 continue
@@ -677,7 +752,11 @@ class _Runner:
         return rows
 
     def _batch_output(
-        self, result: BatchResult, counts: dict[str, int], make_rows: Callable[[], OutputRows]
+        self,
+        result: BatchResult,
+        counts: dict[str, int],
+        make_rows: Callable[[], OutputRows],
+        make_lines: Callable[[], list[str]] | None = None,
     ) -> BatchOutput:
         watermark = None if result.watermark_ms is None else format_watermark(result.watermark_ms)
         progress: dict[str, Any] = {"batch": result.batch_id}
@@ -705,6 +784,7 @@ class _Runner:
             make_rows,
             sides,
             result.trace_batch,
+            make_lines,
         )
 
 

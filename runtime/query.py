@@ -14,7 +14,7 @@ from __future__ import annotations
 import gc
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar
 
 from sjoin.compiler.plan import AggregateNode, JoinNode, Plan, PlanNode, StreamNode
 
@@ -47,7 +47,7 @@ class BatchResult:
     batch_id: int
     watermark_ms: int | None  # the batch's event-time watermark (None: no watermark)
     data: bool  # False for a no-data batch
-    outputs: dict[str, list[Row]]
+    outputs: dict[str, Any]  # relation -> list of rows (the columnar engine: a polars frame)
     operators: list[OperatorReport]
     # the trace's `batch` value of the step that ran it: a data batch's own trace batch, or
     # the trace batch after whose data batch a no-data batch ran (the engine's mapping from
@@ -295,6 +295,7 @@ class Engine:
     relation: str | None = None
     queries: list[Query] = field(init=False)
     cursor: Cursor = field(default_factory=Cursor)
+    query_class: ClassVar[type[Query]] = Query  # the columnar engine's is ColumnarQuery
 
     def __post_init__(self) -> None:
         roots = query_roots(self.plan, self.relation)
@@ -308,7 +309,8 @@ class Engine:
         if self.relation is not None:
             owner = {self.relation: self.relation}
         self.queries = [
-            Query(self.plan, root, [n for n, o in owner.items() if o == root]) for root in roots
+            self.query_class(self.plan, root, [n for n, o in owner.items() if o == root])
+            for root in roots
         ]
 
     def output_relations(self) -> list[str]:

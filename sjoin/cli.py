@@ -48,6 +48,15 @@ TRACE = click.option(
     type=click.Path(exists=True, dir_okay=False, path_type=Path),
     help='Input rows, JSON Lines: {"batch": 0, "stream": ..., "row": {...}}.',
 )
+RUN_TRACE = click.option(
+    "--trace",
+    "trace",
+    required=True,
+    type=click.Path(exists=True, path_type=Path),
+    help='Input rows, JSON Lines: {"batch": 0, "stream": ..., "row": {...}}; or (columnar '
+    "engine) a directory of Parquet files, <stream>/batch-NNNN.parquet, one per stream per "
+    "batch.",
+)
 
 
 def last_resort(fn: F) -> F:
@@ -432,7 +441,7 @@ def diff(
 
 @main.command()
 @SPEC
-@TRACE
+@RUN_TRACE
 @click.option("--relation", help="Output only this join or aggregate (default: all).")
 @click.option(
     "--output",
@@ -475,6 +484,20 @@ def diff(
     help='Add "trace_batch" (the trace batch whose step ran the batch) to every output and '
     "progress line, beside Spark's batch id.",
 )
+@click.option(
+    "--engine",
+    type=click.Choice(["columnar", "reference"]),
+    default="columnar",
+    show_default=True,
+    help="columnar: a batch at a time on polars; reference: the row-at-a-time runtime. "
+    "Both give the same output.",
+)
+@click.option(
+    "--verbose",
+    is_flag=True,
+    help="Say which engine runs each operator (the columnar engine runs the joins it "
+    "does not support, and aggregates, on the reference operator).",
+)
 @COLOR
 @last_resort
 def run(
@@ -488,10 +511,12 @@ def run(
     report: Path | None,
     fmt: str | None,
     trace_batches: bool,
+    engine: str,
+    verbose: bool,
     color: str,
 ) -> None:
-    """Run SPEC on TRACE with the reference runtime: Spark's micro-batch semantics, batch by
-    batch (no-data batches included), in pure Python.
+    """Run SPEC on TRACE with the runtime: Spark's micro-batch semantics, batch by batch
+    (no-data batches included), without Spark.
 
     Batch ids are Spark's: the no-data batches Spark runs after a watermark advance are
     numbered too, so trace batch 1 may come out as batch 2 (--trace-batches shows both).
@@ -553,6 +578,8 @@ def run(
                 stdout=stdout,
                 trace_batches=trace_batches,
                 show_rows=show_rows,
+                engine="reference" if engine == "reference" else "columnar",
+                notes=(lambda line: printer.note(f"sjoin run: {line}")) if verbose else None,
             )
         except UsageError as err:
             raise click.UsageError(str(err)) from None

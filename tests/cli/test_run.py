@@ -294,3 +294,64 @@ def test_progress_to_redirected_stderr_interleaves_whole_lines(tmp_path: Path) -
     assert len(progress) >= 10 and all("batch" in p and "operators" in p for p in progress)
     assert [p["batch"] for p in progress] == sorted(p["batch"] for p in progress)
     assert len(others) == 1 and "batches" in others[0], others
+
+
+@pytest.mark.parametrize("spec", EXAMPLES, ids=lambda p: p.stem)
+def test_both_engines_write_the_same_bytes(spec: Path, tmp_path: Path) -> None:
+    """`sjoin run` (columnar by default) and `--engine reference`: the same output and
+    progress files, byte for byte; `--verbose` names the engine and each fallback."""
+    files = {}
+    for engine in ("columnar", "reference"):
+        out, progress = tmp_path / f"{engine}.out", tmp_path / f"{engine}.progress"
+        code, _, err = run(
+            "run",
+            str(spec),
+            "--trace",
+            str(spec.with_suffix(".trace.jsonl")),
+            "--engine",
+            engine,
+            "--verbose",
+            "--output",
+            str(out),
+            "--progress",
+            str(progress),
+        )
+        assert code == 0, err
+        assert f"engine: {engine}" in err
+        files[engine] = (out.read_bytes(), progress.read_bytes())
+    assert files["columnar"] == files["reference"]
+
+
+def test_parquet_trace_directory(tmp_path: Path) -> None:
+    pl = pytest.importorskip("polars")
+    spec = tmp_path / "s.sjoin"
+    spec.write_text(
+        "spark 4.3\n"
+        "stream l (k BIGINT, t TIMESTAMP) watermark t delay 1 second\n"
+        "stream r (k BIGINT, t TIMESTAMP) watermark t delay 1 second\n"
+        "join j = l AS L INNER JOIN r AS R ON L.k = R.k "
+        "AND L.t BETWEEN R.t - INTERVAL 1 SECOND AND R.t\n"
+        "  SELECT L.k AS k, L.t AS lt, R.t AS rt\n"
+    )
+    lines = []
+    for batch in range(3):
+        for stream in ("l", "r"):
+            times = [f"2026-01-01T00:00:{batch * 2 + i:02d}Z" for i in range(2)]
+            frame = pl.DataFrame({"k": [1, 2], "t": times}).with_columns(
+                pl.col("t").str.to_datetime(time_unit="us", time_zone="UTC")
+            )
+            (tmp_path / "pq" / stream).mkdir(parents=True, exist_ok=True)
+            frame.write_parquet(tmp_path / "pq" / stream / f"batch-{batch:04d}.parquet")
+            lines += [
+                json.dumps({"batch": batch, "stream": stream, "row": {"k": k, "t": t}})
+                for k, t in zip([1, 2], times, strict=True)
+            ]
+    trace = tmp_path / "t.jsonl"
+    trace.write_text("\n".join(lines) + "\n")
+    code, from_parquet, err = run("run", str(spec), "--trace", str(tmp_path / "pq"))
+    assert code == 0, err
+    code, from_json, err = run("run", str(spec), "--trace", str(trace), "--engine", "reference")
+    assert code == 0, err
+    assert from_parquet == from_json and from_json.count("\n") > 0
+    code, _, err = run("run", str(spec), "--trace", str(tmp_path / "pq"), "--engine", "reference")
+    assert code == 2 and "read by the columnar engine only" in err

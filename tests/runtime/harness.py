@@ -12,7 +12,7 @@ from typing import Any
 from sjoin.api import check_text
 from sjoin.compiler.plan import Plan
 from sjoin.compiler.settings import SETTINGS
-from sjoin.runtime import RunResult, run
+from sjoin.runtime import EngineName, RunResult, run
 from sjoin.runtime.values import format_timestamp, parse_timestamp
 
 EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
@@ -105,8 +105,10 @@ class Scenario:
     def plan(self) -> Plan:
         return plan_of(self.spec)
 
-    def run_runtime(self) -> list[Observed]:
-        result = run(self.plan, trace_records(self.batches), relation=self.relation)
+    def run_runtime(self, engine: EngineName = "reference") -> list[Observed]:
+        result = run(
+            self.plan, trace_records(self.batches), relation=self.relation, engine=engine
+        )
         return observe_runtime(result, self.relation)
 
     def run_spark(self, spark: Any) -> list[Observed]:

@@ -62,6 +62,24 @@ def test_stop_and_resume_with_a_longer_trace(tmp_path: Path, spec: Path, trace: 
     assert again.batches == []
 
 
+@pytest.mark.parametrize(
+    "engines", [("columnar", "columnar"), ("columnar", "reference"), ("reference", "columnar")]
+)
+@pytest.mark.parametrize(("spec", "trace"), [(SPEC, TRACE), (CHAIN, CHAIN_TRACE)])
+def test_resume_on_either_engine(
+    tmp_path: Path, spec: Path, trace: Path, engines: tuple[Any, Any]
+) -> None:
+    """The columnar engine's checkpoint holds the reference's snapshot: a run stopped on one
+    engine resumes on either, with the output of a clean run."""
+    plan = check_file(spec).plan
+    clean = run(plan, trace)
+    checkpoint = tmp_path / "chk"
+    first = run(plan, split_trace(trace, tmp_path, 3), checkpoint=checkpoint, engine=engines[0])
+    second = run(plan, trace, checkpoint=checkpoint, engine=engines[1])
+    assert first.output_lines() + second.output_lines() == clean.output_lines()
+    assert first.progress_lines() + second.progress_lines() == clean.progress_lines()
+
+
 def test_resume_rewrites_files_from_the_committed_offsets(tmp_path: Path) -> None:
     plan = check_file(SPEC).plan
     clean = run(plan, TRACE)

@@ -13,6 +13,8 @@ from typing import Any
 
 import pytest
 
+from sjoin.runtime import ENGINES, EngineName
+
 from .harness import assert_same
 from .record_spark import load
 from .scenarios import SCENARIOS, by_name
@@ -32,15 +34,18 @@ def test_every_scenario_is_recorded() -> None:
     assert len(SCENARIOS) >= 20
 
 
+@pytest.mark.parametrize("engine", ENGINES)
 @pytest.mark.parametrize("scenario", SCENARIOS, ids=lambda s: s.name)
-def test_runtime_matches_recorded_spark(scenario: Any) -> None:
-    assert_same(scenario.run_runtime(), RECORDED[scenario.name])
+def test_runtime_matches_recorded_spark(scenario: Any, engine: EngineName) -> None:
+    assert_same(scenario.run_runtime(engine), RECORDED[scenario.name])
 
 
 @pytest.mark.spark
 @pytest.mark.parametrize("name", LIVE)
 def test_runtime_matches_live_spark(spark: Any, name: str) -> None:
+    """One Spark run, both engines against it."""
     scenario = by_name(name)
     want = scenario.run_spark(spark)
-    assert_same(scenario.run_runtime(), want)
+    for engine in ENGINES:
+        assert_same(scenario.run_runtime(engine), want)
     assert want == RECORDED[name], "Spark itself changed: re-record with record_spark.py"

@@ -1,0 +1,728 @@
+"""The stream-stream join, a batch at a time on polars: the same Plan, the same passes and the
+same meaning as the row-at-a-time reference (``runtime/join.py``), which stays the readable
+definition.  Each pass is one vectorised equi-join of the batch against the other side's state.
+
+State per side is one frame: the side's columns ``c0..``, ``_id`` (insertion order, as the
+reference's ids), ``_t`` (the value the state predicate compares with the state watermark),
+``_m`` (matched flag) and ``_run`` (which run of the reference's event-time index the row
+belongs to: the order in which outer rows are evicted depends on it).  The frame is kept in
+``_id`` order, so a join that keeps the probe's order and then the state's gives the pairs in
+the reference's order: probe row, then state row.
+
+Every decision is the plan's: the append rule, LeftSemi's order and the removal counting come
+from ``JoinNode.quirks``, the state rules and thresholds from ``Side.state``, the range from
+``JoinNode.time_range``.  Expressions other than plain columns and the plan's time range are
+evaluated with the reference evaluator (``eval.compile_expr``) over the rows of the columns
+they read, so their values are the reference's.  ``unsupported`` names what this operator
+does not run (windows, DECIMAL and other types without an exact dtype, computed or floating
+keys, non-deterministic functions); the query runs such a join on the reference operator.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import polars as pl
+from sqlglot import exp
+
+from sjoin.compiler import annotate
+from sjoin.compiler.functions import FUNCTIONS
+from sjoin.compiler.plan import JoinNode, Side, StateRule
+
+from ..eval import Getter, Layout, column_slot, compile_expr, kind_of
+from ..join import JoinMetrics, side_layout
+from .frames import dtype_of
+
+Row = tuple[Any, ...]
+_INTS = {"tinyint", "smallint", "int", "bigint"}
+_KEY_KINDS = {"timestamp", "date", "string", "binary", "boolean"}
+_TIME_KINDS = _INTS | {"timestamp", "date"}
+_LIMIT = 2**62  # range bounds beyond this could overflow Int64 arithmetic: not columnar
+
+
+def _type_name(text: str) -> str:
+    return text.split("(")[0].lower()
+
+
+def _function_names(node: exp.Expression) -> list[str]:
+    return [(annotate.function(call) or call.name).lower() for call in node.find_all(exp.Anonymous)]
+
+
+def _expressions(node: JoinNode) -> list[exp.Expression]:
+    found: list[exp.Expression] = [o.expr for o in node.output]
+    for part in (node.post_join_filter, node.constant_filter):
+        if part is not None:
+            found.append(part)
+    for side in (node.left, node.right):
+        found += [e for e in (side.pre_join_filter,) if e is not None]
+        found += [*side.filters_below_watermark, *side.filters_above_watermark]
+    for a, b in node.keys:
+        found += [a, b]
+    return found
+
+
+def unsupported(node: JoinNode, ansi: bool) -> str | None:
+    """Why this join cannot run on the columnar operator (None: it can)."""
+    if node.window_times:
+        return "its output calls window() (rows whose window time is NULL are dropped)"
+    for side in (node.left, node.right):
+        if side.windows or side.event_time_is_window:
+            return f"its {side.name} side projects a window"
+        for column in side.columns:
+            if dtype_of(column.type.name) is None:
+                return f"column `{column.name}` is {column.type}, which has no columnar form"
+    for o in node.output:
+        if dtype_of(_type_name(o.type)) is None:
+            return f"output `{o.name}` is {o.type}, which has no columnar form"
+    for e in _expressions(node):
+        for name in _function_names(e):
+            if name == "window":
+                return "it calls window()"
+            function = FUNCTIONS.get(name)
+            if function is not None and not function.deterministic:
+                return f"it calls {name}(), which is not deterministic"
+    left_cols, right_cols = side_layout(node.left), side_layout(node.right)
+    one_left = Layout.of(("left", left_cols))
+    one_right = Layout.of(("right", right_cols))
+    for a, b in node.keys:
+        if (
+            column_slot(compile_expr(a, one_left, ansi=ansi)) is None
+            or column_slot(compile_expr(b, one_right, ansi=ansi)) is None
+        ):
+            return "a join key is computed, not a column"
+        ka, kb = kind_of(a, one_left), kind_of(b, one_right)
+        if not ((ka in _INTS and kb in _INTS) or (ka == kb and ka in _KEY_KINDS)):
+            return (
+                f"a join key compares {ka} with {kb} (only integer, TIMESTAMP, DATE, STRING, "
+                "BINARY and BOOLEAN keys of one type are columnar)"
+            )
+    for side, cols in ((node.left, left_cols), (node.right, right_cols)):
+        rule = side.state
+        kinds = dict(cols)
+        if rule.eviction == "key":
+            if rule.window or rule.key_index is None:
+                return f"its {side.name} side is evicted by a window key"
+            key = node.keys[rule.key_index][0 if side.name == "left" else 1]
+            layout = one_left if side.name == "left" else one_right
+            if kind_of(key, layout) not in _TIME_KINDS:
+                return f"its {side.name} side is evicted by a key that is not a time"
+        elif (
+            rule.eviction == "value"
+            and rule.column in kinds
+            and kinds[rule.column] not in _TIME_KINDS
+        ):
+            return f"its {side.name} side is evicted by a column that is not a time"
+        if (
+            side.event_time_column is not None
+            and kinds.get(side.event_time_column) not in _TIME_KINDS
+        ):
+            return f"its {side.name} side's event time is not a time column"
+    if node.time_range is not None:
+        tr = node.time_range
+        if abs(tr.lower_us) > _LIMIT or abs(tr.upper_us) > _LIMIT:
+            return "its time range is too wide for 64-bit arithmetic"
+    return None
+
+
+class _Side:
+    """One side's stored rows as a frame, and what the operator needs to know of the side."""
+
+    def __init__(
+        self,
+        side: Side,
+        columns: list[tuple[str, str]],
+        keys: list[int],
+        time_index: int | None,
+        track_matched: bool,
+    ) -> None:
+        self.side = side
+        self.kinds = [k for _, k in columns]
+        self.width = len(columns)
+        self.keys = keys  # column index of each join key
+        self.time_index = time_index  # column whose value _t is (None: never evicted)
+        self.track_matched = track_matched
+        self.schema = {f"c{i}": dtype_of(k) for i, k in enumerate(self.kinds)}
+        self.state = self._empty()
+        self.next_id = 0
+        self.next_run = 0
+        self.min_time: int | None = None  # smallest _t stored: a no-op eviction costs O(1)
+        self.unflushed = False  # rows with a time appended since the last eviction
+
+    def _empty(self) -> pl.DataFrame:
+        return pl.DataFrame(
+            schema={
+                **self.schema,
+                "_id": pl.Int64,
+                "_t": pl.Int64,
+                "_m": pl.Boolean,
+                "_run": pl.Int64,
+            }
+        )
+
+    @property
+    def size(self) -> int:
+        return self.state.height
+
+    def time_expr(self) -> pl.Expr:
+        if self.time_index is None:
+            return pl.lit(None, dtype=pl.Int64)
+        return pl.col(f"c{self.time_index}").cast(pl.Int64)
+
+    def append(self, rows: pl.DataFrame, matched: pl.Series | None) -> int:
+        """Store ``rows`` (columns c0.., in order) with new ids; returns how many."""
+        n = rows.height
+        if n == 0:
+            return 0
+        flags = (
+            matched
+            if matched is not None and self.track_matched
+            else pl.Series("_m", [False] * n, dtype=pl.Boolean)
+        )
+        new = rows.select(
+            *[pl.col(c) for c in self.schema],
+            pl.int_range(self.next_id, self.next_id + n, dtype=pl.Int64).alias("_id"),
+            self.time_expr().alias("_t"),
+            pl.lit(flags.alias("_m")).alias("_m"),
+            pl.lit(None, dtype=pl.Int64).alias("_run"),
+        )
+        self.next_id += n
+        low = new.get_column("_t").min()
+        if low is not None and (self.min_time is None or low < self.min_time):  # type: ignore[operator]
+            self.min_time = int(low)  # type: ignore[arg-type]
+        if low is not None:
+            self.unflushed = True
+        self.state = pl.concat([self.state, new], how="vertical", rechunk=True)
+        return n
+
+    def mark(self, ids: pl.Series) -> None:
+        if self.track_matched and ids.len():
+            self.state = self.state.with_columns(
+                (pl.col("_m") | pl.col("_id").is_in(ids.implode())).alias("_m")
+            )
+
+    def remove(self, ids: pl.Series) -> None:
+        if ids.len():
+            self.state = self.state.filter(~pl.col("_id").is_in(ids.implode()))
+            self._recompute_min()
+
+    def _recompute_min(self) -> None:
+        low = self.state.get_column("_t").min()
+        self.min_time = None if low is None else int(low)  # type: ignore[arg-type]
+
+    def evict(self, threshold: int, ordered: bool) -> pl.DataFrame | None:
+        """Remove the rows whose ``_t <= threshold``; return them (with ``_m``), in the order
+        the reference's index pops them when ``ordered`` (runs by their smallest remaining
+        time, each run by (time, id)); None when nothing is evicted."""
+        if ordered:
+            self._flush()
+        if self.min_time is None or self.min_time > threshold:
+            return None
+        state = self.state
+        gone = pl.col("_t").is_not_null() & (pl.col("_t") <= threshold)
+        evicted = state.filter(gone)
+        self.state = state.filter(~gone)
+        self._recompute_min()
+        if ordered and evicted.height:
+            heads = state.group_by("_run").agg(pl.col("_t").min().alias("_head"))
+            evicted = evicted.join(heads, on="_run", how="left").sort(
+                ["_head", "_run", "_t", "_id"]
+            )
+        return evicted
+
+    def _flush(self) -> None:
+        """The reference index sorts the rows appended since its last eviction into a new
+        run before it evicts: number them as that run."""
+        if not self.unflushed:
+            return
+        self.unflushed = False
+        state = self.state
+        fresh = pl.col("_run").is_null() & pl.col("_t").is_not_null()
+        if state.height and state.select(fresh.any()).item():
+            self.state = state.with_columns(
+                pl.when(fresh).then(pl.lit(self.next_run)).otherwise(pl.col("_run")).alias("_run")
+            )
+            self.next_run += 1
+
+    # ---------------------------------------------------------------- checkpoint
+
+    def snapshot(self) -> dict[str, Any]:
+        """The reference's snapshot form (``SideState.snapshot``), so either engine resumes
+        the other's checkpoint."""
+        columns = [f"c{i}" for i in range(self.width)]
+        rows = self.state.select(columns).rows()
+        ids = self.state.get_column("_id").to_list()
+        flags = self.state.get_column("_m").to_list()
+        keys = self.keys
+        values = []
+        for row, ident, matched in zip(rows, ids, flags, strict=True):
+            key = row[keys[0]] if len(keys) == 1 else tuple(row[k] for k in keys)
+            values.append((key, ident, row, bool(matched)))
+        return {"next_id": self.next_id, "values": values}
+
+    def restore(self, data: dict[str, Any]) -> None:
+        values = sorted(data["values"], key=lambda v: v[1])
+        self.state = self._empty()
+        self.min_time = None
+        self.unflushed = False
+        self.next_run = 0
+        if values:
+            rows = [v[2] for v in values]
+            columns = list(zip(*rows, strict=True))
+            frame = pl.DataFrame(
+                [
+                    pl.Series(name, columns[i], dtype=dtype, strict=True)
+                    for i, (name, dtype) in enumerate(self.schema.items())
+                ]
+            )
+            self.state = frame.select(
+                *[pl.col(c) for c in self.schema],
+                pl.Series("_id", [v[1] for v in values], dtype=pl.Int64),
+                self.time_expr().alias("_t"),
+                pl.Series("_m", [bool(v[3]) and self.track_matched for v in values]),
+                pl.lit(None, dtype=pl.Int64).alias("_run"),
+            )
+            self._recompute_min()
+            self.unflushed = self.min_time is not None
+        self.next_id = data["next_id"]
+
+
+def _renamed(frame: pl.DataFrame, width: int, prefix: str) -> pl.DataFrame:
+    return frame.rename({f"c{i}": f"{prefix}{i}" for i in range(width)})
+
+
+class ColumnarJoin:
+    """One ``join`` of the plan, run batch after batch on frames (columns ``c0..``)."""
+
+    def __init__(self, node: JoinNode, ansi: bool) -> None:
+        self.node = node
+        self.semi = node.executed_as == "left_semi"
+        self.anti = node.anti_filter
+        self.semi_right_first = self.semi and node.quirks.semi_right_first
+        self.fixed_append = node.quirks.append_rule
+        self.count_all_removals = node.quirks.count_all_removals
+        left_cols, right_cols = side_layout(node.left), side_layout(node.right)
+        self.left_cols, self.right_cols = left_cols, right_cols
+        one_left = Layout.of(("left", left_cols))
+        one_right = Layout.of(("right", right_cols))
+        both = Layout.of(("left", left_cols), ("right", right_cols))
+
+        def slot(e: exp.Expression, layout: Layout) -> int:
+            found = column_slot(compile_expr(e, layout, ansi=ansi))
+            assert found is not None
+            return found[1]
+
+        left_keys = [slot(a, one_left) for a, _ in node.keys]
+        right_keys = [slot(b, one_right) for _, b in node.keys]
+        self.left = _Side(
+            node.left,
+            left_cols,
+            left_keys,
+            _eviction_column(node.left.state, left_cols, left_keys),
+            node.left.preserved or self.semi,
+        )
+        self.right = _Side(
+            node.right,
+            right_cols,
+            right_keys,
+            _eviction_column(node.right.state, right_cols, right_keys),
+            node.right.preserved,
+        )
+        self.pre_left = _compiled(node.left.pre_join_filter, one_left, ansi)
+        self.pre_right = _compiled(node.right.pre_join_filter, one_right, ansi)
+        self.in_range: tuple[int, int, int, int] | None = None
+        if node.time_range is not None:
+            tr = node.time_range
+            names_l, names_r = [c for c, _ in left_cols], [c for c, _ in right_cols]
+            self.in_range = (
+                names_l.index(tr.left_column),
+                names_r.index(tr.right_column),
+                tr.lower_us,
+                tr.upper_us,
+            )
+        post_parts = [p for p in (node.post_join_filter, node.constant_filter) if p is not None]
+        post = (
+            post_parts[0]
+            if len(post_parts) == 1
+            else (exp.And(this=post_parts[0], expression=post_parts[1]) if post_parts else None)
+        )
+        self.post = _compiled(post, both, ansi)
+        self.outputs: list[tuple[tuple[int, int] | None, Getter, Any]] = []
+        for o in node.output:
+            getter = compile_expr(o.expr, both, ansi=ansi)
+            self.outputs.append((column_slot(getter), getter, dtype_of(_type_name(o.type))))
+        self.left_time = _event_index(node.left, left_cols)
+        self.right_time = _event_index(node.right, right_cols)
+        self.left_rule, self.right_rule = node.left.state, node.right.state
+
+    # ---------------------------------------------------------------- expressions
+
+    def _rows(self, frame: pl.DataFrame, prefix: str, width: int) -> list[Row]:
+        return frame.select([f"{prefix}{i}" for i in range(width)]).rows()
+
+    def _project(self, pairs: pl.DataFrame, left: bool, right: bool) -> pl.DataFrame:
+        """Output columns c0.. of pairs with columns L0.. / R0.. (a side that is absent is
+        null-padded), keeping ``_p``."""
+        lw, rw = len(self.left_cols), len(self.right_cols)
+        fill = []
+        if not left:
+            fill += [
+                pl.lit(None, dtype=self.left.schema[f"c{i}"]).alias(f"L{i}") for i in range(lw)
+            ]
+        if not right:
+            fill += [
+                pl.lit(None, dtype=self.right.schema[f"c{i}"]).alias(f"R{i}") for i in range(rw)
+            ]
+        if fill:
+            pairs = pairs.with_columns(fill)
+        computed: dict[int, pl.Series] = {}
+        if any(s is None for s, _, _ in self.outputs):
+            lrows = self._rows(pairs, "L", lw)
+            rrows = self._rows(pairs, "R", rw)
+            columns: list[list[Any]] = [[] for _ in self.outputs]
+            wanted = [(j, g) for j, (s, g, _) in enumerate(self.outputs) if s is None]
+            for a, b in zip(lrows, rrows, strict=True):
+                for j, g in wanted:
+                    columns[j].append(g(a, b))
+            for j, _ in wanted:
+                computed[j] = pl.Series(f"c{j}", columns[j], dtype=self.outputs[j][2], strict=True)
+        exprs: list[Any] = [pl.col("_p")]
+        for j, (s, _, dtype) in enumerate(self.outputs):
+            if s is not None:
+                exprs.append(
+                    pl.col(f"{'L' if s[0] == 0 else 'R'}{s[1]}").cast(dtype).alias(f"c{j}")
+                )
+            else:
+                exprs.append(pl.lit(computed[j]).alias(f"c{j}"))
+        return pairs.select(exprs)
+
+    def _pre(
+        self, frame: pl.DataFrame, test: Getter | None, prefix: str, width: int
+    ) -> pl.Series | None:
+        """The pre-join filter's verdict per row (True only where it is TRUE)."""
+        if test is None:
+            return None
+        return pl.Series(
+            [test(r, None) is True for r in self._rows(frame, prefix, width)], dtype=pl.Boolean
+        )
+
+    def _pairs(self, probe: pl.DataFrame, state: _Side, probe_is_left: bool) -> pl.DataFrame:
+        """The probe rows (``L``/``R`` columns and ``_p``) joined with the stored rows that
+        satisfy the condition, in (probe row, stored row id) order; stored columns carry
+        ``_id`` and ``_m``.
+
+        The hash join and the range filter run on the keys, the range columns and row
+        positions only (a lazy query); the sort into order is on one Int64 key; then every
+        column is gathered once, for the pairs that are kept (measured about 2x faster than
+        joining whole rows)."""
+        mine, theirs = ("L", "R") if probe_is_left else ("R", "L")
+        probe_side = self.left if probe_is_left else self.right
+        probe_keys = [f"{mine}{k}" for k in probe_side.keys]
+        stored_keys = [f"{theirs}{k}" for k in state.keys]
+        probe_cols, stored_cols = list(probe_keys), list(stored_keys)
+        inside = None
+        if self.in_range is not None:
+            xa, xb, lower, upper = self.in_range
+            x, y = f"L{xa}", f"R{xb}"
+            for name in (x, y):
+                (probe_cols if name.startswith(mine) else stored_cols).append(name)
+            cx, cy = pl.col(x), pl.col(y)
+            inside = cx.is_not_null() & cy.is_not_null() & (cy >= cx + lower) & (cy <= cx + upper)
+        slim_probe = probe.lazy().select([*dict.fromkeys(probe_cols), "_p"]).with_row_index("_q")
+        slim_stored = (
+            _renamed(state.state.select([*state.schema, "_id"]), state.width, theirs)
+            .lazy()
+            .select([*dict.fromkeys(stored_cols), "_id"])
+            .with_row_index("_r")
+        )
+        joined = slim_probe.join(
+            slim_stored,
+            left_on=probe_keys,
+            right_on=stored_keys,
+            how="inner",
+            nulls_equal=True,
+            coalesce=False,
+            suffix="_stored",
+        )
+        if inside is not None:
+            joined = joined.filter(inside)
+        ids = max(state.next_id, 1)
+        positions = joined.select("_q", "_r", "_p", "_id")
+        if probe.height * ids < 2**62:  # one Int64 key: a much faster sort than two
+            positions = positions.sort(pl.col("_p") * ids + pl.col("_id"))
+        else:
+            positions = positions.sort(["_p", "_id"])
+        index: pl.DataFrame = positions.collect()
+        stored = _renamed(state.state.select([*state.schema, "_m"]), state.width, theirs)
+        pairs = pl.concat(
+            [
+                probe.drop("_p").gather(index.get_column("_q")),
+                stored.gather(index.get_column("_r")),
+                index.select("_p", "_id"),
+            ],
+            how="horizontal",
+        )
+        if self.in_range is not None or self.post is None or pairs.height == 0:
+            return pairs
+        post = self.post
+        lrows = self._rows(pairs, "L", len(self.left_cols))
+        rrows = self._rows(pairs, "R", len(self.right_cols))
+        keep = pl.Series(
+            [post(a, b) is True for a, b in zip(lrows, rrows, strict=True)], dtype=pl.Boolean
+        )
+        return pairs.filter(keep)
+
+    def _late(
+        self, frame: pl.DataFrame, index: int | None, late_us: int | None, m: JoinMetrics
+    ) -> pl.DataFrame:
+        if late_us is None or index is None or frame.height == 0:
+            return frame
+        t = pl.col(f"c{index}")
+        late = t.is_not_null() & (t <= late_us)
+        dropped = frame.select(late.sum()).item()
+        if dropped:
+            m.num_rows_dropped_by_watermark += int(dropped)
+            return frame.filter(~late)
+        return frame
+
+    # ---------------------------------------------------------------- one batch
+
+    def process(
+        self, left: pl.DataFrame, right: pl.DataFrame, late_ms: int | None, evict_ms: int | None
+    ) -> tuple[pl.DataFrame, JoinMetrics]:
+        m = JoinMetrics()
+        late_us = None if late_ms is None else late_ms * 1000
+        left_threshold = _threshold(self.left_rule, evict_ms)
+        right_threshold = _threshold(self.right_rule, evict_ms)
+        out: list[pl.DataFrame] = []
+        if self.semi_right_first:
+            out.append(self._semi_right_first(right, late_us, right_threshold, m))
+            out.append(self._semi_left_last(left, late_us, m))
+        else:
+            out.append(self._left_pass(left, late_us, left_threshold, m))
+            out.append(self._right_pass(right, late_us, right_threshold, m))
+        out += self._outer_and_cleanup(left_threshold, right_threshold, m)
+        m.side_rows = (self.left.size, self.right.size)
+        m.num_rows_total = self.left.size + self.right.size
+        frames = [f.drop("_p") for f in out if f.height]
+        if not frames:
+            return pl.DataFrame(schema={f"c{j}": d for j, (_, _, d) in enumerate(self.outputs)}), m
+        return pl.concat(frames, how="vertical"), m
+
+    def _input(self, frame: pl.DataFrame, prefix: str, width: int) -> pl.DataFrame:
+        return _renamed(frame, width, prefix).with_columns(
+            pl.int_range(pl.len(), dtype=pl.Int64).alias("_p")
+        )
+
+    def _left_pass(
+        self, rows: pl.DataFrame, late_us: int | None, threshold: int | None, m: JoinMetrics
+    ) -> pl.DataFrame:
+        lw = len(self.left_cols)
+        frame = self._input(self._late(rows, self.left_time, late_us, m), "L", lw)
+        parts: list[pl.DataFrame] = []
+        ok = self._pre(frame, self.pre_left, "L", lw)
+        if ok is not None:
+            if self.node.left.preserved:
+                parts.append(self._project(frame.filter(~ok), True, False))
+            frame = frame.filter(ok)
+        pairs = self._pairs(frame, self.right, True)
+        matched = frame.get_column("_p").is_in(pairs.get_column("_p").unique().implode())
+        if self.semi:
+            if pairs.height:
+                firsts = pairs.group_by("_p", maintain_order=True).agg(pl.col("_id").first())
+                self.right.mark(firsts.get_column("_id"))
+            parts.append(self._project(frame.filter(matched), True, False))
+            frame, matched = (
+                frame.filter(~matched),
+                pl.Series("_m", [False] * int((~matched).sum())),
+            )
+        else:
+            self.right.mark(pairs.get_column("_id").unique())
+            if not self.anti:
+                parts.append(self._project(pairs, True, True))
+        store = _renamed_back(frame, lw, "L")
+        keep = None
+        if not self.fixed_append and threshold is not None and self.left.time_index is not None:
+            t = pl.col(f"c{self.left.time_index}")
+            keep = store.select(~(t.is_not_null() & (t <= threshold))).to_series()
+        if keep is not None:
+            store, matched = store.filter(keep), matched.filter(keep)
+        m.num_rows_updated += self.left.append(store, matched.alias("_m"))
+        return _ordered(parts)
+
+    def _right_pass(
+        self, rows: pl.DataFrame, late_us: int | None, threshold: int | None, m: JoinMetrics
+    ) -> pl.DataFrame:
+        rw = len(self.right_cols)
+        frame = self._input(self._late(rows, self.right_time, late_us, m), "R", rw)
+        parts: list[pl.DataFrame] = []
+        preserved = self.node.right.preserved
+        ok = self._pre(frame, self.pre_right, "R", rw)
+        if ok is not None:
+            if preserved:
+                parts.append(self._project(frame.filter(~ok), False, True))
+            frame = frame.filter(ok)
+        pairs = self._pairs(frame, self.left, False)
+        if self.semi:  # a left row is emitted once: at the first pair of one not yet matched
+            fresh = pairs.filter(~pl.col("_m"))
+            firsts = fresh.filter(pl.col("_p") == pl.col("_p").min().over("_id"))
+            self.left.mark(firsts.get_column("_id"))
+            parts.append(self._project(firsts, True, False))
+            hit = firsts.get_column("_p")
+        else:
+            self.left.mark(pairs.get_column("_id").unique())
+            if not self.anti:
+                parts.append(self._project(pairs, True, True))
+            hit = pairs.get_column("_p")
+        matched = frame.get_column("_p").is_in(hit.unique().implode())
+        store = _renamed_back(frame, rw, "R")
+        keep_unmatched = self.fixed_append and preserved
+        if threshold is not None and self.right.time_index is not None:
+            t = pl.col(f"c{self.right.time_index}")
+            evictable = t.is_not_null() & (t <= threshold)
+            drop = (
+                store.with_columns(matched.alias("_hit"))
+                .select(evictable & ~(pl.lit(keep_unmatched) & ~pl.col("_hit")))
+                .to_series()
+            )
+            store, matched = store.filter(~drop), matched.filter(~drop)
+        m.num_rows_updated += self.right.append(store, matched.alias("_m"))
+        return _ordered(parts)
+
+    def _semi_right_first(
+        self, rows: pl.DataFrame, late_us: int | None, threshold: int | None, m: JoinMetrics
+    ) -> pl.DataFrame:
+        """LeftSemi from Spark 4.2: right rows probe the stored left rows first; a matched
+        left row is emitted once and removed from state at once (counted as removed)."""
+        rw = len(self.right_cols)
+        frame = self._input(self._late(rows, self.right_time, late_us, m), "R", rw)
+        ok = self._pre(frame, self.pre_right, "R", rw)
+        if ok is not None:
+            frame = frame.filter(ok)
+        pairs = self._pairs(frame, self.left, False)
+        firsts = pairs.filter(pl.col("_p") == pl.col("_p").min().over("_id"))
+        out = self._project(firsts, True, False)
+        removed = firsts.get_column("_id")
+        self.left.remove(removed)
+        m.num_rows_removed += removed.len()
+        matched = frame.get_column("_p").is_in(firsts.get_column("_p").unique().implode())
+        store = _renamed_back(frame, rw, "R")
+        if threshold is not None and self.right.time_index is not None:
+            t = pl.col(f"c{self.right.time_index}")
+            keep = store.select(~(t.is_not_null() & (t <= threshold))).to_series()
+            store, matched = store.filter(keep), matched.filter(keep)
+        m.num_rows_updated += self.right.append(store, matched.alias("_m"))
+        return out
+
+    def _semi_left_last(
+        self, rows: pl.DataFrame, late_us: int | None, m: JoinMetrics
+    ) -> pl.DataFrame:
+        lw = len(self.left_cols)
+        frame = self._input(self._late(rows, self.left_time, late_us, m), "L", lw)
+        ok = self._pre(frame, self.pre_left, "L", lw)
+        if ok is not None:
+            frame = frame.filter(ok)
+        pairs = self._pairs(frame, self.right, True)
+        matched = frame.get_column("_p").is_in(pairs.get_column("_p").unique().implode())
+        out = self._project(frame.filter(matched), True, False)
+        m.num_rows_updated += self.left.append(_renamed_back(frame.filter(~matched), lw, "L"), None)
+        return out
+
+    def _outer_and_cleanup(
+        self, left_threshold: int | None, right_threshold: int | None, m: JoinMetrics
+    ) -> list[pl.DataFrame]:
+        out = []
+        counted = uncounted = 0
+        lp, rp = self.node.left.preserved, self.node.right.preserved
+        lw, rw = len(self.left_cols), len(self.right_cols)
+        if lp and left_threshold is not None:
+            gone = self.left.evict(left_threshold, ordered=True)
+            if gone is not None and gone.height:
+                uncounted += gone.height
+                rows = _renamed(gone.filter(~pl.col("_m")), lw, "L").with_columns(
+                    pl.lit(0, dtype=pl.Int64).alias("_p")
+                )
+                out.append(self._project(rows, True, False))
+        if rp and right_threshold is not None:
+            gone = self.right.evict(right_threshold, ordered=True)
+            if gone is not None and gone.height:
+                uncounted += gone.height
+                rows = _renamed(gone.filter(~pl.col("_m")), rw, "R").with_columns(
+                    pl.lit(0, dtype=pl.Int64).alias("_p")
+                )
+                out.append(self._project(rows, False, True))
+        if not lp and left_threshold is not None:
+            gone = self.left.evict(left_threshold, ordered=False)
+            counted += 0 if gone is None else gone.height
+        if not rp and right_threshold is not None:
+            gone = self.right.evict(right_threshold, ordered=False)
+            counted += 0 if gone is None else gone.height
+        m.num_rows_removed += counted + (uncounted if self.count_all_removals else 0)
+        return out
+
+    # ---------------------------------------------------------------- checkpoint
+
+    def snapshot(self) -> dict[str, Any]:
+        return {"left": self.left.snapshot(), "right": self.right.snapshot()}
+
+    def restore(self, data: dict[str, Any]) -> None:
+        self.left.restore(data["left"])
+        self.right.restore(data["right"])
+
+    def has_state_predicate(self) -> bool:
+        return self.left_rule.eviction != "never" or self.right_rule.eviction != "never"
+
+    def state_watermark(self, input_ms: int) -> int:
+        """Spark 3.5+'s output watermark: min(state watermarks, input watermark)."""
+        values = [input_ms]
+        for rule in (self.left_rule, self.right_rule):
+            value = rule.state_watermark(input_ms)
+            if value is not None:
+                values.append(value)
+        return min(values)
+
+
+# ------------------------------------------------------------------------------ helpers
+
+
+def _renamed_back(frame: pl.DataFrame, width: int, prefix: str) -> pl.DataFrame:
+    return frame.select([pl.col(f"{prefix}{i}").alias(f"c{i}") for i in range(width)])
+
+
+def _ordered(parts: Sequence[pl.DataFrame]) -> pl.DataFrame:
+    """The pass's output rows in probe order (a probe row's own rows keep their order)."""
+    parts = [p for p in parts if p.height]
+    if not parts:
+        return pl.DataFrame()
+    if len(parts) == 1:
+        return parts[0]
+    return pl.concat(parts, how="vertical").sort("_p", maintain_order=True)
+
+
+def _compiled(node: exp.Expression | None, layout: Layout, ansi: bool) -> Getter | None:
+    return None if node is None else compile_expr(node, layout, ansi=ansi)
+
+
+def _threshold(rule: StateRule, evict_ms: int | None) -> int | None:
+    if evict_ms is None:
+        return None
+    value = rule.state_watermark(evict_ms)
+    return None if value is None else value * 1000
+
+
+def _event_index(side: Side, layout: list[tuple[str, str]]) -> int | None:
+    if side.event_time_column is None:
+        return None
+    return [n for n, _ in layout].index(side.event_time_column)
+
+
+def _eviction_column(rule: StateRule, layout: list[tuple[str, str]], keys: list[int]) -> int | None:
+    """The column whose value a side's state predicate compares with the state watermark
+    (the reference's ``_eviction_time``): the watermark key's, or the rule's column."""
+    if rule.eviction == "key":
+        assert rule.key_index is not None
+        return keys[rule.key_index]
+    if rule.eviction == "value":
+        names = [n for n, _ in layout]
+        return names.index(rule.column) if rule.column in names else None
+    return None

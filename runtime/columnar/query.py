@@ -1,0 +1,186 @@
+"""The columnar engine's queries: the reference ``Query`` and ``Engine`` (batch scheduling,
+no-data batches, watermarks, batch ids, checkpoints), with each join that the columnar
+operator supports run on it and fed frames.
+
+A relation's rows in a batch are a frame (columns ``c0..``) when they come from a columnar
+join or the bulk trace reader, else the reference's list of tuples; each operator gets the
+form it runs on (``frames.as_frame`` / ``as_rows``, exact both ways).  An operator that is
+not columnar (an aggregate, or a join ``join.unsupported`` names) runs the reference
+operator; ``Engine.fallbacks`` says which and why (``sjoin run --verbose`` prints them).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any, cast
+
+import polars as pl
+
+from sjoin.compiler.plan import AggregateNode, JoinNode, Plan, Side, StreamNode
+
+from ..aggregate import AggregateMetrics, AggregateOperator
+from ..eval import Getter, Layout, compile_expr
+from ..join import JoinMetrics, JoinOperator
+from ..query import BatchResult, Engine, OperatorReport, Query, columns_of
+from ..watermark import WatermarkNode
+from .frames import as_frame, as_rows, dtype_of
+from .join import ColumnarJoin, unsupported
+
+Row = tuple[Any, ...]
+
+
+class _SideFilters:
+    """A side's filters below and above its watermark node, on frames (the reference's
+    ``SideInput`` without windows: a join with windows is not columnar).  Each filter runs on
+    the rows the previous ones kept, in the reference's order."""
+
+    def __init__(self, side: Side, ansi: bool) -> None:
+        columns = [(c.name, c.type.name) for c in side.columns]
+        layout = Layout.of((side.name, columns))
+        index = {name: i for i, (name, _) in enumerate(columns)}
+        self.below: list[Getter | int] = [
+            *(compile_expr(p, layout, ansi=ansi) for p in side.filters_below_watermark),
+            *(index[n] for n in side.not_null_below_watermark),
+        ]
+        self.above: list[Getter | int] = [
+            *(compile_expr(p, layout, ansi=ansi) for p in side.filters_above_watermark),
+            *(index[n] for n in side.not_null_above_watermark),
+        ]
+
+    @staticmethod
+    def apply(frame: pl.DataFrame, tests: Sequence[Getter | int]) -> pl.DataFrame:
+        for test in tests:
+            if frame.height == 0:
+                return frame
+            if isinstance(test, int):
+                frame = frame.filter(pl.col(f"c{test}").is_not_null())
+            else:
+                keep = [test(row, None) is True for row in frame.rows()]
+                frame = frame.filter(pl.Series(keep, dtype=pl.Boolean))
+        return frame
+
+
+def observe(node: WatermarkNode, frame: pl.DataFrame) -> None:
+    """``WatermarkNode.observe`` of a frame: the batch's largest event time (a NULL reads as
+    0 ms), floored to milliseconds."""
+    if frame.height == 0:
+        return
+    top = frame.get_column(f"c{node.time_index}").fill_null(0).max()
+    assert isinstance(top, int)
+    top_ms = top // 1000
+    if node.batch_max_ms is None or top_ms > node.batch_max_ms:
+        node.batch_max_ms = top_ms
+
+
+class ColumnarQuery(Query):
+    """A ``Query`` whose supported joins run on ``ColumnarJoin``."""
+
+    def __init__(self, plan: Plan, root: str, outputs: Sequence[str]) -> None:
+        super().__init__(plan, root, outputs)
+        self.kinds = {n.name: [k for _, k in columns_of(n)] for n in self.nodes}
+        self.fallbacks: dict[str, str] = {}
+        self.filters: dict[str, tuple[_SideFilters, _SideFilters]] = {}
+        for node in self.nodes:
+            if isinstance(node, AggregateNode):
+                self.fallbacks[node.name] = "aggregates run on the reference operator"
+            elif isinstance(node, JoinNode):
+                reason = unsupported(node, plan.ansi)
+                if reason is None:
+                    # ColumnarJoin has JoinOperator's interface (process, snapshot, restore,
+                    # has_state_predicate, state_watermark) on frames
+                    self.operators[node.name] = cast(Any, ColumnarJoin(node, plan.ansi))
+                    self.filters[node.name] = (
+                        _SideFilters(node.left, plan.ansi),
+                        _SideFilters(node.right, plan.ansi),
+                    )
+                else:
+                    self.fallbacks[node.name] = reason
+
+    def _run_batch(self, rows: Mapping[str, Any] | None) -> BatchResult:
+        watermark_ms = self.tracker.global_ms
+        has_wm = self.tracker.enabled
+        produced: dict[str, Any] = {s: (rows or {}).get(s, []) for s in self.streams}
+        reports: dict[str, OperatorReport] = {}
+        for node in self.nodes:
+            if isinstance(node, StreamNode):
+                continue
+            op = self.operators[node.name]
+            late = self.rules.late(node.name, self.previous_ms, watermark_ms) if has_wm else None
+            evict = self.rules.eviction(node.name, watermark_ms) if has_wm else None
+            metrics: JoinMetrics | AggregateMetrics
+            out: Any
+            if isinstance(node, JoinNode) and isinstance(op, ColumnarJoin):
+                frames = []
+                for side, filters in zip(
+                    (node.left, node.right), self.filters[node.name], strict=True
+                ):
+                    frame = as_frame(produced[side.relation], self.kinds[side.relation])
+                    below = filters.apply(frame, filters.below)
+                    wm_node = self.node_of_input.get((node.name, side.name))
+                    if wm_node is not None:
+                        observe(wm_node, below)
+                    frames.append(filters.apply(below, filters.above))
+                out, metrics = op.process(frames[0], frames[1], late, evict)
+            elif isinstance(node, JoinNode):
+                assert isinstance(op, JoinOperator)
+                prepared = []
+                for side, side_input in zip(
+                    (node.left, node.right), self.side_inputs[node.name], strict=True
+                ):
+                    below = side_input.filter_below(as_rows(produced[side.relation]))
+                    wm_node = self.node_of_input.get((node.name, side.name))
+                    if wm_node is not None:
+                        wm_node.observe(below)
+                    prepared.append(side_input.filter_above(below))
+                out, metrics = op.process(prepared[0], prepared[1], late, evict)
+            else:
+                assert isinstance(op, AggregateOperator) and isinstance(node, AggregateNode)
+                source_rows = as_rows(produced[node.input])
+                wm_node = self.node_of_input.get((node.name, "input"))
+                if wm_node is not None:
+                    wm_node.observe(source_rows)
+                out, metrics = op.process(source_rows, late, evict)
+            produced[node.name] = out
+            self.last_eviction[node.name] = evict
+            reports[node.name] = OperatorReport(
+                node.name,
+                metrics.num_rows_total,
+                metrics.num_rows_updated,
+                metrics.num_rows_removed,
+                metrics.num_rows_dropped_by_watermark,
+                getattr(metrics, "side_rows", None),
+            )
+        self.tracker.end_batch()
+        result = BatchResult(
+            self.root,
+            self.batch_id,
+            watermark_ms if has_wm else None,
+            rows is not None,
+            {
+                name: value if isinstance(value := produced[name], pl.DataFrame) else list(value)
+                for name in self.outputs
+            },
+            [reports[name] for name in self.report_order],
+        )
+        self.previous_ms = watermark_ms
+        self.batch_id += 1
+        return result
+
+
+class ColumnarEngine(Engine):
+    """The reference ``Engine`` with ``ColumnarQuery`` queries."""
+
+    query_class = ColumnarQuery
+
+    @property
+    def fallbacks(self) -> dict[str, str]:
+        """Operator -> why it runs on the reference operator."""
+        found: dict[str, str] = {}
+        for q in self.queries:
+            assert isinstance(q, ColumnarQuery)
+            found.update(q.fallbacks)
+        return found
+
+
+def columnar_kinds(kinds: Sequence[str]) -> bool:
+    return all(dtype_of(k) is not None for k in kinds)

@@ -1,0 +1,92 @@
+"""The columnar engine's own parts: values cross between rows and frames unchanged, and the
+output lines written from columns are byte for byte the reference writer's."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from sjoin.runtime import output_line
+from sjoin.runtime.columnar import frames
+from sjoin.runtime.columnar.frames import json_lines, to_frame, to_rows
+from sjoin.runtime.values import MAX_TIMESTAMP_US, MIN_TIMESTAMP_US, json_converter
+
+KINDS = ["bigint", "int", "timestamp", "date", "string", "boolean", "double", "interval"]
+
+_VALUES: dict[str, st.SearchStrategy[Any]] = {
+    "bigint": st.integers(-(2**63), 2**63 - 1),
+    "int": st.integers(-(2**31), 2**31 - 1),
+    "interval": st.integers(-(2**62), 2**62),
+    "timestamp": st.one_of(
+        st.integers(MIN_TIMESTAMP_US, MAX_TIMESTAMP_US),
+        st.integers(-(2**62), 2**62),  # arithmetic may leave years 0001..9999
+        st.sampled_from([0, -1, 1, 999_999, 1_000_000, 1_767_225_600_000_000]),
+    ),
+    "date": st.one_of(st.integers(-800_000, 3_000_000), st.sampled_from([0, -1, -719_162])),
+    "string": st.text(
+        st.characters(codec="utf-8", exclude_categories=["Cs"]), max_size=12
+    ),  # quotes, backslashes, control characters, non-ASCII
+    "boolean": st.booleans(),
+    "double": st.floats(allow_nan=True, allow_infinity=True),
+}
+
+
+@st.composite
+def tables(draw: st.DrawFn) -> tuple[list[str], list[str], list[tuple[Any, ...]]]:
+    kinds = draw(st.lists(st.sampled_from(KINDS), min_size=1, max_size=5))  # no 0-column relation
+    names = [
+        draw(st.sampled_from(["a", "b", 'q"u', "é", "x\\y"])) + str(i) for i in range(len(kinds))
+    ]
+    rows = draw(
+        st.lists(st.tuples(*[st.none() | _VALUES[k] for k in kinds]), min_size=1, max_size=20)
+    )
+    return kinds, names, rows
+
+
+def _reference_lines(
+    batch: int, relation: str, names: list[str], kinds: list[str], rows: list[tuple[Any, ...]]
+) -> str:
+    converters = [json_converter(k) for k in kinds]
+    lines = []
+    for row in rows:
+        cells = [
+            v if v is None or f is None else f(v) for v, f in zip(row, converters, strict=True)
+        ]
+        lines.append(output_line(batch, relation, dict(zip(names, cells, strict=True))))
+    return "\n".join(lines)
+
+
+def _same(a: tuple[Any, ...], b: tuple[Any, ...]) -> bool:
+    return all(
+        (isinstance(x, float) and math.isnan(x) and isinstance(y, float) and math.isnan(y))
+        or (x == y and type(x) is type(y))
+        for x, y in zip(a, b, strict=True)
+    )
+
+
+@settings(max_examples=300, deadline=None)
+@given(table=tables(), batch=st.integers(0, 10**6), relation=st.sampled_from(["j", 'ré"l']))
+def test_lines_from_columns_are_the_reference_lines(
+    table: tuple[list[str], list[str], list[tuple[Any, ...]]], batch: int, relation: str
+) -> None:
+    kinds, names, rows = table
+    if len(set(names)) < len(names):
+        return
+    frame = to_frame(rows, kinds)
+    assert all(_same(a, b) for a, b in zip(to_rows(frame), rows, strict=True))
+    got = json_lines(frame, batch, relation, list(zip(names, kinds, strict=True)))
+    assert "\n".join(got) == _reference_lines(batch, relation, names, kinds, rows)
+
+
+def test_long_outputs_are_written_in_chunks(monkeypatch: Any) -> None:
+    """A batch's lines are joined in chunks (a polars string holds at most 4 GiB)."""
+    monkeypatch.setattr(frames, "CHUNK_ROWS", 3)
+    rows = [(i, f"v{i}") for i in range(7)]
+    got = frames.json_lines(
+        to_frame(rows, ["bigint", "string"]), 1, "j", [("k", "bigint"), ("v", "string")]
+    )
+    assert len(got) == 3
+    assert "\n".join(got) == _reference_lines(1, "j", ["k", "v"], ["bigint", "string"], rows)

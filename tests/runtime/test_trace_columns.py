@@ -1,0 +1,182 @@
+"""The columnar engine's trace readers: the bulk JSON-lines reader gives exactly what the
+reference reader gives (values, batches, first lines; the same bad rows, with line and column,
+through the same errors), and a Parquet trace gives the rows of the equivalent JSON trace."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from sjoin.runtime import RunError, UsageError
+from sjoin.runtime.columnar.frames import to_rows
+from sjoin.runtime.columnar.trace import read_trace_columns
+from sjoin.runtime.trace import Trace, TraceError, read_trace, schemas_of
+
+from .harness import plan_of
+
+SPEC = """spark 4.3
+stream c (k BIGINT, i INT, t TIMESTAMP, v STRING, b BOOLEAN, day DATE)
+  watermark t delay 1 second
+stream o (k BIGINT, t TIMESTAMP) watermark t delay 1 second
+join j = c AS C INNER JOIN o AS O ON C.k = O.k
+"""
+SCHEMAS = schemas_of(plan_of(SPEC))
+GOOD = {"k": 1, "i": 2, "t": "2026-01-01T00:00:00.250Z", "v": "a", "b": True, "day": "2026-01-02"}
+
+
+def line(batch: object = 0, stream: object = "c", **row: object) -> str:
+    values = GOOD if stream == "c" else {"k": 1, "t": "2026-01-01T00:00:01Z"}
+    row_values = {**values, **row}
+    return json.dumps({"batch": batch, "stream": stream, "row": row_values}, ensure_ascii=False)
+
+
+def _plain(trace: Trace) -> Any:
+    return [
+        (
+            b.value,
+            b.first_line,
+            {s: to_rows(r) if isinstance(r, pl.DataFrame) else r for s, r in b.rows.items()},
+        )
+        for b in trace.batches
+    ], trace.bad_rows
+
+
+def _read(reader: Any, path: Path, policy: str = "stop") -> Any:
+    try:
+        return _plain(reader(path, SCHEMAS, policy))
+    except TraceError as err:
+        return ("error", str(err), err.bad_rows)
+
+
+def assert_readers_agree(path: Path) -> None:
+    for policy in ("stop", "skip"):
+        assert _read(read_trace_columns, path, policy) == _read(read_trace, path, policy)
+
+
+def test_canonical_trace_is_read_in_bulk(tmp_path: Path) -> None:
+    path = tmp_path / "t.jsonl"
+    lines = [
+        line(),
+        line(stream="o"),
+        line(k=None, i=-(2**31), t="0001-01-01T00:00:00Z", v="é ☃", b=False, day=None),
+        line(batch=3, k=2**63 - 1, i=2**31 - 1, t="9999-12-31T23:59:59.999Z", v=""),
+        line(batch=3, stream="o", k=-(2**63), t=None),
+    ]
+    path.write_text("\n".join(lines) + "\n")
+    trace = read_trace_columns(path, SCHEMAS)
+    assert all(isinstance(r, pl.DataFrame) for b in trace.batches for r in b.rows.values())
+    assert _plain(trace) == _plain(read_trace(path, SCHEMAS))
+
+
+BAD_OR_UNUSUAL = [
+    line(k="1"),
+    line(k=2**63),
+    line(i=2**31),
+    line(k=True),
+    line(t="not a time"),
+    line(t="2026-02-30T00:00:00Z"),
+    line(t="0000-01-01T00:00:00Z"),
+    line(t="2026-01-01T00:00:00+01:00"),  # good, but not the canonical form
+    line(day="2026-02-30"),
+    line(day="0000-01-01"),
+    line(v="tab\there"),  # good, with an escape
+    line(v=3),
+    line(b="true"),
+    line(extra=1),
+    line(stream="nope"),
+    line(batch=-1),  # comes after batch 0
+    json.dumps({"stream": "c", "batch": 0, "row": GOOD}),  # fields in another order
+    json.dumps({"batch": 0, "stream": "c", "row": {"k": 1}}),
+    '{"batch": 0, "stream": "c", "row": {"k": 01}}',
+    "{not json",
+    "   ",
+    "",
+]
+
+
+@pytest.mark.parametrize("text", BAD_OR_UNUSUAL)
+def test_any_other_line_reads_as_the_reference_reads_it(tmp_path: Path, text: str) -> None:
+    path = tmp_path / "t.jsonl"
+    path.write_text("\n".join([line(), text, line(batch=1)]) + "\n")
+    assert_readers_agree(path)
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    pieces=st.lists(
+        st.sampled_from([line(), line(batch=1), line(stream="o"), *BAD_OR_UNUSUAL]),
+        max_size=8,
+    ),
+    ending=st.sampled_from(["\n", "\r\n"]),
+    bom=st.booleans(),
+    final=st.booleans(),
+)
+def test_random_traces_read_alike(
+    tmp_path_factory: pytest.TempPathFactory,
+    pieces: list[str],
+    ending: str,
+    bom: bool,
+    final: bool,
+) -> None:
+    path = tmp_path_factory.mktemp("trace") / "t.jsonl"
+    body = ending.join(pieces) + (ending if final and pieces else "")
+    path.write_bytes((b"\xef\xbb\xbf" if bom else b"") + body.encode("utf-8"))
+    assert_readers_agree(path)
+
+
+# ------------------------------------------------------------------------------ Parquet
+
+
+def _write_parquet(root: Path, stream: str, batch: int, frame: pl.DataFrame) -> None:
+    (root / stream).mkdir(parents=True, exist_ok=True)
+    frame.write_parquet(root / stream / f"batch-{batch:04d}.parquet")
+
+
+def _stamp(text: str) -> Any:
+    return pl.Series([text]).str.to_datetime(time_unit="us", time_zone="UTC").item()
+
+
+def test_parquet_trace_reads_as_its_json_trace(tmp_path: Path) -> None:
+    rows = {
+        (0, "c"): [line(), line(k=None, v=None, b=None, day=None)],
+        (0, "o"): [line(stream="o")],
+        (2, "o"): [line(batch=2, stream="o", k=7, t="2026-01-01T00:00:09.5Z")],
+    }
+    path = tmp_path / "t.jsonl"
+    path.write_text("\n".join(x for v in rows.values() for x in v) + "\n")
+    root = tmp_path / "pq"
+    for (batch, stream), texts in rows.items():
+        records = [json.loads(t)["row"] for t in texts]
+        frame = pl.DataFrame(records)
+        frame = frame.with_columns(
+            pl.col("t").str.to_datetime(time_unit="us", time_zone="UTC"),
+            *([pl.col("day").str.to_date()] if "day" in frame.columns else []),
+            *([pl.col("i").cast(pl.Int32)] if "i" in frame.columns else []),
+        )
+        _write_parquet(root, stream, batch, frame)
+    got = read_trace_columns(root, SCHEMAS)
+    want = read_trace(path, SCHEMAS)
+    assert [(b.value, {s: to_rows(r) for s, r in b.rows.items()}) for b in got.batches] == [
+        (b.value, b.rows) for b in want.batches
+    ]
+
+
+def test_parquet_trace_errors_name_the_file(tmp_path: Path) -> None:
+    root = tmp_path / "pq"
+    good = pl.DataFrame({"k": [1], "t": [_stamp("2026-01-01T00:00:00Z")]})
+    _write_parquet(root, "o", 0, good.with_columns(pl.lit("x").alias("extra")))
+    with pytest.raises(RunError, match=r"batch-0000\.parquet: .* unknown extra"):
+        read_trace_columns(root, SCHEMAS)
+    _write_parquet(root, "o", 0, good.with_columns(pl.col("k").cast(pl.String)))
+    with pytest.raises(RunError, match=r"column `k` is String, which cannot hold BIGINT"):
+        read_trace_columns(root, SCHEMAS)
+    _write_parquet(root, "o", 0, good)
+    (root / "zzz").mkdir()
+    with pytest.raises(UsageError, match=r"`zzz` is not a stream of the spec"):
+        read_trace_columns(root, SCHEMAS)
