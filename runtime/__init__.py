@@ -35,10 +35,12 @@ from .trace import BadRow, BadRowPolicy, Trace, TraceError, read_trace, schemas_
 from .values import dumps, format_watermark, json_converter
 
 __all__ = [
+    "AUTO_COLUMNAR_BYTES",
     "ENGINES",
     "BadRow",
     "BatchOutput",
     "CheckpointError",
+    "EngineChoice",
     "EngineName",
     "QueryError",
     "RunError",
@@ -47,6 +49,7 @@ __all__ = [
     "TraceError",
     "UnsupportedExpression",
     "UsageError",
+    "choose_engine",
     "iter_batches",
     "output_line",
     "progress_line",
@@ -57,6 +60,33 @@ __all__ = [
 TraceInput = str | os.PathLike[str] | Iterable[Any]
 EngineName = Literal["columnar", "reference"]
 ENGINES: tuple[EngineName, ...] = ("columnar", "reference")
+# what a caller may ask for: an engine, or "auto" (``choose_engine``)
+EngineChoice = Literal["auto", "columnar", "reference"]
+# below this many bytes of JSON-lines trace the reference engine finishes a whole run before
+# the columnar one has imported polars (~0.2 s): measured crossover 0.5-0.7 MB of trace on
+# the benchmark workload as new `sjoin run` processes (docs/benchmarks.md, section 3)
+AUTO_COLUMNAR_BYTES = 512 * 1024
+
+
+def choose_engine(plan: Plan, trace: TraceInput) -> tuple[EngineName, str]:
+    """The engine ``"auto"`` runs, and why: the columnar one for a Parquet trace or a trace
+    file of ``AUTO_COLUMNAR_BYTES`` or more, unless it would run no operator of the plan
+    itself; else the reference one (a small trace, or rows given in memory).  Both give the
+    same output, so the choice only moves time."""
+    from .columnar.support import operator_unsupported
+
+    operators = [j.name for j in plan.joins] + [a.name for a in plan.aggregates]
+    if operators and all(operator_unsupported(plan, name) for name in operators):
+        return "reference", "no operator of the plan runs columnar"
+    if not isinstance(trace, (str, os.PathLike)):
+        return "reference", "the trace rows are given in memory"
+    path = Path(trace)
+    if path.is_dir():
+        return "columnar", "a Parquet trace"
+    size = path.stat().st_size if path.is_file() else 0
+    if size >= AUTO_COLUMNAR_BYTES:
+        return "columnar", f"the trace has {size:,} bytes (>= {AUTO_COLUMNAR_BYTES:,})"
+    return "reference", f"the trace has {size:,} bytes (< {AUTO_COLUMNAR_BYTES:,})"
 
 
 OutputRows = list[tuple[str, dict[str, Any]]]
@@ -215,13 +245,14 @@ def run(
     bad_rows: BadRowPolicy = "stop",
     checkpoint: str | os.PathLike[str] | None = None,
     on_batch: Callable[[BatchOutput, int], None] | None = None,
-    engine: EngineName = "reference",
+    engine: EngineChoice = "auto",
 ) -> RunResult:
     """Run ``plan`` over a trace (a JSONL path, or an iterable of JSON lines or record
     dicts) and return every executed batch.  With ``checkpoint`` the run resumes from the
     directory's state and returns the batches it ran (plus the last one of a killed run if
     that one was never returned).  ``on_batch`` is called as in ``run_to_files``.
-    ``engine``: ``"reference"`` (row at a time) or ``"columnar"`` (polars; same results)."""
+    ``engine``: ``"reference"`` (row at a time), ``"columnar"`` (polars; same results) or
+    ``"auto"`` (``choose_engine``: columnar for large traces)."""
     runner = _Runner(
         plan, trace, relation, bad_rows, checkpoint, sinks=[_MemorySink()], engine=engine
     )
@@ -240,7 +271,7 @@ def iter_batches(
     trace: TraceInput,
     *,
     relation: str | None = None,
-    engine: EngineName = "reference",
+    engine: EngineChoice = "auto",
 ) -> Iterator[BatchOutput]:
     """Like ``run`` but yields each executed batch as it completes and keeps none: memory
     stays at the state plus one batch, however long the trace.  A bad trace row raises
@@ -265,7 +296,7 @@ def run_to_files(
     on_batch: Callable[[BatchOutput, int], None] | None = None,
     trace_batches: bool = False,
     show_rows: Callable[[BatchOutput], None] | None = None,
-    engine: EngineName = "columnar",
+    engine: EngineChoice = "auto",
     notes: Callable[[str], None] | None = None,
 ) -> RunSummary:
     """``sjoin run``: stream output lines to ``output`` (default ``stdout``) and progress
@@ -461,14 +492,17 @@ class _Runner:
         bad_rows: BadRowPolicy,
         checkpoint: str | os.PathLike[str] | None,
         sinks: list[_Sink],
-        engine: EngineName = "reference",
+        engine: EngineChoice = "auto",
     ) -> None:
         self.plan = plan
-        if engine not in ENGINES:
-            raise UsageError(f"unknown engine {engine!r}; choose columnar or reference")
-        self.engine_name = engine
+        if engine not in ("auto", *ENGINES):
+            raise UsageError(f"unknown engine {engine!r}; choose auto, columnar or reference")
+        self.engine_reason = "asked for"
+        if engine == "auto":
+            engine, self.engine_reason = choose_engine(plan, trace)
+        self.engine_name: EngineName = engine
         if engine == "columnar":
-            from .columnar import ColumnarEngine
+            from .columnar.query import ColumnarEngine
 
             self.engine: Engine = ColumnarEngine(plan, relation)
         else:
@@ -509,10 +543,11 @@ class _Runner:
 
     def engine_notes(self) -> list[str]:
         """What ``--verbose`` says about the engine: which operators run on which."""
+        why = f": {self.engine_reason}"
         if self.engine_name == "reference":
-            return ["engine: reference (row at a time)"]
+            return [f"engine: reference (row at a time){why}"]
         fallbacks: dict[str, str] = getattr(self.engine, "fallbacks", {})
-        lines = ["engine: columnar (polars)"]
+        lines = [f"engine: columnar (polars){why}"]
         lines += [
             f"`{name}` runs on the reference engine: {why}" for name, why in fallbacks.items()
         ]

@@ -15,7 +15,7 @@ import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 import click
 
@@ -486,17 +486,18 @@ def diff(
 )
 @click.option(
     "--engine",
-    type=click.Choice(["columnar", "reference"]),
-    default="columnar",
+    type=click.Choice(["auto", "columnar", "reference"]),
+    default="auto",
     show_default=True,
-    help="columnar: a batch at a time on polars; reference: the row-at-a-time runtime. "
-    "Both give the same output.",
+    help="columnar: a batch at a time on polars; reference: the row-at-a-time runtime; "
+    "auto: columnar for a Parquet trace or a trace file of 512 KiB or more, reference for "
+    "smaller ones (it is done before polars has loaded). Both give the same output.",
 )
 @click.option(
     "--verbose",
     is_flag=True,
-    help="Say which engine runs each operator (the columnar engine runs the joins it "
-    "does not support, and aggregates, on the reference operator).",
+    help="Say which engine runs and why, and which operators the columnar engine leaves "
+    "to the reference operator.",
 )
 @COLOR
 @last_resort
@@ -523,7 +524,7 @@ def run(
 
     Exit status: 0 ran, 1 the spec or the trace has errors, 2 usage error.
     """
-    from sjoin.runtime import BatchOutput, RunError, UsageError, run_to_files
+    from sjoin.runtime import BatchOutput, EngineChoice, RunError, UsageError, run_to_files
 
     if fmt == "table" and output is not None:
         raise click.UsageError("--format table shows rows on stdout; --output writes JSON lines")
@@ -578,7 +579,7 @@ def run(
                 stdout=stdout,
                 trace_batches=trace_batches,
                 show_rows=show_rows,
-                engine="reference" if engine == "reference" else "columnar",
+                engine=cast(EngineChoice, engine),
                 notes=(lambda line: printer.note(f"sjoin run: {line}")) if verbose else None,
             )
         except UsageError as err:

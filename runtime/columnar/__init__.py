@@ -1,12 +1,9 @@
 """The columnar runtime: the reference runtime's semantics a batch at a time on polars
-(``sjoin run --engine columnar``, the default of ``sjoin run``).
+(``sjoin run --engine columnar``; ``--engine auto``, the default, picks it for any trace that
+is not small).
 
-Only ``runtime/__init__.py`` imports this package, and only for a columnar run, so polars is
-never loaded by ``import sjoin``, ``check``, ``plan`` or ``compile``.
+Importing this package loads nothing: ``support`` (what runs columnar, decided from the Plan)
+has no polars, so a run can pick its engine first; only ``query``, ``join``, ``frames`` and
+``trace`` import polars, and only ``runtime/__init__.py`` imports them, for a columnar run.
+So polars is never loaded by ``import sjoin``, ``check``, ``plan`` or ``compile``.
 """
-
-from __future__ import annotations
-
-from .query import ColumnarEngine, ColumnarQuery
-
-__all__ = ["ColumnarEngine", "ColumnarQuery"]

@@ -20,6 +20,7 @@ from typing import Any
 import polars as pl
 
 from ..values import MAX_TIMESTAMP_US, MIN_TIMESTAMP_US, dumps, format_date, format_timestamp
+from .support import COLUMNAR_KINDS
 
 Row = tuple[Any, ...]
 
@@ -37,6 +38,7 @@ _DTYPES: dict[str, Any] = {
     "binary": pl.String,
     "boolean": pl.Boolean,
 }
+assert set(_DTYPES) == COLUMNAR_KINDS, "support.COLUMNAR_KINDS names the kinds mapped here"
 # DATE values inside years 0001..9999: written by polars; others (arithmetic may leave the
 # range) by values.format_date, which writes ISO 8601's expanded years as java.time does
 _MIN_DAY, _MAX_DAY = -719_162, 2_932_896

@@ -5,7 +5,7 @@ operator supports run on it and fed frames.
 A relation's rows in a batch are a frame (columns ``c0..``) when they come from a columnar
 join or the bulk trace reader, else the reference's list of tuples; each operator gets the
 form it runs on (``frames.as_frame`` / ``as_rows``, exact both ways).  An operator that is
-not columnar (an aggregate, or a join ``join.unsupported`` names) runs the reference
+not columnar (one that ``support.operator_unsupported`` names) runs the reference
 operator; ``Engine.fallbacks`` says which and why (``sjoin run --verbose`` prints them).
 """
 
@@ -24,7 +24,8 @@ from ..join import JoinMetrics, JoinOperator
 from ..query import BatchResult, Engine, OperatorReport, Query, columns_of
 from ..watermark import WatermarkNode
 from .frames import as_frame, as_rows, dtype_of
-from .join import ColumnarJoin, unsupported
+from .join import ColumnarJoin
+from .support import operator_unsupported
 
 Row = tuple[Any, ...]
 
@@ -81,20 +82,17 @@ class ColumnarQuery(Query):
         self.fallbacks: dict[str, str] = {}
         self.filters: dict[str, tuple[_SideFilters, _SideFilters]] = {}
         for node in self.nodes:
-            if isinstance(node, AggregateNode):
-                self.fallbacks[node.name] = "aggregates run on the reference operator"
+            reason = operator_unsupported(plan, node.name)
+            if reason is not None:
+                self.fallbacks[node.name] = reason
             elif isinstance(node, JoinNode):
-                reason = unsupported(node, plan.ansi)
-                if reason is None:
-                    # ColumnarJoin has JoinOperator's interface (process, snapshot, restore,
-                    # has_state_predicate, state_watermark) on frames
-                    self.operators[node.name] = cast(Any, ColumnarJoin(node, plan.ansi))
-                    self.filters[node.name] = (
-                        _SideFilters(node.left, plan.ansi),
-                        _SideFilters(node.right, plan.ansi),
-                    )
-                else:
-                    self.fallbacks[node.name] = reason
+                # ColumnarJoin has JoinOperator's interface (process, snapshot, restore,
+                # has_state_predicate, state_watermark) on frames
+                self.operators[node.name] = cast(Any, ColumnarJoin(node, plan.ansi))
+                self.filters[node.name] = (
+                    _SideFilters(node.left, plan.ansi),
+                    _SideFilters(node.right, plan.ansi),
+                )
 
     def _run_batch(self, rows: Mapping[str, Any] | None) -> BatchResult:
         watermark_ms = self.tracker.global_ms

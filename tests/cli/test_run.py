@@ -3,7 +3,10 @@ statuses for bad specs, bad traces and bad options."""
 
 from __future__ import annotations
 
+import contextlib
+import io
 import json
+import sys
 from pathlib import Path
 
 import pytest
@@ -12,6 +15,7 @@ from click.testing import CliRunner
 from sjoin.cli import main
 
 from ..conftest import EXAMPLES
+from ..runtime.harness import plan_of
 
 
 def run(*args: str) -> tuple[int, str, str]:
@@ -298,7 +302,7 @@ def test_progress_to_redirected_stderr_interleaves_whole_lines(tmp_path: Path) -
 
 @pytest.mark.parametrize("spec", EXAMPLES, ids=lambda p: p.stem)
 def test_both_engines_write_the_same_bytes(spec: Path, tmp_path: Path) -> None:
-    """`sjoin run` (columnar by default) and `--engine reference`: the same output and
+    """`sjoin run --engine columnar` and `--engine reference`: the same output and
     progress files, byte for byte; `--verbose` names the engine and each fallback."""
     files = {}
     for engine in ("columnar", "reference"):
@@ -355,3 +359,53 @@ def test_parquet_trace_directory(tmp_path: Path) -> None:
     assert from_parquet == from_json and from_json.count("\n") > 0
     code, _, err = run("run", str(spec), "--trace", str(tmp_path / "pq"), "--engine", "reference")
     assert code == 2 and "read by the columnar engine only" in err
+
+
+def test_auto_engine_picks_by_trace_size(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`--engine auto` (the default): the reference engine for a small trace (it is done
+    before polars has loaded), the columnar one from AUTO_COLUMNAR_BYTES up; same bytes."""
+    from sjoin import runtime
+
+    spec = EXAMPLES[0]
+    trace = spec.with_suffix(".trace.jsonl")
+    size = trace.stat().st_size
+    outputs = []
+    for threshold, engine in ((size + 1, "reference"), (size, "columnar")):
+        monkeypatch.setattr(runtime, "AUTO_COLUMNAR_BYTES", threshold)
+        out = tmp_path / f"{engine}.out"
+        stderr = io.StringIO()
+        with contextlib.redirect_stderr(stderr):
+            summary = runtime.run_to_files(
+                plan_of(spec.read_text()),
+                trace,
+                output=out,
+                notes=lambda line: print(line, file=sys.stderr),
+            )
+        assert summary.batches > 0
+        assert f"engine: {engine} " in stderr.getvalue(), stderr.getvalue()
+        assert f"the trace has {size:,} bytes" in stderr.getvalue()
+        outputs.append(out.read_bytes())
+    assert outputs[0] == outputs[1]
+
+
+def test_auto_engine_reasons() -> None:
+    """The other reasons `auto` gives: rows in memory, and a plan with nothing columnar."""
+    from sjoin.runtime import choose_engine
+
+    spec = EXAMPLES[0]
+    plan = plan_of(spec.read_text())
+    assert choose_engine(plan, ['{"batch": 0, "stream": "x", "row": {}}']) == (
+        "reference",
+        "the trace rows are given in memory",
+    )
+    decimal = plan_of(
+        "spark 4.3\n"
+        "stream l (k BIGINT, t TIMESTAMP, d DECIMAL(10,2)) watermark t delay 1 second\n"
+        "stream r (k BIGINT, t TIMESTAMP) watermark t delay 1 second\n"
+        "join j = l AS L INNER JOIN r AS R ON L.k = R.k "
+        "AND L.t BETWEEN R.t - INTERVAL 1 SECOND AND R.t\n"
+        "  SELECT L.k AS k, L.d AS d\n"
+    )
+    assert choose_engine(decimal, spec.with_suffix(".trace.jsonl"))[1] == (
+        "no operator of the plan runs columnar"
+    )
