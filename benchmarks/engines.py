@@ -47,7 +47,7 @@ def run_runtime(
     (`iter_batches`), timing each batch as it completes.  Like Spark's no-op sink, the
     batch's output rows are counted and dropped; with ``build_rows`` each batch's rows are
     also built: the reference makes the JSON-ready dicts that `run()` returns, the columnar
-    engine the JSON lines that `sjoin run` writes, from its columns.  With ``parquet`` the
+    engine the UTF-8 JSON lines that `sjoin run` writes, from its columns.  With ``parquet`` the
     columnar engine reads the Parquet files Spark reads instead of the JSON-lines trace."""
     from sjoin.api import check_file
     from sjoin.runtime import iter_batches
@@ -73,7 +73,7 @@ def run_runtime(
     previous = time.perf_counter()
     for out in iter_batches(plan, trace, engine=engine):  # type: ignore[arg-type]
         if build_rows and engine == "columnar":
-            assert sum(line.count("\n") + 1 for line in out.output_lines()) == out.row_count
+            assert sum(text.count(b"\n") for text in out.output_text()) == out.row_count
         elif build_rows:
             assert len(out.rows) == out.row_count
         output_rows += out.row_count

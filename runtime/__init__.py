@@ -111,9 +111,10 @@ class BatchOutput:
     state_sides: dict[str, tuple[int, int]] = field(default_factory=dict)
     # the trace batch whose step ran it (its data batch, or a no-data batch after it)
     trace_batch: int | None = None
-    # the output lines written straight from the columns (columnar engine), used while the
+    # the output lines as UTF-8 text chunks, written straight from the columns (columnar
+    # engine; the argument: the trace batch to add to each line, or None), used while the
     # row dicts have not been built
-    make_lines: Callable[[], list[str]] | None = field(default=None, repr=False)
+    make_text: Callable[[int | None], Iterator[bytes]] | None = field(default=None, repr=False)
 
     @classmethod
     def of(
@@ -148,14 +149,35 @@ class BatchOutput:
 
     def output_lines(self, trace_batches: bool = False) -> list[str]:
         """The §7 output lines; with ``trace_batches`` each also has ``"trace_batch"``."""
+        if self._from_columns(trace_batches):
+            text = b"".join(self.output_text(trace_batches)).decode("utf-8")
+            return text.split("\n")[:-1]
         if trace_batches:
             return [
                 output_line(self.batch, relation, row, trace_batch=self.trace_batch)
                 for relation, row in self.rows
             ]
-        if self.make_lines is not None and "rows" not in self.__dict__:
-            return self.make_lines()
         return [output_line(self.batch, relation, row) for relation, row in self.rows]
+
+    def _from_columns(self, trace_batches: bool) -> bool:
+        """Whether the lines come from the columns: the rows are not built yet (else those
+        are at hand) and a ``"trace_batch"`` asked for is known (else it is written null)."""
+        return (
+            self.make_text is not None
+            and "rows" not in self.__dict__
+            and not (trace_batches and self.trace_batch is None)
+        )
+
+    def output_text(self, trace_batches: bool = False) -> Iterator[bytes]:
+        """The §7 output lines as UTF-8, each ending in LF, in chunks that a sink writes as
+        they come: the columnar engine makes them from its columns, a chunk at a time, so a
+        batch of millions of rows never exists as Python strings."""
+        if self.make_text is not None and self._from_columns(trace_batches):
+            yield from self.make_text(self.trace_batch if trace_batches else None)
+            return
+        lines = self.output_lines(trace_batches)
+        if lines:
+            yield "".join(line + "\n" for line in lines).encode("utf-8")
 
     def progress_line(self, trace_batches: bool = False) -> str:
         """The §7 progress line; with ``trace_batches`` it also has ``"trace_batch"``."""
@@ -347,17 +369,18 @@ class _Sink:
     rewindable = False
     trace_batches = False  # add "trace_batch" to each line (`sjoin run --trace-batches`)
 
-    def lines(self, out: BatchOutput) -> list[str]:
+    def text(self, out: BatchOutput) -> Iterable[bytes]:
+        """What the sink writes of a batch: UTF-8 lines, each ending in LF, in chunks."""
         if self.kind == "rows":
-            return out.output_lines(self.trace_batches)
-        return [out.progress_line(self.trace_batches)]
+            return out.output_text(self.trace_batches)
+        return [(out.progress_line(self.trace_batches) + "\n").encode("utf-8")]
 
     def start(self, offset: int | None) -> None: ...
 
     def size(self) -> int | None:
         return None
 
-    def write(self, lines: list[str]) -> None: ...
+    def write(self, chunks: Iterable[bytes]) -> None: ...
 
     def close(self) -> None: ...
 
@@ -367,7 +390,7 @@ class _MemorySink(_Sink):
 
     kind = "rows"
 
-    def lines(self, out: BatchOutput) -> list[str]:
+    def text(self, out: BatchOutput) -> Iterable[bytes]:
         return []
 
 
@@ -379,7 +402,7 @@ class _ShowSink(_Sink):
     def __init__(self, show: Callable[[BatchOutput], None]) -> None:
         self.show = show
 
-    def lines(self, out: BatchOutput) -> list[str]:
+    def text(self, out: BatchOutput) -> Iterable[bytes]:
         self.show(out)
         return []
 
@@ -389,10 +412,16 @@ class _StreamSink(_Sink):
         self.stream = stream
         self.kind = kind
 
-    def write(self, lines: list[str]) -> None:
-        if lines:
-            self.stream.write("".join(line + "\n" for line in lines))
-        self.stream.flush()
+    def write(self, chunks: Iterable[bytes]) -> None:
+        binary = getattr(self.stream, "buffer", None)  # a text stream's bytes underneath
+        if binary is not None:
+            self.stream.flush()  # what was written as text goes first
+        for chunk in chunks:
+            if binary is not None:
+                binary.write(chunk)
+            else:
+                self.stream.write(chunk.decode("utf-8"))
+        (binary or self.stream).flush()
 
 
 class _PipeSink(_StreamSink):
@@ -454,10 +483,10 @@ class _FileSink(_Sink):
         assert self.handle is not None
         return self.handle.tell()
 
-    def write(self, lines: list[str]) -> None:
+    def write(self, chunks: Iterable[bytes]) -> None:
         assert self.handle is not None
-        if lines:
-            self.handle.write("".join(line + "\n" for line in lines).encode("utf-8"))
+        for chunk in chunks:
+            self.handle.write(chunk)
         self.handle.flush()
         os.fsync(self.handle.fileno())
 
@@ -577,7 +606,7 @@ class _Runner:
         if pending is not None:
             for sink in self.sinks:
                 if sink.rewindable or redeliver:
-                    sink.write(sink.lines(pending))
+                    sink.write(sink.text(pending))
             if redeliver:
                 self._delivered(self.step - 1)
                 yield pending
@@ -587,7 +616,7 @@ class _Runner:
                 self._commit(out)
                 pause_for_test("committed", self.step)
             for sink in self.sinks:
-                sink.write(sink.lines(out))
+                sink.write(sink.text(out))
             self._delivered(self.step)
             pause_for_test("emitted", self.step)
             self.step += 1
@@ -741,29 +770,35 @@ class _Runner:
             held[0] = {}  # the raw tuples are not needed any more
             return rows
 
-        make_lines = None
+        make_text = None
         if any(not isinstance(values, list) for values in outputs.values()):
 
-            def make_lines() -> list[str]:  # from the columns: no row dict, no tuple
-                return self._column_lines(result.batch_id, held[0])
+            def make_text(trace_batch: int | None) -> Iterator[bytes]:
+                return self._column_text(result.batch_id, held[0], trace_batch)
 
-        return self._batch_output(result, counts, make_rows, make_lines)
+        return self._batch_output(result, counts, make_rows, make_text)
 
-    def _column_lines(self, batch: int, outputs: dict[str, Any]) -> list[str]:
-        from .columnar.frames import json_lines
+    def _column_text(
+        self, batch: int, outputs: dict[str, Any], trace_batch: int | None
+    ) -> Iterator[bytes]:
+        """The lines of a batch whose outputs are frames: from the columns, no row dict and
+        no tuple (relations the reference operator made are lists of rows)."""
+        from .columnar.frames import json_chunks
 
-        lines: list[str] = []
         for relation, values in outputs.items():
             if isinstance(values, list):
-                lines += [
+                lines = [
                     output_line(batch, relation, row)
+                    if trace_batch is None
+                    else output_line(batch, relation, row, trace_batch=trace_batch)
                     for _, row in self._json_ready({relation: values})
                 ]
+                if lines:
+                    yield "".join(line + "\n" for line in lines).encode("utf-8")
             elif len(values):
                 node = self.plan.node(relation)
                 assert node is not None
-                lines += json_lines(values, batch, relation, columns_of(node))
-        return lines
+                yield from json_chunks(values, batch, relation, columns_of(node), trace_batch)
 
     def _json_ready(self, outputs: dict[str, list[Row]]) -> OutputRows:
         """Output rows as (relation, row dict) pairs with JSON-ready values."""
@@ -791,7 +826,7 @@ class _Runner:
         result: BatchResult,
         counts: dict[str, int],
         make_rows: Callable[[], OutputRows],
-        make_lines: Callable[[], list[str]] | None = None,
+        make_text: Callable[[int | None], Iterator[bytes]] | None = None,
     ) -> BatchOutput:
         watermark = None if result.watermark_ms is None else format_watermark(result.watermark_ms)
         progress: dict[str, Any] = {"batch": result.batch_id}
@@ -819,7 +854,7 @@ class _Runner:
             make_rows,
             sides,
             result.trace_batch,
-            make_lines,
+            make_text,
         )
 
 

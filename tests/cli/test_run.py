@@ -300,8 +300,9 @@ def test_progress_to_redirected_stderr_interleaves_whole_lines(tmp_path: Path) -
     assert len(others) == 1 and "batches" in others[0], others
 
 
+@pytest.mark.parametrize("trace_batches", [False, True], ids=["plain", "trace-batches"])
 @pytest.mark.parametrize("spec", EXAMPLES, ids=lambda p: p.stem)
-def test_both_engines_write_the_same_bytes(spec: Path, tmp_path: Path) -> None:
+def test_both_engines_write_the_same_bytes(spec: Path, trace_batches: bool, tmp_path: Path) -> None:
     """`sjoin run --engine columnar` and `--engine reference`: the same output and
     progress files, byte for byte; `--verbose` names the engine and each fallback."""
     files = {}
@@ -319,6 +320,7 @@ def test_both_engines_write_the_same_bytes(spec: Path, tmp_path: Path) -> None:
             str(out),
             "--progress",
             str(progress),
+            *(["--trace-batches"] if trace_batches else []),
         )
         assert code == 0, err
         assert f"engine: {engine}" in err

@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from sjoin.runtime import output_line
 from sjoin.runtime.columnar import frames
-from sjoin.runtime.columnar.frames import json_lines, to_frame, to_rows
+from sjoin.runtime.columnar.frames import json_chunks, to_frame, to_rows
 from sjoin.runtime.values import MAX_TIMESTAMP_US, MIN_TIMESTAMP_US, json_converter
 
 KINDS = ["bigint", "int", "timestamp", "date", "string", "boolean", "double", "interval"]
@@ -47,7 +47,12 @@ def tables(draw: st.DrawFn) -> tuple[list[str], list[str], list[tuple[Any, ...]]
 
 
 def _reference_lines(
-    batch: int, relation: str, names: list[str], kinds: list[str], rows: list[tuple[Any, ...]]
+    batch: int,
+    relation: str,
+    names: list[str],
+    kinds: list[str],
+    rows: list[tuple[Any, ...]],
+    trace_batch: int | None = None,
 ) -> str:
     converters = [json_converter(k) for k in kinds]
     lines = []
@@ -55,7 +60,11 @@ def _reference_lines(
         cells = [
             v if v is None or f is None else f(v) for v, f in zip(row, converters, strict=True)
         ]
-        lines.append(output_line(batch, relation, dict(zip(names, cells, strict=True))))
+        row_dict = dict(zip(names, cells, strict=True))
+        if trace_batch is None:
+            lines.append(output_line(batch, relation, row_dict))
+        else:
+            lines.append(output_line(batch, relation, row_dict, trace_batch=trace_batch))
     return "\n".join(lines)
 
 
@@ -77,16 +86,25 @@ def test_lines_from_columns_are_the_reference_lines(
         return
     frame = to_frame(rows, kinds)
     assert all(_same(a, b) for a, b in zip(to_rows(frame), rows, strict=True))
-    got = json_lines(frame, batch, relation, list(zip(names, kinds, strict=True)))
-    assert "\n".join(got) == _reference_lines(batch, relation, names, kinds, rows)
+    got = json_chunks(frame, batch, relation, list(zip(names, kinds, strict=True)))
+    assert b"".join(got).decode() == _reference_lines(batch, relation, names, kinds, rows) + "\n"
+    with_trace_batch = json_chunks(frame, batch, relation, list(zip(names, kinds, strict=True)), 7)
+    assert b"".join(with_trace_batch).decode() == (
+        _reference_lines(batch, relation, names, kinds, rows, trace_batch=7) + "\n"
+    )
 
 
 def test_long_outputs_are_written_in_chunks(monkeypatch: Any) -> None:
-    """A batch's lines are joined in chunks (a polars string holds at most 4 GiB)."""
+    """A batch's lines are made and written in chunks (a batch's text is never all in
+    memory)."""
     monkeypatch.setattr(frames, "CHUNK_ROWS", 3)
     rows = [(i, f"v{i}") for i in range(7)]
-    got = frames.json_lines(
-        to_frame(rows, ["bigint", "string"]), 1, "j", [("k", "bigint"), ("v", "string")]
+    got = list(
+        frames.json_chunks(
+            to_frame(rows, ["bigint", "string"]), 1, "j", [("k", "bigint"), ("v", "string")]
+        )
     )
-    assert len(got) == 3
-    assert "\n".join(got) == _reference_lines(1, "j", ["k", "v"], ["bigint", "string"], rows)
+    assert [chunk.count(b"\n") for chunk in got] == [3, 3, 1]
+    assert b"".join(got).decode() == (
+        _reference_lines(1, "j", ["k", "v"], ["bigint", "string"], rows) + "\n"
+    )
