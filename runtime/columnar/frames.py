@@ -119,19 +119,38 @@ def _json_expr(name: str, kind: str, column: pl.Series) -> pl.Expr | pl.Series:
     if kind == "timestamp":
         if ((column < MIN_TIMESTAMP_US) | (column > MAX_TIMESTAMP_US)).any():
             return _python_json(column, format_timestamp)
-        micros = c - (c // 1_000_000) * 1_000_000
-        second = c.cast(pl.Datetime("us")).dt.strftime('"%Y-%m-%dT%H:%M:%S')
-        return (
-            pl.when(micros == 0)
-            .then(second + pl.lit('Z"'))
-            .otherwise(second + pl.lit(".") + micros.cast(pl.String).str.zfill(6) + pl.lit('Z"'))
-            .fill_null("null")
-        )
+        return _each_distinct_once(column, _timestamp_text)
     if kind == "date":
         if ((column < _MIN_DAY) | (column > _MAX_DAY)).any():
             return _python_json(column, format_date)
-        return c.cast(pl.Int32).cast(pl.Date).dt.strftime('"%Y-%m-%d"').fill_null("null")
+        return _each_distinct_once(column, _date_text)
     return _python_json(column, None)  # doubles: Python's repr, "NaN", "Infinity"
+
+
+def _timestamp_text(c: pl.Expr) -> pl.Expr:
+    micros = c - (c // 1_000_000) * 1_000_000
+    second = c.cast(pl.Datetime("us")).dt.strftime('"%Y-%m-%dT%H:%M:%S')
+    return (
+        pl.when(micros == 0)
+        .then(second + pl.lit('Z"'))
+        .otherwise(second + pl.lit(".") + micros.cast(pl.String).str.zfill(6) + pl.lit('Z"'))
+        .fill_null("null")
+    )
+
+
+def _date_text(c: pl.Expr) -> pl.Expr:
+    return c.cast(pl.Int32).cast(pl.Date).dt.strftime('"%Y-%m-%d"').fill_null("null")
+
+
+def _each_distinct_once(column: pl.Series, text: Any) -> pl.Expr | pl.Series:
+    """``text`` of a time column, formatting each distinct value once when values repeat (a
+    join's output repeats each stored row's times; event times are often whole milliseconds):
+    formatting costs about six times the lookup that spreads the texts back."""
+    distinct = column.unique()
+    if 2 * len(distinct) > len(column):
+        return text(pl.col(column.name))
+    texts = pl.DataFrame([distinct]).select(text(pl.col(column.name))).to_series()
+    return column.replace_strict(distinct, texts, return_dtype=pl.String)
 
 
 CHUNK_ROWS = 1_000_000  # lines per chunk of text: a batch's text is never all in memory

@@ -6,6 +6,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -107,4 +108,20 @@ def test_long_outputs_are_written_in_chunks(monkeypatch: Any) -> None:
     assert [chunk.count(b"\n") for chunk in got] == [3, 3, 1]
     assert b"".join(got).decode() == (
         _reference_lines(1, "j", ["k", "v"], ["bigint", "string"], rows) + "\n"
+    )
+
+
+@pytest.mark.parametrize("kind", ["timestamp", "date"])
+def test_repeated_times_are_formatted_once_and_written_alike(kind: str) -> None:
+    """Times that repeat (a join's output repeats each stored row's times) are formatted once
+    per distinct value and spread back; NULLs and every distinct value land where they were."""
+    values = (
+        [0, -1, 1_767_225_600_000_000, 1_767_225_600_123_000, 999_999, None]
+        if kind == "timestamp"
+        else [0, -1, 20_000, -719_162, None]
+    )
+    rows = [(values[i * 7 % len(values)], i) for i in range(60)]
+    got = json_chunks(to_frame(rows, [kind, "bigint"]), 2, "j", [("t", kind), ("i", "bigint")])
+    assert b"".join(got).decode() == (
+        _reference_lines(2, "j", ["t", "i"], [kind, "bigint"], rows) + "\n"
     )
