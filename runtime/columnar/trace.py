@@ -22,6 +22,7 @@ file source): batch NNNN is the files of that number, in ascending order.
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import re
@@ -48,7 +49,6 @@ _PIECES = {
     "date": r'"[0-9]{4}-[0-9]{2}-[0-9]{2}"',
     **{kind: _INT_TEXT for kind in _INT_BOUNDS},
 }
-_ENVELOPE = r'^\{"batch": (' + _INT_TEXT + r'), "stream": "([^"\\\x00-\x1f]*)", "row": (\{.*\})\}$'
 
 
 class _NotCanonical(Exception):
@@ -79,14 +79,59 @@ def read_trace_columns(
     return read_trace(source, schemas, bad_rows, digests=digests)
 
 
-def _row_pattern(schema: StreamSchema) -> str:
+def _line_pattern(stream: str, schema: StreamSchema) -> str:
+    """The regular expression of a canonical line of ``stream`` (no capture groups: polars
+    runs a test without captures as a DFA, several times faster than an extraction)."""
     parts = []
     for name, kind in zip(schema.columns, schema.types, strict=True):
         piece = _PIECES.get(kind.name)
         if piece is None:
             raise _NotCanonical
-        parts.append(re.escape(json.dumps(name, ensure_ascii=False)) + f": (null|{piece})")
-    return r"^\{" + ", ".join(parts) + r"\}$"
+        parts.append(re.escape(json.dumps(name, ensure_ascii=False)) + f": (?:null|{piece})")
+    return (
+        r'^\{"batch": '
+        + _INT_TEXT
+        + r", "
+        + re.escape(f'"stream": {json.dumps(stream, ensure_ascii=False)}, "row": {{')
+        + ", ".join(parts)
+        + r"\}\}$"
+    )
+
+
+def _between(line: pl.Expr, before: str, after: str | None, ascii_only: bool) -> pl.Expr:
+    """The text of a canonical line (or row part) between the first ``before`` and the first
+    ``after`` that follows it (the final ``}}`` when None).  In a canonical record each
+    separator, such as ``, "t": ``, occurs once: it holds a quote, and no value holds one
+    except as its own delimiters (strings are unescaped and quote-free), so the first find is
+    the one.  polars finds byte offsets and slices characters: on ASCII text both agree and
+    two finds and a slice do it; otherwise a lazy regular expression does."""
+    if not ascii_only:
+        tail = r"\}\}$" if after is None else re.escape(after)
+        return line.str.extract(re.escape(before) + "(.*?)" + tail, 1)
+    start = line.str.find(before, literal=True) + len(before)
+    end = line.str.len_bytes() - 2 if after is None else line.str.find(after, literal=True)
+    return line.str.slice(start, end - start)
+
+
+def _split_lines(data: bytes) -> pl.Series:
+    """The lines of a trace, by polars' CSV reader (one column: no separator or quote is in
+    play), or ``_NotCanonical`` where it could split otherwise than the reference reader
+    (which splits at LF only)."""
+    if any(b in data for b in (b"\r", b"\x1f", b"\n\n")) or data.startswith(b"\n"):
+        raise _NotCanonical
+    try:
+        frame = pl.read_csv(
+            io.BytesIO(data),
+            has_header=False,
+            separator="\x1f",
+            quote_char=None,
+            schema={"line": pl.String},
+        )
+    except Exception:  # invalid UTF-8 and the like: the reference reader says where
+        raise _NotCanonical from None
+    if frame.height != data.count(b"\n"):
+        raise _NotCanonical
+    return frame.get_column("line")
 
 
 def _canonical(name: str, data: bytes, schemas: Mapping[str, StreamSchema]) -> Trace:
@@ -96,45 +141,71 @@ def _canonical(name: str, data: bytes, schemas: Mapping[str, StreamSchema]) -> T
         return Trace(name, [], [])
     if not data.endswith(b"\n"):
         data += b"\n"
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError:
-        raise _NotCanonical from None
-    lines = pl.Series("line", text.split("\n")[:-1], dtype=pl.String)
-    envelope = lines.str.extract_groups(_ENVELOPE)
-    parts = pl.DataFrame(
-        {
-            "batch": envelope.struct.field("1").cast(pl.Int64, strict=False),
-            "stream": envelope.struct.field("2"),
-            "row": envelope.struct.field("3"),
-            "line": pl.int_range(1, lines.len() + 1, dtype=pl.Int64, eager=True),
-        }
-    )
-    if parts.get_column("row").null_count() or parts.get_column("batch").null_count():
+    lines = pl.DataFrame([_split_lines(data)])
+    line = pl.col("line")
+    patterns = {stream: _line_pattern(stream, schema) for stream, schema in schemas.items()}
+    if not patterns:
+        raise _NotCanonical
+    matched = lines.select(
+        pl.any_horizontal([line.str.contains(p) for p in patterns.values()])
+    ).to_series()
+    if not matched.all():
         raise _NotCanonical  # some line is not a canonical record (or a bad row)
+    ascii_only = data.isascii()
+    row_start = ', "row": {'
+    # a column's separator, `, "name": `, is found in the whole line unless the record's own
+    # fields have it (a column named `stream` or `row`): then in the row part alone, "{...}}"
+    in_row_part = any({"stream", "row"} & set(s.columns) for s in schemas.values())
+    first = "{" if in_row_part else row_start
+    parts = lines.select(
+        _between(line, '{"batch": ', ', "stream": ', ascii_only)
+        .cast(pl.Int64, strict=False)
+        .alias("batch"),
+        _between(line, ', "stream": ', row_start, ascii_only).alias("stream"),
+        pl.int_range(1, pl.len() + 1, dtype=pl.Int64).alias("line"),
+        (
+            pl.concat_str(pl.lit("{"), _between(line, row_start, None, ascii_only), pl.lit("}}"))
+            if in_row_part
+            else line
+        ).alias("row"),
+    )
     batches = parts.get_column("batch")
+    if batches.null_count():
+        raise _NotCanonical  # a batch number beyond 64 bits
     if batches.len() > 1 and (batches.diff().drop_nulls() < 0).any():
         raise _NotCanonical  # out of order: the reference reader says where
-    streams = set(parts.get_column("stream").unique().to_list())
-    if not streams <= set(schemas):
-        raise _NotCanonical
     columns: dict[str, pl.DataFrame] = {}
-    for stream in streams:
-        schema = schemas[stream]
+    row = pl.col("row")
+    for stream in parts.get_column("stream").unique(maintain_order=True).to_list():
+        schema = schemas[json.loads(stream)]
         rows = parts.filter(pl.col("stream") == stream)
-        captured = rows.get_column("row").str.extract_groups(_row_pattern(schema))
-        if captured.struct.field("1").null_count() if schema.columns else False:
-            raise _NotCanonical
+        separators = [
+            (first if i == 0 else ", ") + json.dumps(c, ensure_ascii=False) + ": "
+            for i, c in enumerate(schema.columns)
+        ]
+        texts = rows.select(
+            _between(
+                row, sep, None if i + 1 == len(separators) else separators[i + 1], ascii_only
+            ).alias(str(i))
+            for i, sep in enumerate(separators)
+        )
         converted = [rows.get_column("batch"), rows.get_column("line")]
         for i, kind in enumerate(schema.types):
-            converted.append(_convert(captured.struct.field(str(i + 1)), kind.name, f"c{i}"))
-        columns[stream] = pl.DataFrame(converted)
+            converted.append(_convert(texts.get_column(str(i)), kind.name, f"c{i}"))
+        columns[json.loads(stream)] = pl.DataFrame(converted)
     return Trace(name, _batches(parts, columns), [])
 
 
 def _convert(texts: pl.Series, kind: str, name: str) -> pl.Series:
     """The captured JSON texts of a column -> its runtime values (``_NotCanonical`` where a
-    text is not a value the reference reader would accept as the same value)."""
+    text is not a value the reference reader would accept as the same value).  Times are
+    parsed once per distinct text when texts repeat (many rows per millisecond): parsing one
+    costs several times the lookup that spreads the values back."""
+    if kind in ("timestamp", "date"):
+        distinct = texts.unique()
+        if 2 * len(distinct) <= len(texts):
+            values = _convert(distinct, kind, name)
+            return texts.replace_strict(distinct, values, return_dtype=values.dtype).alias(name)
     t = pl.col("t")
     unquoted = t.str.strip_prefix('"').str.strip_suffix('"')
     value: pl.Expr
@@ -154,7 +225,7 @@ def _convert(texts: pl.Series, kind: str, name: str) -> pl.Series:
     elif kind == "date":
         value = unquoted.str.to_date("%Y-%m-%d", strict=False).cast(pl.Int64)
         low, high = _MIN_DAY, _MAX_DAY
-    else:  # pragma: no cover - _row_pattern refused the kind
+    else:  # pragma: no cover - _line_pattern refused the kind
         raise _NotCanonical
     frame = pl.DataFrame({"t": texts}).select(
         pl.when(t == "null").then(None).otherwise(value).alias("v"), (t == "null").alias("n")

@@ -97,6 +97,8 @@ BAD_OR_UNUSUAL = [
     "{not json",
     "   ",
     "",
+    line(v="unit\x1fseparator").replace("\\u001f", "\x1f"),  # a raw control character
+    line(v='a, "t": 1'),  # a separator inside a string (escaped quotes: not canonical)
 ]
 
 
@@ -127,6 +129,49 @@ def test_random_traces_read_alike(
     path = tmp_path_factory.mktemp("trace") / "t.jsonl"
     body = ending.join(pieces) + (ending if final and pieces else "")
     path.write_bytes((b"\xef\xbb\xbf" if bom else b"") + body.encode("utf-8"))
+    assert_readers_agree(path)
+
+
+NAMED_LIKE_THE_RECORD = """spark 4.3
+stream s (batch BIGINT, stream STRING, `row` STRING, t TIMESTAMP, `é k` DATE)
+  watermark t delay 1 second
+stream `ü` (k BIGINT, t TIMESTAMP) watermark t delay 1 second
+join j = s AS S INNER JOIN `ü` AS U ON S.batch = U.k
+"""
+
+
+@pytest.mark.parametrize("text", ["plain", "non-ascii"])
+def test_columns_named_like_the_record_fields_read_alike(tmp_path: Path, text: str) -> None:
+    """Values are found between the record's separators (`, "stream": `, ...): columns named
+    `batch`, `stream` or `row`, strings holding `, "t": `-like text without quotes, and
+    non-ASCII text (found bytes and sliced characters differ there) read as the reference."""
+    schemas = schemas_of(plan_of(NAMED_LIKE_THE_RECORD))
+    word = "x, t: row: {batch: 1}}" if text == "plain" else "é, ☃: {ü}}"
+    lines = []
+    for batch in range(3):
+        for i in range(4):  # times repeat: parsed once per distinct text
+            row = {
+                "batch": batch * 10 + i,
+                "stream": word if i % 2 else None,
+                "row": f"{word}{i}",
+                "t": f"2026-01-01T00:00:0{i % 2}.250Z",
+                "é k": "2026-01-02" if i % 3 else None,
+            }
+            lines.append(
+                json.dumps({"batch": batch, "stream": "s", "row": row}, ensure_ascii=False)
+            )
+        other = {"k": batch, "t": "2026-01-01T00:00:01Z"}
+        lines.append(json.dumps({"batch": batch, "stream": "ü", "row": other}, ensure_ascii=False))
+    path = tmp_path / "t.jsonl"
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    trace = read_trace_columns(path, schemas)
+    assert all(isinstance(r, pl.DataFrame) for b in trace.batches for r in b.rows.values())
+    assert _plain(trace) == _plain(read_trace(path, schemas))
+
+
+def test_invalid_utf8_reads_as_the_reference_reads_it(tmp_path: Path) -> None:
+    path = tmp_path / "t.jsonl"
+    path.write_bytes((line() + "\n").encode() + line(v="x").encode().replace(b"x", b"\xff") + b"\n")
     assert_readers_agree(path)
 
 
