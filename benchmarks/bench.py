@@ -52,7 +52,7 @@ TARGET_EVICTION = 0.05
 # issue 17: the columnar engine against Spark local[2], per N (rows per side per batch)
 TARGET_COLUMNAR = {20_000: 5.0, 100_000: 10.0}
 TARGET_EVICT_NOTHING_MS = 1.0
-COLUMNAR = ["columnar", "columnar-lines", "columnar-jsonl"]
+COLUMNAR = ["columnar", "columnar-parquet", "columnar-lines", "columnar-jsonl"]
 
 
 # ------------------------------------------------------------------------------ running
@@ -114,6 +114,7 @@ LABELS = {
     "runtime": "sjoin runtime (rows counted, like Spark's noop sink)",
     "runtime-rows": "sjoin runtime (+ JSON-ready row dicts, as run() returns)",
     "columnar": "sjoin columnar engine, Parquet input (every output row built as columns)",
+    "columnar-parquet": "sjoin columnar engine, Parquet input, every output row written to Parquet",
     "columnar-lines": "sjoin columnar engine, Parquet input, + every output JSON line",
     "columnar-jsonl": "sjoin columnar engine, JSON-lines trace, + every output JSON line",
     "generated": "Spark local[2], generated job, noop sink",

@@ -41,16 +41,21 @@ def peak_rss_mib(pid: int | str = "self") -> float:
 
 
 def run_runtime(
-    work: Workload, build_rows: bool, engine: str = "reference", parquet: bool = False
+    work: Workload,
+    build_rows: bool,
+    engine: str = "reference",
+    parquet: bool = False,
+    parquet_out: bool = False,
 ) -> dict[str, Any]:
     """The runtime (``engine``: reference or columnar) over the trace, one batch at a time
     (`iter_batches`), timing each batch as it completes.  Like Spark's no-op sink, the
     batch's output rows are counted and dropped; with ``build_rows`` each batch's rows are
     also built: the reference makes the JSON-ready dicts that `run()` returns, the columnar
     engine the UTF-8 JSON lines that `sjoin run` writes, from its columns.  With ``parquet`` the
-    columnar engine reads the Parquet files Spark reads instead of the JSON-lines trace."""
+    columnar engine reads the Parquet files Spark reads instead of the JSON-lines trace; with
+    ``parquet_out`` it writes every output row to Parquet files, a file per batch."""
     from sjoin.api import check_file
-    from sjoin.runtime import iter_batches
+    from sjoin.runtime import iter_batches, run_to_files
     from sjoin.runtime.trace import read_trace, schemas_of
 
     plan = check_file(work.spec).plan
@@ -71,17 +76,33 @@ def run_runtime(
     output_rows = 0
     last = None
     previous = time.perf_counter()
-    for out in iter_batches(plan, trace, engine=engine):  # type: ignore[arg-type]
-        if build_rows and engine == "columnar":
-            assert sum(text.count(b"\n") for text in out.output_text()) == out.row_count
-        elif build_rows:
-            assert len(out.rows) == out.row_count
+
+    def timed(out: Any) -> None:
+        nonlocal output_rows, previous, last
         output_rows += out.row_count
         now = time.perf_counter()
         if out.data:
             batches.append({"seconds": now - previous, "rows": 2 * work.rows_per_side})
         previous = now
         last = out
+
+    if parquet_out:  # what `sjoin run --output-format parquet --output DIR` does
+        with tempfile.TemporaryDirectory() as directory:
+            run_to_files(
+                plan,
+                trace,
+                output=Path(directory) / "out",
+                output_format="parquet",
+                engine="columnar",
+                on_batch=lambda out, _: timed(out),
+            )
+    else:
+        for out in iter_batches(plan, trace, engine=engine):  # type: ignore[arg-type]
+            if build_rows and engine == "columnar":
+                assert sum(text.count(b"\n") for text in out.output_text()) == out.row_count
+            elif build_rows:
+                assert len(out.rows) == out.row_count
+            timed(out)
     assert last is not None
     batches[0]["seconds"] -= parse_s
     for batch in batches:
@@ -173,12 +194,13 @@ def main() -> None:
     work = Workload(Path(directory), int(rows), int(batches))
     if engine in ("runtime", "runtime-rows"):
         figures = run_runtime(work, build_rows=engine == "runtime-rows")
-    elif engine in ("columnar", "columnar-lines", "columnar-jsonl"):
+    elif engine in ("columnar", "columnar-lines", "columnar-jsonl", "columnar-parquet"):
         figures = run_runtime(
             work,
             build_rows=engine != "columnar",
             engine="columnar",
             parquet=engine != "columnar-jsonl",
+            parquet_out=engine == "columnar-parquet",
         )
     else:
         figures = run_spark(work, engine)

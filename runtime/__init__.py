@@ -18,14 +18,14 @@ import hashlib
 import io
 import os
 import sys
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import cached_property
 from pathlib import Path
 from typing import IO, Any, Literal
 
-from sjoin.compiler.plan import Plan
+from sjoin.compiler.plan import Plan, StreamNode
 
 from .checkpoint import Checkpoint, fingerprint, pause_for_test
 from .errors import CheckpointError, QueryError, RunError, UnsupportedExpression, UsageError
@@ -115,6 +115,8 @@ class BatchOutput:
     # engine; the argument: the trace batch to add to each line, or None), used while the
     # row dicts have not been built
     make_text: Callable[[int | None], Iterator[bytes]] | None = field(default=None, repr=False)
+    # each relation's raw output (a frame or runtime rows), kept for a Parquet output only
+    make_outputs: Callable[[], dict[str, Any]] | None = field(default=None, repr=False)
 
     @classmethod
     def of(
@@ -320,6 +322,7 @@ def run_to_files(
     show_rows: Callable[[BatchOutput], None] | None = None,
     engine: EngineChoice = "auto",
     notes: Callable[[str], None] | None = None,
+    output_format: Literal["jsonl", "parquet"] = "jsonl",
 ) -> RunSummary:
     """``sjoin run``: stream output lines to ``output`` (default ``stdout``) and progress
     lines to ``progress`` as each batch completes.  Skipped bad rows are reported on
@@ -329,12 +332,19 @@ def run_to_files(
     ``output``, ``show_rows(batch)`` (if given) shows each batch's rows instead of the JSON
     lines on stdout (``sjoin run --format table``).  ``engine`` as in ``run``; ``notes``
     receives a line per operator that the columnar engine runs on the reference operator,
-    and why.  Raises ``RunError`` (``UsageError`` for a wrong relation or option) with a
-    message fit for the user."""
+    and why.  With ``output_format="parquet"``, ``output`` is a directory that gets a file per
+    relation per batch (``<relation>/batch-NNNN.parquet``).  Raises ``RunError``
+    (``UsageError`` for a wrong relation or option) with a message fit for the user."""
     out_stream = stdout if stdout is not None else sys.stdout
     err_stream = stderr if stderr is not None else sys.stderr
-    if output is not None:
-        row_sink: _Sink = _path_sink(Path(output), "rows")
+    if output_format not in ("jsonl", "parquet"):
+        raise UsageError(f"unknown output format {output_format!r}; choose jsonl or parquet")
+    if output_format == "parquet" and output is None:
+        raise UsageError("--output-format parquet writes a directory: give it with --output")
+    if output is not None and output_format == "parquet":
+        row_sink: _Sink = _ParquetSink(Path(output))
+    elif output is not None:
+        row_sink = _path_sink(Path(output), "rows")
     elif show_rows is not None:
         row_sink = _ShowSink(show_rows)
     else:
@@ -367,6 +377,13 @@ def run_to_files(
 class _Sink:
     kind: str  # "rows" or "progress"
     rewindable = False
+    needs_outputs = False  # keeps each batch's raw outputs (a frame or rows per relation)
+
+    @property
+    def offset_key(self) -> str:
+        """The key of this sink's position in a checkpoint's offsets."""
+        return self.kind
+
     trace_batches = False  # add "trace_batch" to each line (`sjoin run --trace-batches`)
 
     def text(self, out: BatchOutput) -> Iterable[bytes]:
@@ -381,6 +398,12 @@ class _Sink:
         return None
 
     def write(self, chunks: Iterable[bytes]) -> None: ...
+
+    def deliver(self, out: BatchOutput) -> None:
+        self.write(self.text(out))
+
+    def bind(self, plan: Plan, relations: Sequence[str]) -> None:
+        """Learn the run's output relations (before ``start``)."""
 
     def close(self) -> None: ...
 
@@ -496,6 +519,47 @@ class _FileSink(_Sink):
             self.handle = None
 
 
+class _ParquetSink(_Sink):
+    """``--output-format parquet``: a file per relation per batch under a directory
+    (``columnar/parquet_out.py``).  A new run removes the batch files of an earlier one; a
+    restart keeps them and writes the pending batch again, replacing its files."""
+
+    kind = "rows"
+    rewindable = True
+    needs_outputs = True
+    offset_key = "parquet"  # type: ignore[assignment]  # files written, not bytes
+
+    def __init__(self, directory: Path) -> None:
+        self.directory = directory
+        self.files = 0
+
+    def bind(self, plan: Plan, relations: Sequence[str]) -> None:
+        from .columnar.parquet_out import ParquetWriter
+
+        columns = {}
+        for name in relations:
+            node = plan.node(name)
+            assert node is not None
+            columns[name] = (
+                [(c.name, c.type.name) for c in node.columns]
+                if isinstance(node, StreamNode)
+                else [(o.name, o.type) for o in node.output]
+            )
+        self.writer = ParquetWriter(self.directory, columns)
+
+    def start(self, offset: int | None) -> None:
+        if offset is None:
+            self.writer.clear()
+        self.files = offset or 0
+
+    def size(self) -> int | None:
+        return self.files
+
+    def deliver(self, out: BatchOutput) -> None:
+        assert out.make_outputs is not None
+        self.files += self.writer.write(out.batch, out.make_outputs())
+
+
 @contextmanager
 def _collector_paused() -> Iterator[None]:
     """Pause the cyclic garbage collector for a whole run.  The runtime builds only acyclic
@@ -550,6 +614,9 @@ class _Runner:
             trace, schemas_of(plan), bad_rows, digests=checkpoint is not None
         )
         self.sinks = sinks
+        for sink in sinks:
+            sink.bind(plan, self.relations)
+        self.keep_outputs = any(sink.needs_outputs for sink in sinks)
         self.checkpoint = Checkpoint(checkpoint) if checkpoint is not None else None
         # running SHA-256 over the digests of the trace batches consumed so far
         self.consumed_hash = hashlib.sha256()
@@ -602,11 +669,11 @@ class _Runner:
                 redeliver = self.checkpoint.delivered() < saved["step"]
             self.checkpoint.reset_trace_batches(self._trace_entries(0, self.consumed))
         for sink in self.sinks:
-            sink.start(offsets.get(sink.kind) if sink.rewindable else None)
+            sink.start(offsets.get(sink.offset_key) if sink.rewindable else None)
         if pending is not None:
             for sink in self.sinks:
                 if sink.rewindable or redeliver:
-                    sink.write(sink.text(pending))
+                    sink.deliver(pending)
             if redeliver:
                 self._delivered(self.step - 1)
                 yield pending
@@ -616,7 +683,7 @@ class _Runner:
                 self._commit(out)
                 pause_for_test("committed", self.step)
             for sink in self.sinks:
-                sink.write(sink.text(out))
+                sink.deliver(out)
             self._delivered(self.step)
             pause_for_test("emitted", self.step)
             self.step += 1
@@ -678,9 +745,19 @@ class _Runner:
         offsets = saved["offsets"]
         if not all(v is None or (type(v) is int and v >= 0) for v in offsets.values()):
             raise CheckpointError(self._malformed("its output offsets"))
+        parquet = "parquet" in offsets
+        if parquet != self.keep_outputs or (parquet and "pending_outputs" not in saved):
+            made, now = ("Parquet", "JSON lines") if parquet else ("JSON lines", "Parquet")
+            raise CheckpointError(
+                f"{self.checkpoint_dir} was made by a run writing {made}; resume it with the "
+                f"same --output-format (not {now}), or start a new checkpoint directory"
+            )
         try:
             self.engine.restore(saved["engine"])
             pending = BatchOutput.of(**saved["pending"])
+            if parquet:
+                outputs = {str(k): list(v) for k, v in saved["pending_outputs"].items()}
+                pending = replace(pending, make_outputs=lambda: outputs)
         except (KeyError, TypeError, ValueError, IndexError, AttributeError) as err:
             raise CheckpointError(
                 self._malformed(f"its state ({type(err).__name__}: {err})")
@@ -748,7 +825,8 @@ class _Runner:
                     "state_sides": out.state_sides,
                     "trace_batch": out.trace_batch,
                 },
-                "offsets": {s.kind: s.size() for s in self.sinks if s.rewindable},
+                "offsets": {s.offset_key: s.size() for s in self.sinks if s.rewindable},
+                **({"pending_outputs": self._raw_outputs(out)} if self.keep_outputs else {}),
             }
         )
 
@@ -765,9 +843,12 @@ class _Runner:
         counts = {relation: len(values) for relation, values in outputs.items()}
         held = [outputs]
 
+        keep = self.keep_outputs
+
         def make_rows() -> OutputRows:  # called once (BatchOutput caches the rows)
             rows = self._json_ready(held[0])
-            held[0] = {}  # the raw tuples are not needed any more
+            if not keep:
+                held[0] = {}  # the raw tuples are not needed any more
             return rows
 
         make_text = None
@@ -776,7 +857,19 @@ class _Runner:
             def make_text(trace_batch: int | None) -> Iterator[bytes]:
                 return self._column_text(result.batch_id, held[0], trace_batch)
 
-        return self._batch_output(result, counts, make_rows, make_text)
+        output = self._batch_output(result, counts, make_rows, make_text)
+        if keep:
+            return replace(output, make_outputs=lambda: held[0])
+        return output
+
+    @staticmethod
+    def _raw_outputs(out: BatchOutput) -> dict[str, list[Row]]:
+        """A batch's outputs as runtime rows (plain data for the checkpoint)."""
+        assert out.make_outputs is not None
+        return {
+            relation: values if isinstance(values, list) else values.rows()
+            for relation, values in out.make_outputs().items()
+        }
 
     def _column_text(
         self, batch: int, outputs: dict[str, Any], trace_batch: int | None

@@ -445,8 +445,9 @@ def diff(
 @click.option("--relation", help="Output only this join or aggregate (default: all).")
 @click.option(
     "--output",
-    type=click.Path(dir_okay=False, path_type=Path),
-    help="Write output rows here (default: stdout).",
+    type=click.Path(path_type=Path),
+    help="Write output rows here (default: stdout): a file, or a directory with "
+    "--output-format parquet.",
 )
 @click.option(
     "--progress",
@@ -477,6 +478,14 @@ def diff(
     default=None,
     help="How stdout shows the rows: JSON lines, or aligned tables batch by batch "
     "[default: table on a terminal, else json; --output files are always JSON lines].",
+)
+@click.option(
+    "--output-format",
+    type=click.Choice(["jsonl", "parquet"]),
+    default="jsonl",
+    show_default=True,
+    help="jsonl: --output is a file of JSON lines; parquet: --output is a directory that gets "
+    "<relation>/batch-NNNN.parquet per batch (the layout of a Parquet trace).",
 )
 @click.option(
     "--trace-batches",
@@ -511,6 +520,7 @@ def run(
     checkpoint: Path | None,
     report: Path | None,
     fmt: str | None,
+    output_format: str,
     trace_batches: bool,
     engine: str,
     verbose: bool,
@@ -528,6 +538,8 @@ def run(
 
     if fmt == "table" and output is not None:
         raise click.UsageError("--format table shows rows on stdout; --output writes JSON lines")
+    if output_format == "parquet" and output is None:
+        raise click.UsageError("--output-format parquet writes a directory: give it with --output")
     stdout = sys.stdout
     if fmt is None:
         fmt = "table" if output is None and stdout.isatty() else "json"
@@ -580,6 +592,7 @@ def run(
                 trace_batches=trace_batches,
                 show_rows=show_rows,
                 engine=cast(EngineChoice, engine),
+                output_format="parquet" if output_format == "parquet" else "jsonl",
                 notes=(lambda line: printer.note(f"sjoin run: {line}")) if verbose else None,
             )
         except UsageError as err:

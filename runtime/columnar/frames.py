@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import io
 import json
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 import polars as pl
@@ -142,7 +142,9 @@ def _date_text(c: pl.Expr) -> pl.Expr:
     return c.cast(pl.Int32).cast(pl.Date).dt.strftime('"%Y-%m-%d"').fill_null("null")
 
 
-def _each_distinct_once(column: pl.Series, text: Any) -> pl.Expr | pl.Series:
+def _each_distinct_once(
+    column: pl.Series, text: Callable[[pl.Expr], pl.Expr]
+) -> pl.Expr | pl.Series:
     """``text`` of a time column, formatting each distinct value once when values repeat (a
     join's output repeats each stored row's times; event times are often whole milliseconds):
     formatting costs about six times the lookup that spreads the texts back."""

@@ -34,9 +34,10 @@ import sys
 from sjoin.api import check_file
 from sjoin.runtime import run_to_files
 spec, trace, output, progress, checkpoint = sys.argv[1:6]
+parquet = output.startswith("parquet:")
 run_to_files(
-    check_file(spec).plan, trace, output=None if output == "-" else output,
-    progress=progress, checkpoint=checkpoint,
+    check_file(spec).plan, trace, output=None if output == "-" else output.removeprefix("parquet:"),
+    progress=progress, checkpoint=checkpoint, output_format="parquet" if parquet else "jsonl",
 )
 """
 
@@ -139,7 +140,7 @@ def _start(args: list[str], pause: str | None, stdout: Path) -> subprocess.Popen
         )
 
 
-@pytest.mark.parametrize("output", ["file", "stdout"])
+@pytest.mark.parametrize("output", ["file", "stdout", "parquet"])
 def test_kill_after_every_batch_boundary_and_restart(tmp_path: Path, output: str) -> None:
     """SIGKILL the run at each batch boundary in turn (alternately right after the
     checkpoint commit, before the output is written, and right after the output), restart
@@ -151,7 +152,7 @@ def test_kill_after_every_batch_boundary_and_restart(tmp_path: Path, output: str
     args = [
         str(SPEC),
         str(TRACE),
-        str(out) if output == "file" else "-",
+        {"file": str(out), "stdout": "-", "parquet": f"parquet:{tmp_path / 'pq'}"}[output],
         str(progress),
         str(checkpoint),
     ]
@@ -172,6 +173,12 @@ def test_kill_after_every_batch_boundary_and_restart(tmp_path: Path, output: str
     process = _start(args, None, final)
     _, err = process.communicate(timeout=60)
     assert process.returncode == 0, err.decode()
+    if output == "parquet":
+        clean_dir = tmp_path / "clean"
+        run_to_files(plan, TRACE, output=clean_dir, output_format="parquet")
+        assert _files_under(tmp_path / "pq") == _files_under(clean_dir)
+        assert progress.read_text().splitlines() == clean.progress_lines()
+        return
     written = (
         out.read_text().splitlines()
         if output == "file"
@@ -179,6 +186,17 @@ def test_kill_after_every_batch_boundary_and_restart(tmp_path: Path, output: str
     )
     assert written == clean.output_lines()
     assert progress.read_text().splitlines() == clean.progress_lines()
+
+
+def _files_under(directory: Path) -> dict[str, Any]:
+    """Each Parquet file under ``directory`` (relative path -> its rows); no stray files."""
+    import polars as pl
+
+    return {
+        str(p.relative_to(directory)): pl.read_parquet(p).rows() if p.suffix == ".parquet" else p
+        for p in sorted(directory.rglob("*"))
+        if p.is_file()
+    }
 
 
 # ------------------------------------------------ damaged checkpoints, other traces (issue 13)
