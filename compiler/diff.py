@@ -186,22 +186,9 @@ Operator: TypeAlias = JoinNode | AggregateNode
 
 
 def operators(plan: Plan, root: str) -> list[Operator]:
-    """The stateful operators of the query rooted at ``root`` in Spark's operator-id order:
-    pre-order from the root, a join's left input before its right."""
-    out: list[Operator] = []
-
-    def walk(name: str) -> None:
-        node = plan.node(name)
-        if isinstance(node, JoinNode):
-            out.append(node)
-            walk(node.left.relation)
-            walk(node.right.relation)
-        elif isinstance(node, AggregateNode):
-            out.append(node)
-            walk(node.input)
-
-    walk(root)
-    return out
+    """The stateful operators of the query rooted at ``root``, numbered as Spark numbers
+    them."""
+    return plan.stateful_operators(root)
 
 
 def sources(plan: Plan, root: str) -> list[str]:

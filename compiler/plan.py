@@ -215,3 +215,22 @@ class Plan:
 
     def node(self, name: str) -> PlanNode | None:
         return next((n for n in self.nodes if n.name == name), None)
+
+    def stateful_operators(self, root: str) -> list[JoinNode | AggregateNode]:
+        """The joins and aggregates of the query rooted at ``root`` in Spark's operator-id
+        order (how its progress lists them and its checkpoint numbers their state): pre-order
+        from the root, a join's left input before its right."""
+        out: list[JoinNode | AggregateNode] = []
+
+        def walk(name: str) -> None:
+            node = self.node(name)
+            if isinstance(node, JoinNode):
+                out.append(node)
+                walk(node.left.relation)
+                walk(node.right.relation)
+            elif isinstance(node, AggregateNode):
+                out.append(node)
+                walk(node.input)
+
+        walk(root)
+        return out

@@ -218,7 +218,38 @@ def _not_null_at(i: int) -> Callable[[Row], bool]:
     return lambda row: row[i] is not None
 
 
-class JoinOperator:
+class JoinStateMixin:
+    """What both join operators (this row one and the columnar one) do alike with their two
+    sides' state: checkpoint it, and say whether and how it is bounded.  The operator has
+    ``left`` and ``right`` (each with ``snapshot``/``restore``) and the plan's
+    ``left_rule``/``right_rule``."""
+
+    left: Any
+    right: Any
+    left_rule: StateRule
+    right_rule: StateRule
+
+    def snapshot(self) -> dict[str, Any]:
+        return {"left": self.left.snapshot(), "right": self.right.snapshot()}
+
+    def restore(self, data: dict[str, Any]) -> None:
+        self.left.restore(data["left"])
+        self.right.restore(data["right"])
+
+    def has_state_predicate(self) -> bool:
+        return self.left_rule.eviction != "never" or self.right_rule.eviction != "never"
+
+    def state_watermark(self, input_ms: int) -> int:
+        """Spark 3.5+'s output watermark: min(state watermarks, input watermark)."""
+        values = [input_ms]
+        for rule in (self.left_rule, self.right_rule):
+            value = rule.state_watermark(input_ms)
+            if value is not None:
+                values.append(value)
+        return min(values)
+
+
+class JoinOperator(JoinStateMixin):
     """One ``join`` of the plan, run batch after batch."""
 
     def __init__(self, node: JoinNode, ansi: bool) -> None:
@@ -574,27 +605,6 @@ class JoinOperator:
         if not right_preserved and right_threshold is not None:
             counted += self.right.evict_count(right_threshold)
         m.num_rows_removed += counted + (uncounted if self.count_all_removals else 0)
-
-    # ---------------------------------------------------------------- checkpoint
-
-    def snapshot(self) -> dict[str, Any]:
-        return {"left": self.left.snapshot(), "right": self.right.snapshot()}
-
-    def restore(self, data: dict[str, Any]) -> None:
-        self.left.restore(data["left"])
-        self.right.restore(data["right"])
-
-    def has_state_predicate(self) -> bool:
-        return self.left_rule.eviction != "never" or self.right_rule.eviction != "never"
-
-    def state_watermark(self, input_ms: int) -> int:
-        """Spark 3.5+'s output watermark: min(state watermarks, input watermark)."""
-        values = [input_ms]
-        for rule in (self.left_rule, self.right_rule):
-            value = rule.state_watermark(input_ms)
-            if value is not None:
-                values.append(value)
-        return min(values)
 
 
 # ------------------------------------------------------------------------------ helpers

@@ -174,20 +174,27 @@ def _metric_changes(a: Any, b: Any) -> list[str]:
 
 
 @dataclass
-class ChangeReport:
-    diff: SpecDiff
+class _Report:
+    """A plan diff and, with ``--trace``, the runs' first differing batches."""
+
+    diff: Any  # SpecDiff or VersionDiff: both have to_dict() and text()
     trace: TraceDiff | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        out = self.diff.to_dict()
+        out: dict[str, Any] = self.diff.to_dict()
         out["trace"] = None if self.trace is None else self.trace.to_dict()
         return out
 
     def text(self) -> str:
-        parts = [self.diff.text()]
+        parts: list[str] = [self.diff.text()]
         if self.trace is not None:
             parts.append(self.trace.text())
         return "\n\n".join(parts)
+
+
+@dataclass
+class ChangeReport(_Report):
+    diff: SpecDiff
 
 
 def diff_change(old: CheckResult, new: CheckResult, trace: Path | None) -> ChangeReport:
@@ -201,20 +208,8 @@ def diff_change(old: CheckResult, new: CheckResult, trace: Path | None) -> Chang
 
 
 @dataclass
-class UpgradeReport:
+class UpgradeReport(_Report):
     diff: VersionDiff
-    trace: TraceDiff | None = None
-
-    def to_dict(self) -> dict[str, Any]:
-        out = self.diff.to_dict()
-        out["trace"] = None if self.trace is None else self.trace.to_dict()
-        return out
-
-    def text(self) -> str:
-        parts = [self.diff.text()]
-        if self.trace is not None:
-            parts.append(self.trace.text())
-        return "\n\n".join(parts)
 
 
 def parse_version(text: str) -> str:

@@ -42,7 +42,7 @@ from typing import Any
 
 from sjoin.api import CheckResult, check_text
 from sjoin.compiler.model import SUPPORTED_SPARK
-from sjoin.compiler.plan import AggregateNode, JoinNode, Plan, StreamNode
+from sjoin.compiler.plan import JoinNode, Plan, StreamNode
 from sjoin.runtime import RunError, run
 from sjoin.runtime.query import closure, query_roots
 from sjoin.runtime.trace import BadRow, BadRowPolicy, Trace, read_trace, schemas_of
@@ -389,20 +389,7 @@ def _watermark_ms(text: str | None) -> int | None:
 
 def pre_order(plan: Plan, root: str) -> list[str]:
     """The stateful operators below ``root`` as Spark lists them: pre-order, left first."""
-    order: list[str] = []
-
-    def visit(name: str) -> None:
-        node = plan.node(name)
-        if isinstance(node, JoinNode):
-            order.append(name)
-            visit(node.left.relation)
-            visit(node.right.relation)
-        elif isinstance(node, AggregateNode):
-            order.append(name)
-            visit(node.input)
-
-    visit(root)
-    return order
+    return [node.name for node in plan.stateful_operators(root)]
 
 
 def output_mode(plan: Plan, relation: str) -> str:

@@ -28,7 +28,7 @@ from sqlglot import exp
 from sjoin.compiler.plan import JoinNode, Side, StateRule
 
 from ..eval import Getter, Layout, column_slot, compile_expr
-from ..join import JoinMetrics, side_layout
+from ..join import JoinMetrics, JoinStateMixin, side_layout
 from .frames import dtype_of
 from .support import type_name
 
@@ -201,7 +201,7 @@ def _renamed(frame: pl.DataFrame, width: int, prefix: str) -> pl.DataFrame:
     return frame.rename({f"c{i}": f"{prefix}{i}" for i in range(width)})
 
 
-class ColumnarJoin:
+class ColumnarJoin(JoinStateMixin):
     """One ``join`` of the plan, run batch after batch on frames (columns ``c0..``)."""
 
     def __init__(self, node: JoinNode, ansi: bool) -> None:
@@ -569,27 +569,6 @@ class ColumnarJoin:
             counted += 0 if gone is None else gone.height
         m.num_rows_removed += counted + (uncounted if self.count_all_removals else 0)
         return out
-
-    # ---------------------------------------------------------------- checkpoint
-
-    def snapshot(self) -> dict[str, Any]:
-        return {"left": self.left.snapshot(), "right": self.right.snapshot()}
-
-    def restore(self, data: dict[str, Any]) -> None:
-        self.left.restore(data["left"])
-        self.right.restore(data["right"])
-
-    def has_state_predicate(self) -> bool:
-        return self.left_rule.eviction != "never" or self.right_rule.eviction != "never"
-
-    def state_watermark(self, input_ms: int) -> int:
-        """Spark 3.5+'s output watermark: min(state watermarks, input watermark)."""
-        values = [input_ms]
-        for rule in (self.left_rule, self.right_rule):
-            value = rule.state_watermark(input_ms)
-            if value is not None:
-                values.append(value)
-        return min(values)
 
 
 # ------------------------------------------------------------------------------ helpers
