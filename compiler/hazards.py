@@ -69,33 +69,27 @@ def _several_windows(node: JoinNode) -> list[Diagnostic]:
 
 
 def _windows_of_null_padded_sides(node: JoinNode) -> list[Diagnostic]:
-    """A window of a column the outer join null-pads drops the null-padded rows (TimeWindowing
-    filters isnotnull(time)), and Spark's EliminateOuterJoin then runs the join as INNER."""
-    padded = {s: p for p in node.kind.preserved for s in ("left", "right") if s != p}
+    """E030: the planner's ``padded_windows``, windows whose NULL drops the null-padded rows,
+    so that Spark's EliminateOuterJoin runs the join as ``executed_as``."""
     out = []
-    for column in node.output:
-        for call in column.expr.find_all(exp.Anonymous):
-            if not annotate.is_call(call, "window"):
-                continue
-            read = {annotate.side(c) for c in call.expressions[0].find_all(exp.Column)}
-            for side in sorted(read & set(padded)):
-                alias = (node.left if side == "left" else node.right).alias
-                preserved = (node.left if padded[side] == "left" else node.right).alias
-                out.append(
-                    Diagnostic(
-                        "E030",
-                        f"join `{node.name}` ({node.kind.keyword}): the window of `{alias}`'s "
-                        f"time in its SELECT drops the rows of `{preserved}` that have no "
-                        f"match; Spark then runs the join as "
-                        f"{JOIN_KINDS[node.executed_as].keyword}",
-                        annotate.span(call) or Span(0, 0),
-                        f"NULL for unmatched `{preserved}` rows",
-                        f"window `{preserved}`'s time instead, or write the start of "
-                        f"`{alias}`'s window as date_trunc (e.g. date_trunc('MINUTE', ...)), "
-                        "which keeps NULL; or `set allow_unemitted_outer_rows = true` to "
-                        "accept it on purpose",
-                    )
-                )
+    for window in node.padded_windows:
+        alias = (node.left if window.side == "left" else node.right).alias
+        preserved = (node.right if window.side == "left" else node.left).alias
+        out.append(
+            Diagnostic(
+                "E030",
+                f"join `{node.name}` ({node.kind.keyword}): the window of `{alias}`'s "
+                f"time in its SELECT drops the rows of `{preserved}` that have no "
+                f"match; Spark then runs the join as "
+                f"{JOIN_KINDS[node.executed_as].keyword}",
+                window.span or Span(0, 0),
+                f"NULL for unmatched `{preserved}` rows",
+                f"window `{preserved}`'s time instead, or write the start of "
+                f"`{alias}`'s window as date_trunc (e.g. date_trunc('MINUTE', ...)), "
+                "which keeps NULL; or `set allow_unemitted_outer_rows = true` to "
+                "accept it on purpose",
+            )
+        )
     return out
 
 

@@ -122,6 +122,17 @@ class StreamNode:
 
 
 @dataclass(frozen=True, slots=True)
+class PaddedWindow:
+    """A window() in a join's SELECT over the time of a side the written outer join
+    null-pads: its NULL drops the null-padded rows (TimeWindowing filters isnotnull(time)),
+    so Spark's EliminateOuterJoin runs a narrower join (E030 unless accepted)."""
+
+    side: str  # "left" or "right": the null-padded side whose time is windowed
+    time_column: str
+    span: Span | None  # the window() call in the spec
+
+
+@dataclass(frozen=True, slots=True)
 class JoinNode:
     name: str
     join_type: JoinType  # as written
@@ -144,6 +155,9 @@ class JoinNode:
     # the time arguments of window() calls in the output: Spark's TimeWindowing adds
     # isnotnull(time), so an output row whose window time is NULL is dropped
     window_times: tuple[exp.Expression, ...] = ()
+    # the windows of null-padded sides that made the planner plan the join as Spark's
+    # EliminateOuterJoin runs it (executed_as); hazards reports them (E030)
+    padded_windows: tuple[PaddedWindow, ...] = ()
     notes: tuple[str, ...] = ()
     key_types: tuple[str, ...] = ()  # the state's key schema: one SQL type per key pair
 

@@ -34,6 +34,7 @@ from .plan import (
     AggregateNode,
     JoinNode,
     OutputColumn,
+    PaddedWindow,
     Plan,
     PlanNode,
     Side,
@@ -245,9 +246,10 @@ class Planner:
                     and not col.name.startswith("_common_expr")
                 ):
                     not_null[side].append(col.name)
-        for side, name in windowed:
-            if name not in not_null[side]:
-                not_null[side].append(name)  # TimeWindowing's isnotnull(time), pushed down
+        for window in windowed:
+            if window.time_column not in not_null[window.side]:
+                # TimeWindowing's isnotnull(time), pushed down
+                not_null[window.side].append(window.time_column)
         preserved = kind.preserved
         sides = {}
         for side, inp in (("left", j.left), ("right", j.right)):
@@ -330,6 +332,7 @@ class Planner:
                 for call in o.expr.find_all(exp.Anonymous)
                 if annotate.is_call(call, "window")
             ),
+            padded_windows=tuple(windowed),
             notes=_notes(j),
             key_types=tuple(_key_type(a, b) for a, b in split.keys),
         )
@@ -716,25 +719,29 @@ def _project_windows(
 
 def _windowed_padded_sides(
     preserved: tuple[str, ...], output: list[OutputColumn]
-) -> list[tuple[str, str]]:
-    """(side, time column) of each window in the SELECT whose time a null-padding outer
-    join makes NULL: TimeWindowing filters ``isnotnull(time)`` above the join."""
+) -> list[PaddedWindow]:
+    """Each window in the SELECT (per side it reads) whose time a null-padding outer join
+    makes NULL: TimeWindowing filters ``isnotnull(time)`` above the join."""
     padded = {s for p in preserved for s in ("left", "right") if s != p}
     found = []
     for column in output:
         for call in column.expr.find_all(exp.Anonymous):
-            if annotate.is_call(call, "window"):
-                for col in call.expressions[0].find_all(exp.Column):
-                    if annotate.side(col) in padded and (annotate.side(col), col.name) not in found:
-                        found.append((annotate.side(col), col.name))
+            if not annotate.is_call(call, "window"):
+                continue
+            read: dict[str, str] = {}
+            for col in call.expressions[0].find_all(exp.Column):
+                side = annotate.side(col)
+                if side in padded:
+                    read.setdefault(side, col.name)
+            found += [PaddedWindow(side, read[side], annotate.span(call)) for side in sorted(read)]
     return found
 
 
-def _eliminate_outer(how: JoinType, windowed: list[tuple[str, str]]) -> JoinType:
+def _eliminate_outer(how: JoinType, windowed: list[PaddedWindow]) -> JoinType:
     """Spark's EliminateOuterJoin under a null-rejecting filter on ``windowed`` sides: a side
     that must be non-NULL is no longer null-padded (checked on Spark 4.3.0,
     tests/spark/test_window_fields_on_spark.py)."""
-    rejects = {side for side, _ in windowed}
+    rejects = {w.side for w in windowed}
     if how == "full_outer":
         if rejects == {"left", "right"}:
             return "inner"
