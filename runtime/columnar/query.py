@@ -23,6 +23,8 @@ from ..eval import Getter, Layout, compile_expr
 from ..join import JoinMetrics, JoinOperator
 from ..query import BatchResult, Engine, OperatorReport, Query, columns_of
 from ..watermark import WatermarkNode
+from .aggregate import ColumnarAggregate
+from .aggregate import unsupported as aggregate_unsupported
 from .frames import as_frame, as_rows, dtype_of
 from .join import ColumnarJoin, unsupported
 
@@ -82,7 +84,17 @@ class ColumnarQuery(Query):
         self.filters: dict[str, tuple[_SideFilters, _SideFilters]] = {}
         for node in self.nodes:
             if isinstance(node, AggregateNode):
-                self.fallbacks[node.name] = "aggregates run on the reference operator"
+                source = plan.node(node.input)
+                assert source is not None
+                reason = aggregate_unsupported(node, columns_of(source), plan.ansi)
+                if reason is None:
+                    # AggregateOperator's interface (process, snapshot, restore,
+                    # has_state_predicate) on frames
+                    self.operators[node.name] = cast(
+                        Any, ColumnarAggregate(node, columns_of(source), plan.ansi)
+                    )
+                else:
+                    self.fallbacks[node.name] = reason
             elif isinstance(node, JoinNode):
                 reason = unsupported(node, plan.ansi)
                 if reason is None:
@@ -133,6 +145,16 @@ class ColumnarQuery(Query):
                         wm_node.observe(below)
                     prepared.append(side_input.filter_above(below))
                 out, metrics = op.process(prepared[0], prepared[1], late, evict)
+            elif isinstance(op, ColumnarAggregate):
+                assert isinstance(node, AggregateNode)
+                source = produced[node.input]
+                wm_node = self.node_of_input.get((node.name, "input"))
+                if wm_node is not None:
+                    if isinstance(source, pl.DataFrame):
+                        observe(wm_node, source)
+                    else:
+                        wm_node.observe(source)
+                out, metrics = op.process(source, late, evict)
             else:
                 assert isinstance(op, AggregateOperator) and isinstance(node, AggregateNode)
                 source_rows = as_rows(produced[node.input])
