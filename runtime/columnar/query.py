@@ -1,11 +1,14 @@
 """The columnar engine's queries: the reference ``Query`` and ``Engine`` (batch scheduling,
-no-data batches, watermarks, batch ids, checkpoints), with each join that the columnar
-operator supports run on it and fed frames.
+no-data batches, watermarks, batch ids, checkpoints), with each join and aggregate that the
+columnar operators support run on them (``ColumnarJoin``, ``ColumnarAggregate``) and fed
+frames.
 
 A relation's rows in a batch are a frame (columns ``c0..``) when they come from a columnar
-join or the bulk trace reader, else the reference's list of tuples; each operator gets the
-form it runs on (``frames.as_frame`` / ``as_rows``, exact both ways).  An operator that is
-not columnar (an aggregate, or a join ``join.unsupported`` names) runs the reference
+join, a columnar aggregate whose outputs all have a columnar type, or the bulk trace reader,
+else the reference's list of tuples (e.g. an aggregate that outputs a ``window()``); each
+operator gets the form it runs on (``frames.as_frame`` / ``as_rows``, exact both ways; the
+columnar aggregate takes either).  An operator that is not columnar (a join
+``join.unsupported`` names, an aggregate ``aggregate.unsupported`` names) runs the reference
 operator; ``Engine.fallbacks`` says which and why (``sjoin run --verbose`` prints them).
 """
 
@@ -75,7 +78,8 @@ def observe(node: WatermarkNode, frame: pl.DataFrame) -> None:
 
 
 class ColumnarQuery(Query):
-    """A ``Query`` whose supported joins run on ``ColumnarJoin``."""
+    """A ``Query`` whose supported joins run on ``ColumnarJoin`` and supported aggregates on
+    ``ColumnarAggregate``."""
 
     def __init__(self, plan: Plan, root: str, outputs: Sequence[str]) -> None:
         super().__init__(plan, root, outputs)
