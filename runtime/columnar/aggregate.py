@@ -86,6 +86,8 @@ def _plan(node: AggregateNode, input_columns: Sequence[tuple[str, str]], ansi: b
             return None
         return None if found is None else found[1]
 
+    if not node.group_by:
+        return "it has no grouping key"
     keys: list[_Key] = []
     for key in node.group_by:
         if annotate.is_call(key, "window"):
