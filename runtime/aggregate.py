@@ -160,7 +160,7 @@ class AggregateOperator:
         self.accumulators: list[Accumulator] = []
         self.calls: list[exp.Expression] = []
         for out in node.output:
-            for call in _aggregate_calls(out.expr):
+            for call in aggregate_calls(out.expr):
                 if not any(call == seen for seen in self.calls):
                     self.calls.append(call)
                     self.accumulators.append(self._accumulator(call, layout, ansi))
@@ -169,10 +169,10 @@ class AggregateOperator:
         def resolve(sub: exp.Expression) -> Getter | None:
             for i, key in enumerate(node.group_by):
                 if sub == key:
-                    return _slot(i)
+                    return slot(i)
             for j, call in enumerate(self.calls):
                 if sub == call:
-                    return _slot(n_keys + j)
+                    return slot(n_keys + j)
             return None
 
         self.outputs = [
@@ -313,14 +313,14 @@ class AggregateOperator:
                 self.counter += 1
 
 
-def _slot(i: int) -> Getter:
+def slot(i: int) -> Getter:
     def slot(a: Any, b: Any) -> Any:
         return a[i]
 
     return slot
 
 
-def _aggregate_calls(node: exp.Expression) -> list[exp.Expression]:
+def aggregate_calls(node: exp.Expression) -> list[exp.Expression]:
     """The aggregate function calls in an output expression (outermost ones)."""
     found: list[exp.Expression] = []
 

@@ -1,11 +1,14 @@
 """The columnar engine's queries: the reference ``Query`` and ``Engine`` (batch scheduling,
-no-data batches, watermarks, batch ids, checkpoints), with each join that the columnar
-operator supports run on it and fed frames.
+no-data batches, watermarks, batch ids, checkpoints), with each join and aggregate that the
+columnar operators support run on them (``ColumnarJoin``, ``ColumnarAggregate``) and fed
+frames.
 
 A relation's rows in a batch are a frame (columns ``c0..``) when they come from a columnar
-join or the bulk trace reader, else the reference's list of tuples; each operator gets the
-form it runs on (``frames.as_frame`` / ``as_rows``, exact both ways).  An operator that is
-not columnar (one that ``support.operator_unsupported`` names) runs the reference
+join, a columnar aggregate whose outputs all have a columnar type, or the bulk trace reader,
+else the reference's list of tuples (e.g. an aggregate that outputs a ``window()``); each
+operator gets the form it runs on (``frames.as_frame`` / ``as_rows``, exact both ways; the
+columnar aggregate takes either).  An operator that is not columnar (one that
+``support.operator_unsupported`` names) runs the reference
 operator; ``Engine.fallbacks`` says which and why (``sjoin run --verbose`` prints them).
 """
 
@@ -23,6 +26,7 @@ from ..eval import Getter, Layout, compile_expr
 from ..join import JoinMetrics, JoinOperator
 from ..query import BatchResult, Engine, OperatorReport, Query, columns_of
 from ..watermark import WatermarkNode
+from .aggregate import ColumnarAggregate
 from .frames import as_frame, as_rows, dtype_of
 from .join import ColumnarJoin
 from .support import operator_unsupported
@@ -74,7 +78,8 @@ def observe(node: WatermarkNode, frame: pl.DataFrame) -> None:
 
 
 class ColumnarQuery(Query):
-    """A ``Query`` whose supported joins run on ``ColumnarJoin``."""
+    """A ``Query`` whose supported joins run on ``ColumnarJoin`` and supported aggregates on
+    ``ColumnarAggregate``."""
 
     def __init__(self, plan: Plan, root: str, outputs: Sequence[str]) -> None:
         super().__init__(plan, root, outputs)
@@ -85,6 +90,14 @@ class ColumnarQuery(Query):
             reason = operator_unsupported(plan, node.name)
             if reason is not None:
                 self.fallbacks[node.name] = reason
+            elif isinstance(node, AggregateNode):
+                source = plan.node(node.input)
+                assert source is not None
+                # AggregateOperator's interface (process, snapshot, restore,
+                # has_state_predicate) on frames
+                self.operators[node.name] = cast(
+                    Any, ColumnarAggregate(node, columns_of(source), plan.ansi)
+                )
             elif isinstance(node, JoinNode):
                 # ColumnarJoin has JoinOperator's interface (process, snapshot, restore,
                 # has_state_predicate, state_watermark) on frames
@@ -131,6 +144,16 @@ class ColumnarQuery(Query):
                         wm_node.observe(below)
                     prepared.append(side_input.filter_above(below))
                 out, metrics = op.process(prepared[0], prepared[1], late, evict)
+            elif isinstance(op, ColumnarAggregate):
+                assert isinstance(node, AggregateNode)
+                source = produced[node.input]
+                wm_node = self.node_of_input.get((node.name, "input"))
+                if wm_node is not None:
+                    if isinstance(source, pl.DataFrame):
+                        observe(wm_node, source)
+                    else:
+                        wm_node.observe(source)
+                out, metrics = op.process(source, late, evict)
             else:
                 assert isinstance(op, AggregateOperator) and isinstance(node, AggregateNode)
                 source_rows = as_rows(produced[node.input])

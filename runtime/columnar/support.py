@@ -4,19 +4,28 @@ columnar query runs every operator named here on the reference operator instead.
 
 A join is not columnar when it has windows, a type without an exact polars dtype (DECIMAL,
 ...), computed or floating keys, non-deterministic functions, or a time range too wide for
-64-bit arithmetic.
+64-bit arithmetic.  An aggregate is not columnar with sliding windows, computed keys or
+arguments, floating or DECIMAL keys, a function other than count, sum, avg, min, max and
+approx_count_distinct (of non-floating values), or no grouping key.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
 from sqlglot import exp
 
 from sjoin.compiler import annotate
-from sjoin.compiler.functions import FUNCTIONS
+from sjoin.compiler.functions import FUNCTIONS, lookup
 from sjoin.compiler.plan import AggregateNode, JoinNode, Plan
 
-from ..eval import Layout, column_slot, compile_expr, kind_of
+from ..aggregate import aggregate_calls
+from ..errors import UnsupportedExpression
+from ..eval import Layout, column_slot, compile_expr, kind_of, window_arguments
 from ..join import side_layout
+from ..query import columns_of
 
 # the SQL types with one polars dtype holding exactly the reference runtime's value
 # (frames.py maps each; a test checks the two agree)
@@ -132,12 +141,124 @@ def join_unsupported(node: JoinNode, ansi: bool) -> str | None:
     return None
 
 
+# ---------------------------------------------------------------------------- aggregates
+
+_FLOATS = {"double", "float"}
+_GROUP_KEY_KINDS = _INTS | {"timestamp", "date", "string", "binary", "boolean"}
+_ORDERED = _INTS | _FLOATS | {"timestamp", "date", "string", "binary", "boolean"}
+
+
+@dataclass(frozen=True, slots=True)
+class AggregateKey:
+    column: int  # the input column: the key's value, or a window's time
+    kind: str
+    window: tuple[int, int] | None  # (duration, start) in µs of a tumbling window()
+
+
+@dataclass(frozen=True, slots=True)
+class Accumulation:
+    name: str  # count, sum, avg, min, max, approx_count_distinct
+    column: int | None  # the argument's input column (None: count(*))
+    kind: str  # the argument's kind
+
+
+def aggregate_plan(
+    node: AggregateNode, input_columns: Sequence[tuple[str, str]], ansi: bool
+) -> Any:
+    """(keys, accumulators, calls) of a supported aggregate, or the reason it is not."""
+    layout = Layout.of(("input", list(input_columns)))
+    kinds = [k for _, k in input_columns]
+
+    def column(e: exp.Expression) -> int | None:
+        try:
+            found = column_slot(compile_expr(e, layout, ansi=ansi))
+        except UnsupportedExpression:
+            return None
+        return None if found is None else found[1]
+
+    if not node.group_by:
+        return "it has no grouping key"
+    keys: list[AggregateKey] = []
+    for key in node.group_by:
+        if annotate.is_call(key, "window"):
+            duration, slide, start = window_arguments(key)
+            if slide is not None:
+                return "a sliding window() puts a row in several groups"
+            if abs(duration) > _LIMIT or abs(start) > _LIMIT or duration <= 0:
+                return "a window() duration or offset is too large for 64-bit arithmetic"
+            index = column(key.expressions[0])
+            if index is None:
+                return "a window() time is computed, not a column"
+            if kinds[index] != "timestamp":
+                return "a window() time is not a TIMESTAMP column"
+            keys.append(AggregateKey(index, kinds[index], (duration, start)))
+            continue
+        index = column(key)
+        if index is None:
+            return f"grouping key `{key.sql(dialect='spark')}` is computed, not a column"
+        if kinds[index] not in _GROUP_KEY_KINDS:
+            return (
+                f"grouping key `{key.sql(dialect='spark')}` is {kinds[index]} (only integer, "
+                "TIMESTAMP, DATE, STRING, BINARY and BOOLEAN keys are columnar)"
+            )
+        keys.append(AggregateKey(index, kinds[index], None))
+    accs: list[Accumulation] = []
+    calls: list[exp.Expression] = []
+    for out in node.output:
+        for name in (
+            (annotate.function(c) or c.name).lower() for c in out.expr.find_all(exp.Anonymous)
+        ):
+            function = FUNCTIONS.get(name)
+            if function is not None and not function.deterministic:
+                return f"output `{out.name}` calls {name}(), which is not deterministic"
+        for call in aggregate_calls(out.expr):
+            if any(call == seen for seen in calls):
+                continue
+            calls.append(call)
+            assert isinstance(call, exp.Anonymous)
+            fn = lookup(str(annotate.function(call) or call.this).lower())
+            assert fn is not None
+            args = list(call.expressions)
+            text = call.sql(dialect="spark")
+            if fn.name == "count" and (not args or isinstance(args[0], exp.Star)):
+                accs.append(Accumulation("count", None, "bigint"))
+                continue
+            if len(args) != 1:
+                return f"`{text}` has {len(args)} arguments"
+            index = column(args[0])
+            if index is None:
+                return f"the argument of `{text}` is computed, not a column"
+            kind = kind_of(args[0], layout)
+            if not columnar_kind(kind) or kind != kinds[index]:
+                return f"the argument of `{text}` is {kind}, which has no columnar form"
+            if fn.name in ("sum", "avg") and kind not in _INTS | _FLOATS:
+                return f"`{text}` adds {kind} values"
+            if fn.name in ("min", "max") and kind not in _ORDERED:
+                return f"`{text}` compares {kind} values"
+            if fn.name == "approx_count_distinct" and kind in _FLOATS:
+                return f"`{text}` counts distinct {kind} values (NaN and -0.0 in a set)"
+            if fn.name not in ("count", "sum", "avg", "min", "max", "approx_count_distinct"):
+                return f"`{text}` is not columnar"
+            accs.append(Accumulation(fn.name, index, kind))
+    return keys, accs, calls
+
+
+def aggregate_unsupported(
+    node: AggregateNode, input_columns: Sequence[tuple[str, str]], ansi: bool
+) -> str | None:
+    """Why this aggregate cannot run on the columnar operator (None: it can)."""
+    found = aggregate_plan(node, input_columns, ansi)
+    return found if isinstance(found, str) else None
+
+
 def operator_unsupported(plan: Plan, name: str) -> str | None:
     """Why the operator ``name`` runs on the reference operator in a columnar run (None: it
     runs columnar)."""
     node = plan.node(name)
     if isinstance(node, AggregateNode):
-        return "aggregates run on the reference operator"
+        source = plan.node(node.input)
+        assert source is not None
+        return aggregate_unsupported(node, columns_of(source), plan.ansi)
     if isinstance(node, JoinNode):
         return join_unsupported(node, plan.ansi)
     return None

@@ -24,8 +24,9 @@ from sjoin.api import check_text
 from sjoin.compiler.model import SUPPORTED_SPARK
 from sjoin.compiler.plan import Plan
 from sjoin.runtime import RunError, run, run_to_files
+from sjoin.runtime.columnar.query import ColumnarEngine
 
-from .scenarios import ParityScenario, S, records
+from .scenarios import ParityScenario, S, records, ts
 from .test_random import Case, cases
 
 
@@ -99,3 +100,78 @@ def test_random_specs_agree_on_both_engines(
     assert_engines_agree(
         result.plan, records(case.batches), None, tmp_path_factory.mktemp("engines")
     )
+
+
+# ------------------------------------------------------------------ aggregates
+
+AGGREGATE_SCENARIOS = [s for s in S if "\naggregate " in s.spec]
+
+
+def test_parity_scenarios_include_aggregates() -> None:
+    assert len(AGGREGATE_SCENARIOS) >= 4
+
+
+@pytest.mark.parametrize("scenario", AGGREGATE_SCENARIOS, ids=lambda s: s.name)
+def test_parity_aggregates_run_on_the_columnar_operator(scenario: ParityScenario) -> None:
+    plan = _plan(scenario.spec)
+    engine = ColumnarEngine(plan, scenario.relation)
+    assert not {node.name for node in plan.aggregates} & set(engine.fallbacks)
+
+
+STREAM = """spark 4.3
+stream s (k STRING, g BIGINT, t TIMESTAMP, x DOUBLE, i BIGINT) watermark t delay 10 seconds
+"""
+WINDOW = "window(S.t, INTERVAL 10 SECONDS)"
+FUNCTIONS = (
+    "count(*) AS n, count(S.x) AS nx, sum(S.x) AS sx, avg(S.x) AS ax, min(S.x) AS lx, "
+    "max(S.x) AS hx, sum(S.i) AS si, avg(S.i) AS ai, max(S.k) AS hk, "
+    "approx_count_distinct(S.g) AS dg"
+)
+# (name, GROUP BY, SELECT, mode, columnar)
+ENGINE_AGGREGATES = [
+    ("window_append", WINDOW, f"{WINDOW} AS w, {FUNCTIONS}", "append", True),
+    (
+        "window_key_update",
+        f"{WINDOW}, S.k",
+        f"S.k AS k, {WINDOW} AS w, {FUNCTIONS}",
+        "update",
+        True,
+    ),
+    ("key_complete", "S.k", f"S.k AS k, {FUNCTIONS}", "complete", True),
+    (
+        "expressions_update",
+        "S.g",
+        "S.g + 1 AS g1, sum(S.i) * 2 AS s2, max(S.k) AS hk",
+        "update",
+        True,
+    ),
+    (
+        "sliding_falls_back",
+        "window(S.t, INTERVAL 10 SECONDS, INTERVAL 5 SECONDS)",
+        "window(S.t, INTERVAL 10 SECONDS, INTERVAL 5 SECONDS) AS w, count(*) AS n",
+        "append",
+        False,
+    ),
+]
+
+
+def _s(k: str | None, seconds: float | None, x: float | None, i: int | None, g: int = 1) -> Any:
+    return {"k": k, "g": g, "t": None if seconds is None else ts(seconds), "x": x, "i": i}
+
+
+AGGREGATE_BATCHES = [
+    {"s": [_s("a", 101, 1.5, 3), _s("b", 102, None, None, 2), _s(None, 103, 0.1, -4)]},
+    {"s": [_s("a", 104, float("inf"), 7), _s("a", 111, -0.0, 1), _s("c", None, 2.0, 2)]},
+    {"s": [_s("b", 95, 1e16, 5, 3), _s("b", 125, 1.0, None), _s("a", 126, 0.2, 2**40)]},
+    {"s": [_s("d", 160, None, 1)]},
+]
+
+
+@pytest.mark.parametrize("case", ENGINE_AGGREGATES, ids=lambda c: c[0])
+def test_aggregates_agree_on_both_engines(case: Any, tmp_path: Path) -> None:
+    _, group_by, select, mode, columnar = case
+    plan = _plan(
+        STREAM + f"aggregate a = s AS S GROUP BY {group_by} SELECT {select} OUTPUT MODE {mode}\n"
+    )
+    assert ("a" not in ColumnarEngine(plan).fallbacks) is columnar
+    assert_engines_agree(plan, records(AGGREGATE_BATCHES), None, tmp_path)

@@ -1,0 +1,515 @@
+"""The ``aggregate`` statement, a batch at a time on polars: the same groups, rows, order,
+metrics and errors as the row-at-a-time reference (``runtime/aggregate.py``), which stays the
+readable definition.
+
+State is one frame of groups: the keys ``k0..`` (a tumbling ``window()`` key is its start;
+its end is start + duration), the accumulator columns ``a0..`` (and ``b{j}``, the row count of
+an ``avg``), ``_seq`` (insertion order: the reference's dict order), ``_t`` (the watermark
+key's time, the value the eviction index holds) and ``_run`` (which run of the reference's
+event-time index the group belongs to; it decides the order of evicted groups).
+
+Per batch, the rows whose key is late are dropped (distinct keys counted), and the batch's
+rows are grouped together with one *pseudo-row* per group already in state carrying its
+accumulators, placed before the batch's rows: every accumulator is then a left-to-right fold
+over (state, row 1, row 2, ...) exactly as the reference's ``Accumulator.update``:
+
+* ``sum``/``avg`` of DOUBLE/FLOAT are a cumulative sum (sequential IEEE additions in row
+  order, not polars' pairwise ``sum``); of integers a cumulative sum in Int128, whose
+  prefixes show where BIGINT overflows (ANSI: ARITHMETIC_OVERFLOW for the first row that
+  overflows, as the reference raises it; else two's-complement wrap, as the reference's);
+* ``min``/``max`` keep the first of equal values (``-0.0`` vs ``0.0``), order NaN above every
+  number (``aggregate._less``);
+* ``approx_count_distinct`` keeps the set of distinct values (a list column).
+
+Outputs that are a key or an aggregate call are columns; other output expressions, and
+outputs whose type has no columnar form (a window), are computed by the reference evaluator
+over the output rows (the reference's ``_output``).  ``support.aggregate_unsupported`` names
+what this operator does not run (sliding windows, computed keys or arguments, floating keys,
+DECIMAL, ...): the query runs such an aggregate on the reference operator.
+``snapshot``/``restore`` use the reference's form, so either engine resumes the other's
+checkpoint.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import polars as pl
+from sqlglot import exp
+
+from sjoin.compiler.plan import AggregateNode
+
+from ..aggregate import AggregateMetrics, slot
+from ..errors import QueryError
+from ..eval import Getter, Layout, compile_expr
+from .frames import dtype_of
+from .support import Accumulation, AggregateKey, aggregate_plan, type_name
+
+Row = tuple[Any, ...]
+_INTS = {"tinyint", "smallint", "int", "bigint"}
+_FLOATS = {"double", "float"}
+_MIN64, _MAX64 = -(2**63), 2**63 - 1
+
+
+class ColumnarAggregate:
+    """One ``aggregate`` of the plan, run batch after batch on frames (columns ``c0..``)."""
+
+    def __init__(
+        self, node: AggregateNode, input_columns: Sequence[tuple[str, str]], ansi: bool
+    ) -> None:
+        found = aggregate_plan(node, input_columns, ansi)
+        assert not isinstance(found, str), found
+        self.node = node
+        self.mode = node.mode
+        self.ansi = ansi
+        self.keys: list[AggregateKey] = found[0]
+        self.accs: list[Accumulation] = found[1]
+        calls: list[exp.Expression] = found[2]
+        self.input_kinds = [k for _, k in input_columns]
+        self.watermark_key = node.watermark_key_index
+        n_keys = len(self.keys)
+        direct: dict[int, int] = {}
+
+        def resolve(sub: exp.Expression) -> Getter | None:
+            for i, key in enumerate(node.group_by):
+                if sub == key:
+                    return slot(i)
+            for j, call in enumerate(calls):
+                if sub == call:
+                    return slot(n_keys + j)
+            return None
+
+        for o, out in enumerate(node.output):
+            for i, key in enumerate(node.group_by):
+                if out.expr == key:
+                    direct[o] = i
+                    break
+            else:
+                for j, call in enumerate(calls):
+                    if out.expr == call:
+                        direct[o] = n_keys + j
+                        break
+        layout = Layout.of(("input", list(input_columns)))
+        self.outputs = [
+            compile_expr(o.expr, layout, ansi=ansi, resolve=resolve) for o in node.output
+        ]
+        self.output_kinds = [type_name(o.type) for o in node.output]
+        self.output_dtypes = [dtype_of(k) for k in self.output_kinds]
+        self.columnar_output = all(d is not None for d in self.output_dtypes)
+        self.fast = self.columnar_output and len(direct) == len(node.output)
+        self.direct = direct
+        self.key_dtypes = {
+            f"k{i}": pl.Int64 if k.window else dtype_of(k.kind) for i, k in enumerate(self.keys)
+        }
+        self.key_names = list(self.key_dtypes)
+        self.state_schema: dict[str, Any] = dict(self.key_dtypes)
+        for j, acc in enumerate(self.accs):
+            self.state_schema[f"a{j}"] = self._state_dtype(acc)
+            if acc.name == "avg":
+                self.state_schema[f"b{j}"] = pl.Int64
+        self.state_schema.update({"_seq": pl.Int64, "_t": pl.Int64, "_run": pl.Int64})
+        self.state = pl.DataFrame(schema=self.state_schema)
+        self.counter = 0  # the reference index's ids handed out (its ``counter``)
+        self.next_seq = 0
+        self.next_run = 0
+        self.unflushed = False
+
+    @staticmethod
+    def _state_dtype(acc: Accumulation) -> Any:
+        if acc.name == "count":
+            return pl.Int64
+        if acc.name == "approx_count_distinct":
+            return pl.List(dtype_of(acc.kind))
+        if acc.name in ("sum", "avg"):
+            return pl.Float64 if acc.kind in _FLOATS else pl.Int64
+        return dtype_of(acc.kind)
+
+    # ---------------------------------------------------------------- keys
+
+    def _time_expr(self) -> pl.Expr:
+        """The watermark key's time of each group (the reference's ``_key_time``)."""
+        if self.watermark_key is None:
+            return pl.lit(None, dtype=pl.Int64)
+        key = self.keys[self.watermark_key]
+        c = pl.col(f"k{self.watermark_key}")
+        if key.window is not None:
+            return (c + key.window[0]).cast(pl.Int64)
+        return c.cast(pl.Int64)
+
+    def _batch(self, data: Any) -> pl.DataFrame:
+        """The batch's rows as keys ``k..``, arguments ``x..`` and row number ``_row``, rows
+        without a window (NULL time) left out."""
+        needed = sorted(
+            {k.column for k in self.keys} | {a.column for a in self.accs if a.column is not None}
+        )
+        if isinstance(data, pl.DataFrame):
+            frame = data.select([f"c{i}" for i in needed]) if data.height else None
+        else:
+            rows = list(data)
+            frame = None
+            if rows:
+                frame = pl.DataFrame(
+                    [
+                        pl.Series(
+                            f"c{i}",
+                            [r[i] for r in rows],
+                            dtype=dtype_of(self.input_kinds[i]),
+                            strict=True,
+                        )
+                        for i in needed
+                    ]
+                )
+        if frame is None:
+            frame = pl.DataFrame(schema={f"c{i}": dtype_of(self.input_kinds[i]) for i in needed})
+        columns: list[pl.Expr] = []
+        keep: pl.Expr | None = None
+        for i, key in enumerate(self.keys):
+            c = pl.col(f"c{key.column}")
+            if key.window is not None:
+                duration, start = key.window
+                columns.append((c - (c - start) % duration).alias(f"k{i}"))
+                present = c.is_not_null()
+                keep = present if keep is None else keep & present
+            else:
+                columns.append(c.alias(f"k{i}"))
+        for j, acc in enumerate(self.accs):
+            if acc.column is not None:
+                columns.append(pl.col(f"c{acc.column}").alias(f"x{j}"))
+        columns.append(pl.int_range(pl.len(), dtype=pl.Int64).alias("_row"))
+        batch = frame.select(columns)
+        if keep is not None:
+            batch = batch.filter(frame.select(keep.alias("_k")).get_column("_k"))
+        return batch
+
+    # ---------------------------------------------------------------- one batch
+
+    def process(
+        self, data: Any, late_ms: int | None, evict_ms: int | None
+    ) -> tuple[Any, AggregateMetrics]:
+        m = AggregateMetrics()
+        complete = self.mode == "complete"
+        batch = self._batch(data)
+        late_us = None if complete or late_ms is None else late_ms * 1000
+        if late_us is not None and self.watermark_key is not None and batch.height:
+            t = self._time_expr()
+            late = batch.select((t.is_not_null() & (t <= late_us)).alias("_l")).get_column("_l")
+            if late.any():
+                m.num_rows_dropped_by_watermark = (
+                    batch.filter(late).select(self.key_names).unique().height
+                )
+                batch = batch.filter(~late)
+        groups = self._merge(batch) if batch.height else None
+        m.num_rows_updated = 0 if groups is None else groups.height
+        out: Any = self._empty_output()
+        if complete:
+            out = self._output(self.state.sort("_seq"))
+        elif self.mode == "update":
+            if groups is not None:
+                out = self._output(groups)
+            if evict_ms is not None:
+                m.num_rows_removed = self._evict(evict_ms * 1000).height
+        elif evict_ms is not None:
+            evicted = self._evict(evict_ms * 1000)
+            m.num_rows_removed = evicted.height
+            out = self._output(evicted)
+        m.num_rows_total = self.state.height
+        return out, m
+
+    def _merge(self, batch: pl.DataFrame) -> pl.DataFrame:
+        """Fold the batch's rows into state; return the updated groups (state columns) in
+        the order the batch first updated them."""
+        keys = self.key_names
+        state = self.state
+        hit = (
+            state.join(batch.select(keys).unique(), on=keys, how="semi", nulls_equal=True)
+            if state.height
+            else state
+        )
+        pseudo: list[pl.Expr] = [pl.col(k) for k in keys]
+        rows: list[pl.Expr] = [pl.col(k) for k in keys]
+        aggs: list[pl.Expr] = []
+        overflow: list[tuple[int, str]] = []
+        for j, acc in enumerate(self.accs):
+            x, a = f"x{j}", f"a{j}"
+            dtype = self.state_schema[a]
+            if acc.name == "count":
+                pseudo.append(pl.col(a).alias(x))
+                present = pl.lit(1) if acc.column is None else pl.col(x).is_not_null()
+                rows.append(present.cast(pl.Int64).alias(x))
+                aggs.append(pl.col(x).sum().alias(a))
+                continue
+            if acc.name == "approx_count_distinct":
+                pseudo.append(pl.col(a).alias(x))
+                rows.append(pl.concat_list(pl.col(x)).alias(x))
+                aggs.append(
+                    pl.col(x)
+                    .list.explode(keep_nulls=False, empty_as_null=False)
+                    .drop_nulls()
+                    .unique()
+                    .alias(a)
+                )
+                continue
+            pseudo.append(pl.col(a).alias(x))
+            rows.append(pl.col(x).cast(dtype))
+            if acc.name == "avg":
+                pseudo.append(pl.col(f"b{j}").alias(f"n{j}"))
+                rows.append(pl.col(x).is_not_null().cast(pl.Int64).alias(f"n{j}"))
+                aggs.append(pl.col(f"n{j}").sum().alias(f"b{j}"))
+            v = pl.col(x)
+            if acc.name in ("sum", "avg"):
+                if acc.kind in _FLOATS:
+                    # a cumulative sum adds from 0.0, the reference from the first value:
+                    # they differ only when every value is -0.0 (0.0 + -0.0 is 0.0)
+                    values = v.drop_nulls()
+                    negative_zeros = (values == 0.0).all() & ((1.0 / values) < 0.0).all()
+                    aggs.append(
+                        pl.when(values.len() > 0, negative_zeros)
+                        .then(pl.lit(-0.0))
+                        .otherwise(values.cum_sum().last())
+                        .alias(a)
+                    )
+                else:
+                    cs = v.cast(pl.Int128).cum_sum()
+                    total = cs.drop_nulls().last()
+                    if not self.ansi:
+                        total = total.cast(pl.Int64, wrap_numerical=True)
+                    aggs.append(total.alias(a))
+                    if self.ansi:
+                        aggs.append(
+                            pl.col("_row")
+                            .filter((cs < _MIN64) | (cs > _MAX64))
+                            .min()
+                            .alias(f"o{j}")
+                        )
+                        overflow.append((j, f"o{j}"))
+            elif acc.kind in _FLOATS:
+                number = v.filter(v.is_not_nan())
+                if acc.name == "min":
+                    first = v.filter(v == number.min()).first()
+                    aggs.append(
+                        pl.when(v.is_not_nan().any())
+                        .then(first)
+                        .when(v.is_nan().any())
+                        .then(pl.lit(float("nan")))
+                        .otherwise(pl.lit(None, dtype=pl.Float64))
+                        .alias(a)
+                    )
+                else:
+                    first = v.filter(v == number.max()).first()
+                    aggs.append(
+                        pl.when(v.is_nan().any())
+                        .then(pl.lit(float("nan")))
+                        .otherwise(first)
+                        .alias(a)
+                    )
+            elif acc.name == "min":
+                aggs.append(v.min().alias(a))
+            else:
+                aggs.append(v.max().alias(a))
+        row = pl.col("_row")
+        united = pl.concat(
+            [
+                hit.select(
+                    *pseudo,
+                    pl.lit(-1, dtype=pl.Int64).alias("_row"),
+                    pl.col("_seq").alias("_old"),
+                    pl.col("_run").alias("_orun"),
+                ),
+                batch.select(
+                    *rows,
+                    row,
+                    pl.lit(None, dtype=pl.Int64).alias("_old"),
+                    pl.lit(None, dtype=pl.Int64).alias("_orun"),
+                ),
+            ],
+            how="vertical",
+        )
+        grouped = united.group_by(keys, maintain_order=True).agg(
+            *aggs,
+            row.filter(row >= 0).min().alias("_first"),
+            pl.col("_old").max(),
+            pl.col("_orun").max(),
+        )
+        grouped = grouped.sort("_first")
+        if overflow:
+            earliest: tuple[int, int] | None = None  # (row, accumulator): the reference's
+            for j, name in overflow:  # order of updates
+                at = grouped.get_column(name).min()
+                if at is not None and (earliest is None or (int(at), j) < earliest):  # type: ignore[arg-type]
+                    earliest = (int(at), j)  # type: ignore[arg-type]
+            if earliest is not None:
+                name = self.accs[earliest[1]].name
+                raise QueryError("ARITHMETIC_OVERFLOW", f"{name}() overflowed BIGINT")
+        fresh = pl.col("_old").is_null()
+        t = self._time_expr()
+        updated = grouped.select(
+            *[pl.col(c).cast(d) for c, d in self.state_schema.items() if not c.startswith("_")],
+            pl.when(fresh)
+            .then(self.next_seq + fresh.cast(pl.Int64).cum_sum() - 1)
+            .otherwise(pl.col("_old"))
+            .alias("_seq"),
+            t.alias("_t"),
+            pl.col("_orun").alias("_run"),
+            fresh.alias("_fresh"),
+        )
+        new = updated.filter(pl.col("_fresh"))
+        self.next_seq += new.height
+        indexed = new.get_column("_t").is_not_null().sum()
+        self.counter += int(indexed)
+        if indexed:
+            self.unflushed = True
+        updated = updated.drop("_fresh")
+        rest = (
+            state.join(updated.select(keys), on=keys, how="anti", nulls_equal=True)
+            if hit.height
+            else state
+        )
+        self.state = pl.concat([rest, updated], how="vertical")
+        return updated
+
+    def _evict(self, threshold_us: int) -> pl.DataFrame:
+        """Remove the groups whose watermark key time is ``<= threshold_us``; return them in
+        the order the reference's index pops them (runs by their smallest time, each run by
+        (time, id)).  Like ``EvictionIndex.pop_upto``, the groups added since the last call
+        first become a new run."""
+        state = self.state
+        if self.unflushed:
+            self.unflushed = False
+            fresh = pl.col("_run").is_null() & pl.col("_t").is_not_null()
+            state = state.with_columns(
+                pl.when(fresh).then(pl.lit(self.next_run)).otherwise(pl.col("_run")).alias("_run")
+            )
+            self.next_run += 1
+        gone = pl.col("_t").is_not_null() & (pl.col("_t") <= threshold_us)
+        evicted = state.filter(gone)
+        self.state = state.filter(~gone) if evicted.height else state
+        if evicted.height > 1:
+            evicted = evicted.with_columns(pl.col("_t").min().over("_run").alias("_head")).sort(
+                ["_head", "_run", "_t", "_seq"]
+            )
+        return evicted
+
+    # ---------------------------------------------------------------- output
+
+    def _empty_output(self) -> Any:
+        if self.columnar_output:
+            return pl.DataFrame(schema={f"c{o}": d for o, d in enumerate(self.output_dtypes)})
+        return []
+
+    def _results(self, groups: pl.DataFrame) -> pl.DataFrame:
+        """The group tuples (keys, then each call's result) as columns ``g0..``."""
+        columns: list[pl.Expr] = []
+        for i, _ in enumerate(self.keys):
+            columns.append(pl.col(f"k{i}").alias(f"g{i}"))
+        n = len(self.keys)
+        for j, acc in enumerate(self.accs):
+            a = pl.col(f"a{j}")
+            if acc.name == "avg":
+                b = pl.col(f"b{j}")
+                value = pl.when(b == 0).then(None).otherwise(a.cast(pl.Float64) / b)
+            elif acc.name == "approx_count_distinct":
+                value = a.list.len().cast(pl.Int64)
+            else:
+                value = a
+            columns.append(value.alias(f"g{n + j}"))
+        return groups.select(columns)
+
+    def _output(self, groups: pl.DataFrame) -> Any:
+        if groups.height == 0:
+            return self._empty_output()
+        results = self._results(groups)
+        if self.fast:
+            return results.select(
+                [
+                    pl.col(f"g{self.direct[o]}").cast(d).alias(f"c{o}")
+                    for o, d in enumerate(self.output_dtypes)
+                ]
+            )
+        tuples = results.rows()
+        windows = [(i, k.window[0]) for i, k in enumerate(self.keys) if k.window is not None]
+        if windows:
+            fixed = []
+            for group in tuples:
+                cells = list(group)
+                for i, duration in windows:
+                    cells[i] = (cells[i], cells[i] + duration)
+                fixed.append(tuple(cells))
+            tuples = fixed
+        outputs = self.outputs
+        rows = [tuple(g(group, None) for g in outputs) for group in tuples]
+        if not self.columnar_output:
+            return rows
+        return pl.DataFrame(
+            [
+                pl.Series(f"c{o}", [r[o] for r in rows], dtype=d, strict=True)
+                for o, d in enumerate(self.output_dtypes)
+            ]
+        )
+
+    def has_state_predicate(self) -> bool:
+        return self.mode in ("append", "update")
+
+    # ---------------------------------------------------------------- checkpoint
+
+    def snapshot(self) -> dict[str, Any]:
+        """The reference's form (``AggregateOperator.snapshot``)."""
+        state = self.state.sort("_seq")
+        n = len(self.keys)
+        names = self.key_names + [f"a{j}" for j in range(len(self.accs))]
+        groups = []
+        counts = {
+            j: state.get_column(f"b{j}").to_list()
+            for j, a in enumerate(self.accs)
+            if a.name == "avg"
+        }
+        for r, row in enumerate(state.select(names).rows()):
+            key = tuple(
+                (v, v + k.window[0]) if k.window is not None and v is not None else v
+                for v, k in zip(row[:n], self.keys, strict=True)
+            )
+            states: list[list[Any]] = []
+            for j, acc in enumerate(self.accs):
+                value = row[n + j]
+                if acc.name == "approx_count_distinct":
+                    states.append([sorted(value, key=repr)])
+                elif acc.name == "avg":
+                    states.append([value, counts[j][r]])
+                else:
+                    states.append([value])
+            groups.append((key, states))
+        return {"groups": groups, "counter": self.counter}
+
+    def restore(self, data: dict[str, Any]) -> None:
+        groups = data["groups"]
+        self.next_run = 0
+        self.unflushed = False
+        self.next_seq = len(groups)
+        if not groups:
+            self.state = pl.DataFrame(schema=self.state_schema)
+            self.counter = data["counter"]
+            return
+        columns: dict[str, list[Any]] = {name: [] for name in self.state_schema}
+        for key, states in groups:
+            for i, k in enumerate(self.keys):
+                v = key[i]
+                columns[f"k{i}"].append(v[0] if k.window is not None and v is not None else v)
+            for j, acc in enumerate(self.accs):
+                s = states[j]
+                columns[f"a{j}"].append(list(s[0]) if acc.name == "approx_count_distinct" else s[0])
+                if acc.name == "avg":
+                    columns[f"b{j}"].append(s[1])
+        columns["_seq"] = list(range(len(groups)))
+        frame = pl.DataFrame(
+            [
+                pl.Series(name, values, dtype=self.state_schema[name], strict=True)
+                for name, values in columns.items()
+                if name not in ("_t", "_run")
+            ]
+        )
+        self.state = frame.with_columns(
+            self._time_expr().alias("_t"), pl.lit(None, dtype=pl.Int64).alias("_run")
+        ).select(list(self.state_schema))
+        indexed = int(self.state.get_column("_t").is_not_null().sum())
+        self.counter = data["counter"] + indexed
+        self.unflushed = indexed > 0
