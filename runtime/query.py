@@ -14,7 +14,7 @@ from __future__ import annotations
 import gc
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, ClassVar
+from typing import Any, ClassVar, cast
 
 from sjoin.compiler.plan import AggregateNode, JoinNode, Plan, PlanNode, StreamNode
 
@@ -191,34 +191,14 @@ class Query:
     def _run_batch(self, rows: Mapping[str, Sequence[Row]] | None) -> BatchResult:
         watermark_ms = self.tracker.global_ms
         has_wm = self.tracker.enabled
-        produced: dict[str, Sequence[Row]] = {s: (rows or {}).get(s, []) for s in self.streams}
+        produced: dict[str, Any] = {s: (rows or {}).get(s, []) for s in self.streams}
         reports: dict[str, OperatorReport] = {}
         for node in self.nodes:
             if isinstance(node, StreamNode):
                 continue
-            op = self.operators[node.name]
             late = self.rules.late(node.name, self.previous_ms, watermark_ms) if has_wm else None
             evict = self.rules.eviction(node.name, watermark_ms) if has_wm else None
-            metrics: JoinMetrics | AggregateMetrics
-            if isinstance(node, JoinNode):
-                assert isinstance(op, JoinOperator)
-                prepared = []
-                for side, side_input in zip(
-                    (node.left, node.right), self.side_inputs[node.name], strict=True
-                ):
-                    below = side_input.filter_below(produced[side.relation])
-                    wm_node = self.node_of_input.get((node.name, side.name))
-                    if wm_node is not None:
-                        wm_node.observe(below)
-                    prepared.append(side_input.filter_above(below))
-                out, metrics = op.process(prepared[0], prepared[1], late, evict)
-            else:
-                assert isinstance(op, AggregateOperator) and isinstance(node, AggregateNode)
-                source_rows = produced[node.input]
-                wm_node = self.node_of_input.get((node.name, "input"))
-                if wm_node is not None:
-                    wm_node.observe(source_rows)
-                out, metrics = op.process(source_rows, late, evict)
+            out, metrics = self._process(node, produced, late, evict)
             produced[node.name] = out
             self.last_eviction[node.name] = evict
             reports[node.name] = OperatorReport(
@@ -235,12 +215,49 @@ class Query:
             self.batch_id,
             watermark_ms if has_wm else None,
             rows is not None,
-            {name: list(produced[name]) for name in self.outputs},
+            {name: self._output_value(produced[name]) for name in self.outputs},
             [reports[name] for name in self.report_order],
         )
         self.previous_ms = watermark_ms
         self.batch_id += 1
         return result
+
+    def _process(
+        self,
+        node: JoinNode | AggregateNode,
+        produced: Mapping[str, Any],
+        late: int | None,
+        evict: int | None,
+    ) -> tuple[Any, JoinMetrics | AggregateMetrics]:
+        """One operator's batch: its inputs filtered and observed by their watermark nodes,
+        then the operator (the columnar query overrides this for its operators)."""
+        op = self.operators[node.name]
+        if isinstance(node, JoinNode):
+            assert isinstance(op, JoinOperator)
+            prepared = []
+            for side, side_input in zip(
+                (node.left, node.right), self.side_inputs[node.name], strict=True
+            ):
+                below = side_input.filter_below(self._rows(produced[side.relation]))
+                wm_node = self.node_of_input.get((node.name, side.name))
+                if wm_node is not None:
+                    wm_node.observe(below)
+                prepared.append(side_input.filter_above(below))
+            return op.process(prepared[0], prepared[1], late, evict)
+        assert isinstance(op, AggregateOperator)
+        source_rows = self._rows(produced[node.input])
+        wm_node = self.node_of_input.get((node.name, "input"))
+        if wm_node is not None:
+            wm_node.observe(source_rows)
+        return op.process(source_rows, late, evict)
+
+    def _rows(self, value: Any) -> Sequence[Row]:
+        """A relation's batch as the reference operators take it (rows)."""
+        return cast(Sequence[Row], value)
+
+    def _output_value(self, value: Any) -> Any:
+        """A relation's batch as ``BatchResult.outputs`` holds it."""
+        return list(value)
 
     def needs_no_data_batch(self) -> bool:
         """Whether Spark would now run a no-data batch (``shouldRunAnotherBatch``): some

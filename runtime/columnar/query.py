@@ -19,12 +19,12 @@ from typing import Any, cast
 
 import polars as pl
 
-from sjoin.compiler.plan import AggregateNode, JoinNode, Plan, Side, StreamNode
+from sjoin.compiler.plan import AggregateNode, JoinNode, Plan, Side
 
-from ..aggregate import AggregateMetrics, AggregateOperator
+from ..aggregate import AggregateMetrics
 from ..eval import Getter, Layout, compile_expr
-from ..join import JoinMetrics, JoinOperator
-from ..query import BatchResult, Engine, OperatorReport, Query, columns_of
+from ..join import JoinMetrics
+from ..query import Engine, Query, columns_of
 from ..watermark import WatermarkNode
 from .aggregate import ColumnarAggregate
 from .frames import as_frame, as_rows, dtype_of
@@ -107,85 +107,40 @@ class ColumnarQuery(Query):
                     _SideFilters(node.right, plan.ansi),
                 )
 
-    def _run_batch(self, rows: Mapping[str, Any] | None) -> BatchResult:
-        watermark_ms = self.tracker.global_ms
-        has_wm = self.tracker.enabled
-        produced: dict[str, Any] = {s: (rows or {}).get(s, []) for s in self.streams}
-        reports: dict[str, OperatorReport] = {}
-        for node in self.nodes:
-            if isinstance(node, StreamNode):
-                continue
-            op = self.operators[node.name]
-            late = self.rules.late(node.name, self.previous_ms, watermark_ms) if has_wm else None
-            evict = self.rules.eviction(node.name, watermark_ms) if has_wm else None
-            metrics: JoinMetrics | AggregateMetrics
-            out: Any
-            if isinstance(node, JoinNode) and isinstance(op, ColumnarJoin):
-                frames = []
-                for side, filters in zip(
-                    (node.left, node.right), self.filters[node.name], strict=True
-                ):
-                    frame = as_frame(produced[side.relation], self.kinds[side.relation])
-                    below = filters.apply(frame, filters.below)
-                    wm_node = self.node_of_input.get((node.name, side.name))
-                    if wm_node is not None:
-                        observe(wm_node, below)
-                    frames.append(filters.apply(below, filters.above))
-                out, metrics = op.process(frames[0], frames[1], late, evict)
-            elif isinstance(node, JoinNode):
-                assert isinstance(op, JoinOperator)
-                prepared = []
-                for side, side_input in zip(
-                    (node.left, node.right), self.side_inputs[node.name], strict=True
-                ):
-                    below = side_input.filter_below(as_rows(produced[side.relation]))
-                    wm_node = self.node_of_input.get((node.name, side.name))
-                    if wm_node is not None:
-                        wm_node.observe(below)
-                    prepared.append(side_input.filter_above(below))
-                out, metrics = op.process(prepared[0], prepared[1], late, evict)
-            elif isinstance(op, ColumnarAggregate):
-                assert isinstance(node, AggregateNode)
-                source = produced[node.input]
-                wm_node = self.node_of_input.get((node.name, "input"))
+    def _process(
+        self,
+        node: JoinNode | AggregateNode,
+        produced: Mapping[str, Any],
+        late: int | None,
+        evict: int | None,
+    ) -> tuple[Any, JoinMetrics | AggregateMetrics]:
+        op = self.operators[node.name]
+        if isinstance(node, JoinNode) and isinstance(op, ColumnarJoin):
+            frames = []
+            for side, filters in zip((node.left, node.right), self.filters[node.name], strict=True):
+                frame = as_frame(produced[side.relation], self.kinds[side.relation])
+                below = filters.apply(frame, filters.below)
+                wm_node = self.node_of_input.get((node.name, side.name))
                 if wm_node is not None:
-                    if isinstance(source, pl.DataFrame):
-                        observe(wm_node, source)
-                    else:
-                        wm_node.observe(source)
-                out, metrics = op.process(source, late, evict)
-            else:
-                assert isinstance(op, AggregateOperator) and isinstance(node, AggregateNode)
-                source_rows = as_rows(produced[node.input])
-                wm_node = self.node_of_input.get((node.name, "input"))
-                if wm_node is not None:
-                    wm_node.observe(source_rows)
-                out, metrics = op.process(source_rows, late, evict)
-            produced[node.name] = out
-            self.last_eviction[node.name] = evict
-            reports[node.name] = OperatorReport(
-                node.name,
-                metrics.num_rows_total,
-                metrics.num_rows_updated,
-                metrics.num_rows_removed,
-                metrics.num_rows_dropped_by_watermark,
-                getattr(metrics, "side_rows", None),
-            )
-        self.tracker.end_batch()
-        result = BatchResult(
-            self.root,
-            self.batch_id,
-            watermark_ms if has_wm else None,
-            rows is not None,
-            {
-                name: value if isinstance(value := produced[name], pl.DataFrame) else list(value)
-                for name in self.outputs
-            },
-            [reports[name] for name in self.report_order],
-        )
-        self.previous_ms = watermark_ms
-        self.batch_id += 1
-        return result
+                    observe(wm_node, below)
+                frames.append(filters.apply(below, filters.above))
+            return op.process(frames[0], frames[1], late, evict)
+        if isinstance(node, AggregateNode) and isinstance(op, ColumnarAggregate):
+            source = produced[node.input]
+            wm_node = self.node_of_input.get((node.name, "input"))
+            if wm_node is not None:
+                if isinstance(source, pl.DataFrame):
+                    observe(wm_node, source)
+                else:
+                    wm_node.observe(source)
+            return op.process(source, late, evict)
+        return super()._process(node, produced, late, evict)  # a fallback: fed rows
+
+    def _rows(self, value: Any) -> Sequence[Row]:
+        return as_rows(value)
+
+    def _output_value(self, value: Any) -> Any:
+        return value if isinstance(value, pl.DataFrame) else list(value)
 
 
 class ColumnarEngine(Engine):

@@ -16,8 +16,8 @@ from hypothesis import strategies as st
 from sjoin.api import check_text
 from sjoin.compiler.plan import Plan
 from sjoin.runtime.aggregate import AggregateOperator
-from sjoin.runtime.columnar.query import ColumnarEngine
 from sjoin.runtime.columnar.aggregate import ColumnarAggregate
+from sjoin.runtime.columnar.query import ColumnarEngine
 from sjoin.runtime.columnar.support import aggregate_unsupported as unsupported
 from sjoin.runtime.errors import QueryError
 from sjoin.runtime.query import columns_of
