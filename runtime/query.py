@@ -154,20 +154,7 @@ class Query:
 
     def _report_order(self) -> list[str]:
         """Spark lists stateOperators in plan pre-order from the root, left before right."""
-        order: list[str] = []
-
-        def visit(name: str) -> None:
-            node = self.plan.node(name)
-            if isinstance(node, JoinNode):
-                order.append(name)
-                visit(node.left.relation)
-                visit(node.right.relation)
-            elif isinstance(node, AggregateNode):
-                order.append(name)
-                visit(node.input)
-
-        visit(self.root)
-        return order
+        return [node.name for node in self.plan.stateful_operators(self.root)]
 
     def reads(self, batch: TraceBatch) -> bool:
         return any(stream in self.streams for stream in batch.rows)
