@@ -256,8 +256,8 @@ def small_scenario(workdir: Path, runs: int, out: Report) -> None:
         "--output",
         os.devnull,
     ]
-    # one untimed run of each first: the disk cache warm, and the JVMs of the sections before
-    # gone (a Spark JVM still exiting slowed the first timed runs by 0.15 s)
+    # one untimed run of each first (a --quick run right after the Spark sections measured
+    # 0.42 s where the same command on its own takes 0.27 s)
     child_wall(cli)
     child_wall([*cli, "--engine", "columnar"])
     cli_walls = [child_wall(cli) for _ in range(runs)]
