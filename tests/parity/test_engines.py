@@ -175,3 +175,37 @@ def test_aggregates_agree_on_both_engines(case: Any, tmp_path: Path) -> None:
     )
     assert ("a" not in ColumnarEngine(plan).fallbacks) is columnar
     assert_engines_agree(plan, records(AGGREGATE_BATCHES), None, tmp_path)
+
+
+ANSI_TWO_ERRORS = """spark 4.3
+stream l (k BIGINT, t TIMESTAMP, a INT, b INT) watermark t delay 1 second
+stream r (k BIGINT, t TIMESTAMP) watermark t delay 1 second
+join j = l AS L INNER JOIN r AS R ON L.k = R.k
+  AND L.t BETWEEN R.t - INTERVAL 1 SECOND AND R.t
+  SELECT L.k AS k, 10 / L.a AS x, element_at(split('a,b', ','), L.b) AS y
+"""
+
+
+@pytest.mark.parametrize(
+    ("first", "second", "expected"),
+    [
+        ({"a": 1, "b": 5}, {"a": 0, "b": 1}, "INVALID_ARRAY_INDEX_IN_ELEMENT_AT"),
+        ({"a": 0, "b": 1}, {"a": 1, "b": 5}, "DIVIDE_BY_ZERO"),
+        ({"a": 1, "b": 1}, {"a": 0, "b": 5}, "DIVIDE_BY_ZERO"),
+    ],
+)
+def test_the_first_ansi_error_is_the_same_on_both_engines(
+    first: dict[str, int], second: dict[str, int], expected: str, tmp_path: Path
+) -> None:
+    """Two output rows that each raise an ANSI error in a different column: both engines
+    evaluate the output row by row, each row's columns in order, so they stop with the same
+    error (the first row's first failing column)."""
+    stamp = ["2026-01-01T00:00:00Z", "2026-01-01T00:00:00.500Z"]
+    trace = [
+        {"batch": 0, "stream": "l", "row": {"k": 1, "t": stamp[i], **values}}
+        for i, values in enumerate((first, second))
+    ] + [{"batch": 0, "stream": "r", "row": {"k": 1, "t": "2026-01-01T00:00:01Z"}}]
+    plan = _plan(ANSI_TWO_ERRORS)
+    assert_engines_agree(plan, trace, None, tmp_path)
+    outcome = _outcome(plan, trace, None, "columnar")
+    assert outcome[0] == "error" and expected in outcome[2], outcome
