@@ -77,11 +77,16 @@ def child(args: Sequence[str], what: str) -> tuple[dict[str, Any], float]:
     )
     wall = time.perf_counter() - start
     if done.returncode != 0:
-        sys.exit(f"bench: {what} failed (exit {done.returncode}):\n{done.stderr[-3000:]}")
+        raise ChildFailed(f"{what} failed (exit {done.returncode}):\n{done.stderr[-3000:]}")
     lines = [line for line in done.stdout.splitlines() if line.startswith("{")]
     if not lines:
-        sys.exit(f"bench: {what} printed no figures:\n{done.stdout[-2000:]}")
+        raise ChildFailed(f"{what} printed no figures:\n{done.stdout[-2000:]}")
     return json.loads(lines[-1]), wall
+
+
+class ChildFailed(Exception):
+    """A benchmark process failed: throughput runs record it and go on (a Spark run that
+    dies at the largest size must not lose the figures of the rest); others stop."""
 
 
 def steady_rows_per_s(figures: dict[str, Any]) -> float:
@@ -140,12 +145,39 @@ def measure(
         names = engines if i % 2 == 0 else engines[::-1]
         for name in names:
             print(f"  N={n:,}: {name} run {i + 1}/{repeat} ...", flush=True)
-            runs[name].append(engine(name, work))
+            try:
+                runs[name].append(engine(name, work))
+            except ChildFailed as err:
+                print(f"  bench: {err}", flush=True)
+                FAILED[(n, name)] = str(err).splitlines()[-1][:300]
     return runs
+
+
+FAILED: dict[tuple[int, str], str] = {}  # (N, engine) -> the last line of its error
 
 
 def throughput(n: int, batches: int, runs: dict[str, list[dict[str, Any]]], out: Report) -> None:
     chosen = {name: median_run(rs) for name, rs in runs.items() if rs}
+    for (size, name), why in FAILED.items():
+        if size == n:
+            out.figure(f"N={n:,} {name}: the run failed ({why})", False, "a run")
+    if "generated" not in chosen:
+        out.table(
+            f"N = {n:,} rows per side per batch, without Spark (its run failed)",
+            ["engine", "steady rows/s", "wall s", "peak MiB", "final state rows", "output rows"],
+            [
+                [
+                    LABELS[name],
+                    f"{r['steady']:,.0f}",
+                    f"{r['wall_s']:.1f}",
+                    f"{r['peak_mib']:,.0f}",
+                    f"{r['state_rows']:,}",
+                    f"{r['output_rows']:,}",
+                ]
+                for name, r in chosen.items()
+            ],
+        )
+        return
     spark = chosen["generated"]
     rows = [
         [

@@ -143,6 +143,9 @@ def run_spark(work: Workload, job: str) -> dict[str, Any]:
         "spark.ui.showConsoleProgress": "false",
         "spark.driver.host": "127.0.0.1",
         "spark.driver.bindAddress": "127.0.0.1",
+        # local mode runs everything in the driver: with the default 1 GiB heap the N = 500k
+        # query failed and its JVM died (the HDFS-backed state store keeps state in memory)
+        "spark.driver.memory": "8g",
     }.items():
         builder = builder.config(key, value)
     spark = builder.getOrCreate()
