@@ -154,6 +154,18 @@ def measure(
 
 
 FAILED: dict[tuple[int, str], str] = {}  # (N, engine) -> the last line of its error
+HEADER = ["engine", "steady rows/s", "wall s", "peak MiB", "final state rows", "output rows"]
+
+
+def _row(name: str, r: dict[str, Any]) -> list[str]:
+    return [
+        LABELS[name],
+        f"{r['steady']:,.0f}",
+        f"{r['wall_s']:.1f}",
+        f"{r['peak_mib']:,.0f}",
+        f"{r['state_rows']:,}",
+        f"{r['output_rows']:,}",
+    ]
 
 
 def throughput(n: int, batches: int, runs: dict[str, list[dict[str, Any]]], out: Report) -> None:
@@ -164,38 +176,17 @@ def throughput(n: int, batches: int, runs: dict[str, list[dict[str, Any]]], out:
     if "generated" not in chosen:
         out.table(
             f"N = {n:,} rows per side per batch, without Spark (its run failed)",
-            ["engine", "steady rows/s", "wall s", "peak MiB", "final state rows", "output rows"],
-            [
-                [
-                    LABELS[name],
-                    f"{r['steady']:,.0f}",
-                    f"{r['wall_s']:.1f}",
-                    f"{r['peak_mib']:,.0f}",
-                    f"{r['state_rows']:,}",
-                    f"{r['output_rows']:,}",
-                ]
-                for name, r in chosen.items()
-            ],
+            HEADER,
+            [_row(name, r) for name, r in chosen.items()],
         )
         return
     spark = chosen["generated"]
-    rows = [
-        [
-            LABELS[name],
-            f"{r['steady']:,.0f}",
-            f"{r['wall_s']:.1f}",
-            f"{r['peak_mib']:,.0f}",
-            f"{r['state_rows']:,}",
-            f"{r['output_rows']:,}",
-        ]
-        for name, r in chosen.items()
-    ]
     repeat = len(runs["generated"])
     out.table(
         f"N = {n:,} rows per side per batch ({2 * n * batches:,} input rows); "
         f"median of {repeat} run{'s' if repeat > 1 else ''} per engine",
-        ["engine", "steady rows/s", "wall s", "peak MiB", "final state rows", "output rows"],
-        rows,
+        HEADER,
+        [_row(name, r) for name, r in chosen.items()],
     )
     for name in ("runtime", "runtime-rows", *COLUMNAR):
         if name not in chosen:

@@ -50,10 +50,6 @@ def dtype_of(kind: str) -> Any:
     return _DTYPES.get(kind)
 
 
-def names(count: int) -> list[str]:
-    return [f"c{i}" for i in range(count)]
-
-
 def schema_of(kinds: Sequence[str]) -> dict[str, Any]:
     return {f"c{i}": _DTYPES[k] for i, k in enumerate(kinds)}
 

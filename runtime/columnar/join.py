@@ -543,30 +543,24 @@ class ColumnarJoin(JoinStateMixin):
     ) -> list[pl.DataFrame]:
         out = []
         counted = uncounted = 0
-        lp, rp = self.node.left.preserved, self.node.right.preserved
-        lw, rw = len(self.left_cols), len(self.right_cols)
-        if lp and left_threshold is not None:
-            gone = self.left.evict(left_threshold, ordered=True)
-            if gone is not None and gone.height:
-                uncounted += gone.height
-                rows = _renamed(gone.filter(~pl.col("_m")), lw, "L").with_columns(
-                    pl.lit(0, dtype=pl.Int64).alias("_p")
-                )
-                out.append(self._project(rows, True, False))
-        if rp and right_threshold is not None:
-            gone = self.right.evict(right_threshold, ordered=True)
-            if gone is not None and gone.height:
-                uncounted += gone.height
-                rows = _renamed(gone.filter(~pl.col("_m")), rw, "R").with_columns(
-                    pl.lit(0, dtype=pl.Int64).alias("_p")
-                )
-                out.append(self._project(rows, False, True))
-        if not lp and left_threshold is not None:
-            gone = self.left.evict(left_threshold, ordered=False)
-            counted += 0 if gone is None else gone.height
-        if not rp and right_threshold is not None:
-            gone = self.right.evict(right_threshold, ordered=False)
-            counted += 0 if gone is None else gone.height
+        sides = (
+            (self.left, self.node.left.preserved, left_threshold, len(self.left_cols), "L"),
+            (self.right, self.node.right.preserved, right_threshold, len(self.right_cols), "R"),
+        )
+        # preserved sides first, left then right: their unmatched rows come out in that order
+        for state, preserved, threshold, width, prefix in sides:
+            if preserved and threshold is not None:
+                gone = state.evict(threshold, ordered=True)
+                if gone is not None and gone.height:
+                    uncounted += gone.height
+                    rows = _renamed(gone.filter(~pl.col("_m")), width, prefix).with_columns(
+                        pl.lit(0, dtype=pl.Int64).alias("_p")
+                    )
+                    out.append(self._project(rows, prefix == "L", prefix == "R"))
+        for state, preserved, threshold, _, _ in sides:
+            if not preserved and threshold is not None:
+                gone = state.evict(threshold, ordered=False)
+                counted += 0 if gone is None else gone.height
         m.num_rows_removed += counted + (uncounted if self.count_all_removals else 0)
         return out
 

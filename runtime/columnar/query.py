@@ -27,7 +27,7 @@ from ..join import JoinMetrics
 from ..query import Engine, Query, columns_of
 from ..watermark import WatermarkNode
 from .aggregate import ColumnarAggregate
-from .frames import as_frame, as_rows, dtype_of
+from .frames import as_frame, as_rows
 from .join import ColumnarJoin
 from .support import operator_unsupported
 
@@ -156,7 +156,3 @@ class ColumnarEngine(Engine):
             assert isinstance(q, ColumnarQuery)
             found.update(q.fallbacks)
         return found
-
-
-def columnar_kinds(kinds: Sequence[str]) -> bool:
-    return all(dtype_of(k) is not None for k in kinds)
