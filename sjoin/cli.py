@@ -199,9 +199,17 @@ def compile_(spec: Path, output: Path | None, color: str) -> None:
     printer.diagnostics((d, result.source) for d in found)
     if not result.ok or result.plan is None:
         sys.exit(1)
-    from sjoin.compiler.backends.pyspark import compile_pyspark
+    from sjoin.compiler.backends.pyspark import compile_pyspark, job_packages
 
     code = compile_pyspark(result.plan, spec.as_posix())
+    needs = job_packages(result.plan)
+    if needs:
+        job = output.as_posix() if output is not None else "job.py"
+        printer.note(
+            f"the job needs Spark's connector packages: spark-submit --packages "
+            f"{','.join(needs)} {job} (docs/kafka.md)",
+            "yellow",
+        )
     if output is None:
         click.echo(code, nl=False)
         return

@@ -78,14 +78,17 @@ class RunResult:
     plan: str
 
 
-def get_spark(app_name: str = "sjoin-tests", *, quiet: bool = False) -> SparkSession:
+def get_spark(
+    app_name: str = "sjoin-tests", *, quiet: bool = False, jars: Sequence[str] = ()
+) -> SparkSession:
     """Return the one shared small local Spark session, starting it on first use.
 
     ``app_name`` and ``quiet`` only matter for the first call. ``quiet``: the JVM gets no
     stderr (its start-up banner and log4j's console lines go nowhere; failures still come
     back as Python exceptions) and py4j logs errors only. Spark's log level is ERROR either
-    way. Raises ``SparkUnavailable`` when Spark cannot run here, so test suites can skip
-    rather than fail.
+    way. ``jars`` (jar files: Spark's connectors, from ``sjoin.jvm``) go on ``spark.jars``
+    of the first call. Raises ``SparkUnavailable`` when Spark cannot run here, so test suites
+    can skip rather than fail.
     """
     global _session
     if _session is not None and _session.sparkContext._jsc is not None:
@@ -110,6 +113,7 @@ def get_spark(app_name: str = "sjoin-tests", *, quiet: bool = False) -> SparkSes
                 .config("spark.sql.session.timeZone", "UTC")
                 .config("spark.driver.host", "127.0.0.1")
                 .config("spark.driver.bindAddress", "127.0.0.1")
+                .config("spark.jars", ",".join(jars))
                 .getOrCreate()
             )
     except Exception as exc:  # the JVM or gateway failing to start is an environment problem

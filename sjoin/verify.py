@@ -36,6 +36,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, timedelta
 from decimal import Decimal
+from functools import partial
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -514,6 +515,7 @@ def verify_spec(
     bad_rows: BadRowPolicy = "stop",
     on_progress: OnProgress | None = None,
     verbose: bool = False,
+    make_runner: Callable[[Plan, str], SparkRunner] | None = None,
 ) -> VerifyReport:
     """``verify`` of a checked spec, like with like: the runtime follows the Spark version
     that runs the job (``spark``'s, else the installed pyspark's), re-planning the spec for
@@ -553,6 +555,7 @@ def verify_spec(
         bad_rows=bad_rows,
         on_progress=on_progress,
         verbose=verbose,
+        make_runner=make_runner,
     )
     report.target = target
     report.note = note
@@ -568,6 +571,7 @@ def verify(
     bad_rows: BadRowPolicy = "stop",
     on_progress: OnProgress | None = None,
     verbose: bool = False,
+    make_runner: Callable[[Plan, str], SparkRunner] | None = None,
 ) -> VerifyReport:
     """Run ``plan`` over ``trace`` on the runtime and on local Spark and compare them.
 
@@ -580,6 +584,8 @@ def verify(
     ``on_progress`` is called as each query starts and after each trace batch.
     A Spark started here keeps its log quiet (no JVM stderr) unless ``verbose`` (then its
     warnings show).
+    ``make_runner(plan, folder)`` makes what runs each query on Spark in place of the job
+    fed through memory streams (``kafka_driver.KafkaRunner``: through a real broker).
     Raises ``RunError`` (``UsageError`` for a bad relation, ``TraceError`` for bad rows under
     ``stop``) and ``SparkUnavailable`` when Spark cannot run here.
     """
@@ -607,7 +613,7 @@ def verify(
             "so version-dependent behaviour may differ"
         )
     with tempfile.TemporaryDirectory(prefix="sjoin-verify-") as tmp:
-        runner = _runner(spark, plan, tmp)
+        runner = (make_runner or partial(_runner, spark))(plan, tmp)
         for index, root in enumerate(roots, 1):
             started = time.perf_counter()
             query = QueryReport(root, output_mode(plan, root))

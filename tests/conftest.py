@@ -60,6 +60,24 @@ def text_snapshot(snapshot):  # type: ignore[no-untyped-def]
     return snapshot.use_extension(TextSnapshot)
 
 
+def _connector_jars() -> tuple[str, ...]:
+    """Spark's Kafka connector for the one session (tests/kafka use it), from sjoin's cache
+    (scripts/setup.sh fills it; fetched here on first use otherwise)."""
+    try:
+        import pyspark
+
+        from sjoin.jvm import JarsUnavailable, connector_jars
+    except ImportError:
+        return ()
+    try:
+        jars = connector_jars(
+            pyspark.__version__, ["kafka"], Path(pyspark.__file__).parent / "jars"
+        )
+    except JarsUnavailable:  # tests/kafka skip (or fail in CI) with the fetch command
+        return ()
+    return tuple(str(p) for p in jars.paths)
+
+
 @pytest.fixture(scope="session")
 def spark():  # type: ignore[no-untyped-def]
     """The one local Spark session of the test run (tests marked `spark` use it).
@@ -70,7 +88,7 @@ def spark():  # type: ignore[no-untyped-def]
     from sjoin.spark_driver import SparkUnavailable, get_spark
 
     try:
-        return get_spark()
+        return get_spark(jars=_connector_jars())
     except SparkUnavailable as err:
         if os.environ.get("CI"):
             pytest.fail(str(err))

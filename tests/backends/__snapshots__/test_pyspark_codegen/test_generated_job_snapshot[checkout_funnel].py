@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
+from pyspark.sql.streaming import StreamingQuery
 
 SPARK_CONF = {
     "spark.sql.streaming.statefulOperator.allowMultiple": "true",
@@ -26,6 +27,9 @@ SPARK_CONF = {
         "org.apache.spark.sql.execution.streaming.state.HDFSBackedStateStoreProvider"
     ),
 }
+
+# Maven packages for spark-submit --packages (see the docstring)
+PACKAGES: list[str] = []
 
 SCHEMAS = {
     "impressions": ("`ad_id` BIGINT, `campaign` STRING, `impression_time` TIMESTAMP"),
@@ -123,14 +127,9 @@ def read_inputs(spark: SparkSession) -> dict[str, DataFrame]:
     raise RuntimeError(f"streams without a `from` source: {missing}")
 
 
-def main() -> None:
-    """Start every sink of the spec and wait."""
-    builder = SparkSession.builder.appName("sjoin examples/checkout_funnel.sjoin")
-    for key, value in SPARK_CONF.items():
-        builder = builder.config(key, value)
-    spark = builder.getOrCreate()
-    rels = build(spark, read_inputs(spark))
-    queries = []
+def start_sinks(rels: dict[str, DataFrame]) -> list[StreamingQuery]:
+    """Start the query of every sink of the spec."""
+    queries: list[StreamingQuery] = []
     queries.append(
         rels["revenue"]
         .writeStream.format("parquet")
@@ -140,7 +139,17 @@ def main() -> None:
         .queryName("revenue")
         .start()
     )
-    for query in queries:
+    return queries
+
+
+def main() -> None:
+    """Start every sink of the spec and wait."""
+    builder = SparkSession.builder.appName("sjoin examples/checkout_funnel.sjoin")
+    for key, value in SPARK_CONF.items():
+        builder = builder.config(key, value)
+    spark = builder.getOrCreate()
+    rels = build(spark, read_inputs(spark))
+    for query in start_sinks(rels):
         query.awaitTermination()
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
+from pyspark.sql.streaming import StreamingQuery
 
 SPARK_CONF = {
     "spark.sql.streaming.statefulOperator.allowMultiple": "true",
@@ -23,6 +24,9 @@ SPARK_CONF = {
         "org.apache.spark.sql.execution.streaming.state.RocksDBStateStoreProvider"
     ),
 }
+
+# Maven packages for spark-submit --packages (see the docstring)
+PACKAGES: list[str] = []
 
 SCHEMAS = {
     "temperature": ("`device_id` STRING, `reading_time` TIMESTAMP, `celsius` DOUBLE"),
@@ -92,14 +96,9 @@ def read_inputs(spark: SparkSession) -> dict[str, DataFrame]:
     return inputs
 
 
-def main() -> None:
-    """Start every sink of the spec and wait."""
-    builder = SparkSession.builder.appName("sjoin examples/iot_window_join.sjoin")
-    for key, value in SPARK_CONF.items():
-        builder = builder.config(key, value)
-    spark = builder.getOrCreate()
-    rels = build(spark, read_inputs(spark))
-    queries = []
+def start_sinks(rels: dict[str, DataFrame]) -> list[StreamingQuery]:
+    """Start the query of every sink of the spec."""
+    queries: list[StreamingQuery] = []
     queries.append(
         rels["climate"]
         .writeStream.format("parquet")
@@ -109,7 +108,17 @@ def main() -> None:
         .queryName("climate")
         .start()
     )
-    for query in queries:
+    return queries
+
+
+def main() -> None:
+    """Start every sink of the spec and wait."""
+    builder = SparkSession.builder.appName("sjoin examples/iot_window_join.sjoin")
+    for key, value in SPARK_CONF.items():
+        builder = builder.config(key, value)
+    spark = builder.getOrCreate()
+    rels = build(spark, read_inputs(spark))
+    for query in start_sinks(rels):
         query.awaitTermination()
 
 

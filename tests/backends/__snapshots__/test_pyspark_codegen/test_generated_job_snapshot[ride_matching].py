@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
+from pyspark.sql.streaming import StreamingQuery
 
 SPARK_CONF = {
     "spark.sql.streaming.statefulOperator.allowMultiple": "true",
@@ -23,6 +24,9 @@ SPARK_CONF = {
         "org.apache.spark.sql.execution.streaming.state.HDFSBackedStateStoreProvider"
     ),
 }
+
+# Maven packages for spark-submit --packages (see the docstring)
+PACKAGES: list[str] = []
 
 SCHEMAS = {
     "requests": ("`zone` STRING, `request_id` STRING, `rider_id` STRING, `request_time` TIMESTAMP"),
@@ -83,14 +87,9 @@ def read_inputs(spark: SparkSession) -> dict[str, DataFrame]:
     raise RuntimeError(f"streams without a `from` source: {missing}")
 
 
-def main() -> None:
-    """Start every sink of the spec and wait."""
-    builder = SparkSession.builder.appName("sjoin examples/ride_matching.sjoin")
-    for key, value in SPARK_CONF.items():
-        builder = builder.config(key, value)
-    spark = builder.getOrCreate()
-    rels = build(spark, read_inputs(spark))
-    queries = []
+def start_sinks(rels: dict[str, DataFrame]) -> list[StreamingQuery]:
+    """Start the query of every sink of the spec."""
+    queries: list[StreamingQuery] = []
     queries.append(
         rels["matched"]
         .writeStream.format("json")
@@ -100,7 +99,17 @@ def main() -> None:
         .queryName("matched")
         .start()
     )
-    for query in queries:
+    return queries
+
+
+def main() -> None:
+    """Start every sink of the spec and wait."""
+    builder = SparkSession.builder.appName("sjoin examples/ride_matching.sjoin")
+    for key, value in SPARK_CONF.items():
+        builder = builder.config(key, value)
+    spark = builder.getOrCreate()
+    rels = build(spark, read_inputs(spark))
+    for query in start_sinks(rels):
         query.awaitTermination()
 
 

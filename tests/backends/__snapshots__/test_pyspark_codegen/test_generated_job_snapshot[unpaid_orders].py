@@ -5,12 +5,17 @@ Target: Spark 4.3. State of each join side:
   unpaid, p: evicted when p.payment_time <= watermark - 1 ms
 Pipeline checks:
   [ok] pipeline: no stateful chains to check
+Needs these Maven packages on Spark 4.3 (pyspark ships none; use the
+connector of your cluster's exact Spark version):
+  org.apache.spark:spark-sql-kafka-0-10_2.13:4.3.0
+Run it with: spark-submit --packages org.apache.spark:spark-sql-kafka-0-10_2.13:4.3.0 job.py
 """
 
 from __future__ import annotations
 
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
+from pyspark.sql.streaming import StreamingQuery
 
 SPARK_CONF = {
     "spark.sql.streaming.statefulOperator.allowMultiple": "true",
@@ -23,6 +28,9 @@ SPARK_CONF = {
         "org.apache.spark.sql.execution.streaming.state.HDFSBackedStateStoreProvider"
     ),
 }
+
+# Maven packages for spark-submit --packages (see the docstring)
+PACKAGES: list[str] = ["org.apache.spark:spark-sql-kafka-0-10_2.13:4.3.0"]
 
 SCHEMAS = {
     "orders": (
@@ -101,14 +109,9 @@ def read_inputs(spark: SparkSession) -> dict[str, DataFrame]:
     return inputs
 
 
-def main() -> None:
-    """Start every sink of the spec and wait."""
-    builder = SparkSession.builder.appName("sjoin examples/unpaid_orders.sjoin")
-    for key, value in SPARK_CONF.items():
-        builder = builder.config(key, value)
-    spark = builder.getOrCreate()
-    rels = build(spark, read_inputs(spark))
-    queries = []
+def start_sinks(rels: dict[str, DataFrame]) -> list[StreamingQuery]:
+    """Start the query of every sink of the spec."""
+    queries: list[StreamingQuery] = []
     queries.append(
         rels["unpaid"]
         .select(F.to_json(F.struct("*")).alias("value"))
@@ -120,7 +123,17 @@ def main() -> None:
         .queryName("unpaid")
         .start()
     )
-    for query in queries:
+    return queries
+
+
+def main() -> None:
+    """Start every sink of the spec and wait."""
+    builder = SparkSession.builder.appName("sjoin examples/unpaid_orders.sjoin")
+    for key, value in SPARK_CONF.items():
+        builder = builder.config(key, value)
+    spark = builder.getOrCreate()
+    rels = build(spark, read_inputs(spark))
+    for query in start_sinks(rels):
         query.awaitTermination()
 
 

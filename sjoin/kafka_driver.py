@@ -1,0 +1,333 @@
+"""Run a generated job's Kafka sources for real: each trace batch is produced into the
+spec's topics on a broker, then read by the job's own ``read_inputs`` as one micro-batch.
+
+Determinism comes from the same lock the test driver uses (reference §8): Spark computes a
+micro-batch's end offsets (``latestOffset``) while holding the query's progress lock, so
+producing a trace batch and waiting for every record's acknowledgement while holding that
+lock puts all of its records, across topics and partitions, into one micro-batch. Records
+of a stream are spread over the topic's partitions in trace order (row ``i`` to partition
+``i mod n``), keyed by their position, with the JSON value the job's ``from_json`` reads.
+
+``kafka_plan`` points a plan's Kafka sources and sinks at a broker and at topics of this run
+(so one broker serves many runs), and its file sinks and checkpoints at a folder of the run.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import uuid
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from sjoin.compiler.model import Format
+from sjoin.compiler.plan import Plan, SinkNode, StreamNode
+from sjoin.spark_driver import Batch, StreamDriver, _json_value
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame, SparkSession
+
+__all__ = ["KafkaStreamDriver", "create_topics", "kafka_plan", "topic_of"]
+
+_SERVERS = ("bootstrap_servers", "kafka.bootstrap.servers")
+
+
+def topic_of(target: Format) -> str | None:
+    return target.option("topic") or target.option("subscribe")
+
+
+def _retarget(target: Format, bootstrap: str, prefix: str, source: bool = False) -> Format:
+    options = []
+    for key, value in target.options:
+        if key in _SERVERS:
+            value = bootstrap
+        elif key in ("topic", "subscribe"):
+            value = prefix + value
+        options.append((key, value))
+    if not any(key in _SERVERS for key, _ in target.options):
+        options.append(("bootstrap_servers", bootstrap))
+    if source and target.option("startingOffsets") is None:
+        options.append(("startingOffsets", "earliest"))
+    return dataclasses.replace(target, options=tuple(options))
+
+
+def kafka_plan(plan: Plan, bootstrap: str, prefix: str, directory: str | Path) -> Plan:
+    """``plan`` with its Kafka sources and sinks on ``bootstrap`` and their topics named
+    ``prefix + topic``, sources read from the earliest offsets unless the spec says where
+    (Kafka's default, ``latest``, skips what a topic held before the query started); file
+    sinks write under ``directory/out/<relation>`` and every sink checkpoints under
+    ``directory/chk/<relation>``."""
+    nodes = []
+    for node in plan.nodes:
+        if isinstance(node, StreamNode) and node.source and node.source.format == "kafka":
+            source = _retarget(node.source, bootstrap, prefix, source=True)
+            node = dataclasses.replace(node, source=source)
+        nodes.append(node)
+    sinks = []
+    root = Path(directory)
+    for sink in plan.sinks:
+        target = sink.target
+        if target.format == "kafka":
+            target = _retarget(target, bootstrap, prefix)
+        elif target.option("path") is not None:
+            out = str(root / "out" / sink.relation)
+            target = dataclasses.replace(
+                target,
+                options=tuple((k, out if k == "path" else v) for k, v in target.options),
+            )
+        sinks.append(SinkNode(sink.relation, target, str(root / "chk" / sink.relation), sink.mode))
+    return dataclasses.replace(plan, nodes=tuple(nodes), sinks=tuple(sinks))
+
+
+def _format(stream: StreamNode) -> str | None:
+    return stream.source.format if stream.source is not None else None
+
+
+def create_topics(bootstrap: str, topics: Sequence[str], partitions: int = 2) -> None:
+    """Create ``topics`` (``partitions`` each) and wait until the broker has them."""
+    from confluent_kafka.admin import AdminClient, NewTopic  # type: ignore[attr-defined]
+
+    admin = AdminClient({"bootstrap.servers": bootstrap})
+    futures = admin.create_topics(
+        [NewTopic(t, num_partitions=partitions, replication_factor=1) for t in topics]
+    )
+    for future in futures.values():
+        future.result(timeout=60)
+
+
+def run_prefix() -> str:
+    """A topic prefix no other run uses."""
+    return f"sjoin-{uuid.uuid4().hex[:12]}."
+
+
+class KafkaStreamDriver(StreamDriver):
+    """``StreamDriver`` whose inputs are the job's own Kafka sources: ``feed`` produces each
+    stream's rows into its topic (``topics``) on ``bootstrap``, atomically for Spark."""
+
+    def __init__(
+        self,
+        spark: SparkSession,
+        inputs: Mapping[str, DataFrame],
+        bootstrap: str,
+        topics: Mapping[str, str],
+        partitions: int = 2,
+    ) -> None:
+        from confluent_kafka import Producer
+
+        self._spark = spark
+        self._streams = dict(topics)
+        self.inputs = dict(inputs)
+        self._query = None
+        self._checkpoint = None
+        self._rows = {}
+        self._progress = {}
+        self._partitions = partitions
+        self._sent = dict.fromkeys(topics, 0)
+        self._producer = Producer({"bootstrap.servers": bootstrap, "acks": "all", "linger.ms": 0})
+        self.extra_queries: list[Any] = []
+
+    def produce(self, batch: Batch) -> None:
+        """Produce one trace batch's rows into their topics and wait for every ack."""
+        unknown = sorted(set(batch) - set(self._streams))
+        if unknown or not batch:
+            raise ValueError(
+                f"a batch must name some of {sorted(self._streams)}, got {sorted(batch)}"
+            )
+        failed: list[str] = []
+        for name, rows in batch.items():
+            for row in rows:
+                position = self._sent[name]
+                self._producer.produce(
+                    self._streams[name],
+                    key=str(position).encode(),
+                    value=json.dumps(row, default=_json_value).encode(),
+                    partition=position % self._partitions,
+                    on_delivery=lambda err, msg: failed.append(str(err)) if err else None,
+                )
+                self._sent[name] = position + 1
+        left = self._producer.flush(60)
+        if left or failed:
+            raise RuntimeError(f"Kafka did not take every record: {failed or left}")
+
+    def feed(self, batch: Batch) -> None:
+        """Produce one trace batch under the progress lock of every query, then wait until
+        Spark has nothing left to run (the no-data batches after it included)."""
+        queries = [self.query, *self.extra_queries]
+        locks = [q._jsq.streamingQuery().awaitProgressLock() for q in queries]
+        for lock in locks:
+            lock.lock()
+        try:
+            self.produce(batch)
+        finally:
+            for lock in reversed(locks):
+                lock.unlock()
+        self.settle()
+
+    def settle(self) -> None:
+        """Wait until every query has run all it can (no-data batches included)."""
+        for query in [self.query, *self.extra_queries]:
+            query.processAllAvailable()
+        self._collect_progress()
+
+    def stop(self) -> None:
+        for query in self.extra_queries:
+            query.stop()
+        super().stop()
+
+
+def consume_all(bootstrap: str, topic: str, timeout: float = 10.0) -> list[dict[str, Any]]:
+    """Every record of ``topic`` now, as dicts (partition, offset, key, value, timestamp)."""
+    from confluent_kafka import Consumer, TopicPartition
+
+    consumer = Consumer(
+        {
+            "bootstrap.servers": bootstrap,
+            "group.id": f"sjoin-read-{uuid.uuid4().hex}",
+            "enable.auto.commit": False,
+            "auto.offset.reset": "earliest",
+        }
+    )
+    try:
+        meta = consumer.list_topics(topic, timeout=timeout)
+        partitions = sorted(meta.topics[topic].partitions)
+        ends = {}
+        for p in partitions:
+            _, high = consumer.get_watermark_offsets(TopicPartition(topic, p), timeout=timeout)
+            ends[p] = high
+        consumer.assign([TopicPartition(topic, p, 0) for p in partitions])
+        out: list[dict[str, Any]] = []
+        wanted = sum(ends.values())
+        while len(out) < wanted:
+            message = consumer.poll(timeout)
+            if message is None:
+                raise TimeoutError(f"read {len(out)} of {wanted} records of {topic}")
+            if message.error():
+                raise RuntimeError(str(message.error()))
+            key = message.key()
+            out.append(
+                {
+                    "partition": message.partition(),
+                    "offset": message.offset(),
+                    "key": key.decode() if key is not None else None,
+                    "value": (message.value() or b"").decode(),
+                    "timestamp": message.timestamp()[1],
+                }
+            )
+        return out
+    finally:
+        consumer.close()
+
+
+class KafkaRunner:
+    """Runs one query of a plan's generated job on ``spark`` with its Kafka sources read
+    from ``bootstrap`` (``verify``'s ``SparkRunner``): each call gets topics of its own,
+    compiles the job for them, starts the query's real sinks beside the captured output
+    (``with_sinks``) and feeds the trace batch by batch. ``runs`` keeps, per call, the
+    root, the topic prefix and the folder of its file sinks, to read the sinks back."""
+
+    def __init__(
+        self,
+        spark: SparkSession,
+        bootstrap: str,
+        directory: str | Path | None = None,
+        *,
+        with_sinks: bool = True,
+        partitions: int = 2,
+    ) -> None:
+        self.spark = spark
+        self._fixed = Path(directory) if directory is not None else None
+        self.bootstrap = bootstrap
+        self.with_sinks = with_sinks
+        self.partitions = partitions
+        self.plan: Plan | None = None
+        self.directory = self._fixed or Path(".")
+        self.runs: list[tuple[str, str, Path]] = []
+
+    def for_plan(self, plan: Plan, directory: str) -> KafkaRunner:
+        """This runner for ``plan``'s job, its files in ``directory`` (``verify``'s
+        ``make_runner``; a folder given at creation wins, to read the sinks afterwards)."""
+        self.plan = plan
+        self.directory = self._fixed or Path(directory)
+        return self
+
+    @staticmethod
+    def _start_sinks(job: Any, rels: dict[str, Any], sinks: list[SinkNode]) -> list[Any]:
+        """Start the job's queries of ``sinks`` only (``start_sinks`` starts them all)."""
+        if not sinks:
+            return []
+        wanted = {s.relation for s in sinks}
+        started = job.start_sinks(rels)
+        for query in started:
+            if query.name not in wanted:
+                query.stop()
+        return [q for q in started if q.name in wanted]
+
+    def __call__(
+        self,
+        root: str,
+        mode: str,
+        streams: list[str],
+        feeds: list[dict[str, Any] | None],
+        confs: dict[str, str],
+        on_batch: Any = None,
+    ) -> Any:
+        from sjoin.spark_driver import RunResult
+        from sjoin.verify import load_job
+
+        if self.plan is None:
+            raise RuntimeError("KafkaRunner.for_plan() first")
+        by_name = {s.name: s for s in self.plan.streams}
+        unsourced = [s for s in streams if _format(by_name[s]) != "kafka"]
+        if unsourced:
+            raise ValueError(f"streams not read `from kafka`: {', '.join(unsourced)}")
+        prefix = run_prefix()
+        folder = self.directory / f"run-{len(self.runs)}"
+        plan = kafka_plan(self.plan, self.bootstrap, prefix, folder)
+        self.runs.append((root, prefix, folder))
+        topics = {s.name: topic_of(s.source) or s.name for s in plan.streams if s.source}
+        sinks = [s for s in plan.sinks if s.relation == root] if self.with_sinks else []
+        wanted = [topics[s] for s in streams] + [
+            topic_of(s.target) for s in sinks if s.target.format == "kafka"
+        ]
+        create_topics(self.bootstrap, sorted({t for t in wanted if t}), self.partitions)
+        folder.mkdir(parents=True, exist_ok=True)
+        job = load_job(plan, str(folder))
+        saved = {k: self.spark.conf.get(k, None) for k in confs}
+        for key, value in confs.items():
+            self.spark.conf.set(key, value)
+        try:
+            inputs = job.read_inputs(self.spark)
+            rels = job.build(self.spark, inputs)
+            driver = KafkaStreamDriver(
+                self.spark,
+                {s: inputs[s] for s in streams},
+                self.bootstrap,
+                {s: topics[s] for s in streams},
+                self.partitions,
+            )
+            with driver:
+                running = False
+                for number, feed in enumerate(feeds, 1):
+                    if feed and running:
+                        driver.feed(feed)
+                    elif feed:
+                        # the first batch is in the topics before the queries start, so
+                        # that their first micro-batch (from the earliest offsets) holds it
+                        driver.produce(feed)
+                        driver.start(rels[root], mode)
+                        driver.extra_queries = self._start_sinks(job, rels, sinks)
+                        driver.settle()
+                        running = True
+                    if on_batch is not None:
+                        on_batch(number)
+                if not running:
+                    return RunResult([], "")
+                batches = driver.results()
+                return RunResult(batches, driver.executed_plan() if batches else "")
+        finally:
+            for key, before in saved.items():
+                if before is None:
+                    self.spark.conf.unset(key)
+                else:
+                    self.spark.conf.set(key, before)
