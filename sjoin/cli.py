@@ -652,5 +652,52 @@ def init(name: str, directory: Path, color: str) -> None:
     printer.note(f"next: sjoin plan {files[0]}; pytest --snapshot-update; pytest")
 
 
+@main.command()
+@SPEC
+@COLOR
+@last_resort
+def jars(spec: Path, color: str) -> None:
+    """Print the connector jars a job of SPEC needs on this machine's Spark, for
+    `spark-submit --jars "$(sjoin jars SPEC)" job.py`.
+
+    Spark's Kafka connector and Delta Lake are Maven packages that pyspark does not ship:
+    they are fetched once with Maven into sjoin's cache (~/.cache/sjoin/jvm) for the
+    version of the pyspark sjoin runs with. Prints nothing when the job needs none.
+    Exit status: 0 printed, 1 the spec has errors or the jars cannot be had (the command
+    that fetches them is printed), 2 usage error.
+    """
+    printer = Printer(color)
+    result = load(spec)
+    printer.diagnostics((d, result.source) for d in result.diagnostics if d.severity == "error")
+    if not result.ok or result.plan is None:
+        sys.exit(1)
+    from sjoin.compiler.backends.pyspark import job_formats
+
+    formats = job_formats(result.plan) & {"kafka", "delta"}
+    if not formats:
+        printer.note(f"{spec}: the job needs no connector beyond pyspark")
+        return
+    try:
+        import pyspark
+    except ImportError:
+        printer.note("sjoin: pyspark is not installed here; install it to run jobs", "red")
+        sys.exit(1)
+    from sjoin.jvm import JarsUnavailable, connector_jars
+
+    try:
+        found = connector_jars(
+            pyspark.__version__,
+            sorted(formats),
+            Path(pyspark.__file__).parent / "jars",
+            say=lambda text: printer.note(text),
+        )
+    except JarsUnavailable as err:
+        printer.note(f"sjoin: {err}; fetch them with:\n  {err.command}", "red")
+        sys.exit(1)
+    if found.note:
+        printer.note(f"note: {found.note}", "yellow")
+    click.echo(found.spark_jars())
+
+
 if __name__ == "__main__":
     main()

@@ -23,6 +23,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -217,12 +218,20 @@ def connector_jars(
     notes: list[str] = []
     if "kafka" in wanted:
         failure: JarsUnavailable | None = None
-        for release in _candidates(spark):
+        # a release the registry did not serve is not asked for again for a week
+        refused = jar_dir(f"spark-kafka-{spark}.refused")
+        candidates = _candidates(spark)
+        if refused.exists() and time.time() - refused.stat().st_mtime < 7 * 86400:
+            candidates = candidates[1:]
+        for release in candidates:
             coordinate = kafka_connector(release)
             try:
                 jars = ensure_jars(f"spark-kafka-{release}", [coordinate], say)
             except JarsUnavailable as err:
                 failure = failure or err
+                if release == spark and shutil.which("mvn") is not None:
+                    refused.parent.mkdir(parents=True, exist_ok=True)
+                    refused.write_text(f"{err}\n", encoding="utf-8")
                 continue
             paths.extend(jars.paths)
             coordinates.append(coordinate)
