@@ -44,7 +44,7 @@ def _trace_rows(trace: Path) -> dict[str, list[str]]:
 
 
 def _normal(row: dict[str, Any]) -> str:
-    from tests.kafka.test_kafka_end_to_end import _normal as normal  # noqa: PLC0415
+    from tests.kafka.test_kafka_end_to_end import _normal as normal
 
     return json.dumps({k: normal(v) for k, v in sorted(row.items())}, default=str)
 
@@ -115,8 +115,15 @@ stream payments (order_id BIGINT, payment_time TIMESTAMP)
 watermark payment_time delay 1 minute
 from kafka (topic = '{topic}-p', bootstrap_servers = '{bootstrap}')
 join paid = orders AS o INNER JOIN payments AS p
-    ON o.order_id = p.order_id AND p.payment_time BETWEEN o.order_time AND o.order_time + INTERVAL 1 MINUTE
+    ON o.order_id = p.order_id
+    AND p.payment_time BETWEEN o.order_time AND o.order_time + INTERVAL 1 MINUTE
 """
+
+
+def _order(order_id: int, amount: str) -> str:
+    return json.dumps(
+        {"order_id": order_id, "amount": amount, "order_time": "2026-01-01T00:00:00Z"}
+    )
 
 
 def _orders_read_by_the_job(spark, bootstrap: str, topic: str, options: str, tmp_path):  # type: ignore[no-untyped-def]
