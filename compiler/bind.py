@@ -784,6 +784,18 @@ class Binder:
         for kid, kind in zip(node.iter_expressions(), self._kids(node, scope, agg), strict=True):
             if kind not in (t.STRING, t.NULL, t.UNKNOWN):
                 self._error("E012", f"LIKE needs strings, not {kind}", kid)
+        pattern = node.expression
+        if isinstance(pattern, exp.Literal) and pattern.is_string:
+            try:
+                javatext.like_matcher(str(pattern.this))
+            except javatext.LikeError as err:
+                self._error(
+                    "E012",
+                    f"LIKE pattern: {err} (Spark fails with {err.error_class})",
+                    pattern,
+                    "bad escape",
+                    "a backslash escapes `_`, `%` or a backslash; write `\\\\` for one",
+                )
         return t.BOOLEAN
 
     def _arith(self, node: exp.Expression, scope: Scope, agg: bool) -> SqlType:
