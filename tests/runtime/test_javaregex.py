@@ -89,13 +89,17 @@ def test_random_patterns_match_javas_matcher(java_probe: Path, seed: int) -> Non
     ]
     cases += [(p, s) for p in ("(a+)+$", "(a|)*", "((\\z))*", "a$") for s in ("aa", "a\r\n")]
     lines = "".join(f"{_hex(p)}\t{_hex(s)}\n" for p, s in cases)
-    java = subprocess.run(
-        ["java", "-cp", str(java_probe), "RegexProbe"],
-        input=lines.encode(),
-        capture_output=True,
-        check=True,
-        timeout=600,
-    ).stdout.decode().splitlines()
+    java = (
+        subprocess.run(
+            ["java", "-cp", str(java_probe), "RegexProbe"],
+            input=lines.encode(),
+            capture_output=True,
+            check=True,
+            timeout=600,
+        )
+        .stdout.decode()
+        .splitlines()
+    )
     assert len(java) == len(cases)
     different, refused = [], 0
     for (pattern, text), want in zip(cases, java, strict=True):
