@@ -784,6 +784,18 @@ class Binder:
         for kid, kind in zip(node.iter_expressions(), self._kids(node, scope, agg), strict=True):
             if kind not in (t.STRING, t.NULL, t.UNKNOWN):
                 self._error("E012", f"LIKE needs strings, not {kind}", kid)
+        pattern = node.expression
+        if isinstance(pattern, exp.Literal) and pattern.is_string:
+            try:
+                javatext.like_matcher(str(pattern.this))
+            except javatext.LikeError as err:
+                self._error(
+                    "E012",
+                    f"LIKE pattern: {err} (Spark fails with {err.error_class})",
+                    pattern,
+                    "bad escape",
+                    "a backslash escapes `_`, `%` or a backslash; write `\\\\` for one",
+                )
         return t.BOOLEAN
 
     def _arith(self, node: exp.Expression, scope: Scope, agg: bool) -> SqlType:
@@ -907,6 +919,8 @@ class Binder:
             return self._error("E012", f"`{name}`: {result}", node, "wrong argument type")
         if fn.name in _PATTERN_FUNCTIONS and not self._pattern_args(name, fn.name, args):
             return t.UNKNOWN
+        if fn.name in ("lpad", "rpad", "round") and not self._size_args(name, fn.name, args):
+            return t.UNKNOWN
         annotate.set_function(node, fn.name)
         return result
 
@@ -961,6 +975,57 @@ class Binder:
                 return False
         return True
 
+    def _size_args(self, name: str, function: str, args: list[exp.Expression]) -> bool:
+        """The INT argument of lpad/rpad (a length) and round (a scale): Spark casts a
+        BIGINT to INT (with ANSI on, a value outside INT fails with CAST_OVERFLOW), round's
+        scale must be a constant, and a padded string must fit Spark's string size."""
+        if len(args) < 2:
+            return True
+        arg = args[1]
+        value = _integer_literal(arg)
+        if function == "round" and value is None and not isinstance(arg, exp.Null):
+            self._error(
+                "E012",
+                f"`{name}`: the scale must be a constant integer",
+                arg,
+                "not a constant",
+                "Spark rejects a scale that is not constant (NON_FOLDABLE_INPUT)",
+            )
+            return False
+        if value is None:
+            return True
+        spark = self.spark or _parse_version(DEFAULT_SPARK)
+        ansi = spark is None or spark.major >= 4
+        if not -(2**31) <= value < 2**31:
+            if ansi:
+                what = "length" if function != "round" else "scale"
+                self._error(
+                    "E012",
+                    f"`{name}`: the {what} {value} does not fit INT: Spark fails with "
+                    "CAST_OVERFLOW",
+                    arg,
+                    "outside INT",
+                    f"a {what} is between -2147483648 and 2147483647",
+                )
+                return False
+            value = (value + 2**31) % 2**32 - 2**31  # Spark 3.5 casts without a check
+        if function == "round":
+            return True
+        fill = args[2] if len(args) > 2 else exp.Literal.string(" ")
+        if isinstance(fill, exp.Literal) and fill.is_string and fill.this:
+            least = value * min(len(c.encode("utf-8", "surrogatepass")) for c in fill.this)
+            if least > MAX_STRING_BYTES:
+                self._error(
+                    "E012",
+                    f"`{name}` to {value} characters of `{fill.this}` makes a string of at "
+                    f"least {least:,} bytes, more than a Spark string holds "
+                    f"({MAX_STRING_BYTES:,}): Spark fails on every shorter value",
+                    arg,
+                    "too long",
+                )
+                return False
+        return True
+
     def _field(self, node: exp.Dot, scope: Scope, agg: bool) -> SqlType:
         """``window(t, ...).start`` / ``.end``: the TIMESTAMP bounds of a tumbling window.
         Spark gives the field no watermark metadata (an Alias of a GetStructField takes the
@@ -1009,7 +1074,28 @@ class Binder:
                     "not a constant duration",
                     "write e.g. INTERVAL 10 SECONDS",
                 )
+        if len(args) < 3:
+            return
+        duration, slide = annotate.micros(args[1]), annotate.micros(args[2])
+        if not duration or not slide or slide >= duration:
+            return
+        count = -(-duration // slide)  # Spark's TimeWindowing: ceil(duration / slide)
+        if count > MAX_WINDOWS_PER_ROW:
+            self._error(
+                "E014",
+                f"a window of {_format_micros(duration)} sliding every "
+                f"{_format_micros(slide)} puts each row in {count:,} windows, more than "
+                f"sjoin's limit of {MAX_WINDOWS_PER_ROW:,}",
+                args[2],
+                f"{count:,} windows per row",
+                "Spark expands each row into that many rows (TimeWindowing's Expand); slide by "
+                f"at least 1/{MAX_WINDOWS_PER_ROW:,} of the window's length",
+            )
 
+
+# A sliding window puts each row in ceil(duration / slide) windows, each one a row that
+# Spark builds (and sjoin's runtime too); past this many, `check` refuses it (E014).
+MAX_WINDOWS_PER_ROW = 10_000
 
 # the argument positions that must be string literals: patterns, then replacements
 _PATTERN_FUNCTIONS: dict[str, tuple[int, ...]] = {
@@ -1018,6 +1104,22 @@ _PATTERN_FUNCTIONS: dict[str, tuple[int, ...]] = {
     "regexp_extract": (1,),
     "regexp_replace": (1, 2),
 }
+
+
+# The most bytes a Spark string holds (runtime/eval.py has the same limit at run time)
+MAX_STRING_BYTES = 2**31 - 1 - 15
+
+
+def _integer_literal(node: exp.Expression) -> int | None:
+    """The value of an integer literal, also negated or in parentheses."""
+    while isinstance(node, exp.Paren):
+        node = node.this
+    if isinstance(node, exp.Neg):
+        inner = _integer_literal(node.this)
+        return None if inner is None else -inner
+    if isinstance(node, exp.Literal) and not node.is_string and node.this.isdigit():
+        return int(node.this)
+    return None
 
 
 def _constant(kind: SqlType) -> Callable[[Binder, Any, Scope, bool], SqlType]:
@@ -1146,3 +1248,7 @@ def _setting_help(spec: settings.SettingSpec) -> str:
 
 def bind(spec: ast.SpecFile, source: Source, diags: Diagnostics) -> BoundSpec:
     return Binder(source, diags).bind(spec)
+
+
+def _format_micros(us: int) -> str:
+    return t.format_ms(us // 1000) if us % 1000 == 0 else f"{us} µs"

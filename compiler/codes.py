@@ -117,7 +117,10 @@ CODES: Final[dict[str, Code]] = {
             "E014",
             "error",
             "invalid duration",
-            "A duration has an unknown unit, or is negative where it must not be.",
+            "A duration has an unknown unit, or is negative where it must not be; or a "
+            "sliding window slides so little that each row falls in more than 10,000 windows "
+            "(Spark's TimeWindowing expands each row into ceil(duration / slide) rows, and so "
+            "does sjoin's runtime: a day sliding by a millisecond is 86,400,000 rows per row).",
         ),
         Code(
             "E015",

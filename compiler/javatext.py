@@ -7,12 +7,13 @@ runtime could not run exactly as Spark does, and the runtime runs what the binde
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from functools import cache
 from typing import Final
+
+from . import javaregex
 
 _EPOCH: Final = datetime(1970, 1, 1, tzinfo=UTC)
 _MONTHS: Final = ("January", "February", "March", "April", "May", "June", "July", "August",
@@ -27,8 +28,7 @@ _LETTERS: Final[dict[str, int]] = {
 DATE_PATTERN_LETTERS: Final = "".join(_LETTERS)
 
 
-class PatternError(ValueError):
-    """Text Spark would reject, or that sjoin cannot render exactly as Spark does."""
+PatternError = javaregex.PatternError  # text Spark would reject, or sjoin cannot run exactly
 
 
 Field = Callable[[datetime], str]
@@ -131,23 +131,15 @@ def date_pattern(text: str) -> DatePattern:
 
 # ---------------------------------------------------------------------------- regexes
 
-_JAVA_ONLY: Final = re.compile(r"\\[pPQEGZhHvVRX]|\\0|\(\?<[=!]?[a-zA-Z]|\[\[|&&")
-
 
 @cache
-def java_regex(text: str) -> re.Pattern[str]:
-    """A Java regex as a Python one, where both read it the same way; else PatternError."""
-    found = _JAVA_ONLY.search(text)
-    if found:
-        raise PatternError(
-            f"`{found.group()}` is Java regex syntax that sjoin's runtime does not read; "
-            "write the pattern with plain classes, groups and quantifiers"
-        )
+def java_regex(text: str) -> javaregex.JavaRegex:
+    """A Java regex, parsed as Java reads it and run in linear time (compiler/javaregex.py);
+    PatternError when Spark would reject it or sjoin cannot run it exactly."""
     try:
-        # Java's \w, \d, \s, \b and (?i) are ASCII-only unless the pattern asks otherwise
-        return re.compile(text, re.ASCII)
-    except re.error as err:
-        raise PatternError(f"invalid regular expression: {err}") from None
+        return javaregex.parse(text)
+    except javaregex.PatternError as err:
+        raise PatternError(str(err)) from None
 
 
 def java_split(s: str, pattern: str, limit: int) -> list[str]:
@@ -159,15 +151,17 @@ def java_split(s: str, pattern: str, limit: int) -> list[str]:
     limited = limit > 0
     parts: list[str] = []
     index = 0
-    for m in java_regex(pattern).finditer(s):
+    for spans in java_regex(pattern).finditer(s):
+        start, end = spans[0]
         if not limited or len(parts) < limit - 1:
-            if index == 0 and m.start() == 0 and m.end() == 0:
+            if index == 0 and start == 0 and end == 0:
                 continue  # no leading empty string for a zero-width match at the start
-            parts.append(s[index : m.start()])
-            index = m.end()
+            parts.append(s[index:start])
+            index = end
         elif len(parts) == limit - 1:
             parts.append(s[index:])
-            index = m.end()
+            index = end
+            break
     if index == 0:
         return [s]
     if not limited or len(parts) < limit:
@@ -179,8 +173,26 @@ def group_count(pattern: str) -> int:
     return java_regex(pattern).groups
 
 
+def replace_all(regex: javaregex.JavaRegex, s: str, replace: Replacement) -> str:
+    """Java's ``Matcher.replaceAll`` (Spark's regexp_replace from position 1)."""
+    pieces: list[str] = []
+    last = 0
+    for spans in regex.finditer(s):
+        start, end = spans[0]
+        pieces.append(s[last:start])
+        pieces.append(replace([None if a < 0 else s[a:b] for a, b in spans]))
+        last = end
+    if not pieces:
+        return s
+    pieces.append(s[last:])
+    return "".join(pieces)
+
+
+Replacement = Callable[[list[str | None]], str]
+
+
 @cache
-def java_replacement(text: str, groups: int) -> Callable[[re.Match[str]], str]:
+def java_replacement(text: str, groups: int) -> Replacement:
     """Java's Matcher.appendReplacement: ``$n`` / ``${name}`` are groups, ``\\x`` is x."""
     pieces: list[str | int] = []
     literal: list[str] = []
@@ -217,7 +229,105 @@ def java_replacement(text: str, groups: int) -> Callable[[re.Match[str]], str]:
     if literal:
         pieces.append("".join(literal))
 
-    def replace(m: re.Match[str]) -> str:
-        return "".join(p if isinstance(p, str) else (m.group(p) or "") for p in pieces)
+    def replace(found: list[str | None]) -> str:
+        return "".join(p if isinstance(p, str) else (found[p] or "") for p in pieces)
 
     return replace
+
+
+# ---------------------------------------------------------------------------- LIKE
+
+
+class LikeError(PatternError):
+    """A LIKE pattern that Spark rejects; ``error_class`` is Spark's."""
+
+    def __init__(self, error_class: str, message: str) -> None:
+        self.error_class = error_class
+        super().__init__(message)
+
+
+_ANY_ONE: Final = None  # `_` in a parsed LIKE segment
+
+
+def _like_segments(pattern: str) -> list[list[str | None]]:
+    """The pattern split at its `%`s: each segment a list of characters and `_`s (None)."""
+    segments: list[list[str | None]] = [[]]
+    i, n = 0, len(pattern)
+    while i < n:
+        c = pattern[i]
+        if c == "\\":
+            if i + 1 >= n:
+                raise LikeError(
+                    "INVALID_FORMAT.ESC_AT_THE_END",
+                    f"The format is invalid: '{pattern}'. "
+                    "The escape character is not allowed to end with.",
+                )
+            following = pattern[i + 1]
+            if following not in "_%\\":
+                raise LikeError(
+                    "INVALID_FORMAT.ESC_IN_THE_MIDDLE",
+                    f"The format is invalid: '{pattern}'. "
+                    f"The escape character is not allowed to precede '{following}'.",
+                )
+            segments[-1].append(following)
+            i += 2
+            continue
+        if c == "%":
+            segments.append([])
+        else:
+            segments[-1].append(_ANY_ONE if c == "_" else c)
+        i += 1
+    return segments
+
+
+def _segment_at(segment: list[str | None], s: str, at: int) -> bool:
+    return all(c is None or s[at + k] == c for k, c in enumerate(segment))
+
+
+def _find_segment(segment: list[str | None], s: str, start: int, end: int) -> int:
+    """The first position >= start where ``segment`` fits wholly before ``end``, or -1."""
+    if None not in segment:
+        return s.find("".join(segment), start, end)  # type: ignore[arg-type]
+    size = len(segment)
+    anchor = next((k for k, c in enumerate(segment) if c is not None), None)
+    at = start
+    while at + size <= end:
+        if anchor is not None:
+            found = s.find(segment[anchor], at + anchor, end - size + anchor + 1)  # type: ignore[arg-type]
+            if found < 0:
+                return -1
+            at = found - anchor
+        if _segment_at(segment, s, at):
+            return at
+        at += 1
+    return -1
+
+
+def like_matcher(pattern: str) -> Callable[[str], bool]:
+    """Spark's ``LIKE`` (escape ``\\``; ``_`` one character, ``%`` any run, newlines
+    included), matched without backtracking: the text before the first `%` must start the
+    value, the text after the last end it, and each segment between is taken at its first
+    place after the one before (which leaves the most room for the rest), so the time is
+    at most the value's length times the pattern's.  LikeError as Spark's for a bad escape."""
+    segments = _like_segments(pattern)
+    if len(segments) == 1:
+        (only,) = segments
+        return lambda s: len(s) == len(only) and _segment_at(only, s, 0)
+    first, *middle, last = segments
+    least = sum(len(seg) for seg in segments)
+
+    def like(s: str) -> bool:
+        if len(s) < least or not _segment_at(first, s, 0):
+            return False
+        end = len(s) - len(last)
+        if not _segment_at(last, s, end):
+            return False
+        at = len(first)
+        for segment in middle:
+            found = _find_segment(segment, s, at, end)
+            if found < 0:
+                return False
+            at = found + len(segment)
+        return True
+
+    return like

@@ -45,6 +45,9 @@ Resolver: TypeAlias = Callable[[exp.Expression], "Getter | None"]
 
 DECIMAL_CONTEXT: Final = Context(prec=200)
 MAX_PRECISION: Final = 38
+# The most bytes a Spark string holds (a Java byte array: ByteArrayMethods.
+# MAX_ROUNDED_ARRAY_LENGTH); a function that would make a longer one fails.
+MAX_STRING_BYTES: Final = 2**31 - 1 - 15
 _INT_BITS: Final = {"tinyint": 8, "smallint": 16, "int": 32, "bigint": 64}
 _INT_PRECISION: Final = {"tinyint": 3, "smallint": 5, "int": 10, "bigint": 20}
 _FLOATS: Final = ("double", "float")
@@ -481,45 +484,39 @@ def _in(node: exp.In, ctx: CompileContext) -> Getter:
     return in_list
 
 
-def like_regex(pattern: str, escape: str = "\\") -> re.Pattern[str]:
-    """Spark's LIKE pattern (``%``, ``_``, escape ``\\``) as an anchored regex."""
-    out = []
-    i = 0
-    while i < len(pattern):
-        ch = pattern[i]
-        if ch == escape and i + 1 < len(pattern):
-            out.append(re.escape(pattern[i + 1]))
-            i += 2
-            continue
-        out.append(".*" if ch == "%" else "." if ch == "_" else re.escape(ch))
-        i += 1
-    return re.compile("".join(out), re.S)
+def _like_matcher(pattern: str) -> Callable[[str], bool]:
+    try:
+        return javatext.like_matcher(pattern)
+    except javatext.LikeError as err:
+        raise QueryError(err.error_class, str(err)) from None
 
 
 def _like(node: exp.Like, ctx: CompileContext) -> Getter:
+    """Spark's LIKE in time linear in the value times the pattern (javatext.like_matcher),
+    for a pattern written in the spec as for one read from the trace."""
     fv, fp = _compile(node.this, ctx), _compile(node.expression, ctx)
     if _is_const(fp):
         if fp.constant is None:  # type: ignore[attr-defined]
             return _const(None)
-        regex = like_regex(fp.constant)  # type: ignore[attr-defined]
+        matches = _like_matcher(fp.constant)  # type: ignore[attr-defined]
 
         def like_const(a: Any, b: Any) -> Any:
             v = fv(a, b)
-            return None if v is None else regex.fullmatch(v) is not None
+            return None if v is None else matches(v)
 
         return like_const
-    cache: dict[str, re.Pattern[str]] = {}
+    cache: dict[str, Callable[[str], bool]] = {}
 
     def like(a: Any, b: Any) -> Any:
         v, p = fv(a, b), fp(a, b)
         if v is None or p is None:
             return None
-        regex = cache.get(p)
-        if regex is None:
+        matcher = cache.get(p)
+        if matcher is None:
             if len(cache) > 1000:
                 cache.clear()
-            regex = cache[p] = like_regex(p)
-        return regex.fullmatch(v) is not None
+            matcher = cache[p] = _like_matcher(p)
+        return matcher(v)
 
     return like
 
@@ -1325,9 +1322,16 @@ def _round_value(value: Any, digits: int, kind: str) -> Any:
         d = Decimal(repr(value))
     else:
         d = Decimal(value)
-    rounded = d.quantize(
-        Decimal(1).scaleb(-digits), rounding=ROUND_HALF_UP, context=DECIMAL_CONTEXT
-    )
+    exponent = d.as_tuple().exponent
+    assert isinstance(exponent, int)
+    if digits >= -exponent:  # no digit to drop: the value as it is, whatever the scale
+        rounded = d
+    elif d.is_zero() or -digits > d.adjusted() + 1:  # every digit dropped, none rounds up
+        rounded = Decimal(0)
+    else:
+        rounded = d.quantize(
+            Decimal(1).scaleb(-digits), rounding=ROUND_HALF_UP, context=DECIMAL_CONTEXT
+        )
     if kind in _FLOATS:
         return float(rounded)
     if kind in _INT_BITS:
@@ -1524,7 +1528,10 @@ def _f_regexp_extract(node: exp.Anonymous, ctx: CompileContext) -> Getter:
                 f"regexp_extract expects group index between 0 and {regex.groups}, but got {group}",
             )
         found = regex.search(s)
-        return "" if found is None else (found.group(group) or "")
+        if found is None:
+            return ""
+        start, end = found[group]
+        return "" if start < 0 else s[start:end]
 
     return _strict(extract, getters)
 
@@ -1535,31 +1542,49 @@ def _f_regexp_replace(node: exp.Anonymous, ctx: CompileContext) -> Getter:
         return _const(None)
     regex = javatext.java_regex(text)
     replace = javatext.java_replacement(replacement, regex.groups)
-    return _strict(lambda s: regex.sub(replace, s), [_compile(node.expressions[0], ctx)])
+    return _strict(
+        lambda s: javatext.replace_all(regex, s, replace), [_compile(node.expressions[0], ctx)]
+    )
 
 
 def _pad(left: bool) -> Callable[[exp.Anonymous, CompileContext], Getter]:
     """Spark's lpad/rpad (UTF8String.lpad): no padding with an empty pad, and a string
     longer than the length is cut to it."""
 
+    name = "lpad" if left else "rpad"
+
     def rule(node: exp.Anonymous, ctx: CompileContext) -> Getter:
         first = node.expressions[0]  # a number is padded as its text, as Spark casts it
         text = _coerce(_compile(first, ctx), kind_of(first, ctx.layout), "string", ctx.ansi)
-        getters = [text, *_args(node, ctx)[1:]]
+        second = node.expressions[1]  # the length is an INT: Spark casts a BIGINT to it
+        length = _coerce(_compile(second, ctx), kind_of(second, ctx.layout), "int", ctx.ansi)
+        getters = [text, length, *_args(node, ctx)[2:]]
         if len(getters) == 2:
             getters.append(_const(" "))
 
         def pad(s: str, length: int, fill: str) -> str:
-            length = int(length)
             spaces = length - len(s)
             if spaces <= 0 or not fill:
                 return s[: max(length, 0)]
-            padding = (fill * (spaces // len(fill) + 1))[:spaces]
+            count, rest = divmod(spaces, len(fill))
+            size = _utf8_size(s) + count * _utf8_size(fill) + _utf8_size(fill[:rest])
+            if size > MAX_STRING_BYTES:
+                raise QueryError(
+                    "SJOIN_STRING_TOO_LONG",
+                    f"{name} to {length} characters makes a string of {size:,} bytes; Spark's "
+                    f"strings hold at most {MAX_STRING_BYTES:,} (Spark fails too, with "
+                    "java.lang.OutOfMemoryError or ArithmeticException: integer overflow)",
+                )
+            padding = fill * count + fill[:rest]
             return padding + s if left else s + padding
 
         return _strict(pad, getters)
 
     return rule
+
+
+def _utf8_size(s: str) -> int:
+    return len(s) if s.isascii() else len(s.encode("utf-8", "surrogatepass"))
 
 
 def _double(fn: Callable[..., float | None]) -> Callable[[exp.Anonymous, CompileContext], Getter]:

@@ -152,7 +152,7 @@ FUNCTION_SPEC = (
         ("date_format(a.t, 'yyyy [x]')", "reserved in datetime patterns"),
         ("date_format(a.t, 'yyyy ''open')", "never closed"),
         ("split(a.s, '(')", "invalid regular expression"),
-        ("split(a.s, '\\p{Alpha}')", "Java regex syntax"),
+        ("split(a.s, '\\p{Alpha}')", "Unicode classes"),
         ("regexp_extract(a.s, '(x)(y)', 3)", "the pattern has 2 group(s)"),
         ("regexp_replace(a.s, '(x)', '$2')", "no group 2"),
         ("regexp_replace(a.s, 'x', 'a$')", "illegal group reference"),

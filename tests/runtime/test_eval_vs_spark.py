@@ -153,3 +153,87 @@ def test_errors_against_spark_sql(spark: Any, text: str) -> None:
         frame.selectExpr(job_text(text)).collect()
     with pytest.raises(QueryError, match=ERRORS[text]):
         ev(text, ROW, ROW)
+
+
+# Regexes run on RE2 (compiler/javaregex.py) with Java's results: each pattern below (the
+# spec's text) is run by Spark and by the runtime on every subject, every group extracted,
+# every match replaced and the text split.  They cover the pathological shapes on texts
+# short enough for Java, empty matches, groups in loops (Java keeps the empty last
+# iteration's groups), alternation order, Java's line terminators for `.` and `$`, ASCII
+# case folding, and Java's `\s` (with \x0B).
+PATTERNS = [
+    "(a+)+$", "(a*)*b", "(a|aa)+$", "(a|)*", "(a*)*", "(a|b|)*", "(\\w*_*)*", "((a)|b)+",
+    "(?:(a)|b)*", "(a)|b", "(x)?y", "a|ab", "ab|a", "(a|ab)(c|bcd)(d*)", "$", "a$", ".$",
+    "a\\Z", "(?s).+", ".+", "(?i)A[b-c]", "[^a]+", "\\s+", "\\W+", "(\\b)*", "((\\z))*", "x*",
+    "(a*?)(a*)", "a{2,3}?", "[]a]+", "\\x41|\\u00e9|\\t", "\\Qa.b\\E|[\\d-z]",
+]  # fmt: skip
+SUBJECTS = [
+    "aaaa", "aaab", "ab", "abcd", "a\n", "a\r\n", "a\r", "b\u2028", "A\x85", "", "x y_z",
+    "Ab\tc\x0b", "é1-", "a.b]",
+]  # fmt: skip
+
+
+def _pattern_expressions() -> list[str]:
+    from sjoin.compiler.javatext import group_count
+
+    texts = []
+    for p in PATTERNS:
+        texts += [f"regexp_extract(A.s, '{p}', {g})" for g in range(group_count(p) + 1)]
+        texts += [f"regexp_replace(A.s, '{p}', '[$0]')", f"split(A.s, '{p}')"]
+    return texts
+
+
+def test_regexes_against_spark_sql(spark: Any) -> None:
+    from pyspark.sql import Row
+
+    frame = spark.createDataFrame([Row(s=s) for s in SUBJECTS], "s STRING").alias("A")
+    expressions = _pattern_expressions()
+    selected = frame.selectExpr("s", *(f"{job_text(e)} AS c{n}" for n, e in enumerate(expressions)))
+    mismatches = []
+    for got in selected.collect():
+        for n, text in enumerate(expressions):
+            want, mine = got[n + 1], ev(text, {"s": got[0]})
+            if mine != want:
+                mismatches.append((text, got[0], mine, want))
+    assert mismatches == []
+
+
+LIKES = [
+    "%a%a%a%a%a%a%a%a%a%b", "%a", "a%", "%", "_", "__", "a_c%", "%\\%%", "%\\_", "a\\\\b",
+    "%b_", "%%a%%", "", "%\n%", "_%_",
+]  # fmt: skip
+LIKE_SUBJECTS = ["aaaaaaaaaaaaaaaaab", "a", "abc", "a%", "_", "a\\b", "ab\n", "", "xa", "ba"]
+
+
+def test_like_against_spark_sql(spark: Any) -> None:
+    """LIKE with the pattern a column (read from the trace), matched without backtracking."""
+    from pyspark.sql import Row
+
+    pairs = [(s, p) for s in LIKE_SUBJECTS for p in LIKES]
+    frame = spark.createDataFrame([Row(s=s, p=p) for s, p in pairs], "s STRING, p STRING")
+    got = [r[0] for r in frame.selectExpr("s LIKE p").collect()]
+    mine = [ev("A.s LIKE B.s", {"s": s}, {"s": p}) for s, p in pairs]
+    assert [(pair, m, g) for pair, m, g in zip(pairs, mine, got, strict=True) if m != g] == []
+
+
+# Errors Spark raises for values read from the data, and the runtime with the same class
+DATA_ERRORS = [
+    ("lpad(s, x, 'x')", "A.s", "lpad(A.s, A.x, 'x')", {"s": "a", "x": 2**31}, "CAST_OVERFLOW"),
+    ("rpad(s, x)", "A.s", "rpad(A.s, A.x)", {"s": "a", "x": -(2**31) - 1}, "CAST_OVERFLOW"),
+    ("s LIKE p", "a\\b", "A.s LIKE B.s", {"s": "a\\b"}, "ESC_IN_THE_MIDDLE"),
+    ("s LIKE p", "a\\", "A.s LIKE B.s", {"s": "a\\"}, "ESC_AT_THE_END"),
+]
+
+
+@pytest.mark.parametrize(("sql", "pattern", "text", "row", "error"), DATA_ERRORS)
+def test_errors_from_the_data_against_spark_sql(
+    spark: Any, sql: str, pattern: str, text: str, row: dict[str, Any], error: str
+) -> None:
+    from pyspark.sql import Row
+
+    values = {"s": row["s"], "x": row.get("x", 1), "p": pattern}
+    frame = spark.createDataFrame([Row(**values)], "s STRING, x BIGINT, p STRING")
+    with pytest.raises(Exception, match=error):
+        frame.selectExpr(sql).collect()
+    with pytest.raises(QueryError, match=error):
+        ev(text, row, {"s": pattern})
