@@ -236,6 +236,13 @@ def compile_(spec: Path, output: Path | None, color: str) -> None:
     type=click.Path(exists=True, dir_okay=False, path_type=Path),
     help="Run the job with this Python interpreter, which has pyspark.",
 )
+@click.option(
+    "--kafka",
+    metavar="ADDRESS|local",
+    help="Run the job's own Kafka sources through a real broker (HOST:PORT, or `local`: a "
+    "broker sjoin starts for the run): each trace batch is produced into the spec's topics "
+    "(topics of this run) and read by the job's read_inputs as one micro-batch.",
+)
 @click.option("--verbose", is_flag=True, help="Show Spark's own log (quiet by default).")
 @FORMAT
 @COLOR
@@ -246,6 +253,7 @@ def verify(
     relation: str | None,
     spark_version: str | None,
     python: Path | None,
+    kafka: str | None,
     verbose: bool,
     fmt: str,
     color: str,
@@ -267,6 +275,10 @@ def verify(
 
     if spark_version is not None and python is not None:
         raise click.UsageError("pass --spark or --python, not both")
+    if kafka is not None and (spark_version is not None or python is not None):
+        raise click.UsageError(
+            "--kafka runs the job in this process's Spark: drop --spark/--python"
+        )
     printer = Printer(color)
     result = load(spec, relation)
     printer.diagnostics((d, result.source) for d in result.diagnostics)
@@ -276,10 +288,13 @@ def verify(
     try:
         with contextlib.ExitStack() as stack:
             spark: Any = None
+            make_runner = None
             if interpreter is not None:
                 from sjoin.spark_env import RemoteSpark
 
                 spark = stack.enter_context(RemoteSpark(interpreter, verbose=verbose))
+            if kafka is not None:
+                spark, make_runner = _verify_kafka(printer, stack, kafka, verbose)
             on_progress = stack.enter_context(_verify_progress(printer))
             report = verify_spec(
                 result,
@@ -288,6 +303,7 @@ def verify(
                 spark=spark,
                 on_progress=on_progress,
                 verbose=verbose,
+                make_runner=make_runner,
             )
     except UsageError as err:
         raise click.UsageError(str(err)) from None
@@ -303,6 +319,47 @@ def verify(
         printer.result(report.text())
         printer.note(report.summary(), "green" if report.agree else "red")
     sys.exit(0 if report.agree else 1)
+
+
+def _verify_kafka(
+    printer: Printer, stack: contextlib.ExitStack, address: str, verbose: bool
+) -> tuple[Any, Any]:
+    """The local Spark with Spark's Kafka connector, and what runs each query through the
+    broker at ``address`` (``local``: one started here until the run ends)."""
+    try:
+        import pyspark
+    except ImportError:
+        printer.note("Spark is needed for verify: pyspark is not installed", "red")
+        sys.exit(1)
+    from sjoin.jvm import JarsUnavailable, connector_jars
+    from sjoin.kafka_broker import BrokerError, KafkaBroker
+    from sjoin.kafka_driver import KafkaRunner
+    from sjoin.spark_driver import get_spark
+
+    if address != "local" and not re.fullmatch(r"[A-Za-z0-9.\-\[\]:]+:[0-9]{1,5}", address):
+        raise click.UsageError(f"--kafka takes HOST:PORT or `local`, not {address!r}")
+    try:
+        jars = connector_jars(
+            pyspark.__version__,
+            ["kafka"],
+            Path(pyspark.__file__).parent / "jars",
+            say=printer.note,
+        )
+        if address == "local":
+            broker = stack.enter_context(KafkaBroker())
+            address = broker.bootstrap
+            printer.note(f"a Kafka broker on {address} for this run")
+    except JarsUnavailable as err:
+        printer.note(f"sjoin verify: {err}; fetch them with:\n  {err.command}", "red")
+        sys.exit(1)
+    except BrokerError as err:
+        printer.note(f"sjoin verify: {err}", "red")
+        sys.exit(1)
+    if jars.note:
+        printer.note(f"note: {jars.note}", "yellow")
+    spark = get_spark("sjoin-verify", quiet=not verbose, jars=[str(p) for p in jars.paths])
+    runner = KafkaRunner(spark, address, with_sinks=False)
+    return spark, runner.for_plan
 
 
 def _verify_python(printer: Printer, version: str | None, python: Path | None) -> str | None:

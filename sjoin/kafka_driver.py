@@ -124,7 +124,9 @@ class KafkaStreamDriver(StreamDriver):
         self._progress = {}
         self._partitions = partitions
         self._sent = dict.fromkeys(topics, 0)
-        self._producer = Producer({"bootstrap.servers": bootstrap, "acks": "all", "linger.ms": 0})
+        self._producer: Any = Producer(
+            {"bootstrap.servers": bootstrap, "acks": "all", "linger.ms": 0}
+        )
         self.extra_queries: list[Any] = []
 
     def produce(self, batch: Batch) -> None:
@@ -174,6 +176,9 @@ class KafkaStreamDriver(StreamDriver):
         for query in self.extra_queries:
             query.stop()
         super().stop()
+        if self._producer is not None:
+            self._producer.flush(10)
+        self._producer = None  # librdkafka's client ends with its last reference
 
 
 def consume_all(bootstrap: str, topic: str, timeout: float = 10.0) -> list[dict[str, Any]]:

@@ -104,7 +104,7 @@ def get_spark(
         logging.getLogger("py4j").setLevel(logging.ERROR)
     try:
         with _jvm_stderr_to_devnull(quiet):
-            spark = (
+            builder = (
                 SparkSession.builder.master("local[2]")
                 .appName(app_name)
                 .config("spark.sql.shuffle.partitions", "2")
@@ -113,9 +113,10 @@ def get_spark(
                 .config("spark.sql.session.timeZone", "UTC")
                 .config("spark.driver.host", "127.0.0.1")
                 .config("spark.driver.bindAddress", "127.0.0.1")
-                .config("spark.jars", ",".join(jars))
-                .getOrCreate()
             )
+            if jars:
+                builder = builder.config("spark.jars", ",".join(jars))
+            spark = builder.getOrCreate()
     except Exception as exc:  # the JVM or gateway failing to start is an environment problem
         raise SparkUnavailable(f"Spark could not start: {exc}") from exc
     spark.sparkContext.setLogLevel("ERROR")
