@@ -424,14 +424,7 @@ def _diff_join(old: Plan, new: Plan, i: int, a: JoinNode, b: JoinNode) -> Operat
             )
         )
     for sa, sb in ((a.left, b.left), (a.right, b.right)):
-        for fa, fb in ((sa.pushed_filter, sb.pushed_filter),
-                       (sa.pre_join_filter, sb.pre_join_filter)):  # fmt: skip
-            label, x, y = "filter", _sql(fa), _sql(fb)
-            if _norm(fa) != _norm(fb):
-                reasons.append(
-                    Reason(label, f"`{sb.alias}`'s filter changes from {x or '(none)'} to "
-                           f"{y or '(none)'}: rows stored before the restart passed the old one")
-                )  # fmt: skip
+        reasons.extend(_side_filter_reasons(sa, sb))
     if _norm(a.post_join_filter) != _norm(b.post_join_filter):
         reasons.append(
             Reason("range or filter", f"the condition on both sides changes from "
@@ -477,6 +470,49 @@ def _join_type_reason(a: JoinNode, b: JoinNode) -> Reason:
 def _stream_delay(plan: Plan, side: Side) -> int | None:
     node = plan.node(side.relation)
     return node.delay_ms if isinstance(node, StreamNode) else None
+
+
+_PUSHED = "filter pushed below the join (failing rows never reach it)"
+_IN_JOIN = (
+    "filter kept in the join (failing rows are not stored; a preserved side's come out "
+    "null-padded at once)"
+)
+
+
+def _side_filter_reasons(sa: Side, sb: Side) -> list[Reason]:
+    """How a side's two filters change, each named: the one Spark pushes below the join and
+    the one it keeps in the join (a preserved outer side's). A filter that only moves from
+    one to the other (an outer join made inner, or back) is one reason."""
+    pa, pb = _norm(sa.pushed_filter), _norm(sb.pushed_filter)
+    ja, jb = _norm(sa.pre_join_filter), _norm(sb.pre_join_filter)
+    alias = f"`{sb.alias}`"
+    if pa != pb and ja != jb and pa == jb and ja == pb:
+        moved = _sql(sb.pushed_filter) or _sql(sb.pre_join_filter)
+        if sa.pushed_filter is not None:
+            how = "from below the join into it: rows failing it now come out null-padded at once"
+        else:
+            how = "from the join to below it: rows failing it are now dropped, not null-padded"
+        return [
+            Reason(
+                "filter",
+                f"{alias}'s filter {moved} moves {how} (rows stored before the restart all "
+                "passed it)",
+            )
+        ]
+    reasons = []
+    for what, fa, fb in (
+        (_PUSHED, sa.pushed_filter, sb.pushed_filter),
+        (_IN_JOIN, sa.pre_join_filter, sb.pre_join_filter),
+    ):
+        if _norm(fa) != _norm(fb):
+            reasons.append(
+                Reason(
+                    "filter",
+                    f"{alias}'s {what} changes from {_sql(fa) or '(none)'} to "
+                    f"{_sql(fb) or '(none)'}: rows stored before the restart passed the old one",
+                )
+            )
+    return reasons
 
 
 def _watermark_reasons(old: Plan, new: Plan, sa: Side, sb: Side) -> list[Reason]:

@@ -84,6 +84,37 @@ def test_target_version_picks_the_error() -> None:
     assert diff_plans(old, new4).queries[0].error == "STATE_STORE_KEY_SCHEMA_NOT_COMPATIBLE"
 
 
+OUTER = """spark 4.3
+stream a (k BIGINT, t TIMESTAMP, v STRING)
+watermark t delay 1 minute
+stream b (k BIGINT, t TIMESTAMP)
+watermark t delay 1 minute
+join j = a AS x LEFT OUTER JOIN b AS y
+    ON x.k = y.k AND y.t BETWEEN x.t AND x.t + INTERVAL 1 MINUTE AND x.v <> 'z'
+"""
+
+
+def _filter_lines(old: str, new: str) -> list[str]:
+    a, b = plan_of(old), plan_of(new)
+    (query,) = diff_plans(a, b).queries
+    return [r.detail for op in query.operators for r in op.reasons if r.topic == "filter"]
+
+
+def test_a_filter_moving_between_the_join_and_below_it_is_one_named_reason() -> None:
+    """LEFT OUTER -> INNER moves the left filter from the join (failing rows null-padded at
+    once) to below it (dropped): one reason that says so, not a filter removed and one
+    added (issue 23)."""
+    inner = OUTER.replace("LEFT OUTER JOIN", "INNER JOIN")
+    (out,) = _filter_lines(OUTER, inner)
+    assert "x.v <> 'z' moves from the join to below it" in out and "dropped" in out
+    (back,) = _filter_lines(inner, OUTER)
+    assert "moves from below the join into it" in back and "null-padded" in back
+    other = inner.replace("'z'", "'w'")
+    pushed, in_join = _filter_lines(OUTER, other)
+    assert "filter pushed below the join" in pushed and "(none) to x.v <> 'w'" in pushed
+    assert "filter kept in the join" in in_join and "x.v <> 'z' to (none)" in in_join
+
+
 # ------------------------------------------------------------------ the command line
 
 
