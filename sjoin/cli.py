@@ -21,7 +21,7 @@ import click
 
 from sjoin import __version__
 from sjoin.api import CheckResult, check_text, read_spec
-from sjoin.render import Printer, summary, to_dict
+from sjoin.render import Printer, count, summary, to_dict
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -666,8 +666,8 @@ def run(
             printer.note(f"sjoin run: {err}", "red")
             sys.exit(1)
     printer.note(
-        f"{summary.batches} batches, {summary.rows} output rows"
-        + (f", {summary.bad_rows} bad rows skipped" if summary.bad_rows else "")
+        f"{count(summary.batches, 'batch')}, {count(summary.rows, 'output row')}"
+        + (f", {count(summary.bad_rows, 'bad row')} skipped" if summary.bad_rows else "")
     )
     if report is not None and pictures is not None:
         try:

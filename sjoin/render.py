@@ -22,6 +22,15 @@ STYLES = {"error": "bold red", "warning": "bold yellow"}
 Segments = list[tuple[str, str]]  # (text, rich style or "")
 
 
+def count(n: int, noun: str) -> str:
+    """``1 row``, ``2 rows``, ``3 batches``, ``2 queries``: a number and its noun."""
+    if n == 1:
+        return f"1 {noun}"
+    if noun.endswith("y") and noun[-2:-1] not in "aeiou":
+        return f"{n} {noun[:-1]}ies"
+    return f"{n} {noun}" + ("es" if noun.endswith(("ch", "s")) else "s")
+
+
 def _cells(ch: str) -> int:
     return 2 if unicodedata.east_asian_width(ch) in ("W", "F") else 1
 

@@ -148,9 +148,9 @@ class MetricDifference:
 
 
 def _count(n: int, noun: str) -> str:
-    if n == 1:
-        return f"1 {noun}"
-    return f"{n} {noun}" + ("es" if noun.endswith(("ch", "s")) else "s")
+    from sjoin.render import count
+
+    return count(n, noun)
 
 
 def _cleanup(rule: Any) -> str:
@@ -317,8 +317,9 @@ class VerifyReport:
             lines.extend(f"  {line}" for error in self.rejected for line in error.splitlines())
         for q in self.queries:
             head = (
-                f"query `{q.relation}` ({q.output_mode}): {q.spark_batches} Spark batches, "
-                f"{q.runtime_batches} runtime batches, {q.rows} output rows"
+                f"query `{q.relation}` ({q.output_mode}): "
+                f"{_count(q.spark_batches, 'Spark batch')}, "
+                f"{_count(q.runtime_batches, 'runtime batch')}, {_count(q.rows, 'output row')}"
             )
             if q.agree:
                 lines.append(head + ": Spark and the runtime agree")
@@ -333,9 +334,9 @@ class VerifyReport:
         if self.rejected:
             return f"nothing compared: the spec does not plan for Spark {self.compared_as}"
         if self.agree:
-            return f"Spark and the runtime agree on {len(self.queries)} query(ies)"
+            return f"Spark and the runtime agree on {_count(len(self.queries), 'query')}"
         differ = sum(not q.agree for q in self.queries)
-        return f"Spark and the runtime differ on {differ} of {len(self.queries)} query(ies)"
+        return f"Spark and the runtime differ on {differ} of {_count(len(self.queries), 'query')}"
 
 
 # ------------------------------------------------------------------------------ normalising

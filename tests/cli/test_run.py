@@ -77,7 +77,7 @@ def test_bad_trace_row_stops_with_its_line(tmp_path: Path) -> None:
     assert code == 1
     assert ":2" in err and "Traceback" not in err
     code, _, err = run("run", str(spec), "--trace", str(trace), "--bad-rows", "skip")
-    assert code == 0 and "1 bad rows skipped" in err
+    assert code == 0 and "1 bad row skipped" in err
 
 
 def test_usage_errors(tmp_path: Path) -> None:
@@ -236,7 +236,7 @@ def test_a_lone_cr_does_not_split_a_line(tmp_path: Path) -> None:
     assert code == 1
     assert f"{trace}:2:2: bad JSON: Expecting property name" in err  # line 2, not 3
     code, out, err = run("run", str(spec), "--trace", str(trace), "--bad-rows", "skip")
-    assert code == 0 and len(out.splitlines()) == 1 and "1 bad rows skipped" in err
+    assert code == 0 and len(out.splitlines()) == 1 and "1 bad row skipped" in err
 
 
 def test_unwritable_bad_rows_file_is_a_usage_error(tmp_path: Path) -> None:

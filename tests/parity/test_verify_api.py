@@ -361,4 +361,4 @@ def test_report_text_says_which_query_differs() -> None:
     )
     assert lines[2].endswith(": they DIFFER")
     assert lines[3] == "query `b`: the first difference is in batch 1, in the output rows"
-    assert report.summary() == "Spark and the runtime differ on 1 of 2 query(ies)"
+    assert report.summary() == "Spark and the runtime differ on 1 of 2 queries"

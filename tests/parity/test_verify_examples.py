@@ -56,7 +56,7 @@ def test_the_cli_compares_like_with_like_and_keeps_spark_quiet(spark: Any) -> No
     assert all(line.startswith("  state cleanup attributed.") for line in out[1:])
     assert done.stderr.splitlines() == [
         "verifying query `attributed` (1 of 1): 8 trace batches",
-        "Spark and the runtime agree on 1 query(ies)",
+        "Spark and the runtime agree on 1 query",
     ]
     log = re.compile(r"WARN|INFO|ERROR|log4j|log level|NativeCodeLoader|incubator|py4j", re.I)
     assert not log.search(done.stdout + done.stderr)
