@@ -14,13 +14,21 @@ never got out.
 and the pickled snapshot.  The SHA-256 of the body is checked before anything is unpickled,
 so a damaged file (a flipped byte, a torn copy) is refused, never resumed from.  Snapshots
 hold only plain data (tuples, lists, dicts, numbers, strings, ``Decimal``) and are read back
-with an unpickler that refuses anything else; a snapshot that lacks a part is refused too.
+with an unpickler that resolves no name but ``decimal.Decimal``: pickle runs code only
+through the names it resolves, so a snapshot made by someone else cannot run any.  A
+checksum can be made by anyone, so ``snapshot.check_snapshot`` then checks the whole
+snapshot against the plan (every field's type, length, range) before any of it is used.
 
 Each snapshot also records how many trace batches the run has consumed and a running
-SHA-256 over their digests (``read_trace(digests=True)``: the lines of each batch's rows).
-A restart recomputes it on the trace it is given and refuses a trace whose consumed part
-differs.  ``trace.jsonl`` lists each consumed batch's digest; it only serves to name the
-first batch that differs.
+SHA-256 over their digests (``read_trace(digests=True)``: the lines of each batch's rows, or
+a Parquet trace's files).  A restart recomputes it on the trace it is given and refuses a
+trace whose consumed part differs.  ``trace.jsonl`` lists each consumed batch's digest; it
+only serves to name the first batch that differs.
+
+The directory is the run's alone (``files.Folder``): a run holds ``lock`` (``flock``) from
+start to end, so a second run on it is refused; its files are reached without following a
+link, written under new unpredictable temporary names and renamed into place, and read back
+only when they are regular files, up to the size they have.
 """
 
 from __future__ import annotations

@@ -25,6 +25,7 @@ from __future__ import annotations
 import contextlib
 import errno
 import os
+import re
 import secrets
 import stat
 from collections.abc import Callable, Iterable, Sequence
@@ -40,6 +41,7 @@ _CLOEXEC = getattr(os, "O_CLOEXEC", 0)
 _DIRECTORY = getattr(os, "O_DIRECTORY", 0)
 _NONBLOCK = getattr(os, "O_NONBLOCK", 0)
 TEMPORARY_SUFFIX = ".tmp"
+_TEMPORARY = re.compile(r"^\.(.+)\.[0-9a-f]{16}\.tmp$")
 
 
 def folder_name(relation: str) -> str:
@@ -120,6 +122,14 @@ class Folder:
                 "or delete files elsewhere); remove the link, or use another directory"
             )
 
+    def _refuse_entry(self, name: str) -> None:
+        """After a failed open: refuse a link or a non-regular entry by name."""
+        found = self.lstat(name)
+        if found is not None:
+            self._refuse_link(name, found)
+            if not stat.S_ISREG(found.st_mode):
+                raise self._not_regular(name, found.st_mode)
+
     def _not_regular(self, name: str, mode: int) -> UnsafeFileError:
         return UnsafeFileError(
             f"{self.path / name} is {_describe(mode)}, where sjoin keeps a regular file of "
@@ -159,7 +169,7 @@ class Folder:
         except FileNotFoundError:
             return None
         except OSError:
-            self._refuse_link(name)
+            self._refuse_entry(name)
             raise
         try:
             found = os.fstat(fd)
@@ -192,7 +202,7 @@ class Folder:
                 dir_fd=self.fd,
             )
         except OSError:
-            self._refuse_link(name)
+            self._refuse_entry(name)
             raise
         found = os.fstat(fd)
         if not stat.S_ISREG(found.st_mode):
@@ -205,7 +215,7 @@ class Folder:
         try:
             fd = os.open(name, os.O_RDWR | os.O_CREAT | _NOFOLLOW | _CLOEXEC, 0o666, dir_fd=self.fd)
         except OSError:
-            self._refuse_link(name)
+            self._refuse_entry(name)
             raise
         found = os.fstat(fd)
         if not stat.S_ISREG(found.st_mode):
@@ -244,6 +254,22 @@ class Folder:
             with contextlib.suppress(OSError):
                 os.fsync(self.fd)
 
+    def create(self, name: str, payload: bytes) -> None:
+        """Make the new regular file ``name`` holding ``payload``: ``FileExistsError`` when
+        anything, a link included, has that name already."""
+        try:
+            fd = os.open(
+                name,
+                os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NOFOLLOW | _CLOEXEC,
+                0o666,
+                dir_fd=self.fd,
+            )
+        except FileExistsError as err:
+            err.filename = str(self.path / name)
+            raise
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(payload)
+
     def _temporary(self, name: str) -> tuple[str, int]:
         for _ in range(100):
             temporary = f".{name}.{secrets.token_hex(8)}{TEMPORARY_SUFFIX}"
@@ -272,13 +298,11 @@ class Folder:
             os.unlink(name, dir_fd=self.fd)
 
     def remove_temporaries(self, base: Callable[[str], bool] = lambda _: True) -> None:
-        """Delete the temporary files that a killed run left (``.NAME.XXXX.tmp`` whose NAME
-        passes ``base``); a link of that name is only unlinked."""
+        """Delete the temporary files that a killed run left (``.NAME.<16 hex>.tmp`` whose
+        NAME passes ``base``); a link of that name is only unlinked, never followed."""
         for name in self.names():
-            if not (name.startswith(".") and name.endswith(TEMPORARY_SUFFIX)):
-                continue
-            stem = name[1 : -len(TEMPORARY_SUFFIX)].rpartition(".")[0]
-            if stem and base(stem):
+            found = _TEMPORARY.match(name)
+            if found is not None and base(found[1]):
                 try:
                     os.unlink(name, dir_fd=self.fd)
                 except OSError:  # a directory of that name, or gone already: not ours
@@ -335,13 +359,14 @@ def _inside(inner: str, outer: str) -> bool:
 
 
 def _clash(a: Place, b: Place) -> str | None:
-    """How ``a`` and ``b`` overlap ("is", "is inside", "holds"), or None."""
+    """How ``a`` and ``b`` overlap, in words, or None."""
     wa, wb = _where(a.path), _where(b.path)
     if wa is None or wb is None:
         return None
     (ra, sa), (rb, sb) = wa, wb
     if ra == rb or (sa is not None and sb is not None and os.path.samestat(sa, sb)):
-        return "is"
+        folder = a.tree or b.tree or (sa is not None and stat.S_ISDIR(sa.st_mode))
+        return "is" if folder else "is the same file as"
     if b.tree and _inside(ra, rb):
         return "is inside"
     if a.tree and _inside(rb, ra):
@@ -360,7 +385,7 @@ def check_places(reads: Iterable[Place], writes: Sequence[Place]) -> None:
             how = _clash(place, read)
             if how is not None:
                 raise UsageError(
-                    f"{place} {how} {read}: the run would write over its own input; "
+                    f"{place} {how} {read}: sjoin never writes over what it reads; "
                     "choose another path"
                 )
         for other in writes[i + 1 :]:

@@ -342,7 +342,9 @@ def _check_engine(walk: _Walk, value: Any, engine: Engine) -> None:
         walk.at("previous_ms").integer(snapshot["previous_ms"])
         walk.up()
         evictions = snapshot["last_eviction"]
-        walk.at("last_eviction").exact_dict(evictions, (), optional=list(query.operators))
+        # every operator's eviction watermark once the query has run a batch, none before
+        ran = list(query.operators) if snapshot["batch_id"] > 0 else []
+        walk.at("last_eviction").exact_dict(evictions, ran)
         for name, ms in evictions.items():
             walk.at(name).optional_integer(ms)
             walk.up()

@@ -282,8 +282,8 @@ def read_parquet_trace(
                 else ""
             )
             raise UsageError(
-                f"{entry}: `{entry.name}` is not the folder of a stream of the spec "
-                f"(streams: {', '.join(f'`{s}`' for s in sorted(schemas)) or 'none'}){hint}"
+                f"{entry}: `{entry.name}` is not a stream of the spec "
+                f"(streams: {', '.join(sorted(schemas)) or 'none'}){hint}"
             )
         for path in sorted(entry.iterdir()):
             m = _PARQUET_FILE.match(path.name)
