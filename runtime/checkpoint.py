@@ -34,7 +34,6 @@ only when they are regular files, up to the size they have.
 from __future__ import annotations
 
 import errno
-import fcntl
 import hashlib
 import io
 import json
@@ -122,7 +121,9 @@ class Checkpoint:
 
     def _lock(self) -> None:
         """Hold ``lock`` exclusively until ``close``: a second run on this directory is
-        refused, not let to interleave its commits with this one's."""
+        refused, not let to interleave its commits with this one's (POSIX ``flock``)."""
+        import fcntl
+
         try:
             fd = self.folder.open_lock(LOCK_FILE)
         except OSError as err:

@@ -28,7 +28,7 @@ from sjoin.compiler.types import SqlType
 from .aggregate import AggregateOperator
 from .errors import RunError
 from .eval import window_arguments
-from .join import JoinOperator, SideState
+from .join import JoinOperator
 from .query import Engine, columns_of
 from .values import json_converter
 
@@ -397,19 +397,15 @@ def _same_key(a: Any, b: Any) -> bool:
 
 def _check_join(walk: _Walk, value: Any, op: JoinOperator) -> None:
     walk.exact_dict(value, ("left", "right"))
-    for side, state, key_of in (
-        ("left", op.left, op.left_key),
-        ("right", op.right, op.right_key),
-    ):
+    for side, key_of in (("left", op.left_key), ("right", op.right_key)):
         walk.at(side)
-        _check_side(walk, value[side], state, key_of, *_side_checks(op, side))
+        _check_side(walk, value[side], key_of, *_side_checks(op, side))
         walk.up()
 
 
 def _check_side(
     walk: _Walk,
     value: Any,
-    state: SideState,
     key_of: Callable[[Any], Any],
     checks: list[Check],
     names: list[str],
@@ -435,15 +431,12 @@ def _check_side(
         walk.up()
         try:
             expected = key_of(row)
-        except RunError as err:
-            walk.at(0).fail(f"the key of the stored row cannot be computed: {err}")
-        except (TypeError, ValueError, ArithmeticError, IndexError) as err:
+        except (RunError, TypeError, ValueError, ArithmeticError, IndexError) as err:
             walk.at(0).fail(f"the key of the stored row cannot be computed: {err}")
         if not _same_key(key, expected):
             walk.at(0).fail("the stored key is not the key of its row")
         walk.up()
     walk.up()
-    _ = state  # (the side's flags: kept or not, a bool is all a snapshot holds)
 
 
 def _accumulator_check(op: AggregateOperator, j: int) -> Callable[[Any], str | None]:
@@ -598,15 +591,9 @@ def _check_pending(walk: _Walk, value: Any, engine: Engine) -> None:
 
 
 def _check_progress(walk: _Walk, value: Any, pending: Any, query: Any, queries: int) -> None:
-    keys = (
-        ("batch", "query", "watermark", "operators")
-        if queries > 1
-        else (
-            "batch",
-            "watermark",
-            "operators",
-        )
-    )
+    keys = ("batch", "query", "watermark", "operators")
+    if queries == 1:  # one query: its progress lines name none
+        keys = ("batch", "watermark", "operators")
     walk.exact_dict(value, keys)
     if list(value) != list(keys):
         walk.fail(f"expected its parts in the order {', '.join(keys)}")

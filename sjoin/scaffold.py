@@ -7,6 +7,7 @@ the scaffold writes the trace's rows there, so that the compiled job runs with
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 from pathlib import Path
@@ -108,23 +109,26 @@ def scaffold(name: str, directory: Path) -> list[Path]:
     if existing:
         raise ScaffoldError("refusing to overwrite " + ", ".join(existing))
     # ``directory`` is the user's (followed when a link); in it each file is made anew and
-    # never through a link, and the input folders are sjoin's: a link there is refused
+    # never through a link, and the input folders are sjoin's: a link there is refused.  The
+    # folders are all opened first, so a refused one leaves no file written.
     try:
-        with Folder.open(directory, "the directory of `sjoin init`") as top:
+        with contextlib.ExitStack() as stack:
+            top = stack.enter_context(Folder.open(directory, "the directory of `sjoin init`"))
+            folders: dict[tuple[str, ...], Folder] = {(): top}
+            writes = []
             for path, text in [*files.items(), *inputs.items()]:
                 *parents, leaf = path.relative_to(directory).parts
-                folders = [top]
-                try:
-                    for part in parents:
-                        child = folders[-1].child(part)
+                for depth in range(1, len(parents) + 1):
+                    key = tuple(parents[:depth])
+                    if key not in folders:
+                        child = folders[key[:-1]].child(key[-1])
                         assert child is not None
-                        folders.append(child)
-                    folders[-1].create(leaf, text.encode("utf-8"))
-                finally:
-                    for folder in folders[1:]:
-                        folder.close()
+                        folders[key] = stack.enter_context(child)
+                writes.append((folders[tuple(parents)], leaf, text))
+            for folder, leaf, text in writes:
+                folder.create(leaf, text.encode("utf-8"))
     except FileExistsError as err:
-        raise ScaffoldError(f"refusing to overwrite {err.filename or path}") from None
+        raise ScaffoldError(f"refusing to overwrite {err.filename}") from None
     except UnsafeFileError as err:
         raise ScaffoldError(str(err)) from None
     return list(files)

@@ -253,6 +253,39 @@ def test_the_paths_the_user_names_are_followed(tmp_path: Path) -> None:
     assert sorted(p.name for p in (real / RELATION).iterdir())[0] == "batch-0000.parquet"
 
 
+def test_a_report_through_a_dangling_link_is_written_where_it_points(tmp_path: Path) -> None:
+    """The check made before the run leaves no stray file and keeps the link."""
+    target = tmp_path / "elsewhere" / "report.html"
+    target.parent.mkdir()
+    link = tmp_path / "report.html"
+    link.symlink_to(target)
+    code, err = cli(*run_args("--report", link, "--output", tmp_path / "o.jsonl"))
+    assert code == 0, err
+    assert link.is_symlink() and target.read_text().startswith("<!DOCTYPE html>")
+
+
+def test_init_never_writes_through_a_link(tmp_path: Path, bait: Path) -> None:
+    """`sjoin init` makes each file anew: a link at one of its names (even dangling) or at
+    the input folder it makes is refused, and nothing is written where it points."""
+    work = tmp_path / "work"
+    work.mkdir()
+    (work / "shop_input").symlink_to(bait, target_is_directory=True)
+    before = tree(bait)
+    code, err = cli("init", "shop", "--dir", work)
+    assert code == 2 and "shop_input is a symbolic link" in err, err
+    assert tree(bait) == before
+    assert [p.name for p in work.iterdir()] == ["shop_input"]  # no file half made
+    (work / "shop_input").unlink()
+    (work / "shop.sjoin").symlink_to(bait / "new.sjoin")
+    code, err = cli("init", "shop", "--dir", work)
+    assert code == 2 and "refusing to overwrite" in err and "shop.sjoin" in err, err
+    assert tree(bait) == before
+    (work / "shop.sjoin").unlink()
+    code, err = cli("init", "shop", "--dir", work)
+    assert code == 0, err
+    assert (work / "shop_input" / "orders" / "batch-0.json").is_file()
+
+
 # --------------------------------------------------------- outputs against inputs
 
 OUTPUTS = {

@@ -289,3 +289,61 @@ def test_a_refused_mutation_exits_1_from_the_cli(scratch: Path) -> None:
         )
         assert result.exit_code == 1, (label, result.stderr)
         assert "E999" not in result.stderr and "malformed" in result.stderr, (label, result.stderr)
+
+
+# ---------------------------------------------------------------------- no false refusal
+
+
+def _every_run() -> Iterator[tuple[str, Any, Any, str | None]]:
+    from .harness import trace_records
+    from .scenarios import SCENARIOS
+
+    for s in SCENARIOS:
+        yield s.name, s.plan, trace_records(s.batches), s.relation
+    for spec in sorted(EXAMPLES.glob("*.sjoin")):
+        yield (
+            spec.stem,
+            check_text(spec.read_text(), str(spec)).plan,
+            spec.with_suffix(".trace.jsonl"),
+            None,
+        )
+
+
+@pytest.mark.parametrize("engine", ["reference", "columnar"])
+def test_every_snapshot_a_run_commits_passes_the_check(
+    scratch: Path, monkeypatch: pytest.MonkeyPatch, engine: str
+) -> None:
+    """The check refuses no snapshot sjoin writes: each one committed by every scenario and
+    example, on either engine (and with a Parquet output, the pending batch's outputs), is
+    checked as it is committed."""
+    from sjoin.runtime.query import Engine
+    from sjoin.runtime.snapshot import check_snapshot
+
+    shapes: list[Engine] = []
+    committed = Checkpoint.commit
+
+    def commit(self: Checkpoint, data: dict[str, Any]) -> None:
+        check_snapshot(data, shapes[-1], "pending_outputs" in data)
+        committed(self, data)
+
+    monkeypatch.setattr(Checkpoint, "commit", commit)
+    count = 0
+    for i, (name, plan, trace, relation) in enumerate(_every_run()):
+        shapes.append(Engine(plan, relation))
+        if not isinstance(trace, Path):
+            path = scratch / f"{i}.jsonl"
+            path.write_text("".join(json.dumps(r) + "\n" for r in trace))
+            trace = path
+        for fmt in ("jsonl", "parquet"):
+            work = scratch / f"{i}-{name}-{fmt}"
+            run_to_files(
+                plan,
+                trace,
+                relation=relation,
+                output=work / "out",
+                checkpoint=work / "chk",
+                output_format=fmt,  # type: ignore[arg-type]
+                engine=engine,  # type: ignore[arg-type]
+            )
+            count += 1
+    assert count > 50
