@@ -591,7 +591,7 @@ def _check_pending(walk: _Walk, value: Any, engine: Engine) -> None:
 
 
 def _check_progress(walk: _Walk, value: Any, pending: Any, query: Any, queries: int) -> None:
-    keys = ("batch", "query", "watermark", "operators")
+    keys: tuple[str, ...] = ("batch", "query", "watermark", "operators")
     if queries == 1:  # one query: its progress lines name none
         keys = ("batch", "watermark", "operators")
     walk.exact_dict(value, keys)
