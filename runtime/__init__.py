@@ -789,7 +789,7 @@ class _Runner:
                 "relation; use a new checkpoint directory"
             )
         consumed, want = saved["trace"].get("batches"), saved["trace"].get("sha256")
-        if type(consumed) is not int or consumed < 0 or type(want) is not str:
+        if type(consumed) is not int or not 0 <= consumed < 2**63 or type(want) is not str:
             raise CheckpointError(self._malformed("its record of the consumed trace"))
         batches = self.trace.batches
         found = hashlib.sha256()

@@ -58,6 +58,18 @@ class SnapshotError(Exception):
         self.problem = problem
 
 
+def _brief(value: Any) -> str:
+    """A value for a message, however large (an integer of thousands of digits has no
+    ``repr`` in Python 3.11+)."""
+    if type(value) is int and value.bit_length() > 128:
+        return f"an integer of {value.bit_length()} bits"
+    try:
+        text = repr(value)
+    except Exception:
+        return _what(value)
+    return text if len(text) <= 60 else f"{text[:57]}..."
+
+
 def _what(value: Any) -> str:
     if value is None:
         return "null"
@@ -95,7 +107,7 @@ def cell_check(kind: str, window_us: int | None = None, output: bool = False) ->
             if type(v) is not int:
                 return f"{kind.upper()} is held as an integer, not {_what(v)}"
             if not -bound <= v < bound:
-                return f"{v} is out of range for {kind.upper()}"
+                return f"{_brief(v)} is out of range for {kind.upper()}"
             return None
 
         return integer
@@ -107,11 +119,11 @@ def cell_check(kind: str, window_us: int | None = None, output: bool = False) ->
             if type(v) is not Decimal:
                 return f"DECIMAL is a Decimal, not {_what(v)}"
             if not v.is_finite():
-                return f"{v} is not a finite DECIMAL"
+                return f"{_brief(v)} is not a finite DECIMAL"
             _sign, digits, exponent = v.as_tuple()
             assert isinstance(exponent, int)
             if len(digits) > 38 or exponent < -38 or (v and v.adjusted() >= 38):
-                return f"{v} has more digits than a DECIMAL holds (38)"
+                return f"{_brief(v)} has more digits than a DECIMAL holds (38)"
             return None
 
         return decimal
@@ -139,7 +151,7 @@ def cell_check(kind: str, window_us: int | None = None, output: bool = False) ->
             if type(start) is not int or type(end) is not int:
                 return "a window's start and end are integers"
             if not (-INT64 <= start < end < INT64):
-                return f"the window ({start}, {end}) does not end after it starts"
+                return f"the window ({_brief(start)}, {_brief(end)}) does not end after it starts"
             if window_us is not None and end - start != window_us:
                 return f"the window ({start}, {end}) is not {window_us} µs long"
             return None
@@ -215,7 +227,7 @@ class _Walk:
         if type(value) is not dict:
             self.fail(f"expected a dict, got {_what(value)}")
         missing = [k for k in keys if k not in value]
-        extra = [repr(k) for k in value if k not in keys and k not in optional]
+        extra = [_brief(k) for k in value if k not in keys and k not in optional]
         if missing:
             self.fail(f"lacks {', '.join(f'`{k}`' for k in missing)}")
         if extra:
@@ -229,7 +241,7 @@ class _Walk:
         if type(value) is not int:
             self.fail(f"expected an integer, got {_what(value)}")
         if not low <= value <= high:
-            self.fail(f"{value} is out of range ({low}..{high})")
+            self.fail(f"{_brief(value)} is out of range ({low}..{high})")
 
     def optional_integer(self, value: Any, low: int = -INT64, high: int = INT64 - 1) -> None:
         if value is not None:
@@ -539,7 +551,7 @@ def _check_pending(walk: _Walk, value: Any, engine: Engine) -> None:
     queries = {q.root: q for q in engine.queries}
     query = queries.get(value["query"]) if type(value["query"]) is str else None
     if query is None:
-        walk.at("query").fail(f"{value['query']!r} is not a query of this run")
+        walk.at("query").fail(f"{_brief(value['query'])} is not a query of this run")
     watermark = value["watermark"]
     if watermark is not None and type(watermark) is not str:
         walk.at("watermark").fail(f"expected text or null, got {_what(watermark)}")
@@ -564,7 +576,7 @@ def _check_pending(walk: _Walk, value: Any, engine: Engine) -> None:
         walk.at(i).tuple_of(entry, 2, "(relation, row)")
         relation, row = entry
         if type(relation) is not str or relation not in columns:
-            walk.at(0).fail(f"{relation!r} is not an output of query `{query.root}`")
+            walk.at(0).fail(f"{_brief(relation)} is not an output of query `{query.root}`")
         names, checks = columns[relation]
         walk.at(1)
         if type(row) is not dict or list(row) != names:

@@ -122,6 +122,8 @@ PLAIN = {
     "int": 7,
     "negative": -1,
     "huge int": 2**70,
+    "giant int": 10**5000,  # beyond the digits Python turns into text
+    "long str": "x" * 100_000,
     "float": 1.5,
     "nan": float("nan"),
     "bool": True,
