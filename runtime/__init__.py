@@ -13,6 +13,7 @@ It reads only the plan (never the front end) and never imports pyspark.
 
 from __future__ import annotations
 
+import contextlib
 import gc
 import hashlib
 import io
@@ -28,10 +29,27 @@ from typing import IO, Any, Literal
 from sjoin.compiler.plan import Plan, StreamNode
 
 from .checkpoint import Checkpoint, fingerprint, pause_for_test
-from .errors import CheckpointError, QueryError, RunError, UnsupportedExpression, UsageError
+from .errors import (
+    CheckpointError,
+    QueryError,
+    RunError,
+    UnsafeFileError,
+    UnsupportedExpression,
+    UsageError,
+)
+from .files import Place, check_places, folder_name
 from .join import Row
 from .query import BatchResult, Engine, columns_of
-from .trace import BadRow, BadRowPolicy, Trace, TraceError, read_trace, schemas_of
+from .snapshot import SnapshotError, check_snapshot
+from .trace import (
+    BadRow,
+    BadRowPolicy,
+    Trace,
+    TraceError,
+    bad_rows_policy,
+    read_trace,
+    schemas_of,
+)
 from .values import dumps, format_watermark, json_converter
 
 __all__ = [
@@ -42,11 +60,13 @@ __all__ = [
     "CheckpointError",
     "EngineChoice",
     "EngineName",
+    "Place",
     "QueryError",
     "RunError",
     "RunResult",
     "RunSummary",
     "TraceError",
+    "UnsafeFileError",
     "UnsupportedExpression",
     "UsageError",
     "choose_engine",
@@ -323,6 +343,8 @@ def run_to_files(
     engine: EngineChoice = "auto",
     notes: Callable[[str], None] | None = None,
     output_format: Literal["jsonl", "parquet"] = "jsonl",
+    also_read: Sequence[Place] = (),
+    also_written: Sequence[Place] = (),
 ) -> RunSummary:
     """``sjoin run``: stream output lines to ``output`` (default ``stdout``) and progress
     lines to ``progress`` as each batch completes.  Skipped bad rows are reported on
@@ -333,8 +355,10 @@ def run_to_files(
     lines on stdout (``sjoin run --format table``).  ``engine`` as in ``run``; ``notes``
     receives a line per operator that the columnar engine runs on the reference operator,
     and why.  With ``output_format="parquet"``, ``output`` is a directory that gets a file per
-    relation per batch (``<relation>/batch-NNNN.parquet``).  Raises ``RunError``
-    (``UsageError`` for a wrong relation or option) with a message fit for the user."""
+    relation per batch (``<relation>/batch-NNNN.parquet``).  ``also_read`` and
+    ``also_written`` name the caller's other files (the spec, a report): no file the run
+    writes may be one of them (``files.check_places``).  Raises ``RunError`` (``UsageError``
+    for a wrong relation or option) with a message fit for the user."""
     out_stream = stdout if stdout is not None else sys.stdout
     err_stream = stderr if stderr is not None else sys.stderr
     if output_format not in ("jsonl", "parquet"):
@@ -344,30 +368,41 @@ def run_to_files(
     if output is not None and output_format == "parquet":
         row_sink: _Sink = _ParquetSink(Path(output))
     elif output is not None:
-        row_sink = _path_sink(Path(output), "rows")
+        row_sink = _path_sink(Path(output), "rows", "--output")
     elif show_rows is not None:
         row_sink = _ShowSink(show_rows)
     else:
         row_sink = _StreamSink(out_stream, "rows")
     sinks: list[_Sink] = [row_sink]
     if progress is not None:
-        sinks.append(_path_sink(Path(progress), "progress"))
+        sinks.append(_path_sink(Path(progress), "progress", "--progress"))
     for sink in sinks:
         sink.trace_batches = trace_batches
-    runner = _Runner(plan, trace, relation, bad_rows, checkpoint, sinks, engine=engine)
-    if notes is not None:
-        for line in runner.engine_notes():
-            notes(line)
-    for bad in runner.trace.bad_rows:
-        print(f"{runner.trace.source}:{bad.describe()} (skipped)", file=err_stream)
+    runner = _Runner(
+        plan,
+        trace,
+        relation,
+        bad_rows,
+        checkpoint,
+        sinks,
+        engine=engine,
+        also_read=also_read,
+        also_written=also_written,
+    )
     count = rows = 0
-    total = len(runner.trace.batches)
-    with _collector_paused():
-        for out in runner.run():
-            count += 1
-            rows += out.row_count
-            if on_batch is not None:
-                on_batch(out, total)
+    with contextlib.closing(runner):
+        if notes is not None:
+            for line in runner.engine_notes():
+                notes(line)
+        for bad in runner.trace.bad_rows:
+            print(f"{runner.trace.source}:{bad.describe()} (skipped)", file=err_stream)
+        total = len(runner.trace.batches)
+        with _collector_paused():
+            for out in runner.run():
+                count += 1
+                rows += out.row_count
+                if on_batch is not None:
+                    on_batch(out, total)
     return RunSummary(count, rows, len(runner.trace.bad_rows))
 
 
@@ -404,6 +439,10 @@ class _Sink:
 
     def bind(self, plan: Plan, relations: Sequence[str]) -> None:
         """Learn the run's output relations (before ``start``)."""
+
+    def places(self, relations: Sequence[str]) -> list[Place]:
+        """The paths the sink writes (``files.check_places``)."""
+        return []
 
     def close(self) -> None: ...
 
@@ -449,20 +488,28 @@ class _StreamSink(_Sink):
 
 class _PipeSink(_StreamSink):
     """A device or a pipe (``/dev/stderr``, a FIFO): written as a stream, it cannot be
-    rewound, like stdout."""
+    rewound, like stdout.  Opened at ``start``, once every path of the run is checked."""
 
-    def __init__(self, path: Path, kind: str) -> None:
+    def __init__(self, path: Path, kind: str, option: str) -> None:
+        self.path = path
+        self.option = option
+        self.kind = kind
+
+    def places(self, relations: Sequence[str]) -> list[Place]:
+        return [Place(self.option, self.path)]
+
+    def start(self, offset: int | None) -> None:
         try:
-            stream = open(path, "w", encoding="utf-8")  # noqa: SIM115 - closed by close()
+            self.stream = open(self.path, "w", encoding="utf-8")  # noqa: SIM115 - close()
         except OSError as err:
-            raise UsageError(f"cannot write {path}: {err}") from None
-        super().__init__(stream, kind)
+            raise UsageError(f"cannot write {self.path}: {err}") from None
 
     def close(self) -> None:
-        self.stream.close()
+        if hasattr(self, "stream"):
+            self.stream.close()
 
 
-def _path_sink(path: Path, kind: str) -> _Sink:
+def _path_sink(path: Path, kind: str, option: str) -> _Sink:
     """A sink for ``--output`` / ``--progress PATH``.  A path that is this process's own
     stdout or stderr (``/dev/stderr``, even when stderr is redirected to a file) is written
     through that stream, so that both share one file offset and interleave whole lines;
@@ -473,7 +520,9 @@ def _path_sink(path: Path, kind: str) -> _Sink:
                 return _StreamSink(stream, kind)
         except (OSError, ValueError):
             continue
-    return _PipeSink(path, kind) if path.exists() and not path.is_file() else _FileSink(path, kind)
+    if path.exists() and not path.is_file():
+        return _PipeSink(path, kind, option)
+    return _FileSink(path, kind, option)
 
 
 class _FileSink(_Sink):
@@ -481,10 +530,14 @@ class _FileSink(_Sink):
 
     rewindable = True
 
-    def __init__(self, path: Path, kind: str) -> None:
+    def __init__(self, path: Path, kind: str, option: str) -> None:
         self.path = path
         self.kind = kind
+        self.option = option
         self.handle: io.BufferedWriter | None = None
+
+    def places(self, relations: Sequence[str]) -> list[Place]:
+        return [Place(self.option, self.path)]
 
     def start(self, offset: int | None) -> None:
         try:
@@ -547,9 +600,18 @@ class _ParquetSink(_Sink):
             )
         self.writer = ParquetWriter(self.directory, columns)
 
+    def places(self, relations: Sequence[str]) -> list[Place]:
+        """The directory (the user's) and each relation's folder in it (sjoin's)."""
+        return [
+            Place("--output", self.directory),
+            *(Place("--output", self.directory / folder_name(r), tree=True) for r in relations),
+        ]
+
     def start(self, offset: int | None) -> None:
         if offset is None:
             self.writer.clear()
+        else:
+            self.writer.remove_temporaries()
         self.files = offset or 0
 
     def size(self) -> int | None:
@@ -558,6 +620,10 @@ class _ParquetSink(_Sink):
     def deliver(self, out: BatchOutput) -> None:
         assert out.make_outputs is not None
         self.files += self.writer.write(out.batch, out.make_outputs())
+
+    def close(self) -> None:
+        if hasattr(self, "writer"):
+            self.writer.close()
 
 
 @contextmanager
@@ -586,8 +652,13 @@ class _Runner:
         checkpoint: str | os.PathLike[str] | None,
         sinks: list[_Sink],
         engine: EngineChoice = "auto",
+        also_read: Sequence[Place] = (),
+        also_written: Sequence[Place] = (),
     ) -> None:
         self.plan = plan
+        self.checkpoint: Checkpoint | None = None
+        self.sinks = sinks
+        bad_rows = bad_rows_policy(bad_rows)
         if engine not in ("auto", *ENGINES):
             raise UsageError(f"unknown engine {engine!r}; choose auto, columnar or reference")
         self.engine_reason = "asked for"
@@ -610,14 +681,28 @@ class _Runner:
                 f"{trace} is a directory: a Parquet trace (<stream>/batch-NNNN.parquet) is "
                 "read by the columnar engine only; run without --engine reference"
             )
-        self.trace: Trace = reader(
-            trace, schemas_of(plan), bad_rows, digests=checkpoint is not None
-        )
-        self.sinks = sinks
         for sink in sinks:
             sink.bind(plan, self.relations)
-        self.keep_outputs = any(sink.needs_outputs for sink in sinks)
+        reads = [*also_read]
+        if isinstance(trace, (str, os.PathLike)):
+            reads.append(Place("--trace", Path(trace), tree=Path(trace).is_dir()))
+        writes = [*also_written, *(p for sink in sinks for p in sink.places(self.relations))]
+        if not isinstance(bad_rows, str):
+            writes.append(Place("--bad-rows", Path(bad_rows)))
+        if checkpoint is not None:
+            writes.append(Place("--checkpoint", Path(checkpoint), tree=True))
+        check_places(reads, writes)
+        # the checkpoint is locked before anything is written (the bad rows, as the trace
+        # is read), and released by ``close``
         self.checkpoint = Checkpoint(checkpoint) if checkpoint is not None else None
+        try:
+            self.trace: Trace = reader(
+                trace, schemas_of(plan), bad_rows, digests=checkpoint is not None
+            )
+        except BaseException:
+            self.close()
+            raise
+        self.keep_outputs = any(sink.needs_outputs for sink in sinks)
         # running SHA-256 over the digests of the trace batches consumed so far
         self.consumed_hash = hashlib.sha256()
         self.consumed = 0
@@ -653,8 +738,14 @@ class _Runner:
         try:
             yield from self._run()
         finally:
-            for sink in self.sinks:
-                sink.close()
+            self.close()
+
+    def close(self) -> None:
+        """Close the sinks and release the checkpoint (again: no harm)."""
+        for sink in self.sinks:
+            sink.close()
+        if self.checkpoint is not None:
+            self.checkpoint.close()
 
     def _run(self) -> Iterator[BatchOutput]:
         pending: BatchOutput | None = None
@@ -698,7 +789,7 @@ class _Runner:
                 "relation; use a new checkpoint directory"
             )
         consumed, want = saved["trace"].get("batches"), saved["trace"].get("sha256")
-        if type(consumed) is not int or consumed < 0 or type(want) is not str:
+        if type(consumed) is not int or not 0 <= consumed < 2**63 or type(want) is not str:
             raise CheckpointError(self._malformed("its record of the consumed trace"))
         batches = self.trace.batches
         found = hashlib.sha256()
@@ -722,7 +813,7 @@ class _Runner:
             old = recorded.get(index)
             if old is None:
                 break
-            where = f"batch {old.get('batch')} (line {old.get('line')})"
+            where = _batch_at(old.get("batch"), old.get("line"))
             if index >= len(batches):
                 return (
                     f"it has {len(batches)} batch(es), but the checkpoint consumed {consumed}: "
@@ -732,7 +823,7 @@ class _Runner:
             assert new.digest is not None
             if old.get("sha256") != new.digest.hex():
                 return (
-                    f"its batch {new.value} (line {new.first_line}) differs from the "
+                    f"its {_batch_at(new.value, new.first_line)} differs from the "
                     f"checkpoint's {where}, the {_ordinal(index + 1)} batch it consumed"
                 )
         if len(batches) < consumed:
@@ -752,6 +843,14 @@ class _Runner:
                 f"{self.checkpoint_dir} was made by a run writing {made}; resume it with the "
                 f"same --output-format (not {now}), or start a new checkpoint directory"
             )
+        reference = self.engine if type(self.engine) is Engine else Engine(self.plan, self.relation)
+        try:
+            check_snapshot(saved, reference, self.keep_outputs)
+        except SnapshotError as err:
+            raise CheckpointError(
+                f"the checkpoint in {self.checkpoint_dir} is malformed: its `{err.where}` "
+                f"cannot be used ({err.problem}); use a new checkpoint directory"
+            ) from None
         try:
             self.engine.restore(saved["engine"])
             pending = BatchOutput.of(**saved["pending"])
@@ -949,6 +1048,11 @@ class _Runner:
             result.trace_batch,
             make_text,
         )
+
+
+def _batch_at(batch: Any, line: Any) -> str:
+    """ "batch 3 (line 9)"; a Parquet trace's batches have no line (0)."""
+    return f"batch {batch} (line {line})" if line else f"batch {batch}"
 
 
 def _ordinal(n: int) -> str:

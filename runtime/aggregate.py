@@ -301,7 +301,11 @@ class AggregateOperator:
         self.groups = {}
         self.index = EvictionIndex()
         self.counter = data["counter"]
-        for key, states in data["groups"]:
+        for stored, states in data["groups"]:
+            # a NaN key is the trace's NaN object (``math.nan``), as the groups a run makes
+            # hold it: a NaN read back from the snapshot is another object, and a dict
+            # compares NaN keys by identity
+            key = tuple(math.nan if type(v) is float and v != v else v for v in stored)
             restored = [
                 [set(s[0])] if acc.name == "approx_count_distinct" else list(s)
                 for acc, s in zip(self.accumulators, states, strict=True)

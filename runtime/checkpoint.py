@@ -14,17 +14,26 @@ never got out.
 and the pickled snapshot.  The SHA-256 of the body is checked before anything is unpickled,
 so a damaged file (a flipped byte, a torn copy) is refused, never resumed from.  Snapshots
 hold only plain data (tuples, lists, dicts, numbers, strings, ``Decimal``) and are read back
-with an unpickler that refuses anything else; a snapshot that lacks a part is refused too.
+with an unpickler that resolves no name but ``decimal.Decimal``: pickle runs code only
+through the names it resolves, so a snapshot made by someone else cannot run any.  A
+checksum can be made by anyone, so ``snapshot.check_snapshot`` then checks the whole
+snapshot against the plan (every field's type, length, range) before any of it is used.
 
 Each snapshot also records how many trace batches the run has consumed and a running
-SHA-256 over their digests (``read_trace(digests=True)``: the lines of each batch's rows).
-A restart recomputes it on the trace it is given and refuses a trace whose consumed part
-differs.  ``trace.jsonl`` lists each consumed batch's digest; it only serves to name the
-first batch that differs.
+SHA-256 over their digests (``read_trace(digests=True)``: the lines of each batch's rows, or
+a Parquet trace's files).  A restart recomputes it on the trace it is given and refuses a
+trace whose consumed part differs.  ``trace.jsonl`` lists each consumed batch's digest; it
+only serves to name the first batch that differs.
+
+The directory is the run's alone (``files.Folder``): a run holds ``lock`` (``flock``) from
+start to end, so a second run on it is refused; its files are reached without following a
+link, written under new unpredictable temporary names and renamed into place, and read back
+only when they are regular files, up to the size they have.
 """
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import io
 import json
@@ -40,12 +49,14 @@ from typing import Any
 from sjoin.compiler.explain import plan_json
 from sjoin.compiler.plan import Plan
 
-from .errors import CheckpointError
+from .errors import CheckpointError, UnsafeFileError
+from .files import Folder
 
 FORMAT_VERSION = 2
 STATE_FILE = "state.pkl"
 DELIVERED_FILE = "delivered"
 TRACE_FILE = "trace.jsonl"  # one line per consumed trace batch: index, batch, line, sha256
+LOCK_FILE = "lock"  # held (flock) by the run using the directory; holds its process id
 MAGIC = b"sjoin checkpoint\n"
 _CHECKSUM = re.compile(rb"sha256 ([0-9a-f]{64})\n")
 _FORMAT = re.compile(rb"format ([0-9]{1,9})\n")
@@ -88,29 +99,108 @@ def fingerprint(plan: Plan, relation: str | None) -> str:
 
 
 class Checkpoint:
-    """One checkpoint directory."""
+    """One checkpoint directory, held for the run: opened once (the path the user gave is
+    followed), locked against a second run, every file in it reached without following a
+    link (``files.Folder``)."""
 
     def __init__(self, directory: str | os.PathLike[str]) -> None:
         self.directory = Path(directory)
         try:
-            self.directory.mkdir(parents=True, exist_ok=True)
+            self.folder = Folder.open(self.directory, "the checkpoint directory")
         except OSError as err:
             raise CheckpointError(
-                f"cannot create checkpoint directory {self.directory}: {err}"
+                f"cannot use {self.directory} as the checkpoint directory: {err.strerror or err}"
             ) from None
+        self.lock_fd = -1
+        try:
+            self._lock()
+            self.folder.remove_temporaries()  # a killed run's, never renamed into place
+        except BaseException:
+            self.close()
+            raise
+
+    def _lock(self) -> None:
+        """Hold ``lock`` exclusively until ``close``: a second run on this directory is
+        refused, not let to interleave its commits with this one's (POSIX ``flock``)."""
+        import fcntl
+
+        try:
+            fd = self.folder.open_lock(LOCK_FILE)
+        except OSError as err:
+            raise CheckpointError(
+                f"cannot lock {self.directory / LOCK_FILE}: {err.strerror or err}"
+            ) from None
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError as err:
+            try:
+                holder = os.pread(fd, 32, 0).decode("ascii", "replace").strip()
+            except OSError:
+                holder = ""
+            os.close(fd)
+            if err.errno not in (errno.EWOULDBLOCK, errno.EAGAIN, errno.EACCES):
+                raise CheckpointError(
+                    f"cannot lock {self.directory / LOCK_FILE}: {err.strerror or err}"
+                ) from None
+            who = f" (process {holder})" if holder.isdigit() else ""
+            raise CheckpointError(
+                f"another sjoin run is using the checkpoint directory {self.directory}{who}; "
+                "wait for it to end, or give this run another checkpoint directory"
+            ) from None
+        self.lock_fd = fd
+        try:
+            os.ftruncate(fd, 0)
+            os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
+        except OSError:
+            pass  # the pid only makes the message of a refused second run clearer
+
+    def close(self) -> None:
+        """Release the lock and the directory."""
+        if self.lock_fd >= 0:
+            os.close(self.lock_fd)
+            self.lock_fd = -1
+        self.folder.close()
+
+    def __enter__(self) -> Checkpoint:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __del__(self) -> None:  # a Checkpoint dropped unclosed still lets go of its lock
+        if getattr(self, "folder", None) is not None:
+            self.close()
 
     @property
     def state_path(self) -> Path:
         return self.directory / STATE_FILE
 
-    def load(self) -> dict[str, Any] | None:
-        """The last committed snapshot, or None for a fresh directory."""
-        if not self.state_path.exists():
-            return None
+    def _read(self, name: str, limit: int | None = None) -> bytes | None:
         try:
-            raw = self.state_path.read_bytes()
+            return self.folder.read(name, limit)
+        except UnsafeFileError as err:
+            raise CheckpointError(str(err)) from None
         except OSError as err:
-            raise CheckpointError(f"cannot read checkpoint {self.state_path}: {err}") from None
+            raise CheckpointError(
+                f"cannot read checkpoint {self.directory / name}: {err.strerror or err}"
+            ) from None
+
+    def _write(self, name: str, payload: bytes) -> None:
+        try:
+            self.folder.write(name, payload)
+        except UnsafeFileError as err:
+            raise CheckpointError(str(err)) from None
+        except OSError as err:
+            raise CheckpointError(
+                f"cannot write checkpoint {self.directory / name}: {err.strerror or err}"
+            ) from None
+
+    def load(self) -> dict[str, Any] | None:
+        """The last committed snapshot, or None for a fresh directory.  Only its top level
+        is checked here; ``snapshot.check`` checks the rest against the plan."""
+        raw = self._read(STATE_FILE)
+        if raw is None:
+            return None
         payload = self._verified(raw)
         try:
             data = _PlainUnpickler(io.BytesIO(payload)).load()
@@ -118,7 +208,7 @@ class Checkpoint:
             raise
         except Exception as err:  # the checksum held, so the file was made to be this way
             raise CheckpointError(f"cannot read checkpoint {self.state_path}: {err}") from None
-        if not isinstance(data, dict):
+        if type(data) is not dict:
             raise CheckpointError(f"{self.state_path} holds no snapshot; {_NEW_DIRECTORY}")
         missing = [key for key in REQUIRED if key not in data]
         if missing:
@@ -126,7 +216,7 @@ class Checkpoint:
                 f"{self.state_path} lacks {', '.join(f'`{k}`' for k in missing)}: it is not a "
                 f"complete checkpoint; {_NEW_DIRECTORY}"
             )
-        wrong = [key for key, kind in REQUIRED.items() if not isinstance(data[key], kind)]
+        wrong = [key for key, kind in REQUIRED.items() if type(data[key]) is not kind]
         if wrong:
             raise CheckpointError(
                 f"{self.state_path} has a malformed {', '.join(f'`{k}`' for k in wrong)}; "
@@ -166,10 +256,11 @@ class Checkpoint:
         return body[form.end() :]
 
     def commit(self, data: dict[str, Any]) -> None:
-        """Atomically replace the snapshot: temp file, fsync, rename, fsync the directory."""
+        """Atomically replace the snapshot: a new temporary file, fsync, rename, fsync the
+        directory."""
         body = b"format %d\n" % FORMAT_VERSION + pickle.dumps(data, protocol=5)
         checksum = hashlib.sha256(body).hexdigest().encode()
-        write_atomic(self.state_path, MAGIC + b"sha256 " + checksum + b"\n" + body)
+        self._write(STATE_FILE, MAGIC + b"sha256 " + checksum + b"\n" + body)
 
     # ------------------------------------------------------ consumed trace batches
 
@@ -179,40 +270,42 @@ class Checkpoint:
 
     def reset_trace_batches(self, entries: Iterable[dict[str, Any]]) -> None:
         """Start ``trace.jsonl`` afresh with these batches (a new run, or a resumed one)."""
-        write_atomic(self.trace_path, b"".join(_entry_line(e) for e in entries))
+        self._write(TRACE_FILE, b"".join(_entry_line(e) for e in entries))
 
     def add_trace_batches(self, entries: Iterable[dict[str, Any]]) -> None:
         """Append batches consumed since the last commit (before committing it).  Not
         synced: the file only helps to name a differing batch; the snapshot's checksum,
         not this file, decides whether a trace matches."""
-        with open(self.trace_path, "ab") as handle:
-            handle.writelines(_entry_line(e) for e in entries)
+        try:
+            with self.folder.open_append(TRACE_FILE) as handle:
+                handle.writelines(_entry_line(e) for e in entries)
+        except UnsafeFileError as err:
+            raise CheckpointError(str(err)) from None
+        except OSError as err:
+            raise CheckpointError(f"cannot write {self.trace_path}: {err.strerror}") from None
 
     def trace_batches(self) -> dict[int, dict[str, Any]]:
         """The recorded batches by index; a line that cannot be read is left out."""
         found: dict[int, dict[str, Any]] = {}
-        try:
-            lines = self.trace_path.read_bytes().splitlines()
-        except OSError:
-            return found
-        for line in lines:
+        raw = self._read(TRACE_FILE)
+        for line in (raw or b"").splitlines():
             try:
                 entry = json.loads(line)
                 found[int(entry["index"])] = entry
-            except (ValueError, TypeError, KeyError):
+            except (ValueError, TypeError, KeyError, RecursionError):
                 continue
         return found
 
     def delivered(self) -> int:
         """The last step whose output reached a sink that cannot be rewound (-1: none)."""
-        path = self.directory / DELIVERED_FILE
+        raw = self._read(DELIVERED_FILE, limit=64)
         try:
-            return int(path.read_text().strip() or -1)
-        except (OSError, ValueError):
+            return int((raw or b"").strip() or -1)
+        except ValueError:
             return -1
 
     def mark_delivered(self, step: int) -> None:
-        write_atomic(self.directory / DELIVERED_FILE, str(step).encode())
+        self._write(DELIVERED_FILE, str(step).encode())
 
 
 _NEW_DIRECTORY = "use a new checkpoint directory (or remove this one) to start afresh"
@@ -220,25 +313,6 @@ _NEW_DIRECTORY = "use a new checkpoint directory (or remove this one) to start a
 
 def _entry_line(entry: dict[str, Any]) -> bytes:
     return json.dumps(entry).encode() + b"\n"
-
-
-def write_atomic(path: Path, payload: bytes) -> None:
-    tmp = path.with_name(path.name + ".tmp")
-    with open(tmp, "wb") as handle:
-        handle.write(payload)
-        handle.flush()
-        os.fsync(handle.fileno())
-    os.replace(tmp, path)
-    try:
-        fd = os.open(path.parent, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(fd)
-    except OSError:
-        pass
-    finally:
-        os.close(fd)
 
 
 def pause_for_test(stage: str, step: int) -> None:

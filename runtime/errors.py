@@ -26,3 +26,9 @@ class QueryError(RunError):
 
 class CheckpointError(RunError):
     """A checkpoint directory cannot be used for this run."""
+
+
+class UnsafeFileError(RunError):
+    """A file or folder the run would write, delete or read back is not what it must be: a
+    symbolic link inside a folder sjoin owns, or something other than a regular file where
+    sjoin keeps one (``runtime/files.py``)."""

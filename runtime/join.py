@@ -311,6 +311,18 @@ class JoinOperator(JoinStateMixin):
         self.output_columns = [o.name for o in node.output]
         self.output_types = [_type_name(o.type) for o in node.output]
 
+    def restore(self, data: dict[str, Any]) -> None:
+        """Restore both sides with each row's key computed again from the row (the
+        snapshot's keys are checked to be those, ``snapshot.check_snapshot``): a NaN key
+        must be the one NaN object the probes use, and a NaN read back from the snapshot is
+        another object, which a dict would never find."""
+        for side, key_of in (("left", self.left_key), ("right", self.right_key)):
+            part = data[side]
+            values = [
+                (key_of(row), ident, row, matched) for _, ident, row, matched in part["values"]
+            ]
+            getattr(self, side).restore({"next_id": part["next_id"], "values": values})
+
     # ---------------------------------------------------------------- one batch
 
     def process(

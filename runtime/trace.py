@@ -40,6 +40,29 @@ from .errors import RunError, UsageError
 from .values import MAX_TIMESTAMP_US, MIN_TIMESTAMP_US, dumps, parse_date, parse_timestamp
 
 BadRowPolicy: TypeAlias = Literal["stop", "skip"] | str | os.PathLike[str]
+BAD_ROW_KEYWORDS = ("stop", "skip")
+
+
+def bad_rows_policy(value: BadRowPolicy) -> BadRowPolicy:
+    """``--bad-rows``: ``"stop"``, ``"skip"``, or a FILE (returned as a ``Path``).  A case
+    variant of a keyword (``Skip``, ``STOP``) is refused rather than taken for a file name:
+    a typo would otherwise leave the bad rows in a file named ``Skip``; ``./Skip`` names that
+    file.  An empty string names nothing and is refused too."""
+    if not isinstance(value, str):
+        return value
+    if value in BAD_ROW_KEYWORDS:
+        return value
+    word = value.strip().lower()
+    if word in BAD_ROW_KEYWORDS:
+        raise UsageError(
+            f"--bad-rows {value!r}: did you mean {word}? To write the bad rows to a file "
+            f"named {value.strip()}, give it as ./{value.strip()}"
+        )
+    if not value.strip():
+        raise UsageError("--bad-rows takes stop, skip or a FILE, not an empty name")
+    return Path(value)
+
+
 Converter: TypeAlias = Callable[[Any], Any]
 
 _INT_RANGES = {
@@ -339,6 +362,7 @@ def read_trace(
     JSON line per bad row (rewritten on each run, so a restarted run does not repeat them).
     ``digests``: give each batch the SHA-256 of its lines (``TraceBatch.digest``).
     """
+    bad_rows = bad_rows_policy(bad_rows)
     paused = gc.isenabled()
     gc.disable()  # a large trace is millions of new tuples: collector scans cost ~40%
     try:

@@ -213,6 +213,13 @@ def compile_(spec: Path, output: Path | None, color: str) -> None:
     if output is None:
         click.echo(code, nl=False)
         return
+    from sjoin.runtime import Place, UsageError
+    from sjoin.runtime.files import check_places
+
+    try:
+        check_places([Place("the spec", spec)], [Place("--output", output)])
+    except UsageError as err:
+        raise click.UsageError(str(err)) from None
     try:
         output.write_text(code, encoding="utf-8")
     except OSError as err:
@@ -599,7 +606,16 @@ def run(
 
     Exit status: 0 ran, 1 the spec or the trace has errors, 2 usage error.
     """
-    from sjoin.runtime import BatchOutput, EngineChoice, RunError, UsageError, run_to_files
+    from sjoin.runtime import (
+        BatchOutput,
+        EngineChoice,
+        Place,
+        RunError,
+        UsageError,
+        run_to_files,
+    )
+    from sjoin.runtime.files import check_places
+    from sjoin.runtime.trace import bad_rows_policy
 
     if fmt == "table" and output is not None:
         raise click.UsageError("--format table shows rows on stdout; --output writes JSON lines")
@@ -616,6 +632,24 @@ def run(
             color, stdout.isatty() and not os.environ.get("NO_COLOR")
         )
         show_rows = TableWriter(stdout, colored).show
+    try:
+        policy = bad_rows_policy(bad_rows)
+        reads = [Place("the spec", spec)]
+        writes = [Place("--report", report)] if report is not None else []
+        # before anything is written (the report's own check makes its file): every path
+        # the user named; the run checks them again with its relation folders
+        check_places(
+            [*reads, Place("--trace", trace, tree=trace.is_dir())],
+            [
+                *writes,
+                *([Place("--output", output)] if output is not None else []),
+                *([Place("--progress", progress)] if progress is not None else []),
+                *([Place("--bad-rows", policy)] if isinstance(policy, Path) else []),
+                *([Place("--checkpoint", checkpoint, tree=True)] if checkpoint else []),
+            ],
+        )
+    except UsageError as err:
+        raise click.UsageError(str(err)) from None
     printer = Printer(color)
     result = load(spec, relation)
     printer.diagnostics((d, result.source) for d in result.diagnostics)
@@ -635,7 +669,6 @@ def run(
         except html_report.ReportError as err:
             raise click.UsageError(str(err)) from None
         pictures = html_report.Report(result.plan, spec=spec.as_posix(), trace=trace.as_posix())
-    policy = bad_rows if bad_rows in ("stop", "skip") else Path(bad_rows)
     with printer.progress_bar("batches") as advance:
 
         def on_batch(batch: BatchOutput, total: int) -> None:
@@ -659,6 +692,8 @@ def run(
                 engine=cast(EngineChoice, engine),
                 output_format="parquet" if output_format == "parquet" else "jsonl",
                 notes=(lambda line: printer.note(f"sjoin run: {line}")) if verbose else None,
+                also_read=reads,
+                also_written=writes,
             )
         except UsageError as err:
             raise click.UsageError(str(err)) from None

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import html
 import io
+import os
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -75,17 +76,20 @@ def require_matplotlib() -> None:
 
 
 def check_target(path: Path) -> None:
-    """Fail before a run, not after it, when the report cannot be written at ``path``."""
+    """Fail before a run, not after it, when the report cannot be written at ``path``.  The
+    path is the user's, followed when it is a link (as ``write`` follows it); the file that
+    the check makes is removed where it was made, not the link to it."""
     if path.is_dir():
         raise ReportError(f"cannot write the report to {path}: it is a directory")
-    existed = path.exists()
+    target = Path(os.path.realpath(path))
+    existed = target.exists()
     try:
-        with open(path, "a", encoding="utf-8"):
+        with open(target, "a", encoding="utf-8"):
             pass
     except OSError as err:
         raise ReportError(f"cannot write the report to {path}: {err.strerror}") from None
     if not existed:
-        path.unlink()
+        target.unlink()
 
 
 def write(path: Path, text: str) -> None:

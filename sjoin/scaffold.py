@@ -7,8 +7,13 @@ the scaffold writes the trace's rows there, so that the compiled job runs with
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
 from pathlib import Path
+
+from sjoin.runtime.errors import UnsafeFileError
+from sjoin.runtime.files import Folder
 
 SPEC = """\
 -- {name}.sjoin: which orders were shipped within a day, and which were not?
@@ -100,11 +105,30 @@ def scaffold(name: str, directory: Path) -> list[Path]:
     for batch, stream, row in TRACE_ROWS:
         path = directory / f"{name}_input" / stream / f"batch-{batch}.json"
         inputs[path] = inputs.get(path, "") + json.dumps(row) + "\n"
-    existing = [str(p) for p in [*files, *inputs] if p.exists()]
+    existing = [str(p) for p in [*files, *inputs] if os.path.lexists(p)]
     if existing:
         raise ScaffoldError("refusing to overwrite " + ", ".join(existing))
-    directory.mkdir(parents=True, exist_ok=True)
-    for path, text in [*files.items(), *inputs.items()]:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text, encoding="utf-8")
+    # ``directory`` is the user's (followed when a link); in it each file is made anew and
+    # never through a link, and the input folders are sjoin's: a link there is refused.  The
+    # folders are all opened first, so a refused one leaves no file written.
+    try:
+        with contextlib.ExitStack() as stack:
+            top = stack.enter_context(Folder.open(directory, "the directory of `sjoin init`"))
+            folders: dict[tuple[str, ...], Folder] = {(): top}
+            writes = []
+            for path, text in [*files.items(), *inputs.items()]:
+                *parents, leaf = path.relative_to(directory).parts
+                for depth in range(1, len(parents) + 1):
+                    key = tuple(parents[:depth])
+                    if key not in folders:
+                        child = folders[key[:-1]].child(key[-1])
+                        assert child is not None
+                        folders[key] = stack.enter_context(child)
+                writes.append((folders[tuple(parents)], leaf, text))
+            for folder, leaf, text in writes:
+                folder.create(leaf, text.encode("utf-8"))
+    except FileExistsError as err:
+        raise ScaffoldError(f"refusing to overwrite {err.filename}") from None
+    except UnsafeFileError as err:
+        raise ScaffoldError(str(err)) from None
     return list(files)

@@ -13,20 +13,23 @@ are refused before the run starts (``unsupported_column``).
 
 from __future__ import annotations
 
+import fnmatch
 import os
-from collections.abc import Sequence
+import re
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
-from urllib.parse import quote
+from typing import IO, Any
 
 import polars as pl
 
 from ..errors import UsageError
+from ..files import Folder, folder_name
 from .frames import to_frame
 
 _UTC = pl.Datetime("us", "UTC")
 _INTEGERS = {"tinyint": pl.Int8, "smallint": pl.Int16, "int": pl.Int32, "bigint": pl.Int64}
 _FILE = "batch-{:04d}.parquet"
+_BATCH_FILE = re.compile(r"^batch-[0-9]+\.parquet$")
 
 
 def _kind(sql_type: str) -> str:
@@ -57,13 +60,6 @@ def unsupported_column(columns: Sequence[tuple[str, str]]) -> tuple[str, str] | 
         }:
             return name, sql_type
     return None
-
-
-def folder_name(relation: str) -> str:
-    """A relation's folder: its name, percent-encoded where it could not be one path
-    component (``/``, ``%``, control characters, a name of dots)."""
-    encoded = quote(relation, safe=" !#$&'()+,;=@[]^`{}~-_")
-    return encoded.replace(".", "%2E") if set(encoded) == {"."} else encoded
 
 
 def output_frame(values: Any, columns: Sequence[tuple[str, str]]) -> pl.DataFrame:
@@ -136,10 +132,17 @@ def _column(values: pl.Series, kind: str, sql_type: str) -> pl.Series:
     return values  # strings, booleans, decimals: already their Parquet form
 
 
+def _parquet_bytes(frame: pl.DataFrame) -> Callable[[IO[bytes]], None]:
+    """Writes ``frame`` as a Parquet file, snappy-compressed as Spark writes them."""
+    return lambda handle: frame.write_parquet(handle, compression="snappy")
+
+
 class ParquetWriter:
-    """Writes each batch's relations to ``directory``: a file per relation per batch, each
-    written to a temporary name and renamed, so a file is whole or absent; writing a batch
-    again (a restart redelivering it) replaces its files."""
+    """Writes each batch's relations to ``directory``: a file per relation per batch.  The
+    directory is the user's (followed when a link); each relation's folder in it is sjoin's
+    (``files.Folder``): nothing there is followed, each file is written under a new
+    temporary name and renamed, so a file is whole or absent; writing a batch again (a
+    restart redelivering it) replaces its files."""
 
     def __init__(self, directory: Path, columns: dict[str, list[tuple[str, str]]]) -> None:
         self.directory = directory
@@ -153,15 +156,71 @@ class ParquetWriter:
                 )
         if directory.exists() and not directory.is_dir():
             raise UsageError(f"{directory} is not a directory (--output-format parquet)")
+        self.root: Folder | None = None
+        self.folders: dict[str, Folder] = {}
+
+    def _root(self) -> Folder:
+        if self.root is None:
+            try:
+                self.root = Folder.open(self.directory, "the Parquet output directory")
+            except OSError as err:
+                raise UsageError(f"cannot write {self.directory}: {err.strerror or err}") from None
+        return self.root
+
+    def _folder(self, relation: str, create: bool) -> Folder | None:
+        """The relation's folder, opened without following a link (made with ``create``).
+        Two relations whose folders are one (a file system that ignores case, say) are
+        refused: their batch files would overwrite each other."""
+        folder = self.folders.get(relation)
+        if folder is not None:
+            return folder
+        root = self._root()
+        try:
+            folder = root.child(folder_name(relation), create=create)
+        except OSError as err:
+            raise UsageError(
+                f"cannot write {root.path / folder_name(relation)}: {err.strerror or err}"
+            ) from None
+        if folder is None:
+            return None
+        mine = os.fstat(folder.fd)
+        for other, known in self.folders.items():
+            if os.path.samestat(mine, os.fstat(known.fd)):
+                folder.close()
+                raise UsageError(
+                    f"relations `{other}` and `{relation}` would share the folder "
+                    f"{known.path} (this file system does not tell their names apart), so "
+                    "their batch files would overwrite each other; rename one, or write "
+                    "JSON lines"
+                )
+        self.folders[relation] = folder
+        return folder
 
     def clear(self) -> None:
         """A new run: remove the batch files an earlier run left for these relations (and
-        nothing else), as a JSON-lines output file is truncated."""
+        nothing else), as a JSON-lines output file is truncated.  A link there is refused,
+        never deleted through."""
         for relation in self.columns:
-            folder = self.directory / folder_name(relation)
-            if folder.is_dir():
-                for path in folder.glob("batch-*.parquet"):
-                    path.unlink()
+            folder = self._folder(relation, create=False)
+            if folder is None:
+                continue
+            try:
+                for name in folder.names():
+                    if fnmatch.fnmatchcase(name, "batch-*.parquet"):
+                        folder.remove(name)
+            except OSError as err:
+                raise UsageError(f"cannot clear {folder.path}: {err.strerror or err}") from None
+        self.remove_temporaries()
+
+    def remove_temporaries(self) -> None:
+        """Remove the temporary files a killed run left in the relations' folders."""
+        for relation in self.columns:
+            folder = self._folder(relation, create=False)
+            if folder is not None:
+                try:
+                    folder.remove_temporaries(lambda stem: _BATCH_FILE.match(stem) is not None)
+                except OSError as err:
+                    raise UsageError(f"cannot clear {folder.path}: {err.strerror or err}") from None
 
     def write(self, batch: int, outputs: dict[str, Any]) -> int:
         """Write a batch's non-empty relations; returns the number of files written."""
@@ -170,14 +229,19 @@ class ParquetWriter:
             if not len(values):
                 continue
             frame = output_frame(values, self.columns[relation])
-            folder = self.directory / folder_name(relation)
+            folder = self._folder(relation, create=True)
+            assert folder is not None
             try:
-                folder.mkdir(parents=True, exist_ok=True)
-                target = folder / _FILE.format(batch)
-                temporary = folder / f".{target.name}.tmp"
-                frame.write_parquet(temporary, compression="snappy")  # as Spark writes
-                os.replace(temporary, target)
+                folder.write(_FILE.format(batch), _parquet_bytes(frame), sync=False)
             except OSError as err:
-                raise UsageError(f"cannot write {folder}: {err.strerror or err}") from None
+                raise UsageError(f"cannot write {folder.path}: {err.strerror or err}") from None
             written += 1
         return written
+
+    def close(self) -> None:
+        for folder in self.folders.values():
+            folder.close()
+        self.folders = {}
+        if self.root is not None:
+            self.root.close()
+            self.root = None

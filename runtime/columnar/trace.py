@@ -22,6 +22,7 @@ file source): batch NNNN is the files of that number, in ascending order.
 
 from __future__ import annotations
 
+import hashlib
 import io
 import json
 import os
@@ -29,10 +30,12 @@ import re
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
+from urllib.parse import unquote
 
 import polars as pl
 
 from ..errors import RunError, UsageError
+from ..files import folder_name
 from ..trace import BadRowPolicy, StreamSchema, Trace, TraceBatch, read_trace
 from ..values import MAX_TIMESTAMP_US, MIN_TIMESTAMP_US
 from .frames import dtype_of
@@ -66,7 +69,7 @@ def read_trace_columns(
     trace is a file in the canonical form; otherwise exactly ``read_trace`` (rows as tuples,
     which the columnar engine turns into frames)."""
     if isinstance(source, (str, os.PathLike)) and Path(source).is_dir():
-        return read_parquet_trace(Path(source), schemas)
+        return read_parquet_trace(Path(source), schemas, digests=digests)
     if isinstance(source, (str, os.PathLike)) and not digests:
         try:
             data = Path(source).read_bytes()
@@ -254,25 +257,39 @@ def _batches(parts: pl.DataFrame, columns: Mapping[str, pl.DataFrame]) -> list[T
 _PARQUET_FILE = re.compile(r"^batch-([0-9]+)\.parquet$")
 
 
-def read_parquet_trace(directory: Path, schemas: Mapping[str, StreamSchema]) -> Trace:
-    """A Parquet trace: ``<stream>/batch-NNNN.parquet`` under ``directory``.  A file's
-    columns must be its stream's (by name; extra columns are an error), of a matching type;
-    a value a trace may not hold (an integer out of range, a timestamp outside years
-    0001..9999) is an error naming the file."""
+def read_parquet_trace(
+    directory: Path, schemas: Mapping[str, StreamSchema], *, digests: bool = False
+) -> Trace:
+    """A Parquet trace: ``<stream>/batch-NNNN.parquet`` under ``directory``, each stream's
+    folder named as ``--output-format parquet`` names a relation's (``files.folder_name``:
+    the name itself, with ``%``, ``/`` and control characters percent-encoded), so that a
+    run's Parquet output reads back as a trace.  A file's columns must be its stream's (by
+    name; extra columns are an error), of a matching type; a value a trace may not hold (an
+    integer out of range, a timestamp outside years 0001..9999) is an error naming the file.
+    ``digests``: give each batch the SHA-256 of its files (stream names and bytes), which a
+    checkpoint compares on restart, as it does a JSON-lines trace's lines."""
+    folders = {folder_name(stream): stream for stream in schemas}
     files: dict[int, dict[str, Path]] = {}
     for entry in sorted(directory.iterdir()):
         if not entry.is_dir():
             continue
-        if entry.name not in schemas:
+        stream = folders.get(entry.name)
+        if stream is None:
+            named = unquote(entry.name, errors="replace")
+            hint = (
+                f"; the folder of stream `{named}` is {folder_name(named)}"
+                if named != entry.name and named in schemas
+                else ""
+            )
             raise UsageError(
                 f"{entry}: `{entry.name}` is not a stream of the spec "
-                f"(streams: {', '.join(sorted(schemas)) or 'none'})"
+                f"(streams: {', '.join(sorted(schemas)) or 'none'}){hint}"
             )
         for path in sorted(entry.iterdir()):
             m = _PARQUET_FILE.match(path.name)
             if m is None:
                 raise UsageError(f"{path}: expected files named batch-NNNN.parquet")
-            files.setdefault(int(m[1]), {})[entry.name] = path
+            files.setdefault(int(m[1]), {})[stream] = path
     if not files:
         raise UsageError(f"{directory}: no <stream>/batch-NNNN.parquet files")
     batches = []
@@ -280,8 +297,26 @@ def read_parquet_trace(directory: Path, schemas: Mapping[str, StreamSchema]) -> 
         rows: dict[str, Any] = {
             s: _parquet_frame(p, schemas[s]) for s, p in sorted(files[number].items())
         }
-        batches.append(TraceBatch(number, rows, 0))
+        batch = TraceBatch(number, rows, 0)
+        if digests:
+            batch.digest = _files_digest(files[number])
+        batches.append(batch)
     return Trace(str(directory), batches, [])
+
+
+def _files_digest(files: Mapping[str, Path]) -> bytes:
+    """The SHA-256 of one batch's files: per stream in name order, its name and its bytes,
+    each preceded by its length."""
+    digest = hashlib.sha256()
+    for stream, path in sorted(files.items()):
+        try:
+            data = path.read_bytes()
+        except OSError as err:
+            raise UsageError(f"cannot read {path}: {err.strerror or err}") from None
+        name = stream.encode("utf-8", "surrogatepass")
+        digest.update(b"%d:" % len(name) + name + b"%d:" % len(data))
+        digest.update(data)
+    return digest.digest()
 
 
 def _parquet_frame(path: Path, schema: StreamSchema) -> pl.DataFrame:
