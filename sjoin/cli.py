@@ -328,6 +328,11 @@ def verify(
     sys.exit(0 if report.agree else 1)
 
 
+@contextmanager
+def _no_bar() -> Iterator[Callable[[bool, int], None]]:
+    yield lambda data, total: None
+
+
 def _verify_kafka(
     printer: Printer, stack: contextlib.ExitStack, address: str, verbose: bool
 ) -> tuple[Any, Any]:
@@ -669,7 +674,10 @@ def run(
         except html_report.ReportError as err:
             raise click.UsageError(str(err)) from None
         pictures = html_report.Report(result.plan, spec=spec.as_posix(), trace=trace.as_posix())
-    with printer.progress_bar("batches") as advance:
+    # tables on a terminal show the progress themselves; a bar on stderr would share their
+    # lines on the same screen
+    bar = printer.progress_bar("batches") if show_rows is None else _no_bar()
+    with bar as advance:
 
         def on_batch(batch: BatchOutput, total: int) -> None:
             advance(batch.data, total)

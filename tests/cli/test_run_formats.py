@@ -8,6 +8,7 @@ import os
 import pty
 import subprocess
 import sys
+from datetime import datetime, timedelta
 from pathlib import Path
 
 import pytest
@@ -108,27 +109,54 @@ def test_json_lines_are_the_default_for_a_pipe(demo: tuple[Path, Path]) -> None:
     assert [json.loads(line)["batch"] for line in out.splitlines()] == [0, 3, 4, 5]
 
 
-def run_on_a_terminal(*args: str, env: dict[str, str] | None = None) -> str:
-    """`sjoin ARGS` with stdout on a pseudo-terminal; what it printed there."""
+def run_on_a_terminal(
+    *args: str, env: dict[str, str] | None = None, stderr_too: bool = False
+) -> str:
+    """`sjoin ARGS` with stdout (and, with ``stderr_too``, stderr) on a pseudo-terminal;
+    what it printed there."""
     leader, follower = pty.openpty()
-    done = subprocess.run(
+    proc = subprocess.Popen(
         [str(SJOIN), *args],
         stdout=follower,
-        stderr=subprocess.PIPE,
+        stderr=follower if stderr_too else subprocess.PIPE,
         env={**os.environ, "COLUMNS": "120", **(env or {})},
-        timeout=120,
-        check=False,
     )
     os.close(follower)
-    chunks = []
+    chunks = []  # read while it runs: a full terminal buffer would block its writes
     try:
         while chunk := os.read(leader, 65536):
             chunks.append(chunk)
     except OSError:  # EIO: the terminal's other end is closed and everything was read
         pass
     os.close(leader)
-    assert done.returncode == 0, done.stderr.decode()
+    err = proc.stderr.read() if proc.stderr is not None else b""
+    assert proc.wait(timeout=120) == 0, err.decode()
     return b"".join(chunks).decode().replace("\r\n", "\n")
+
+
+def test_tables_on_a_terminal_share_no_line_with_a_progress_bar(demo: tuple[Path, Path]) -> None:
+    """stdout and stderr on one terminal: no progress bar is drawn beside the tables (it
+    shared the first table's title line; issue 23)."""
+    spec, trace = demo
+    long = trace.with_name("long.trace.jsonl")  # long enough for a bar to be drawn
+    records = [json.loads(line) for line in trace.read_text(encoding="utf-8").splitlines()]
+    with long.open("w", encoding="utf-8") as out:
+        for copy in range(40):  # the demo again and again, each copy 8 days later
+            for record in records:
+                row = dict(record["row"])
+                row["order_id"] += 100 * copy
+                for name, value in row.items():
+                    if name.endswith("_time"):
+                        moved = datetime.fromisoformat(value) + timedelta(days=8 * copy)
+                        row[name] = moved.isoformat().replace("+00:00", "Z")
+                batch = 10 * copy + record["batch"]
+                out.write(json.dumps({**record, "batch": batch, "row": row}) + "\n")
+    shown = run_on_a_terminal(
+        "run", str(spec), "--trace", str(long), "--color", "never", stderr_too=True
+    )
+    lines = shown.splitlines()
+    assert lines[0].startswith("batch 0 · trace batch 0"), lines[:3]
+    assert "━" not in shown and "batches" not in lines[0]
 
 
 def test_tables_are_the_default_on_a_terminal(demo: tuple[Path, Path]) -> None:
