@@ -362,6 +362,7 @@ def _verify_progress(printer: Printer) -> Iterator[Callable[[Any], None]]:
         yield line
         return
     from rich.console import Console
+    from rich.markup import escape
     from rich.progress import Progress
 
     with Progress(console=Console(file=sys.stderr), transient=True) as bar:
@@ -369,8 +370,8 @@ def _verify_progress(printer: Printer) -> Iterator[Callable[[Any], None]]:
 
         def advance(p: Any) -> None:
             if p.query not in tasks:
-                tasks[p.query] = bar.add_task(
-                    f"query `{p.query}` ({p.index} of {p.queries})", total=p.batches
+                tasks[p.query] = bar.add_task(  # a description is rich markup: `[/]` is a name
+                    f"query `{escape(p.query)}` ({p.index} of {p.queries})", total=p.batches
                 )
             bar.update(tasks[p.query], completed=p.batch)
 
