@@ -44,7 +44,7 @@ HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 sys.path.insert(0, str(HERE))
 
-from workload import Workload, generate  # noqa: E402 - the benchmark folder is not a package
+from workload import Workload, count, generate  # noqa: E402 - the benchmark folder is not a package
 
 TARGET_THROUGHPUT = 2.0
 TARGET_SMALL = 50.0
@@ -504,8 +504,8 @@ def main() -> None:
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     parser.add_argument("--quick", action="store_true", help="N = 20k only, fewer repeats")
-    parser.add_argument("--sizes", type=int, nargs="+", help="rows per side per batch")
-    parser.add_argument("--repeat", type=int, help="runs of each job in section 2")
+    parser.add_argument("--sizes", type=count, nargs="+", help="rows per side per batch")
+    parser.add_argument("--repeat", type=count, help="runs of each job in section 2")
     parser.add_argument("--markdown", type=Path, help="write the figures into this page")
     parser.add_argument("--workdir", type=Path, help="keep the generated workloads here")
     opts = parser.parse_args()

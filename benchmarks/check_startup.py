@@ -21,6 +21,9 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "benchmarks"))
+
+from workload import count  # noqa: E402 - the benchmark folder is not a package
 
 
 def one_run(spec: str) -> float:
@@ -34,7 +37,7 @@ def one_run(spec: str) -> float:
 def main() -> None:
     args = argparse.ArgumentParser(description=__doc__)
     args.add_argument("spec", nargs="?", default=str(ROOT / "examples" / "ad_attribution.sjoin"))
-    args.add_argument("--runs", type=int, default=15)
+    args.add_argument("--runs", type=count, default=15)
     opts = args.parse_args()
     for stale in glob.glob(os.path.join(tempfile.gettempdir(), ".lark_cache_*")):
         os.remove(stale)

@@ -20,7 +20,12 @@ import subprocess
 import sys
 import time
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from workload import count
 
 KEYS = 10_000
 SPAN_US = 10_000_000
@@ -173,8 +178,8 @@ def cold_import_ms(statement: str, runs: int = 5) -> float:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--n", type=int, default=100_000)
-    parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument("--n", type=count, default=100_000)
+    parser.add_argument("--repeat", type=count, default=5)
     args = parser.parse_args()
     d = data(args.n)
     print(f"probe: batch {args.n:,} rows against a state of {3 * args.n:,} rows, {KEYS:,} keys")

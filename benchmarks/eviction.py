@@ -26,8 +26,13 @@ import random
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 from sjoin.runtime.join import SideState
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from workload import rows_argument
 
 BATCH = 10_000
 
@@ -84,7 +89,7 @@ def main() -> None:
     if len(sys.argv) > 1 and sys.argv[1] == "--once":
         print(measure_once(sys.argv[2], sys.argv[3], int(sys.argv[4])))
         return
-    rows = int(sys.argv[1]) if len(sys.argv) > 1 else 1_000_000
+    rows = rows_argument(sys.argv[1:2])
     figures: dict[str, float] = {"state_rows": rows, "evicted_rows": rows // 100}
     for order in ("stream", "random"):
         for method in ("index", "scan"):

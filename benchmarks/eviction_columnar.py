@@ -13,6 +13,7 @@ import json
 import random
 import sys
 import time
+from pathlib import Path
 from typing import Any
 
 import polars as pl
@@ -21,6 +22,10 @@ from sjoin.compiler.model import Column
 from sjoin.compiler.plan import Side, StateRule
 from sjoin.compiler.types import lookup_type
 from sjoin.runtime.columnar.join import _Side
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from workload import rows_argument
 
 BATCH = 10_000
 
@@ -70,7 +75,7 @@ def best_ms(rows: int, threshold_of: str) -> float:
 
 
 def main() -> None:
-    rows = int(sys.argv[1]) if len(sys.argv) > 1 else 1_000_000
+    rows = rows_argument(sys.argv[1:2])
     nothing, one = best_ms(rows, "nothing"), best_ms(rows, "one")
     print(json.dumps({"rows": rows, "nothing_ms": nothing, "one_percent_ms": one}))
 

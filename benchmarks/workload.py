@@ -12,9 +12,11 @@ and the state reaches a steady size after about three batches.
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import random
+import sys
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -33,6 +35,35 @@ STREAMS = ("l", "r")
 KEYS = 10_000
 BATCH_SECONDS = 10
 T0_US = 1_767_225_600_000_000  # 2026-01-01T00:00:00Z
+
+
+MAX_COUNT_DIGITS = 9
+
+
+def count(text: str) -> int:
+    """A count on a benchmark's command line (``--sizes``, ``--repeat``, ``--n``, ``--runs``,
+    ``ROWS``): 1 to 9 ASCII digits, at least 1.  argparse's ``type=int`` would take ``٣``
+    (as 3), `` 5``, ``+5`` and ``1_000``, and 0 would fall back to the default unseen; as an
+    argparse ``type`` this makes a bad value exit 2 with the option's name."""
+    if not (text.isascii() and text.isdigit() and len(text) <= MAX_COUNT_DIGITS):
+        raise argparse.ArgumentTypeError(
+            f"a count is 1 to {MAX_COUNT_DIGITS} of the digits 0-9, not {text[:20]!r}"
+            + ("..." if len(text) > 20 else "")
+        )
+    if int(text) == 0:
+        raise argparse.ArgumentTypeError("a count is at least 1, not 0")
+    return int(text)
+
+
+def rows_argument(args: list[str], default: int = 1_000_000) -> int:
+    """The optional ``ROWS`` of ``eviction.py [ROWS]``: a ``count``; a bad one exits 2."""
+    if not args:
+        return default
+    try:
+        return count(args[0])
+    except argparse.ArgumentTypeError as err:
+        print(f"usage error: ROWS: {err}", file=sys.stderr)
+        raise SystemExit(2) from None
 
 
 @dataclass(frozen=True)

@@ -8,7 +8,6 @@ which fits anywhere, so one mistake is reported once.
 from __future__ import annotations
 
 import difflib
-import re
 from collections.abc import Callable, Sequence
 from datetime import datetime
 from typing import Any
@@ -29,7 +28,7 @@ from .bound import (
     Stream,
     Watermark,
 )
-from .diagnostics import Diagnostics
+from .diagnostics import Diagnostics, excerpt
 from .model import DEFAULT_SPARK, JOIN_KINDS, SUPPORTED_SPARK, Column, Format, SparkVersion
 from .source import Source, Span
 from .types import SqlType
@@ -110,7 +109,7 @@ class Binder:
         for stmt in spec.statements:
             handler: Callable[[Any], None] = getattr(self, f"_bind_{type(stmt).__name__}")
             handler(stmt)
-        spark = self.spark or _parse_version(DEFAULT_SPARK)
+        spark = self.spark or SparkVersion.parse(DEFAULT_SPARK)
         assert spark is not None
         return BoundSpec(
             self.source,
@@ -131,13 +130,13 @@ class Binder:
                 "keep one `spark` statement",
             )
             return
-        version = _parse_version(stmt.version)
+        version = SparkVersion.parse(stmt.version)
         self.spark_span = stmt.span
         supported = ", ".join(f"{a}.{b}" for a, b in SUPPORTED_SPARK)
         if version is None or version.minor_version not in SUPPORTED_SPARK:
             self.diags.add(
                 "E016",
-                f"unsupported Spark version `{stmt.version}`",
+                f"unsupported Spark version `{excerpt(stmt.version)}`",
                 stmt.span,
                 "not a supported version",
                 f"supported versions: {supported}",
@@ -173,7 +172,7 @@ class Binder:
         if value is None:
             self.diags.add(
                 "E016",
-                f"invalid value `{stmt.value.text}` for `{name}`",
+                f"invalid value `{excerpt(stmt.value.text)}` for `{name}`",
                 stmt.value.span,
                 "not accepted here",
                 _setting_help(spec),
@@ -291,7 +290,7 @@ class Binder:
         if ms is None:
             self.diags.add(
                 "E014",
-                f"duration `{dur.amount} {dur.unit.text}` is out of range",
+                f"duration `{excerpt(dur.amount)} {dur.unit.text}` is out of range",
                 dur.span,
                 "too long",
                 f"a duration has at most {t.MAX_DURATION_DIGITS} digits",
@@ -675,10 +674,10 @@ class Binder:
                 "derives join state watermarks",
             )
             return t.UNKNOWN
-        if not re.fullmatch(r"\d+(\.\d+)?", amount):
+        if not t.is_number_text(amount):
             return self._error(
                 "E014",
-                f"invalid interval amount `{amount}`",
+                f"invalid interval amount `{excerpt(amount)}`",
                 node,
                 "not a number",
                 "write e.g. INTERVAL 10 SECONDS",
@@ -696,7 +695,7 @@ class Binder:
         if len(whole) > t.MAX_DURATION_DIGITS or len(frac) > 9:
             return self._error(
                 "E014",
-                f"interval `{amount} {unit}` is out of range",
+                f"interval `{excerpt(amount)} {unit}` is out of range",
                 node,
                 "too long",
                 f"an interval has at most {t.MAX_DURATION_DIGITS} digits",
@@ -994,7 +993,7 @@ class Binder:
             return False
         if value is None:
             return True
-        spark = self.spark or _parse_version(DEFAULT_SPARK)
+        spark = self.spark or SparkVersion.parse(DEFAULT_SPARK)
         ansi = spark is None or spark.major >= 4
         if not -(2**31) <= value < 2**31:
             if ansi:
@@ -1063,7 +1062,7 @@ class Binder:
                 continue
             if isinstance(arg, exp.Literal) and arg.is_string:
                 amount, _, unit = arg.this.strip().partition(" ")
-                if re.fullmatch(r"\d+(\.\d+)?", amount) and t.duration_ms(amount, unit.strip()):
+                if t.duration_ms(amount, unit.strip()):
                     annotate.set_micros(arg, (t.duration_ms(amount, unit.strip()) or 0) * 1000)
                     continue
             if annotate.sql_type(arg) != t.UNKNOWN:
@@ -1207,13 +1206,6 @@ def _grouped(node: exp.Expression, keys: Sequence[exp.Expression]) -> bool:
     return all(_grouped(k, keys) for k in node.iter_expressions())
 
 
-def _parse_version(text: str) -> SparkVersion | None:
-    m = re.fullmatch(r"(\d{1,4})\.(\d{1,4})(?:\.(\d{1,4}))?", text)
-    if m is None:
-        return None
-    return SparkVersion(int(m[1]), int(m[2]), int(m[3]) if m[3] else None)
-
-
 def _setting_value(spec: settings.SettingSpec, value: ast.Value) -> str | int | bool | None:
     text = value.text.lower()
     if spec.kind == "choice":
@@ -1221,7 +1213,7 @@ def _setting_value(spec: settings.SettingSpec, value: ast.Value) -> str | int | 
     if spec.kind == "bool":
         return {"true": True, "false": False}.get(text)
     if spec.kind == "positive_int":
-        return int(text) if re.fullmatch(r"\d{1,5}", text) and 0 < int(text) < 100_000 else None
+        return int(text) if t.is_digits(text) and len(text) <= 5 and int(text) > 0 else None
     if spec.kind == "string":
         if spec.name == "trigger":
             return text if _valid_trigger(text) else None
@@ -1233,7 +1225,7 @@ def _valid_trigger(text: str) -> bool:
     if text in ("available_now", "once"):
         return True
     amount, _, unit = text.partition(" ")
-    return bool(re.fullmatch(r"\d+(\.\d+)?", amount)) and t.duration_ms(amount, unit) is not None
+    return t.duration_ms(amount, unit) is not None
 
 
 def _setting_help(spec: settings.SettingSpec) -> str:

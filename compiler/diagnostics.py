@@ -13,6 +13,14 @@ from .codes import CODES, Severity
 from .source import Span
 
 
+def excerpt(text: str, width: int = 40) -> str:
+    """User text for a message, cut to about ``width`` characters: a 5000-digit number is
+    named by its start and its length, not echoed whole (the caret shows where it is)."""
+    if len(text) <= width:
+        return text
+    return f"{text[: width - 10]}... ({len(text)} characters)"
+
+
 @dataclass(frozen=True, slots=True)
 class Diagnostic:
     code: str

@@ -1,8 +1,9 @@
 """Plan -> a Mermaid flowchart (`sjoin plan --format mermaid`): streams, joins and aggregates,
 with the keys, each side's eviction rule and the pipeline verdicts on the edges.
 
-Node ids are generated (n0, n1, ...), and every label goes through ``_label``, so user names
-never break the diagram's syntax.
+Node ids are generated (n0, n1, ...): no user text is ever an id.  Every label goes through
+``_label``, so user names never break the diagram's syntax, nor become markup, math, icons
+or entities: Mermaid shows them as written.
 """
 
 from __future__ import annotations
@@ -12,18 +13,54 @@ from .plan import AggregateNode, JoinNode, Plan, Side, StreamNode
 from .sql import written_sql
 from .types import format_ms
 
+# What Mermaid (11) reads in the text of a quoted label, each written as an entity code
+# (`#name;` or `#NNN;`, which Mermaid shows as the character):
+_ENTITIES = {
+    '"': "#quot;",  # ends the label
+    "#": "#35;",  # starts an entity code: `#quot;` would show as `"`
+    "&": "#amp;",  # labels are HTML: `&lt;` is an entity,
+    "<": "#lt;",  # `<b>` a tag,
+    ">": "#gt;",
+    "|": "#124;",  # an edge text's delimiter
+    "`": "#96;",  # a label that opens with a back-quote is Markdown
+    "$": "#36;",  # `$$x$$` is KaTeX math
+    "\\": "#92;",  # `\n` is a line break
+    "%": "#37;",  # `%%` opens a comment at the start of a line
+}
+# Mermaid's own stand-ins for `&#`, `&` and `;` while it decodes entity codes (U+FB02 U+B0
+# U+B0, U+FB02 U+B0, U+B6 U+DF): it decodes them wherever they are, twice, so no entity code
+# keeps them.  An invisible WORD JOINER (U+2060) is put between the two characters of each.
+_STAND_INS = {("\ufb02", "\xb0"), ("\xb6", "\xdf")}
+_JOINER = "#8288;"
+
 
 def _label(*lines: str) -> str:
-    """A quoted Mermaid label: quotes, markup and unprintable characters (line breaks of any
-    kind included) as entities, lines as <br/>."""
+    """A quoted Mermaid label of ``lines``: every character Mermaid reads (``_ENTITIES``)
+    and every unprintable one (line breaks of any kind included) written as an entity code,
+    so each of ``lines`` is one line of the label, shown as written.
+
+    A ``:`` is one too unless a space follows it (so that ``i: i.ad_id`` stays readable):
+    Mermaid reads ``fa:fa-car`` as an icon, and on a line that holds ``style`` or
+    ``classDef``, ``:`` then non-spaces up to a ``#`` (``style:x#35;``) make it drop the
+    line's last ``;``, an entity's end; after ``: `` neither can match.  Mermaid's
+    stand-ins (``_STAND_INS``) are the one thing not shown exactly: an invisible word
+    joiner separates their two characters.
+
+    The lines are separated by line breaks inside the quotes, not by ``<br/>``: Mermaid
+    decodes the entity codes of a label that holds a ``<br/>`` before it looks for icons,
+    KaTeX and ``\\n`` (checked in Chromium, tests/report/test_mermaid_browser.py)."""
     escaped = []
     for line in lines:
-        text = line.replace("&", "#amp;").replace('"', "#quot;").replace("<", "#lt;")
-        text = text.replace(">", "#gt;").replace("|", "#124;")
-        if not text.isprintable():
-            text = "".join(c if c.isprintable() else f"#{ord(c)};" for c in text)
-        escaped.append(text)
-    return '"' + "<br/>".join(escaped) + '"'
+        out = []
+        for i, c in enumerate(line):
+            if i and (line[i - 1], c) in _STAND_INS:
+                out.append(_JOINER)
+            if c == ":":
+                out.append(":" if line[i + 1 : i + 2] == " " else "#58;")
+            else:
+                out.append(_ENTITIES.get(c) or (c if c.isprintable() else f"#{ord(c)};"))
+        escaped.append("".join(out))
+    return '"' + "\n".join(escaped) + '"'
 
 
 def _side_edge(side: Side, keys: str) -> str:
@@ -35,7 +72,7 @@ def _side_edge(side: Side, keys: str) -> str:
 def mermaid(plan: Plan) -> str:
     ids = {node.name: f"n{i}" for i, node in enumerate(plan.nodes)}
     lines = ["flowchart LR"]
-    verdicts = {c.name: c for c in plan.checks}
+    verdicts = {c.relations[0]: c for c in plan.checks if c.name.startswith("output mode of ")}
     for node in plan.nodes:
         nid = ids[node.name]
         if isinstance(node, StreamNode):
@@ -60,14 +97,14 @@ def mermaid(plan: Plan) -> str:
                     f"    {ids[side.relation]} -- {_side_edge(side, keys)} --> {ids[node.name]}"
                 )
         elif isinstance(node, AggregateNode):
-            check = verdicts.get(f"output mode of {node.name}")
+            check = verdicts.get(node.name)
             text = [f"group by {', '.join(written_sql(g) for g in node.group_by)}"]
             if check is not None:
                 text.append(f"[{check.verdict}] {check.detail}")
             lines.append(f"    {ids[node.input]} -- {_label(*text)} --> {ids[node.name]}")
     for check in plan.checks:
         if check.name.startswith("global watermark: "):
-            lower, _, upper = check.name.removeprefix("global watermark: ").partition(" -> ")
+            lower, upper = check.relations
             if lower in ids and upper in ids:
                 lines.append(
                     f"    {ids[lower]} -. {_label(f'[{check.verdict}] {check.detail}')}"
@@ -76,9 +113,7 @@ def mermaid(plan: Plan) -> str:
     styles = {"error": "fill:#fdd,stroke:#c00", "warning": "fill:#ffd,stroke:#b80"}
     for node in plan.nodes:
         worst = [
-            c.verdict
-            for c in plan.checks
-            if c.verdict != "ok" and c.name.endswith((f" {node.name}", f"-> {node.name}"))
+            c.verdict for c in plan.checks if c.verdict != "ok" and c.relations[-1:] == (node.name,)
         ]
         if worst:
             verdict = "error" if "error" in worst else "warning"

@@ -302,7 +302,7 @@ def _upstream(plan: Plan, name: str) -> list[PlanNode]:
 
 def _check_pipeline(plan: Plan, out: list[Diagnostic]) -> list[Check]:
     checks: list[Check] = []
-    reported: set[tuple[str, str]] = set()
+    reported: set[tuple[str, ...]] = set()
     late = _LateRows(plan)
     for root_name in _checked_roots(plan):
         root = plan.node(root_name)
@@ -332,7 +332,7 @@ def _check_modes(
     mode: str,
     chain: list[PlanNode],
     out: list[Diagnostic],
-    reported: set[tuple[str, str]],
+    reported: set[tuple[str, ...]],
 ) -> list[Check]:
     checks = []
     update_joins = plan.spark.at_least(4, 2)
@@ -347,6 +347,7 @@ def _check_modes(
                         f"output mode of {rel.name}",
                         "ok",
                         f"{name} join in Update mode (Spark 4.2+)",
+                        (rel.name,),
                     )
                 )
                 continue
@@ -371,7 +372,9 @@ def _check_modes(
                     "use OUTPUT MODE append with a watermarked window in GROUP BY",
                 )
             )
-            checks.append(Check(f"output mode of {rel.name}", "error", f"{mode} not allowed"))
+            checks.append(
+                Check(f"output mode of {rel.name}", "error", f"{mode} not allowed", (rel.name,))
+            )
         if (
             isinstance(rel, AggregateNode)
             and rel.mode == "append"
@@ -398,7 +401,11 @@ def _check_modes(
                     _window_hint(rel),
                 )
             )
-            checks.append(Check(f"output mode of {rel.name}", "error", "append without watermark"))
+            checks.append(
+                Check(
+                    f"output mode of {rel.name}", "error", "append without watermark", (rel.name,)
+                )
+            )
     return checks
 
 
@@ -485,7 +492,7 @@ def _check_global_watermark(
     mode: str,
     chain: list[PlanNode],
     out: list[Diagnostic],
-    reported: set[tuple[str, str]],
+    reported: set[tuple[str, ...]],
 ) -> list[Check]:
     """Spark's checkStreamingQueryGlobalWatermarkLimit: a stateful operator after one that
     may emit late rows.  One verdict per stateful operator and stateful input: ok, or the
@@ -512,9 +519,9 @@ def _check_global_watermark(
             )
         )
     for upper in stateful:
-        if ("gw-upper", f"{upper.name} {mode}") in reported:
+        if ("gw-upper", upper.name, mode) in reported:
             continue  # another query over the same operator, in the same mode
-        reported.add(("gw-upper", f"{upper.name} {mode}"))
+        reported.add(("gw-upper", upper.name, mode))
         for name in dict.fromkeys(_inputs(upper)):
             below = plan.node(name)
             if below is None:
@@ -527,14 +534,16 @@ def _check_global_watermark(
                             f"global watermark: {below.name} -> {upper.name}",
                             "ok",
                             f"Spark {plan.spark} allows this chain",
+                            (below.name, upper.name),
                         )
                     )
                 continue
             why = late.why(lower, mode)
             label = f"{lower.name} -> {upper.name}"
-            if ("gw", label) in reported:
+            pair = (lower.name, upper.name)
+            if ("gw", *pair) in reported:  # the names, not the label: `a -> b` is a name too
                 continue
-            reported.add(("gw", label))
+            reported.add(("gw", *pair))
             rows = (
                 "null-padded outer rows and matches older than the watermark"
                 if isinstance(lower, JoinNode)
@@ -561,7 +570,7 @@ def _check_global_watermark(
                         fix,
                     )
                 )
-                checks.append(Check(f"global watermark: {label}", "error", str(why)))
+                checks.append(Check(f"global watermark: {label}", "error", str(why), pair))
             else:
                 out.append(
                     Diagnostic(
@@ -572,7 +581,7 @@ def _check_global_watermark(
                         fix,
                     )
                 )
-                checks.append(Check(f"global watermark: {label}", "warning", str(why)))
+                checks.append(Check(f"global watermark: {label}", "warning", str(why), pair))
     return checks
 
 

@@ -19,6 +19,7 @@ _EPOCH: Final = datetime(1970, 1, 1, tzinfo=UTC)
 _MONTHS: Final = ("January", "February", "March", "April", "May", "June", "July", "August",
                   "September", "October", "November", "December")  # fmt: skip
 _DAYS: Final = ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday")
+_DIGITS: Final = "0123456789"
 
 # letter -> the largest count Spark's DateTimeFormatter accepts that sjoin renders
 _LETTERS: Final[dict[str, int]] = {
@@ -209,14 +210,14 @@ def java_replacement(text: str, groups: int) -> Replacement:
                 raise PatternError("illegal group reference: `$` at the end")
             if text[i + 1] == "{":
                 raise PatternError("named group references `${name}` are not supported")
-            if not text[i + 1].isdigit():
+            if text[i + 1] not in _DIGITS:  # Java's group number: ASCII digits only
                 raise PatternError(f"illegal group reference `${text[i + 1]}`")
             ref = int(text[i + 1])
             i += 2
             if ref > groups:
                 raise PatternError(f"no group {ref}: the pattern has {groups}")
             # Java takes further digits while they still name an existing group
-            while i < n and text[i].isdigit() and ref * 10 + int(text[i]) <= groups:
+            while i < n and text[i] in _DIGITS and ref * 10 + int(text[i]) <= groups:
                 ref = ref * 10 + int(text[i])
                 i += 1
             if literal:

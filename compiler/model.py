@@ -8,6 +8,7 @@ these types, and every fact about a join type lives in one table, ``JOIN_KINDS``
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass
 from typing import Literal, TypeAlias
 
@@ -48,6 +49,20 @@ class SparkVersion:
 
     def at_least(self, major: int, minor: int) -> bool:
         return (self.major, self.minor) >= (major, minor)
+
+    @classmethod
+    def parse(cls, text: str) -> SparkVersion | None:
+        """``X.Y`` or ``X.Y.Z`` in ASCII digits, at most 4 each (the one parser of a version a
+        user wrote: the `spark` statement, `diff --spark/--to`, `verify --spark`), else None.
+        Not ``int`` on ``str.isdigit``: that takes ``²``, ``٣`` and the full-width 3, and
+        ``int`` fails on thousands of digits."""
+        m = _VERSION.fullmatch(text)
+        if m is None:
+            return None
+        return cls(int(m[1]), int(m[2]), int(m[3]) if m[3] else None)
+
+
+_VERSION = re.compile(r"([0-9]{1,4})\.([0-9]{1,4})(?:\.([0-9]{1,4}))?")
 
 
 @dataclass(frozen=True, slots=True)

@@ -22,6 +22,7 @@ from sjoin.grammar import parser
 from . import annotate, ast
 from .diagnostics import Diagnostics
 from .source import BIDI_CONTROLS, HOSTILE, Source, Span, char_name
+from .types import is_digits
 
 COMPARISONS: dict[str, type[exp.Expression]] = {
     "=": exp.EQ,
@@ -109,7 +110,7 @@ class ToAst(Transformer_NonRecursive[Token, Any]):
         name, *params = kids
         # a parameter that is not a small whole number can match no type: -1 fails lookup
         numbers = tuple(
-            int(p) if str(p).isdigit() and len(p) <= 4 else -1 for p in params if p is not None
+            int(p) if is_digits(str(p)) and len(p) <= 4 else -1 for p in params if p is not None
         )
         return ast.TypeRef(str(name), numbers, self._span(meta))
 

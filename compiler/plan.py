@@ -197,6 +197,9 @@ class Check:
     name: str
     verdict: Literal["ok", "error", "warning"]
     detail: str
+    # the relations it judges, the one it is about last (`output mode of X`: X; `global
+    # watermark: A -> B`: A, B): read these, never the name, whose text holds user names
+    relations: tuple[str, ...] = ()
 
 
 PlanNode: TypeAlias = StreamNode | JoinNode | AggregateNode

@@ -145,6 +145,20 @@ VARIABLE_UNITS: Final = ("month", "months", "year", "years")
 MAX_DURATION_DIGITS: Final = 12  # ~30,000 years in seconds; longer text is a mistake
 
 
+def is_digits(text: str) -> bool:
+    """``text`` is one or more of the ASCII digits 0-9, as Spark reads a number.  Every number
+    a user writes (amounts, settings, versions) is checked with this (or ``is_number_text``)
+    before ``int``: ``str.isdigit`` also takes ``²`` (which ``int`` rejects) and ``٣`` or the
+    full-width 3 (which ``int`` reads as 3), and a regex's ``\\d`` takes every Unicode digit."""
+    return text.isascii() and text.isdigit()
+
+
+def is_number_text(text: str) -> bool:
+    """``text`` is ASCII digits with at most one ``.`` between digits (``10``, ``1.5``)."""
+    whole, dot, frac = text.partition(".")
+    return is_digits(whole) and (not dot or is_digits(frac))
+
+
 def duration_ms(amount: str, unit: str) -> int | None:
     """Milliseconds of ``amount unit`` (amount may be a decimal; sub-millisecond parts are
     truncated, as Spark's watermark delay keeps milliseconds), or None when the unit is
@@ -153,9 +167,9 @@ def duration_ms(amount: str, unit: str) -> int | None:
     whole, _, frac = amount.partition(".")
     if (
         per is None
-        or not whole.isdigit()
+        or not is_number_text(amount)
         or len(whole) > MAX_DURATION_DIGITS
-        or (frac and (not frac.isdigit() or len(frac) > 9))
+        or len(frac) > 9
     ):
         return None
     micros = int(whole) * per * 1000

@@ -858,6 +858,18 @@ def _coerced(sub: exp.Expression, to: tuple[str, tuple[int, ...]], ctx: CompileC
     return _coerce(_compile(sub, ctx), kind_of(sub, ctx.layout), to[0], ctx.ansi, to[1])
 
 
+# What Spark's casts from STRING to a number trim first: U+0000 to U+0020 (Java's
+# String.trim), and U+007F too for the integral types (UTF8String.toLong skips Java's
+# whitespace and ISO controls); not U+00A0, U+2003 or U+0085, which Python's str.strip and
+# \s also take (checked on Spark 4.3.0, tests/runtime/test_cast_text.py).
+_SPARK_TRIM = "".join(map(chr, range(0x21)))
+_SPARK_TRIM_INTEGRAL = _SPARK_TRIM + "\x7f"
+# an integral number as Spark's UTF8String.toLong reads it: ASCII digits only (not \d, which
+# takes `٣`), a sign, an optional fraction that is dropped
+_INTEGRAL = re.compile(r"([+-]?[0-9]+)(?:\.[0-9]*)?")
+_INTEGRAL_DIGITS = 25  # more digits than any integral type holds, whatever their value
+
+
 def _invalid(ansi: bool, value: Any, target: str) -> None:
     if ansi:
         raise QueryError(
@@ -900,14 +912,15 @@ def _cast_to_int(source: str, target: str, ansi: bool) -> Callable[[Any], Any]:
         return ((value + limit) % (1 << bits)) - limit
 
     if source == "string":
-        pattern = re.compile(r"^\s*([+-]?\d+)(?:\.\d*)?\s*$")
 
         def from_string(v: Any) -> Any:
-            m = pattern.match(v)
+            m = _INTEGRAL.fullmatch(v.strip(_SPARK_TRIM_INTEGRAL))
             if m is None or (ansi and "." in v):
                 _invalid(ansi, v, target)
                 return None
-            value = int(m[1])
+            sign, digits = ("-" if m[1][0] == "-" else ""), m[1].lstrip("+-").lstrip("0")
+            # int() refuses more than 4300 digits; that many is out of range anyway
+            value = int(sign + (digits or "0")) if len(digits) <= _INTEGRAL_DIGITS else limit
             if not -limit <= value < limit:
                 if ansi:
                     raise QueryError("CAST_OVERFLOW", f"{v!r} cannot be cast to {target.upper()}")
@@ -947,7 +960,7 @@ def _cast_to_float(source: str, ansi: bool) -> Callable[[Any], Any]:
     if source == "string":
 
         def from_string(v: Any) -> Any:
-            text = v.strip()
+            text = v.strip(_SPARK_TRIM)
             special = {
                 "nan": math.nan,
                 "infinity": math.inf,
@@ -958,6 +971,9 @@ def _cast_to_float(source: str, ansi: bool) -> Callable[[Any], Any]:
             }
             if text.lower() in special:
                 return special[text.lower()]
+            if not text.isascii() or "_" in text or text != text.strip():
+                _invalid(ansi, v, "double")  # Python's float takes `٣`, `1_000` and U+00A0
+                return None
             try:
                 return float(text.rstrip("dDfF"))
             except ValueError:
@@ -991,8 +1007,14 @@ def _cast_to_decimal(source: str, precision: int, scale: int, ansi: bool) -> Cal
 
     def convert(v: Any) -> Any:
         if source == "string":
+            text = v.strip(_SPARK_TRIM)
+            # Java's BigDecimal, as Python's Decimal, takes every script's digits (`٣`), but
+            # not `1_000` nor U+00A0 around the number, which Decimal also takes
+            if "_" in text or text != text.strip():
+                _invalid(ansi, v, "decimal")
+                return None
             try:
-                d = Decimal(v.strip())
+                d = Decimal(text)
             except InvalidOperation:
                 _invalid(ansi, v, "decimal")
                 return None

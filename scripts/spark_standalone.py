@@ -249,11 +249,24 @@ def _group_alive(pgid: int) -> bool:
     return True
 
 
+def seconds(text: str) -> float:
+    """``--timeout``: ASCII digits with an optional fraction, at most 6 before the point, above
+    0 (``float`` would take ``nan``, ``inf``, ``1e3``, ``1_0`` and other scripts' digits)."""
+    whole, dot, frac = text.partition(".")
+    digits = whole.isascii() and whole.isdigit()
+    digits = digits and (not dot or (frac.isascii() and frac.isdigit()))
+    if not digits or len(whole) > 6 or len(frac) > 6 or float(text) == 0:
+        raise argparse.ArgumentTypeError(
+            f"seconds as 1 to 6 digits 0-9 with an optional fraction, above 0, not {text[:20]!r}"
+        )
+    return float(text)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("command", choices=["start", "stop"])
     parser.add_argument("dir", help="folder for pids, logs, the master URL and the work dir")
-    parser.add_argument("--timeout", type=float, default=90.0, help="seconds to wait (start)")
+    parser.add_argument("--timeout", type=seconds, default=90.0, help="seconds to wait (start)")
     args = parser.parse_args(argv)
     if args.command == "stop":
         stop(args.dir)

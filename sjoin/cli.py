@@ -286,6 +286,8 @@ def verify(
         raise click.UsageError(
             "--kafka runs the job in this process's Spark: drop --spark/--python"
         )
+    if spark_version is not None:
+        spark_version = _spark_option(spark_version)
     printer = Printer(color)
     result = load(spec, relation)
     printer.diagnostics((d, result.source) for d in result.diagnostics)
@@ -374,6 +376,19 @@ def _verify_kafka(
     return spark, runner.for_plan
 
 
+def _spark_option(text: str) -> str:
+    """verify's ``--spark X.Y``: MAJOR.MINOR in ASCII digits, else a usage error (exit 2)."""
+    from sjoin.compiler.model import SparkVersion
+    from sjoin.render import shown_value
+
+    version = SparkVersion.parse(text)
+    if version is None or version.patch is not None:
+        raise click.UsageError(
+            f"--spark takes MAJOR.MINOR in the digits 0-9, e.g. 3.5, not {shown_value(text)}"
+        )
+    return str(version)
+
+
 def _verify_python(printer: Printer, version: str | None, python: Path | None) -> str | None:
     """The interpreter that runs the job (None: this one, in process): --python's, or the
     cached environment of --spark X.Y (made when missing; exit 2 with the command that makes
@@ -386,8 +401,6 @@ def _verify_python(printer: Printer, version: str | None, python: Path | None) -
         return str(python)
     if version is None:
         return None
-    if not re.match(r"^\d+\.\d+$", version):
-        raise click.UsageError(f"--spark takes MAJOR.MINOR, e.g. 3.5, not {version!r}")
     here = None
     try:
         from sjoin.verify import installed_spark_version
@@ -427,6 +440,7 @@ def _verify_progress(printer: Printer) -> Iterator[Callable[[Any], None]]:
         yield line
         return
     from rich.console import Console
+    from rich.markup import escape
     from rich.progress import Progress
 
     with Progress(console=Console(file=sys.stderr), transient=True) as bar:
@@ -434,8 +448,8 @@ def _verify_progress(printer: Printer) -> Iterator[Callable[[Any], None]]:
 
         def advance(p: Any) -> None:
             if p.query not in tasks:
-                tasks[p.query] = bar.add_task(
-                    f"query `{p.query}` ({p.index} of {p.queries})", total=p.batches
+                tasks[p.query] = bar.add_task(  # a description is rich markup: `[/]` is a name
+                    f"query `{escape(p.query)}` ({p.index} of {p.queries})", total=p.batches
                 )
             bar.update(tasks[p.query], completed=p.batch)
 
@@ -483,8 +497,14 @@ def diff(
     upgrade = from_spark is not None or to_spark is not None
     if new is not None and upgrade:
         raise click.UsageError("give OLD NEW, or one SPEC with --spark A --to B, not both")
-    if new is None and not (from_spark and to_spark):
+    if new is None and (from_spark is None or to_spark is None):
         raise click.UsageError("give OLD NEW, or one SPEC with --spark A --to B")
+    versions: list[str] = []
+    try:
+        if from_spark is not None and to_spark is not None:
+            versions = [parse_version(from_spark, "--spark"), parse_version(to_spark, "--to")]
+    except DiffUsageError as err:
+        raise click.UsageError(str(err)) from None
     printer = Printer(color)
     results = [load(p) for p in (old, new) if p is not None]
     printer.diagnostics((d, r.source) for r in results for d in r.diagnostics)
@@ -497,10 +517,7 @@ def diff(
     report: Any
     try:
         if new is None:
-            assert from_spark is not None and to_spark is not None
-            report = diff_upgrade(
-                results[0], parse_version(from_spark), parse_version(to_spark), trace
-            )
+            report = diff_upgrade(results[0], versions[0], versions[1], trace)
             same = not report.diff.count
         else:
             report = diff_change(results[0], results[1], trace)

@@ -13,8 +13,9 @@ from typing import Any
 
 from sjoin.api import CheckResult, check_text
 from sjoin.compiler.diff import SpecDiff, VersionDiff, diff_plans, diff_versions, pair_queries
-from sjoin.compiler.model import SUPPORTED_SPARK
+from sjoin.compiler.model import SUPPORTED_SPARK, SparkVersion
 from sjoin.compiler.plan import Plan
+from sjoin.render import shown_value
 
 MAX_BATCHES = 3  # differing batches shown per query
 MAX_ROWS = 3  # rows shown per side of a batch
@@ -212,16 +213,19 @@ class UpgradeReport(_Report):
     diff: VersionDiff
 
 
-def parse_version(text: str) -> str:
-    """``X.Y`` or ``X.Y.Z`` of a version sjoin models, else DiffUsageError."""
-    parts = text.split(".")
-    if not (2 <= len(parts) <= 3 and all(p.isdigit() for p in parts)):
-        raise DiffUsageError(f"a Spark version is MAJOR.MINOR[.PATCH], e.g. 3.5, not {text!r}")
-    minor = (int(parts[0]), int(parts[1]))
-    if minor not in SUPPORTED_SPARK:
+def parse_version(text: str, option: str = "--spark") -> str:
+    """``X.Y`` or ``X.Y.Z`` (ASCII digits, ``SparkVersion.parse``) of a version sjoin models,
+    as ``X.Y[.Z]``; else DiffUsageError naming ``option``."""
+    version = SparkVersion.parse(text)
+    if version is None:
+        raise DiffUsageError(
+            f"{option} takes a Spark version MAJOR.MINOR[.PATCH] in the digits 0-9, e.g. 3.5, "
+            f"not {shown_value(text)}"
+        )
+    if version.minor_version not in SUPPORTED_SPARK:
         supported = ", ".join(f"{a}.{b}" for a, b in SUPPORTED_SPARK)
-        raise DiffUsageError(f"sjoin models Spark {supported}, not {text}")
-    return text
+        raise DiffUsageError(f"{option}: sjoin models Spark {supported}, not {version}")
+    return str(version)
 
 
 def at_version(spec: CheckResult, version: str) -> CheckResult:

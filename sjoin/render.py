@@ -86,6 +86,14 @@ def to_dict(d: Diagnostic, src: Source) -> dict[str, Any]:
     }
 
 
+def shown_value(text: str, width: int = 40) -> str:
+    """A value the user gave (an option's), quoted for a message and cut to ``width``
+    characters: a 5000-digit value is not echoed whole."""
+    if len(text) <= width:
+        return repr(text)
+    return f"{text[:width]!r}... ({len(text)} characters)"
+
+
 def summary(diagnostics: Sequence[Diagnostic]) -> str:
     errors = sum(d.severity == "error" for d in diagnostics)
     warnings = len(diagnostics) - errors

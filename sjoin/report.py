@@ -51,6 +51,7 @@ GROUP_ID = re.compile(r' id="[A-Za-z][\w.]*_\d+"')
 # matplotlib settings for every plot: text stays text, output is byte-for-byte repeatable
 RC: dict[RcKeyType, Any] = {
     "svg.fonttype": "none",
+    "text.usetex": False,  # a user's matplotlibrc must not hand the labels to LaTeX
     "date.epoch": "1970-01-01T00:00:00",  # a date on the axis is days since then
     "font.family": "sans-serif",
     "font.size": 10,
@@ -59,6 +60,24 @@ RC: dict[RcKeyType, Any] = {
     "axes.grid": True,
     "grid.alpha": 0.3,
 }
+
+
+def plain(text: str) -> str:
+    """``text`` as matplotlib shows it as written: the one way any text reaches a plot.
+
+    matplotlib reads a string with an even number of unescaped ``$`` as math text (a
+    relation named ``$x^2$`` would come out as x squared, one named `` $\\frac{$ `` would
+    fail the whole report), and ``\\$`` as an escaped dollar.  Every ``$`` becomes ``\\$``:
+    then no ``$`` is unescaped, so the string is never math, and matplotlib turns each
+    ``\\$`` back into ``$`` (a backslash the user wrote is never followed by a ``$`` here,
+    so it is kept).  ``Text.set_parse_math(False)`` would not do: it is a property of one
+    ``Text``, and the tick labels matplotlib makes while it draws do not inherit it.
+    Characters that are not printable are shown as escapes (``\\n``, ``\\x00``), so a label
+    stays one visible line.
+    """
+    if not text.isprintable():
+        text = "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
+    return text.replace("$", "\\$")
 
 
 class ReportError(Exception):
@@ -306,23 +325,29 @@ class _Section:
             f"<figure>\n<h3>{_e(title)}</h3>\n{svg}\n<figcaption>{caption}</figcaption>\n</figure>"
         )
 
-    def _axes(self, ylabel: str) -> tuple[Figure, Axes]:
+    def _axes(self, *ylabel: str) -> tuple[Figure, Axes]:
+        """A figure and its axes; ``ylabel``'s arguments are the y label's lines."""
         from matplotlib.figure import Figure
         from matplotlib.ticker import MaxNLocator
 
         fig = Figure(figsize=(WIDTH, HEIGHT))
         ax = fig.add_subplot()
-        ax.set_xlabel("batch")
-        ax.set_ylabel(ylabel)
+        ax.set_xlabel(plain("batch"))
+        ax.set_ylabel("\n".join(plain(line) for line in ylabel))
         ax.yaxis.set_label_coords(-(LEFT - LABEL_X) / (WIDTH - LEFT - RIGHT), 0.5)
         ax.xaxis.set_major_locator(MaxNLocator(integer=True))
         ax.set_xlim(self.x[0] - 0.6, self.x[-1] + 0.6)
         return fig, ax
 
-    def _finish(self, fig: Figure, ax: Axes) -> None:
+    def _finish(self, fig: Figure, ax: Axes, legend: list[tuple[Any, str]]) -> None:
         """Shade the no-data batches (one collection, outside the data limits), put the
-        legend in rows above the plot, where it never covers a line, and fix the margins in
-        inches so that the plots of a page line up batch for batch."""
+        legend (``legend``'s artists and their labels, then the shade's) in rows above the
+        plot, where it never covers a line, and fix the margins in inches so that the plots
+        of a page line up batch for batch.
+
+        The legend gets its entries as given, never from the artists' labels, which
+        matplotlib leaves out of a legend when they start with ``_`` (a relation may be
+        named ``_j``)."""
         from matplotlib.collections import PolyCollection
 
         spans = [
@@ -337,17 +362,14 @@ class _Section:
                 facecolor="#8c959f",
                 alpha=0.18,
                 linewidth=0,
-                label="no-data batch",
                 zorder=0,
             )
             ax.add_collection(shade, autolim=False)
-        handles, labels = ax.get_legend_handles_labels()
-        last = [i for i, label in enumerate(labels) if label == "no-data batch"]
-        keep = [i for i in range(len(labels)) if i not in last] + last
-        columns = min(len(keep), LEGEND_COLUMNS)
+            legend = [*legend, (shade, "no-data batch")]
+        columns = min(len(legend), LEGEND_COLUMNS)
         ax.legend(
-            [handles[i] for i in keep],
-            [labels[i] for i in keep],
+            [handle for handle, _ in legend],
+            [plain(label) for _, label in legend],
             loc="lower left",
             bbox_to_anchor=(0.0, 1.02),
             ncols=columns,
@@ -355,7 +377,7 @@ class _Section:
             fontsize=9,
             borderaxespad=0.0,
         )
-        legend_rows = -(-len(keep) // columns) if keep else 0
+        legend_rows = -(-len(legend) // columns) if legend else 0
         top = 0.15 + 0.22 * legend_rows
         fig.set_size_inches(WIDTH, HEIGHT + top)
         fig.subplots_adjust(
@@ -414,8 +436,8 @@ class _Section:
         ys = [(t - EPOCH_DT).total_seconds() / 86_400 for t in instants]
         first, last = min(instants).date(), max(instants).date()
         days = first.isoformat() + ("" if first == last else f" to {last.isoformat()}")
-        fig, ax = self._axes(f"watermark (UTC)\n{days}")
-        ax.plot(xs, ys, drawstyle="steps-mid", color="C0", linewidth=1.6, label="watermark")
+        fig, ax = self._axes("watermark (UTC)", days)
+        (line,) = ax.plot(xs, ys, drawstyle="steps-mid", color="C0", linewidth=1.6)
         if self.markers:
             for data, face in ((True, "C0"), (False, "white")):
                 sel = [(x, y) for (x, y, p) in zip(xs, ys, points, strict=True) if p[2] is data]
@@ -436,7 +458,7 @@ class _Section:
         ax.yaxis.set_major_locator(locator)
         formatter = ConciseDateFormatter(locator, show_offset=False)  # type: ignore[no-untyped-call]
         ax.yaxis.set_major_formatter(formatter)
-        self._finish(fig, ax)
+        self._finish(fig, ax, [(line, "watermark")])
         return self._svg(fig, "watermark")
 
     def _state_plot(self) -> str:
@@ -449,31 +471,29 @@ class _Section:
             "markersize": 4,
             "linewidth": 1.6,
         }
+        legend: list[tuple[Any, str]] = []
         for name in self.operators:
             node = self.plan.node(name)
             color = self.colors.get(name)
             if isinstance(node, JoinNode) and self._has_sides(name):
                 for i, side in enumerate((node.left, node.right)):
-                    ax.plot(
+                    (line,) = ax.plot(
                         self.x,
                         [b.sides.get(name, (0, 0))[i] for b in self.batches],
                         color=color,
                         linestyle="-" if i == 0 else "--",
-                        label=f"{name}: {side.name} ({side.alias})",
                         **style,
                     )
+                    legend.append((line, f"{name}: {side.name} ({side.alias})"))
                 continue
             kind = "aggregate" if isinstance(node, AggregateNode) else "operator"
-            ax.plot(
-                self.x,
-                [b.state.get(name, 0) for b in self.batches],
-                color=color,
-                label=f"{name} ({kind})",
-                **style,
+            (line,) = ax.plot(
+                self.x, [b.state.get(name, 0) for b in self.batches], color=color, **style
             )
+            legend.append((line, f"{name} ({kind})"))
         ax.set_ylim(bottom=0)
         ax.yaxis.set_major_locator(MaxNLocator(integer=True))
-        self._finish(fig, ax)
+        self._finish(fig, ax, legend)
         return self._svg(fig, "state")
 
     def _has_sides(self, name: str) -> bool:
@@ -484,21 +504,24 @@ class _Section:
 
         fig, ax = self._axes("output rows")
         width = 0.8 / len(self.relations)
+        legend: list[tuple[Any, str]] = []
         for i, name in enumerate(self.relations):
             counts = [b.rows.get(name, 0) for b in self.batches]
             color = self.colors.get(name)
             if not self.markers:  # thousands of bars would blur into one area
-                ax.plot(self.x, counts, drawstyle="steps-mid", color=color, label=name)
+                (line,) = ax.plot(self.x, counts, drawstyle="steps-mid", color=color)
+                legend.append((line, name))
                 continue
             shift = (i - (len(self.relations) - 1) / 2) * width
-            ax.bar([x + shift for x in self.x], counts, width=width, color=color, label=name)
+            bars = ax.bar([x + shift for x in self.x], counts, width=width, color=color)
+            legend.append((bars, name))
         if not any(b.rows for b in self.batches):
-            ax.text(0.5, 0.5, "no output rows", transform=ax.transAxes, ha="center")
+            ax.text(0.5, 0.5, plain("no output rows"), transform=ax.transAxes, ha="center")
             ax.set_ylim(0, 1)
         else:
             ax.set_ylim(bottom=0)
         ax.yaxis.set_major_locator(MaxNLocator(integer=True))
-        self._finish(fig, ax)
+        self._finish(fig, ax, legend)
         return self._svg(fig, "rows")
 
     # ------------------------------------------------------------------ table
@@ -546,6 +569,7 @@ __all__ = [
     "Report",
     "ReportError",
     "check_target",
+    "plain",
     "render",
     "require_matplotlib",
     "write",

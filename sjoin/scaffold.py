@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import re
 from pathlib import Path
 
 from sjoin.runtime.errors import UnsafeFileError
@@ -92,8 +93,13 @@ def scaffold(name: str, directory: Path) -> list[Path]:
     """Write ``NAME.sjoin``, ``NAME.trace.jsonl`` and ``test_NAME.py`` into ``directory``,
     and the trace's rows as the job's JSON input files (``NAME_input/STREAM/batch-N.json``);
     returns the first three."""
-    if not name.isidentifier():
-        raise ScaffoldError(f"`{name}` is not a valid name: use letters, digits and _")
+    # the spec's plain identifier (str.isidentifier also takes `café` and a full-width x,
+    # which the spec grammar does not)
+    if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name):
+        raise ScaffoldError(
+            f"`{name}` is not a valid name: use the letters A-Z and a-z, the digits 0-9 and _, "
+            "not starting with a digit"
+        )
     files = {
         directory / f"{name}.sjoin": SPEC.format(name=name),
         directory / f"{name}.trace.jsonl": "".join(

@@ -28,7 +28,7 @@ from sjoin.spark_driver import RunResult, SparkUnavailable, decode_result, decod
 
 __all__ = ["EnvError", "RemoteSpark", "cache_dir", "ensure_env", "env_command", "pyspark_version"]
 
-_VERSION = re.compile(r"^\d+\.\d+$")
+_VERSION = re.compile(r"[0-9]{1,4}\.[0-9]{1,4}")  # MAJOR.MINOR, ASCII digits (not \d)
 
 
 class EnvError(Exception):
@@ -88,7 +88,7 @@ def ensure_env(version: str, say: Callable[[str], None] = lambda text: None) -> 
     """The interpreter of the cached environment for Spark ``version`` (``X.Y``), made first
     if needed (``say`` hears what is being done). Raises ``EnvError`` when it cannot be made
     (no network, no venv module) and ``ValueError`` for a version that is not ``X.Y``."""
-    if not _VERSION.match(version):
+    if _VERSION.fullmatch(version) is None:
         raise ValueError(f"a Spark version is MAJOR.MINOR, e.g. 3.5, not {version!r}")
     directory = env_dir(version)
     python = _env_python(directory)

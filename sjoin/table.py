@@ -22,6 +22,16 @@ from rich.text import Text
 from sjoin.runtime import BatchOutput
 
 
+def shown(text: str) -> Text:
+    """Text from a spec or a trace as the terminal shows it: never rich markup (a name such as
+    ``[/]`` or ``[red]j`` is text), and every unprintable character (ESC, which would make
+    the terminal act, a line break, a bidi override) as its escape (``\\x1b``), so that what
+    a cell holds is what it shows, on one line."""
+    if not text.isprintable():
+        text = "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
+    return Text(text)
+
+
 def cell(value: Any) -> Text:
     """One value as the table shows it: NULL for null, JSON for a struct or an array."""
     if value is None:
@@ -29,8 +39,8 @@ def cell(value: Any) -> Text:
     if isinstance(value, bool):
         return Text("true" if value else "false")
     if isinstance(value, (dict, list)):
-        return Text(json.dumps(value, ensure_ascii=False))
-    return Text(str(value))
+        return shown(json.dumps(value, ensure_ascii=False))
+    return shown(str(value))
 
 
 def title(out: BatchOutput) -> Text:
@@ -42,7 +52,9 @@ def title(out: BatchOutput) -> Text:
         parts.append(f"trace batch {out.trace_batch}" + ("" if out.data else " (no-data batch)"))
     if out.watermark is not None:
         parts.append(f"watermark {out.watermark}")
-    return Text(" · ".join(parts), style="bold")
+    title = shown(" · ".join(parts))
+    title.stylize("bold")
+    return title
 
 
 class TableWriter:
@@ -67,14 +79,14 @@ class TableWriter:
         self.console.print(title(out))
         for relation, rows in by_relation.items():
             table = Table(
-                title=f"{relation}: {len(rows)} row{'s' if len(rows) != 1 else ''}",
+                title=shown(f"{relation}: {len(rows)} row{'s' if len(rows) != 1 else ''}"),
                 title_justify="left",
                 box=box.SIMPLE_HEAD,
                 show_edge=False,
                 pad_edge=False,
             )
             for name in rows[0]:
-                table.add_column(name, overflow="fold")
+                table.add_column(shown(name), overflow="fold")
             for row in rows:
                 table.add_row(*(cell(v) for v in row.values()))
             self.console.print(table)

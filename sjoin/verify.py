@@ -485,7 +485,7 @@ def like_local(spec: CheckResult, local: str) -> tuple[CheckResult, str]:
     The result may have errors: the spec does not plan for the local version."""
     assert spec.plan is not None, "like_local needs a planned spec"
     target = spec.plan.spark
-    match = re.match(r"(\d+)\.(\d+)", local)
+    match = re.match(r"([0-9]{1,4})\.([0-9]{1,4})", local)
     if match is None:
         return spec, f"cannot tell the Spark version that runs here ({local!r})"
     minor = (int(match.group(1)), int(match.group(2)))
@@ -541,7 +541,7 @@ def verify_spec(
     target = str(spec.plan.spark)
     if planned.plan is None or not planned.ok:
         errors = [d for d in planned.diagnostics if d.severity == "error"]
-        match = re.match(r"\d+\.\d+", local)
+        match = re.match(r"[0-9]{1,4}\.[0-9]{1,4}", local)
         return VerifyReport(
             target=target,
             spark_version=local,

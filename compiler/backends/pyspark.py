@@ -7,7 +7,8 @@ sinks, checkpoints).  The code is laid out as ruff formats it (line length 100).
 
 User text reaches the code only through ``pytext``: SQL text (from sqlglot's Spark generator,
 which quotes identifiers and strings for Spark), names, options and paths become string
-literals with ``literal``, and everything shown to the reader becomes one-line comments with
+literals with ``literal`` (a column name the DataFrame API parses as a path, with
+``column_ref``), and everything shown to the reader becomes one-line comments with
 ``comment`` or docstring lines with ``docstring_line``.  No other f-string here interpolates
 user text, so user text never becomes code (``tests/backends/test_injection.py``).
 """
@@ -27,7 +28,7 @@ from ..explain import predicate_text
 from ..expr import conjuncts
 from ..plan import AggregateNode, JoinNode, Plan, PlanNode, Side, StreamNode
 from ..sql import spark_sql, written_sql
-from .pytext import comment, docstring_line, literal
+from .pytext import column_ref, comment, docstring_line, literal
 
 ANTI_MARKER = "__sjoin_matched"
 SQL_WIDTH = 76  # split SQL text into several string pieces beyond this
@@ -139,13 +140,13 @@ def emit(node: PlanNode) -> list[str]:
 
 @emit.register
 def _(node: StreamNode) -> list[str]:
-    cols = ", ".join(literal(c.name) for c in node.columns)
+    cols = ", ".join(column_ref(c.name) for c in node.columns)
     title = f"stream {node.name}"
     df = f"inputs[{literal(node.name)}].select({cols})"
     if node.watermark_column is not None:
         delay = spark_duration((node.delay_ms or 0) * 1000)
         title += f": watermark {node.watermark_column} delay {delay}"
-        df += f".withWatermark({literal(node.watermark_column)}, {literal(delay)})"
+        df += f".withWatermark({column_ref(node.watermark_column)}, {literal(delay)})"
     return [comment(title), f"rels[{literal(node.name)}] = {df}", ""]
 
 
@@ -177,7 +178,7 @@ def _side_frame(side: Side, anti_marker: bool) -> list[str]:
     """The expression of one join input: projected windows, stripped time columns, alias."""
     steps = [f"rels[{literal(side.relation)}]"]
     for window in side.windows:
-        args = [literal(window.time_column), literal(spark_duration(window.duration_us))]
+        args = [column_ref(window.time_column), literal(spark_duration(window.duration_us))]
         if window.slide_us:
             args.append(literal(spark_duration(window.slide_us)))
         steps.append(f".withColumn({literal(window.name)}, F.window({', '.join(args)}))")
@@ -223,7 +224,7 @@ def _(node: JoinNode) -> list[str]:
     lines.append(f"    {literal(how)},")
     lines.append(")")
     if node.anti_filter:
-        marker = literal(f"{node.right.alias}.{ANTI_MARKER}")
+        marker = column_ref(node.right.alias, ANTI_MARKER)
         lines.append(f"joined = joined.where(F.col({marker}).isNull())")
     lines.append(f"rels[{literal(node.name)}] = joined.select(")
     for column in node.output:
@@ -252,7 +253,7 @@ def _(node: AggregateNode) -> list[str]:
     lines.append(")")
     lines.append("rels[" + literal(node.name) + "] = grouped.agg(")
     lines.extend(f"    {a}," for a in aggs)
-    lines.append(").select(" + ", ".join(literal(o.name) for o in node.output) + ")")
+    lines.append(").select(" + ", ".join(column_ref(o.name) for o in node.output) + ")")
     lines.append("")
     return lines
 

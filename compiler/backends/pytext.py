@@ -1,8 +1,9 @@
 """The one way text from a spec reaches generated Python: ``escape``.
 
 Names, strings, options, paths, SQL text and plan prose all pass through ``escape`` on their
-way into a job, whether they become a string literal (``literal``), a comment (``comment``)
-or a line of the module docstring (``docstring_line``).  After escaping, the text holds no
+way into a job, whether they become a string literal (``literal``; ``column_ref`` for a column
+reference the DataFrame API parses), a comment (``comment``) or a line of the module
+docstring (``docstring_line``).  After escaping, the text holds no
 quote, no backslash, no line break of any kind (LF, CR, U+2028, U+2029, U+0085 ...), no
 control or format character (NUL, bidi overrides: "Trojan Source"), no lone surrogate and
 nothing else that is not printable: each is written as a Python escape sequence.  So a
@@ -11,6 +12,8 @@ as UTF-8.  Printable non-ASCII text (``café``, ``中``) is kept as written, for
 """
 
 from __future__ import annotations
+
+import re
 
 _SIMPLE = {"\\": "\\\\", '"': '\\"', "\n": "\\n", "\r": "\\r", "\t": "\\t"}
 
@@ -44,6 +47,21 @@ def escape(text: str) -> str:
 def literal(text: str) -> str:
     """A double-quoted Python string literal whose value is ``text``."""
     return '"' + escape(text) + '"'
+
+
+_PLAIN_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
+def column_ref(*parts: str) -> str:
+    """A string literal of a column reference as the DataFrame API parses it: ``select``,
+    ``F.col``, ``F.window`` and ``withWatermark`` read ``a.b`` as field ``b`` of ``a``,
+    ``*`` and ``a.*`` as every column, and a back-quote as the start of a quoted part
+    (Spark's ``UnresolvedAttribute.parseAttributeName``).  Each of ``parts`` (a column name,
+    or a qualifier then a name) is back-quoted, back-quotes doubled, unless it is a plain
+    identifier, so the string names exactly that column.  Not for names Spark takes as
+    written (``withColumn``'s, ``alias``'s, a DDL schema's): those are ``literal``."""
+    quoted = (p if _PLAIN_NAME.fullmatch(p) else "`" + p.replace("`", "``") + "`" for p in parts)
+    return literal(".".join(quoted))
 
 
 def comment(text: str, width: int = 96) -> str:

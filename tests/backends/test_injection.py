@@ -76,6 +76,14 @@ PAYLOADS = {
     "every-escape": '\\"\n\r\t\x00\u2028\U000e0001',
     "long": "x" * 300,
     "empty": "",
+    # what the DataFrame API reads in a column reference: a path, a star, a quoted part
+    "dot": "a.b",
+    "star": "*",
+    "dot-star": "a.*",
+    "leading-dot": ".a",
+    "trailing-dot": "a.",
+    "space": "a b",
+    "quoted": "`a`",
 }
 
 # One spec reading every source format, with a join of each emit shape (range, window keys,
@@ -355,6 +363,81 @@ def assert_same_shape(code: str, kind: str, payload: str) -> None:
         assert "\u2028" not in line and "\u2029" not in line and "\x85" not in line
 
 
+STAR = "\x00star"  # no name part is this: names hold no control characters
+
+
+def attribute_parts(text: str) -> tuple[str, ...]:
+    """A column reference as Spark's DataFrame API reads it (``Column(name)``: ``*`` and
+    ``a.*`` are stars, else ``UnresolvedAttribute.parseAttributeName``): its name parts, or
+    ``(STAR, qualifier...)`` for a star; ValueError where Spark raises a syntax error."""
+    if text == "*":
+        return (STAR,)
+    if text.endswith(".*"):
+        return (STAR, *attribute_parts(text[:-2]))
+    parts: list[str] = []
+    current: list[str] = []
+    quoted = False
+    i = 0
+    while i < len(text):
+        char = text[i]
+        if quoted:
+            if char == "`":
+                if text[i + 1 : i + 2] == "`":
+                    current.append("`")
+                    i += 1
+                else:
+                    quoted = False
+                    if i + 1 < len(text) and text[i + 1] != ".":
+                        raise ValueError(text)
+            else:
+                current.append(char)
+        elif char == "`":
+            if current:
+                raise ValueError(text)
+            quoted = True
+        elif char == ".":
+            if i == 0 or text[i - 1] == "." or i == len(text) - 1:
+                raise ValueError(text)
+            parts.append("".join(current))
+            current = []
+        else:
+            current.append(char)
+        i += 1
+    if quoted:
+        raise ValueError(text)
+    return (*parts, "".join(current))
+
+
+PARSED_BY_SPARK = {"select", "withWatermark", "col", "window"}  # their string arguments
+
+
+def column_refs(code: str) -> list[str]:
+    """The strings of the job that the DataFrame API parses as column references."""
+    out = []
+    for node in ast.walk(ast.parse(code)):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+            name = node.func.attr
+            if name in PARSED_BY_SPARK:
+                args = node.args if name == "select" else node.args[:1]
+                out += [a.value for a in args if isinstance(a, ast.Constant)]
+    return out
+
+
+BENIGN_REFS: dict[str, list[str]] = {}
+
+
+def assert_column_refs(code: str, kind: str, marker: str, payload: str) -> None:
+    """Each column reference names exactly the benign one's column, the marker replaced by
+    the payload: no payload made a path, a star or a syntax error of it."""
+    if kind not in BENIGN_REFS:
+        BENIGN_REFS[kind] = column_refs(generate(kind, None, ""))
+    benign, found = BENIGN_REFS[kind], column_refs(code)
+    assert len(found) == len(benign)
+    for text, plain in zip(found, benign, strict=True):
+        expected = tuple(p.replace(marker, payload) for p in attribute_parts(plain))
+        assert attribute_parts(text) == expected, (text, plain)
+
+
 # ------------------------------------------------------------------ the tests
 
 
@@ -370,8 +453,10 @@ def test_payload_in_every_place(payload: str) -> None:
     text = PAYLOADS[payload]
     for kind, marker in PLACES:
         try:
-            assert_same_shape(generate(kind, marker, text), kind, text)
-        except AssertionError as err:
+            code = generate(kind, marker, text)
+            assert_same_shape(code, kind, text)
+            assert_column_refs(code, kind, marker, text)
+        except (AssertionError, ValueError) as err:
             raise AssertionError(f"{payload!r} in place {marker} ({kind}): {err}") from None
 
 
@@ -388,6 +473,35 @@ def test_payload_everywhere_at_once_formatted(payload: str) -> None:
         benign = ast.parse(compile_pyspark(PLANS[kind], SPEC_PATH, formatted=True))
         assert blanked(tree) == blanked(benign)
         code.encode("utf-8")
+
+
+def test_column_refs_cover_every_parsed_place() -> None:
+    """The benign jobs reference columns through each API that parses them."""
+    calls = set()
+    for kind in PLANS:
+        for node in ast.walk(ast.parse(generate(kind, None, ""))):
+            if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)):
+                continue
+            if node.func.attr in PARSED_BY_SPARK and any(
+                isinstance(a, ast.Constant) and MARKER.search(str(a.value)) for a in node.args
+            ):
+                calls.add(node.func.attr)
+    assert calls == PARSED_BY_SPARK
+
+
+def test_attribute_parts_reads_as_spark_does() -> None:
+    assert attribute_parts("a.b") == ("a", "b")
+    assert attribute_parts("`a.b`") == ("a.b",)
+    assert attribute_parts("`a``b`.c") == ("a`b", "c")
+    assert attribute_parts("a.*") == (STAR, "a")
+    assert attribute_parts("*") == (STAR,)
+    assert attribute_parts("`*`") == ("*",)
+    assert attribute_parts("a b") == ("a b",)
+    for bad in ("a`b", "`a`b", "a..b", ".a", "a.", "`a"):
+        with pytest.raises(ValueError):
+            attribute_parts(bad)
+    quoted = [ast.literal_eval(pytext.column_ref(n)) for n in ("x", "a.b", "*", "a`b", "")]
+    assert quoted == ["x", "`a.b`", "`*`", "`a``b`", "``"]
 
 
 def test_escape_round_trips_every_code_point_class() -> None:

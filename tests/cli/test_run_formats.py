@@ -204,3 +204,61 @@ def test_tables_name_the_query_when_a_run_has_several(tmp_path: Path) -> None:
     code, out, err = cli("run", str(spec), "--trace", str(trace), "--format", "table")
     assert code == 0, err
     assert "query shipped · batch 0 · trace batch 0 · watermark 1970-01-01T00:00:00Z" in out
+
+
+# names rich would read as markup (`[/]` closes nothing: MarkupError, which was E999), and
+# values that would make a terminal act (ESC), break a row or reorder the text
+MARKUP_SPEC = """stream `[/]` (`[bold]k` BIGINT, t TIMESTAMP, v STRING) watermark t delay 1 second
+stream b (`[bold]k` BIGINT, t TIMESTAMP) watermark t delay 1 second
+join `[red]j[/red]` = `[/]` AS `[i]` INNER JOIN b AS y
+    ON `[i]`.`[bold]k` = y.`[bold]k` AND `[i]`.t = y.t
+    SELECT `[i]`.`[bold]k` AS `[/]`, `[i]`.v AS `[link=http://e]v`
+sink `[red]j[/red]` to console ()
+"""
+VALUES = ["\x1b[2J\x1b]0;owned\x07", "a\nb", "\u202eevil", "[bold]x[/bold]"]
+
+
+def test_tables_show_names_and_values_as_text(tmp_path: Path) -> None:
+    spec = tmp_path / "m.sjoin"
+    spec.write_text(MARKUP_SPEC)
+    at = "2026-01-01T00:00:00Z"
+    rows = []
+    for k, value in enumerate(VALUES):
+        rows.append({"batch": 0, "stream": "[/]", "row": {"[bold]k": k, "t": at, "v": value}})
+        rows.append({"batch": 0, "stream": "b", "row": {"[bold]k": k, "t": at}})
+    trace = tmp_path / "m.jsonl"
+    trace.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    for colour in ("never", "always"):
+        code, out, err = cli(
+            "run", str(spec), "--trace", str(trace), "--format", "table", "--color", colour
+        )
+        assert code == 0 and "E999" not in err, err
+        plain = out if colour == "never" else out.replace("\x1b[1m", "").replace("\x1b[0m", "")
+        assert "\x07" not in out and "\x1b[2J" not in out and "\u202e" not in out
+        assert "[red]j[/red]: 4 rows" in plain
+        header = next(line for line in plain.splitlines() if line.lstrip().startswith("[/]"))
+        assert header.split() == ["[/]", "[link=http://e]v"]
+        for shown in ("\\x1b[2J\\x1b]0;owned\\x07", "a\\nb", "\\u202eevil", "[bold]x[/bold]"):
+            assert shown in plain, shown
+
+
+def test_verify_progress_shows_a_query_name_as_text(monkeypatch: pytest.MonkeyPatch) -> None:
+    """verify's progress bar (a terminal) describes each query by name: rich markup there
+    would fail on `[/]`."""
+    import io
+
+    from sjoin.cli import _verify_progress
+    from sjoin.render import Printer
+
+    class Terminal(io.StringIO):
+        def isatty(self) -> bool:
+            return True
+
+    err = Terminal()
+    monkeypatch.setattr(sys, "stderr", err)
+    progress = type("P", (), {"query": "[/]", "index": 1, "queries": 1, "batches": 2})
+    with _verify_progress(Printer("never")) as advance:
+        for batch in (0, 1, 2):
+            progress.batch = batch
+            advance(progress)
+    assert "query `[/]` (1 of 1)" in err.getvalue()

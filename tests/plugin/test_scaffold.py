@@ -33,6 +33,24 @@ def test_scaffold_refuses_to_overwrite_and_bad_names(tmp_path: Path) -> None:
         scaffold("my-join", tmp_path)
 
 
+@pytest.mark.parametrize(
+    "name", ["caf\u00e9", "\uff58", "x\u0663", "1st", "", "a b", "a.b", "`a`", "a\n"]
+)
+def test_scaffold_names_are_the_specs_plain_identifiers(name: str, tmp_path: Path) -> None:
+    """Python's isidentifier takes `café` and a full-width x, which the spec grammar does
+    not: the scaffolded spec would not parse.  Nothing is written for such a name."""
+    with pytest.raises(ScaffoldError, match="not a valid name"):
+        scaffold(name, tmp_path)
+    assert not list(tmp_path.iterdir())
+
+
+@pytest.mark.parametrize("name", ["join", "select", "None", "class", "_x9"])
+def test_keywords_of_either_language_scaffold_a_valid_spec(name: str, tmp_path: Path) -> None:
+    scaffold(name, tmp_path)
+    assert check_file(tmp_path / f"{name}.sjoin").ok
+    compile((tmp_path / f"test_{name}.py").read_text(), "test.py", "exec")
+
+
 def test_the_tutorials_widening_edit_keeps_the_rows_test_green(pytester: pytest.Pytester) -> None:
     """The README's edit, taken from its text and applied literally to the scaffold: the
     plan and job snapshots fail, the scaffolded rows test stays green, and after

@@ -132,6 +132,7 @@ class Dom(HTMLParser):
         self.text: list[str] = []
         self.body: dict[str, str | None] = {}
         self.tags: list[str] = []
+        self.classes: list[str] = []  # every class attribute
         self._svg_depth = 0
         self._skip = 0
         self._cell: list[str] | None = None
@@ -140,6 +141,7 @@ class Dom(HTMLParser):
 
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
         self.tags.append(tag)
+        self.classes += [value for key, value in attrs if key == "class" and value]
         if tag == "svg":
             if self._svg_depth == 0:
                 self.svgs.append([])

@@ -15,6 +15,7 @@ from sjoin.compiler.diagram import mermaid
 
 from ..conftest import EXAMPLES, ROOT
 from ..planner.cases import CASES
+from ..test_diagram import hostile_diagrams, shown
 from .conftest import Chromium, Dom, distinct_colors, png_size
 
 pytestmark = pytest.mark.browser
@@ -25,7 +26,6 @@ HOSTILE = (
     "stream `<x>` (k INT, t TIMESTAMP) watermark t delay 1 second\n"
     'join `j]"` = `a"b|c` AS p INNER JOIN `<x>` AS q ON p.k = q.k AND p.t = q.t\n'
 )
-ENTITIES = {"#quot;": '"', "#lt;": "<", "#gt;": ">", "#124;": "|", "#amp;": "&"}
 BUDGET_MS = 20_000  # virtual time for mermaid to lay out and draw
 
 
@@ -51,10 +51,7 @@ def labels(diagram: str) -> list[str]:
     """Every line of every quoted label, as Mermaid should show it."""
     lines = []
     for label in re.findall(r'"([^"]*)"', diagram):
-        for line in label.split("<br/>"):
-            for entity, char in ENTITIES.items():
-                line = line.replace(entity, char)
-            lines.append(line)
+        lines += shown(label)
     return lines
 
 
@@ -94,14 +91,10 @@ def test_hostile_names_render_as_written(
         assert name in text.splitlines(), name
 
 
-def test_every_planned_case_renders(chromium: Chromium, mermaid_js: Path, tmp_path: Path) -> None:
-    """Every spec of the plan catalogue and of the diagnostics cases that plans, in one page:
-    Mermaid parses and draws each diagram (windows, outer joins, chains, rejected pipelines)."""
-    specs = [(case.id, check_text(case.spec)) for case in CASES]
-    cases = ROOT / "tests" / "diagnostics" / "cases"
-    specs += [(path.stem, check_file(path)) for path in sorted(cases.glob("*.sjoin"))]
-    diagrams = [(name, mermaid(r.plan)) for name, r in specs if r.plan is not None]
-    assert len(diagrams) > 100
+def render_all(
+    chromium: Chromium, mermaid_js: Path, diagrams: list[tuple[str, str]], tmp_path: Path
+) -> Dom:
+    """Every diagram in one page, rendered one after the other; Mermaid reports no error."""
     blocks = "\n".join(
         f'<pre class="mermaid" data-name="{html.escape(name)}">{html.escape(d)}</pre>'
         for name, d in diagrams
@@ -129,6 +122,35 @@ def test_every_planned_case_renders(chromium: Chromium, mermaid_js: Path, tmp_pa
     assert not dom.body.get("data-errors"), dom.body["data-errors"]
     assert len(dom.svgs) == len(diagrams)
     assert "Syntax error" not in " ".join(dom.text)
+    return dom
+
+
+def test_every_planned_case_renders(chromium: Chromium, mermaid_js: Path, tmp_path: Path) -> None:
+    """Every spec of the plan catalogue and of the diagnostics cases that plans, in one page:
+    Mermaid parses and draws each diagram (windows, outer joins, chains, rejected pipelines)."""
+    specs = [(case.id, check_text(case.spec)) for case in CASES]
+    cases = ROOT / "tests" / "diagnostics" / "cases"
+    specs += [(path.stem, check_file(path)) for path in sorted(cases.glob("*.sjoin"))]
+    diagrams = [(name, mermaid(r.plan)) for name, r in specs if r.plan is not None]
+    assert len(diagrams) > 100
+    render_all(chromium, mermaid_js, diagrams, tmp_path)
+
+
+def test_every_hostile_name_renders_as_written(
+    chromium: Chromium, mermaid_js: Path, tmp_path: Path
+) -> None:
+    """Names that hold Mermaid's entity codes and stand-ins, HTML, Markdown, KaTeX, icons
+    and flowchart syntax, in every place of a chain (tests/test_diagram.py): each diagram
+    renders, with every label line drawn as written, and none drawn as markup."""
+    cases = hostile_diagrams()
+    dom = render_all(chromium, mermaid_js, [(key, d) for key, d, _ in cases], tmp_path)
+    for index, (key, diagram, n) in enumerate(cases):
+        drawn = dom.svg_text(index)
+        for line in labels(diagram):
+            assert line.strip() in drawn, (key, line, drawn)
+        assert n["j"] in drawn.replace("\u2060", "").splitlines(), (key, drawn)
+    assert not {"b", "i", "strong", "em", "math", "code"} & set(dom.tags)
+    assert "katex" not in " ".join(dom.classes)
 
 
 def test_chain_diagram_screenshot(chromium: Chromium, mermaid_js: Path, tmp_path: Path) -> None:

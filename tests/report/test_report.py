@@ -3,6 +3,7 @@ batch by batch, needs nothing outside itself, and every failure is one sentence 
 
 from __future__ import annotations
 
+import itertools
 import json
 import re
 import subprocess
@@ -261,3 +262,149 @@ def test_a_flat_watermark_gets_an_hour_not_years() -> None:
     ticks = Dom(render(plan, result.batches, spec="s", trace="t")).svg_text(0).splitlines()
     assert "07:00" in ticks
     assert not [t for t in ticks if re.fullmatch(r"\d{4}|[A-Z][a-z]{2}", t)], ticks
+
+
+# ---------------------------------------------------------------------------- hostile names
+
+# Names matplotlib would read as math text (an even number of `$`), fail to parse as math
+# (`$\frac{$`), unescape (`\$`), or leave out of a legend (a leading `_`), and markup.
+HOSTILE_NAMES = {
+    "frac": "$\\frac{$",
+    "power": "$x^2$",
+    "two-dollars": "$$",
+    "one-dollar": "$",
+    "escaped-dollar": "\\$",
+    "mixed": "a\\$b$c$",
+    "backslash": "\\",
+    "underscore": "_j",
+    "nolegend": "_nolegend_",
+    "markup": "<b>&amp;</b>",
+    "tex": "\\textbf{x}",
+    "percent": "%s %d {}",
+    "backtick": "a`b",
+}
+
+
+def q(name: str) -> str:
+    return "`" + name.replace("`", "``") + "`"
+
+
+def hostile_spec(name: str) -> tuple[str, list[dict[str, object]], dict[str, str]]:
+    """A spec whose every name (streams, columns, watermark columns, join, aggregate,
+    aliases, SELECT names) holds ``name``, a trace for it, and the names by role."""
+    n = {
+        "s1": name + "1",
+        "s2": name + "2",
+        "k": name + "k",
+        "t1": name + "t",
+        "t2": name + "u",
+        "join": name,
+        "agg": name + "g",
+        "a": name + "a",
+        "b": name + "b",
+        "c": name + "c",
+        "w": name + "w",
+        "n": name + "n",
+    }
+    x = {role: q(name) for role, name in n.items()}  # as the spec writes them
+    spec = (
+        "spark 4.3\n"
+        f"stream {x['s1']} ({x['k']} BIGINT, {x['t1']} TIMESTAMP)\n"
+        f"    watermark {x['t1']} delay 1 second\n"
+        f"stream {x['s2']} ({x['k']} BIGINT, {x['t2']} TIMESTAMP)\n"
+        f"    watermark {x['t2']} delay 1 second\n"
+        f"join {x['join']} = {x['s1']} AS {x['a']} INNER JOIN {x['s2']} AS {x['b']}\n"
+        f"    ON {x['a']}.{x['k']} = {x['b']}.{x['k']}\n"
+        f"    AND {x['a']}.{x['t1']} = {x['b']}.{x['t2']}\n"
+        f"    SELECT {x['a']}.{x['k']} AS {x['k']}, {x['a']}.{x['t1']} AS {x['t1']}\n"
+        f"aggregate {x['agg']} = {x['join']} AS {x['c']}\n"
+        f"    GROUP BY window({x['c']}.{x['t1']}, INTERVAL 1 MINUTE)\n"
+        f"    SELECT window({x['c']}.{x['t1']}, INTERVAL 1 MINUTE) AS {x['w']},"
+        f" count(*) AS {x['n']}\n"
+    )
+    trace: list[dict[str, object]] = []
+    for batch, minute in enumerate((0, 5, 10)):
+        at = f"2026-01-01T00:{minute:02}:00Z"
+        trace.append({"batch": batch, "stream": n["s1"], "row": {n["k"]: 1, n["t1"]: at}})
+        trace.append({"batch": batch, "stream": n["s2"], "row": {n["k"]: 1, n["t2"]: at}})
+    return spec, trace, n
+
+
+@pytest.fixture
+def math_texts(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """Every string matplotlib draws as math text while the test runs (there must be none)."""
+    from matplotlib.text import Text
+
+    found: list[str] = []
+    preprocess = Text._preprocess_math
+
+    def spy(self: Text, s: str) -> tuple[str, bool | str]:
+        out = preprocess(self, s)
+        if out[1]:
+            found.append(s)
+        return out
+
+    monkeypatch.setattr(Text, "_preprocess_math", spy)
+    return found
+
+
+@pytest.mark.parametrize("markers", [True, False], ids=["bars", "lines"])
+@pytest.mark.parametrize("key", sorted(HOSTILE_NAMES))
+def test_hostile_names_are_drawn_as_written(
+    key: str, markers: bool, math_texts: list[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Every name the report shows (join, aggregate, aliases, in the legends and the table)
+    comes out exactly as written: never math text, never left out of a legend."""
+    import sjoin.report
+
+    if not markers:  # the rows plot of a long run: lines, not bars
+        monkeypatch.setattr(sjoin.report, "MARKERS_UP_TO", 0)
+    spec, trace, n = hostile_spec(HOSTILE_NAMES[key])
+    result = check_text(spec)
+    assert result.ok and result.plan is not None, [d.message for d in result.diagnostics]
+    ran = run(result.plan, trace)
+    assert ran.rows(n["agg"]), "the aggregate emits, so every plot has data"
+    page = render(result.plan, ran.batches, spec="h.sjoin", trace="h.jsonl")
+    assert not math_texts
+    dom = Dom(page)
+    assert len(dom.svgs) == 3
+    _, state, rows = (dom.svg_text(i).splitlines() for i in range(3))
+    j, g = n["join"], n["agg"]
+    for label in (f"{j}: left ({n['a']})", f"{j}: right ({n['b']})", f"{g} (aggregate)"):
+        assert label in state, (label, state)
+    assert j in rows and g in rows, rows
+    head = dom.rows[0]
+    for cell in (f"state {j}", f"{j} left", f"{j} right", f"state {g}", f"rows {j}", f"rows {g}"):
+        assert cell in head, (cell, head)
+    assert dom.text.count("Query") == 1 and dom.text[dom.text.index("Query") + 1] == g
+
+
+def test_plain_text_round_trips_through_matplotlib() -> None:
+    """``plain`` is exact: matplotlib shows what the user wrote for any mix of `$` and `\\`,
+    and never as math; unprintable characters become visible escapes on one line."""
+    from matplotlib.text import Text
+
+    from sjoin.report import plain
+
+    samples = ["$", "$$", "\\$", "\\\\$", "$\\$", "a$b\\$c$$\\", "\\", "x$y\\\\$$z", ""]
+    samples += ["".join(p) for p in itertools.product("$\\a", repeat=4)]
+    for text in samples:
+        shown, math = Text(text=plain(text))._preprocess_math(plain(text))
+        assert (shown, math) == (text, False), text
+    assert plain("a\nb\x00c\u2028") == "a\\nb\\x00c\\u2028"
+
+
+def test_reproduction_report_of_a_relation_named_like_math(tmp_path: Path) -> None:
+    """The issue's reproduction: `sjoin run --report` of a relation named `$\\frac{$` ended
+    in E999 (matplotlib's math parser); now the page is written and shows the name."""
+    spec, trace, n = hostile_spec("$\\frac{$")
+    (tmp_path / "h.sjoin").write_text(spec)
+    (tmp_path / "h.jsonl").write_text("".join(json.dumps(r) + "\n" for r in trace))
+    report = tmp_path / "r.html"
+    code, _, err = invoke(
+        "run", str(tmp_path / "h.sjoin"), "--trace", str(tmp_path / "h.jsonl"),
+        "--output", str(tmp_path / "out.jsonl"), "--report", str(report),
+    )  # fmt: skip
+    assert code == 0, err
+    assert "E999" not in err
+    assert f"{n['join']}: left ({n['a']})" in Dom(report.read_text()).svg_text(1).splitlines()

@@ -76,3 +76,22 @@ def test_report_screenshot_is_a_picture(chromium: Chromium, tmp_path: Path) -> N
     assert png_size(data) == (1200, 2400)
     assert len(data) > 50_000, "a page of three plots and a table is not that small a PNG"
     assert distinct_colors(png) > 100, "the screenshot is (nearly) blank"
+
+
+def test_hostile_names_render_as_written(chromium: Chromium, tmp_path: Path) -> None:
+    """Names matplotlib would read as math text, or leave out of a legend, in every place
+    of a spec: Chromium shows each legend entry exactly as written."""
+    from .test_report import HOSTILE_NAMES, hostile_spec
+
+    for key in ("frac", "power", "mixed", "underscore"):
+        spec, trace, n = hostile_spec(HOSTILE_NAMES[key])
+        path = tmp_path / f"{key}.sjoin"
+        path.write_text(spec)
+        path.with_suffix(".trace.jsonl").write_text("".join(json.dumps(r) + "\n" for r in trace))
+        report, _ = sjoin_run_report(path, tmp_path)
+        dom = Dom(chromium.dom(report))
+        assert len(dom.svgs) == 3, key
+        state = dom.svg_text(1).splitlines()
+        for label in (f"{n['join']}: left ({n['a']})", f"{n['agg']} (aggregate)"):
+            assert label in state, (key, label, state)
+        assert n["join"] in dom.svg_text(2).splitlines(), key
