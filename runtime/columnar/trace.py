@@ -309,8 +309,9 @@ def read_parquet_trace(directory: Path, schemas: Mapping[str, StreamSchema]) -> 
 def _parquet_frame(path: Path, schema: StreamSchema) -> pl.DataFrame | list[tuple[Any, ...]]:
     try:
         frame = pl.read_parquet(path)
-    except Exception as err:  # polars raises several kinds for a damaged file
-        raise RunError(f"{path}: cannot read Parquet: {err}") from None
+    except (Exception, pl.exceptions.PanicException) as err:  # a damaged file: any kind
+        reason = str(err).splitlines()[0] if str(err) else type(err).__name__
+        raise RunError(f"{path}: cannot read Parquet: {reason}") from None
     extra = [c for c in frame.columns if c not in schema.index]
     missing = [c for c in schema.columns if c not in frame.columns]
     if extra or missing:
@@ -351,10 +352,18 @@ def _parquet_column(path: Path, values: pl.Series, kind: SqlType, column: str) -
     elif name == "timestamp":
         if not isinstance(dtype, pl.Datetime):
             raise wrong
-        if dtype.time_zone not in (None, "UTC"):
-            values = values.dt.convert_time_zone("UTC")
-        # to microseconds by flooring, as the JSON reader drops digits beyond them
-        out = values.dt.cast_time_unit("us").dt.replace_time_zone(None).cast(pl.Int64)
+        # the stored integers: UTC instants (a naive time is read as UTC), in the file's
+        # unit; scaled here, since polars' own conversions fail (a panic) on instants that
+        # microseconds cannot hold
+        raw = values.to_physical()
+        if dtype.time_unit == "ms":
+            low, high = -(-MIN_TIMESTAMP_US // 1000), MAX_TIMESTAMP_US // 1000
+            _refuse(path, raw, column, kind, (raw < low) | (raw > high), scale=1000)
+            out = raw * 1000
+        elif dtype.time_unit == "ns":  # floored, as the JSON reader drops digits beyond µs
+            out = raw // 1000
+        else:
+            out = raw
         _refuse(path, out, column, kind, (out < MIN_TIMESTAMP_US) | (out > MAX_TIMESTAMP_US))
     elif name == "date":
         if dtype != pl.Date:
@@ -406,10 +415,14 @@ def _parquet_column(path: Path, values: pl.Series, kind: SqlType, column: str) -
     return out
 
 
-def _refuse(path: Path, values: pl.Series, column: str, kind: SqlType, bad: pl.Series) -> None:
-    """Raise for the first row where ``bad`` holds, with the JSON reader's reason."""
+def _refuse(
+    path: Path, values: pl.Series, column: str, kind: SqlType, bad: pl.Series, scale: int = 1
+) -> None:
+    """Raise for the first row where ``bad`` holds, with the JSON reader's reason (for the
+    value times ``scale``: the runtime value of a millisecond timestamp)."""
     found = bad.fill_null(False).arg_true()
     if found.len():
         row = int(found[0])
-        reason = typed_value_problem(kind, values[row]) or f"a value {kind!s} cannot hold"
+        value = values[row] if scale == 1 else values[row] * scale  # a Python int
+        reason = typed_value_problem(kind, value) or f"a value {kind!s} cannot hold"
         raise RunError(f"{path}: row {row + 1}: column `{column}`: {reason}")

@@ -581,6 +581,7 @@ def _gist(reason: str) -> str:
     return tail
 
 
+T_MAX, T_MIN = 253_402_300_799_999_000, -62_135_596_800_000_000  # in µs: ms-exact ends
 PARQUET_ONLY = [
     # (declared type, the Parquet column, what the reader says: a value, or an error)
     ("DATE", pl.Series("v", [2_932_897], dtype=pl.Int32).cast(pl.Date), "'+10000-01-01' is out"),
@@ -594,6 +595,14 @@ PARQUET_ONLY = [
         [0],
     ),
     ("TIMESTAMP", pl.Series("v", [253_402_300_800_000_000]).cast(pl.Datetime("us")), "out of"),
+    ("TIMESTAMP", pl.Series("v", [253_402_300_799_999]).cast(pl.Datetime("ms", "UTC")), [T_MAX]),
+    ("TIMESTAMP", pl.Series("v", [253_402_300_800_000]).cast(pl.Datetime("ms")), "+10000-01-01"),
+    ("TIMESTAMP", pl.Series("v", [-62_135_596_800_000]).cast(pl.Datetime("ms")), [T_MIN]),
+    ("TIMESTAMP", pl.Series("v", [-62_135_596_800_001]).cast(pl.Datetime("ms")), "out of"),
+    # instants that microseconds cannot hold (polars' own conversion panics on them)
+    ("TIMESTAMP", pl.Series("v", [2**62, None]).cast(pl.Datetime("ms", "UTC")), "out of range"),
+    ("TIMESTAMP", pl.Series("v", [-(2**62)]).cast(pl.Datetime("ms", "Asia/Tokyo")), "out of"),
+    ("TIMESTAMP", pl.Series("v", [2**63 - 1]).cast(pl.Datetime("ns")), [2**63 // 1000]),
     ("BIGINT", pl.Series("v", [2**64 - 1], dtype=pl.UInt64), "is out of range for BIGINT"),
     ("TINYINT", pl.Series("v", [127, -128], dtype=pl.Int8), [127, -128]),
     ("TINYINT", pl.Series("v", [128], dtype=pl.UInt8), "128 is out of range for TINYINT"),
@@ -678,6 +687,26 @@ def test_a_parquet_trace_refuses_repeated_missing_and_extra_columns(tmp_path: Pa
     pl.DataFrame({"k": [1], "v": ["x"], "t": STAMP, "w": [1]}).write_parquet(path)
     with pytest.raises(RunError, match="unknown w"):
         read_trace_columns(tmp_path / "pq", schemas("STRING"))
+
+
+def test_a_damaged_parquet_file_is_an_error_naming_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A damaged file is an error naming it, whatever polars raises: some damage makes it
+    panic (a panic is no ``Exception``; flipping byte 211 of this file did in polars 2.1)."""
+    root = write_parquet(tmp_path / "pq", pl.DataFrame({"k": [1], "v": ["x"], "t": STAMP}))
+    path = root / "s" / "batch-0000.parquet"
+    data = path.read_bytes()
+    path.write_bytes(data[:4] + b"\xff" * 64 + data[68:])
+    with pytest.raises(RunError, match=r"batch-0000\.parquet: cannot read Parquet: "):
+        read_trace_columns(root, schemas("STRING"))
+
+    def panic(*args: Any, **kwargs: Any) -> None:
+        raise pl.exceptions.PanicException("range end index 8307 out of range\nbacktrace")
+
+    monkeypatch.setattr(pl, "read_parquet", panic)
+    with pytest.raises(RunError, match=r"cannot read Parquet: range end index 8307 out of range$"):
+        read_trace_columns(root, schemas("STRING"))
 
 
 # --------------------------------------------------------------------------- sjoin run
