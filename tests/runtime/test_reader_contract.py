@@ -52,11 +52,12 @@ from .harness import plan_of
 # --------------------------------------------------------------------------- the table
 
 T0 = "2026-01-01T00:00:00"
-# values every type meets: other JSON types, the JSON constants, strings of every kind
+# values every type meets: other JSON types, the JSON constants, strings of every kind (a
+# raw lone surrogate is written as the bytes ED A0 80, which no UTF-8 decoder may accept)
 GENERIC = [
     "null", "true", "false", "0", "1", "-0", "1.0", "1.5", "1e3", "-1", '"1"', '""', '"x"',
     "[]", "[1]", "{}", '{"a": 1}', '{"a": 1, "a": 2}', "NaN", "Infinity", "-Infinity",
-    '"NaN"', '"Infinity"', '"\\u0000"', '"\\ud800"', '"\ufeff"', '"\\ufeff"',
+    '"NaN"', '"Infinity"', '"\\u0000"', '"\\ud800"', '"\ud800"', '"\ufeff"', '"\\ufeff"',
 ]  # fmt: skip
 
 
@@ -267,11 +268,17 @@ def small_trace(tmp_path: Path, value: str, extra: tuple[str, ...] = ()) -> Path
     return write(tmp_path / ("large.jsonl" if extra else "small.jsonl"), lines)
 
 
+def read_one(decl: str, value: str) -> Trace:
+    """The value's line read as a file's line is: bytes (a raw lone surrogate is bytes no
+    UTF-8 decoder accepts), bad rows skipped."""
+    line = record(value).encode("utf-8", "surrogatepass") + b"\n"
+    return read_trace([line], schemas(decl), "skip")
+
+
 def verdict(decl: str, value: str) -> Any:
     """The contract's verdict on one value: the JSON value it is written back as, or the
     bad row's reason (what the snapshot pins)."""
-    text = record(value)
-    trace = read_trace([text], schemas(decl), "skip")
+    trace = read_one(decl, value)
     if trace.bad_rows:
         (bad,) = trace.bad_rows
         return {"bad": bad.reason, "column": bad.column}
@@ -449,11 +456,17 @@ def test_counting_quotes_spares_plain_lines_the_walk(monkeypatch: pytest.MonkeyP
     ]
 
 
+def _printable(text: str) -> str:
+    """``text`` fit for a UTF-8 file: a lone surrogate as ``\\udXXX``."""
+    return text.encode("utf-8", "backslashreplace").decode("utf-8")
+
+
 def test_the_verdicts_are_the_contract(json_snapshot: Any) -> None:
     """Every value's verdict (the JSON it is written back as, or the bad row's reason):
     a change to what a trace may hold shows in review as a change of this snapshot."""
     table = {
-        decl: [[value, verdict(decl, value)] for value in values] for decl, values in VALUES.items()
+        decl: [[_printable(value), verdict(decl, value)] for value in values]
+        for decl, values in VALUES.items()
     }
     shapes = []
     for line in SHAPES:
@@ -523,7 +536,7 @@ def parquet_form(decl: str, value: str) -> tuple[pl.Series, Any] | None:
     verdict on it (the runtime value, or the bad row); None when Parquet cannot hold it (a
     JSON value of another type, a lone surrogate, more digits than a Parquet DECIMAL)."""
     kind = sql_type(decl)
-    reference = read_trace([record(value)], schemas(decl), "skip")
+    reference = read_one(decl, value)
     if reference.bad_rows:
         data = refused_in_range_only(kind, value)
         if data is None:
@@ -815,7 +828,7 @@ def test_spark_reads_every_accepted_value_as_the_same_value(spark: Any) -> None:
     lines, accepted = [], []
     for i, (decl, values) in enumerate(VALUES.items()):
         for value in values:
-            trace = read_trace([record(value)], schemas(decl), "skip")
+            trace = read_one(decl, value)
             if trace.batches:
                 lines.append(f'{{"c{i}": {value}}}')
                 accepted.append((i, decl, value, trace.batches[0].rows["s"][0][1]))
