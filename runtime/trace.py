@@ -10,9 +10,15 @@ before the first batch runs, so ``stop`` never leaves a half-written output behi
 A trace file is read as bytes and split only at LF (a lone CR stays inside its line, so
 line numbers are the ones an editor shows); each line is decoded as strict UTF-8.  A UTF-8
 byte order mark at the very start of the file is skipped.  Every bad row names its line and,
-where it can be found, the column (1-based, in characters) of the fault in the file.  Every
-value accepted can be written back: numbers beyond what Python reads or DOUBLE holds, strings
-with lone surrogates and timestamps outside years 0001..9999 (UTC) are bad rows.
+where it can be found, the column (1-based, in characters) of the fault in the file.
+
+What a value of each type may be is one contract for both engines and both trace formats
+(docs/testing.md, "What a trace may hold"; ``tests/runtime/test_reader_contract.py`` reads
+it value by value): every value accepted can be written back, and Spark's JSON reader
+reads it as the same value.  So numbers beyond what Python reads or the type holds, strings
+with lone surrogates, timestamps outside years 0001..9999 (UTC) or in forms Spark reads
+otherwise (a leap second, a week date), and a key given twice (JSON readers keep one of the
+values) are bad rows.
 
 With ``digests=True`` each batch also gets the SHA-256 of the lines it was read from (its
 good rows), which a checkpoint keeps to recognise the trace it consumed.
@@ -20,24 +26,34 @@ good rows), which a checkpoint keeps to recognise the trace it consumed.
 
 from __future__ import annotations
 
+import base64
 import gc
 import hashlib
 import json
 import math
 import os
 import re
+import struct
 import sys
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from decimal import ROUND_HALF_UP, Decimal, InvalidOperation
+from decimal import ROUND_HALF_UP, Context, Decimal
 from pathlib import Path
-from typing import Any, Literal, TypeAlias
+from typing import Any, Final, Literal, TypeAlias
 
 from sjoin.compiler.plan import Plan
 from sjoin.compiler.types import SqlType
 
 from .errors import RunError, UsageError
-from .values import MAX_TIMESTAMP_US, MIN_TIMESTAMP_US, dumps, parse_date, parse_timestamp
+from .values import (
+    MAX_TIMESTAMP_US,
+    MIN_TIMESTAMP_US,
+    dumps,
+    format_date,
+    format_timestamp,
+    parse_date,
+    parse_trace_timestamp,
+)
 
 BadRowPolicy: TypeAlias = Literal["stop", "skip"] | str | os.PathLike[str]
 BAD_ROW_KEYWORDS = ("stop", "skip")
@@ -71,13 +87,13 @@ _INT_RANGES = {
     "int": 2**31,
     "bigint": 2**63,
 }
+# the JSON constants (NaN, Infinity, -Infinity) and the strings a DOUBLE or FLOAT may be
+# written as: those Spark's JSON reader also reads (it refuses "Inf" and "-Inf")
 _NON_FINITE = {
     "NaN": math.nan,
     "Infinity": math.inf,
     "+Infinity": math.inf,
-    "Inf": math.inf,
     "-Infinity": -math.inf,
-    "-Inf": -math.inf,
 }
 _INF = math.inf
 _BOM = b"\xef\xbb\xbf"
@@ -168,11 +184,13 @@ class _Bad(Exception):
         at: int | None = None,
         where: tuple[str, ...] = (),
         key: bool = False,
+        duplicate: bool = False,
     ) -> None:
         super().__init__(reason)
         self.at = at
         self.where = where
         self.key = key
+        self.duplicate = duplicate  # the reason is a key given twice
 
 
 def schemas_of(plan: Plan) -> dict[str, StreamSchema]:
@@ -188,7 +206,9 @@ def schemas_of(plan: Plan) -> dict[str, StreamSchema]:
 
 
 def converter(kind: SqlType) -> Converter:
-    """A function turning a JSON value into the runtime value of ``kind`` (or raising)."""
+    """A function turning a JSON value into the runtime value of ``kind`` (or raising).
+    What each type accepts is the trace contract (docs/testing.md, "What a trace may
+    hold"), which the columnar reader keeps too (``columnar/trace.py``)."""
     name = kind.name
     if name in _INT_RANGES:
         bound = _INT_RANGES[name]
@@ -204,6 +224,7 @@ def converter(kind: SqlType) -> Converter:
 
         return to_int
     if name in ("double", "float"):
+        single = name == "float"
 
         def to_float(v: Any) -> Any:
             if type(v) is float:  # NaN or an infinity written as a JSON constant
@@ -221,45 +242,42 @@ def converter(kind: SqlType) -> Converter:
                     f"{_number(v)} is out of range for {kind!s} "
                     '(write "Infinity" or "-Infinity" for an infinite value)'
                 )
+            if single and f != 0.0:
+                _check_single(f, v, kind)
             return f
 
         return to_float
     if name == "decimal":
-        precision, scale = kind.params
-        quantum = Decimal(1).scaleb(-scale)
-
-        def to_decimal(v: Any) -> Any:
-            if isinstance(v, bool) or not isinstance(v, (int, float, Decimal, str)):
-                raise _Bad(f"expected {kind!s} (a JSON number), got {_show(v)}")
-            try:
-                d = Decimal(str(v) if isinstance(v, float) else v).quantize(
-                    quantum, rounding=ROUND_HALF_UP
-                )
-            except (InvalidOperation, ValueError):
-                raise _Bad(f"expected {kind!s}, got {_show(v)}") from None
-            if not d.is_finite() or (len(d.as_tuple().digits) > precision and d != 0):
-                raise _Bad(f"{_number(v)} does not fit {kind!s}")
-            return d
-
-        return to_decimal
-    if name in ("string", "binary"):
-        what = "STRING (a JSON string)" if name == "string" else "BINARY (a JSON string)"
+        return _decimal_converter(kind)
+    if name == "string":
 
         def to_str(v: Any) -> Any:
             if type(v) is not str and not isinstance(v, str):
-                raise _Bad(f"expected {what}, got {_show(v)}")
+                raise _Bad(f"expected STRING (a JSON string), got {_show(v)}")
             if not v.isascii():
-                try:
-                    v.encode("utf-8")
-                except UnicodeEncodeError as err:
-                    raise _Bad(
-                        f"the string holds a lone surrogate {v[err.start]!r} at character "
-                        f"{err.start + 1}, which is no Unicode character (an escape "
-                        "\\uD800..\\uDFFF must be one half of a pair)"
-                    ) from None
+                _check_unicode(v)
             return v
 
         return to_str
+    if name == "binary":
+
+        def to_binary(v: Any) -> Any:
+            if not isinstance(v, str):
+                raise _Bad(f"expected BINARY (a base64 JSON string), got {_show(v)}")
+            try:
+                canonical = base64.b64encode(base64.b64decode(v, validate=True)).decode("ascii")
+            except ValueError:  # binascii.Error, or a character that is not ASCII
+                raise _Bad(
+                    f'expected BINARY (a base64 JSON string, e.g. "YWJj"), got {_show(v)}'
+                ) from None
+            if canonical != v:
+                raise _Bad(
+                    f"BINARY {_brief(repr(v))} is not canonical base64: its bytes are "
+                    f"written {_brief(repr(canonical))}"
+                )
+            return v
+
+        return to_binary
     if name == "boolean":
 
         def to_bool(v: Any) -> Any:
@@ -273,7 +291,7 @@ def converter(kind: SqlType) -> Converter:
         def to_timestamp(v: Any) -> Any:
             if not isinstance(v, str):
                 raise _Bad(f"expected TIMESTAMP (an ISO-8601 string), got {_show(v)}")
-            us = parse_timestamp(v)
+            us = parse_trace_timestamp(v)
             if us is None:
                 raise _Bad(
                     f"unparsable timestamp {_brief(repr(v))} "
@@ -303,7 +321,109 @@ def converter(kind: SqlType) -> Converter:
     return to_any
 
 
+MIN_DAY: Final = -719_162  # 0001-01-01, in days since the epoch
+MAX_DAY: Final = 2_932_896  # 9999-12-31
+
+
+def typed_value_problem(kind: SqlType, value: Any) -> str | None:
+    """Why ``value``, a runtime value of ``kind`` from a typed source (a Parquet trace),
+    is one a trace may not hold, in the JSON reader's words; None when it may be held."""
+    name = kind.name
+    try:
+        if value is None:
+            return None
+        if name in _INT_RANGES or name in ("string", "binary", "decimal"):
+            converter(kind)(value)
+        elif name == "float" and math.isfinite(value) and value != 0.0:
+            _check_single(value, value, kind)
+        elif name == "timestamp" and not MIN_TIMESTAMP_US <= value <= MAX_TIMESTAMP_US:
+            raise _Bad(
+                f"timestamp {format_timestamp(value)!r} is out of range: TIMESTAMP holds "
+                "years 0001 to 9999 in UTC"
+            )
+        elif name == "date" and not MIN_DAY <= value <= MAX_DAY:
+            raise _Bad(
+                f"date {format_date(value)!r} is out of range: DATE holds years 0001 to 9999"
+            )
+    except _Bad as err:
+        return str(err)
+    return None
+
+
+def _check_single(f: float, v: Any, kind: SqlType) -> None:
+    """A FLOAT is computed in double precision, but holds only what a 32-bit float holds:
+    a number that would become an infinity or 0 there is out of range (Spark's reader makes
+    it one)."""
+    try:
+        rounded = struct.unpack("<f", struct.pack("<f", f))[0]
+    except OverflowError:
+        rounded = _INF
+    if rounded in (_INF, -_INF):
+        raise _Bad(
+            f"{_number(v)} is out of range for {kind!s}: a 32-bit float holds at most about "
+            '3.4028235e38 (write "Infinity" or "-Infinity" for an infinite value)'
+        )
+    if rounded == 0.0:
+        raise _Bad(
+            f"{_number(v)} is out of range for {kind!s}: a 32-bit float holds no number this "
+            "close to 0 but 0 itself (the smallest is about 1.4e-45)"
+        )
+
+
+def _check_unicode(v: str) -> None:
+    try:
+        v.encode("utf-8")
+    except UnicodeEncodeError as err:
+        raise _Bad(
+            f"the string holds a lone surrogate {v[err.start]!r} at character "
+            f"{err.start + 1}, which is no Unicode character (an escape "
+            "\\uD800..\\uDFFF must be one half of a pair)"
+        ) from None
+
+
+# a DECIMAL written as a JSON string: a JSON number's text (ASCII digits, an optional
+# sign, fraction and exponent; `.5` and `5.` as Spark's reader also reads them)
+_DECIMAL_TEXT = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
+# the longest number a trace value may be written with: longer ones Spark's JSON reader
+# (Jackson's number length limit) refuses, in some forms from 1,001 characters on
+MAX_NUMBER_CHARS: Final = 1000
+
+
+def _decimal_converter(kind: SqlType) -> Converter:
+    precision, scale = kind.params
+    quantum = Decimal(1).scaleb(-scale)
+    # enough digits for any value that fits, and one more for a rounding carry
+    context = Context(prec=precision + 2, rounding=ROUND_HALF_UP)
+    expected = f"expected {kind!s} (a JSON number, or a string holding one)"
+
+    def to_decimal(v: Any) -> Any:
+        if type(v) is Decimal or type(v) is int:  # a JSON number
+            d = Decimal(v)
+        elif isinstance(v, str):
+            if len(v) > MAX_NUMBER_CHARS or _DECIMAL_TEXT.fullmatch(v) is None:
+                raise _Bad(f"{expected}, got {_show(v)}")
+            d = Decimal(v)
+        elif isinstance(v, bool) or not isinstance(v, (int, float, Decimal)):
+            raise _Bad(f"{expected}, got {_show(v)}")
+        elif isinstance(v, float):  # NaN or an infinity written as a JSON constant
+            if not math.isfinite(v):
+                raise _Bad(f"{_number(v)} does not fit {kind!s}")
+            d = Decimal(repr(v))
+        else:  # an int or Decimal subclass in a record given in memory
+            d = Decimal(v)
+        if not d.is_finite() or (d and d.adjusted() >= precision - scale):
+            raise _Bad(f"{_number(v)} does not fit {kind!s}")
+        q = d.quantize(quantum, context=context)
+        if q and q.adjusted() >= precision - scale:  # rounding carried into one more digit
+            raise _Bad(f"{_number(v)} does not fit {kind!s}")
+        return q if q else q.copy_abs()  # -0.00 is 0.00, as in Spark
+
+    return to_decimal
+
+
 def _show(v: Any) -> str:
+    if v is None:
+        return "null"
     if isinstance(v, str):
         return f"string {_brief(repr(v))}"
     if isinstance(v, bool):
@@ -390,6 +510,7 @@ def _read(
         s: [(c, converter(k)) for c, k in zip(schema.columns, schema.types, strict=True)]
         for s, schema in schemas.items()
     }
+    quotes = {s: _Quotes.of(schema) for s, schema in schemas.items()}
     batches: list[TraceBatch] = []
     bad: list[BadRow] = []
     current: TraceBatch | None = None
@@ -410,8 +531,10 @@ def _read(
             text = None  # a record dict
         batch: int | None = None
         stream: str | None = None
+        decoded = False
         try:
             obj = record if text is None else _load(text)
+            decoded = True
             batch, stream, values = _envelope(obj)
             schema = schemas.get(stream)
             if schema is None:
@@ -426,9 +549,19 @@ def _read(
                     where=("batch",),
                 )
             row = _convert(values, schema, converters[stream])
+            if text is not None:
+                q = quotes[stream]
+                expected = q.expected(values, row) if q.either or None in row else q.strings
+                if text.count('"') != expected:
+                    _no_duplicate(text)  # a key given twice, or (rarely) escaped quotes
         except _Blank:
             continue
         except _Bad as err:
+            if text is not None and decoded and not err.duplicate:
+                try:  # a repeated key explains the row better than its last value does
+                    _no_duplicate(text)
+                except _Bad as duplicate:
+                    err = duplicate
             bad.append(_bad_row(number, err, text, record, batch, stream))
             continue
         if current is None or batch != current.value:
@@ -560,7 +693,17 @@ def _field(name: str) -> re.Pattern[str]:
     return re.compile(re.escape(json.dumps(name, ensure_ascii=False)) + r"[ \t\r\n]*:[ \t\r\n]*")
 
 
-_DECODER = json.JSONDecoder(parse_float=Decimal, parse_constant=_NON_FINITE.__getitem__)
+class _LongNumber(ValueError):
+    """A number with a fraction or an exponent longer than ``MAX_NUMBER_CHARS``."""
+
+
+def _parse_float(text: str) -> Decimal:
+    if len(text) > MAX_NUMBER_CHARS:
+        raise _LongNumber(text)
+    return Decimal(text)
+
+
+_DECODER = json.JSONDecoder(parse_float=_parse_float, parse_constant=_NON_FINITE.__getitem__)
 # JSON strings (skipped) and number tokens, to find the number Python could not read
 _TOKEN = re.compile(r'"(?:[^"\\]|\\.)*"?|-?[0-9]+(?:\.[0-9]+)?(?:[eE][-+]?[0-9]+)?')
 
@@ -593,9 +736,16 @@ def _unreadable_number(text: str) -> _Bad:
         if token.startswith('"'):
             continue
         digits = len(token) - token.startswith("-")
-        if limit and digits > limit and not any(c in token for c in ".eE"):
+        decimal = any(c in token for c in ".eE")
+        if limit and digits > limit and not decimal:
             return _Bad(
                 f"a number of {digits} digits: more than the {limit} digits a number may have",
+                at=m.start(),
+            )
+        if decimal and len(token) > MAX_NUMBER_CHARS:
+            return _Bad(
+                f"a number of {len(token)} characters: more than the {MAX_NUMBER_CHARS} a "
+                "number with a fraction or an exponent may have",
                 at=m.start(),
             )
         try:
@@ -606,6 +756,100 @@ def _unreadable_number(text: str) -> _Bad:
                 at=m.start(),
             )
     return _Bad("bad JSON: a number that cannot be read", where=_START)
+
+
+@dataclass(frozen=True, slots=True)
+class _Quotes:
+    """Whether a line that became a good row may hold a key twice, told by counting its
+    quotes: JSON keeps the last value of a repeated key, so only the text shows it.
+
+    A ``"`` in JSON text opens or closes a string, or is an escaped quote inside one.  The
+    strings of a good row's line are at least the record's three keys, the stream's name,
+    the row's keys and its string values: the decoded record has exactly three keys and the
+    row exactly the stream's columns, each value a scalar.  So the line has at least twice
+    that many quotes, and exactly that many only when it has no other string (such as a key
+    given twice) and no escaped quote; any other line is walked by ``_no_duplicate``."""
+
+    strings: int  # quotes of the keys, the stream's name and the string-only columns' values
+    text_only: tuple[int, ...]  # positions of the columns that only a string fills
+    either: tuple[str, ...]  # columns whose value may be a string or not (DOUBLE, DECIMAL)
+
+    @staticmethod
+    def of(schema: StreamSchema) -> _Quotes:
+        kinds = [t.name for t in schema.types]
+        text_only = tuple(
+            i for i, k in enumerate(kinds) if k in ("string", "binary", "timestamp", "date")
+        )
+        either = tuple(c for c, k in zip(schema.columns, kinds, strict=True) if k in _EITHER_KINDS)
+        return _Quotes(2 * (4 + len(kinds) + len(text_only)), text_only, either)
+
+    def expected(self, values: dict[str, Any], row: tuple[Any, ...]) -> int:
+        """The quotes of a line of this row that holds no key twice and no escaped quote."""
+        expected = self.strings
+        if self.either:
+            expected += 2 * sum(type(values[c]) is str for c in self.either)
+        if None in row:
+            expected -= 2 * sum(row[i] is None for i in self.text_only)
+        return expected
+
+
+_EITHER_KINDS = frozenset({"double", "float", "decimal"})
+_SPACE = re.compile(r"[ \t\n\r]*")
+
+
+def _no_duplicate(text: str) -> None:
+    """Raise ``_Bad`` at the first key that the record, or its row, gives twice (keys are
+    compared as decoded: ``"k"`` and ``"\\u006b"`` are one key).  ``text`` is valid JSON."""
+    start = _SPACE.match(text).end()  # type: ignore[union-attr]
+    seen: set[str] = set()
+    row_at = None
+    for name, at, value_at in _members(text, start):
+        if name in seen:
+            raise _Bad(
+                f"field `{_brief(name, 40)}` is given twice in the record: a key may appear "
+                "once (JSON readers keep one of the values, and not all the same one)",
+                at=at,
+                duplicate=True,
+            )
+        seen.add(name)
+        if name == "row":
+            row_at = value_at
+    if row_at is None:
+        return
+    seen.clear()
+    for name, at, _ in _members(text, row_at):
+        if name in seen:
+            raise _Bad(
+                f"column `{_brief(name, 40)}` is given twice in the row: a key may appear "
+                "once (JSON readers keep one of the values, and not all the same one)",
+                at=at,
+                duplicate=True,
+            )
+        seen.add(name)
+
+
+def _members(text: str, at: int) -> Iterator[tuple[str, int, int]]:
+    """(key, where the key starts, where its value starts) of each member of the JSON
+    object at ``text[at]``; nothing when no object starts there."""
+    if text[at : at + 1] != "{":
+        return
+    space = _SPACE.match
+    pos = space(text, at + 1).end()  # type: ignore[union-attr]
+    while text[pos : pos + 1] == '"':
+        try:
+            name, end = _DECODER.raw_decode(text, pos)
+            end = space(text, end).end()  # type: ignore[union-attr]
+            if text[end : end + 1] != ":":
+                return
+            value_at = space(text, end + 1).end()  # type: ignore[union-attr]
+            _, end = _DECODER.raw_decode(text, value_at)
+        except (ValueError, RecursionError):  # pragma: no cover - the text decoded before
+            return
+        yield name, pos, value_at
+        pos = space(text, end).end()  # type: ignore[union-attr]
+        if text[pos : pos + 1] != ",":
+            return
+        pos = space(text, pos + 1).end()  # type: ignore[union-attr]
 
 
 def _envelope(obj: Any) -> tuple[int, str, dict[str, Any]]:

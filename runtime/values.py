@@ -92,6 +92,73 @@ def _parse_timestamp_slowly(text: str) -> int | None:
     return seconds * US_PER_SECOND + int(frac)
 
 
+# A TIMESTAMP as a trace may write it (docs/testing.md, "Values"): the forms both sjoin and
+# Spark's JSON reader read, to the same instant, whatever Python runs it (``fromisoformat``
+# reads other forms, and more of them in each Python version, so it is not used here)
+_WS = r"[ \t\n\r\f\v]*"
+_TRACE_TIMESTAMP = re.compile(
+    rf"""{_WS}(?P<y>[0-9]{{4}})-(?P<mo>[0-9]{{1,2}})-(?P<d>[0-9]{{1,2}})
+    (?:[T\ ](?P<h>[0-9]{{1,2}}):(?P<mi>[0-9]{{2}})
+        (?::(?P<s>[0-9]{{2}})(?:\.(?P<f>[0-9]+))?
+            {_WS}(?P<tz>Z|UTC|(?P<sign>[+-])(?P<oh>[0-9]{{2}})
+                (?:(?P<om>[0-9]{{2}})|:(?P<om2>[0-9]{{2}})(?::(?P<os>[0-9]{{2}}))?)?)?
+        )?
+    )?{_WS}""",
+    re.X,
+)
+_MAX_OFFSET_S: Final = 18 * 3600  # java.time's ZoneOffset range, which Spark's reader keeps
+# `YYYY-MM-DDTHH:MM:SS` -> µs, for canonical texts (`...SSZ`, `...SS.mmmZ`) read once
+_TRACE_SECOND_US: dict[str, int] = {}
+
+
+def parse_trace_timestamp(text: str) -> int | None:
+    """Microseconds since the epoch of a trace's TIMESTAMP text, or None when the text is
+    not one: ``YYYY-M[M]-D[D]`` (midnight), optionally followed by ``T`` or a space and
+    ``H[H]:MM`` or ``H[H]:MM:SS[.fraction]``; after seconds, optionally a zone (``Z``,
+    ``UTC``, ``+HH``, ``+HHMM``, ``+HH:MM``, ``+HH:MM:SS`` or with ``-``, at most 18 hours),
+    which spaces may precede; ASCII digits; ASCII white space around.  UTC when no zone is
+    given; digits beyond microseconds are dropped, as Spark does.  The range of years is
+    the caller's to check.  Canonical texts (``...SSZ``, ``...SS.mmmZ``) reuse the value of
+    their second once it has been read."""
+    n = len(text)
+    if (n == 24 and text[19] == "." and text[23] == "Z") or (n == 20 and text[19] == "Z"):
+        base = _TRACE_SECOND_US.get(text[:19])
+        if base is not None:
+            if n == 20:
+                return base
+            millis = _MILLIS_US.get(text[20:23])
+            if millis is not None:
+                return base + millis
+    m = _TRACE_TIMESTAMP.fullmatch(text)
+    if m is None:
+        return None
+    try:
+        days = date(int(m["y"]), int(m["mo"]), int(m["d"])).toordinal() - EPOCH_ORDINAL
+    except ValueError:  # year 0, month 13, February 30, ...
+        return None
+    hour, minute, second = int(m["h"] or 0), int(m["mi"] or 0), int(m["s"] or 0)
+    if hour > 23 or minute > 59 or second > 59:  # no 24:00, no leap second
+        return None
+    offset_s = 0
+    if m["sign"]:
+        minutes = m["om"] or m["om2"] or "0"
+        oh, om, os_ = int(m["oh"]), int(minutes), int(m["os"] or 0)
+        offset_s = oh * 3600 + om * 60 + os_
+        if om > 59 or os_ > 59 or offset_s > _MAX_OFFSET_S:
+            return None
+        if m["sign"] == "-":
+            offset_s = -offset_s
+    whole = (days * 86_400 + hour * 3600 + minute * 60 + second - offset_s) * US_PER_SECOND
+    fraction = m["f"]
+    if m.end("s") == 19 and offset_s == 0:
+        # the first 19 characters end with the seconds: they name this UTC second in any
+        # text that adds `Z` or `.mmmZ` to them (the fast path above)
+        if len(_TRACE_SECOND_US) >= 200_000:
+            _TRACE_SECOND_US.clear()
+        _TRACE_SECOND_US[text[:19]] = whole
+    return whole + (int(fraction[:6].ljust(6, "0")) if fraction else 0)
+
+
 def parse_date(text: str) -> int | None:
     """Days since the epoch of ``YYYY-MM-DD``, or None."""
     m = _DATE.match(text)

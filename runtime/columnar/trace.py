@@ -7,7 +7,8 @@ against the *canonical* form of a trace record, the one ``json.dumps`` writes an
     {"batch": 0, "stream": "l", "row": {"k": 1, "t": "2026-01-01T00:00:00.250Z", "v": "x"}}
 
 (fields in that order, the row's columns in declared order, integers, ``true``/``false``,
-strings without escapes, ISO timestamps ``...SS[.mmm]Z``, dates ``YYYY-MM-DD``, ``null``), with
+strings without escapes, ISO timestamps ``...SS[.mmm]Z`` with hours 00-23 and minutes and
+seconds 00-59, dates ``YYYY-MM-DD``, ``null``), with
 one regular expression per stream run by polars over all lines, and converts the captured
 texts to columns.  On that form the meaning of a line is not in doubt, so its values are
 exactly those the reference reader (``runtime/trace.py``) gives.  If any line is not in that
@@ -17,7 +18,11 @@ every bad row is then reported with its line and column exactly as the reference
 
 **Parquet.** ``read_parquet_trace`` reads a directory with one folder per stream and one file
 per batch (``<stream>/batch-NNNN.parquet``, as ``benchmarks/workload.py`` writes for Spark's
-file source): batch NNNN is the files of that number, in ascending order.
+file source): batch NNNN is the files of that number, in ascending order.  Each value is held
+to the JSON reader's rules (``trace.typed_value_problem``), with its words.
+
+Both readers keep one contract (docs/testing.md, "What a trace may hold"), which
+``tests/runtime/test_reader_contract.py`` checks value by value.
 """
 
 from __future__ import annotations
@@ -34,21 +39,36 @@ from urllib.parse import unquote
 
 import polars as pl
 
+from sjoin.compiler.types import SqlType
+
 from ..errors import RunError, UsageError
 from ..files import folder_name
-from ..trace import BadRowPolicy, StreamSchema, Trace, TraceBatch, read_trace
+from ..trace import (
+    MAX_DAY,
+    MIN_DAY,
+    BadRowPolicy,
+    StreamSchema,
+    Trace,
+    TraceBatch,
+    converter,
+    read_trace,
+    typed_value_problem,
+)
 from ..values import MAX_TIMESTAMP_US, MIN_TIMESTAMP_US
 from .frames import dtype_of
 
 _BOM = b"\xef\xbb\xbf"
-_MIN_DAY, _MAX_DAY = -719_162, 2_932_896  # 0001-01-01 and 9999-12-31
 _INT_BOUNDS = {"tinyint": 2**7, "smallint": 2**15, "int": 2**31, "bigint": 2**63}
 _INT_TEXT = r"-?(?:0|[1-9][0-9]{0,18})"
 _STRING_TEXT = r'"[^"\\\x00-\x1f]*"'
 _PIECES = {
     "boolean": "true|false",
     "string": _STRING_TEXT,
-    "timestamp": r'"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(?:\.[0-9]{3})?Z"',
+    # hours 00-23, minutes and seconds 00-59: polars would read a second 60 (a leap second)
+    # as the next minute, where the reference reader refuses it
+    "timestamp": (
+        r'"[0-9]{4}-[0-9]{2}-[0-9]{2}T(?:[01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9](?:\.[0-9]{3})?Z"'
+    ),
     "date": r'"[0-9]{4}-[0-9]{2}-[0-9]{2}"',
     **{kind: _INT_TEXT for kind in _INT_BOUNDS},
 }
@@ -227,7 +247,7 @@ def _convert(texts: pl.Series, kind: str, name: str) -> pl.Series:
         low, high = MIN_TIMESTAMP_US, MAX_TIMESTAMP_US
     elif kind == "date":
         value = unquoted.str.to_date("%Y-%m-%d", strict=False).cast(pl.Int64)
-        low, high = _MIN_DAY, _MAX_DAY
+        low, high = MIN_DAY, MAX_DAY
     else:  # pragma: no cover - _line_pattern refused the kind
         raise _NotCanonical
     frame = pl.DataFrame({"t": texts}).select(
@@ -264,10 +284,13 @@ def read_parquet_trace(
     folder named as ``--output-format parquet`` names a relation's (``files.folder_name``:
     the name itself, with ``%``, ``/`` and control characters percent-encoded), so that a
     run's Parquet output reads back as a trace.  A file's columns must be its stream's (by
-    name; extra columns are an error), of a matching type; a value a trace may not hold (an
-    integer out of range, a timestamp outside years 0001..9999) is an error naming the file.
-    ``digests``: give each batch the SHA-256 of its files (stream names and bytes), which a
-    checkpoint compares on restart, as it does a JSON-lines trace's lines."""
+    name; extra columns are an error), of a matching type; a value a trace may not hold (the
+    JSON reader's range rules: an integer out of range, a FLOAT beyond 32 bits, a timestamp
+    or date outside years 0001..9999, BINARY that is not canonical base64) is an error naming
+    the file, the row and the column, with the JSON reader's reason.  Every file is checked
+    before the first batch runs.  ``digests``: give each batch the SHA-256 of its files
+    (stream names and bytes), which a checkpoint compares on restart, as it does a
+    JSON-lines trace's lines."""
     folders = {folder_name(stream): stream for stream in schemas}
     files: dict[int, dict[str, Path]] = {}
     for entry in sorted(directory.iterdir()):
@@ -319,11 +342,12 @@ def _files_digest(files: Mapping[str, Path]) -> bytes:
     return digest.digest()
 
 
-def _parquet_frame(path: Path, schema: StreamSchema) -> pl.DataFrame:
+def _parquet_frame(path: Path, schema: StreamSchema) -> pl.DataFrame | list[tuple[Any, ...]]:
     try:
         frame = pl.read_parquet(path)
-    except Exception as err:  # polars raises several kinds for a damaged file
-        raise RunError(f"{path}: cannot read Parquet: {err}") from None
+    except (Exception, pl.exceptions.PanicException) as err:  # a damaged file: any kind
+        reason = str(err).splitlines()[0] if str(err) else type(err).__name__
+        raise RunError(f"{path}: cannot read Parquet: {reason}") from None
     extra = [c for c in frame.columns if c not in schema.index]
     missing = [c for c in schema.columns if c not in frame.columns]
     if extra or missing:
@@ -334,48 +358,107 @@ def _parquet_frame(path: Path, schema: StreamSchema) -> pl.DataFrame:
         )
     out = []
     for i, (column, kind) in enumerate(zip(schema.columns, schema.types, strict=True)):
-        out.append(
-            _parquet_column(path, frame.get_column(column), kind.name, column).alias(f"c{i}")
-        )
+        out.append(_parquet_column(path, frame.get_column(column), kind, column).alias(f"c{i}"))
+    if any(kind.name == "decimal" for kind in schema.types):
+        # DECIMAL has no frame form: the rows as tuples (the columnar engine runs the
+        # operators that read them on the reference engine)
+        lists = [series.to_list() for series in out]
+        for i, kind in enumerate(schema.types):
+            if kind.name == "decimal":
+                convert = converter(kind)
+                lists[i] = [None if v is None else convert(v) for v in lists[i]]
+        return list(zip(*lists, strict=True))
     return pl.DataFrame(out)
 
 
-def _parquet_column(path: Path, values: pl.Series, kind: str, column: str) -> pl.Series:
+def _parquet_column(path: Path, values: pl.Series, kind: SqlType, column: str) -> pl.Series:
     dtype = values.dtype
-    wrong = RunError(f"{path}: column `{column}` is {dtype}, which cannot hold {kind.upper()}")
-    if kind in _INT_BOUNDS:
+    name = kind.name
+    wrong = RunError(f"{path}: column `{column}` is {dtype}, which cannot hold {kind!s}")
+    out: pl.Series
+    if name in _INT_BOUNDS:
         if not dtype.is_integer():
             raise wrong
-        bound = _INT_BOUNDS[kind]
+        bound = _INT_BOUNDS[name]
         low, high = values.min(), values.max()  # Python ints: no overflow in the comparison
         if low is not None and not (-bound <= low and high < bound):  # type: ignore[operator]
-            raise RunError(f"{path}: column `{column}` has a value out of range for {kind.upper()}")
-        return values.cast(pl.Int64)
-    if kind == "timestamp":
+            outside = [v is not None and not -bound <= v < bound for v in values.to_list()]
+            _refuse(path, values, column, kind, pl.Series(outside, dtype=pl.Boolean))
+        out = values.cast(pl.Int64)
+    elif name == "timestamp":
         if not isinstance(dtype, pl.Datetime):
             raise wrong
-        if dtype.time_zone not in (None, "UTC"):
-            values = values.dt.convert_time_zone("UTC")
-        us = values.dt.cast_time_unit("us").dt.replace_time_zone(None).cast(pl.Int64)
-        if ((us < MIN_TIMESTAMP_US) | (us > MAX_TIMESTAMP_US)).any():
-            raise RunError(f"{path}: column `{column}` has a timestamp outside years 0001..9999")
-        return us
-    if kind == "date":
+        # the stored integers: UTC instants (a naive time is read as UTC), in the file's
+        # unit; scaled here, since polars' own conversions fail (a panic) on instants that
+        # microseconds cannot hold
+        raw = values.to_physical()
+        if dtype.time_unit == "ms":
+            low, high = -(-MIN_TIMESTAMP_US // 1000), MAX_TIMESTAMP_US // 1000
+            _refuse(path, raw, column, kind, (raw < low) | (raw > high), scale=1000)
+            out = raw * 1000
+        elif dtype.time_unit == "ns":  # floored, as the JSON reader drops digits beyond µs
+            out = raw // 1000
+        else:
+            out = raw
+        _refuse(path, out, column, kind, (out < MIN_TIMESTAMP_US) | (out > MAX_TIMESTAMP_US))
+    elif name == "date":
         if dtype != pl.Date:
             raise wrong
-        return values.cast(pl.Int64)
-    if kind in ("string", "binary"):
-        if dtype != pl.String:
+        out = values.cast(pl.Int64)
+        _refuse(path, out, column, kind, (out < MIN_DAY) | (out > MAX_DAY))
+    elif name == "string":
+        if dtype != pl.String:  # Parquet strings are UTF-8: no lone surrogate to refuse
             raise wrong
-        return values
-    if kind == "boolean":
+        out = values
+    elif name == "binary":
+        if dtype == pl.Binary:  # bytes: held as the base64 text a JSON trace writes
+            out = values.bin.encode("base64")
+        elif dtype == pl.String:
+            out = values
+            refused = [typed_value_problem(kind, v) is not None for v in values.to_list()]
+            _refuse(path, values, column, kind, pl.Series(refused, dtype=pl.Boolean))
+        else:
+            raise wrong
+    elif name == "boolean":
         if dtype != pl.Boolean:
             raise wrong
-        return values
-    if kind in ("double", "float"):
+        out = values
+    elif name == "decimal":
+        if not isinstance(dtype, pl.Decimal) and not dtype.is_integer():
+            raise wrong
+        out = values  # converted by the caller, once checked here (held as Decimal)
+        refused = [typed_value_problem(kind, v) is not None for v in values.to_list()]
+        _refuse(path, values, column, kind, pl.Series(refused, dtype=pl.Boolean))
+    elif name in ("double", "float"):
         if not dtype.is_float():
             raise wrong
-        return values.cast(pl.Float64)
-    raise RunError(
-        f"{path}: column `{column}` is {kind.upper()}, which a Parquet trace cannot hold yet"
-    )
+        out = values.cast(pl.Float64)
+        if name == "float" and dtype != pl.Float32:
+            # beyond what a 32-bit float holds: an infinity or 0 there
+            single = out.cast(pl.Float32)
+            magnitude = out.abs()
+            _refuse(
+                path,
+                out,
+                column,
+                kind,
+                (single.is_infinite() & out.is_finite()) | ((single == 0) & (magnitude > 0)),
+            )
+    else:
+        raise RunError(
+            f"{path}: column `{column}` is {kind!s}, which a Parquet trace cannot hold yet"
+        )
+    return out
+
+
+def _refuse(
+    path: Path, values: pl.Series, column: str, kind: SqlType, bad: pl.Series, scale: int = 1
+) -> None:
+    """Raise for the first row where ``bad`` holds, with the JSON reader's reason (for the
+    value times ``scale``: the runtime value of a millisecond timestamp)."""
+    found = bad.fill_null(False).arg_true()
+    if found.len():
+        row = int(found[0])
+        value = values[row] if scale == 1 else values[row] * scale  # a Python int
+        reason = typed_value_problem(kind, value) or f"a value {kind!s} cannot hold"
+        raise RunError(f"{path}: row {row + 1}: column `{column}`: {reason}")
