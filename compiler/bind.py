@@ -548,6 +548,18 @@ class Binder:
         target = self._format(stmt.target, SINK_FORMATS, "sink")
         if target is None:
             return
+        key = target.option("key")
+        names = [c.name for c in self.relations[name].columns]
+        if target.format == "kafka" and key is not None and key not in names:
+            opt = next(o for o in stmt.target.options if o.key.text == "key")
+            self.diags.add(
+                "E024",
+                f"the Kafka sink's key `{key}` is not a column of `{name}`",
+                opt.value.span,
+                "no such column",
+                _suggest(key, names) or ("columns: " + ", ".join(names)),
+            )
+            return
         checkpoint = stmt.checkpoint.text if stmt.checkpoint is not None else None
         self.sinks.append(Sink(name, target, checkpoint, stmt.span))
 

@@ -352,7 +352,16 @@ def _sink_lines(plan: Plan) -> list[str]:
                 options["kafka.bootstrap.servers"] = servers
         writer = [f"rels[{literal(sink.relation)}]"]
         if fmt == "kafka":
-            writer.append('.select(F.to_json(F.struct("*")).alias("value"))')
+            # each row as one record: the JSON of every column; the `key` option's column as
+            # the record key (text), else no key
+            key = options.pop("key", None)
+            value = 'F.to_json(F.struct("*")).alias("value")'
+            if key is not None:
+                writer.append(
+                    f'.select(F.col({column_ref(key)}).cast("string").alias("key"), {value})'
+                )
+            else:
+                writer.append(f".select({value})")
         writer.append(".writeStream")
         writer.append(f".format({literal(fmt)})")
         writer.append(f".outputMode({literal(sink.mode)})")

@@ -135,7 +135,8 @@ aggregate ZQGA = ZQJA AS ZQAG
     SELECT ZQAG.ZQOA AS ZQOD, count(*) AS ZQOE
     OUTPUT MODE append
 
-sink ZQGA to kafka (bootstrap_servers = 'ZQKSERVER', topic = 'ZQKTOPIC') checkpoint 'ZQCHKA'
+sink ZQGA to kafka (bootstrap_servers = 'ZQKSERVER', topic = 'ZQKTOPIC', key = 'ZQOD')
+    checkpoint 'ZQCHKA'
 sink ZQJB to parquet (path = 'ZQSINKPATH', ZQPK = 'ZQPV') checkpoint 'ZQCHKB'
 sink ZQJC to console
 """
@@ -178,6 +179,7 @@ aggregate ZQNG = ZQNJ GROUP BY window(ZQNJ.ZQNT, INTERVAL 1 MINUTE)
     SELECT window(ZQNJ.ZQNT, INTERVAL 1 MINUTE) AS ZQNW, count(*) AS ZQNN
 
 sink ZQNG to json (path = 'ZQNPATH') checkpoint 'ZQNCHK'
+sink ZQNJ to kafka (topic = 'ZQNTOPIC', bootstrap_servers = 'ZQNSERVER')
 """
 
 SPEC_PATH = "ZQFILE.sjoin"

@@ -204,3 +204,19 @@ def test_window_fields(expression: str, message: str) -> None:
         assert join.output[0].type == "TIMESTAMP"
     else:
         assert len(errors) == 1 and message in errors[0], errors
+
+
+def test_a_kafka_sink_key_must_be_a_column_of_the_relation() -> None:
+    from sjoin.api import check_text
+
+    spec = """
+stream a (k BIGINT, t TIMESTAMP) watermark t delay 1 minute
+stream b (k BIGINT, t TIMESTAMP) watermark t delay 1 minute
+join j = a AS x INNER JOIN b AS y ON x.k = y.k AND x.t = y.t SELECT x.k AS id, x.t
+sink j to kafka (topic = 'o', bootstrap_servers = 'h:1', key = '{key}')
+"""
+    assert check_text(spec.format(key="id")).ok
+    bad = check_text(spec.format(key="ids"))
+    (d,) = [d for d in bad.diagnostics if d.severity == "error"]
+    assert d.code == "E024" and "`ids` is not a column of `j`" in d.message
+    assert d.help is not None and "id" in d.help

@@ -82,6 +82,10 @@ def test_example_through_kafka_equals_sjoin_run(spec, kafka_broker, kafka_spark,
             topic = prefix + (topic_of(sink.target) or "")
             records = consume_all(kafka_broker.bootstrap, topic)
             got = _rows([json.loads(r["value"]) for r in records])
+            key = sink.target.option("key")
+            for record in records:  # the `key` option's column, as text, or no key
+                value = json.loads(record["value"])
+                assert record["key"] == (str(value[key]) if key else None)
         else:
             path = folder / "out" / root
             frame = kafka_spark.read.format(sink.target.format).load(str(path))

@@ -114,7 +114,9 @@ def start_sinks(rels: dict[str, DataFrame]) -> list[StreamingQuery]:
     queries: list[StreamingQuery] = []
     queries.append(
         rels["unpaid"]
-        .select(F.to_json(F.struct("*")).alias("value"))
+        .select(
+            F.col("order_id").cast("string").alias("key"), F.to_json(F.struct("*")).alias("value")
+        )
         .writeStream.format("kafka")
         .outputMode("append")
         .option("topic", "payment-reminders")
