@@ -75,7 +75,7 @@ REFUSED_OPTIONS = {
     "withEventTimeOrder": "the replay reads the first version's files in Spark's file order",
 }
 _FLAGS = ("ignoreDeletes", "ignoreChanges", "skipChangeCommits", "ignoreFileDeletion")
-_BYTE_UNITS = {"b": 0, "k": 1, "kb": 1, "m": 2, "mb": 2, "g": 3, "gb": 3, "t": 4, "tb": 4}
+_BYTE_UNITS = {"": 0, "b": 0, "k": 1, "kb": 1, "m": 2, "mb": 2, "g": 3, "gb": 3, "t": 4, "tb": 4}
 _BYTE_UNITS |= {"p": 5, "pb": 5}
 
 
