@@ -23,9 +23,12 @@ SPARK_RELEASES = {
     "4.3": "4.3.0",
 }
 
-# Delta Lake releases by the Spark line they are built on (delta-spark's pom names its Spark):
-# Delta 4.1-4.3 are built on Spark 4.1.0; no Delta release is built on Spark 4.2 or 4.3.
-DELTA_RELEASES = {"3.5": "3.3.2", "4.0": "4.0.1", "4.1": "4.3.1"}
+# Delta Lake releases by the Spark line they are built on (delta-spark's pom names its Spark),
+# the newest the registry serves: Delta 4.1-4.3 are built on Spark 4.1.0 only; Delta 4.4 is
+# built for Spark 4.2.0, 4.1.0 and 4.0.1 and named by its Spark line
+# (io.delta:delta-spark_4.2_2.13:4.4.0; its 4.4.1 is not served). No Delta release is built
+# on Spark 4.3.
+DELTA_RELEASES = {"3.5": "3.3.2", "4.0": "4.0.1", "4.1": "4.3.1", "4.2": "4.4.0"}
 
 
 def scala_of(spark: str) -> str:
@@ -51,8 +54,17 @@ def delta_connector(spark: str) -> str | None:
     delta = DELTA_RELEASES.get(spark_line(spark))
     if delta is None:
         return None
-    artifact = "delta-core" if delta.startswith(("1.", "2.")) else "delta-spark"
+    if delta.startswith(("1.", "2.")):
+        artifact = "delta-core"
+    elif _version_key(delta) >= (4, 4):  # one artifact per Spark line from Delta 4.4 on
+        artifact = f"delta-spark_{spark_line(spark)}"
+    else:
+        artifact = "delta-spark"
     return f"io.delta:{artifact}_{scala_of(spark)}:{delta}"
+
+
+def _version_key(version: str) -> tuple[int, ...]:
+    return tuple(int(part) for part in version.split("."))
 
 
 def packages(spark: str, formats: Iterable[str]) -> list[str]:

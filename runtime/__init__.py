@@ -26,7 +26,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import IO, Any, Literal
 
-from sjoin.compiler.plan import Plan, StreamNode
+from sjoin.compiler.plan import Plan
 
 from .checkpoint import Checkpoint, fingerprint, pause_for_test
 from .errors import (
@@ -55,11 +55,13 @@ from .values import dumps, format_watermark, json_converter
 __all__ = [
     "AUTO_COLUMNAR_BYTES",
     "ENGINES",
+    "OUTPUT_FORMATS",
     "BadRow",
     "BatchOutput",
     "CheckpointError",
     "EngineChoice",
     "EngineName",
+    "OutputFormat",
     "Place",
     "QueryError",
     "RunError",
@@ -78,6 +80,19 @@ __all__ = [
 ]
 
 TraceInput = str | os.PathLike[str] | Iterable[Any]
+OutputFormat = Literal["jsonl", "parquet", "delta"]
+OUTPUT_FORMATS: tuple[OutputFormat, ...] = ("jsonl", "parquet", "delta")
+
+
+def delta_options(plan: Plan) -> dict[str, dict[str, str]]:
+    """The ``from delta`` options of each stream that has them (a Delta trace's limits)."""
+    return {
+        s.name: dict(s.source.options)
+        for s in plan.streams
+        if s.source is not None and s.source.format == "delta"
+    }
+
+
 EngineName = Literal["columnar", "reference"]
 ENGINES: tuple[EngineName, ...] = ("columnar", "reference")
 # what a caller may ask for: an engine, or "auto" (``choose_engine``)
@@ -89,20 +104,23 @@ AUTO_COLUMNAR_BYTES = 512 * 1024
 
 
 def choose_engine(plan: Plan, trace: TraceInput) -> tuple[EngineName, str]:
-    """The engine ``"auto"`` runs, and why: the columnar one for a Parquet trace or a trace
-    file of ``AUTO_COLUMNAR_BYTES`` or more, unless it would run no operator of the plan
+    """The engine ``"auto"`` runs, and why: the columnar one for a Parquet or Delta trace or a
+    trace file of ``AUTO_COLUMNAR_BYTES`` or more, unless it would run no operator of the plan
     itself; else the reference one (a small trace, or rows given in memory).  Both give the
     same output, so the choice only moves time."""
     from .columnar.support import operator_unsupported
 
+    if isinstance(trace, (str, os.PathLike)) and Path(trace).is_dir():
+        from .columnar.delta import is_delta_trace
+
+        # only the columnar engine reads these (its operators fall back where they must)
+        return "columnar", "a Delta trace" if is_delta_trace(Path(trace)) else "a Parquet trace"
     operators = [j.name for j in plan.joins] + [a.name for a in plan.aggregates]
     if operators and all(operator_unsupported(plan, name) for name in operators):
         return "reference", "no operator of the plan runs columnar"
     if not isinstance(trace, (str, os.PathLike)):
         return "reference", "the trace rows are given in memory"
     path = Path(trace)
-    if path.is_dir():
-        return "columnar", "a Parquet trace"
     size = path.stat().st_size if path.is_file() else 0
     if size >= AUTO_COLUMNAR_BYTES:
         return "columnar", f"the trace has {size:,} bytes (>= {AUTO_COLUMNAR_BYTES:,})"
@@ -135,7 +153,8 @@ class BatchOutput:
     # engine; the argument: the trace batch to add to each line, or None), used while the
     # row dicts have not been built
     make_text: Callable[[int | None], Iterator[bytes]] | None = field(default=None, repr=False)
-    # each relation's raw output (a frame or runtime rows), kept for a Parquet output only
+    # each relation's raw output (a frame or runtime rows), kept for a Parquet or Delta
+    # output only
     make_outputs: Callable[[], dict[str, Any]] | None = field(default=None, repr=False)
 
     @classmethod
@@ -342,7 +361,7 @@ def run_to_files(
     show_rows: Callable[[BatchOutput], None] | None = None,
     engine: EngineChoice = "auto",
     notes: Callable[[str], None] | None = None,
-    output_format: Literal["jsonl", "parquet"] = "jsonl",
+    output_format: OutputFormat = "jsonl",
     also_read: Sequence[Place] = (),
     also_written: Sequence[Place] = (),
 ) -> RunSummary:
@@ -355,18 +374,23 @@ def run_to_files(
     lines on stdout (``sjoin run --format table``).  ``engine`` as in ``run``; ``notes``
     receives a line per operator that the columnar engine runs on the reference operator,
     and why.  With ``output_format="parquet"``, ``output`` is a directory that gets a file per
-    relation per batch (``<relation>/batch-NNNN.parquet``).  ``also_read`` and
+    relation per batch (``<relation>/batch-NNNN.parquet``); with ``"delta"``, a directory
+    that gets a Delta table per relation, a commit per batch.  ``also_read`` and
     ``also_written`` name the caller's other files (the spec, a report): no file the run
     writes may be one of them (``files.check_places``).  Raises ``RunError`` (``UsageError``
     for a wrong relation or option) with a message fit for the user."""
     out_stream = stdout if stdout is not None else sys.stdout
     err_stream = stderr if stderr is not None else sys.stderr
-    if output_format not in ("jsonl", "parquet"):
-        raise UsageError(f"unknown output format {output_format!r}; choose jsonl or parquet")
-    if output_format == "parquet" and output is None:
-        raise UsageError("--output-format parquet writes a directory: give it with --output")
+    if output_format not in OUTPUT_FORMATS:
+        raise UsageError(f"unknown output format {output_format!r}; choose jsonl, parquet or delta")
+    if output_format != "jsonl" and output is None:
+        raise UsageError(
+            f"--output-format {output_format} writes a directory: give it with --output"
+        )
     if output is not None and output_format == "parquet":
         row_sink: _Sink = _ParquetSink(Path(output))
+    elif output is not None and output_format == "delta":
+        row_sink = _DeltaSink(Path(output))
     elif output is not None:
         row_sink = _path_sink(Path(output), "rows", "--output")
     elif show_rows is not None:
@@ -587,18 +611,10 @@ class _ParquetSink(_Sink):
         self.files = 0
 
     def bind(self, plan: Plan, relations: Sequence[str]) -> None:
+        from .columnar.delta import relation_columns
         from .columnar.parquet_out import ParquetWriter
 
-        columns = {}
-        for name in relations:
-            node = plan.node(name)
-            assert node is not None
-            columns[name] = (
-                [(c.name, c.type.name) for c in node.columns]
-                if isinstance(node, StreamNode)
-                else [(o.name, o.type) for o in node.output]
-            )
-        self.writer = ParquetWriter(self.directory, columns)
+        self.writer = ParquetWriter(self.directory, relation_columns(plan, relations))
 
     def places(self, relations: Sequence[str]) -> list[Place]:
         """The directory (the user's) and each relation's folder in it (sjoin's)."""
@@ -624,6 +640,48 @@ class _ParquetSink(_Sink):
     def close(self) -> None:
         if hasattr(self, "writer"):
             self.writer.close()
+
+
+class _DeltaSink(_Sink):
+    """``--output-format delta``: a Delta table per relation under a directory, a commit per
+    batch that gives it rows (``columnar/delta.py``).  A new run replaces the tables' rows;
+    a restart writes the pending batch again where its commit is not there yet."""
+
+    kind = "rows"
+    rewindable = True
+    needs_outputs = True
+    offset_key = "delta"  # type: ignore[assignment]  # commits made, not bytes
+
+    def __init__(self, directory: Path) -> None:
+        self.directory = directory
+        self.commits = 0
+        self.again = False
+
+    def bind(self, plan: Plan, relations: Sequence[str]) -> None:
+        from .columnar.delta import DeltaWriter, relation_columns
+
+        self.writer = DeltaWriter(self.directory, relation_columns(plan, relations))
+
+    def places(self, relations: Sequence[str]) -> list[Place]:
+        """The directory (the user's) and each relation's table folder in it."""
+        return [
+            Place("--output", self.directory),
+            *(Place("--output", self.directory / folder_name(r), tree=True) for r in relations),
+        ]
+
+    def start(self, offset: int | None) -> None:
+        if offset is None:
+            self.writer.clear()
+        self.commits = offset or 0
+        self.again = offset is not None  # the pending batch may be written already
+
+    def size(self) -> int | None:
+        return self.commits
+
+    def deliver(self, out: BatchOutput) -> None:
+        assert out.make_outputs is not None
+        self.commits += self.writer.write(out.batch, out.make_outputs(), again=self.again)
+        self.again = False
 
 
 @contextmanager
@@ -673,14 +731,34 @@ class _Runner:
             self.engine = Engine(plan, relation)
         self.relation = relation
         self.relations = self.engine.output_relations()
-        reader = read_trace
-        if engine == "columnar":  # JSON lines in bulk, and Parquet traces
-            from .columnar.trace import read_trace_columns as reader
-        elif isinstance(trace, (str, os.PathLike)) and Path(trace).is_dir():
+        directory = isinstance(trace, (str, os.PathLike)) and Path(trace).is_dir()
+        if directory and engine != "columnar":
             raise UsageError(
-                f"{trace} is a directory: a Parquet trace (<stream>/batch-NNNN.parquet) is "
-                "read by the columnar engine only; run without --engine reference"
+                f"{trace} is a directory: a Parquet trace (<stream>/batch-NNNN.parquet) or a "
+                "Delta trace (<stream>/ Delta tables) is read by the columnar engine only; "
+                "run without --engine reference"
             )
+
+        def read() -> Trace:
+            """The trace: a Delta trace, a Parquet trace or JSON lines (in bulk on the
+            columnar engine)."""
+            assert not isinstance(bad_rows, str) or bad_rows in ("stop", "skip")
+            if directory:
+                from .columnar.delta import is_delta_trace, read_delta_trace
+
+                assert isinstance(trace, (str, os.PathLike))
+                if is_delta_trace(Path(trace)):
+                    return read_delta_trace(
+                        Path(trace),
+                        schemas_of(plan),
+                        delta_options(plan),
+                        digests=checkpoint is not None,
+                    )
+            reader = read_trace
+            if engine == "columnar":  # JSON lines in bulk, and Parquet traces
+                from .columnar.trace import read_trace_columns as reader
+            return reader(trace, schemas_of(plan), bad_rows, digests=checkpoint is not None)
+
         for sink in sinks:
             sink.bind(plan, self.relations)
         reads = [*also_read]
@@ -696,9 +774,7 @@ class _Runner:
         # is read), and released by ``close``
         self.checkpoint = Checkpoint(checkpoint) if checkpoint is not None else None
         try:
-            self.trace: Trace = reader(
-                trace, schemas_of(plan), bad_rows, digests=checkpoint is not None
-            )
+            self.trace: Trace = read()
         except BaseException:
             self.close()
             raise
@@ -836,9 +912,11 @@ class _Runner:
         offsets = saved["offsets"]
         if not all(v is None or (type(v) is int and v >= 0) for v in offsets.values()):
             raise CheckpointError(self._malformed("its output offsets"))
-        parquet = "parquet" in offsets
-        if parquet != self.keep_outputs or (parquet and "pending_outputs" not in saved):
-            made, now = ("Parquet", "JSON lines") if parquet else ("JSON lines", "Parquet")
+        names = {"parquet": "Parquet", "delta": "Delta tables"}
+        made = next((names[k] for k in names if k in offsets), "JSON lines")
+        now = next((names[s.offset_key] for s in self.sinks if s.offset_key in names), "JSON lines")
+        parquet = made != "JSON lines"
+        if made != now or (parquet and "pending_outputs" not in saved):
             raise CheckpointError(
                 f"{self.checkpoint_dir} was made by a run writing {made}; resume it with the "
                 f"same --output-format (not {now}), or start a new checkpoint directory"

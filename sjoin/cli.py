@@ -55,7 +55,8 @@ RUN_TRACE = click.option(
     type=click.Path(exists=True, path_type=Path),
     help='Input rows, JSON Lines: {"batch": 0, "stream": ..., "row": {...}}; or (columnar '
     "engine) a directory of Parquet files, <stream>/batch-NNNN.parquet, one per stream per "
-    "batch.",
+    "batch; or a directory of Delta tables, <stream>/, replayed a table version per "
+    "micro-batch (docs/kafka.md, Delta Lake).",
 )
 
 
@@ -541,7 +542,7 @@ def diff(
     "--output",
     type=click.Path(path_type=Path),
     help="Write output rows here (default: stdout): a file, or a directory with "
-    "--output-format parquet.",
+    "--output-format parquet or delta.",
 )
 @click.option(
     "--progress",
@@ -575,11 +576,13 @@ def diff(
 )
 @click.option(
     "--output-format",
-    type=click.Choice(["jsonl", "parquet"]),
+    type=click.Choice(["jsonl", "parquet", "delta"]),
     default="jsonl",
     show_default=True,
     help="jsonl: --output is a file of JSON lines; parquet: --output is a directory that gets "
-    "<relation>/batch-NNNN.parquet per batch (the layout of a Parquet trace).",
+    "<relation>/batch-NNNN.parquet per batch (the layout of a Parquet trace); delta: "
+    "--output is a directory that gets a Delta table per relation, <relation>/, a commit per "
+    "batch (needs sjoin[delta]).",
 )
 @click.option(
     "--trace-batches",
@@ -593,7 +596,7 @@ def diff(
     default="auto",
     show_default=True,
     help="columnar: a batch at a time on polars; reference: the row-at-a-time runtime; "
-    "auto: columnar for a Parquet trace or a trace file of 512 KiB or more, reference for "
+    "auto: columnar for a Parquet or Delta trace or a trace file of 512 KiB or more, reference for "
     "smaller ones (it is done before polars has loaded). Both give the same output.",
 )
 @click.option(
@@ -631,6 +634,7 @@ def run(
     from sjoin.runtime import (
         BatchOutput,
         EngineChoice,
+        OutputFormat,
         Place,
         RunError,
         UsageError,
@@ -641,8 +645,10 @@ def run(
 
     if fmt == "table" and output is not None:
         raise click.UsageError("--format table shows rows on stdout; --output writes JSON lines")
-    if output_format == "parquet" and output is None:
-        raise click.UsageError("--output-format parquet writes a directory: give it with --output")
+    if output_format != "jsonl" and output is None:
+        raise click.UsageError(
+            f"--output-format {output_format} writes a directory: give it with --output"
+        )
     stdout = sys.stdout
     if fmt is None:
         fmt = "table" if output is None and stdout.isatty() else "json"
@@ -715,7 +721,7 @@ def run(
                 trace_batches=trace_batches,
                 show_rows=show_rows,
                 engine=cast(EngineChoice, engine),
-                output_format="parquet" if output_format == "parquet" else "jsonl",
+                output_format=cast(OutputFormat, output_format),
                 notes=(lambda line: printer.note(f"sjoin run: {line}")) if verbose else None,
                 also_read=reads,
                 also_written=writes,

@@ -79,7 +79,11 @@ class RunResult:
 
 
 def get_spark(
-    app_name: str = "sjoin-tests", *, quiet: bool = False, jars: Sequence[str] = ()
+    app_name: str = "sjoin-tests",
+    *,
+    quiet: bool = False,
+    jars: Sequence[str] = (),
+    conf: Mapping[str, str] | None = None,
 ) -> SparkSession:
     """Return the one shared small local Spark session, starting it on first use.
 
@@ -87,8 +91,8 @@ def get_spark(
     stderr (its start-up banner and log4j's console lines go nowhere; failures still come
     back as Python exceptions) and py4j logs errors only. Spark's log level is ERROR either
     way. ``jars`` (jar files: Spark's connectors, from ``sjoin.jvm``) go on ``spark.jars``
-    of the first call. Raises ``SparkUnavailable`` when Spark cannot run here, so test suites
-    can skip rather than fail.
+    of the first call, and ``conf`` (static confs such as Delta's SQL extension) too. Raises
+    ``SparkUnavailable`` when Spark cannot run here, so test suites can skip rather than fail.
     """
     global _session
     if _session is not None and _session.sparkContext._jsc is not None:
@@ -104,8 +108,11 @@ def get_spark(
         logging.getLogger("py4j").setLevel(logging.ERROR)
     try:
         with _jvm_stderr_to_devnull(quiet):
+            builder = SparkSession.builder
+            for key, value in (conf or {}).items():
+                builder = builder.config(key, value)
             builder = (
-                SparkSession.builder.master("local[2]")
+                builder.master("local[2]")
                 .appName(app_name)
                 .config("spark.sql.shuffle.partitions", "2")
                 .config("spark.ui.enabled", "false")
@@ -341,6 +348,144 @@ def run_job_query(
                 spark.conf.set(key, before)
 
 
+# ---------------------------------------------------------------------------------------------
+# A generated job's own Delta sources: each trace batch's version of the spec's Delta tables is
+# published (copied from tables written beforehand) while every query's progress lock is held,
+# so that Spark's Delta source reads it as one round, and the job's real sinks run beside.
+
+
+def publish_version(staged: str, live: str, version: int) -> bool:
+    """Make version ``version`` of the Delta table ``staged`` appear in the table ``live``:
+    the data files its commit adds first, then the commit file itself, renamed into place in
+    one step, so a reader sees the whole commit or nothing of it. False when ``staged`` has
+    no such version."""
+    from urllib.parse import unquote, urlparse
+
+    name = f"{version:020d}.json"
+    commit = os.path.join(staged, "_delta_log", name)
+    if not os.path.isfile(commit):
+        return False
+    with open(commit, encoding="utf-8") as handle:
+        actions = [json.loads(line) for line in handle if line.strip()]
+    for action in actions:
+        add = action.get("add")
+        if not add:
+            continue
+        path = add["path"]
+        if urlparse(path).scheme:
+            raise ValueError(f"{commit}: the file {path} is not inside the table")
+        relative = unquote(path)
+        target = os.path.join(live, relative)
+        os.makedirs(os.path.dirname(target), exist_ok=True)
+        shutil.copyfile(os.path.join(staged, relative), target)
+    log = os.path.join(live, "_delta_log")
+    os.makedirs(log, exist_ok=True)
+    shutil.copyfile(commit, os.path.join(log, f".{name}.tmp"))
+    os.replace(os.path.join(log, f".{name}.tmp"), os.path.join(log, name))
+    return True
+
+
+class JobStreamDriver(StreamDriver):
+    """``StreamDriver`` over a job's own sources (``read_inputs``): nothing goes through
+    memory streams; ``extra_queries`` (the job's sinks) run beside the captured query and
+    are locked, settled and stopped with it."""
+
+    def __init__(self, spark: SparkSession, inputs: Mapping[str, DataFrame]) -> None:
+        self._spark = spark
+        self._streams = {}
+        self.inputs = dict(inputs)
+        self._query = None
+        self._checkpoint = None
+        self._rows = {}
+        self._progress = {}
+        self.extra_queries: list[Any] = []
+
+    @contextlib.contextmanager
+    def locked(self) -> Iterator[None]:
+        """Hold the progress lock of every query (Spark computes a micro-batch's end
+        offsets under it), so what changes meanwhile lands in one micro-batch of each."""
+        queries = [self.query, *self.extra_queries]
+        locks = [q._jsq.streamingQuery().awaitProgressLock() for q in queries]
+        for lock in locks:
+            lock.lock()
+        try:
+            yield
+        finally:
+            for lock in reversed(locks):
+                lock.unlock()
+
+    def settle(self) -> None:
+        """Wait until every query has run all it can (no-data batches included)."""
+        for query in [self.query, *self.extra_queries]:
+            query.processAllAvailable()
+        self._collect_progress()
+
+    def stop(self) -> None:
+        for query in self.extra_queries:
+            query.stop()
+        super().stop()
+
+
+def run_delta_job_query(
+    spark: SparkSession,
+    job: Any,
+    root: str,
+    output_mode: str,
+    feeds: Sequence[Batch | None],
+    confs: Mapping[str, str],
+    delta: Mapping[str, Any],
+    on_batch: Callable[[int], None] | None = None,
+) -> RunResult:
+    """Run one query of a generated job whose sources are the spec's Delta tables (its
+    ``read_inputs``): ``delta["tables"]`` maps each stream to ``[staged, live]`` (every
+    stream the job reads), ``delta["versions"]`` gives the table version of each trace batch
+    (as many as ``feeds``), ``delta["sinks"]`` names the relations whose sinks the job starts
+    beside the captured query. Version 0 of every table is published before the queries
+    start; each later version while their progress locks are held, then the queries settle.
+    ``confs`` are set for the run (restored after). Spark's failures propagate."""
+    tables: Mapping[str, Sequence[str]] = delta["tables"]
+    versions: Sequence[int] = delta["versions"]
+    if len(versions) != len(feeds):
+        raise ValueError(f"{len(versions)} versions for {len(feeds)} trace batches")
+    saved: dict[str, str | None] = {k: spark.conf.get(k, None) for k in confs}
+    for key, value in confs.items():
+        spark.conf.set(key, value)
+    try:
+        for staged, live in tables.values():
+            publish_version(staged, live, 0)
+        published = {0}
+        inputs = job.read_inputs(spark)
+        rels = job.build(spark, inputs)
+        driver = JobStreamDriver(spark, inputs)
+        with driver:
+            driver.start(rels[root], output_mode)
+            wanted = set(delta.get("sinks", ()))
+            if wanted:
+                started = job.start_sinks(rels)
+                for query in started:
+                    if query.name not in wanted:
+                        query.stop()
+                driver.extra_queries = [q for q in started if q.name in wanted]
+            driver.settle()
+            for number, version in enumerate(versions, 1):
+                if version not in published:
+                    with driver.locked():
+                        for staged, live in tables.values():
+                            publish_version(staged, live, version)
+                    published.add(version)
+                    driver.settle()
+                if on_batch is not None:
+                    on_batch(number)
+            batches = driver.results()
+            return RunResult(batches, driver.executed_plan() if batches else "")
+    finally:
+        for key, before in saved.items():
+            if before is None:
+                spark.conf.unset(key)
+            else:
+                spark.conf.set(key, before)
+
+
 def executed_plan(query: StreamingQuery) -> str:
     """Executed physical plan text of the last batch (watermark values included)."""
     execution = query._jsq.streamingQuery().lastExecution()
@@ -546,7 +691,8 @@ def split_top_level(text: str) -> list[str]:
 # imports nothing of sjoin) runs generated jobs for a parent that may use another pyspark.
 # Protocol, one JSON object per line: the child says {"event": "ready", "version": V} (or
 # {"event": "unavailable", "message": M}) once Spark runs; each request on stdin
-# {"job": PATH, "root": R, "mode": M, "streams": [...], "feeds": [...], "confs": {...}} gets
+# {"job": PATH, "root": R, "mode": M, "streams": [...], "feeds": [...], "confs": {...}} (with
+# "delta": {...}, the job's own Delta sources: run_delta_job_query) gets
 # {"event": "batch", "batch": N} after each feed, then {"event": "result", "batches": [...],
 # "plan": TEXT} or {"event": "error", "type": T, "message": M}. End of stdin stops Spark.
 # Values that JSON lacks travel as {"$timestamp": ISO}, {"$date": ISO}, {"$decimal": TEXT}.
@@ -604,8 +750,12 @@ def decode_result(data: Mapping[str, Any]) -> RunResult:
     return RunResult([BatchResult(**b) for b in data["batches"]], data["plan"])
 
 
-def serve(quiet: bool = True) -> None:
-    """The child's loop (see above): requests on stdin, events on stdout."""
+def serve(
+    quiet: bool = True, jars: Sequence[str] = (), conf: Mapping[str, str] | None = None
+) -> None:
+    """The child's loop (see above): requests on stdin, events on stdout; ``jars`` and
+    ``conf`` go to the session (``--jars A,B`` and ``--conf KEY=VALUE`` on the command
+    line)."""
     import importlib.util
 
     out = sys.stdout
@@ -615,7 +765,7 @@ def serve(quiet: bool = True) -> None:
         out.flush()
 
     try:
-        spark = get_spark("sjoin-verify", quiet=quiet)
+        spark = get_spark("sjoin-verify", quiet=quiet, jars=jars, conf=conf)
     except SparkUnavailable as err:
         say({"event": "unavailable", "message": str(err)})
         return
@@ -629,16 +779,32 @@ def serve(quiet: bool = True) -> None:
             assert spec is not None and spec.loader is not None
             job = importlib.util.module_from_spec(spec)
             spec.loader.exec_module(job)
-            result = run_job_query(
-                spark,
-                job,
-                request["root"],
-                request["mode"],
-                request["streams"],
-                request["feeds"],
-                request["confs"],
-                lambda n: say({"event": "batch", "batch": n}),
-            )
+
+            def tick(n: int) -> None:
+                say({"event": "batch", "batch": n})
+
+            if request.get("delta"):
+                result = run_delta_job_query(
+                    spark,
+                    job,
+                    request["root"],
+                    request["mode"],
+                    request["feeds"],
+                    request["confs"],
+                    request["delta"],
+                    tick,
+                )
+            else:
+                result = run_job_query(
+                    spark,
+                    job,
+                    request["root"],
+                    request["mode"],
+                    request["streams"],
+                    request["feeds"],
+                    request["confs"],
+                    tick,
+                )
         except Exception as err:
             if isinstance(err, SparkUnavailable):
                 say({"event": "unavailable", "message": str(err)})
@@ -649,5 +815,26 @@ def serve(quiet: bool = True) -> None:
     spark.stop()
 
 
+def _arguments(argv: Sequence[str]) -> tuple[bool, list[str], dict[str, str]]:
+    """``--verbose``, ``--jars A,B`` and ``--conf KEY=VALUE`` (repeated) of the child."""
+    verbose = False
+    jars: list[str] = []
+    conf: dict[str, str] = {}
+    args = list(argv)
+    while args:
+        arg = args.pop(0)
+        if arg == "--verbose":
+            verbose = True
+        elif arg == "--jars" and args:
+            jars.extend(j for j in args.pop(0).split(",") if j)
+        elif arg == "--conf" and args and "=" in args[0]:
+            key, value = args.pop(0).split("=", 1)
+            conf[key] = value
+        else:
+            raise SystemExit(f"spark_driver: unknown argument {arg!r}")
+    return verbose, jars, conf
+
+
 if __name__ == "__main__":
-    serve(quiet="--verbose" not in sys.argv[1:])
+    _verbose, _jars, _conf = _arguments(sys.argv[1:])
+    serve(quiet=not _verbose, jars=_jars, conf=_conf)

@@ -26,7 +26,15 @@ from typing import IO, Any
 
 from sjoin.spark_driver import RunResult, SparkUnavailable, decode_result, decode_value
 
-__all__ = ["EnvError", "RemoteSpark", "cache_dir", "ensure_env", "env_command", "pyspark_version"]
+__all__ = [
+    "EnvError",
+    "RemoteSpark",
+    "cache_dir",
+    "ensure_env",
+    "env_command",
+    "pyspark_jars_dir",
+    "pyspark_version",
+]
 
 _VERSION = re.compile(r"[0-9]{1,4}\.[0-9]{1,4}")  # MAJOR.MINOR, ASCII digits (not \d)
 
@@ -69,6 +77,19 @@ def env_command(version: str) -> str:
         f"{shlex.quote(sys.executable)} -m venv {shlex.quote(str(directory))} && "
         f"{shlex.quote(str(python))} -m pip install 'pyspark=={version}.*'"
     )
+
+
+def pyspark_jars_dir(python: str | os.PathLike[str]) -> Path | None:
+    """The ``jars`` folder of the pyspark that ``python`` imports, or None."""
+    code = "import os, pyspark; print(os.path.join(os.path.dirname(pyspark.__file__), 'jars'))"
+    try:
+        done = subprocess.run(
+            [str(python), "-c", code], capture_output=True, text=True, timeout=120, check=False
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    lines = done.stdout.splitlines()
+    return Path(lines[-1]) if done.returncode == 0 and lines else None
 
 
 def pyspark_version(python: str | os.PathLike[str]) -> str | None:
@@ -125,10 +146,18 @@ def ensure_env(version: str, say: Callable[[str], None] = lambda text: None) -> 
 
 class RemoteSpark:
     """The test driver in a child process under ``python``: one local Spark for its
-    lifetime, one query per ``run_query``. ``version`` is that Spark's version.
+    lifetime, one query per ``run_query``. ``version`` is that Spark's version; ``jars``
+    and ``conf`` go to its session (connectors, Delta's SQL extension).
     Raises ``SparkUnavailable`` when the child's Spark cannot start (the reason kept)."""
 
-    def __init__(self, python: str | os.PathLike[str], *, verbose: bool = False) -> None:
+    def __init__(
+        self,
+        python: str | os.PathLike[str],
+        *,
+        verbose: bool = False,
+        jars: Sequence[str] = (),
+        conf: Mapping[str, str] | None = None,
+    ) -> None:
         self.python = str(python)
         self._dir = tempfile.mkdtemp(prefix="sjoin-remote-spark-")
         driver = Path(self._dir) / "sjoin_spark_driver.py"
@@ -136,9 +165,12 @@ class RemoteSpark:
         self._log: IO[str] | None = None
         if not verbose:
             self._log = open(Path(self._dir) / "stderr.log", "w+", encoding="utf-8")  # noqa: SIM115
+        args = [*(["--verbose"] if verbose else []), *(["--jars", ",".join(jars)] if jars else [])]
+        for key, value in (conf or {}).items():
+            args += ["--conf", f"{key}={value}"]
         try:
             self._proc = subprocess.Popen(
-                [self.python, str(driver), *(["--verbose"] if verbose else [])],
+                [self.python, str(driver), *args],
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
                 stderr=self._log,
@@ -163,8 +195,10 @@ class RemoteSpark:
         feeds: Sequence[Mapping[str, Any] | None],
         confs: Mapping[str, str],
         on_batch: Callable[[int], None] | None = None,
+        delta: Mapping[str, Any] | None = None,
     ) -> RunResult:
-        """``spark_driver.run_job_query`` of the job file ``job``, in the child."""
+        """``spark_driver.run_job_query`` of the job file ``job``, in the child; with
+        ``delta``, ``run_delta_job_query`` (the job's own Delta sources)."""
         request = {
             "job": job,
             "root": root,
@@ -172,6 +206,7 @@ class RemoteSpark:
             "streams": list(streams),
             "feeds": list(feeds),
             "confs": dict(confs),
+            **({"delta": dict(delta)} if delta else {}),
         }
         assert self._proc.stdin is not None
         try:

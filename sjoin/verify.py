@@ -577,7 +577,8 @@ def verify(
     """Run ``plan`` over ``trace`` on the runtime and on local Spark and compare them.
 
     ``trace`` is a JSONL path or an iterable of JSON lines or record dicts (as ``run``
-    takes). ``relation`` picks one join or aggregate (default: the runtime's queries).
+    takes), or a directory of Delta tables or Parquet files (the runtime's columnar traces).
+    ``relation`` picks one join or aggregate (default: the runtime's queries).
     ``spark`` is a classic SparkSession (default: ``spark_driver.get_spark()``) or a
     ``spark_env.RemoteSpark`` (another interpreter's pyspark, in a child process).
     The runtime follows ``plan.spark`` whatever Spark runs (``verify_spec`` re-plans for the
@@ -593,7 +594,7 @@ def verify(
     roots = query_roots(plan, relation)  # UsageError for a stream or unknown relation
     if not isinstance(trace, (str, os.PathLike)):
         trace = list(trace)  # read twice: once here, once by the runtime
-    parsed = read_trace(trace, schemas_of(plan), bad_rows)
+    parsed = _read_any_trace(plan, trace, bad_rows)
     if spark is None:
         from sjoin.spark_driver import get_spark
 
@@ -630,6 +631,28 @@ def verify(
             query.seconds = time.perf_counter() - started
             report.queries.append(query)
     return report
+
+
+def _read_any_trace(
+    plan: Plan, trace: str | os.PathLike[str] | list[Any], bad_rows: BadRowPolicy
+) -> Trace:
+    """The trace as rows per batch: a JSON-lines trace, or a directory the runtime reads
+    (a Delta trace replayed a table version at a time, or a Parquet trace)."""
+    if not isinstance(trace, (str, os.PathLike)) or not Path(trace).is_dir():
+        return read_trace(trace, schemas_of(plan), bad_rows)
+    from sjoin.runtime import delta_options
+    from sjoin.runtime.columnar.delta import is_delta_trace, read_delta_trace
+    from sjoin.runtime.columnar.trace import read_parquet_trace
+
+    directory = Path(trace)
+    if is_delta_trace(directory):
+        parsed = read_delta_trace(directory, schemas_of(plan), delta_options(plan))
+    else:
+        parsed = read_parquet_trace(directory, schemas_of(plan))
+    for batch in parsed.batches:  # frames (runtime rows where a frame cannot hold a column)
+        frames: dict[str, Any] = dict(batch.rows)
+        batch.rows = {n: v if isinstance(v, list) else v.rows() for n, v in frames.items()}
+    return parsed
 
 
 def _runner(spark: Any, plan: Plan, directory: str) -> SparkRunner:

@@ -138,7 +138,7 @@ aggregate ZQGA = ZQJA AS ZQAG
 sink ZQGA to kafka (bootstrap_servers = 'ZQKSERVER', topic = 'ZQKTOPIC', key = 'ZQOD')
     checkpoint 'ZQCHKA'
 sink ZQJB to parquet (path = 'ZQSINKPATH', ZQPK = 'ZQPV') checkpoint 'ZQCHKB'
-sink ZQJC to console
+sink ZQJC to delta (table = 'ZQDTABLE') checkpoint 'ZQCHKC'
 """
 
 # Streams without `from` (read_inputs raises, naming them), no sink, a side whose state is
