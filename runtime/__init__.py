@@ -57,7 +57,9 @@ __all__ = [
     "run_to_files",
 ]
 
-TraceInput = str | os.PathLike[str] | Iterable[Any]
+# a trace file (or a Parquet trace's folder), lines or record dicts, or a trace already read
+# (``kafka_trace.read_kafka``: a replayed topic)
+TraceInput = str | os.PathLike[str] | Iterable[Any] | Trace
 EngineName = Literal["columnar", "reference"]
 ENGINES: tuple[EngineName, ...] = ("columnar", "reference")
 # what a caller may ask for: an engine, or "auto" (``choose_engine``)
@@ -78,6 +80,8 @@ def choose_engine(plan: Plan, trace: TraceInput) -> tuple[EngineName, str]:
     operators = [j.name for j in plan.joins] + [a.name for a in plan.aggregates]
     if operators and all(operator_unsupported(plan, name) for name in operators):
         return "reference", "no operator of the plan runs columnar"
+    if isinstance(trace, Trace):
+        return "reference", f"the trace was read from {trace.source}"
     if not isinstance(trace, (str, os.PathLike)):
         return "reference", "the trace rows are given in memory"
     path = Path(trace)
@@ -270,15 +274,25 @@ def run(
     checkpoint: str | os.PathLike[str] | None = None,
     on_batch: Callable[[BatchOutput, int], None] | None = None,
     engine: EngineChoice = "auto",
+    backlog: bool | None = None,
 ) -> RunResult:
     """Run ``plan`` over a trace (a JSONL path, or an iterable of JSON lines or record
     dicts) and return every executed batch.  With ``checkpoint`` the run resumes from the
     directory's state and returns the batches it ran (plus the last one of a killed run if
     that one was never returned).  ``on_batch`` is called as in ``run_to_files``.
     ``engine``: ``"reference"`` (row at a time), ``"columnar"`` (polars; same results) or
-    ``"auto"`` (``choose_engine``: columnar for large traces)."""
+    ``"auto"`` (``choose_engine``: columnar for large traces).  ``backlog``: run the
+    batches back to back, as Spark runs batches that were all waiting when it started (None:
+    as the trace says, ``Trace.backlog``; a trace file is fed a batch at a time)."""
     runner = _Runner(
-        plan, trace, relation, bad_rows, checkpoint, sinks=[_MemorySink()], engine=engine
+        plan,
+        trace,
+        relation,
+        bad_rows,
+        checkpoint,
+        sinks=[_MemorySink()],
+        engine=engine,
+        backlog=backlog,
     )
     result = RunResult(bad_rows=list(runner.trace.bad_rows), relations=runner.relations)
     total = len(runner.trace.batches)
@@ -323,6 +337,7 @@ def run_to_files(
     engine: EngineChoice = "auto",
     notes: Callable[[str], None] | None = None,
     output_format: Literal["jsonl", "parquet"] = "jsonl",
+    backlog: bool | None = None,
 ) -> RunSummary:
     """``sjoin run``: stream output lines to ``output`` (default ``stdout``) and progress
     lines to ``progress`` as each batch completes.  Skipped bad rows are reported on
@@ -333,7 +348,8 @@ def run_to_files(
     lines on stdout (``sjoin run --format table``).  ``engine`` as in ``run``; ``notes``
     receives a line per operator that the columnar engine runs on the reference operator,
     and why.  With ``output_format="parquet"``, ``output`` is a directory that gets a file per
-    relation per batch (``<relation>/batch-NNNN.parquet``).  Raises ``RunError``
+    relation per batch (``<relation>/batch-NNNN.parquet``).  ``backlog`` as in ``run``.
+    Raises ``RunError``
     (``UsageError`` for a wrong relation or option) with a message fit for the user."""
     out_stream = stdout if stdout is not None else sys.stdout
     err_stream = stderr if stderr is not None else sys.stderr
@@ -354,12 +370,14 @@ def run_to_files(
         sinks.append(_path_sink(Path(progress), "progress"))
     for sink in sinks:
         sink.trace_batches = trace_batches
-    runner = _Runner(plan, trace, relation, bad_rows, checkpoint, sinks, engine=engine)
+    runner = _Runner(
+        plan, trace, relation, bad_rows, checkpoint, sinks, engine=engine, backlog=backlog
+    )
     if notes is not None:
         for line in runner.engine_notes():
             notes(line)
     for bad in runner.trace.bad_rows:
-        print(f"{runner.trace.source}:{bad.describe()} (skipped)", file=err_stream)
+        print(f"{bad.located(runner.trace.source)} (skipped)", file=err_stream)
     count = rows = 0
     total = len(runner.trace.batches)
     with _collector_paused():
@@ -586,6 +604,7 @@ class _Runner:
         checkpoint: str | os.PathLike[str] | None,
         sinks: list[_Sink],
         engine: EngineChoice = "auto",
+        backlog: bool | None = None,
     ) -> None:
         self.plan = plan
         if engine not in ("auto", *ENGINES):
@@ -603,16 +622,27 @@ class _Runner:
         self.relation = relation
         self.relations = self.engine.output_relations()
         reader = read_trace
-        if engine == "columnar":  # JSON lines in bulk, and Parquet traces
+        if isinstance(trace, Trace):
+            if checkpoint is not None:
+                raise UsageError(
+                    f"a checkpoint needs a trace file, and {trace.source} is read anew by each "
+                    "run: write it to a file with `sjoin capture`, then run that file with "
+                    "--checkpoint"
+                )
+        elif engine == "columnar":  # JSON lines in bulk, and Parquet traces
             from .columnar.trace import read_trace_columns as reader
         elif isinstance(trace, (str, os.PathLike)) and Path(trace).is_dir():
             raise UsageError(
                 f"{trace} is a directory: a Parquet trace (<stream>/batch-NNNN.parquet) is "
                 "read by the columnar engine only; run without --engine reference"
             )
-        self.trace: Trace = reader(
-            trace, schemas_of(plan), bad_rows, digests=checkpoint is not None
+        self.trace: Trace = (
+            trace
+            if isinstance(trace, Trace)
+            else reader(trace, schemas_of(plan), bad_rows, digests=checkpoint is not None)
         )
+        if backlog is not None and backlog != self.trace.backlog:
+            self.trace = replace(self.trace, backlog=backlog)
         self.sinks = sinks
         for sink in sinks:
             sink.bind(plan, self.relations)
