@@ -159,17 +159,25 @@ def resolve_starting(
     earliest: Mapping[Partition, int],
     latest: Mapping[Partition, int],
     where: str,
+    *,
+    shared: bool = False,
 ) -> Offsets:
     """The first offset to read of each partition.  Specific offsets must name every
     partition of the source's topics (Spark asserts the same) and lie within what the
     partition holds: an offset the topic no longer has is data loss, which Spark's job
-    fails on by default."""
+    fails on by default.  ``shared`` (``--starting-offsets``, one JSON for every source):
+    the source takes the entries of its own topics, and a partition they do not name starts
+    at the earliest offset."""
     wanted = sorted(partitions)
     if starting == "earliest":
         return {tp: earliest[tp] for tp in wanted}
     if starting == "latest":
         return {tp: latest[tp] for tp in wanted}
     given = {(topic, p): offset for topic, parts in starting.items() for p, offset in parts.items()}
+    if shared:
+        topics = {t for t, _ in wanted}
+        given = {tp: offset for tp, offset in given.items() if tp[0] in topics}
+        given = {tp: given.get(tp, EARLIEST) for tp in wanted} | given
     if set(given) != set(wanted):
         unknown = sorted(set(given) - set(wanted))
         absent = sorted(set(wanted) - set(given))

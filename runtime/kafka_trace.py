@@ -101,6 +101,7 @@ class StreamSource:
     payload: Payload = "json"
     limit: int | None = None  # maxOffsetsPerTrigger
     starting: Starting = "earliest"
+    shared_starting: bool = False  # `starting` is --starting-offsets, for every source
 
     def describe(self) -> str:
         if self.pattern is not None:
@@ -160,11 +161,13 @@ def read_kafka(
     shown = url if servers is not None or len(groups) != 1 else KAFKA_SCHEME + next(iter(groups))
     cuts: dict[str, list[Cut]] = {}
     records: dict[tuple[str, Partition], list[tuple[int, bytes | None]]] = {}
+    read_topics: set[str] = set()
     for group_servers, group in groups.items():
         with _Client(group_servers) as client:
             ranges: dict[Partition, tuple[int, int]] = {}
             for source in group:
                 start, end = client.offsets(source)
+                read_topics.update(t for t, _ in end)
                 cuts[source.stream] = _cut(source, start, end)
                 for tp, until in end.items():
                     if until > start[tp]:
@@ -172,6 +175,13 @@ def read_kafka(
                         ranges[tp] = (min(low, start[tp]), max(high, until))
             for tp, found in client.read(ranges).items():
                 records[(group_servers, tp)] = found
+    shared = next(iter(sources.values())).starting if starting is not None else "earliest"
+    unread = sorted(set(shared) - read_topics) if isinstance(shared, dict) else []
+    if unread:
+        raise UsageError(
+            f"--starting-offsets names {', '.join(repr(t) for t in unread)}, which no replayed "
+            "stream reads"
+        )
     batches = micro_batches({s: cuts[s] for s in sources})
     trace = _trace(plan, shown, sources, batches, records, bad_rows)
     return Replay(trace, sources, batches, notes)
@@ -306,6 +316,7 @@ def _source(
         "csv" if payload == "csv" else "json",
         limit,
         start,
+        shared_starting=starting is not None,
     )
 
 
@@ -452,7 +463,12 @@ class _Client:
             earliest[tp], latest[tp] = low, high
         try:
             start = resolve_starting(
-                source.starting, partitions, earliest, latest, f"stream `{source.stream}`"
+                source.starting,
+                partitions,
+                earliest,
+                latest,
+                f"stream `{source.stream}`",
+                shared=source.shared_starting,
             )
         except OffsetError as err:
             raise UsageError(str(err)) from None

@@ -813,7 +813,7 @@ def capture(
         raise click.UsageError(str(err)) from None
     skipped = f", {len(trace.bad_rows)} bad rows skipped" if trace.bad_rows else ""
     printer.note(
-        f"{output}: {lines} rows in {len(trace.batches)} batches from {trace.source}{skipped}; "
+        f"{output}: {lines} rows in {len(trace.batches)} batch(es) from {trace.source}{skipped}; "
         f"run it as the replay runs it: sjoin run {spec} --trace {output} --backlog",
         "green",
     )
