@@ -62,6 +62,8 @@ _ADDRESS = re.compile(r"[A-Za-z0-9._\-]+:[0-9]{1,5}|\[[0-9A-Fa-f:.]+\]:[0-9]{1,5
 # records are read until every partition reaches its end; this long without a record or an
 # end-of-partition event from the broker is a failure, said so
 READ_TIMEOUT_S = 30.0
+# Kafka's own topics, which a pattern subscription leaves out (exclude.internal.topics)
+INTERNAL_TOPICS = frozenset({"__consumer_offsets", "__transaction_state", "__share_group_state"})
 METADATA_TIMEOUT_S = 10.0
 
 
@@ -419,7 +421,7 @@ class _Client:
         topics = self.topics()
         if source.pattern is not None:
             matched = sorted(
-                t for t in topics if not t.startswith("__") and re.fullmatch(source.pattern, t)
+                t for t in topics if t not in INTERNAL_TOPICS and re.fullmatch(source.pattern, t)
             )
             if not matched:
                 raise UsageError(
@@ -430,7 +432,7 @@ class _Client:
         wanted = sorted({t for t, _ in source.assign}) if source.assign else list(source.topics)
         missing = [t for t in wanted if t not in topics]
         if missing:
-            held = ", ".join(sorted(t for t in topics if not t.startswith("__"))) or "none"
+            held = ", ".join(sorted(t for t in topics if t not in INTERNAL_TOPICS)) or "none"
             raise UsageError(
                 f"stream `{source.stream}`: no topic {', '.join(repr(t) for t in missing)} on "
                 f"{self.servers} (it has {held})"
@@ -502,6 +504,8 @@ class _Client:
                 tp = (message.topic(), message.partition())
                 error = message.error()
                 offset = message.offset()
+                if offset is None:  # pragma: no cover - records and end events have one
+                    continue
                 if error is not None:
                     if error.code() == KafkaError._PARTITION_EOF:
                         if tp in waiting and offset >= ranges[tp][1]:

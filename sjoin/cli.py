@@ -50,7 +50,7 @@ TRACE = click.option(
 )
 
 
-class TraceSource(click.ParamType):
+class TraceSource(click.ParamType):  # type: ignore[type-arg]  # generic in click >= 8.3 only
     """A trace file or folder that exists, or a Kafka URL (``kafka://HOST:PORT``, kept as
     text: the replay reads the spec's topics there)."""
 
@@ -559,7 +559,7 @@ def diff(
 @last_resort
 def run(
     spec: Path,
-    trace: Path,
+    trace: Path | str,
     relation: str | None,
     output: Path | None,
     progress: Path | None,
@@ -590,7 +590,8 @@ def run(
     """
     from sjoin.runtime import BatchOutput, EngineChoice, RunError, UsageError, run_to_files
 
-    kafka = isinstance(trace, str)
+    url = trace if isinstance(trace, str) else None
+    kafka = url is not None
     if not kafka and (max_offsets is not None or starting_offsets is not None):
         raise click.UsageError(
             "--max-offsets-per-trigger and --starting-offsets apply to --trace kafka://HOST:PORT"
@@ -634,16 +635,18 @@ def run(
         except html_report.ReportError as err:
             raise click.UsageError(str(err)) from None
         pictures = html_report.Report(
-            result.plan, spec=spec.as_posix(), trace=trace if kafka else trace.as_posix()
+            result.plan,
+            spec=spec.as_posix(),
+            trace=url if url is not None else Path(trace).as_posix(),
         )
     policy = bad_rows if bad_rows in ("stop", "skip") else Path(bad_rows)
     source: Any = trace
-    if kafka:
+    if url is not None:
         source = _replay(
             printer,
             "run",
             result.plan,
-            trace,
+            url,
             relation,
             max_offsets,
             starting_offsets,

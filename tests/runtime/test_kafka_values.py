@@ -405,7 +405,8 @@ def test_an_unknown_session_zone_is_a_usage_error(name: str) -> None:
 def test_binary_columns_are_not_read() -> None:
     schema = schemas_of(
         plan_of(
-            "stream q (k BIGINT, p BINARY)\nstream w (k BIGINT)\njoin v = q INNER JOIN w ON q.k = w.k"
+            "stream q (k BIGINT, p BINARY)\nstream w (k BIGINT)\n"
+            "join v = q INNER JOIN w ON q.k = w.k"
         )
     )["q"]
     reader = record_reader(schema, "json")
