@@ -371,7 +371,7 @@ class _Client:
 
     def __init__(self, servers: str) -> None:
         try:
-            from confluent_kafka import Consumer
+            from confluent_kafka import Consumer, KafkaException
         except ImportError:
             raise UsageError(
                 "replaying Kafka needs confluent-kafka: pip install 'sjoin[kafka]'"
@@ -380,9 +380,16 @@ class _Client:
         quiet.addHandler(logging.NullHandler())
         quiet.propagate = False
         self.servers = servers
-        self.consumer = Consumer(
+        try:
+            self.consumer = self._consumer(Consumer, quiet)
+        except KafkaException as err:  # pragma: no cover - librdkafka checks addresses later
+            raise UsageError(f"cannot connect to Kafka at {servers}: {err}") from None
+        self._topics: dict[str, list[int]] | None = None
+
+    def _consumer(self, make: Any, quiet: logging.Logger) -> Any:
+        return make(
             {
-                "bootstrap.servers": servers,
+                "bootstrap.servers": self.servers,
                 "group.id": f"sjoin-replay-{uuid.uuid4().hex}",
                 "enable.auto.commit": False,
                 "enable.partition.eof": True,
@@ -392,7 +399,6 @@ class _Client:
                 "logger": quiet,
             }
         )
-        self._topics: dict[str, list[int]] | None = None
 
     def __enter__(self) -> _Client:
         return self
