@@ -727,6 +727,13 @@ class _Runner:
                 f"the checkpoint in {self.checkpoint_dir} belongs to another spec or "
                 "relation; use a new checkpoint directory"
             )
+        if saved.get("backlog", False) is not self.trace.backlog:
+            made = "with" if saved.get("backlog") else "without"
+            raise CheckpointError(
+                f"the checkpoint in {self.checkpoint_dir} was made by a run {made} --backlog, "
+                "which schedules the batches otherwise; resume it the same way, or use a new "
+                "checkpoint directory"
+            )
         consumed, want = saved["trace"].get("batches"), saved["trace"].get("sha256")
         if type(consumed) is not int or consumed < 0 or type(want) is not str:
             raise CheckpointError(self._malformed("its record of the consumed trace"))
@@ -842,6 +849,7 @@ class _Runner:
         self.checkpoint.commit(
             {
                 "fingerprint": fingerprint(self.plan, self.relation),
+                "backlog": self.trace.backlog,
                 "step": self.step,
                 "trace": {"batches": self.consumed, "sha256": self.consumed_hash.hexdigest()},
                 "engine": self.engine.snapshot(),

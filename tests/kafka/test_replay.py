@@ -493,3 +493,22 @@ def test_a_missing_topic_and_a_stream_not_from_kafka_are_usage_errors(  # type: 
     assert code == 2 and "not read `from kafka`: `b` (`from json`)" in err
     code, _, err = cli("capture", str(spec), "--from", str(spec), "-o", str(tmp_path / "o"))
     assert code == 2 and "--from takes kafka://HOST:PORT" in err
+
+
+def test_relation_replays_the_streams_of_one_query(counted, kafka_broker) -> None:  # type: ignore[no-untyped-def]
+    text = f"""
+stream a (k BIGINT, t TIMESTAMP, v STRING) watermark t delay 1 minute
+from kafka (topic = '{counted}x1', bootstrap_servers = 'x:1')
+stream b (k BIGINT, t TIMESTAMP) watermark t delay 1 minute
+from kafka (topic = '{counted}y', bootstrap_servers = 'x:1')
+stream c (k BIGINT, t TIMESTAMP) watermark t delay 1 minute
+from json (path = 'in/c')
+join ab = a INNER JOIN b ON a.k = b.k AND b.t BETWEEN a.t AND a.t + INTERVAL 1 MINUTE
+join ac = a INNER JOIN c ON a.k = c.k AND c.t BETWEEN a.t AND a.t + INTERVAL 1 MINUTE
+"""
+    url = f"kafka://{kafka_broker.bootstrap}"
+    with pytest.raises(UsageError, match=r"not read `from kafka`: `c` \(`from json`\)"):
+        read_kafka(plan_for(text), url)
+    replay = read_kafka(plan_for(text), url, relation="ab")
+    assert sorted(replay.sources) == ["a", "b"]
+    assert sorted(replay.trace.batches[0].rows) == ["a", "b"]

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from sjoin.runtime import run
+from sjoin.runtime import CheckpointError, run
 
 from .harness import plan_of, trace_records
 from .scenarios import range_spec, row, two_streams
@@ -91,3 +91,19 @@ def test_a_query_whose_sources_are_drained_settles_while_others_read_on() -> Non
     assert settled == [
         {"A_k": 2, "A_t": "1970-01-01T00:00:01Z", "A_v": "w", "B_k": None, "B_t": None, "B_v": None}
     ]
+
+
+def test_a_checkpoint_resumes_only_with_the_schedule_it_was_made_with(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    plan = plan_of(SPEC)
+    records = trace_records(BATCHES)
+    clean = run(plan, records, backlog=True)
+    checkpoint = tmp_path / "chk"
+    first = run(plan, records[:3], backlog=True, checkpoint=checkpoint)
+    with pytest.raises(CheckpointError, match="made by a run with --backlog"):
+        run(plan, records, checkpoint=checkpoint)
+    rest = run(plan, records, backlog=True, checkpoint=checkpoint)
+    assert [b.batch for b in first.batches + rest.batches] == [b.batch for b in clean.batches]
+    other = tmp_path / "other"
+    run(plan, records[:3], checkpoint=other)
+    with pytest.raises(CheckpointError, match="made by a run without --backlog"):
+        run(plan, records, backlog=True, checkpoint=other)
