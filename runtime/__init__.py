@@ -79,7 +79,9 @@ __all__ = [
     "run_to_files",
 ]
 
-TraceInput = str | os.PathLike[str] | Iterable[Any]
+# a trace file (or a Parquet trace's folder), lines or record dicts, or a trace already read
+# (``kafka_trace.read_kafka``: a replayed topic)
+TraceInput = str | os.PathLike[str] | Iterable[Any] | Trace
 OutputFormat = Literal["jsonl", "parquet", "delta"]
 OUTPUT_FORMATS: tuple[OutputFormat, ...] = ("jsonl", "parquet", "delta")
 
@@ -118,6 +120,8 @@ def choose_engine(plan: Plan, trace: TraceInput) -> tuple[EngineName, str]:
     operators = [j.name for j in plan.joins] + [a.name for a in plan.aggregates]
     if operators and all(operator_unsupported(plan, name) for name in operators):
         return "reference", "no operator of the plan runs columnar"
+    if isinstance(trace, Trace):
+        return "reference", f"the trace was read from {trace.source}"
     if not isinstance(trace, (str, os.PathLike)):
         return "reference", "the trace rows are given in memory"
     path = Path(trace)
@@ -309,15 +313,25 @@ def run(
     checkpoint: str | os.PathLike[str] | None = None,
     on_batch: Callable[[BatchOutput, int], None] | None = None,
     engine: EngineChoice = "auto",
+    backlog: bool | None = None,
 ) -> RunResult:
     """Run ``plan`` over a trace (a JSONL path, or an iterable of JSON lines or record
     dicts) and return every executed batch.  With ``checkpoint`` the run resumes from the
     directory's state and returns the batches it ran (plus the last one of a killed run if
     that one was never returned).  ``on_batch`` is called as in ``run_to_files``.
     ``engine``: ``"reference"`` (row at a time), ``"columnar"`` (polars; same results) or
-    ``"auto"`` (``choose_engine``: columnar for large traces)."""
+    ``"auto"`` (``choose_engine``: columnar for large traces).  ``backlog``: run the
+    batches back to back, as Spark runs batches that were all waiting when it started (None:
+    as the trace says, ``Trace.backlog``; a trace file is fed a batch at a time)."""
     runner = _Runner(
-        plan, trace, relation, bad_rows, checkpoint, sinks=[_MemorySink()], engine=engine
+        plan,
+        trace,
+        relation,
+        bad_rows,
+        checkpoint,
+        sinks=[_MemorySink()],
+        engine=engine,
+        backlog=backlog,
     )
     result = RunResult(bad_rows=list(runner.trace.bad_rows), relations=runner.relations)
     total = len(runner.trace.batches)
@@ -364,6 +378,7 @@ def run_to_files(
     output_format: OutputFormat = "jsonl",
     also_read: Sequence[Place] = (),
     also_written: Sequence[Place] = (),
+    backlog: bool | None = None,
 ) -> RunSummary:
     """``sjoin run``: stream output lines to ``output`` (default ``stdout``) and progress
     lines to ``progress`` as each batch completes.  Skipped bad rows are reported on
@@ -377,8 +392,9 @@ def run_to_files(
     relation per batch (``<relation>/batch-NNNN.parquet``); with ``"delta"``, a directory
     that gets a Delta table per relation, a commit per batch.  ``also_read`` and
     ``also_written`` name the caller's other files (the spec, a report): no file the run
-    writes may be one of them (``files.check_places``).  Raises ``RunError`` (``UsageError``
-    for a wrong relation or option) with a message fit for the user."""
+    writes may be one of them (``files.check_places``).  ``backlog`` as in ``run``.  Raises
+    ``RunError`` (``UsageError`` for a wrong relation or option) with a message fit for the
+    user."""
     out_stream = stdout if stdout is not None else sys.stdout
     err_stream = stderr if stderr is not None else sys.stderr
     if output_format not in OUTPUT_FORMATS:
@@ -412,6 +428,7 @@ def run_to_files(
         engine=engine,
         also_read=also_read,
         also_written=also_written,
+        backlog=backlog,
     )
     count = rows = 0
     with contextlib.closing(runner):
@@ -419,7 +436,7 @@ def run_to_files(
             for line in runner.engine_notes():
                 notes(line)
         for bad in runner.trace.bad_rows:
-            print(f"{runner.trace.source}:{bad.describe()} (skipped)", file=err_stream)
+            print(f"{bad.located(runner.trace.source)} (skipped)", file=err_stream)
         total = len(runner.trace.batches)
         with _collector_paused():
             for out in runner.run():
@@ -712,6 +729,7 @@ class _Runner:
         engine: EngineChoice = "auto",
         also_read: Sequence[Place] = (),
         also_written: Sequence[Place] = (),
+        backlog: bool | None = None,
     ) -> None:
         self.plan = plan
         self.checkpoint: Checkpoint | None = None
@@ -732,6 +750,12 @@ class _Runner:
         self.relation = relation
         self.relations = self.engine.output_relations()
         directory = isinstance(trace, (str, os.PathLike)) and Path(trace).is_dir()
+        if isinstance(trace, Trace) and checkpoint is not None:
+            raise UsageError(
+                f"a checkpoint needs a trace file, and {trace.source} is read anew by each "
+                "run: write it to a file with `sjoin capture`, then run that file with "
+                "--checkpoint"
+            )
         if directory and engine != "columnar":
             raise UsageError(
                 f"{trace} is a directory: a Parquet trace (<stream>/batch-NNNN.parquet) or a "
@@ -740,9 +764,10 @@ class _Runner:
             )
 
         def read() -> Trace:
-            """The trace: a Delta trace, a Parquet trace or JSON lines (in bulk on the
-            columnar engine)."""
-            assert not isinstance(bad_rows, str) or bad_rows in ("stop", "skip")
+            """The trace: one already read (a replayed topic), a Delta trace, a Parquet
+            trace or JSON lines (in bulk on the columnar engine)."""
+            if isinstance(trace, Trace):
+                return trace
             if directory:
                 from .columnar.delta import is_delta_trace, read_delta_trace
 
@@ -778,6 +803,8 @@ class _Runner:
         except BaseException:
             self.close()
             raise
+        if backlog is not None and backlog != self.trace.backlog:
+            self.trace = replace(self.trace, backlog=backlog)
         self.keep_outputs = any(sink.needs_outputs for sink in sinks)
         # running SHA-256 over the digests of the trace batches consumed so far
         self.consumed_hash = hashlib.sha256()
@@ -863,6 +890,13 @@ class _Runner:
             raise CheckpointError(
                 f"the checkpoint in {self.checkpoint_dir} belongs to another spec or "
                 "relation; use a new checkpoint directory"
+            )
+        if saved.get("backlog", False) is not self.trace.backlog:
+            made = "with" if saved.get("backlog") else "without"
+            raise CheckpointError(
+                f"the checkpoint in {self.checkpoint_dir} was made by a run {made} --backlog, "
+                "which schedules the batches otherwise; resume it the same way, or use a new "
+                "checkpoint directory"
             )
         consumed, want = saved["trace"].get("batches"), saved["trace"].get("sha256")
         if type(consumed) is not int or not 0 <= consumed < 2**63 or type(want) is not str:
@@ -989,6 +1023,7 @@ class _Runner:
         self.checkpoint.commit(
             {
                 "fingerprint": fingerprint(self.plan, self.relation),
+                "backlog": self.trace.backlog,
                 "step": self.step,
                 "trace": {"batches": self.consumed, "sha256": self.consumed_hash.hexdigest()},
                 "engine": self.engine.snapshot(),

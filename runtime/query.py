@@ -5,8 +5,10 @@ nothing else reads) with every operator below it, its own watermark nodes, globa
 watermark and batch ids.  ``Engine`` runs the queries over a trace: for each trace batch,
 each query that reads one of its streams runs a data batch, then the no-data batches Spark
 would run after it (§5), before the next trace batch, as a driver that waits for
-``processAllAvailable`` between steps sees them.  Its cursor and the queries' state are
-plain data, so a checkpoint can stop and resume it between any two batches.
+``processAllAvailable`` between steps sees them; for a backlog (``Trace.backlog``: a replayed
+topic) the data batches run back to back, as Spark runs batches that were all waiting.
+Its cursor and the queries' state are plain data, so a checkpoint can stop and resume it
+between any two batches.
 """
 
 from __future__ import annotations
@@ -334,7 +336,7 @@ class Engine:
                         result = query.run_batch(batch.rows)
                         result.trace_batch = batch.value
                         yield result
-                for _ in range(MAX_NO_DATA_BATCHES):
+                for _ in range(MAX_NO_DATA_BATCHES if self._settles(trace, query) else 0):
                     if not query.needs_no_data_batch():
                         break
                     result = query.run_batch(None)
@@ -344,6 +346,20 @@ class Engine:
                 c.data_done = False
             c.trace_index += 1
             c.query_index = 0
+
+    def _settles(self, trace: Trace, query: Query) -> bool:
+        """Whether ``query`` runs the no-data batches Spark would run after the cursor's
+        trace batch: always when the trace is fed a batch at a time; for a backlog (every
+        batch waiting when the query started) only when the query's sources have nothing in
+        the next batch (Spark runs a data batch whenever one has data), and after the last
+        batch only under a trigger that keeps the query running (``available_now`` and
+        ``once`` stop once the backlog is read)."""
+        if not trace.backlog:
+            return True
+        following = self.cursor.trace_index + 1
+        if following < len(trace.batches):
+            return not query.reads(trace.batches[following])
+        return str(self.plan.settings.get("trigger") or "") not in ("available_now", "once")
 
     def snapshot(self) -> dict[str, Any]:
         return {

@@ -101,23 +101,44 @@ _BOM = b"\xef\xbb\xbf"
 
 @dataclass(frozen=True, slots=True)
 class BadRow:
-    """One trace line that cannot be used, and why."""
+    """One trace line (or Kafka record: ``record``) that cannot be used, and why."""
 
-    line: int
+    line: int | None
     reason: str
     text: str
     batch: int | None = None
     stream: str | None = None
     column: int | None = None  # 1-based, in characters of the line, where it is known
+    record: tuple[str, int, int] | None = None  # a replayed Kafka record: topic, partition, offset
 
     def describe(self) -> str:
         """``LINE:COLUMN: reason`` (or ``LINE: reason``), to follow ``FILE:`` as compilers
-        print locations."""
+        print locations; for a Kafka record ``topic T partition P offset O: reason``."""
+        if self.record is not None:
+            topic, partition, offset = self.record
+            return f"topic {topic} partition {partition} offset {offset}: {self.reason}"
         if self.column is None:
             return f"{self.line}: {self.reason}"
         return f"{self.line}:{self.column}: {self.reason}"
 
+    def located(self, source: str) -> str:
+        """The bad row with its place in ``source`` (the trace file, or the Kafka URL)."""
+        if self.record is not None:
+            return f"{source} {self.describe()}"
+        return f"{source}:{self.describe()}"
+
     def to_json(self) -> dict[str, Any]:
+        if self.record is not None:
+            topic, partition, offset = self.record
+            return {
+                "topic": topic,
+                "partition": partition,
+                "offset": offset,
+                "batch": self.batch,
+                "stream": self.stream,
+                "error": self.reason,
+                "text": self.text,
+            }
         return {
             "line": self.line,
             "column": self.column,
@@ -134,7 +155,7 @@ class TraceError(RunError):
     def __init__(self, source: str, bad_rows: Sequence[BadRow]) -> None:
         self.source = source
         self.bad_rows = tuple(bad_rows)
-        shown = "\n".join(f"  {source}:{b.describe()}" for b in self.bad_rows[:20])
+        shown = "\n".join(f"  {b.located(source)}" for b in self.bad_rows[:20])
         more = len(self.bad_rows) - 20
         tail = f"\n  ... and {more} more" if more > 0 else ""
         super().__init__(
@@ -166,6 +187,10 @@ class Trace:
     source: str
     batches: list[TraceBatch]
     bad_rows: list[BadRow]
+    # every batch was waiting when the query started (a replayed topic, `sjoin run
+    # --backlog`): Spark runs them back to back, each query's no-data batches only once its
+    # sources have nothing in the next batch (``query.Engine``)
+    backlog: bool = False
 
     @property
     def row_count(self) -> int:

@@ -48,15 +48,45 @@ TRACE = click.option(
     type=click.Path(exists=True, dir_okay=False, path_type=Path),
     help='Input rows, JSON Lines: {"batch": 0, "stream": ..., "row": {...}}.',
 )
+
+
+class TraceSource(click.ParamType):  # type: ignore[type-arg]  # generic in click >= 8.3 only
+    """A trace file or folder that exists, or a Kafka URL (``kafka://HOST:PORT``, kept as
+    text: the replay reads the spec's topics there)."""
+
+    name = "trace"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        if isinstance(value, str) and value.startswith("kafka://"):
+            return value
+        return click.Path(exists=True, path_type=Path).convert(value, param, ctx)
+
+
 RUN_TRACE = click.option(
     "--trace",
     "trace",
     required=True,
-    type=click.Path(exists=True, path_type=Path),
+    type=TraceSource(),
     help='Input rows, JSON Lines: {"batch": 0, "stream": ..., "row": {...}}; or (columnar '
     "engine) a directory of Parquet files, <stream>/batch-NNNN.parquet, one per stream per "
     "batch; or a directory of Delta tables, <stream>/, replayed a table version per "
-    "micro-batch (docs/kafka.md, Delta Lake).",
+    "micro-batch (docs/kafka.md, Delta Lake); or kafka://HOST:PORT: replay the spec's Kafka "
+    "topics there, cut into micro-batches as Spark's Kafka source cuts them (docs/kafka.md).",
+)
+MAX_OFFSETS = click.option(
+    "--max-offsets-per-trigger",
+    "max_offsets",
+    type=click.IntRange(min=1),
+    help="Replaying Kafka: cut every source's batches as Spark's maxOffsetsPerTrigger does "
+    "[default: each source's own maxOffsetsPerTrigger; without one, a source reads all it "
+    "holds in one batch].",
+)
+STARTING_OFFSETS = click.option(
+    "--starting-offsets",
+    metavar="earliest|latest|JSON",
+    help="Replaying Kafka: where each topic's replay starts, as Spark's startingOffsets "
+    '(JSON: {"topic": {"0": 23, "1": -2}}) [default: the spec\'s startingOffsets when it '
+    "names offsets or earliest, else earliest].",
 )
 
 
@@ -599,17 +629,26 @@ def diff(
     "auto: columnar for a Parquet or Delta trace or a trace file of 512 KiB or more, reference for "
     "smaller ones (it is done before polars has loaded). Both give the same output.",
 )
+@MAX_OFFSETS
+@STARTING_OFFSETS
+@click.option(
+    "--backlog/--no-backlog",
+    default=None,
+    help="Run the trace's batches back to back, as Spark runs batches that were all waiting "
+    "when it started: no no-data batches between them [default: on for --trace kafka://, "
+    "off for a file, whose batches each arrive after the one before has run].",
+)
 @click.option(
     "--verbose",
     is_flag=True,
     help="Say which engine runs and why, and which operators the columnar engine leaves "
-    "to the reference operator.",
+    "to the reference operator; replaying Kafka, the offsets of each batch.",
 )
 @COLOR
 @last_resort
 def run(
     spec: Path,
-    trace: Path,
+    trace: Path | str,
     relation: str | None,
     output: Path | None,
     progress: Path | None,
@@ -620,6 +659,9 @@ def run(
     output_format: str,
     trace_batches: bool,
     engine: str,
+    max_offsets: int | None,
+    starting_offsets: str | None,
+    backlog: bool | None,
     verbose: bool,
     color: str,
 ) -> None:
@@ -628,6 +670,10 @@ def run(
 
     Batch ids are Spark's: the no-data batches Spark runs after a watermark advance are
     numbered too, so trace batch 1 may come out as batch 2 (--trace-batches shows both).
+
+    With --trace kafka://HOST:PORT the spec's Kafka topics there are the trace: read from
+    the starting offsets to what they hold now, cut into micro-batches as Spark's Kafka
+    source cuts a backlog, each record's value read as the job's from_json reads it.
 
     Exit status: 0 ran, 1 the spec or the trace has errors, 2 usage error.
     """
@@ -643,6 +689,17 @@ def run(
     from sjoin.runtime.files import check_places
     from sjoin.runtime.trace import bad_rows_policy
 
+    url = trace if isinstance(trace, str) else None
+    kafka = url is not None
+    if not kafka and (max_offsets is not None or starting_offsets is not None):
+        raise click.UsageError(
+            "--max-offsets-per-trigger and --starting-offsets apply to --trace kafka://HOST:PORT"
+        )
+    if kafka and checkpoint is not None:
+        raise click.UsageError(
+            "--checkpoint needs a trace file: a replay reads the topics anew each run; write "
+            "them to a file with `sjoin capture`, then run that file with --checkpoint --backlog"
+        )
     if fmt == "table" and output is not None:
         raise click.UsageError("--format table shows rows on stdout; --output writes JSON lines")
     if output_format != "jsonl" and output is None:
@@ -666,8 +723,9 @@ def run(
         writes = [Place("--report", report)] if report is not None else []
         # before anything is written (the report's own check makes its file): every path
         # the user named; the run checks them again with its relation folders
+        traces = [] if isinstance(trace, str) else [Place("--trace", trace, tree=trace.is_dir())]
         check_places(
-            [*reads, Place("--trace", trace, tree=trace.is_dir())],
+            [*reads, *traces],
             [
                 *writes,
                 *([Place("--output", output)] if output is not None else []),
@@ -696,7 +754,24 @@ def run(
             html_report.check_target(report)
         except html_report.ReportError as err:
             raise click.UsageError(str(err)) from None
-        pictures = html_report.Report(result.plan, spec=spec.as_posix(), trace=trace.as_posix())
+        pictures = html_report.Report(
+            result.plan,
+            spec=spec.as_posix(),
+            trace=url if url is not None else Path(trace).as_posix(),
+        )
+    source: Any = trace
+    if url is not None:
+        source = _replay(
+            printer,
+            "run",
+            result.plan,
+            url,
+            relation,
+            max_offsets,
+            starting_offsets,
+            policy,
+            verbose,
+        ).trace
     # tables on a terminal show the progress themselves; a bar on stderr would share their
     # lines on the same screen
     bar = printer.progress_bar("batches") if show_rows is None else _no_bar()
@@ -710,7 +785,7 @@ def run(
         try:
             summary = run_to_files(
                 result.plan,
-                trace,
+                source,
                 relation=relation,
                 output=output,
                 progress=progress,
@@ -725,6 +800,7 @@ def run(
                 notes=(lambda line: printer.note(f"sjoin run: {line}")) if verbose else None,
                 also_read=reads,
                 also_written=writes,
+                backlog=backlog,
             )
         except UsageError as err:
             raise click.UsageError(str(err)) from None
@@ -741,6 +817,133 @@ def run(
         except html_report.ReportError as err:
             raise click.UsageError(str(err)) from None
         printer.note(f"report: {report}")
+
+
+def _replay(
+    printer: Printer,
+    command: str,
+    plan: Any,
+    url: str,
+    relation: str | None,
+    max_offsets: int | None,
+    starting: str | None,
+    policy: Any,
+    verbose: bool,
+) -> Any:
+    """Read the spec's Kafka topics at ``url`` (``runtime.kafka_trace``), with the notes on
+    stderr: a bad URL, option, broker or topic is a usage error (exit 2), bad records under
+    ``--bad-rows stop`` exit 1."""
+    from sjoin.runtime import RunError, UsageError
+    from sjoin.runtime.kafka_trace import read_kafka
+
+    try:
+        replay = read_kafka(
+            plan,
+            url,
+            relation=relation,
+            max_offsets=max_offsets,
+            starting=starting,
+            bad_rows=policy,
+        )
+    except UsageError as err:
+        raise click.UsageError(str(err)) from None
+    except RunError as err:
+        printer.note(f"sjoin {command}: {err}", "red")
+        sys.exit(1)
+    for note in replay.notes:
+        printer.note(f"sjoin {command}: {note}")
+    if verbose:
+        for source in replay.sources.values():
+            printer.note(f"sjoin {command}: reading {source.describe()}")
+        for line in replay.describe_batches():
+            printer.note(f"sjoin {command}: {line}")
+    return replay
+
+
+@main.command()
+@SPEC
+@click.option(
+    "--from",
+    "url",
+    required=True,
+    metavar="kafka://HOST:PORT",
+    help="The brokers holding the spec's topics (kafka:// alone: the spec's bootstrap_servers).",
+)
+@click.option(
+    "-o",
+    "--output",
+    required=True,
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="The trace file to write (JSON lines).",
+)
+@click.option("--relation", help="Read only the streams of this join or aggregate's query.")
+@MAX_OFFSETS
+@STARTING_OFFSETS
+@click.option(
+    "--bad-rows",
+    default="stop",
+    show_default=True,
+    help="What to do with a record Spark's job reads with a fault: stop, skip, or a FILE to "
+    "write them to.",
+)
+@click.option("--verbose", is_flag=True, help="Show each source and each batch's offsets.")
+@COLOR
+@last_resort
+def capture(
+    spec: Path,
+    url: str,
+    output: Path,
+    relation: str | None,
+    max_offsets: int | None,
+    starting_offsets: str | None,
+    bad_rows: str,
+    verbose: bool,
+    color: str,
+) -> None:
+    """Write SPEC's Kafka topics at kafka://HOST:PORT to a trace file that `sjoin run` reads:
+    the records from the starting offsets to what the topics hold now, cut into
+    micro-batches as Spark's Kafka source cuts a backlog (maxOffsetsPerTrigger), each value
+    read as the generated job's from_json reads it. `sjoin run SPEC --trace FILE --backlog`
+    then runs exactly what `sjoin run SPEC --trace kafka://...` runs.
+
+    Exit status: 0 written, 1 the spec has errors or a record is bad (--bad-rows stop),
+    2 usage error (a URL, option, broker or topic that cannot be used).
+    """
+    from sjoin.runtime import UsageError
+    from sjoin.runtime.kafka_trace import is_kafka_url, write_trace
+
+    if not is_kafka_url(url):
+        raise click.UsageError(f"--from takes kafka://HOST:PORT, not {url!r}")
+    printer = Printer(color)
+    result = load(spec, relation)
+    printer.diagnostics((d, result.source) for d in result.diagnostics)
+    if not result.ok or result.plan is None:
+        sys.exit(1)
+    policy = bad_rows if bad_rows in ("stop", "skip") else Path(bad_rows)
+    replay = _replay(
+        printer,
+        "capture",
+        result.plan,
+        url,
+        relation,
+        max_offsets,
+        starting_offsets,
+        policy,
+        verbose,
+    )
+    trace = replay.trace
+    for bad in trace.bad_rows:
+        printer.note(f"{bad.located(trace.source)} (skipped)")
+    try:
+        lines = write_trace(result.plan, trace, output)
+    except UsageError as err:
+        raise click.UsageError(str(err)) from None
+    skipped = f", {len(trace.bad_rows)} bad rows skipped" if trace.bad_rows else ""
+    printer.note(
+        f"{output}: {lines} rows in {len(trace.batches)} batch(es) from {trace.source}{skipped}; "
+        f"run it as the replay runs it: sjoin run {spec} --trace {output} --backlog",
+        "green",
+    )
 
 
 @main.command()
