@@ -30,7 +30,8 @@ from sjoin.compiler.model import Format
 from sjoin.compiler.plan import Plan, SinkNode, StreamNode
 from sjoin.compiler.source import Span
 from sjoin.runtime import delta_options
-from sjoin.runtime.columnar.parquet_out import folder_name, output_frame
+from sjoin.runtime.columnar.parquet_out import output_frame
+from sjoin.runtime.files import folder_name
 from sjoin.runtime.trace import read_trace, schemas_of
 
 __all__ = [

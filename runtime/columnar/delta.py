@@ -50,9 +50,10 @@ from urllib.parse import unquote, urlparse
 import polars as pl
 
 from ..errors import RunError, UsageError
+from ..files import folder_name
 from ..trace import StreamSchema, Trace, TraceBatch
 from .frames import dtype_of
-from .parquet_out import _kind, folder_name, output_frame, unsupported_column
+from .parquet_out import _kind, output_frame, unsupported_column
 from .trace import _parquet_column
 
 __all__ = [
@@ -389,7 +390,7 @@ def _file_rows(path: Path, schema: StreamSchema, columnar: bool) -> Any:
         if kind.name == "decimal":
             columns.append(_decimals(path, values, kind, column))
         else:
-            columns.append(_parquet_column(path, values, kind.name, column).alias(f"c{i}"))
+            columns.append(_parquet_column(path, values, kind, column).alias(f"c{i}"))
     if columnar:
         return pl.DataFrame(columns)
     cells = [c if isinstance(c, list) else c.to_list() for c in columns]
