@@ -891,8 +891,11 @@ class _Runner:
                 f"the checkpoint in {self.checkpoint_dir} belongs to another spec or "
                 "relation; use a new checkpoint directory"
             )
-        if saved.get("backlog", False) is not self.trace.backlog:
-            made = "with" if saved.get("backlog") else "without"
+        backlog = saved.get("backlog")
+        if type(backlog) is not bool:
+            raise CheckpointError(self._malformed("its record of the run's schedule (backlog)"))
+        if backlog is not self.trace.backlog:
+            made = "with" if backlog else "without"
             raise CheckpointError(
                 f"the checkpoint in {self.checkpoint_dir} was made by a run {made} --backlog, "
                 "which schedules the batches otherwise; resume it the same way, or use a new "

@@ -36,7 +36,7 @@ INT64 = 2**63
 _INT_BOUNDS = {"tinyint": 2**7, "smallint": 2**15, "int": 2**31, "bigint": INT64}
 _INT64_KINDS = ("timestamp", "date", "interval")
 _PENDING = ("batch", "query", "watermark", "data", "rows", "progress", "state_sides", "trace_batch")
-_TOP = ("fingerprint", "step", "trace", "engine", "pending", "offsets")
+_TOP = ("fingerprint", "backlog", "step", "trace", "engine", "pending", "offsets")
 _OPERATOR_METRICS = (
     "relation",
     "numRowsTotal",
@@ -44,7 +44,7 @@ _OPERATOR_METRICS = (
     "numRowsRemoved",
     "numRowsDroppedByWatermark",
 )
-_OFFSETS = ("rows", "progress", "parquet")
+_OFFSETS = ("rows", "progress", "parquet", "delta")
 
 Check = Callable[[Any], str | None]  # a value -> what is wrong with it, or None
 
@@ -276,6 +276,9 @@ def check_snapshot(data: Mapping[str, Any], engine: Engine, keep_outputs: bool) 
     walk = _Walk()
     walk.exact_dict(data, _TOP, optional=("pending_outputs",))
     walk.at("fingerprint").of_type(data["fingerprint"], str, "a string")
+    walk.up()
+    # the run's schedule: a replay's batches back to back, or a batch at a time
+    walk.at("backlog").of_type(data["backlog"], bool, "true or false")
     walk.up()
     walk.at("step").integer(data["step"], 0)
     walk.up()
