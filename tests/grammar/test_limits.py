@@ -310,6 +310,11 @@ def test_max_nesting_is_documented() -> None:
 
 
 def test_benchmark_shapes(tmp_path: Path) -> None:
-    """The benchmark's generators write what it claims (a chain, n conjuncts)."""
+    """The benchmark's generators write what it claims (a chain, n conjuncts), and each
+    shape, small, is a spec that parses (the wide chain has E025 by design)."""
     assert bench.join_chain(3).count("\njoin ") == 3
     assert bench.conjuncts(7).count("\n    AND ") == 8  # the range and 7 conjuncts
+    for name, shape in bench.SHAPES.items():
+        found = {d.code for d in check_text(shape.make(5)).diagnostics if d.severity == "error"}
+        assert found == ({"E025"} if name == "wide-joins" else set()), name
+        assert list(shape.sizes) == sorted(shape.sizes), name
