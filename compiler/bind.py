@@ -29,6 +29,7 @@ from .bound import (
     Watermark,
 )
 from .diagnostics import Diagnostics, excerpt
+from .expr import copy_tree
 from .model import DEFAULT_SPARK, JOIN_KINDS, SUPPORTED_SPARK, Column, Format, SparkVersion
 from .source import Source, Span
 from .types import SqlType
@@ -67,6 +68,8 @@ SYMBOLS: dict[type[exp.Expression], str] = {
     exp.Mod: "%",
 }
 AGGREGATES = frozenset(f.name for f in functions.FUNCTIONS.values() if f.aggregate)
+# names a spec's `did you mean` hints may compare in all (Binder._suggest)
+SUGGESTION_BUDGET = 200_000
 
 
 def _suggest(word: str, candidates: Sequence[str]) -> str | None:
@@ -103,6 +106,8 @@ class Binder:
         self.spark_span: Span | None = None
         self.settings: dict[str, Setting] = {}
         self.sinks: list[Sink] = []
+        self.sunk: set[str] = set()  # relations with a sink
+        self.suggestions = SUGGESTION_BUDGET
 
     # ------------------------------------------------------------------ statements
     def bind(self, spec: ast.SpecFile) -> BoundSpec:
@@ -119,6 +124,16 @@ class Binder:
             tuple(self.relations.values()),
             tuple(self.sinks),
         )
+
+    def _suggest(self, word: str, candidates: Callable[[], Sequence[str]]) -> str | None:
+        """``did you mean ...?`` among ``candidates()``, while the spec's budget of names
+        compared lasts: a large spec with thousands of unknown names, each compared with
+        thousands of columns, would otherwise take minutes for its hints alone."""
+        if self.suggestions <= 0:
+            return None
+        names = candidates()
+        self.suggestions -= len(names)
+        return _suggest(word, names)
 
     def _bind_SparkDecl(self, stmt: ast.SparkDecl) -> None:
         if self.spark_span is not None:
@@ -196,9 +211,10 @@ class Binder:
         if not self._define(stmt.name):
             return
         columns: list[Column] = []
+        declared: set[str] = set()
         ok = True
         for col in stmt.columns:
-            if any(c.name == col.name.text for c in columns):
+            if col.name.text in declared:
                 self.diags.add(
                     "E002",
                     f"column `{col.name.text}` is declared twice in `{stmt.name.text}`",
@@ -207,6 +223,7 @@ class Binder:
                 )
                 ok = False
                 continue
+            declared.add(col.name.text)
             sql_type = t.lookup_type(col.type.name, col.type.params)
             if sql_type is None:
                 hint = _suggest(col.type.name.lower(), list(t.TYPE_NAMES))
@@ -249,7 +266,7 @@ class Binder:
                 f"watermark column `{decl.column.text}` is not a column of `{stmt.name.text}`",
                 decl.column.span,
                 "unknown column",
-                _suggest(decl.column.text, [c.name for c in columns]),
+                self._suggest(decl.column.text, lambda: [c.name for c in columns]),
             )
             return None
         if col.type not in (t.TIMESTAMP, t.UNKNOWN):
@@ -338,7 +355,7 @@ class Binder:
         rel = self.relations.get(ref.name.text)
         if rel is None:
             if ref.name.text not in self.poisoned:
-                hint = _suggest(ref.name.text, list(self.relations))
+                hint = self._suggest(ref.name.text, lambda: list(self.relations))
                 self.diags.add(
                     "E003",
                     f"unknown relation `{ref.name.text}`",
@@ -408,9 +425,7 @@ class Binder:
         allow_aggregates: bool,
     ) -> list[OutputItem]:
         node = item.expr
-        if isinstance(node, exp.Star) or (
-            isinstance(node, exp.Column) and isinstance(node.this, exp.Star)
-        ):
+        if _is_star(node):
             return self._star(node, item, sides)
         bound = self.expression(node, scope, allow_aggregates=allow_aggregates)
         if item.alias is not None:
@@ -533,10 +548,10 @@ class Binder:
                     f"unknown relation `{name}`",
                     stmt.relation.span,
                     "nothing to write",
-                    _suggest(name, list(self.relations)),
+                    self._suggest(name, lambda: list(self.relations)),
                 )
             return
-        if any(s.relation == name for s in self.sinks):
+        if name in self.sunk:
             self.diags.add(
                 "E024",
                 f"relation `{name}` already has a sink",
@@ -562,13 +577,14 @@ class Binder:
             return
         checkpoint = stmt.checkpoint.text if stmt.checkpoint is not None else None
         self.sinks.append(Sink(name, target, checkpoint, stmt.span))
+        self.sunk.add(name)
 
     # ------------------------------------------------------------------ expressions
     def expression(
         self, node: exp.Expression, scope: Scope, allow_aggregates: bool
     ) -> exp.Expression:
         """A typed copy of ``node``: columns qualified and annotated, ``meta['type']`` set."""
-        bound = node.copy()
+        bound = copy_tree(node)
         self._type(bound, scope, allow_aggregates)
         return bound
 
@@ -613,13 +629,12 @@ class Binder:
                 if col is not None:
                     found.append((side, inp, col))
             if not found:
-                names = [c.name for _, i in matching for c in i.columns]
                 return self._error(
                     "E004",
                     f"`{qualifier}` has no column `{name}`",
                     node,
                     "unknown column",
-                    _suggest(name, names),
+                    self._suggest(name, lambda: [c.name for _, i in matching for c in i.columns]),
                 )
         else:
             for side, inp in scope.inputs:
@@ -627,13 +642,14 @@ class Binder:
                 if col is not None:
                     found.append((side, inp, col))
             if not found:
-                names = [c.name for _, i in scope.inputs for c in i.columns]
                 return self._error(
                     "E004",
                     f"unknown column `{name}`",
                     node,
                     "unknown column",
-                    _suggest(name, names),
+                    self._suggest(
+                        name, lambda: [c.name for _, i in scope.inputs for c in i.columns]
+                    ),
                 )
             if len(found) > 1:
                 return self._error(
@@ -1171,6 +1187,13 @@ _RULES: dict[type[exp.Expression], Callable[[Binder, Any, Scope, bool], SqlType]
 
 
 # ---------------------------------------------------------------------- helpers
+
+
+def _is_star(node: exp.Expression) -> bool:
+    """``*`` or ``a.*`` in a SELECT."""
+    return isinstance(node, exp.Star) or (
+        isinstance(node, exp.Column) and isinstance(node.this, exp.Star)
+    )
 
 
 def _column_ref(alias: str, col: Column, side: str) -> exp.Column:

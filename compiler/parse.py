@@ -536,7 +536,7 @@ def _hint_for(token: str, expected: set[str]) -> str | None:
     return None
 
 
-_NOT_CODE = re.compile(r"--[^\r\n]*|/\*.*?(?:\*/|\Z)|'(?:[^'\r\n]|'')*'?|`[^`\r\n]*`?", re.DOTALL)
+_NOT_CODE = re.compile(r"--[^\r\n]*|/\*.*?(?:\*/|\Z)|'(?:[^'\r\n]|'')*+'?|`[^`\r\n]*`?", re.DOTALL)
 
 
 def _mask_comments_and_strings(text: str) -> str:
@@ -554,8 +554,8 @@ def _mask_comments_and_strings(text: str) -> str:
 # here (the grammar ends lines there), so that the CR is reported where it is.
 _TEXT_LEXEMES = re.compile(
     r"(?P<comment>--[^\r\n]*|/\*.*?(?:\*/|\Z))"
-    r"|(?P<string>'(?:[^'\n]|'')*')"
-    r"|(?P<name>`(?:[^`\n]|``)+`)",
+    r"|(?P<string>'(?:[^'\n]|'')*+')"
+    r"|(?P<name>`(?:[^`\n]|``)++`)",
     re.DOTALL,
 )
 # What each lexeme may not hold besides the HOSTILE characters: a line break in a string,

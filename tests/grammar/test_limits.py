@@ -1,12 +1,14 @@
-"""Parser limits (issue 13): flat lists and chains are not nesting.
+"""Parser limits (issues 13 and 24): flat lists and chains are not nesting; large specs cost
+their size.
 
-A flat list of AND (or OR) conjuncts and a chain of joins are accepted at any length, with
-the structure that makes every stage linear in their length: the AND tree is balanced, the
-pipeline check gives one verdict per operator input.  True nesting (parentheses, calls,
-CASE, NOT, unary minus, arithmetic chains) is limited to MAX_NESTING levels and reported
-(E001) at the place where it passes the limit; at the limit, every stage (check, plan JSON,
-compile, run) works with room to spare on the stack.  Timings at large sizes (100,000
-conjuncts, 2,000 joins) live in benchmarks/parser_limits.py, not here.
+A flat list of AND (or OR) conjuncts and a chain of joins are accepted at any length the
+size limits allow, with the structure that makes every stage linear in their length: the
+AND tree is balanced, the pipeline check gives one verdict per operator input, the walks
+and copies of each conjunct are few and cheap.  True nesting (parentheses, calls, CASE,
+NOT, unary minus, arithmetic chains) is limited to MAX_NESTING levels and reported (E001)
+at the place where it passes the limit; at the limit, every stage (check, plan JSON,
+compile, run) works with room to spare on the stack.  Timings at large sizes live in
+benchmarks/parser_limits.py, not here.
 """
 
 from __future__ import annotations
@@ -14,7 +16,9 @@ from __future__ import annotations
 import importlib.util
 import json
 import math
+import re
 import sys
+import tracemalloc
 from collections.abc import Callable
 from pathlib import Path
 from types import ModuleType
@@ -24,15 +28,20 @@ import pytest
 from sqlglot import exp
 
 from sjoin.api import CheckResult, check_text
+from sjoin.compiler import expr
 from sjoin.compiler import parse as parse_module
 from sjoin.compiler.backends.pyspark import compile_pyspark
+from sjoin.compiler.bind import SUGGESTION_BUDGET
+from sjoin.compiler.bound import Aggregate, Join
+from sjoin.compiler.diagnostics import Diagnostics
 from sjoin.compiler.expr import conjuncts
-from sjoin.compiler.parse import MAX_NESTING
+from sjoin.compiler.parse import MAX_NESTING, check_characters
 from sjoin.compiler.split import conjoin
 from sjoin.compiler.sql import spark_sql
+from sjoin.grammar import parser
 from sjoin.runtime import run
 
-from ..conftest import ROOT
+from ..conftest import EXAMPLES, ROOT
 
 
 def load_bench() -> ModuleType:
@@ -318,3 +327,134 @@ def test_benchmark_shapes(tmp_path: Path) -> None:
         found = {d.code for d in check_text(shape.make(5)).diagnostics if d.severity == "error"}
         assert found == ({"E025"} if name == "wide-joins" else set()), name
         assert list(shape.sizes) == sorted(shape.sizes), name
+
+
+# ---------------------------------------------------------------------- linear stages
+#
+# Issue 24: the stages walk, copy and print each conjunct a constant number of times, with
+# walks and copies cheaper than sqlglot's generic ones; these tests pin what makes them so
+# (timings live in benchmarks/parser_limits.py).
+
+
+def bound_expressions() -> list[exp.Expression]:
+    """Every bound condition and output expression of the examples."""
+    found: list[exp.Expression] = []
+    for example in EXAMPLES:
+        bound = check_text(example.read_text()).bound
+        assert bound is not None
+        for rel in bound.relations:
+            if isinstance(rel, Join):
+                found += [rel.condition, *(o.expr for o in rel.output)]
+            elif isinstance(rel, Aggregate):
+                found += [*rel.group_by, *(o.expr for o in rel.output)]
+    return found
+
+
+def test_the_walks_find_what_sqlglot_finds_in_its_order() -> None:
+    for node in bound_expressions():
+        assert expr.nodes(node) == list(node.walk())
+        for kind in (exp.Column, exp.Anonymous, exp.Identifier):
+            assert expr.find_all(node, kind) == list(node.find_all(kind))
+
+
+def test_copy_tree_is_a_copy_with_its_own_annotations() -> None:
+    for node in bound_expressions():
+        copy = expr.copy_tree(node)
+        assert copy == node and copy.sql() == node.sql()
+        pairs = list(zip(expr.nodes(copy), expr.nodes(node), strict=True))
+        for new, old in pairs:
+            assert new is not old and (new._meta or {}) == (old._meta or {})
+            assert new._meta is not old._meta or old._meta is None
+        new, old = pairs[0]
+        new.meta["probe"] = True
+        assert "probe" not in (old._meta or {})
+
+
+def test_conjoin_shares_the_parts_and_leaves_them_in_place() -> None:
+    text = in_on("a.x > 1 AND (b.x > 2 OR b.x < 0) AND a.s = 'q'")
+    bound = check_text(text).bound
+    assert bound is not None
+    condition = bound.relations[2].condition  # type: ignore[union-attr]
+    parts = conjuncts(condition)
+    parents = [(p.parent, p.arg_key) for p in parts]
+    joined = conjoin(parts)
+    assert joined is not None
+    assert [(p.parent, p.arg_key) for p in parts] == parents  # still in the condition
+    shared = expr.nodes(joined)
+    assert all(any(x is p for x in shared) for p in parts)  # not copies
+    assert spark_sql(joined) == spark_sql(condition)
+    assert spark_sql(joined.copy()) == spark_sql(joined)
+
+
+def test_a_join_without_windows_shares_the_bound_trees() -> None:
+    """No copy of the condition nor of each output column, unless a window is projected."""
+    result = check_text(bench.conjuncts(10))
+    assert result.bound is not None and result.plan is not None
+    join, node = result.bound.relations[2], result.plan.joins[0]
+    assert isinstance(join, Join)
+    assert node.condition is join.condition
+    assert all(o.expr is b.expr for o, b in zip(node.output, join.output, strict=True))
+    windowed = check_text(
+        HEAD + "join j = a JOIN b ON a.k = b.k AND window(a.t, INTERVAL 1 MINUTE) = "
+        "window(b.t, INTERVAL 1 MINUTE)\n"
+    )
+    assert windowed.bound is not None and windowed.plan is not None
+    assert windowed.plan.joins[0].condition is not windowed.bound.relations[2].condition  # type: ignore[union-attr]
+
+
+def test_hints_for_unknown_names_have_a_budget() -> None:
+    """5,000 unknown columns in a stream of 5,000: each is reported, the hints stop once
+    their comparisons pass the budget (which would otherwise be 25 million)."""
+    columns = ", ".join(f"c{i} BIGINT" for i in range(5000))
+    unknown = " AND ".join(f"a.c{i}x = 1" for i in range(5000))  # each close to c{i}
+    text = (
+        f"stream a (k BIGINT, {columns}, t TIMESTAMP) watermark t delay 1 minute\n"
+        "stream b (k BIGINT, t TIMESTAMP) watermark t delay 1 minute\n"
+        f"join j = a JOIN b ON a.k = b.k AND {unknown}\n"
+    )
+    found = [d for d in check_text(text).diagnostics if d.code == "E004"]
+    assert len(found) == 5000
+    hinted = math.ceil(SUGGESTION_BUDGET / 5002)  # each hint compares the 5,002 columns
+    assert [d.help for d in found[:hinted]] == [f"did you mean `c{i}`?" for i in range(hinted)]
+    assert all(d.help is None for d in found[hinted:])
+
+
+# ---------------------------------------------------------------------- lexing in bounded memory
+
+
+@pytest.mark.parametrize(
+    "lexeme",
+    [
+        "'" + "x''" * 30_000 + "'",  # a string
+        "`" + "q``" * 30_000 + "`",  # a quoted name
+        "/* " + "x\n" * 300_000 + " */",  # a block comment
+    ],
+    ids=["string", "quoted name", "comment"],
+)
+def test_long_lexemes_lex_in_memory_of_their_size(lexeme: str) -> None:
+    """The terminals repeat possessively: lexing a long string, name or comment keeps no
+    backtracking state per character (it took 150 bytes per character, a 10 MB literal
+    3.5 GiB)."""
+    text = f"set x = {lexeme}\n" if not lexeme.startswith("/*") else f"{lexeme}\nset x = 1\n"
+    diags = Diagnostics()
+    tracemalloc.start()
+    try:
+        check_characters(text, diags)
+        list(parser().lex(text))
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert peak < 5 * len(text) + (2 << 20), peak
+
+
+def test_the_possessive_terminals_start_with_their_own_quote() -> None:
+    """strict=True checks terminal collisions with interegular, which cannot read a
+    possessive repeat: STRING and QUOTED_NAME are then unchecked, which is sound only
+    because no other terminal can start with their quote."""
+    terminals = {t.name: t.pattern.to_regexp() for t in parser().terminals}
+    assert terminals["STRING"].startswith("'") and terminals["QUOTED_NAME"].startswith("`")
+    for name, regexp in terminals.items():
+        if name in ("STRING", "QUOTED_NAME"):
+            continue
+        pattern = re.compile(regexp)
+        assert not pattern.match("'x'") and not pattern.match("`x`"), name
