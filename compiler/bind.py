@@ -14,7 +14,7 @@ from typing import Any
 
 from sqlglot import exp
 
-from . import annotate, ast, functions, javatext, settings
+from . import annotate, ast, functions, javatext, limits, settings
 from . import types as t
 from .bound import (
     Aggregate,
@@ -107,6 +107,7 @@ class Binder:
         self.settings: dict[str, Setting] = {}
         self.sinks: list[Sink] = []
         self.sunk: set[str] = set()  # relations with a sink
+        self.columns = limits.ColumnBudget(diags)
         self.suggestions = SUGGESTION_BUDGET
 
     # ------------------------------------------------------------------ statements
@@ -114,6 +115,8 @@ class Binder:
         for stmt in spec.statements:
             handler: Callable[[Any], None] = getattr(self, f"_bind_{type(stmt).__name__}")
             handler(stmt)
+            if self.columns.refused:
+                break  # E031: the spec is refused, nothing after it is checked
         spark = self.spark or SparkVersion.parse(DEFAULT_SPARK)
         assert spark is not None
         return BoundSpec(
@@ -210,6 +213,15 @@ class Binder:
     def _bind_StreamDecl(self, stmt: ast.StreamDecl) -> None:
         if not self._define(stmt.name):
             return
+        room = self.columns.room
+        if len(stmt.columns) > room:
+            self.columns.refuse(
+                stmt.columns[room].name.span,
+                f"column {limits.MAX_COLUMNS + 1:,} of the spec",
+                "split the spec into several files, one per pipeline",
+            )
+            return
+        self.columns.take(len(stmt.columns))
         columns: list[Column] = []
         declared: set[str] = set()
         ok = True
@@ -383,6 +395,10 @@ class Binder:
                 self.poisoned.add(stmt.name.text)
             return
         scope = Scope([("left", left), ("right", right)])
+        inputs = {"left": left, "right": right}
+        kept = [(side, inputs[side]) for side in JOIN_KINDS[stmt.how].output_sides]
+        if not self._room_for(stmt.select, kept, stmt.name.span):
+            return
         condition = self.expression(stmt.on, scope, allow_aggregates=False)
         ctype = annotate.sql_type(condition)
         if ctype not in (t.BOOLEAN, t.NULL, t.UNKNOWN):
@@ -404,6 +420,41 @@ class Binder:
             stmt.name.span,
             stmt.how_span,
         )
+
+    def _room_for(
+        self,
+        select: Sequence[ast.SelectItem] | None,
+        sides: Sequence[tuple[str, Input]],
+        name_span: Span,
+    ) -> bool:
+        """Whether the output columns of a relation (its SELECT, or all columns of
+        ``sides``) fit in the spec's column limit, counted before they are built; E031
+        where they pass it otherwise."""
+        room = self.columns.room
+        if select is None:
+            width = sum(len(inp.columns) for _, inp in sides)
+            if width > room:
+                self.columns.refuse(
+                    name_span,
+                    f"keeps all {width:,} columns of its sides",
+                    "keep only the columns you need with SELECT",
+                )
+                return False
+            self.columns.take(width)
+            return True
+        width = 0
+        for item in select:
+            width += _star_width(item.expr, sides) if _is_star(item.expr) else 1
+            if width > room:
+                self.columns.refuse(
+                    item.span,
+                    f"passes {limits.MAX_COLUMNS:,} columns",
+                    "split the spec into several files, one per pipeline; select columns "
+                    "by name instead of with *",
+                )
+                return False
+        self.columns.take(width)
+        return True
 
     def _join_output(
         self, stmt: ast.JoinDecl, left: Input, right: Input, scope: Scope
@@ -499,6 +550,8 @@ class Binder:
                 self.poisoned.add(stmt.name.text)
             return
         scope = Scope([("input", inp)])
+        if not self._room_for(stmt.select, [("input", inp)], stmt.name.span):
+            return
         keys = tuple(self.expression(g, scope, allow_aggregates=False) for g in stmt.group_by)
         items: list[OutputItem] = []
         for item in stmt.select:
@@ -1193,6 +1246,16 @@ def _is_star(node: exp.Expression) -> bool:
     """``*`` or ``a.*`` in a SELECT."""
     return isinstance(node, exp.Star) or (
         isinstance(node, exp.Column) and isinstance(node.this, exp.Star)
+    )
+
+
+def _star_width(node: exp.Expression, sides: Sequence[tuple[str, Input]]) -> int:
+    """How many columns a star expands to (as ``Binder._star`` expands it)."""
+    qualifier = node.table if isinstance(node, exp.Column) else ""
+    return sum(
+        len(inp.columns)
+        for _, inp in sides
+        if not qualifier or qualifier in (inp.alias, inp.relation)
     )
 
 

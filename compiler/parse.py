@@ -21,6 +21,7 @@ from sjoin.grammar import parser
 
 from . import annotate, ast
 from .diagnostics import Diagnostics
+from .limits import MAX_NESTING
 from .source import BIDI_CONTROLS, HOSTILE, Source, Span, char_name
 from .types import is_digits
 
@@ -655,7 +656,7 @@ def check_characters(text: str, diags: Diagnostics) -> str:
 # expression compiler) walk expressions recursively, a few Python frames per level: at 100
 # levels every one of them stays far below Python's recursion limit (1000), with room for
 # the caller's own stack (tests/grammar/test_limits.py checks each construct at the limit).
-MAX_NESTING = 100
+# MAX_NESTING (100) lives with the other limits in compiler/limits.py.
 _LEVELS = frozenset(
     {"not_", "compare", "between", "is_null", "in_list", "like", "binop", "neg", "paren"}
     | {"func_call", "case_expr", "cast_expr"}
