@@ -13,7 +13,7 @@ from . import annotate
 from . import types as t
 from .ast import span_of
 from .bound import Aggregate, Input, Join
-from .expr import conjuncts, strip_parens
+from .expr import conjuncts, find_all, nodes, strip_parens
 from .model import AggregateAnalysis, Column, EmptyRange, JoinAnalysis, SparkVersion
 from .source import Span
 from .split import ConditionSplit, equi_key, is_deterministic
@@ -35,8 +35,8 @@ def analyse_join(
     legacy = legacy_terms(spark)
     declared = (_names(j.left), _names(j.right))
     bounds = (
-        bool(value_bounds(parts, "left", bool(declared[1]), "analysis", legacy)[0]),
-        bool(value_bounds(parts, "right", bool(declared[0]), "analysis", legacy)[0]),
+        bool(value_bounds(parts, "left", bool(declared[1]), "analysis", legacy, explain=False)[0]),
+        bool(value_bounds(parts, "right", bool(declared[0]), "analysis", legacy, explain=False)[0]),
     )
     always_false = next(
         (
@@ -75,7 +75,7 @@ def analyse_aggregate(a: Aggregate) -> AggregateAnalysis:
 
 def typed_cleanly(node: exp.Expression) -> bool:
     """No part of ``node`` failed to bind (an error gave it the UNKNOWN type)."""
-    return all(annotate.sql_type(sub) != t.UNKNOWN for sub in node.walk())
+    return all(annotate.sql_type(sub) != t.UNKNOWN for sub in nodes(node))
 
 
 def _names(inp: Input) -> tuple[str, ...]:
@@ -155,8 +155,10 @@ def _between_rewrite(
         culprit = None
         if inp.event_time_columns:
             has = bool(other.event_time_columns)
-            with_rewrite = value_bounds(residual, side, has, "exec", legacy)[0]
-            without = value_bounds(residual, side, has, "exec", legacy, variants=False)[0]
+            with_rewrite = value_bounds(residual, side, has, "exec", legacy, explain=False)[0]
+            without = value_bounds(
+                residual, side, has, "exec", legacy, variants=False, explain=False
+            )[0]
             if without and not with_rewrite:
                 culprit = next(
                     span_of(p) for p in residual if annotate.state_variant(p) is not None
@@ -171,7 +173,7 @@ def _is_time_interval(join: Join) -> bool:
     for part in conjuncts(join.condition):
         if equi_key(part) is not None:
             continue
-        for cmp in part.find_all(exp.LT, exp.LTE, exp.GT, exp.GTE, exp.Between):
-            if any(annotate.is_event_time(c) for c in cmp.find_all(exp.Column)):
+        for cmp in find_all(part, exp.LT, exp.LTE, exp.GT, exp.GTE, exp.Between):
+            if any(annotate.is_event_time(c) for c in find_all(cmp, exp.Column)):
                 return True
     return False

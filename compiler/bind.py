@@ -14,7 +14,7 @@ from typing import Any
 
 from sqlglot import exp
 
-from . import annotate, ast, functions, javatext, settings
+from . import annotate, ast, functions, javatext, limits, settings
 from . import types as t
 from .bound import (
     Aggregate,
@@ -29,6 +29,7 @@ from .bound import (
     Watermark,
 )
 from .diagnostics import Diagnostics, excerpt
+from .expr import copy_tree
 from .model import DEFAULT_SPARK, JOIN_KINDS, SUPPORTED_SPARK, Column, Format, SparkVersion
 from .source import Source, Span
 from .types import SqlType
@@ -67,6 +68,8 @@ SYMBOLS: dict[type[exp.Expression], str] = {
     exp.Mod: "%",
 }
 AGGREGATES = frozenset(f.name for f in functions.FUNCTIONS.values() if f.aggregate)
+# names a spec's `did you mean` hints may compare in all (Binder._suggest)
+SUGGESTION_BUDGET = 200_000
 
 
 def _suggest(word: str, candidates: Sequence[str]) -> str | None:
@@ -103,12 +106,17 @@ class Binder:
         self.spark_span: Span | None = None
         self.settings: dict[str, Setting] = {}
         self.sinks: list[Sink] = []
+        self.sunk: set[str] = set()  # relations with a sink
+        self.columns = limits.ColumnBudget(diags)
+        self.suggestions = SUGGESTION_BUDGET
 
     # ------------------------------------------------------------------ statements
     def bind(self, spec: ast.SpecFile) -> BoundSpec:
         for stmt in spec.statements:
             handler: Callable[[Any], None] = getattr(self, f"_bind_{type(stmt).__name__}")
             handler(stmt)
+            if self.columns.refused:
+                break  # E031: the spec is refused, nothing after it is checked
         spark = self.spark or SparkVersion.parse(DEFAULT_SPARK)
         assert spark is not None
         return BoundSpec(
@@ -119,6 +127,16 @@ class Binder:
             tuple(self.relations.values()),
             tuple(self.sinks),
         )
+
+    def _suggest(self, word: str, candidates: Callable[[], Sequence[str]]) -> str | None:
+        """``did you mean ...?`` among ``candidates()``, while the spec's budget of names
+        compared lasts: a large spec with thousands of unknown names, each compared with
+        thousands of columns, would otherwise take minutes for its hints alone."""
+        if self.suggestions <= 0:
+            return None
+        names = candidates()
+        self.suggestions -= len(names)
+        return _suggest(word, names)
 
     def _bind_SparkDecl(self, stmt: ast.SparkDecl) -> None:
         if self.spark_span is not None:
@@ -195,10 +213,20 @@ class Binder:
     def _bind_StreamDecl(self, stmt: ast.StreamDecl) -> None:
         if not self._define(stmt.name):
             return
+        room = self.columns.room
+        if len(stmt.columns) > room:
+            self.columns.refuse(
+                stmt.columns[room].name.span,
+                f"column {limits.MAX_COLUMNS + 1:,} of the spec",
+                "split the spec into several files, one per pipeline",
+            )
+            return
+        self.columns.take(len(stmt.columns))
         columns: list[Column] = []
+        declared: set[str] = set()
         ok = True
         for col in stmt.columns:
-            if any(c.name == col.name.text for c in columns):
+            if col.name.text in declared:
                 self.diags.add(
                     "E002",
                     f"column `{col.name.text}` is declared twice in `{stmt.name.text}`",
@@ -207,6 +235,7 @@ class Binder:
                 )
                 ok = False
                 continue
+            declared.add(col.name.text)
             sql_type = t.lookup_type(col.type.name, col.type.params)
             if sql_type is None:
                 hint = _suggest(col.type.name.lower(), list(t.TYPE_NAMES))
@@ -249,7 +278,7 @@ class Binder:
                 f"watermark column `{decl.column.text}` is not a column of `{stmt.name.text}`",
                 decl.column.span,
                 "unknown column",
-                _suggest(decl.column.text, [c.name for c in columns]),
+                self._suggest(decl.column.text, lambda: [c.name for c in columns]),
             )
             return None
         if col.type not in (t.TIMESTAMP, t.UNKNOWN):
@@ -338,7 +367,7 @@ class Binder:
         rel = self.relations.get(ref.name.text)
         if rel is None:
             if ref.name.text not in self.poisoned:
-                hint = _suggest(ref.name.text, list(self.relations))
+                hint = self._suggest(ref.name.text, lambda: list(self.relations))
                 self.diags.add(
                     "E003",
                     f"unknown relation `{ref.name.text}`",
@@ -366,6 +395,10 @@ class Binder:
                 self.poisoned.add(stmt.name.text)
             return
         scope = Scope([("left", left), ("right", right)])
+        inputs = {"left": left, "right": right}
+        kept = [(side, inputs[side]) for side in JOIN_KINDS[stmt.how].output_sides]
+        if not self._room_for(stmt.select, kept, stmt.name.span):
+            return
         condition = self.expression(stmt.on, scope, allow_aggregates=False)
         ctype = annotate.sql_type(condition)
         if ctype not in (t.BOOLEAN, t.NULL, t.UNKNOWN):
@@ -388,6 +421,41 @@ class Binder:
             stmt.how_span,
         )
 
+    def _room_for(
+        self,
+        select: Sequence[ast.SelectItem] | None,
+        sides: Sequence[tuple[str, Input]],
+        name_span: Span,
+    ) -> bool:
+        """Whether the output columns of a relation (its SELECT, or all columns of
+        ``sides``) fit in the spec's column limit, counted before they are built; E031
+        where they pass it otherwise."""
+        room = self.columns.room
+        if select is None:
+            width = sum(len(inp.columns) for _, inp in sides)
+            if width > room:
+                self.columns.refuse(
+                    name_span,
+                    f"keeps all {width:,} columns of its sides",
+                    "keep only the columns you need with SELECT",
+                )
+                return False
+            self.columns.take(width)
+            return True
+        width = 0
+        for item in select:
+            width += _star_width(item.expr, sides) if _is_star(item.expr) else 1
+            if width > room:
+                self.columns.refuse(
+                    item.span,
+                    f"passes {limits.MAX_COLUMNS:,} columns",
+                    "split the spec into several files, one per pipeline; select columns "
+                    "by name instead of with *",
+                )
+                return False
+        self.columns.take(width)
+        return True
+
     def _join_output(
         self, stmt: ast.JoinDecl, left: Input, right: Input, scope: Scope
     ) -> list[OutputItem]:
@@ -408,9 +476,7 @@ class Binder:
         allow_aggregates: bool,
     ) -> list[OutputItem]:
         node = item.expr
-        if isinstance(node, exp.Star) or (
-            isinstance(node, exp.Column) and isinstance(node.this, exp.Star)
-        ):
+        if _is_star(node):
             return self._star(node, item, sides)
         bound = self.expression(node, scope, allow_aggregates=allow_aggregates)
         if item.alias is not None:
@@ -484,6 +550,8 @@ class Binder:
                 self.poisoned.add(stmt.name.text)
             return
         scope = Scope([("input", inp)])
+        if not self._room_for(stmt.select, [("input", inp)], stmt.name.span):
+            return
         keys = tuple(self.expression(g, scope, allow_aggregates=False) for g in stmt.group_by)
         items: list[OutputItem] = []
         for item in stmt.select:
@@ -533,10 +601,10 @@ class Binder:
                     f"unknown relation `{name}`",
                     stmt.relation.span,
                     "nothing to write",
-                    _suggest(name, list(self.relations)),
+                    self._suggest(name, lambda: list(self.relations)),
                 )
             return
-        if any(s.relation == name for s in self.sinks):
+        if name in self.sunk:
             self.diags.add(
                 "E024",
                 f"relation `{name}` already has a sink",
@@ -562,13 +630,14 @@ class Binder:
             return
         checkpoint = stmt.checkpoint.text if stmt.checkpoint is not None else None
         self.sinks.append(Sink(name, target, checkpoint, stmt.span))
+        self.sunk.add(name)
 
     # ------------------------------------------------------------------ expressions
     def expression(
         self, node: exp.Expression, scope: Scope, allow_aggregates: bool
     ) -> exp.Expression:
         """A typed copy of ``node``: columns qualified and annotated, ``meta['type']`` set."""
-        bound = node.copy()
+        bound = copy_tree(node)
         self._type(bound, scope, allow_aggregates)
         return bound
 
@@ -613,13 +682,12 @@ class Binder:
                 if col is not None:
                     found.append((side, inp, col))
             if not found:
-                names = [c.name for _, i in matching for c in i.columns]
                 return self._error(
                     "E004",
                     f"`{qualifier}` has no column `{name}`",
                     node,
                     "unknown column",
-                    _suggest(name, names),
+                    self._suggest(name, lambda: [c.name for _, i in matching for c in i.columns]),
                 )
         else:
             for side, inp in scope.inputs:
@@ -627,13 +695,14 @@ class Binder:
                 if col is not None:
                     found.append((side, inp, col))
             if not found:
-                names = [c.name for _, i in scope.inputs for c in i.columns]
                 return self._error(
                     "E004",
                     f"unknown column `{name}`",
                     node,
                     "unknown column",
-                    _suggest(name, names),
+                    self._suggest(
+                        name, lambda: [c.name for _, i in scope.inputs for c in i.columns]
+                    ),
                 )
             if len(found) > 1:
                 return self._error(
@@ -1171,6 +1240,23 @@ _RULES: dict[type[exp.Expression], Callable[[Binder, Any, Scope, bool], SqlType]
 
 
 # ---------------------------------------------------------------------- helpers
+
+
+def _is_star(node: exp.Expression) -> bool:
+    """``*`` or ``a.*`` in a SELECT."""
+    return isinstance(node, exp.Star) or (
+        isinstance(node, exp.Column) and isinstance(node.this, exp.Star)
+    )
+
+
+def _star_width(node: exp.Expression, sides: Sequence[tuple[str, Input]]) -> int:
+    """How many columns a star expands to (as ``Binder._star`` expands it)."""
+    qualifier = node.table if isinstance(node, exp.Column) else ""
+    return sum(
+        len(inp.columns)
+        for _, inp in sides
+        if not qualifier or qualifier in (inp.alias, inp.relation)
+    )
 
 
 def _column_ref(alias: str, col: Column, side: str) -> exp.Column:

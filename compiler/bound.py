@@ -51,9 +51,18 @@ class Input:
     alias: str
     columns: tuple[Column, ...]
     span: Span
+    # the first column of each name: a lookup per column reference must not cost a scan
+    # of thousands of columns
+    _by_name: dict[str, Column] = field(init=False, repr=False, compare=False, hash=False)
+
+    def __post_init__(self) -> None:
+        by_name: dict[str, Column] = {}
+        for c in self.columns:
+            by_name.setdefault(c.name, c)
+        object.__setattr__(self, "_by_name", by_name)
 
     def column(self, name: str) -> Column | None:
-        return next((c for c in self.columns if c.name == name), None)
+        return self._by_name.get(name)
 
     @property
     def event_time_columns(self) -> tuple[Column, ...]:

@@ -250,6 +250,21 @@ CODES: Final[dict[str, Code]] = {
             "`set allow_unemitted_outer_rows = true` accepts it on purpose (sjoin then plans "
             "the join as Spark runs it).",
         ),
+        # ------------------------------------------------------------ size
+        Code(
+            "E031",
+            "error",
+            "spec too large",
+            "The spec passes one of the limits under which sjoin checks, plans and compiles a "
+            "spec within a few seconds: 1,000,000 characters, 50,000 tokens (names, numbers, "
+            "strings, operators and punctuation), a name of 1,000 characters, a string literal "
+            "of 100,000 characters, 1,000 relations (streams, joins and aggregates), or 20,000 "
+            "columns in all relations together (a join without SELECT keeps every column of "
+            "both sides). sjoin refuses the spec at the place where it passes the limit and "
+            "checks nothing else. Split the spec into several files, one per pipeline, or "
+            "keep only the columns you need with SELECT. (Expressions nested more than 100 "
+            "levels deep are a syntax error, E001.)",
+        ),
         # ------------------------------------------------------------ internal
         Code(
             "E999",

@@ -21,6 +21,7 @@ from sjoin.grammar import parser
 
 from . import annotate, ast
 from .diagnostics import Diagnostics
+from .limits import MAX_NESTING
 from .source import BIDI_CONTROLS, HOSTILE, Source, Span, char_name
 from .types import is_digits
 
@@ -536,7 +537,7 @@ def _hint_for(token: str, expected: set[str]) -> str | None:
     return None
 
 
-_NOT_CODE = re.compile(r"--[^\r\n]*|/\*.*?(?:\*/|\Z)|'(?:[^'\r\n]|'')*'?|`[^`\r\n]*`?", re.DOTALL)
+_NOT_CODE = re.compile(r"--[^\r\n]*|/\*.*?(?:\*/|\Z)|'(?:[^'\r\n]|'')*+'?|`[^`\r\n]*`?", re.DOTALL)
 
 
 def _mask_comments_and_strings(text: str) -> str:
@@ -554,8 +555,8 @@ def _mask_comments_and_strings(text: str) -> str:
 # here (the grammar ends lines there), so that the CR is reported where it is.
 _TEXT_LEXEMES = re.compile(
     r"(?P<comment>--[^\r\n]*|/\*.*?(?:\*/|\Z))"
-    r"|(?P<string>'(?:[^'\n]|'')*')"
-    r"|(?P<name>`(?:[^`\n]|``)+`)",
+    r"|(?P<string>'(?:[^'\n]|'')*+')"
+    r"|(?P<name>`(?:[^`\n]|``)++`)",
     re.DOTALL,
 )
 # What each lexeme may not hold besides the HOSTILE characters: a line break in a string,
@@ -655,7 +656,7 @@ def check_characters(text: str, diags: Diagnostics) -> str:
 # expression compiler) walk expressions recursively, a few Python frames per level: at 100
 # levels every one of them stays far below Python's recursion limit (1000), with room for
 # the caller's own stack (tests/grammar/test_limits.py checks each construct at the limit).
-MAX_NESTING = 100
+# MAX_NESTING (100) lives with the other limits in compiler/limits.py.
 _LEVELS = frozenset(
     {"not_", "compare", "between", "is_null", "in_list", "like", "binop", "neg", "paren"}
     | {"func_call", "case_expr", "cast_expr"}

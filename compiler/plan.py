@@ -8,6 +8,7 @@ call ``.replace()``, ``.set()`` or ``.pop()`` on them (copy first).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Literal, TypeAlias
 
 from sqlglot import exp
@@ -231,7 +232,16 @@ class Plan:
         return tuple(n for n in self.nodes if isinstance(n, AggregateNode))
 
     def node(self, name: str) -> PlanNode | None:
-        return next((n for n in self.nodes if n.name == name), None)
+        return self._by_name.get(name)
+
+    @cached_property
+    def _by_name(self) -> dict[str, PlanNode]:
+        """Nodes by name (the first of a name): the pipeline checks look names up once per
+        operator input, which a scan would make quadratic in a chain of 2,000 joins."""
+        index: dict[str, PlanNode] = {}
+        for n in self.nodes:
+            index.setdefault(n.name, n)
+        return index
 
     def stateful_operators(self, root: str) -> list[JoinNode | AggregateNode]:
         """The joins and aggregates of the query rooted at ``root`` in Spark's operator-id

@@ -17,7 +17,7 @@ from . import types as t
 from .analysis import analyse_aggregate, analyse_join
 from .bound import Aggregate, BoundSpec, Input, Join, Stream
 from .diagnostics import Diagnostic, Diagnostics
-from .expr import conjuncts, strip_parens
+from .expr import conjuncts, find_all, strip_parens
 from .model import (
     JOIN_KINDS,
     Bound,
@@ -215,7 +215,7 @@ class Planner:
             kind = JOIN_KINDS[_eliminate_outer(kind.join_type, windowed)]
             executed = kind.executed_as
         parts = expand_between(conjuncts(condition), spark.major)
-        split = split_condition(conjoin(parts) or condition, executed)
+        split = split_condition(parts, executed)
         residual = list(split.residual)
         key_index = _watermark_key_index(split.keys)
         effective = {
@@ -329,7 +329,7 @@ class Planner:
             window_times=tuple(
                 call.expressions[0].copy()
                 for o in output
-                for call in o.expr.find_all(exp.Anonymous)
+                for call in find_all(o.expr, exp.Anonymous)
                 if annotate.is_call(call, "window")
             ),
             padded_windows=tuple(windowed),
@@ -355,7 +355,7 @@ class Planner:
         exprs: list[exp.Expression] = [k for pair in split.keys for k in pair]
         exprs += [*split.left_only, *split.right_only, *split.both]
         exprs += [o.expr for o in output if needed is None or o.name in needed]
-        used = {c.name for e in exprs for c in e.find_all(exp.Column) if annotate.side(c) == side}
+        used = {c.name for e in exprs for c in find_all(e, exp.Column) if annotate.side(c) == side}
         kept = [c for c in inp.columns if c.name in used]
         kept += [Column(w.name, t.WINDOW) for w in side_windows if w.name in used]
         if side == "right" and JOIN_KINDS[j.how].drops_matched:
@@ -378,10 +378,12 @@ class Planner:
         column whose window the side projects loses its metadata to that window.
         """
         needed = self.required.get(j.name)
-        used = {c.name for c in condition.find_all(exp.Column) if annotate.side(c) == side}
+        used = {c.name for c in find_all(condition, exp.Column) if annotate.side(c) == side}
         for item in output:
             if needed is None or item.name in needed:
-                used |= {c.name for c in item.expr.find_all(exp.Column) if annotate.side(c) == side}
+                used |= {
+                    c.name for c in find_all(item.expr, exp.Column) if annotate.side(c) == side
+                }
         side_windows = [w for (s, _), w in windows.items() if s == side]
         stripped = {w.time_column for w in side_windows}
         projected = [Column(w.name, t.WINDOW, True) for w in side_windows if _is_event(w, inp)]
@@ -489,7 +491,7 @@ def _reads_column(names: set[str], column: str | None, window_of: dict[str, str]
 
 
 def _column_names(node: exp.Expression) -> set[str]:
-    return {c.name for c in node.find_all(exp.Column)}
+    return {c.name for c in find_all(node, exp.Column)}
 
 
 def spark_conf(settings: dict[str, str | int | bool]) -> dict[str, str]:
@@ -667,7 +669,7 @@ def required_outputs(spec: BoundSpec, root: str | None = None) -> dict[str, set[
         else:
             continue
         for node in exprs:
-            for col in node.find_all(exp.Column):
+            for col in find_all(node, exp.Column):
                 source = inputs.get(annotate.side(col))
                 if source is not None:
                     consumed.setdefault(source, set()).add(col.name)
@@ -682,7 +684,11 @@ def _project_windows(
 ) -> exp.Expression:
     """``node`` with one-sided window() calls replaced by a reference to the column that
     side projects before the join.  The condition registers windows in ``windows``; an
-    output only reuses them (a window only in SELECT is computed after the join)."""
+    output only reuses them (a window only in SELECT is computed after the join).  Without
+    a window call ``node`` itself is returned: no copy of a condition of 100,000 conjuncts,
+    nor of each of thousands of output columns."""
+    if not any(annotate.is_call(call, "window") for call in find_all(node, exp.Anonymous)):
+        return node
 
     def replace(sub: exp.Expression) -> exp.Expression:
         if not (annotate.is_call(sub, "window")) or isinstance(sub.parent, exp.Dot):
@@ -725,11 +731,11 @@ def _windowed_padded_sides(
     padded = {s for p in preserved for s in ("left", "right") if s != p}
     found = []
     for column in output:
-        for call in column.expr.find_all(exp.Anonymous):
+        for call in find_all(column.expr, exp.Anonymous):
             if not annotate.is_call(call, "window"):
                 continue
             read: dict[str, str] = {}
-            for col in call.expressions[0].find_all(exp.Column):
+            for col in find_all(call.expressions[0], exp.Column):
                 side = annotate.side(col)
                 if side in padded:
                     read.setdefault(side, col.name)
@@ -903,7 +909,7 @@ def _buffer_types(a: Aggregate) -> tuple[str, ...]:
     type; approx_count_distinct -> its sketch."""
     seen: dict[str, tuple[str, ...]] = {}
     for item in a.output:
-        for call in item.expr.find_all(exp.Anonymous):  # the binder's function calls
+        for call in find_all(item.expr, exp.Anonymous):  # the binder's function calls
             name = str(call.this).lower()
             if name not in ("count", "sum", "avg", "min", "max", "approx_count_distinct"):
                 continue

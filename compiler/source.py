@@ -27,6 +27,8 @@ LINE_BREAK = re.compile(r"\r\n?|\n")
 HOSTILE = re.compile(
     "[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\ud800-\udfff\u2028\u2029\u202a-\u202e\u2066-\u2069]"
 )
+# The longest text a message quotes whole (Source.snippet).
+MAX_SNIPPET = 200
 BIDI_CONTROLS = frozenset("\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")
 
 # Names of the C0 and C1 control characters (Unicode gives them no character name).
@@ -123,11 +125,19 @@ class Source:
         line = bisect.bisect_right(self._line_starts, offset)
         return line, offset - self._line_starts[line - 1] + 1
 
-    def line_text(self, line: int) -> str:
-        """The line as shown to a user: its line break excluded, see :func:`visible`."""
+    def line_text(self, line: int, first: int = 1, last: int | None = None) -> str:
+        """The line as shown to a user: its line break excluded, see :func:`visible`; with
+        ``first`` and ``last``, only its columns ``first..last`` (1-based, inclusive), so
+        that showing a part of a long line does not cost the whole line."""
         start = self._line_starts[line - 1]
         end = self.line_end(line)
-        return visible(self.text[start:end])
+        if last is not None:
+            end = min(end, start + last)
+        return visible(self.text[start + first - 1 : end])
+
+    def line_length(self, line: int) -> int:
+        """Characters of ``line``, its line break excluded."""
+        return self.line_end(line) - self._line_starts[line - 1]
 
     def line_end(self, line: int) -> int:
         """Offset of the end of ``line`` (its line break excluded)."""
@@ -137,5 +147,15 @@ class Source:
         return len(self.text)
 
     def snippet(self, span: Span) -> str:
-        """The text of ``span`` as shown to a user: line breaks as LF, see :func:`visible`."""
-        return visible(LINE_BREAK.sub("\n", self.text[span.start : span.end]))
+        """The text of ``span`` as shown to a user in a message: line breaks as LF, see
+        :func:`visible`; a span longer than ``MAX_SNIPPET`` characters is shown as its start
+        and its end around `` ... `` (a message quotes an expression, not a whole spec)."""
+        if span.end - span.start > MAX_SNIPPET:
+            head = self.text[span.start : span.start + MAX_SNIPPET // 2]
+            tail = self.text[span.end - MAX_SNIPPET // 4 : span.end]
+            return f"{self._shown(head)} ... {self._shown(tail)}"
+        return self._shown(self.text[span.start : span.end])
+
+    @staticmethod
+    def _shown(text: str) -> str:
+        return visible(LINE_BREAK.sub("\n", text))

@@ -8,12 +8,13 @@ rightOnly, both).  Expressions are bound sqlglot trees whose columns carry ``met
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from sqlglot import exp
 
 from . import annotate
-from .expr import conjuncts, strip_parens
+from .expr import find_all, nodes, strip_parens
 from .functions import FUNCTIONS
 from .model import JOIN_KINDS, JoinType
 
@@ -22,35 +23,48 @@ NON_DETERMINISTIC = frozenset(f.name for f in FUNCTIONS.values() if not f.determ
 
 def sides(node: exp.Expression) -> frozenset[str]:
     """Which join sides a bound expression references."""
-    return frozenset(annotate.side(c) for c in node.find_all(exp.Column))
+    return frozenset(annotate.side(c) for c in find_all(node, exp.Column))
 
 
 def columns_of(node: exp.Expression) -> list[exp.Column]:
-    return list(node.find_all(exp.Column))
+    return list(find_all(node, exp.Column))
 
 
 def is_deterministic(node: exp.Expression) -> bool:
-    return not any(annotate.function(f) in NON_DETERMINISTIC for f in node.find_all(exp.Anonymous))
+    return not any(annotate.function(f) in NON_DETERMINISTIC for f in find_all(node, exp.Anonymous))
 
 
 def conjoin(parts: list[exp.Expression]) -> exp.Expression | None:
-    """AND of the parts (None when empty); each part is copied, the plan owns its trees.
+    """AND of the parts (None when empty), sharing the parts' trees.
 
     The tree is balanced, ceil(log2 n) deep (see ``parse.balanced``: it means what the
     left-deep tree means), so that no walk of 100,000 conjuncts runs out of stack.  An OR
     part gets its parentheses back (``conjuncts`` strips them), so the plan's text reads
-    ``(a OR b) AND c``, not ``a OR b AND c``."""
+    ``(a OR b) AND c``, not ``a OR b AND c``.  The new nodes leave the parts where they are
+    (``_over``): a part stays a child of the join condition it came from, and a pushed
+    filter costs no copy of its conjuncts."""
     if not parts:
         return None
-    level = [exp.Paren(this=p.copy()) if isinstance(p, exp.Or) else p.copy() for p in parts]
+    level = [_over(exp.Paren, this=p) if isinstance(p, exp.Or) else p for p in parts]
     while len(level) > 1:
         paired: list[exp.Expression] = [
-            exp.And(this=a, expression=b) for a, b in zip(level[::2], level[1::2], strict=False)
+            _over(exp.And, this=a, expression=b)
+            for a, b in zip(level[::2], level[1::2], strict=False)
         ]
         if len(level) % 2:
             paired.append(level[-1])
         level = paired
     return level[0]
+
+
+def _over(kind: type[exp.Expression], **args: exp.Expression) -> exp.Expression:
+    """A ``kind`` node over ``args`` that does not make itself their parent, as sqlglot's
+    constructor would: the args keep their place (and parent) in the tree they belong to.
+    Plan trees are only read (plan.py): ``copy()``, ``sql()`` and every walk go through
+    ``args``, and a copy gets parents of its own."""
+    node = kind()
+    node.args.update(args)
+    return node
 
 
 @dataclass(frozen=True)
@@ -72,14 +86,16 @@ class ConditionSplit:
         return self.left_only + self.right_only + self.both
 
 
-def split_condition(condition: exp.Expression, how: JoinType) -> ConditionSplit:
+def split_condition(parts: Sequence[exp.Expression], how: JoinType) -> ConditionSplit:
+    """The ON condition's conjuncts (``conjuncts``, BETWEEN expanded for the target) split
+    as Spark splits them; the split shares the parts' trees."""
     keys: list[tuple[exp.Expression, exp.Expression]] = []
     key_conjuncts: list[exp.Expression] = []
     left_only: list[exp.Expression] = []
     right_only: list[exp.Expression] = []
     both: list[exp.Expression] = []
     constant: list[exp.Expression] = []
-    for part in conjuncts(condition):
+    for part in map(strip_parens, parts):
         pair = equi_key(part)
         if pair is not None:
             keys.append(pair)
@@ -163,7 +179,7 @@ def not_null_columns(part: exp.Expression) -> list[exp.Column]:
                     exp.Var,
                 ),
             )
-            for n in operand.walk()
+            for n in nodes(operand)
         ):
-            found.extend(operand.find_all(exp.Column))
+            found.extend(find_all(operand, exp.Column))
     return found

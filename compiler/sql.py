@@ -17,6 +17,7 @@ from sqlglot import exp
 from sqlglot.errors import SqlglotError
 
 from . import annotate
+from .expr import copy_tree, find_all
 
 _PLAIN = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 # words of Spark's expression syntax, quoted even where sqlglot would read them back
@@ -27,7 +28,7 @@ _RESERVED_WORDS = (
 _RESERVED = frozenset(_RESERVED_WORDS.split())
 
 
-@lru_cache(maxsize=4096)
+@lru_cache(maxsize=1 << 15)  # more than the columns of a spec (compiler/limits.py)
 def needs_quotes(name: str) -> bool:
     """Whether a name must be back-quoted in Spark SQL text: it is not a plain identifier,
     or, written bare, it would not read back as that name (a keyword such as `select`)."""
@@ -42,12 +43,12 @@ def needs_quotes(name: str) -> bool:
 
 
 def spark_sql(node: exp.Expression) -> str:
-    if any(not i.quoted and needs_quotes(i.this) for i in node.find_all(exp.Identifier)):
-        node = node.copy()
-        for ident in node.find_all(exp.Identifier):
-            if not ident.quoted and needs_quotes(ident.this):
-                ident.set("quoted", True)
-    return node.sql(dialect="spark", normalize_functions="lower")
+    # sqlglot's generator may change the tree it prints: it prints a copy of its own
+    copy = copy_tree(node)
+    for ident in find_all(copy, exp.Identifier):
+        if not ident.quoted and needs_quotes(ident.this):
+            ident.set("quoted", True)
+    return copy.sql(dialect="spark", normalize_functions="lower", copy=False)
 
 
 def written_sql(node: exp.Expression) -> str:
@@ -58,4 +59,6 @@ def written_sql(node: exp.Expression) -> str:
         written = annotate.written(sub) if isinstance(sub, exp.Column) else None
         return written.copy() if isinstance(written, exp.Expression) else sub
 
+    if all(annotate.written(c) is None for c in find_all(node, exp.Column)):
+        return spark_sql(node)  # nothing to restore: no copy of the whole tree
     return spark_sql(node.transform(restore))

@@ -24,7 +24,7 @@ from sqlglot import exp
 from . import annotate
 from . import types as t
 from .ast import span_of
-from .expr import strip_parens
+from .expr import find_all, strip_parens
 from .model import Bound, SparkVersion
 from .sql import spark_sql
 
@@ -163,7 +163,9 @@ def solve(
     """
     other = "right" if side == "left" else "left"
     refs = [
-        (annotate.side(c), c.table, c.name) for n in (less, greater) for c in n.find_all(exp.Column)
+        (annotate.side(c), c.table, c.name)
+        for n in (less, greater)
+        for c in find_all(n, exp.Column)
     ]
     counted = set(refs) if legacy_terms else refs
     if sum(1 for r in counted if r[0] == side) > 1 or sum(1 for r in counted if r[0] == other) > 1:
@@ -201,6 +203,7 @@ def value_bounds(
     mode: Mode,
     legacy_terms: bool,
     variants: bool = True,
+    explain: bool = True,
 ) -> tuple[list[Bound], list[exp.Expression]]:
     """Spark's getStateValueWatermark for ``side``: the bound of every usable conjunct, and
     the range-like conjuncts it could not use (for explanations).
@@ -210,6 +213,10 @@ def value_bounds(
     analysis check reads the analyzed condition, where neither has happened; its BETWEEN
     rule (4.0+: the lower bound, else the upper) is defined exactly when the expanded pair
     gives a bound, which is all the check asks.
+
+    Without ``explain`` (a caller that asks only whether there are bounds) no bound gets its
+    conjunct's SQL text and no unusable conjunct is listed: each is a walk or a print per
+    conjunct.
     """
     if not other_has_watermark:
         return [], []
@@ -230,15 +237,15 @@ def value_bounds(
         elif isinstance(node, exp.GTE):
             found = solve(node.expression, node.this, *args, False, conj, legacy_terms)
         if found is not None:
-            bounds.append(replace(found, conjunct=spark_sql(part)))
-        elif _mentions_time_of_both(node):
+            bounds.append(replace(found, conjunct=spark_sql(part)) if explain else found)
+        elif explain and _mentions_time_of_both(node):
             unusable.append(part)
     return bounds, unusable
 
 
 def _mentions_time_of_both(node: exp.Expression) -> bool:
     seen = {
-        annotate.side(c) for c in node.find_all(exp.Column) if annotate.sql_type(c) == t.TIMESTAMP
+        annotate.side(c) for c in find_all(node, exp.Column) if annotate.sql_type(c) == t.TIMESTAMP
     }
     return {"left", "right"} <= seen
 
@@ -263,7 +270,7 @@ def expand_between(parts: list[exp.Expression], spark_major: int) -> list[exp.Ex
         high = exp.LTE(this=value.copy(), expression=node.args["high"].copy())
         for bound in (low, high):  # messages point at the BETWEEN
             annotate.set_span(bound, span_of(part))
-        value_sides = {annotate.side(c) for c in value.find_all(exp.Column)}
+        value_sides = {annotate.side(c) for c in find_all(value, exp.Column)}
         if spark_major >= 4 and not isinstance(value, exp.Column) and len(value_sides) == 1:
             alias = exp.Column(this=exp.to_identifier(f"_common_expr_{counter}"))
             annotate.set_column(

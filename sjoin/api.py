@@ -17,7 +17,7 @@ from typing import Any
 
 from sqlglot import exp
 
-from sjoin.compiler import annotate
+from sjoin.compiler import annotate, limits
 from sjoin.compiler.ast import SpecFile
 from sjoin.compiler.bind import bind
 from sjoin.compiler.bound import BoundSpec
@@ -53,15 +53,27 @@ class CheckResult:
 def check_text(text: str, path: str = "<spec>", relation: str | None = None) -> CheckResult:
     """Parse, bind and plan ``text``; returns every diagnostic, in source order.  With
     ``relation`` (`--relation NAME`), the plan is made for the query rooted at that join or
-    aggregate: the errors it has when it runs as its own query are errors (W010 otherwise)."""
-    source = Source(path, text)
+    aggregate: the errors it has when it runs as its own query are errors (W010 otherwise).
+
+    A spec past a size limit (``compiler/limits.py``) is refused: its one diagnostic is the
+    E031 where it passes the limit, and it is neither bound nor planned.  Each limit is
+    checked before the work it bounds (the text before parsing, the number of relations
+    before binding, the number of columns as they are bound)."""
+    # past the length limit only one more character is kept: the place of the refusal
+    source = Source(path, text[: limits.MAX_SPEC_CHARS + 1])
     diags = Diagnostics()
     result = CheckResult(source, relation=relation)
     spec: SpecFile | None = None
     try:
         with _collector_paused():
+            if limits.refuse_text(source.text, diags):
+                return _refused(result, diags)
             spec = parse(source, diags)
+            if limits.refuse_statements(spec, diags):
+                return _refused(result, diags)
             result.bound = bind(spec, source, diags)
+            if any(d.code == "E031" for d in diags.items):
+                return _refused(result, diags)
             result.plan = plan_spec(result.bound, diags, relation)
     except RecursionError:
         # The parser's nesting limit (MAX_NESTING) keeps every stage below Python's limit
@@ -84,6 +96,14 @@ def check_text(text: str, path: str = "<spec>", relation: str | None = None) -> 
         )
         result.plan = None
     result.diagnostics = _without_cascades(diags.sorted())
+    return result
+
+
+def _refused(result: CheckResult, diags: Diagnostics) -> CheckResult:
+    """``result`` of a spec past a size limit: the E031, and nothing bound or planned."""
+    result.diagnostics = [d for d in diags.sorted() if d.code == "E031"]
+    result.bound = None
+    result.plan = None
     return result
 
 
@@ -142,9 +162,10 @@ def read_spec(path: str | Path) -> str:
     LF, CRLF and a lone CR as line breaks alike.  A UTF-8-encoded lone surrogate (the bytes
     ED A0 80 for U+D800, as CESU-8 and Java's modified UTF-8 write them) is decoded too, so
     that the checker reports it at its line and column.  OSError and UnicodeDecodeError (any
-    other invalid UTF-8) are for the caller."""
+    other invalid UTF-8) are for the caller.  A file longer than the size limit is read up to
+    one character past it, which is all ``check_text`` reads of it before refusing it."""
     with open(path, encoding="utf-8", errors="surrogatepass", newline="") as f:
-        return f.read()
+        return f.read(limits.MAX_SPEC_CHARS + 1)
 
 
 def check_file(path: str | Path, relation: str | None = None) -> CheckResult:

@@ -19,6 +19,8 @@ from sjoin.compiler.diagnostics import Diagnostic
 from sjoin.compiler.source import Source
 
 STYLES = {"error": "bold red", "warning": "bold yellow"}
+MAX_LINE_SHOWN = 200  # characters of a long source line shown under a diagnostic
+CONTEXT_SHOWN = 60  # of them, before the diagnostic's column
 Segments = list[tuple[str, str]]  # (text, rich style or "")
 
 
@@ -36,13 +38,26 @@ def _cells(ch: str) -> int:
 
 
 def segments(d: Diagnostic, src: Source) -> Segments:
-    """One diagnostic as rustc-style styled text: header, source line, carets, help."""
+    """One diagnostic as rustc-style styled text: header, source line, carets, help.
+
+    A line longer than ``MAX_LINE_SHOWN`` characters is shown as that many of its columns,
+    from ``CONTEXT_SHOWN`` before the diagnostic's column, with ``...`` where it is cut: a
+    large generated spec may hold a whole join on one line, and each diagnostic on it would
+    otherwise print all of it."""
     line, col = src.line_col(d.span.start)
-    text = src.line_text(line)
-    prefix = text[: col - 1]
+    length = src.line_length(line)
+    first, last = 1, length
+    if length > MAX_LINE_SHOWN:
+        first = max(1, col - CONTEXT_SHOWN)
+        last = min(length, first + MAX_LINE_SHOWN - 1)
+    cut_before = "..." if first > 1 else ""
+    text = cut_before + src.line_text(line, first, last) + ("..." if last < length else "")
+    at = len(cut_before) + col - first  # the diagnostic's column in ``text``, 0-based
+    prefix = text[:at]
     pad = "".join("\t" if ch == "\t" else " " * _cells(ch) for ch in prefix)
-    end = min(d.span.end, src.line_end(line))
-    underlined = text[col - 1 : max(col - 1, end - d.span.start + col - 1)]
+    line_start = d.span.start - col + 1
+    end = min(d.span.end, line_start + last)  # the span's end on the line shown
+    underlined = text[at : max(at, end - d.span.start + at)]
     carets = "^" * max(1, sum(_cells(ch) for ch in underlined))
     gutter = " " * len(str(line))
     style = STYLES[d.severity]

@@ -91,6 +91,8 @@ def _window_field_arithmetic(node: exp.Expression) -> exp.Expression:
             start = exp.Add(this=start, expression=exp.Literal.number(duration))
         return exp.Anonymous(this="timestamp_micros", expressions=[start])
 
+    if not any(annotate.is_call(dot.this, "window") for dot in node.find_all(exp.Dot)):
+        return node  # nothing to rewrite: no copy of each of 100,000 conjuncts
     return node.transform(fix)
 
 
@@ -118,16 +120,16 @@ def _wrapped(text: str) -> list[str]:
     """``text`` cut before spaces into pieces of at most PIECE_WIDTH characters where it can
     be (a longer word stays whole); the pieces concatenate to ``text`` exactly."""
     pieces: list[str] = []
-    rest = text
-    while len(rest) > PIECE_WIDTH:
-        cut = rest.rfind(" ", 1, PIECE_WIDTH)
-        if cut <= 0:
-            cut = rest.find(" ", PIECE_WIDTH)
+    start = 0  # of the rest (an index, not a slice: a long text is not copied per piece)
+    while len(text) - start > PIECE_WIDTH:
+        cut = text.rfind(" ", start + 1, start + PIECE_WIDTH)
+        if cut <= start:
+            cut = text.find(" ", start + PIECE_WIDTH)
             if cut < 0:
                 break
-        pieces.append(rest[:cut])
-        rest = rest[cut:]
-    return [*pieces, rest]
+        pieces.append(text[start:cut])
+        start = cut
+    return [*pieces, text[start:]]
 
 
 # ---------------------------------------------------------------------- build()
