@@ -961,7 +961,8 @@ def capture(
 def init(name: str, directory: Path, color: str) -> None:
     """Scaffold NAME.sjoin, NAME.trace.jsonl and test_NAME.py for a new join.
 
-    Then: `sjoin plan NAME.sjoin`, `pytest --snapshot-update`, `pytest`.
+    Then: `sjoin plan NAME.sjoin`, `pytest test_NAME.py --snapshot-update`,
+    `pytest test_NAME.py` (only the scaffold's tests, wherever you are).
     Exit status: 0 written, 2 a file exists already or NAME is not a valid name.
     """
     from sjoin.scaffold import ScaffoldError, scaffold
@@ -975,7 +976,37 @@ def init(name: str, directory: Path, color: str) -> None:
     printer = Printer(color)
     for path in files:
         printer.note(f"wrote {path}", "green")
-    printer.note(f"next: sjoin plan {files[0]}; pytest --snapshot-update; pytest")
+    printer.note(
+        f"wrote {directory / (name + '_input')}/ (the trace's rows as the job's JSON input)",
+        "green",
+    )
+    import shlex
+
+    sjoin, pytest = _tool("sjoin"), _tool("pytest")
+    test = shlex.quote(str(files[2]))
+    printer.note(
+        f"next: {sjoin} plan {shlex.quote(str(files[0]))}; "
+        f"{pytest} {test} --snapshot-update; {pytest} {test}"
+    )
+
+
+def _tool(name: str) -> str:
+    """How to call the command ``name`` of this installation: its path beside the running
+    Python (relative to here when under it) unless the shell finds that same file by name."""
+    import shlex
+    import shutil
+
+    beside = Path(sys.executable).with_name(name)
+    if not beside.exists():
+        return name
+    found = shutil.which(name)
+    if found is not None and Path(found).resolve() == beside.resolve():
+        return name
+    try:
+        shown = beside.relative_to(Path.cwd())
+    except ValueError:
+        shown = beside
+    return shlex.quote(str(shown))
 
 
 @main.command()

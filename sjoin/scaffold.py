@@ -100,8 +100,18 @@ def scaffold(name: str, directory: Path) -> list[Path]:
             f"`{name}` is not a valid name: use the letters A-Z and a-z, the digits 0-9 and _, "
             "not starting with a digit"
         )
+    spec = SPEC.format(name=name)
+    from sjoin.api import check_text
+
+    checked = check_text(spec, f"{name}.sjoin")
+    errors = [d for d in checked.diagnostics if d.severity == "error"]
+    if errors:  # e.g. `orders`: the scaffold's input streams are `orders` and `shipments`
+        raise ScaffoldError(
+            f"`{name}` cannot name the scaffold's join: {errors[0].message} (its input streams "
+            f"are `orders` and `shipments`); choose another name, e.g. `{name}_shipped`"
+        )
     files = {
-        directory / f"{name}.sjoin": SPEC.format(name=name),
+        directory / f"{name}.sjoin": spec,
         directory / f"{name}.trace.jsonl": "".join(
             json.dumps({"batch": b, "stream": s, "row": r}) + "\n" for b, s, r in TRACE_ROWS
         ),
