@@ -520,12 +520,17 @@ CROSS_JOIN = (
     "a CROSS JOIN of two streams is not supported: Spark joins streams only on an equality "
     "between the sides (its state is kept per key); join on a key with `ON a.k = b.k`"
 )
+WHERE_HELP = (
+    "sjoin has no WHERE. In an INNER join a condition in ON gives what WHERE would; in an "
+    "outer join it does not: a row of the preserved side that fails an ON condition still "
+    "comes out, null-padded, where WHERE would drop it (see docs/language.md)"
+)
 BARE_OUTER = "`OUTER` needs `LEFT`, `RIGHT` or `FULL` before it: `a LEFT OUTER JOIN b`"
 
 
 def _hint_for(token: str, expected: set[str]) -> str | None:
     if token.lower() in ("where",):
-        return "put filters in the join's ON condition"
+        return WHERE_HELP
     if token.upper() == "OUTER":
         return BARE_OUTER
     if token.upper() == "CROSS":
