@@ -832,8 +832,21 @@ class _Runner:
             return [f"engine: reference (row at a time){why}"]
         fallbacks: dict[str, str] = getattr(self.engine, "fallbacks", {})
         lines = [f"engine: columnar (polars){why}"]
+        operators: list[str] = []
+        for query in self.engine.queries:
+            for node in self.plan.stateful_operators(query.root):
+                if node.name not in operators:
+                    operators.append(node.name)
+        for name in operators:
+            reason = fallbacks.get(name)
+            if reason is None:
+                lines.append(f"`{name}` runs columnar")
+            else:
+                lines.append(f"`{name}` runs on the reference engine: {reason}")
         lines += [
-            f"`{name}` runs on the reference engine: {why}" for name, why in fallbacks.items()
+            f"`{name}` runs on the reference engine: {reason}"
+            for name, reason in fallbacks.items()
+            if name not in operators
         ]
         return lines
 

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
+from sjoin.api import check_file
 from sjoin.cli import main
 
 from ..conftest import EXAMPLES
@@ -324,6 +325,12 @@ def test_both_engines_write_the_same_bytes(spec: Path, trace_batches: bool, tmp_
         )
         assert code == 0, err
         assert f"engine: {engine}" in err
+        if engine == "columnar":  # every join and aggregate: columnar, or why not (issue 23)
+            plan = check_file(spec).plan
+            assert plan is not None
+            for node in (*plan.joins, *plan.aggregates):
+                said = [line for line in err.splitlines() if f"`{node.name}` runs " in line]
+                assert len(said) == 1, (node.name, err)
         files[engine] = (out.read_bytes(), progress.read_bytes())
     assert files["columnar"] == files["reference"]
 
