@@ -456,7 +456,14 @@ class _Section:
         ax.yaxis_date()
         locator = AutoDateLocator(minticks=3, maxticks=7)  # type: ignore[no-untyped-call]
         ax.yaxis.set_major_locator(locator)
-        formatter = ConciseDateFormatter(locator, show_offset=False)  # type: ignore[no-untyped-call]
+        # a day is written with its month (`Jan 09`), never as a bare `09` that reads as an
+        # hour; an hour or minute tick with the day where one begins
+        formatter = ConciseDateFormatter(  # type: ignore[no-untyped-call]
+            locator,
+            formats=["%Y", "%b %Y", "%b %d", "%H:%M", "%H:%M", "%H:%M:%S"],
+            zero_formats=["", "%Y", "%b %Y", "%b %d", "%b %d", "%H:%M"],
+            show_offset=False,
+        )
         ax.yaxis.set_major_formatter(formatter)
         self._finish(fig, ax, [(line, "watermark")])
         return self._svg(fig, "watermark")

@@ -120,6 +120,31 @@ def test_page_is_deterministic() -> None:
     assert example(AD)[2] == example(AD)[2]
 
 
+def test_watermark_ticks_over_days_name_the_month() -> None:
+    """Ticks of a watermark that spans days read `Jan 09`, not `09` (which reads as an hour;
+    issue 23)."""
+    trace = [
+        {"batch": b, "stream": s, "row": {"k": b, "t": f"2026-01-{1 + 2 * b:02d}T00:00:00Z"}}
+        for b in range(6)
+        for s in ("a", "b")
+    ]
+    spec = TWO_QUERIES.replace(
+        "stream a (k BIGINT, t TIMESTAMP)",
+        "stream a (k BIGINT, t TIMESTAMP) watermark t delay 1 second",
+    ).replace(
+        "stream b (k BIGINT, t TIMESTAMP)",
+        "stream b (k BIGINT, t TIMESTAMP) watermark t delay 1 second",
+    )
+    plan = check_text(spec).plan
+    assert plan is not None
+    result = run(plan, trace, relation="j2")
+    dom = Dom(render(plan, result.batches, spec="s.sjoin", trace="t.jsonl"))
+    (ticks,) = [t.splitlines() for t in map(dom.svg_text, range(3)) if "watermark (UTC)" in t]
+    days = [t for t in ticks if re.fullmatch(r"Jan \d\d", t)]
+    assert len(days) >= 2, ticks
+    assert not [t for t in ticks if re.fullmatch(r"0\d", t)], ticks  # `03` for Jan 3
+
+
 def test_first_batch_before_any_watermark_is_not_drawn() -> None:
     _, result, page = example(AD)
     assert result.batches[0].watermark == "1970-01-01T00:00:00Z"
