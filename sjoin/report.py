@@ -461,7 +461,7 @@ class _Section:
         formatter = ConciseDateFormatter(  # type: ignore[no-untyped-call]
             locator,
             formats=["%Y", "%b %Y", "%b %d", "%H:%M", "%H:%M", "%H:%M:%S"],
-            zero_formats=["", "%Y", "%b %Y", "%b %d", "%b %d", "%H:%M"],
+            zero_formats=["", "%Y", "%b %Y", "%b %d", "%H:%M", "%H:%M"],
             show_offset=False,
         )
         ax.yaxis.set_major_formatter(formatter)
