@@ -71,6 +71,10 @@ AGGREGATES = frozenset(f.name for f in functions.FUNCTIONS.values() if f.aggrega
 # names a spec's `did you mean` hints may compare in all (Binder._suggest)
 SUGGESTION_BUDGET = 200_000
 
+# the duration units sjoin reads, spelled out, for a did-you-mean on a misspelt one
+_UNIT_WORDS = ("millisecond", "milliseconds", "second", "seconds", "minute", "minutes",
+               "hour", "hours", "day", "days", "week", "weeks")  # fmt: skip
+
 
 def _suggest(word: str, candidates: Sequence[str]) -> str | None:
     close = difflib.get_close_matches(word, list(candidates), n=1, cutoff=0.6)
@@ -312,7 +316,8 @@ class Binder:
                 f"unknown duration unit `{dur.unit.text}`",
                 dur.unit.span,
                 "unknown unit",
-                "use milliseconds, seconds, minutes, hours, days or weeks",
+                _suggest(unit, _UNIT_WORDS)
+                or "use milliseconds, seconds, minutes, hours, days or weeks",
             )
             return None
         ms = t.duration_ms(dur.amount, unit)
@@ -847,6 +852,13 @@ class Binder:
                 helps = None
                 if {first, other} == {t.TIMESTAMP, t.STRING}:
                     helps = "write a timestamp literal: TIMESTAMP '2026-01-01 00:00:00'"
+                elif isinstance(node, exp.Binary) and len(kinds) == 2:
+                    left, right = (side.sql(dialect="spark") for side in (node.left, node.right))
+                    helps = (
+                        f"declare both with one type, or cast one side, e.g. `{left} = "
+                        f"CAST({right} AS {first})` (under ANSI a value that does not convert "
+                        "then fails the query)"
+                    )
                 self._error(
                     "E011",
                     f"cannot compare {first} with {other}",
