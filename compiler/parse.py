@@ -9,6 +9,7 @@ good ones still reach the binder.
 from __future__ import annotations
 
 import bisect
+import difflib
 import re
 from typing import Any
 
@@ -467,7 +468,7 @@ def _syntax_error(
             f"unexpected `{tok}`; expected {expected}",
             span,
             "unexpected here",
-            _hint_for(tok, err.expected),
+            _habit_hint(tok, err.expected, chunk, pos - offset) or _hint_for(tok, err.expected),
         )
     elif isinstance(err, UnexpectedCharacters):
         rest = chunk[pos - offset :]
@@ -526,6 +527,52 @@ WHERE_HELP = (
     "comes out, null-padded, where WHERE would drop it (see docs/language.md)"
 )
 BARE_OUTER = "`OUTER` needs `LEFT`, `RIGHT` or `FULL` before it: `a LEFT OUTER JOIN b`"
+
+
+# words of the language and of the SQL it embeds, for a did-you-mean on a misspelt one
+_KEYWORDS = (
+    "AGGREGATE", "AND", "ANTI", "AS", "BETWEEN", "BY", "CASE", "CAST", "CHECKPOINT", "DELAY",
+    "ELSE", "END", "FROM", "FULL", "GROUP", "INNER", "INTERVAL", "JOIN", "LEFT", "LIKE",
+    "NOT", "NULL", "OUTER", "OUTPUT", "RIGHT", "SELECT", "SEMI", "SINK", "SPARK", "STREAM",
+    "THEN", "WATERMARK", "WHEN",
+)  # fmt: skip
+_FLINK_WATERMARK = re.compile(r"\bWATERMARK\s+FOR\s*$", re.IGNORECASE)
+_SQL_JOIN = re.compile(
+    r"SELECT\s+(?P<items>.+?)\s+FROM\s+(?P<a>\w+)(?:\s+(?:AS\s+)?(?P<x>\w+))??"
+    r"\s+(?P<kind>(?:(?:LEFT|RIGHT|FULL)(?:\s+OUTER)?|INNER|LEFT\s+SEMI|LEFT\s+ANTI)\s+)?"
+    r"JOIN\s+(?P<b>\w+)(?:\s+(?:AS\s+)?(?P<y>\w+))?\s+ON\s+(?P<on>.+)",
+    re.IGNORECASE | re.DOTALL,
+)
+
+
+def _habit_hint(token: str, expected: set[str], chunk: str, at: int) -> str | None:
+    """Help for habits from other SQL engines: Flink's `WATERMARK FOR` in the column list, a
+    plain `SELECT ... FROM a JOIN b ON ...` (with the user's own text rewritten), and a
+    misspelt keyword (did you mean)."""
+    if _FLINK_WATERMARK.search(chunk[max(0, at - 40) : at]):
+        return (
+            "sjoin declares a watermark after the column list, not inside it (Flink's "
+            "`WATERMARK FOR t AS t - INTERVAL ...`): `stream s (..., t TIMESTAMP) watermark t "
+            "delay 5 seconds`"
+        )
+    if token.upper() == "SELECT" and "STREAM" in expected:  # where a statement starts
+        found = _SQL_JOIN.match(chunk[at:].strip())
+        if found is not None:
+            kind = " ".join((found["kind"] or "INNER").upper().split())
+            x, y = found["x"] or found["a"], found["y"] or found["b"]
+            on = " ".join(found["on"].split())
+            items = " ".join(found["items"].split())
+            return (
+                "a join is a named statement, its SELECT last: "
+                f"`join j = {found['a']} AS {x} {kind} JOIN {found['b']} AS {y} ON {on} "
+                f"SELECT {items}`"
+            )
+        return "a join is a named statement: `join NAME = a AS x INNER JOIN b AS y ON ...`"
+    if token.isidentifier() and token.upper() not in _KEYWORDS:
+        close = difflib.get_close_matches(token.upper(), _KEYWORDS, n=1, cutoff=0.8)
+        if close:
+            return f"did you mean `{close[0]}`?"
+    return None
 
 
 def _hint_for(token: str, expected: set[str]) -> str | None:
