@@ -562,11 +562,12 @@ def _habit_hint(token: str, expected: set[str], chunk: str, at: int) -> str | No
             x, y = found["x"] or found["a"], found["y"] or found["b"]
             on = " ".join(found["on"].split())
             items = " ".join(found["items"].split())
-            return (
-                "a join is a named statement, its SELECT last: "
-                f"`join j = {found['a']} AS {x} {kind} JOIN {found['b']} AS {y} ON {on} "
-                f"SELECT {items}`"
+            rewrite = (
+                f"join j = {found['a']} AS {x} {kind} JOIN {found['b']} AS {y} ON {on} "
+                f"SELECT {items}"
             )
+            if len(rewrite) <= 300:  # the user's own text, when it is short enough to show
+                return f"a join is a named statement, its SELECT last: `{rewrite}`"
         return "a join is a named statement: `join NAME = a AS x INNER JOIN b AS y ON ...`"
     if token.isidentifier() and token.upper() not in _KEYWORDS:
         close = difflib.get_close_matches(token.upper(), _KEYWORDS, n=1, cutoff=0.8)
