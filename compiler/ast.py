@@ -161,6 +161,10 @@ Statement: TypeAlias = SparkDecl | SetDecl | StreamDecl | JoinDecl | AggregateDe
 class SpecFile:
     statements: tuple[Statement, ...]
     span: Span
+    # names that statements which did not parse declare (`strem clicks (`, a join whose text
+    # is broken): the binder treats them as defined-but-broken, so nothing that reads them
+    # says they are unknown
+    broken: tuple[str, ...] = ()
 
 
 def span_of(node: exp.Expression) -> Span:

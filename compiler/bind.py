@@ -106,6 +106,7 @@ class Binder:
         self.diags = diags
         self.relations: dict[str, Relation] = {}
         self.poisoned: set[str] = set()  # relations whose definition failed: no cascade
+        self.broken_watermarks: set[str] = set()  # streams whose watermark failed to bind
         self.spark: SparkVersion | None = None
         self.spark_span: Span | None = None
         self.settings: dict[str, Setting] = {}
@@ -116,6 +117,9 @@ class Binder:
 
     # ------------------------------------------------------------------ statements
     def bind(self, spec: ast.SpecFile) -> BoundSpec:
+        declared = {getattr(stmt, "name", None) for stmt in spec.statements}
+        defined = {name.text for name in declared if name is not None and hasattr(name, "text")}
+        self.poisoned.update(name for name in spec.broken if name not in defined)
         for stmt in spec.statements:
             handler: Callable[[Any], None] = getattr(self, f"_bind_{type(stmt).__name__}")
             handler(stmt)
@@ -130,6 +134,8 @@ class Binder:
             dict(self.settings),
             tuple(self.relations.values()),
             tuple(self.sinks),
+            frozenset(self.poisoned),
+            frozenset(self.broken_watermarks),
         )
 
     def _suggest(self, word: str, candidates: Callable[[], Sequence[str]]) -> str | None:
@@ -257,6 +263,8 @@ class Binder:
         watermark = None
         if stmt.watermark is not None:
             watermark = self._watermark(stmt, columns)
+            if watermark is None:  # reported: what follows from its absence is not
+                self.broken_watermarks.add(stmt.name.text)
             if watermark is not None:
                 columns = [
                     Column(c.name, c.type, c.name == watermark.column, c.origin) for c in columns

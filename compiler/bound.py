@@ -143,6 +143,8 @@ class BoundSpec:
     settings: dict[str, Setting] = field(default_factory=dict)
     relations: tuple[Relation, ...] = ()
     sinks: tuple[Sink, ...] = ()
+    broken: frozenset[str] = frozenset()  # relations whose statement failed (not defined)
+    broken_watermarks: frozenset[str] = frozenset()  # streams whose watermark failed to bind
 
     def relation(self, name: str) -> Relation | None:
         return self._by_name.get(name)

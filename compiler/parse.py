@@ -398,6 +398,20 @@ def _as_value(node: Any) -> ast.Value:
 # ------------------------------------------------------------------ errors and recovery
 
 # Where a statement may start, for re-parsing statement by statement after a syntax error.
+# a line that starts with a statement keyword misspelt (`strem clicks (`), at the left
+# margin: a statement of its own, when the file does not parse
+_MISSPELT_START = re.compile(r"^([A-Za-z]{3,10})[ \t]+(?:\w+|`[^`\n]*`)", re.MULTILINE)
+# the name a statement declares: `stream NAME`, `join NAME =`, ..., or a misspelt keyword's
+_DECLARED = re.compile(r"\s*([A-Za-z]+)[ \t]+(\w+|`[^`\n]*`)")
+_DECLARING = ("stream", "join", "aggregate")
+
+
+def _near_keyword(word: str, words: tuple[str, ...] = (*_DECLARING, "sink")) -> bool:
+    """``word`` is one of ``words`` (statement keywords), or a near spelling of one."""
+    lower = word.lower()
+    return lower in words or bool(difflib.get_close_matches(lower, words, n=1, cutoff=0.75))
+
+
 _STATEMENT_START = re.compile(
     r"^[ \t]*(?:(?:spark|set|stream|sink)\b|(?:join|aggregate)[ \t]+(?:\w+|`[^`\n]*`)[ \t]*=)",
     re.IGNORECASE | re.MULTILINE,
@@ -767,17 +781,27 @@ def parse(source: Source, diags: Diagnostics) -> ast.SpecFile:
         _check_join_word_aliases(whole, text, diags)
         return whole
     masked = _mask_comments_and_strings(text)
-    starts = sorted({0, *(m.start() for m in _STATEMENT_START.finditer(masked))})
+    starts = sorted(
+        {
+            0,
+            *(m.start() for m in _STATEMENT_START.finditer(masked)),
+            *(m.start() for m in _MISSPELT_START.finditer(masked) if _near_keyword(m[1])),
+        }
+    )
     statements: list[ast.Statement] = []
+    broken: list[str] = []
     for begin, end in zip(starts, [*starts[1:], len(text)], strict=True):
         chunk = text[begin:end]
         try:
             tree = parser().parse(chunk)
         except UnexpectedInput as err:
             _syntax_error(err, chunk, begin, end == len(text), diags)
+            declared = _DECLARED.match(masked[begin:end])
+            if declared is not None and _near_keyword(declared[1], _DECLARING):
+                broken.append(declared[2].strip("`"))
             continue
         statements.extend(ToAst(begin).transform(_limit_nesting(tree, begin, diags)).statements)
-    spec = ast.SpecFile(tuple(statements), Span(0, len(text)))
+    spec = ast.SpecFile(tuple(statements), Span(0, len(text)), tuple(broken))
     _check_join_word_aliases(spec, text, diags)
     return spec
 

@@ -95,7 +95,12 @@ def check_text(text: str, path: str = "<spec>", relation: str | None = None) -> 
             help="please report this spec to the sjoin developers",
         )
         result.plan = None
-    result.diagnostics = _without_cascades(diags.sorted())
+    bound = result.bound
+    result.diagnostics = _without_cascades(
+        diags.sorted(),
+        bound is not None and bool(bound.broken),
+        bound is not None and bool(bound.broken_watermarks),
+    )
     return result
 
 
@@ -107,16 +112,28 @@ def _refused(result: CheckResult, diags: Diagnostics) -> CheckResult:
     return result
 
 
-# Warnings that judge the spec by what reads a stream: after a syntax error the statement
-# that did not parse may be the reader, so they would be false (`the watermark of payments is
-# unused` when the join that reads it is the broken statement).
+# Warnings that judge the spec by what reads a stream: after an error the broken statement
+# may be the reader (a join that did not parse, or one left out because a stream it reads is
+# broken), so they would be false (`the watermark of payments is unused` when the join that
+# reads it is the broken statement).
 CONSUMER_WARNINGS = frozenset({"W002"})
+# What follows from a stream having no watermark: after that stream's watermark failed to
+# bind (its error is reported), these judge a watermark the user did write.
+WATERMARK_CONSEQUENCES = frozenset({"W001", "W002", "E021", "E028"})
 
 
-def _without_cascades(found: list[Diagnostic]) -> list[Diagnostic]:
-    if not any(d.code == "E001" for d in found):
-        return found
-    return [d for d in found if d.code not in CONSUMER_WARNINGS]
+def _without_cascades(
+    found: list[Diagnostic], broken: bool, broken_watermark: bool
+) -> list[Diagnostic]:
+    """``found`` less the consumer warnings when a statement is broken (``broken``: one did
+    not parse, or one was left undefined by its own error), and less what follows from a
+    missing watermark when a stream's watermark failed to bind."""
+    dropped: set[str] = set()
+    if broken or any(d.code == "E001" for d in found):
+        dropped |= CONSUMER_WARNINGS
+    if broken_watermark:
+        dropped |= WATERMARK_CONSEQUENCES
+    return [d for d in found if d.code not in dropped]
 
 
 @contextmanager
