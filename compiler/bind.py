@@ -272,6 +272,26 @@ class Binder:
         source = None
         if stmt.source is not None:
             source = self._format(stmt.source, SOURCE_FORMATS, "source")
+            payload = source.option("format") if source is not None else None
+            if (
+                source is not None
+                and source.format == "kafka"
+                and payload
+                not in (
+                    None,
+                    "json",
+                    "csv",
+                )
+            ):
+                opt = next(o for o in stmt.source.options if o.key.text == "format")
+                self.diags.add(
+                    "E024",
+                    f"a Kafka source's values are read as `json` or `csv`, not `{payload}`",
+                    opt.value.span,
+                    "unknown value format",
+                    _suggest(str(payload).lower(), ["json", "csv"])
+                    or "write format = 'json' (the default) or format = 'csv'",
+                )
         if not ok and not columns:
             self.poisoned.add(stmt.name.text)
             return
