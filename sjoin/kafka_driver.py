@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 from sjoin.compiler.model import Format
 from sjoin.compiler.plan import Plan, SinkNode, StreamNode
-from sjoin.spark_driver import Batch, StreamDriver, _json_value
+from sjoin.spark_driver import Batch, JobStreamDriver, _json_value, session_confs
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -101,9 +101,9 @@ def run_prefix() -> str:
     return f"sjoin-{uuid.uuid4().hex[:12]}."
 
 
-class KafkaStreamDriver(StreamDriver):
-    """``StreamDriver`` whose inputs are the job's own Kafka sources: ``feed`` produces each
-    stream's rows into its topic (``topics``) on ``bootstrap``, atomically for Spark."""
+class KafkaStreamDriver(JobStreamDriver):
+    """``JobStreamDriver`` whose inputs are the job's own Kafka sources: ``feed`` produces
+    each stream's rows into its topic (``topics``) on ``bootstrap``, atomically for Spark."""
 
     def __init__(
         self,
@@ -115,33 +115,27 @@ class KafkaStreamDriver(StreamDriver):
     ) -> None:
         from confluent_kafka import Producer
 
-        self._spark = spark
-        self._streams = dict(topics)
-        self.inputs = dict(inputs)
-        self._query = None
-        self._checkpoint = None
-        self._rows = {}
-        self._progress = {}
+        super().__init__(spark, inputs)
+        self._topics = dict(topics)
         self._partitions = partitions
         self._sent = dict.fromkeys(topics, 0)
         self._producer: Any = Producer(
             {"bootstrap.servers": bootstrap, "acks": "all", "linger.ms": 0}
         )
-        self.extra_queries: list[Any] = []
 
     def produce(self, batch: Batch) -> None:
         """Produce one trace batch's rows into their topics and wait for every ack."""
-        unknown = sorted(set(batch) - set(self._streams))
+        unknown = sorted(set(batch) - set(self._topics))
         if unknown or not batch:
             raise ValueError(
-                f"a batch must name some of {sorted(self._streams)}, got {sorted(batch)}"
+                f"a batch must name some of {sorted(self._topics)}, got {sorted(batch)}"
             )
         failed: list[str] = []
         for name, rows in batch.items():
             for row in rows:
                 position = self._sent[name]
                 self._producer.produce(
-                    self._streams[name],
+                    self._topics[name],
                     key=str(position).encode(),
                     value=json.dumps(row, default=_json_value).encode(),
                     partition=position % self._partitions,
@@ -155,26 +149,11 @@ class KafkaStreamDriver(StreamDriver):
     def feed(self, batch: Batch) -> None:
         """Produce one trace batch under the progress lock of every query, then wait until
         Spark has nothing left to run (the no-data batches after it included)."""
-        queries = [self.query, *self.extra_queries]
-        locks = [q._jsq.streamingQuery().awaitProgressLock() for q in queries]
-        for lock in locks:
-            lock.lock()
-        try:
+        with self.locked():
             self.produce(batch)
-        finally:
-            for lock in reversed(locks):
-                lock.unlock()
         self.settle()
 
-    def settle(self) -> None:
-        """Wait until every query has run all it can (no-data batches included)."""
-        for query in [self.query, *self.extra_queries]:
-            query.processAllAvailable()
-        self._collect_progress()
-
     def stop(self) -> None:
-        for query in self.extra_queries:
-            query.stop()
         super().stop()
         if self._producer is not None:
             self._producer.flush(10)
@@ -298,10 +277,7 @@ class KafkaRunner:
         create_topics(self.bootstrap, sorted({t for t in wanted if t}), self.partitions)
         folder.mkdir(parents=True, exist_ok=True)
         job = load_job(plan, str(folder))
-        saved = {k: self.spark.conf.get(k, None) for k in confs}
-        for key, value in confs.items():
-            self.spark.conf.set(key, value)
-        try:
+        with session_confs(self.spark, confs):
             inputs = job.read_inputs(self.spark)
             rels = job.build(self.spark, inputs)
             driver = KafkaStreamDriver(
@@ -330,9 +306,3 @@ class KafkaRunner:
                     return RunResult([], "")
                 batches = driver.results()
                 return RunResult(batches, driver.executed_plan() if batches else "")
-        finally:
-            for key, before in saved.items():
-                if before is None:
-                    self.spark.conf.unset(key)
-                else:
-                    self.spark.conf.set(key, before)

@@ -310,6 +310,22 @@ def run_batches(
         return RunResult(batches=driver.results(), plan=driver.executed_plan())
 
 
+@contextlib.contextmanager
+def session_confs(spark: SparkSession, confs: Mapping[str, str]) -> Iterator[None]:
+    """``confs`` set on ``spark``'s session for a run, each restored (or unset) after."""
+    saved: dict[str, str | None] = {k: spark.conf.get(k, None) for k in confs}
+    for key, value in confs.items():
+        spark.conf.set(key, value)
+    try:
+        yield
+    finally:
+        for key, before in saved.items():
+            if before is None:
+                spark.conf.unset(key)
+            else:
+                spark.conf.set(key, before)
+
+
 def run_job_query(
     spark: SparkSession,
     job: Any,
@@ -326,26 +342,16 @@ def run_job_query(
     streams), calling ``on_batch(n)`` after the n-th. ``plan`` is ``""`` when no batch ran.
     Spark's failures propagate."""
     schemas = {name: job.SCHEMAS[name] for name in streams}
-    saved: dict[str, str | None] = {k: spark.conf.get(k, None) for k in confs}
-    for key, value in confs.items():
-        spark.conf.set(key, value)
-    try:
-        with StreamDriver(spark, schemas) as driver:
-            built = job.build(spark, driver.inputs)
-            driver.start(built[root], output_mode)
-            for number, feed in enumerate(feeds, 1):
-                if feed:
-                    driver.feed(feed)
-                if on_batch is not None:
-                    on_batch(number)
-            batches = driver.results()
-            return RunResult(batches, driver.executed_plan() if batches else "")
-    finally:
-        for key, before in saved.items():
-            if before is None:
-                spark.conf.unset(key)
-            else:
-                spark.conf.set(key, before)
+    with session_confs(spark, confs), StreamDriver(spark, schemas) as driver:
+        built = job.build(spark, driver.inputs)
+        driver.start(built[root], output_mode)
+        for number, feed in enumerate(feeds, 1):
+            if feed:
+                driver.feed(feed)
+            if on_batch is not None:
+                on_batch(number)
+        batches = driver.results()
+        return RunResult(batches, driver.executed_plan() if batches else "")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -447,10 +453,7 @@ def run_delta_job_query(
     versions: Sequence[int] = delta["versions"]
     if len(versions) != len(feeds):
         raise ValueError(f"{len(versions)} versions for {len(feeds)} trace batches")
-    saved: dict[str, str | None] = {k: spark.conf.get(k, None) for k in confs}
-    for key, value in confs.items():
-        spark.conf.set(key, value)
-    try:
+    with session_confs(spark, confs):
         for staged, live in tables.values():
             publish_version(staged, live, 0)
         published = {0}
@@ -478,12 +481,6 @@ def run_delta_job_query(
                     on_batch(number)
             batches = driver.results()
             return RunResult(batches, driver.executed_plan() if batches else "")
-    finally:
-        for key, before in saved.items():
-            if before is None:
-                spark.conf.unset(key)
-            else:
-                spark.conf.set(key, before)
 
 
 def executed_plan(query: StreamingQuery) -> str:

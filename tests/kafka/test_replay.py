@@ -441,7 +441,6 @@ def closed_port() -> int:
         ("", ["--trace", "{D}/replay.sjoin", "--max-offsets-per-trigger", "2"], "apply to --trace"),
         ("", ["--trace", "kafka://{B}", "--max-offsets-per-trigger", "0"], "0 is not in the range"),
         ("", ["--trace", "kafka://{B}", "--starting-offsets", "soon"], "must be earliest, latest"),
-        (", format = 'avro'", ["--trace", "kafka://{B}"], "format 'avro'"),
         (", maxOffsetsPerTrigger = 'many'", ["--trace", "kafka://{B}"], "positive integer"),
         (", startingTimestamp = '1000'", ["--trace", "kafka://{B}"], "offsets up by time"),
         (", subscribe = 'x'", ["--trace", "kafka://{B}"], "it gives topic, subscribe"),
@@ -459,7 +458,6 @@ def closed_port() -> int:
         "limit-on-a-file",
         "limit-zero",
         "bad-starting-offsets",
-        "format",
         "spec-limit",
         "by-time",
         "two-strategies",
@@ -476,6 +474,16 @@ def test_what_cannot_be_replayed_is_a_usage_error(  # type: ignore[no-untyped-de
     code, out, err = cli("run", str(spec), *filled)
     assert code == 2, (out, err)
     assert says in err
+
+
+def test_a_value_format_kafka_sources_do_not_have_is_refused_by_check(  # type: ignore[no-untyped-def]
+    topics, kafka_broker, tmp_path
+) -> None:
+    """`format = 'avro'` is a spec error (E024, exit 1) before anything is replayed."""
+    spec = make_spec(tmp_path, *topics, extra=", format = 'avro'")
+    code, out, err = cli("run", str(spec), "--trace", f"kafka://{kafka_broker.bootstrap}")
+    assert code == 1, (out, err)
+    assert "error[E024]" in err and "not `avro`" in err
 
 
 def test_a_missing_topic_and_a_stream_not_from_kafka_are_usage_errors(  # type: ignore[no-untyped-def]
