@@ -634,11 +634,7 @@ class _ParquetSink(_Sink):
         self.writer = ParquetWriter(self.directory, relation_columns(plan, relations))
 
     def places(self, relations: Sequence[str]) -> list[Place]:
-        """The directory (the user's) and each relation's folder in it (sjoin's)."""
-        return [
-            Place("--output", self.directory),
-            *(Place("--output", self.directory / folder_name(r), tree=True) for r in relations),
-        ]
+        return _folder_places(self.directory, relations)
 
     def start(self, offset: int | None) -> None:
         if offset is None:
@@ -657,6 +653,15 @@ class _ParquetSink(_Sink):
     def close(self) -> None:
         if hasattr(self, "writer"):
             self.writer.close()
+
+
+def _folder_places(directory: Path, relations: Sequence[str]) -> list[Place]:
+    """An output directory (the user's) and each relation's folder in it (sjoin's): the
+    places of a Parquet or Delta output."""
+    return [
+        Place("--output", directory),
+        *(Place("--output", directory / folder_name(r), tree=True) for r in relations),
+    ]
 
 
 class _DeltaSink(_Sink):
@@ -680,11 +685,7 @@ class _DeltaSink(_Sink):
         self.writer = DeltaWriter(self.directory, relation_columns(plan, relations))
 
     def places(self, relations: Sequence[str]) -> list[Place]:
-        """The directory (the user's) and each relation's table folder in it."""
-        return [
-            Place("--output", self.directory),
-            *(Place("--output", self.directory / folder_name(r), tree=True) for r in relations),
-        ]
+        return _folder_places(self.directory, relations)
 
     def start(self, offset: int | None) -> None:
         if offset is None:
