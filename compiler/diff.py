@@ -32,6 +32,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any, Literal, TypeAlias
 
 from sqlglot import exp
@@ -41,6 +42,7 @@ from .diagnostics import Diagnostic
 from .explain import predicate_text, watermark_text
 from .model import SparkVersion, WatermarkChoice
 from .plan import AggregateNode, JoinNode, Plan, Side, StateRule, StreamNode
+from .settings import SETTINGS
 from .sql import written_sql
 from .types import format_ms
 
@@ -52,12 +54,8 @@ VERDICT_TEXT: dict[Verdict, str] = {
     "differs": "resumes but behaves differently",
     "fails": "fails at restart",
 }
-# the confs the checkpoint pins: (sjoin setting, Spark conf)
-PINNED = (
-    ("shuffle_partitions", "spark.sql.shuffle.partitions"),
-    ("state_store", "spark.sql.streaming.stateStore.providerClass"),
-    ("multiple_watermark_policy", "spark.sql.streaming.multipleWatermarkPolicy"),
-)
+# the settings whose confs the checkpoint pins at the query's first start
+PINNED = tuple(name for name, spec in SETTINGS.items() if spec.pinned_by_checkpoint)
 
 
 @dataclass(frozen=True)
@@ -253,6 +251,37 @@ def _schema_error(new: Plan, part: Literal["key", "value"]) -> str:
     return "StateSchemaNotCompatible"
 
 
+def _pinned_setting(old: Plan, new: Plan, setting: str) -> Reason | None:
+    """Why NEW's value of a setting the checkpoint pins has no effect on the restarted
+    query, if it differs from what the checkpoint holds.  A spec that does not set it leaves
+    it to the cluster, so the checkpoint holds the cluster's value at OLD's first start."""
+    conf = SETTINGS[setting].spark_conf
+    default = SETTINGS[setting].default
+    was_set, now_set = setting in old.setting_spans, setting in new.setting_spans
+    was, now = old.settings.get(setting), new.settings.get(setting)
+    if (not was_set and not now_set) or (was_set and now_set and was == now):
+        return None
+    if not was_set:
+        return Reason(
+            "setting ignored",
+            f"`{setting}` is {now} in NEW, but OLD left it to the cluster: the checkpoint "
+            f"pins {conf} at the cluster's value when the query first started (Spark's "
+            f"default: {default}), and the restarted query keeps it (a new checkpoint is "
+            "needed to change it)",
+        )
+    if not now_set:
+        return Reason(
+            "setting ignored",
+            f"NEW leaves `{setting}` to the cluster, but the checkpoint pins {conf} = {was}: "
+            f"the restarted query keeps {was} (a new checkpoint takes the cluster's value)",
+        )
+    return Reason(
+        "setting ignored",
+        f"`{setting}` is {now} in NEW, but the checkpoint pins {conf} = {was}: "
+        f"the restarted query keeps {was} (a new checkpoint is needed to change it)",
+    )
+
+
 def _diff_query(old: Plan, new: Plan, old_root: str | None, new_root: str | None) -> QueryDiff:
     checkpoint = _checkpoints(new).get(new_root or "") or _checkpoints(old).get(old_root or "")
     if old_root is None or new_root is None:
@@ -289,17 +318,7 @@ def _diff_query(old: Plan, new: Plan, old_root: str | None, new_root: str | None
                 + " (each must still read the source it read before)",
             )
         )
-    pinned = []
-    for setting, conf in PINNED:
-        was, now = old.settings.get(setting), new.settings.get(setting)
-        if was != now:
-            pinned.append(
-                Reason(
-                    "setting ignored",
-                    f"`{setting}` is {now} in NEW, but the checkpoint pins {conf} = {was}: "
-                    f"the restarted query keeps {was} (a new checkpoint is needed to change it)",
-                )
-            )
+    pinned = [r for r in map(partial(_pinned_setting, old, new), PINNED) if r is not None]
     reasons += pinned
     if old.spark != new.spark:
         reasons.append(

@@ -216,7 +216,11 @@ class Plan:
     ansi: bool = True  # spark.sql.ansi.enabled: its default for the target version
     query_roots: tuple[str, ...] = ()  # one query per sink, then per unconsumed operator
     query_modes: dict[str, OutputMode] = field(default_factory=dict)  # per operator as a root
-    spark_conf: dict[str, str] = field(default_factory=dict)  # generated jobs' SparkConf
+    # the Spark confs a generated job sets: only those of the settings the spec sets
+    spark_conf: dict[str, str] = field(default_factory=dict)
+    # the result-changing confs the spec leaves to the cluster: conf -> (the value the plan
+    # was made for, the `set` statement that pins it); a job warns where its cluster differs
+    assumed_conf: dict[str, tuple[str, str]] = field(default_factory=dict)
     setting_spans: dict[str, Span] = field(default_factory=dict)  # the settings a spec sets
 
     @property

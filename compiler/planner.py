@@ -43,7 +43,7 @@ from .plan import (
     StreamNode,
     WindowColumn,
 )
-from .settings import SETTINGS, STATE_STORE_PROVIDERS
+from .settings import SETTINGS, assumed_conf, job_conf
 from .split import ConditionSplit, conjoin, not_null_columns, sides, split_condition
 from .sql import spark_sql as _sql
 from .state import expand_between, legacy_terms, value_bounds
@@ -130,7 +130,8 @@ class Planner:
             ansi=self.spec.spark.major >= 4,  # spark.sql.ansi.enabled defaults to true in 4.x
             query_roots=query_roots(nodes, sinks),
             query_modes=modes,
-            spark_conf=spark_conf(self.settings),
+            spark_conf=job_conf(self.settings, self.spec.settings),
+            assumed_conf=assumed_conf(self.settings, self.spec.settings),
             setting_spans={name: s.span for name, s in self.spec.settings.items()},
         )
         found, checks = hazards.check(plan)
@@ -492,19 +493,6 @@ def _reads_column(names: set[str], column: str | None, window_of: dict[str, str]
 
 def _column_names(node: exp.Expression) -> set[str]:
     return {c.name for c in find_all(node, exp.Column)}
-
-
-def spark_conf(settings: dict[str, str | int | bool]) -> dict[str, str]:
-    """The Spark configuration of a generated job: every setting that has a conf key."""
-    conf: dict[str, str] = {}
-    for name, spec in sorted(SETTINGS.items()):
-        if spec.spark_conf is None:
-            continue
-        value = settings.get(name, spec.default)
-        if name == "state_store":
-            value = STATE_STORE_PROVIDERS[str(value)]
-        conf[spec.spark_conf] = str(value).lower() if isinstance(value, bool) else str(value)
-    return conf
 
 
 def time_range(

@@ -4,6 +4,7 @@ PySpark back end (conf keys)."""
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Final
 
@@ -16,6 +17,11 @@ class SettingSpec:
     spark_conf: str | None
     doc: str
     choices: tuple[str, ...] = ()
+    # the job's results depend on the conf (else it changes only how state is laid out)
+    changes_results: bool = False
+    # recorded in the checkpoint's offset log at the first start, and wins over the
+    # session's value at every restart (OffsetSeqMetadata.relevantSQLConfs)
+    pinned_by_checkpoint: bool = False
 
 
 SETTINGS: Final[dict[str, SettingSpec]] = {
@@ -28,6 +34,8 @@ SETTINGS: Final[dict[str, SettingSpec]] = {
             "spark.sql.streaming.multipleWatermarkPolicy",
             "how the global watermark is chosen from the streams' watermarks",
             ("min", "max"),
+            changes_results=True,
+            pinned_by_checkpoint=True,
         ),
         SettingSpec(
             "shuffle_partitions",
@@ -35,6 +43,7 @@ SETTINGS: Final[dict[str, SettingSpec]] = {
             200,
             "spark.sql.shuffle.partitions",
             "number of shuffle partitions, hence of state store instances per side",
+            pinned_by_checkpoint=True,
         ),
         SettingSpec(
             "state_store",
@@ -43,6 +52,7 @@ SETTINGS: Final[dict[str, SettingSpec]] = {
             "spark.sql.streaming.stateStore.providerClass",
             "state store provider",
             ("hdfs", "rocksdb"),
+            pinned_by_checkpoint=True,
         ),
         SettingSpec(
             "no_data_micro_batches",
@@ -50,6 +60,7 @@ SETTINGS: Final[dict[str, SettingSpec]] = {
             True,
             "spark.sql.streaming.noDataMicroBatches.enabled",
             "run no-data batches after a watermark advance (outer rows, eviction)",
+            changes_results=True,
         ),
         SettingSpec(
             "allow_multiple_stateful_operators",
@@ -57,6 +68,7 @@ SETTINGS: Final[dict[str, SettingSpec]] = {
             True,
             "spark.sql.streaming.statefulOperator.allowMultiple",
             "3.4+: separate late-row and eviction watermarks (false: one watermark)",
+            changes_results=True,
         ),
         SettingSpec(
             "correctness_check",
@@ -64,6 +76,7 @@ SETTINGS: Final[dict[str, SettingSpec]] = {
             True,
             "spark.sql.streaming.statefulOperator.checkCorrectness.enabled",
             "reject chains of stateful operators that can drop rows (else warn)",
+            changes_results=True,
         ),
         SettingSpec(
             "allow_unemitted_outer_rows",
@@ -78,6 +91,7 @@ SETTINGS: Final[dict[str, SettingSpec]] = {
             "UTC",
             "spark.sql.session.timeZone",
             "session time zone of generated jobs",
+            changes_results=True,
         ),
         SettingSpec(
             "trigger",
@@ -94,3 +108,58 @@ STATE_STORE_PROVIDERS: Final = {
     "hdfs": "org.apache.spark.sql.execution.streaming.state.HDFSBackedStateStoreProvider",
     "rocksdb": "org.apache.spark.sql.execution.streaming.state.RocksDBStateStoreProvider",
 }
+
+
+def conf_value(name: str, value: str | int | bool) -> str:
+    """A setting's value as its Spark conf's value."""
+    if name == "state_store":
+        return STATE_STORE_PROVIDERS[str(value)]
+    return str(value).lower() if isinstance(value, bool) else str(value)
+
+
+def job_conf(settings: Mapping[str, str | int | bool], chosen: Iterable[str]) -> dict[str, str]:
+    """The Spark confs a generated job sets: those of the settings the spec sets
+    (``chosen``), and no other, so that a cluster keeps its own tuning (partitions, state
+    store provider) for everything the spec leaves alone."""
+    return {
+        spec.spark_conf: conf_value(name, settings.get(name, spec.default))
+        for name, spec in sorted(SETTINGS.items())
+        if spec.spark_conf is not None and name in chosen
+    }
+
+
+def assumed_conf(
+    settings: Mapping[str, str | int | bool], chosen: Iterable[str]
+) -> dict[str, tuple[str, str]]:
+    """The confs the results depend on that the spec leaves to the cluster: conf -> (the
+    value the plan was made for, the `set` statement that would pin it).  A generated job
+    checks them at start and warns where the cluster's value differs."""
+    taken = set(chosen)
+    return {
+        spec.spark_conf: (
+            conf_value(name, settings.get(name, spec.default)),
+            f"set {name} = {setting_literal(name, settings.get(name, spec.default))}",
+        )
+        for name, spec in sorted(SETTINGS.items())
+        if spec.spark_conf is not None and spec.changes_results and name not in taken
+    }
+
+
+def semantic_conf(settings: Mapping[str, str | int | bool]) -> dict[str, str]:
+    """Every conf the results depend on, at the value the plan was made for: what a
+    verification run sets, so that Spark runs the plan sjoin explained."""
+    return {
+        spec.spark_conf: conf_value(name, settings.get(name, spec.default))
+        for name, spec in sorted(SETTINGS.items())
+        if spec.spark_conf is not None and spec.changes_results
+    }
+
+
+def setting_literal(name: str, value: str | int | bool) -> str:
+    """``value`` as a `set` statement writes it: quoted text for a string setting."""
+    spec = SETTINGS[name]
+    if isinstance(value, bool):
+        return str(value).lower()
+    if spec.kind == "string":
+        return "'" + str(value).replace("'", "''") + "'"
+    return str(value)

@@ -15,13 +15,15 @@ import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, TypeVar, cast
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 import click
 
 from sjoin import __version__
-from sjoin.api import CheckResult, check_text, read_spec
 from sjoin.render import Printer, count, summary, to_dict
+
+if TYPE_CHECKING:
+    from sjoin.api import CheckResult
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -119,6 +121,8 @@ def last_resort(fn: F) -> F:
 def load(path: Path, relation: str | None = None) -> CheckResult:
     """Read and check one spec (planned for the query rooted at ``relation``, when given);
     an unreadable file is a usage error (exit 2)."""
+    from sjoin.api import check_text, read_spec
+
     try:
         text = read_spec(path)
     except FileNotFoundError:

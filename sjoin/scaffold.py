@@ -23,6 +23,10 @@ spark 4.3
 
 -- the compiled job reads every file there is, then stops
 set trigger = 'available_now'
+-- a local demo on a laptop: 2 state partitions instead of Spark's 200 (each one a task per
+-- batch). On a cluster, delete this line to keep the cluster's own value; the checkpoint
+-- pins the number at the query's first start, so change it only with a new checkpoint.
+set shuffle_partitions = 2
 
 stream orders (
     order_id    BIGINT,

@@ -44,6 +44,7 @@ from typing import Any
 from sjoin.api import CheckResult, check_text
 from sjoin.compiler.model import SUPPORTED_SPARK
 from sjoin.compiler.plan import JoinNode, Plan, StreamNode
+from sjoin.compiler.settings import semantic_conf
 from sjoin.runtime import RunError, run
 from sjoin.runtime.query import closure, query_roots
 from sjoin.runtime.trace import BadRow, BadRowPolicy, Trace, read_trace, schemas_of
@@ -65,15 +66,6 @@ __all__ = [
 ]
 
 METRICS = ("numRowsTotal", "numRowsUpdated", "numRowsRemoved", "numRowsDroppedByWatermark")
-# Spark confs of the job that change results; the others (shuffle partitions, state store
-# provider) change only how the state is laid out, not what it holds, and are left alone.
-SEMANTIC_CONFS = (
-    "spark.sql.streaming.multipleWatermarkPolicy",
-    "spark.sql.streaming.noDataMicroBatches.enabled",
-    "spark.sql.streaming.statefulOperator.allowMultiple",
-    "spark.sql.streaming.statefulOperator.checkCorrectness.enabled",
-    "spark.sql.session.timeZone",
-)
 OPERATOR_NAMES = {"join": "symmetricHashJoin", "aggregate": "stateStoreSave"}
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 _ONE_US = timedelta(microseconds=1)
@@ -688,7 +680,9 @@ def _compare_query(
 
     nodes = closure(plan, root)
     streams = {n.name: n for n in nodes if isinstance(n, StreamNode)}
-    confs = {k: str(v) for k, v in plan.spark_conf.items() if k in SEMANTIC_CONFS}
+    # the confs results depend on, at the plan's values (what a job sets or assumes); the
+    # others (partitions, state store provider) change only how the state is laid out
+    confs = semantic_conf(plan.settings)
     feeds: list[dict[str, Any] | None] = [
         {
             name: [spark_row(r, streams[name]) for r in rows]

@@ -282,6 +282,22 @@ def _long_literal(text: str, width: int = 60) -> str:
     return "(" + " ".join(literal(p) for p in pieces) + ")"
 
 
+def _assumed_conf_lines(plan: Plan) -> list[str]:
+    """ASSUMED_CONF: each result-changing conf the spec leaves to the cluster, with the value
+    the plan was made for and the `set` statement that would pin it (main() checks them)."""
+    lines = [
+        "# the confs the results depend on that the spec leaves to the cluster: the value sjoin",
+        "# planned for, and the `set` statement that pins it; main() warns where they differ",
+        "ASSUMED_CONF: dict[str, tuple[str, str]] = {",
+    ]
+    for key, (value, pin) in plan.assumed_conf.items():
+        lines.append(f"    {literal(key)}: ({_long_literal(value)}, {literal(pin)}),")
+    lines.append("}")
+    lines.append("# names of UTC that a cluster may report for spark.sql.session.timeZone")
+    lines.append('UTC_NAMES = {"UTC", "Etc/UTC", "GMT", "Etc/GMT", "Z", "+00:00", "UCT", "Zulu"}')
+    return lines
+
+
 def _dict_lines(name: str, items: Iterable[tuple[str, str]]) -> list[str]:
     lines = [f"{name} = {{"]
     lines.extend(f"    {literal(k)}: {_long_literal(v)}," for k, v in items)
@@ -476,11 +492,17 @@ def compile_pyspark(plan: Plan, spec_path: str = "<spec>", formatted: bool = Tru
         "",
         "from __future__ import annotations",
         "",
+        "import sys",
+        "",
         "from pyspark.sql import DataFrame, SparkSession",
         "from pyspark.sql import functions as F",
         "from pyspark.sql.streaming import StreamingQuery",
         "",
+        "# the Spark confs the spec sets (its `set` statements); the cluster keeps its own",
+        "# value of every other conf (shuffle partitions, state store provider, ...)",
         *_dict_lines("SPARK_CONF", plan.spark_conf.items()),
+        "",
+        *_assumed_conf_lines(plan),
         "",
         *(
             [
@@ -525,6 +547,22 @@ def compile_pyspark(plan: Plan, spec_path: str = "<spec>", formatted: bool = Tru
             "    return queries",
             "",
             "",
+            "def check_conf(spark: SparkSession) -> None:",
+            '    """Warn, on stderr, about each conf of ASSUMED_CONF whose value here differs',
+            '    from the one sjoin planned for: results would differ from `sjoin run`\'s."""',
+            "    for key, (planned, pin) in ASSUMED_CONF.items():",
+            "        found = spark.conf.get(key, None)",
+            "        if found is None or found.lower() == planned.lower():",
+            "            continue",
+            '        if key == "spark.sql.session.timeZone" and {found, planned} <= UTC_NAMES:',
+            "            continue",
+            "        print(",
+            '            f"sjoin: warning: {key} is {found!r} on this cluster, but the spec was "',
+            '            f"planned and tested for {planned!r}; add `{pin}` to the spec to pin it",',
+            "            file=sys.stderr,",
+            "        )",
+            "",
+            "",
             "def main() -> None:",
             '    """Start every sink of the spec and wait."""',
             "    builder = SparkSession.builder.appName(" + literal(f"sjoin {spec_path}") + ")",
@@ -539,6 +577,7 @@ def compile_pyspark(plan: Plan, spec_path: str = "<spec>", formatted: bool = Tru
                 else []
             ),
             "    spark = builder.getOrCreate()",
+            "    check_conf(spark)",
             "    rels = build(spark, read_inputs(spark))",
         ]
     )

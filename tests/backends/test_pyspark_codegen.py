@@ -82,7 +82,7 @@ def test_only_pyspark_is_imported(spec: Path) -> None:
     modules |= {
         a.name for node in ast.walk(tree) if isinstance(node, ast.Import) for a in node.names
     }
-    assert {m.split(".")[0] for m in modules if m} <= {"pyspark", "__future__"}
+    assert {m.split(".")[0] for m in modules if m} <= {"pyspark", "__future__", "sys"}
     names = {n.name for n in tree.body if isinstance(n, ast.FunctionDef)}
     assert {"build", "read_inputs", "main"} <= names
 
@@ -128,7 +128,9 @@ def test_user_text_never_becomes_code(column: str, value: str, option: str) -> N
         for node in ast.walk(tree)
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
     }
-    assert calls <= {"RuntimeError", "print", "build", "read_inputs", "start_sinks", "main"}, (
+    assert calls <= {
+        "RuntimeError", "print", "build", "read_inputs", "start_sinks", "check_conf", "main"
+    }, (
         calls
     )  # no user text became a call
     names = {node.id for node in ast.walk(tree) if isinstance(node, ast.Name)}

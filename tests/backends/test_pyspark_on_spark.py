@@ -288,6 +288,7 @@ def test_job_runs_with_spark_submit_style_main(tmp_path: Path) -> None:
         [sys.executable, "job.py"], cwd=tmp_path, capture_output=True, text=True, timeout=300
     )
     assert done.returncode == 0, done.stderr[-3000:]
+    assert "sjoin: warning" not in done.stderr  # Spark's defaults are the values planned for
     from sjoin.spark_driver import get_spark
 
     out = get_spark().read.parquet(str(tmp_path / "out" / "climate")).collect()
@@ -353,3 +354,28 @@ def test_names_spark_reads_as_paths_run_as_the_runtime_runs(spark: Any) -> None:
     assert report.agree, "\n" + report.text()
     assert {q.relation: q.rows for q in report.queries} == {"g.g": 2, "u.*": 1}
     assert all(len(q.state_cleanup) == 2 for q in report.queries)
+
+
+def test_check_conf_reads_sparks_own_conf_values(capsys: pytest.CaptureFixture[str]) -> None:
+    """The job's start-up check compares ASSUMED_CONF with what Spark itself reports: silent
+    at the values planned for, one warning for a policy the cluster sets otherwise."""
+    from sjoin.spark_driver import get_spark
+
+    result = check_text((ROOT / "examples" / "ride_matching.sjoin").read_text(), "r.sjoin")
+    assert result.ok and result.plan is not None
+    text = compile_pyspark(result.plan, "r.sjoin")
+    job: dict[str, Any] = {}
+    exec(compile(text, "job.py", "exec"), job)
+    spark = get_spark()
+    key = "spark.sql.streaming.noDataMicroBatches.enabled"
+    before = spark.conf.get(key)
+    job["check_conf"](spark)
+    assert capsys.readouterr().err == ""
+    spark.conf.set(key, "false")
+    try:
+        job["check_conf"](spark)
+    finally:
+        spark.conf.set(key, before)
+    err = capsys.readouterr().err
+    assert f"{key} is 'false' on this cluster" in err
+    assert "`set no_data_micro_batches = true`" in err

@@ -160,3 +160,41 @@ def test_compile_warns_what_the_job_will_expect(tmp_path: Path) -> None:
     spec.write_text(full)
     code, _, err = run("compile", str(spec), "-o", str(tmp_path / "job.py"))
     assert code == 0 and "W00" not in err, err
+
+
+@pytest.mark.parametrize(
+    "argv", [["--version"], ["--help"], ["run", "--help"], ["verify", "--help"], ["init", "--help"]]
+)
+def test_version_and_help_import_no_parser(argv: list[str]) -> None:
+    """`sjoin --version` and `--help` answer at once: they import neither the parser (lark)
+    nor sqlglot nor an engine (polars, pyspark); `import sjoin` loads its API on first use."""
+    script = (
+        "import sys\n"
+        f"sys.argv = ['sjoin', *{argv!r}]\n"
+        "from sjoin.cli import main\n"
+        "try:\n"
+        "    main()\n"
+        "except SystemExit as stop:\n"
+        "    assert stop.code in (0, None), stop.code\n"
+        "heavy = ('sqlglot', 'lark', 'polars', 'pyspark', 'py4j')\n"
+        "bad = sorted({m.split('.')[0] for m in sys.modules if m.split('.')[0] in heavy})\n"
+        "assert not bad, bad\n"
+    )
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip()
+
+
+def test_the_package_api_loads_on_first_use() -> None:
+    script = (
+        "import sys, sjoin\n"
+        "assert 'sqlglot' not in sys.modules\n"
+        "assert callable(sjoin.check_text) and 'sqlglot' in sys.modules\n"
+        "try:\n"
+        "    sjoin.nothing\n"
+        "except AttributeError as err:\n"
+        "    assert 'nothing' in str(err)\n"
+        "else:\n"
+        "    raise SystemExit('no AttributeError')\n"
+    )
+    subprocess.run([sys.executable, "-c", script], check=True)

@@ -19,6 +19,7 @@ from typing import Any
 
 from sjoin.api import check_text
 from sjoin.compiler.plan import Plan, StreamNode
+from sjoin.compiler.settings import semantic_conf
 from sjoin.runtime.query import closure
 from sjoin.spark_driver import _jvm, _memory_stream, _parsed_input, _to_python
 from sjoin.verify import load_job, output_mode
@@ -42,6 +43,12 @@ def plan_of(text: str) -> Plan:
     errors = [d for d in result.diagnostics if d.severity == "error"]
     assert result.plan is not None and not errors, [d.message for d in errors]
     return result.plan
+
+
+def run_conf(plan: Plan) -> dict[str, str]:
+    """The confs a run of ``plan`` sets: what its job sets, and the result-changing confs at
+    the values the plan assumed (a cluster at Spark's defaults)."""
+    return {**semantic_conf(plan.settings), **plan.spark_conf}
 
 
 class _Run:
@@ -132,13 +139,14 @@ def restart(
     old_plan, new_plan = plan_of(old), plan_of(new)
     directory = tempfile.mkdtemp(prefix="sjoin-restart-")
     checkpoint = f"{directory}/checkpoint"
-    saved = {k: spark.conf.get(k, None) for k in {**old_plan.spark_conf, **new_plan.spark_conf}}
+    old_conf, new_conf = run_conf(old_plan), run_conf(new_plan)
+    saved = {k: spark.conf.get(k, None) for k in {**old_conf, **new_conf}}
     try:
         if templates is not None and old in templates:
             template, streams = templates[old]
             shutil.copytree(template, checkpoint)
         else:
-            for key, value in old_plan.spark_conf.items():
+            for key, value in old_conf.items():
                 spark.conf.set(key, str(value))
             first = _Run(spark, old_plan, directory, checkpoint)
             try:
@@ -153,7 +161,7 @@ def restart(
                 shutil.copytree(checkpoint, template, dirs_exist_ok=True)
                 templates[old] = (template, streams)
         offsets = [len(old_batches)] * streams
-        for key, value in new_plan.spark_conf.items():
+        for key, value in new_conf.items():
             spark.conf.set(key, str(value))
         second = _Run(spark, new_plan, directory, checkpoint)
         second.pad(offsets)
