@@ -280,7 +280,9 @@ def compile_(spec: Path, output: Path | None, color: str) -> None:
     metavar="ADDRESS|local",
     help="Run the job's own Kafka sources through a real broker (HOST:PORT, or `local`: a "
     "broker sjoin starts for the run): each trace batch is produced into the spec's topics "
-    "(topics of this run) and read by the job's read_inputs as one micro-batch.",
+    "(topics of this run) and read by the job's read_inputs as one micro-batch. Spark gets "
+    "the Kafka connector of its own version (with --spark/--python too), fetched once with "
+    "Maven into ~/.cache/sjoin/jvm.",
 )
 @click.option("--verbose", is_flag=True, help="Show Spark's own log (quiet by default).")
 @FORMAT
@@ -305,9 +307,16 @@ def verify(
     `spark` statement names another; a note says so), so like is compared with like. That is
     the installed pyspark, or Spark X.Y with --spark X.Y, or the pyspark of --python PATH.
 
+    With --kafka the job's own Kafka sources read the trace from a broker; the streams the
+    queries read must all be `from kafka`. With --spark or --python as well, the job runs in
+    the child process and this process produces each trace batch while the child holds the
+    queries' progress locks, so it is still one micro-batch per trace batch.
+
     Exit status: 0 they agree, 1 they differ, the spec or the trace has errors, the spec does
-    not plan for that Spark, or Spark (pyspark and Java 17+) is not available; 2 usage error,
-    or the environment for --spark cannot be made here (the command that makes it is shown).
+    not plan for that Spark, or Spark (pyspark and Java 17+), Spark's Kafka connector,
+    confluent-kafka or the broker is not available (the command that fetches what is
+    missing is shown); 2 usage error, or the environment for --spark cannot be made here
+    (the command that makes it is shown).
     """
     from sjoin.runtime import RunError, UsageError
     from sjoin.verify import SparkUnavailable, verify_spec
