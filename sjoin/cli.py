@@ -11,6 +11,7 @@ import contextlib
 import functools
 import os
 import re
+import shlex
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -283,7 +284,9 @@ def compile_(spec: Path, output: Path | None, color: str) -> None:
     metavar="ADDRESS|local",
     help="Run the job's own Kafka sources through a real broker (HOST:PORT, or `local`: a "
     "broker sjoin starts for the run): each trace batch is produced into the spec's topics "
-    "(topics of this run) and read by the job's read_inputs as one micro-batch.",
+    "(topics of this run) and read by the job's read_inputs as one micro-batch. Spark gets "
+    "the Kafka connector of its own version (with --spark/--python too), fetched once with "
+    "Maven into ~/.cache/sjoin/jvm.",
 )
 @click.option("--verbose", is_flag=True, help="Show Spark's own log (quiet by default).")
 @FORMAT
@@ -308,37 +311,44 @@ def verify(
     `spark` statement names another; a note says so), so like is compared with like. That is
     the installed pyspark, or Spark X.Y with --spark X.Y, or the pyspark of --python PATH.
 
+    With --kafka the job's own Kafka sources read the trace from a broker; the streams the
+    queries read must all be `from kafka`. With --spark or --python as well, the job runs in
+    the child process and this process produces each trace batch while the child holds the
+    queries' progress locks, so it is still one micro-batch per trace batch.
+
     Exit status: 0 they agree, 1 they differ, the spec or the trace has errors, the spec does
-    not plan for that Spark, or Spark (pyspark and Java 17+) is not available; 2 usage error,
-    or the environment for --spark cannot be made here (the command that makes it is shown).
+    not plan for that Spark, or Spark (pyspark and Java 17+), Spark's Kafka connector,
+    confluent-kafka or the broker is not available (the command that fetches what is
+    missing is shown); 2 usage error, or the environment for --spark cannot be made here
+    (the command that makes it is shown).
     """
     from sjoin.runtime import RunError, UsageError
     from sjoin.verify import SparkUnavailable, verify_spec
 
     if spark_version is not None and python is not None:
         raise click.UsageError("pass --spark or --python, not both")
-    if kafka is not None and (spark_version is not None or python is not None):
-        raise click.UsageError(
-            "--kafka runs the job in this process's Spark: drop --spark/--python"
-        )
     if spark_version is not None:
         spark_version = _spark_option(spark_version)
+    if kafka is not None and kafka != "local" and not _KAFKA_ADDRESS.fullmatch(kafka):
+        raise click.UsageError(f"--kafka takes HOST:PORT or `local`, not {kafka!r}")
     printer = Printer(color)
     result = load(spec, relation)
     printer.diagnostics((d, result.source) for d in result.diagnostics)
     if not result.ok or result.plan is None:
         sys.exit(1)
+    if kafka is not None:
+        _kafka_sources_only(printer, result.plan, relation)
     interpreter = _verify_python(printer, spark_version, python)
     try:
         with contextlib.ExitStack() as stack:
             spark: Any = None
             make_runner = None
-            if interpreter is not None:
+            if kafka is not None:
+                spark, make_runner = _verify_kafka(printer, stack, kafka, verbose, interpreter)
+            elif interpreter is not None:
                 from sjoin.spark_env import RemoteSpark
 
                 spark = stack.enter_context(RemoteSpark(interpreter, verbose=verbose))
-            if kafka is not None:
-                spark, make_runner = _verify_kafka(printer, stack, kafka, verbose)
             on_progress = stack.enter_context(_verify_progress(printer))
             report = verify_spec(
                 result,
@@ -370,30 +380,81 @@ def _no_bar() -> Iterator[Callable[[bool, int], None]]:
     yield lambda data, total: None
 
 
-def _verify_kafka(
-    printer: Printer, stack: contextlib.ExitStack, address: str, verbose: bool
-) -> tuple[Any, Any]:
-    """The local Spark with Spark's Kafka connector, and what runs each query through the
-    broker at ``address`` (``local``: one started here until the run ends)."""
+_KAFKA_ADDRESS = re.compile(r"[A-Za-z0-9.\-\[\]:]+:[0-9]{1,5}")
+
+
+def _kafka_sources_only(printer: Printer, plan: Any, relation: str | None) -> None:
+    """verify --kafka's checks before anything starts: every stream the queries read is read
+    `from kafka` (else exit 2), and confluent-kafka, which produces the trace, is here (else
+    exit 1 with the command that installs it)."""
+    from sjoin.kafka_driver import not_from_kafka
+    from sjoin.runtime import UsageError
+    from sjoin.runtime.query import query_roots
+
     try:
-        import pyspark
+        roots = query_roots(plan, relation)
+    except UsageError as err:
+        raise click.UsageError(str(err)) from None
+    other = not_from_kafka(plan, roots)
+    if other:
+        raise click.UsageError(
+            "--kafka feeds the job's own Kafka sources, and these streams are not read "
+            f"`from kafka`: {', '.join(other)}; verify them without --kafka, or one query "
+            "with --relation"
+        )
+    try:
+        import confluent_kafka  # noqa: F401
     except ImportError:
-        printer.note("Spark is needed for verify: pyspark is not installed", "red")
+        printer.note(
+            "sjoin verify: --kafka produces the trace with confluent-kafka, which is not "
+            f"installed; install it with:\n  {shlex.quote(sys.executable)} -m pip install "
+            "'sjoin[kafka]'",
+            "red",
+        )
         sys.exit(1)
+
+
+def _verify_kafka(
+    printer: Printer,
+    stack: contextlib.ExitStack,
+    address: str,
+    verbose: bool,
+    interpreter: str | None,
+) -> tuple[Any, Any]:
+    """The Spark that runs the job, with Spark's Kafka connector for its version, and what
+    runs each query through the broker at ``address`` (``local``: one started here until the
+    run ends). That Spark is this process's, or, with ``interpreter`` (--spark X.Y,
+    --python), the child process's under it: this process then produces each trace batch
+    while the child holds the queries' progress locks. Exit 1 with the command that fetches
+    the connector (or the broker's jars) when it cannot be had."""
     from sjoin.jvm import JarsUnavailable, connector_jars
     from sjoin.kafka_broker import BrokerError, KafkaBroker
     from sjoin.kafka_driver import KafkaRunner
-    from sjoin.spark_driver import get_spark
+    from sjoin.spark_driver import check_java, get_spark
 
-    if address != "local" and not re.fullmatch(r"[A-Za-z0-9.\-\[\]:]+:[0-9]{1,5}", address):
-        raise click.UsageError(f"--kafka takes HOST:PORT or `local`, not {address!r}")
+    if interpreter is None:
+        try:
+            import pyspark
+        except ImportError:
+            printer.note("Spark is needed for verify: pyspark is not installed", "red")
+            sys.exit(1)
+        version: str | None = pyspark.__version__
+        spark_jars: Path | None = Path(pyspark.__file__).parent / "jars"
+        where = "this Python"
+    else:
+        from sjoin.spark_env import pyspark_jars_dir, pyspark_version
+
+        version = pyspark_version(interpreter)
+        spark_jars = pyspark_jars_dir(interpreter)
+        where = interpreter
+    if version is None:
+        printer.note(f"Spark is needed for verify: {where} cannot import pyspark", "red")
+        sys.exit(1)
+    check_java()  # Maven and the broker need Java too: say so before either runs
     try:
-        jars = connector_jars(
-            pyspark.__version__,
-            ["kafka"],
-            Path(pyspark.__file__).parent / "jars",
-            say=printer.note,
-        )
+        jars = connector_jars(version, ["kafka"], spark_jars, say=printer.note)
+        if jars.note:
+            printer.note(f"note: {jars.note}", "yellow")
         if address == "local":
             broker = stack.enter_context(KafkaBroker())
             address = broker.bootstrap
@@ -404,9 +465,14 @@ def _verify_kafka(
     except BrokerError as err:
         printer.note(f"sjoin verify: {err}", "red")
         sys.exit(1)
-    if jars.note:
-        printer.note(f"note: {jars.note}", "yellow")
-    spark = get_spark("sjoin-verify", quiet=not verbose, jars=[str(p) for p in jars.paths])
+    paths = [str(p) for p in jars.paths]
+    spark: Any
+    if interpreter is None:
+        spark = get_spark("sjoin-verify", quiet=not verbose, jars=paths)
+    else:
+        from sjoin.spark_env import RemoteSpark
+
+        spark = stack.enter_context(RemoteSpark(interpreter, verbose=verbose, jars=paths))
     runner = KafkaRunner(spark, address, with_sinks=False)
     return spark, runner.for_plan
 

@@ -44,6 +44,7 @@ __all__ = [
     "Jars",
     "JarsUnavailable",
     "connector_jars",
+    "connectors_command",
     "ensure_jars",
     "fetch_command",
 ]
@@ -95,6 +96,14 @@ def fetch_command(name: str, coordinates: Sequence[str]) -> str:
     args = " ".join(shlex.quote(c) for c in coordinates)
     python = shlex.quote(sys.executable)
     return f"{python} -m sjoin.jvm fetch {shlex.quote(name)} {args}"
+
+
+def connectors_command(spark: str, formats: Sequence[str]) -> str:
+    """The one shell command that fetches the connectors of ``formats`` for running Spark
+    ``spark`` locally (``connector_jars``: with its fallback to an older release)."""
+    args = " ".join(shlex.quote(f) for f in formats)
+    python = shlex.quote(sys.executable)
+    return f"{python} -m sjoin.jvm fetch-connectors {shlex.quote(spark)} {args}"
 
 
 def _pom(coordinates: Sequence[str]) -> str:
@@ -192,12 +201,14 @@ def ensure_jars(
 
 def _candidates(spark: str) -> list[str]:
     """Spark releases whose connector may serve Spark ``spark`` (``X.Y.Z``): its own, then
-    the newest known release of each older line of the same major version."""
+    the release of its own line that sjoin knows (pyspark 3.5.9 runs with 3.5.7's connector
+    where 3.5.9's is not served, not with 3.4's), then the newest known release of each older
+    line of the same major version."""
     major, minor = (int(part) for part in spark.split(".")[:2])
     out = [spark]
-    for older in range(minor - 1, -1, -1):
-        release = SPARK_RELEASES.get(f"{major}.{older}")
-        if release is not None:
+    for line in range(minor, -1, -1):
+        release = SPARK_RELEASES.get(f"{major}.{line}")
+        if release is not None and release not in out:
             out.append(release)
     return out
 
@@ -243,7 +254,8 @@ def connector_jars(
             break
         else:
             assert failure is not None
-            raise failure
+            # the command that fetches what is needed here, this fallback included
+            raise JarsUnavailable(str(failure), connectors_command(spark, ["kafka"]))
     if "delta" in wanted:
         delta = delta_connector(spark)
         if delta is None:

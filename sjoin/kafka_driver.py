@@ -23,12 +23,22 @@ from typing import TYPE_CHECKING, Any
 
 from sjoin.compiler.model import Format
 from sjoin.compiler.plan import Plan, SinkNode, StreamNode
-from sjoin.spark_driver import Batch, JobStreamDriver, _json_value, session_confs
+from sjoin.spark_driver import Batch, JobStreamDriver, _json_value, run_fed_job_query
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
 
-__all__ = ["KafkaStreamDriver", "create_topics", "kafka_plan", "topic_of"]
+    from sjoin.spark_env import RemoteSpark
+
+__all__ = [
+    "KafkaFeeder",
+    "KafkaRunner",
+    "KafkaStreamDriver",
+    "create_topics",
+    "kafka_plan",
+    "not_from_kafka",
+    "topic_of",
+]
 
 _SERVERS = ("bootstrap_servers", "kafka.bootstrap.servers")
 
@@ -88,7 +98,9 @@ def create_topics(bootstrap: str, topics: Sequence[str], partitions: int = 2) ->
     """Create ``topics`` (``partitions`` each) and wait until the broker has them."""
     from confluent_kafka.admin import AdminClient, NewTopic  # type: ignore[attr-defined]
 
-    admin = AdminClient({"bootstrap.servers": bootstrap})
+    # librdkafka's info lines (an admin client's last "Purging 1 unserved events from
+    # background queue") are not the user's business: warnings and errors only
+    admin = AdminClient({"bootstrap.servers": bootstrap, "log_level": 4})
     futures = admin.create_topics(
         [NewTopic(t, num_partitions=partitions, replication_factor=1) for t in topics]
     )
@@ -101,21 +113,15 @@ def run_prefix() -> str:
     return f"sjoin-{uuid.uuid4().hex[:12]}."
 
 
-class KafkaStreamDriver(JobStreamDriver):
-    """``JobStreamDriver`` whose inputs are the job's own Kafka sources: ``feed`` produces
-    each stream's rows into its topic (``topics``) on ``bootstrap``, atomically for Spark."""
+class KafkaFeeder:
+    """The producing side of a ``KafkaStreamDriver``, with no Spark of its own: ``produce``
+    puts a trace batch's rows into each stream's topic (``topics``) on ``bootstrap``. Alone
+    it feeds a job whose Spark runs in a child process (``RemoteSpark``), which holds the
+    queries' progress locks while this process produces."""
 
-    def __init__(
-        self,
-        spark: SparkSession,
-        inputs: Mapping[str, DataFrame],
-        bootstrap: str,
-        topics: Mapping[str, str],
-        partitions: int = 2,
-    ) -> None:
+    def __init__(self, bootstrap: str, topics: Mapping[str, str], partitions: int = 2) -> None:
         from confluent_kafka import Producer
 
-        super().__init__(spark, inputs)
         self._topics = dict(topics)
         self._partitions = partitions
         self._sent = dict.fromkeys(topics, 0)
@@ -146,6 +152,34 @@ class KafkaStreamDriver(JobStreamDriver):
         if left or failed:
             raise RuntimeError(f"Kafka did not take every record: {failed or left}")
 
+    def close(self) -> None:
+        """Deliver what is still queued (10 s at most) and let the client go."""
+        if self._producer is not None:
+            self._producer.flush(10)
+        self._producer = None  # librdkafka's client ends with its last reference
+
+    def __enter__(self) -> KafkaFeeder:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+class KafkaStreamDriver(KafkaFeeder, JobStreamDriver):
+    """``JobStreamDriver`` whose inputs are the job's own Kafka sources: ``feed`` produces
+    each stream's rows into its topic (``topics``) on ``bootstrap``, atomically for Spark."""
+
+    def __init__(
+        self,
+        spark: SparkSession,
+        inputs: Mapping[str, DataFrame],
+        bootstrap: str,
+        topics: Mapping[str, str],
+        partitions: int = 2,
+    ) -> None:
+        JobStreamDriver.__init__(self, spark, inputs)
+        KafkaFeeder.__init__(self, bootstrap, topics, partitions)
+
     def feed(self, batch: Batch) -> None:
         """Produce one trace batch under the progress lock of every query, then wait until
         Spark has nothing left to run (the no-data batches after it included)."""
@@ -154,10 +188,14 @@ class KafkaStreamDriver(JobStreamDriver):
         self.settle()
 
     def stop(self) -> None:
-        super().stop()
-        if self._producer is not None:
-            self._producer.flush(10)
-        self._producer = None  # librdkafka's client ends with its last reference
+        JobStreamDriver.stop(self)
+        self.close()
+
+    def __enter__(self) -> KafkaStreamDriver:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
 
 
 def consume_all(bootstrap: str, topic: str, timeout: float = 10.0) -> list[dict[str, Any]]:
@@ -207,12 +245,16 @@ class KafkaRunner:
     """Runs one query of a plan's generated job on ``spark`` with its Kafka sources read
     from ``bootstrap`` (``verify``'s ``SparkRunner``): each call gets topics of its own,
     compiles the job for them, starts the query's real sinks beside the captured output
-    (``with_sinks``) and feeds the trace batch by batch. ``runs`` keeps, per call, the
-    root, the topic prefix and the folder of its file sinks, to read the sinks back."""
+    (``with_sinks``) and feeds the trace batch by batch (``run_fed_job_query``). ``spark``
+    is a session with Spark's Kafka connector, or a ``RemoteSpark`` (another pyspark, in a
+    child process started with the connector of its Spark): the child holds the queries'
+    progress locks while this process produces each trace batch. ``runs`` keeps,
+    per call, the root, the topic prefix and the folder of its file sinks, to read the sinks
+    back."""
 
     def __init__(
         self,
-        spark: SparkSession,
+        spark: SparkSession | RemoteSpark,
         bootstrap: str,
         directory: str | Path | None = None,
         *,
@@ -235,18 +277,6 @@ class KafkaRunner:
         self.directory = self._fixed or Path(directory)
         return self
 
-    @staticmethod
-    def _start_sinks(job: Any, rels: dict[str, Any], sinks: list[SinkNode]) -> list[Any]:
-        """Start the job's queries of ``sinks`` only (``start_sinks`` starts them all)."""
-        if not sinks:
-            return []
-        wanted = {s.relation for s in sinks}
-        started = job.start_sinks(rels)
-        for query in started:
-            if query.name not in wanted:
-                query.stop()
-        return [q for q in started if q.name in wanted]
-
     def __call__(
         self,
         root: str,
@@ -256,13 +286,12 @@ class KafkaRunner:
         confs: dict[str, str],
         on_batch: Any = None,
     ) -> Any:
-        from sjoin.spark_driver import RunResult
-        from sjoin.verify import load_job
+        from sjoin.spark_env import RemoteSpark
+        from sjoin.verify import load_job, write_job
 
         if self.plan is None:
             raise RuntimeError("KafkaRunner.for_plan() first")
-        by_name = {s.name: s for s in self.plan.streams}
-        unsourced = [s for s in streams if _format(by_name[s]) != "kafka"]
+        unsourced = not_from_kafka(self.plan, [root])
         if unsourced:
             raise ValueError(f"streams not read `from kafka`: {', '.join(unsourced)}")
         prefix = run_prefix()
@@ -276,33 +305,48 @@ class KafkaRunner:
         ]
         create_topics(self.bootstrap, sorted({t for t in wanted if t}), self.partitions)
         folder.mkdir(parents=True, exist_ok=True)
-        job = load_job(plan, str(folder))
-        with session_confs(self.spark, confs):
-            inputs = job.read_inputs(self.spark)
-            rels = job.build(self.spark, inputs)
-            driver = KafkaStreamDriver(
-                self.spark,
-                {s: inputs[s] for s in streams},
-                self.bootstrap,
-                {s: topics[s] for s in streams},
-                self.partitions,
+        relations = [s.relation for s in sinks]
+        feeder = KafkaFeeder(self.bootstrap, {s: topics[s] for s in streams}, self.partitions)
+        with feeder:
+
+            def produce(number: int) -> None:
+                feed = feeds[number - 1] if 0 < number <= len(feeds) else None
+                if not feed:
+                    raise ValueError(f"trace batch {number} has no rows for this query")
+                feeder.produce(feed)
+
+            if isinstance(self.spark, RemoteSpark):
+                job_file = str(write_job(plan, str(folder)))
+                return self.spark.run_query(
+                    job_file,
+                    root,
+                    mode,
+                    streams,
+                    feeds,
+                    confs,
+                    on_batch,
+                    kafka={"sinks": relations},
+                    produce=produce,
+                )
+            job = load_job(plan, str(folder))
+            return run_fed_job_query(
+                self.spark, job, root, mode, feeds, confs, relations, produce, on_batch
             )
-            with driver:
-                running = False
-                for number, feed in enumerate(feeds, 1):
-                    if feed and running:
-                        driver.feed(feed)
-                    elif feed:
-                        # the first batch is in the topics before the queries start, so
-                        # that their first micro-batch (from the earliest offsets) holds it
-                        driver.produce(feed)
-                        driver.start(rels[root], mode)
-                        driver.extra_queries = self._start_sinks(job, rels, sinks)
-                        driver.settle()
-                        running = True
-                    if on_batch is not None:
-                        on_batch(number)
-                if not running:
-                    return RunResult([], "")
-                batches = driver.results()
-                return RunResult(batches, driver.executed_plan() if batches else "")
+
+
+def not_from_kafka(plan: Plan, roots: Sequence[str]) -> list[str]:
+    """The streams that the queries rooted at ``roots`` read and that are not read
+    ``from kafka`` (named as a user reads them: `name` (no `from`), `name` (`from delta`))."""
+    from sjoin.runtime.query import closure
+
+    seen: list[str] = []
+    out: list[str] = []
+    for root in roots:
+        for node in closure(plan, root):
+            if not isinstance(node, StreamNode) or node.name in seen:
+                continue
+            seen.append(node.name)
+            if _format(node) != "kafka":
+                how = "no `from`" if node.source is None else f"`from {node.source.format}`"
+                out.append(f"`{node.name}` ({how})")
+    return out

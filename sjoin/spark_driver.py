@@ -18,10 +18,10 @@ import shutil
 import subprocess
 import sys
 import tempfile
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, date, datetime
-from typing import TYPE_CHECKING, Any
+from typing import IO, TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from types import TracebackType
@@ -52,6 +52,10 @@ _session: SparkSession | None = None
 
 class SparkUnavailable(Exception):
     """Local Spark cannot run here (no pyspark, no Java 17+, or the JVM failed to start)."""
+
+
+class ProduceFailed(Exception):
+    """The parent could not produce a trace batch into the job's sources (child process)."""
 
 
 @dataclass(frozen=True)
@@ -432,6 +436,64 @@ class JobStreamDriver(StreamDriver):
         super().stop()
 
 
+def start_sinks(job: Any, rels: Mapping[str, Any], relations: Iterable[str]) -> list[Any]:
+    """Start the job's sink queries of ``relations`` only (its ``start_sinks`` starts them
+    all: the others are stopped at once)."""
+    wanted = set(relations)
+    if not wanted:
+        return []
+    started = job.start_sinks(rels)
+    for query in started:
+        if query.name not in wanted:
+            query.stop()
+    return [q for q in started if q.name in wanted]
+
+
+def run_fed_job_query(
+    spark: SparkSession,
+    job: Any,
+    root: str,
+    output_mode: str,
+    feeds: Sequence[Batch | None],
+    confs: Mapping[str, str],
+    sinks: Iterable[str],
+    produce: Callable[[int], None],
+    on_batch: Callable[[int], None] | None = None,
+) -> RunResult:
+    """Run one query of a generated job whose sources are its own (``read_inputs``: Kafka
+    topics) fed from outside: ``produce(n)`` puts trace batch ``n`` (from 1) where the sources
+    read it and returns once all of it is there (every record acknowledged). The first batch
+    with rows for this query (``feeds``: ``None`` or empty for none) is produced before the
+    queries start (read from the earliest offsets); each later one while the progress lock of
+    every query is held (Spark fixes a micro-batch's end offsets under it), so a trace batch
+    is one micro-batch; then the queries settle. The job's sinks of ``sinks`` run beside the
+    captured query. ``confs`` are set for the run (restored after). Spark's failures and
+    ``produce``'s propagate."""
+    with session_confs(spark, confs):
+        inputs = job.read_inputs(spark)
+        rels = job.build(spark, inputs)
+        driver = JobStreamDriver(spark, inputs)
+        with driver:
+            running = False
+            for number, feed in enumerate(feeds, 1):
+                if feed and running:
+                    with driver.locked():
+                        produce(number)
+                    driver.settle()
+                elif feed:
+                    produce(number)
+                    driver.start(rels[root], output_mode)
+                    driver.extra_queries = start_sinks(job, rels, sinks)
+                    driver.settle()
+                    running = True
+                if on_batch is not None:
+                    on_batch(number)
+            if not running:
+                return RunResult([], "")
+            batches = driver.results()
+            return RunResult(batches, driver.executed_plan() if batches else "")
+
+
 def run_delta_job_query(
     spark: SparkSession,
     job: Any,
@@ -462,13 +524,7 @@ def run_delta_job_query(
         driver = JobStreamDriver(spark, inputs)
         with driver:
             driver.start(rels[root], output_mode)
-            wanted = set(delta.get("sinks", ()))
-            if wanted:
-                started = job.start_sinks(rels)
-                for query in started:
-                    if query.name not in wanted:
-                        query.stop()
-                driver.extra_queries = [q for q in started if q.name in wanted]
+            driver.extra_queries = start_sinks(job, rels, delta.get("sinks", ()))
             driver.settle()
             for number, version in enumerate(versions, 1):
                 if version not in published:
@@ -689,9 +745,15 @@ def split_top_level(text: str) -> list[str]:
 # Protocol, one JSON object per line: the child says {"event": "ready", "version": V} (or
 # {"event": "unavailable", "message": M}) once Spark runs; each request on stdin
 # {"job": PATH, "root": R, "mode": M, "streams": [...], "feeds": [...], "confs": {...}} (with
-# "delta": {...}, the job's own Delta sources: run_delta_job_query) gets
+# "delta": {...}, the job's own Delta sources: run_delta_job_query; with "kafka": {"sinks":
+# [...]}, the job's own Kafka sources fed by the parent: run_fed_job_query) gets
 # {"event": "batch", "batch": N} after each feed, then {"event": "result", "batches": [...],
 # "plan": TEXT} or {"event": "error", "type": T, "message": M}. End of stdin stops Spark.
+# A "kafka" request has the parent produce each trace batch while the child holds the locks:
+# the child says {"event": "produce", "batch": N} (holding every query's progress lock, but
+# for the first batch, produced before the queries start) and waits for one line on stdin,
+# {"produced": N} once every record of batch N is acknowledged, or {"failed": MESSAGE}; only
+# then does it release the locks, so each trace batch is one micro-batch as in one process.
 # Values that JSON lacks travel as {"$timestamp": ISO}, {"$date": ISO}, {"$decimal": TEXT}.
 
 
@@ -747,6 +809,29 @@ def decode_result(data: Mapping[str, Any]) -> RunResult:
     return RunResult([BatchResult(**b) for b in data["batches"]], data["plan"])
 
 
+def ask_parent_to_produce(
+    number: int, say: Callable[[dict[str, Any]], None], replies: IO[str]
+) -> None:
+    """The child's side of producing trace batch ``number`` (a "kafka" request): ask the
+    parent, then wait for its one-line reply on ``replies``. Returns once the parent says
+    every record is acknowledged; raises ``ProduceFailed`` with the parent's reason, and
+    ``SparkUnavailable`` when the parent is gone (end of its input)."""
+    say({"event": "produce", "batch": number})
+    line = replies.readline()
+    if not line:
+        raise SparkUnavailable(f"the parent process ended while batch {number} was produced")
+    try:
+        reply = json.loads(line)
+    except ValueError:
+        reply = None
+    if not isinstance(reply, dict):
+        raise ProduceFailed(
+            f"the parent's reply for batch {number} is not a JSON object: {line[:200]!r}"
+        )
+    if reply.get("produced") != number:
+        raise ProduceFailed(str(reply.get("failed") or f"batch {number} was not produced"))
+
+
 def serve(
     quiet: bool = True, jars: Sequence[str] = (), conf: Mapping[str, str] | None = None
 ) -> None:
@@ -767,7 +852,13 @@ def serve(
         say({"event": "unavailable", "message": str(err)})
         return
     say({"event": "ready", "version": str(spark.version)})
-    for number, line in enumerate(sys.stdin):
+
+    def produced_by_parent(n: int) -> None:
+        ask_parent_to_produce(n, say, sys.stdin)
+
+    number = 0
+    while line := sys.stdin.readline():
+        number += 1
         if not line.strip():
             continue
         request = json.loads(line)
@@ -780,7 +871,19 @@ def serve(
             def tick(n: int) -> None:
                 say({"event": "batch", "batch": n})
 
-            if request.get("delta"):
+            if request.get("kafka") is not None:
+                result = run_fed_job_query(
+                    spark,
+                    job,
+                    request["root"],
+                    request["mode"],
+                    request["feeds"],
+                    request["confs"],
+                    request["kafka"].get("sinks", ()),
+                    produced_by_parent,
+                    tick,
+                )
+            elif request.get("delta"):
                 result = run_delta_job_query(
                     spark,
                     job,

@@ -196,9 +196,18 @@ class RemoteSpark:
         confs: Mapping[str, str],
         on_batch: Callable[[int], None] | None = None,
         delta: Mapping[str, Any] | None = None,
+        *,
+        kafka: Mapping[str, Any] | None = None,
+        produce: Callable[[int], None] | None = None,
     ) -> RunResult:
         """``spark_driver.run_job_query`` of the job file ``job``, in the child; with
-        ``delta``, ``run_delta_job_query`` (the job's own Delta sources)."""
+        ``delta``, ``run_delta_job_query`` (the job's own Delta sources); with ``kafka``
+        (``{"sinks": [...]}``), ``run_fed_job_query``: the job's own Kafka sources, each trace
+        batch ``n`` put into its topics here by ``produce(n)`` while the child holds the
+        queries' progress locks. An exception of ``produce`` ends the run and is raised
+        here."""
+        if (kafka is None) != (produce is None):
+            raise ValueError("kafka and produce go together")
         request = {
             "job": job,
             "root": root,
@@ -207,25 +216,42 @@ class RemoteSpark:
             "feeds": list(feeds),
             "confs": dict(confs),
             **({"delta": dict(delta)} if delta else {}),
+            **({"kafka": dict(kafka)} if kafka is not None else {}),
         }
-        assert self._proc.stdin is not None
-        try:
-            self._proc.stdin.write(json.dumps(request) + "\n")
-            self._proc.stdin.flush()
-        except OSError as err:
-            raise SparkUnavailable(f"the Spark child process is gone: {self._said()}") from err
+        self._send(request)
+        failed: BaseException | None = None
         while True:
             event = self._event()
             kind = event.get("event")
             if kind == "batch":
                 if on_batch is not None:
                     on_batch(event["batch"])
-            elif kind == "result":
+            elif kind == "produce" and produce is not None:
+                number = event["batch"]
+                try:
+                    produce(number)
+                except Exception as err:  # the child ends the run, then it is raised here
+                    failed = err
+                    self._send({"failed": f"{type(err).__name__}: {err}"})
+                else:
+                    self._send({"produced": number})
+            elif kind == "result" and failed is None:
                 return decode_result(event)
+            elif kind in ("result", "error") and failed is not None:
+                raise failed
             elif kind == "error":
                 raise RemoteSparkError(event["type"], event["message"])
             else:
                 raise SparkUnavailable(event.get("message", "the Spark child process failed"))
+
+    def _send(self, message: Mapping[str, Any]) -> None:
+        """One JSON line to the child."""
+        assert self._proc.stdin is not None
+        try:
+            self._proc.stdin.write(json.dumps(message) + "\n")
+            self._proc.stdin.flush()
+        except OSError as err:
+            raise SparkUnavailable(f"the Spark child process is gone: {self._said()}") from err
 
     def _event(self) -> dict[str, Any]:
         assert self._proc.stdout is not None
