@@ -104,6 +104,33 @@ def test_what_a_record_carries() -> None:
     assert record_fields("s", {"t": "1969-12-31T23:59:59.999Z"}, MAPPED) == (None, -1)
 
 
+@pytest.mark.parametrize(
+    ("change", "feed", "says"),
+    [
+        ("", {"clicks": [{"ad_id": 1, "click_time": "2025-06-01T00:00:00.0005Z"}]},
+         "fraction of a millisecond"),
+        ("", {"impressions": [{"ad_id": 1, "impression_time": None}]}, "without a time"),
+        ("format = 'csv',", {"clicks": [{"ad_id": 1, "click_time": "2025-06-01T00:00:00Z"}]},
+         "these streams read CSV: `clicks`"),
+    ],
+)  # fmt: skip
+def test_a_run_whose_rows_cannot_be_produced_stops_before_it_starts(
+    change: str, feed: dict[str, Any], says: str, tmp_path: Path
+) -> None:
+    """`verify --kafka` (KafkaRunner) checks every batch first: nothing is produced, no
+    query starts (there is no Spark and no broker here), and the CLI prints RunError."""
+    text = SPEC.read_text(encoding="utf-8").replace(
+        "from kafka (topic = 'clicks', ", f"from kafka (topic = 'clicks', {change}"
+    )
+    spec = tmp_path / "spec.sjoin"
+    spec.write_text(text, encoding="utf-8")
+    runner = KafkaRunner(None, "127.0.0.1:9", tmp_path).for_plan(_plan(spec), str(tmp_path))
+    good = {"impressions": [{"ad_id": 1, "impression_time": "2025-06-01T00:00:00Z"}]}
+    with pytest.raises(RunError, match=says):
+        runner("attributed", "append", ["impressions", "clicks"], [good, feed], {})
+    assert runner.runs == [] and not list(tmp_path.glob("run-*"))
+
+
 # ----------------------------------------------------------------- the driver and the replay
 
 
