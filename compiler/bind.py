@@ -30,7 +30,15 @@ from .bound import (
 )
 from .diagnostics import Diagnostics, excerpt
 from .expr import copy_tree
-from .model import DEFAULT_SPARK, JOIN_KINDS, SUPPORTED_SPARK, Column, Format, SparkVersion
+from .model import (
+    DEFAULT_SPARK,
+    JOIN_KINDS,
+    KAFKA_RECORD_OPTIONS,
+    SUPPORTED_SPARK,
+    Column,
+    Format,
+    SparkVersion,
+)
 from .source import Source, Span
 from .types import SqlType
 
@@ -272,31 +280,94 @@ class Binder:
         source = None
         if stmt.source is not None:
             source = self._format(stmt.source, SOURCE_FORMATS, "source")
-            payload = source.option("format") if source is not None else None
-            if (
-                source is not None
-                and source.format == "kafka"
-                and payload
-                not in (
-                    None,
-                    "json",
-                    "csv",
-                )
-            ):
-                opt = next(o for o in stmt.source.options if o.key.text == "format")
-                self.diags.add(
-                    "E024",
-                    f"a Kafka source's values are read as `json` or `csv`, not `{payload}`",
-                    opt.value.span,
-                    "unknown value format",
-                    _suggest(str(payload).lower(), ["json", "csv"])
-                    or "write format = 'json' (the default) or format = 'csv'",
-                )
+            if source is not None:
+                source = self._source_options(stmt, source, columns)
         if not ok and not columns:
             self.poisoned.add(stmt.name.text)
             return
         self.relations[stmt.name.text] = Stream(
             stmt.name.text, tuple(columns), watermark, source, stmt.span, stmt.name.span
+        )
+
+    def _source_options(
+        self, stmt: ast.StreamDecl, source: Format, columns: list[Column]
+    ) -> Format:
+        """Check the options sjoin reads itself: a Kafka source's value ``format`` and the
+        columns it reads from the record (``timestamp_column``, ``key_column``: a column of
+        the stream, of the field's type); elsewhere those are errors.  A
+        wrong option is left out of the source, so what follows never reads it."""
+        assert stmt.source is not None
+        decls = {o.key.text: o for o in stmt.source.options}
+        kafka = source.format == "kafka"
+        wrong: set[str] = set()
+        own = ["format", *KAFKA_RECORD_OPTIONS] if kafka else list(KAFKA_RECORD_OPTIONS)
+        for key, opt in decls.items():
+            # sjoin matches its own option names exactly; Spark would take another spelling
+            # as an option of its own, and ignore it
+            close = next((o for o in own if o.lower() == key.lower() and o != key), None)
+            if close is not None:
+                self.diags.add(
+                    "E024",
+                    f"`{key}` is not an option of a `{source.format}` source",
+                    opt.key.span,
+                    "unknown option",
+                    f"did you mean `{close}`? sjoin's own options are written in lower case",
+                )
+                wrong.add(key)
+        payload = source.option("format")
+        if kafka and payload not in (None, "json", "csv"):
+            self.diags.add(
+                "E024",
+                f"a Kafka source's values are read as `json` or `csv`, not `{payload}`",
+                decls["format"].value.span,
+                "unknown value format",
+                _suggest(str(payload).lower(), ["json", "csv"])
+                or "write format = 'json' (the default) or format = 'csv'",
+            )
+        types = {c.name: c.type for c in columns}
+        wanted = {"timestamp": t.TIMESTAMP, "key": t.STRING}
+        for key, field in KAFKA_RECORD_OPTIONS.items():
+            given = decls.get(key)
+            if given is None:
+                continue
+            name = given.value.text
+            if not kafka:
+                self.diags.add(
+                    "E024",
+                    f"`{key}` reads a column from a Kafka record's {field}; a "
+                    f"`{source.format}` source has no Kafka records",
+                    given.key.span,
+                    "only for `from kafka`",
+                    "remove the option, or read the stream `from kafka`",
+                )
+            elif name not in types:
+                self.diags.add(
+                    "E024",
+                    f"`{key}` names `{name}`, which is not a column of `{stmt.name.text}`"
+                    if name
+                    else f"`{key}` is empty: it names a column of `{stmt.name.text}`",
+                    given.value.span,
+                    "no such column",
+                    self._suggest(name, lambda: list(types))
+                    or ("columns: " + ", ".join(types) if types else None),
+                )
+            elif types[name] not in (wanted[field], t.UNKNOWN):
+                self.diags.add(
+                    "E024",
+                    f"`{key}` names `{name}`, which is {types[name]}: the record's {field} "
+                    f"is read as {wanted[field]}",
+                    given.value.span,
+                    f"declared as {types[name]}",
+                    f"declare `{name}` as {wanted[field]}"
+                    + (", and convert it in the join" if field == "key" else ""),
+                )
+            else:  # the fields' types differ, so no column can take both
+                continue
+            wrong.add(key)
+        if not wrong:
+            return source
+        return Format(
+            source.format, tuple((k, v) for k, v in source.options if k not in wrong), source.span
         )
 
     def _watermark(self, stmt: ast.StreamDecl, columns: list[Column]) -> Watermark | None:
@@ -649,6 +720,25 @@ class Binder:
         target = self._format(stmt.target, SINK_FORMATS, "sink")
         if target is None:
             return
+        for opt in stmt.target.options:
+            if opt.key.text.lower() in KAFKA_RECORD_OPTIONS:
+                kafka = target.format == "kafka"
+                self.diags.add(
+                    "E024",
+                    f"`{opt.key.text}` is an option of a Kafka source, not of a "
+                    f"`{target.format}` sink",
+                    opt.key.span,
+                    "source option",
+                    (
+                        "write key = 'COLUMN' for the record key"
+                        if kafka and "key" in opt.key.text.lower()
+                        else "Spark's Kafka sink stamps each record with the time it is "
+                        "written; remove the option"
+                        if kafka
+                        else "remove the option"
+                    ),
+                )
+                return
         key = target.option("key")
         names = [c.name for c in self.relations[name].columns]
         if target.format == "kafka" and key is not None and key not in names:

@@ -157,8 +157,12 @@ CODES: Final[dict[str, Code]] = {
             "E024",
             "error",
             "invalid sink or source",
-            "A sink or source uses an unknown format, misses a required option, or a "
-            "relation has more than one sink.",
+            "A sink or source uses an unknown format, misses a required option, gives an "
+            "option a value it cannot take (a Kafka source's value `format`; a column that "
+            "the relation lacks or whose type does not fit, for a Kafka sink's `key` or a "
+            "Kafka source's `timestamp_column` and `key_column`; those two on anything but a "
+            "Kafka source; sjoin's own option names in another case), or a relation has more "
+            "than one sink.",
         ),
         # ------------------------------------------------------------ Spark's analysis rules
         Code(

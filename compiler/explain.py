@@ -143,6 +143,9 @@ def plan_json(plan: Plan, diagnostics: list[dict[str, Any]]) -> dict[str, Any]:
                 if s.watermark_column is None
                 else {"column": s.watermark_column, "delay_ms": s.delay_ms},
                 "columns": [{"name": c.name, "type": str(c.type)} for c in s.columns],
+                "source": None
+                if s.source is None
+                else {"format": s.source.format, "options": dict(s.source.options)},
             }
             for s in plan.streams
         ],

@@ -65,6 +65,15 @@ class SparkVersion:
 _VERSION = re.compile(r"([0-9]{1,4})\.([0-9]{1,4})(?:\.([0-9]{1,4}))?")
 
 
+# A Kafka source's options that map a declared column to a field of the record instead of
+# the value: option -> the field of Spark's Kafka source it reads. sjoin's own options (Spark
+# never sees them); no Spark Kafka source option has these names, in any case.
+KAFKA_RECORD_OPTIONS: dict[str, Literal["timestamp", "key"]] = {
+    "timestamp_column": "timestamp",  # a TIMESTAMP column: the record's timestamp (ms)
+    "key_column": "key",  # a STRING column: the record's key as UTF-8 text
+}
+
+
 @dataclass(frozen=True, slots=True)
 class Format:
     """A source or sink: a format name and its options, in written order."""
@@ -75,6 +84,14 @@ class Format:
 
     def option(self, key: str) -> str | None:
         return next((v for k, v in self.options if k == key), None)
+
+    def record_columns(self) -> dict[str, Literal["timestamp", "key"]]:
+        """For a Kafka source: each column read from the record's metadata rather than its
+        value (``timestamp_column``, ``key_column``), column name -> ``timestamp``/``key``,
+        in the order the options are written; empty for every other format."""
+        if self.format != "kafka":
+            return {}
+        return {v: KAFKA_RECORD_OPTIONS[k] for k, v in self.options if k in KAFKA_RECORD_OPTIONS}
 
 
 @dataclass(frozen=True, slots=True)

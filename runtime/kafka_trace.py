@@ -12,7 +12,8 @@ Spark's Kafka source does when a query starts on that backlog (``kafka_offsets``
 ``maxOffsetsPerTrigger`` (the spec's, or ``--max-offsets-per-trigger``) by Spark's rate
 limit, each source on its own; without it, everything in one batch.  The batches run back to
 back (``Trace.backlog``), as Spark runs them.  Each record's value becomes a row as the
-generated job's ``from_json``/``from_csv`` reads it (``kafka_values``); a record Spark reads
+generated job's ``from_json``/``from_csv`` reads it, the columns its source maps to the
+record's timestamp and key taken from those (``kafka_values``); a record Spark reads
 with a fault is a bad row at its topic, partition and offset, under the usual policy
 (``--bad-rows stop|skip|FILE``).  In a stream's batch, rows are in topic, partition and
 offset order.
@@ -30,7 +31,7 @@ import uuid
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal, NamedTuple
 
 from sjoin.compiler.model import Format
 from sjoin.compiler.plan import Plan, StreamNode
@@ -90,6 +91,15 @@ def parse_url(url: str) -> str | None:
     return ",".join(addresses)
 
 
+class Record(NamedTuple):
+    """One record as the replay reads it: what Spark's job reads of it."""
+
+    offset: int
+    value: bytes | None
+    key: bytes | None
+    timestamp: int  # milliseconds since the epoch
+
+
 @dataclass(frozen=True)
 class StreamSource:
     """What the replay reads for one stream: the spec's ``from kafka`` options as Spark's
@@ -104,6 +114,8 @@ class StreamSource:
     limit: int | None = None  # maxOffsetsPerTrigger
     starting: Starting = "earliest"
     shared_starting: bool = False  # `starting` is --starting-offsets, for every source
+    # columns read from the record, not its value: column -> "timestamp" / "key"
+    record_columns: tuple[tuple[str, Literal["timestamp", "key"]], ...] = ()
 
     def describe(self) -> str:
         if self.pattern is not None:
@@ -113,7 +125,8 @@ class StreamSource:
         else:
             what = ", ".join(self.topics)
         limit = f"at most {self.limit} offsets a batch" if self.limit else "one batch"
-        return f"`{self.stream}`: {what} on {self.servers} ({self.payload}; {limit})"
+        mapped = "".join(f"; `{c}` its {f}" for c, f in self.record_columns)
+        return f"`{self.stream}`: {what} on {self.servers} ({self.payload}{mapped}; {limit})"
 
 
 @dataclass
@@ -162,7 +175,7 @@ def read_kafka(
         groups.setdefault(source.servers, []).append(source)
     shown = url if servers is not None or len(groups) != 1 else KAFKA_SCHEME + next(iter(groups))
     cuts: dict[str, list[Cut]] = {}
-    records: dict[tuple[str, Partition], list[tuple[int, bytes | None]]] = {}
+    records: dict[tuple[str, Partition], list[Record]] = {}
     read_topics: set[str] = set()
     for group_servers, group in groups.items():
         with _Client(group_servers) as client:
@@ -319,6 +332,7 @@ def _source(
         limit,
         start,
         shared_starting=starting is not None,
+        record_columns=tuple(target.record_columns().items()),
     )
 
 
@@ -482,12 +496,12 @@ class _Client:
             raise UsageError(str(err)) from None
         return start, latest
 
-    def read(self, ranges: Mapping[Partition, tuple[int, int]]) -> dict[Partition, list[Any]]:
-        """Every record in ``[from, until)`` of each partition, as (offset, value) in offset
-        order (gaps, such as transaction markers, are the broker's)."""
+    def read(self, ranges: Mapping[Partition, tuple[int, int]]) -> dict[Partition, list[Record]]:
+        """Every record in ``[from, until)`` of each partition, in offset order (gaps, such
+        as transaction markers, are the broker's)."""
         from confluent_kafka import KafkaError, KafkaException, TopicPartition
 
-        found: dict[Partition, list[Any]] = {tp: [] for tp in ranges}
+        found: dict[Partition, list[Record]] = {tp: [] for tp in ranges}
         waiting = {tp for tp, (start, until) in ranges.items() if until > start}
         if not waiting:
             return found
@@ -524,7 +538,10 @@ class _Client:
                     continue
                 until = ranges[tp][1]
                 if offset < until:
-                    found[tp].append((offset, message.value()))
+                    # the timestamp Spark reads, whatever its type (CreateTime: the
+                    # producer's; LogAppendTime: the broker's)
+                    _, stamp = message.timestamp()
+                    found[tp].append(Record(offset, message.value(), message.key(), stamp))
                 if offset >= until - 1:
                     waiting.discard(tp)
         except KafkaException as err:
@@ -540,13 +557,16 @@ def _trace(
     source: str,
     sources: Mapping[str, StreamSource],
     batches: list[dict[str, Cut]],
-    records: Mapping[tuple[str, Partition], list[tuple[int, bytes | None]]],
+    records: Mapping[tuple[str, Partition], list[Record]],
     policy: BadRowPolicy,
 ) -> Trace:
     schemas = schemas_of(plan)
     zone = session_zone(str(plan.settings.get("session_timezone") or "UTC"))
-    readers = {s: record_reader(schemas[s], src.payload, zone) for s, src in sources.items()}
-    offsets = {key: [o for o, _ in found] for key, found in records.items()}
+    readers = {
+        s: record_reader(schemas[s], src.payload, zone, dict(src.record_columns))
+        for s, src in sources.items()
+    }
+    offsets = {key: [r.offset for r in found] for key, found in records.items()}
     trace_batches: list[TraceBatch] = []
     bad: list[BadRow] = []
     for k, batch in enumerate(batches):
@@ -558,11 +578,11 @@ def _trace(
             for tp, (start, until) in cut.items():
                 found = records.get((servers, tp), [])
                 index = offsets.get((servers, tp), [])
-                for offset, value in found[
+                for offset, value, key, stamp in found[
                     bisect.bisect_left(index, start) : bisect.bisect_left(index, until)
                 ]:
                     try:
-                        out.append(read(value))
+                        out.append(read(value, key, stamp))
                     except RecordFault as fault:
                         bad.append(
                             BadRow(

@@ -19,6 +19,12 @@ What Spark's job makes of a value, checked on Spark 4.3
   and rounds half up to its scale, or is null when the value does not fit;
 * text after the first JSON object is ignored.
 
+A stream may read columns from the record rather than its value (``timestamp_column``,
+``key_column``): Spark's ``timestamp`` column is the record's timestamp in milliseconds (of
+either timestamp type, CreateTime or LogAppendTime), and ``CAST(key AS STRING)`` the key's
+UTF-8 text, null for a record without a key (checked on Spark 4.3 with a broker,
+``tests/kafka/test_record_columns.py``); the value then holds the other columns only.
+
 The replay reads a value exactly when it knows what Spark reads.  Every value that Spark
 reads with a fault (the nulls above, text after the object) or that the replay cannot read
 as Spark would (a timestamp in another form than ISO-8601, a JSON number for a STRING column,
@@ -34,10 +40,10 @@ import json
 import math
 import re
 import struct
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from datetime import UTC, datetime, timedelta, timezone, tzinfo
 from decimal import ROUND_HALF_UP, Context, Decimal, InvalidOperation
-from typing import Any, Literal, TypeAlias
+from typing import Any, Literal, Protocol, TypeAlias
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from sjoin.compiler.types import SqlType
@@ -47,9 +53,23 @@ from .trace import StreamSchema
 from .values import EPOCH_ORDINAL, MAX_TIMESTAMP_US, MIN_TIMESTAMP_US, US_PER_SECOND
 
 Payload: TypeAlias = Literal["json", "csv"]
-RecordReader: TypeAlias = Callable[[bytes | None], tuple[Any, ...]]
+ValueReader: TypeAlias = Callable[[bytes | None], tuple[Any, ...]]
 
 __all__ = ["Payload", "RecordFault", "RecordReader", "record_reader", "session_zone"]
+
+# what Spark's job reads for a value it cannot read at all (the stream's value columns null)
+_ROW_OF_NULLS = "Spark's job reads it as a row of nulls"
+_MS_US = 1000
+
+
+class RecordReader(Protocol):
+    """A record (its value, key and timestamp in ms) -> the stream's row as Spark's job
+    reads it; ``RecordFault`` for a record read with a fault."""
+
+    def __call__(
+        self, value: bytes | None, key: bytes | None = None, timestamp: int | None = None
+    ) -> tuple[Any, ...]: ...
+
 
 _INT_BOUNDS = {"tinyint": 2**7, "smallint": 2**15, "int": 2**31, "bigint": 2**63}
 # the strings Spark's JSON reader takes as non-finite DOUBLE / FLOAT values
@@ -133,9 +153,102 @@ def session_zone(name: str) -> tzinfo:
         ) from None
 
 
-def record_reader(schema: StreamSchema, payload: Payload, zone: tzinfo = UTC) -> RecordReader:
-    """A function from a record's value (bytes, or None for a tombstone) to the stream's
-    row, as Spark's job reads it; ``RecordFault`` for a record read with a fault."""
+def record_reader(
+    schema: StreamSchema,
+    payload: Payload,
+    zone: tzinfo = UTC,
+    record_columns: Mapping[str, Literal["timestamp", "key"]] | None = None,
+) -> RecordReader:
+    """A function from a record (its value: bytes, or None for a tombstone; its key; its
+    timestamp in ms) to the stream's row, as Spark's job reads it; ``RecordFault`` for a
+    record read with a fault.  ``record_columns`` (``Format.record_columns``) maps columns to
+    the record's ``timestamp`` (Spark's ``timestamp`` column: the record's milliseconds, as
+    microseconds, whatever its timestamp type) or ``key`` (``CAST(key AS STRING)``: UTF-8
+    text, null for no key); the other columns come from the value as Spark parses it."""
+    mapped = dict(record_columns or {})
+    if not mapped:
+        read_value = _value_reader(schema, payload, zone)
+
+        def read_plain(
+            value: bytes | None, key: bytes | None = None, timestamp: int | None = None
+        ) -> tuple[Any, ...]:
+            return read_value(value)
+
+        return read_plain
+    places = [i for i, c in enumerate(schema.columns) if c not in mapped]
+    value_schema = StreamSchema(
+        schema.name,
+        tuple(schema.columns[i] for i in places),
+        tuple(schema.types[i] for i in places),
+        {schema.columns[i]: n for n, i in enumerate(places)},
+    )
+    from_value = _value_reader(value_schema, payload, zone) if places else None
+    shown = ", ".join(f"`{schema.columns[i]}`" for i in places)
+    whole = f"Spark's job reads the columns of its value ({shown}) as null"
+    fields = [(schema.index[c], c, field) for c, field in mapped.items()]
+    width = len(schema.columns)
+
+    def read(
+        value: bytes | None, key: bytes | None = None, timestamp: int | None = None
+    ) -> tuple[Any, ...]:
+        row: list[Any] = [None] * width
+        fault: RecordFault | None = None
+        if from_value is not None:
+            try:
+                part = from_value(value)
+            except RecordFault as err:
+                fault, part = err, err.partial
+            for i, v in zip(places, part, strict=True):
+                row[i] = v
+        faults: list[tuple[str, _Column]] = []
+        for i, name, field in fields:
+            try:
+                row[i] = _record_key(key) if field == "key" else _record_time(timestamp)
+            except _Column as err:
+                faults.append((name, err))
+        if fault is None and not faults:
+            return tuple(row)
+        reasons = [fault.reason.replace(_ROW_OF_NULLS, whole)] if fault is not None else []
+        unknown = set(fault.unknown) if fault is not None else set()
+        reasons += [f"column `{name}`: {err}" for name, err in faults]
+        unknown.update(name for name, err in faults if not err.known)
+        raise RecordFault("; ".join(reasons), tuple(row), frozenset(unknown))
+
+    return read
+
+
+def _record_key(key: bytes | None) -> str | None:
+    """``CAST(key AS STRING)``: the key's UTF-8 text, null for a record without a key."""
+    if key is None:
+        return None
+    try:
+        return key.decode("utf-8")
+    except UnicodeDecodeError as err:
+        raise _Column(
+            f"the record's key is not UTF-8 (byte {err.start}): Spark's job reads its bytes as "
+            "they are, which the replay does not",
+            known=False,
+        ) from None
+
+
+def _record_time(timestamp: int | None) -> int | None:
+    """Spark's ``timestamp`` column: the record's milliseconds as microseconds."""
+    if timestamp is None:
+        return None
+    us = timestamp * _MS_US
+    if not MIN_TIMESTAMP_US <= us <= MAX_TIMESTAMP_US:
+        raise _Column(
+            f"the record's timestamp ({timestamp} ms) is outside the TIMESTAMP range "
+            "the replay reads",
+            known=False,
+        )
+    return us
+
+
+def _value_reader(schema: StreamSchema, payload: Payload, zone: tzinfo) -> ValueReader:
+    """A function from a record's value (bytes, or None for a tombstone) to the row of
+    ``schema``'s columns, as Spark's job reads it; ``RecordFault`` for a value read with a
+    fault."""
     columns = schema.columns
     nulls = (None,) * len(columns)
     if payload == "json":
@@ -162,7 +275,7 @@ def record_reader(schema: StreamSchema, payload: Payload, zone: tzinfo = UTC) ->
             if not present:
                 raise RecordFault(
                     f"the object has none of the columns of stream `{schema.name}` "
-                    f"({', '.join(columns)}): Spark's job reads it as a row of nulls",
+                    f"({', '.join(columns)}): " + _ROW_OF_NULLS,
                     nulls,
                 )
             if rest:
@@ -186,7 +299,7 @@ def record_reader(schema: StreamSchema, payload: Payload, zone: tzinfo = UTC) ->
     def read_csv(value: bytes | None) -> tuple[Any, ...]:
         text = _text(value, columns)
         if not text:
-            raise RecordFault("the value is empty: Spark's job reads it as a row of nulls", nulls)
+            raise RecordFault("the value is empty: " + _ROW_OF_NULLS, nulls)
         if any(c in text for c in '"\\\r\n'):
             raise RecordFault(
                 "a quote, backslash or line break in a CSV value: the replay reads plain "
@@ -214,8 +327,8 @@ def record_reader(schema: StreamSchema, payload: Payload, zone: tzinfo = UTC) ->
                 else "Spark's job ignores the extra ones"
             )
             count = (
-                f"the value has {len(fields)} field(s) but stream `{schema.name}` has "
-                f"{len(columns)} column(s): {what}"
+                f"the value has {len(fields)} field(s) but stream `{schema.name}` reads "
+                f"{len(columns)} column(s) from it: {what}"
             )
             faults.insert(0, ("", _Column(count)))
         if faults:
@@ -229,7 +342,7 @@ def _text(value: bytes | None, columns: tuple[str, ...]) -> str:
     nulls = (None,) * len(columns)
     if value is None:
         raise RecordFault(
-            "a record without a value (a tombstone): Spark's job reads it as a row of nulls",
+            "a record without a value (a tombstone): " + _ROW_OF_NULLS,
             nulls,
         )
     try:
@@ -248,7 +361,7 @@ def _json_object(text: str, columns: tuple[str, ...]) -> tuple[dict[str, Any], s
     nulls = (None,) * len(columns)
     body = text.lstrip(" \t\r\n")
     if not body:
-        raise RecordFault("the value is empty: Spark's job reads it as a row of nulls", nulls)
+        raise RecordFault("the value is empty: " + _ROW_OF_NULLS, nulls)
     try:
         obj, end = _DECODER.raw_decode(body)
     except json.JSONDecodeError as err:
@@ -263,7 +376,7 @@ def _json_object(text: str, columns: tuple[str, ...]) -> tuple[dict[str, Any], s
             ) from None
         raise RecordFault(
             f"bad JSON: {err.msg} at character {len(text) - len(body) + err.pos + 1}: "
-            "Spark's job reads it as a row of nulls",
+            + _ROW_OF_NULLS,
             nulls,
         ) from None
     except (RecursionError, ValueError, ArithmeticError):
@@ -275,7 +388,7 @@ def _json_object(text: str, columns: tuple[str, ...]) -> tuple[dict[str, Any], s
     if type(obj) is not dict:
         kind = _JSON_KINDS.get(type(obj), "a number")
         raise RecordFault(
-            f"the value is {kind}, not a JSON object: Spark's job reads it as a row of nulls",
+            f"the value is {kind}, not a JSON object: " + _ROW_OF_NULLS,
             nulls,
         )
     return obj, body[end:].strip(" \t\r\n")

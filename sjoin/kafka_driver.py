@@ -6,7 +6,9 @@ micro-batch's end offsets (``latestOffset``) while holding the query's progress 
 producing a trace batch and waiting for every record's acknowledgement while holding that
 lock puts all of its records, across topics and partitions, into one micro-batch. Records
 of a stream are spread over the topic's partitions in trace order (row ``i`` to partition
-``i mod n``), keyed by their position, with the JSON value the job's ``from_json`` reads.
+``i mod n``), keyed by their position, with the JSON value the job's ``from_json`` reads; a
+stream whose source maps columns to the record (``timestamp_column``, ``key_column``) has
+them as each record's timestamp (CreateTime) and key instead, not in the value.
 
 ``kafka_plan`` points a plan's Kafka sources and sinks at a broker and at topics of this run
 (so one broker serves many runs), and its file sinks and checkpoints at a folder of the run.
@@ -18,11 +20,14 @@ import dataclasses
 import json
 import uuid
 from collections.abc import Mapping, Sequence
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from sjoin.compiler.model import Format
 from sjoin.compiler.plan import Plan, SinkNode, StreamNode
+from sjoin.runtime.errors import RunError
+from sjoin.runtime.values import format_timestamp, parse_timestamp
 from sjoin.spark_driver import Batch, JobStreamDriver, _json_value, run_fed_job_query
 
 if TYPE_CHECKING:
@@ -41,6 +46,7 @@ __all__ = [
 ]
 
 _SERVERS = ("bootstrap_servers", "kafka.bootstrap.servers")
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 
 
 def topic_of(target: Format) -> str | None:
@@ -94,15 +100,32 @@ def _format(stream: StreamNode) -> str | None:
     return stream.source.format if stream.source is not None else None
 
 
-def create_topics(bootstrap: str, topics: Sequence[str], partitions: int = 2) -> None:
-    """Create ``topics`` (``partitions`` each) and wait until the broker has them."""
+def _payload(stream: StreamNode) -> str:
+    """How a Kafka source's values are read: ``json`` (the default) or ``csv``."""
+    return (stream.source.option("format") if stream.source is not None else None) or "json"
+
+
+def create_topics(
+    bootstrap: str,
+    topics: Sequence[str],
+    partitions: int = 2,
+    config: Mapping[str, str] | None = None,
+) -> None:
+    """Create ``topics`` (``partitions`` each, topic ``config`` added) and wait until the
+    broker has them.  They keep every record whatever its timestamp (``retention.ms=-1``):
+    under Kafka's time retention (7 days by default) the broker deletes records that carry a
+    trace's old times at its next retention check (every 5 minutes), whole topics at once."""
     from confluent_kafka.admin import AdminClient, NewTopic  # type: ignore[attr-defined]
 
+    settings = {"retention.ms": "-1", **(config or {})}
     # librdkafka's info lines (an admin client's last "Purging 1 unserved events from
     # background queue") are not the user's business: warnings and errors only
     admin = AdminClient({"bootstrap.servers": bootstrap, "log_level": 4})
     futures = admin.create_topics(
-        [NewTopic(t, num_partitions=partitions, replication_factor=1) for t in topics]
+        [
+            NewTopic(t, num_partitions=partitions, replication_factor=1, config=settings)
+            for t in topics
+        ]
     )
     for future in futures.values():
         future.result(timeout=60)
@@ -119,36 +142,82 @@ class KafkaFeeder:
     it feeds a job whose Spark runs in a child process (``RemoteSpark``), which holds the
     queries' progress locks while this process produces."""
 
-    def __init__(self, bootstrap: str, topics: Mapping[str, str], partitions: int = 2) -> None:
+    def __init__(
+        self,
+        bootstrap: str,
+        topics: Mapping[str, str],
+        partitions: int = 2,
+        record_columns: Mapping[str, Mapping[str, str]] | None = None,
+    ) -> None:
         from confluent_kafka import Producer
 
         self._topics = dict(topics)
         self._partitions = partitions
+        # per stream, the columns its source reads from the record (``Format.record_columns``)
+        self._record_columns = {k: dict(v) for k, v in (record_columns or {}).items()}
         self._sent = dict.fromkeys(topics, 0)
         self._producer: Any = Producer(
             {"bootstrap.servers": bootstrap, "acks": "all", "linger.ms": 0}
         )
 
     def produce(self, batch: Batch) -> None:
-        """Produce one trace batch's rows into their topics and wait for every ack."""
+        """Produce one trace batch's rows into their topics and wait for every ack.
+
+        A row's value is its JSON without the columns its stream reads from the record: the
+        ``timestamp_column`` is the record's timestamp (CreateTime, in ms), the
+        ``key_column`` its key (UTF-8); without a key column the key is the row's position.
+        ``RunError`` before anything is produced for a row that no record can carry
+        (``record_fields``), and after it for a record the broker stamps or refuses."""
+        from confluent_kafka import TIMESTAMP_CREATE_TIME
+
         unknown = sorted(set(batch) - set(self._topics))
         if unknown or not batch:
             raise ValueError(
                 f"a batch must name some of {sorted(self._topics)}, got {sorted(batch)}"
             )
-        failed: list[str] = []
+        records = []
         for name, rows in batch.items():
-            for row in rows:
-                position = self._sent[name]
-                self._producer.produce(
-                    self._topics[name],
-                    key=str(position).encode(),
-                    value=json.dumps(row, default=_json_value).encode(),
-                    partition=position % self._partitions,
-                    on_delivery=lambda err, msg: failed.append(str(err)) if err else None,
-                )
-                self._sent[name] = position + 1
+            mapped = self._record_columns.get(name, {})
+            for i, row in enumerate(rows):
+                position = self._sent[name] + i
+                key, stamp = record_fields(name, row, mapped, str(position).encode())
+                value = {k: v for k, v in row.items() if k not in mapped}
+                text = json.dumps(value, default=_json_value).encode()
+                records.append((name, position, key, stamp, text))
+        failed: list[str] = []
+        stamped: list[str] = []
+
+        def delivered(err: Any, msg: Any, wanted: int | None) -> None:
+            if err:
+                failed.append(str(err))
+            elif wanted is not None and msg.timestamp() != (TIMESTAMP_CREATE_TIME, wanted):
+                stamped.append(msg.topic())
+
+        for name, position, key, stamp, text in records:
+            extra = {} if stamp is None else {"timestamp": stamp}
+            self._producer.produce(
+                self._topics[name],
+                key=key,
+                value=text,
+                partition=position % self._partitions,
+                on_delivery=lambda err, msg, stamp=stamp: delivered(err, msg, stamp),
+                **extra,
+            )
+            self._sent[name] = position + 1
         left = self._producer.flush(60)
+        if any("INVALID_TIMESTAMP" in f for f in failed):
+            raise RunError(
+                "the broker refused a record's timestamp (a timestamp_column's value): "
+                "it takes times up to log.message.timestamp.after.max.ms ahead of its clock "
+                "(1 hour by default on Kafka 4.3) and log.message.timestamp.before.max.ms "
+                f"behind it; {failed[0]}"
+            )
+        if stamped:
+            raise RunError(
+                f"topic {stamped[0]!r} stamps records with the broker's clock "
+                "(message.timestamp.type LogAppendTime), so the trace's times cannot be "
+                "produced into it; use a topic with CreateTime"
+            )
         if left or failed:
             raise RuntimeError(f"Kafka did not take every record: {failed or left}")
 
@@ -176,9 +245,10 @@ class KafkaStreamDriver(KafkaFeeder, JobStreamDriver):
         bootstrap: str,
         topics: Mapping[str, str],
         partitions: int = 2,
+        record_columns: Mapping[str, Mapping[str, str]] | None = None,
     ) -> None:
         JobStreamDriver.__init__(self, spark, inputs)
-        KafkaFeeder.__init__(self, bootstrap, topics, partitions)
+        KafkaFeeder.__init__(self, bootstrap, topics, partitions, record_columns)
 
     def feed(self, batch: Batch) -> None:
         """Produce one trace batch under the progress lock of every query, then wait until
@@ -196,6 +266,60 @@ class KafkaStreamDriver(KafkaFeeder, JobStreamDriver):
 
     def __exit__(self, *exc: object) -> None:
         self.stop()
+
+
+def record_fields(
+    stream: str, row: Mapping[str, Any], mapped: Mapping[str, str], key: bytes | None = None
+) -> tuple[bytes | None, int | None]:
+    """The key (``key`` when no column is the key) and the timestamp (ms; None when no
+    column is the timestamp: the producer's clock) of the record that carries ``row`` of
+    ``stream``, whose source reads ``mapped`` columns from the record (column ->
+    ``timestamp``/``key``, ``Format.record_columns``).  ``RunError`` where no record can
+    carry the row faithfully: Kafka's timestamps are milliseconds and always there, so a
+    null or a time with a fraction of a millisecond cannot be produced (Spark reads the
+    record's milliseconds), nor the epoch itself (the C client takes 0 as "now")."""
+    stamp: int | None = None
+    for column, field in mapped.items():
+        value = row.get(column)
+        where = f"stream `{stream}`, column `{column}` ({field}_column)"
+        if field == "key":
+            if value is not None and not isinstance(value, str):
+                raise RunError(f"{where}: a record key is text, got {value!r}")
+            try:
+                key = None if value is None else value.encode("utf-8")
+            except UnicodeEncodeError:
+                raise RunError(f"{where}: {value!r} is not UTF-8 text") from None
+            continue
+        us = _micros(value)
+        if value is None:
+            raise RunError(
+                f"{where}: a row without a time: every Kafka record has a timestamp, so the "
+                "trace cannot give this column a null"
+            )
+        if us is None:
+            raise RunError(f"{where}: {value!r} is not a time")
+        if us % 1000:
+            raise RunError(
+                f"{where}: {format_timestamp(us)} has a fraction of a millisecond; a Kafka "
+                "timestamp is whole milliseconds (Spark's job would read "
+                f"{format_timestamp(us - us % 1000)}), so the trace cannot be produced as it is"
+            )
+        if us == 0:
+            raise RunError(
+                f"{where}: the epoch itself (1970-01-01T00:00:00Z) cannot be produced: the "
+                "Kafka client takes a timestamp of 0 as 'now'"
+            )
+        stamp = us // 1000
+    return key, stamp
+
+
+def _micros(value: Any) -> int | None:
+    if isinstance(value, datetime):
+        aware = value if value.tzinfo is not None else value.replace(tzinfo=UTC)
+        return (aware - _EPOCH) // timedelta(microseconds=1)
+    if isinstance(value, str):
+        return parse_timestamp(value)
+    return None
 
 
 def consume_all(bootstrap: str, topic: str, timeout: float = 10.0) -> list[dict[str, Any]]:
@@ -294,6 +418,21 @@ class KafkaRunner:
         unsourced = not_from_kafka(self.plan, [root])
         if unsourced:
             raise ValueError(f"streams not read `from kafka`: {', '.join(unsourced)}")
+        by_name = {s.name: s for s in self.plan.streams}
+        csv = [s for s in streams if _payload(by_name[s]) != "json"]
+        if csv:
+            raise RunError(
+                "the Kafka test driver produces JSON values, and these streams read CSV: "
+                + ", ".join(f"`{s}`" for s in csv)
+                + "; verify them without --kafka (through memory streams)"
+            )
+        mapped = {
+            s: src.record_columns() for s in streams if (src := by_name[s].source) is not None
+        }
+        for feed in feeds:  # a row no record can carry fails the run before it starts
+            for stream, rows in (feed or {}).items():
+                for row in rows:
+                    record_fields(stream, row, mapped.get(stream, {}))
         prefix = run_prefix()
         folder = self.directory / f"run-{len(self.runs)}"
         plan = kafka_plan(self.plan, self.bootstrap, prefix, folder)
@@ -306,7 +445,9 @@ class KafkaRunner:
         create_topics(self.bootstrap, sorted({t for t in wanted if t}), self.partitions)
         folder.mkdir(parents=True, exist_ok=True)
         relations = [s.relation for s in sinks]
-        feeder = KafkaFeeder(self.bootstrap, {s: topics[s] for s in streams}, self.partitions)
+        feeder = KafkaFeeder(
+            self.bootstrap, {s: topics[s] for s in streams}, self.partitions, mapped
+        )
         with feeder:
 
             def produce(number: int) -> None:

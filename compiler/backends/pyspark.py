@@ -26,6 +26,7 @@ from .. import annotate
 from ..connectors import DELTA_RELEASES, packages
 from ..explain import predicate_text
 from ..expr import conjuncts
+from ..model import KAFKA_RECORD_OPTIONS
 from ..plan import AggregateNode, JoinNode, Plan, PlanNode, Side, StreamNode
 from ..sql import spark_sql, written_sql
 from .pytext import column_ref, comment, docstring_line, literal
@@ -319,6 +320,8 @@ def _read_input(node: StreamNode) -> list[str]:
         )
         topic = options.pop("topic", None)
         payload = options.pop("format", "json")
+        for own in KAFKA_RECORD_OPTIONS:  # sjoin's own: never an option of Spark's source
+            options.pop(own, None)
         reader = [
             'spark.readStream.format("kafka")',
             f'.option("kafka.bootstrap.servers", {literal(servers)})',
@@ -327,13 +330,11 @@ def _read_input(node: StreamNode) -> list[str]:
             reader.append(f'.option("subscribe", {literal(topic)})')
         reader.extend(f".option({literal(k)}, {literal(v)})" for k, v in options.items())
         reader.append(".load()")
-        parse = (
-            'F.from_json(F.col("value").cast("string"), SCHEMAS[' + name + "])"
-            if payload == "json"
-            else 'F.from_csv(F.col("value").cast("string"), SCHEMAS[' + name + "])"
-        )
-        reader.append(f'.select({parse}.alias("row"))')
-        reader.append('.select("row.*")')
+        reader.extend(_kafka_columns(node, payload))
+        mapped = src.record_columns()
+        if mapped:
+            said = ", ".join(f"{column} = {field}" for column, field in mapped.items())
+            out.append(comment(f"  from each record: {said}; the rest from its value"))
     elif fmt in ("socket",):
         reader = ['spark.readStream.format("socket")']
         reader.extend(f".option({literal(k)}, {literal(v)})" for k, v in options.items())
@@ -360,6 +361,38 @@ def _read_input(node: StreamNode) -> list[str]:
     out.extend("    " + r for r in reader)
     out.append(")")
     return out
+
+
+def _kafka_columns(node: StreamNode, payload: str) -> list[str]:
+    """The stream's columns from Kafka's records: the value parsed with ``from_json`` (or
+    ``from_csv``) by the schema of the columns it holds, and the columns the source maps to
+    the record's ``timestamp`` and ``key`` (the key as UTF-8 text) taken from there."""
+    mapped = node.source.record_columns() if node.source is not None else {}
+    name = literal(node.name)
+    schema = f"VALUE_SCHEMAS[{name}]" if mapped else f"SCHEMAS[{name}]"
+    function = "F.from_json" if payload == "json" else "F.from_csv"
+    parse = f'{function}(F.col("value").cast("string"), {schema}).alias("row")'
+    if not mapped:
+        return [f".select({parse})", '.select("row.*")']
+    values = [c for c in node.columns if c.name not in mapped]
+    fields = {"timestamp": 'F.col("timestamp")', "key": 'F.col("key").cast("string")'}
+    items = [parse] if values else []
+    items += [f"{fields[field]}.alias({literal(column)})" for column, field in mapped.items()]
+    kept = (['"row.*"'] if values else []) + [column_ref(column) for column in mapped]
+    return [
+        ".select(",
+        *(f"    {item}," for item in items),
+        ")",
+        f".select({', '.join(kept)})",
+    ]
+
+
+def _value_schema(node: StreamNode) -> str:
+    """The schema of the columns a Kafka stream reads from the record's value."""
+    mapped = node.source.record_columns() if node.source is not None else {}
+    return ", ".join(
+        f"`{c.name.replace('`', '``')}` {c.type}" for c in node.columns if c.name not in mapped
+    )
 
 
 def _sink_lines(plan: Plan) -> list[str]:
@@ -461,6 +494,8 @@ def compile_pyspark(plan: Plan, spec_path: str = "<spec>", formatted: bool = Tru
 
     __version__ = version("sjoin")
     streams = plan.streams
+    valued = [s for s in streams if s.source is not None and _value_schema(s) != _schema(s)]
+    valued = [s for s in valued if _value_schema(s)]  # a value read at all
     body = [line for node in plan.nodes for line in emit(node)]
     reads = [line for node in streams for line in _read_input(node)]
     missing = [s.name for s in streams if s.source is None]
@@ -518,6 +553,16 @@ def compile_pyspark(plan: Plan, spec_path: str = "<spec>", formatted: bool = Tru
         "",
         *_dict_lines("SCHEMAS", ((s.name, _schema(s)) for s in streams)),
         "",
+        *(
+            [
+                "# what Kafka sources read from each record's value (the other columns come",
+                "# from the record's timestamp or key)",
+                *_dict_lines("VALUE_SCHEMAS", ((s.name, _value_schema(s)) for s in valued)),
+                "",
+            ]
+            if valued
+            else []
+        ),
         "",
         "def build(spark: SparkSession, inputs: dict[str, DataFrame]) -> dict[str, DataFrame]:",
         '    """Every relation of the spec by name, from streaming DataFrames of its streams."""',

@@ -86,15 +86,17 @@ PAYLOADS = {
     "quoted": "`a`",
 }
 
-# One spec reading every source format, with a join of each emit shape (range, window keys,
-# LEFT ANTI), an aggregate (named and unnamed grouping keys) and sinks of both writer shapes.
+# One spec reading every source format (Kafka with columns from the record's timestamp and
+# key, and with every column so), with a join of each emit shape (range, window keys, LEFT
+# ANTI), an aggregate (named and unnamed grouping keys) and sinks of both writer shapes.
 SOURCES_SPEC = """
 set session_timezone = 'ZQTZ'
 set trigger = '10 seconds'
 
 stream ZQSA (ZQCA BIGINT, ZQTA TIMESTAMP, ZQVA STRING)
 watermark ZQTA delay 10 seconds
-from kafka (topic = 'ZQTOPIC', bootstrap_servers = 'ZQSERVER', format = 'json', ZQKK = 'ZQKV')
+from kafka (topic = 'ZQTOPIC', bootstrap_servers = 'ZQSERVER', format = 'json', ZQKK = 'ZQKV',
+            timestamp_column = 'ZQTA', key_column = 'ZQVA')
 
 stream ZQSB (ZQCB BIGINT, ZQTB TIMESTAMP, ZQVB STRING)
 watermark ZQTB delay 10 seconds
@@ -115,6 +117,11 @@ from delta (table = 'ZQTABLE')
 stream ZQSF (ZQCF BIGINT, ZQTF TIMESTAMP)
 watermark ZQTF delay 10 seconds
 from kafka (subscribe = 'ZQSUB', `kafka.bootstrap.servers` = 'ZQKBS', format = 'csv')
+
+-- every column from the record: no value is parsed
+stream ZQSG (ZQTG TIMESTAMP, ZQKG STRING)
+from kafka (topic = 'ZQGTOPIC', bootstrap_servers = 'ZQGSERVER', timestamp_column = 'ZQTG',
+            key_column = 'ZQKG')
 
 join ZQJA = ZQSA AS ZQAA INNER JOIN ZQSB AS ZQAB
     ON ZQAA.ZQCA = ZQAB.ZQCB

@@ -31,6 +31,19 @@ def test_generated_job_snapshot(spec: Path, snapshot) -> None:  # type: ignore[n
     assert code == snapshot(extension_class=PythonSnapshot)
 
 
+def test_generated_job_snapshot_of_columns_from_kafka_records(snapshot) -> None:  # type: ignore[no-untyped-def]
+    """`timestamp_column` / `key_column`: those columns from the record's `timestamp` and
+    `CAST(key AS STRING)`, the rest parsed from the value by VALUE_SCHEMAS; the options never
+    reach Spark's source (tests/kafka/test_record_columns.py runs this job on a broker)."""
+    spec = Path(__file__).resolve().parents[1] / "kafka" / "record_columns.sjoin"
+    result = check_file(spec)
+    assert result.ok and result.plan is not None
+    code = compile_pyspark(result.plan, "tests/kafka/record_columns.sjoin")
+    compile(code, spec.name, "exec")
+    assert "timestamp_column" not in code and "key_column" not in code
+    assert code == snapshot(extension_class=PythonSnapshot)
+
+
 def _shapes() -> dict[str, str]:
     """Every shape of job: the examples, every source and sink writer, streams without
     `from`, a spec without sinks, each trigger form, and the `sjoin init` scaffold."""

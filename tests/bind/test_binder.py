@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 from sqlglot import exp
 
@@ -220,3 +222,102 @@ sink j to kafka (topic = 'o', bootstrap_servers = 'h:1', key = '{key}')
     (d,) = [d for d in bad.diagnostics if d.severity == "error"]
     assert d.code == "E024" and "`ids` is not a column of `j`" in d.message
     assert d.help is not None and "id" in d.help
+
+
+RECORD_SPEC = """
+stream a (k BIGINT, t TIMESTAMP, u STRING, n BIGINT) watermark t delay 1 minute
+from {fmt} ({where})
+stream b (k BIGINT, t TIMESTAMP) watermark t delay 1 minute
+join j = a AS x INNER JOIN b AS y ON x.k = y.k AND x.t = y.t
+{sink}"""
+KAFKA_AT = "topic = 'a', bootstrap_servers = 'h:1'"
+
+
+def _record_check(options: str, fmt: str = "kafka", sink: str = "") -> Any:
+    from sjoin.api import check_text
+
+    where = ", ".join(filter(None, [KAFKA_AT if fmt == "kafka" else "path = 'p'", options]))
+    return check_text(RECORD_SPEC.format(fmt=fmt, where=where, sink=sink))
+
+
+def test_a_kafka_source_reads_columns_from_the_record() -> None:
+    result = _record_check("timestamp_column = 't', key_column = 'u', format = 'csv'")
+    assert result.ok and result.plan is not None
+    (a, _) = result.plan.streams
+    assert a.source is not None
+    assert a.source.record_columns() == {"t": "timestamp", "u": "key"}
+    # the options stay in the source's options, as the plan JSON shows them
+    assert a.source.option("timestamp_column") == "t"
+    from sjoin.compiler.explain import plan_json
+
+    (stream, _) = plan_json(result.plan, [])["streams"]
+    assert stream["source"] == {
+        "format": "kafka",
+        "options": {
+            "topic": "a",
+            "bootstrap_servers": "h:1",
+            "timestamp_column": "t",
+            "key_column": "u",
+            "format": "csv",
+        },
+    }
+
+
+@pytest.mark.parametrize(
+    ("options", "fmt", "sink", "message", "help", "at"),
+    [
+        # not a column, with a did-you-mean; empty
+        ("timestamp_column = 'tt'", "kafka", "", "`timestamp_column` names `tt`, which is "
+         "not a column of `a`", "did you mean `t`?", "'tt'"),
+        ("key_column = 'uu'", "kafka", "", "`key_column` names `uu`", "did you mean `u`?", "'uu'"),
+        ("key_column = 'zzz'", "kafka", "", "not a column of `a`", "columns: k, t, u, n",
+         "'zzz'"),
+        ("timestamp_column = ''", "kafka", "", "`timestamp_column` is empty", "columns:", "''"),
+        # the wrong type
+        ("timestamp_column = 'n'", "kafka", "", "`n`, which is BIGINT: the record's timestamp "
+         "is read as TIMESTAMP", "declare `n` as TIMESTAMP", "'n'"),
+        ("key_column = 'k'", "kafka", "", "`k`, which is BIGINT: the record's key is read as "
+         "STRING", "declare `k` as STRING", "'k'"),
+        ("key_column = 't'", "kafka", "", "which is TIMESTAMP", "as STRING", "'t'"),
+        # not a Kafka source
+        ("timestamp_column = 't'", "json", "", "a `json` source has no Kafka records",
+         "read the stream `from kafka`", "timestamp_column"),
+        ("key_column = 'u'", "parquet", "", "a `parquet` source has no Kafka records",
+         "remove the option", "key_column"),
+        # sjoin's own option names in another case: Spark would take them as its own
+        ("Timestamp_Column = 't'", "kafka", "", "`Timestamp_Column` is not an option of a "
+         "`kafka` source", "did you mean `timestamp_column`?", "Timestamp_Column"),
+        ("KEY_COLUMN = 'u'", "kafka", "", "`KEY_COLUMN` is not an option", "`key_column`",
+         "KEY_COLUMN"),
+        ("FORMAT = 'csv'", "kafka", "", "`FORMAT` is not an option", "`format`", "FORMAT"),
+        ("Key_Column = 'u'", "json", "", "`Key_Column` is not an option of a `json` source",
+         "`key_column`", "Key_Column"),
+        # on a sink: a source's option
+        ("", "kafka", "sink j to kafka (topic = 'o', bootstrap_servers = 'h:1', "
+         "key_column = 'k')", "`key_column` is an option of a Kafka source, not of a `kafka` "
+         "sink", "key = 'COLUMN'", "key_column"),
+        ("", "kafka", "sink j to kafka (topic = 'o', bootstrap_servers = 'h:1', "
+         "timestamp_column = 't')", "not of a `kafka` sink", "stamps each record with the "
+         "time it is written", "timestamp_column"),
+        ("", "kafka", "sink j to parquet (path = 'o', Timestamp_Column = 't')", "not of a "
+         "`parquet` sink", "remove the option", "Timestamp_Column"),
+    ],
+)  # fmt: skip
+def test_columns_from_the_record_are_checked(
+    options: str, fmt: str, sink: str, message: str, help: str, at: str
+) -> None:
+    result = _record_check(options, fmt, sink)
+    errors = [d for d in result.diagnostics if d.severity == "error"]
+    assert len(errors) == 1, [d.message for d in errors]
+    (d,) = errors
+    assert d.code == "E024" and message in d.message, d.message
+    assert d.help is not None and help in d.help, d.help
+    assert result.source.text[d.span.start : d.span.end] == at
+
+
+def test_a_column_of_an_unknown_type_gives_one_error_only() -> None:
+    from sjoin.api import check_text
+
+    where = KAFKA_AT + ", timestamp_column = 'u'"
+    text = RECORD_SPEC.format(fmt="kafka", where=where, sink="").replace("u STRING", "u STRNG")
+    assert [d.code for d in check_text(text).diagnostics if d.severity == "error"] == ["E007"]

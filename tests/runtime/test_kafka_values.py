@@ -416,3 +416,88 @@ def test_binary_columns_are_not_read() -> None:
     assert caught.value.unknown == frozenset({"p"}) and caught.value.partial == (1, None)
     with pytest.raises(RecordFault, match="does not read BINARY"):
         record_reader(schema, "csv")(b"1,AAE=")
+
+
+# ------------------------------------------------------------- columns from the record itself
+
+RECORD = schemas_of(
+    plan_of(
+        "stream q (k BIGINT, t TIMESTAMP, u STRING, s STRING)\nstream w (k BIGINT)\n"
+        "join v = q INNER JOIN w ON q.k = w.k"
+    )
+)["q"]
+MAPPED: dict[str, Any] = {"t": "timestamp", "u": "key"}
+MS = 1_767_225_600_123  # 2026-01-01T00:00:00.123Z
+
+
+@pytest.mark.parametrize(
+    ("payload", "value", "key", "timestamp", "row"),
+    [
+        # the value holds the other columns; a field named as a mapped column is ignored
+        ("json", b'{"k": 1, "s": "a"}', b"u1", MS, (1, MS * 1000, "u1", "a")),
+        ("json", b'{"k": 1, "s": "a", "t": "2000-01-01T00:00:00Z", "u": 5}', b"x", MS,
+         (1, MS * 1000, "x", "a")),
+        # no key is a null key, an empty key is empty text; any timestamp, negative too
+        ("json", b'{"k": 2}', None, -1, (2, -1000, None, None)),
+        ("json", b'{"k": 2}', b"", 0, (2, 0, "", None)),
+        ("json", b'{"k": 3}', "café".encode(), MS, (3, MS * 1000, "café", None)),
+        # CSV: the value's fields are the other columns, in order
+        ("csv", b"4,b", b"k", MS, (4, MS * 1000, "k", "b")),
+    ],
+)  # fmt: skip
+def test_columns_from_the_record_and_the_rest_from_the_value(
+    payload: Any, value: bytes, key: bytes | None, timestamp: int, row: tuple[Any, ...]
+) -> None:
+    assert record_reader(RECORD, payload, UTC, MAPPED)(value, key, timestamp) == row
+
+
+@pytest.mark.parametrize(
+    ("payload", "value", "key", "timestamp", "says", "partial", "unknown"),
+    [
+        # a value Spark cannot read: its columns null, the record's columns still read
+        ("json", None, b"u", MS, "tombstone", (None, MS * 1000, "u", None), ()),
+        ("json", b"{oops", b"u", MS, "bad JSON", (None, MS * 1000, "u", None), ()),
+        ("json", b'{"z": 1}', b"u", MS, "none of the columns", (None, MS * 1000, "u", None), ()),
+        ("csv", b"", None, MS, "the value is empty", (None, MS * 1000, None, None), ()),
+        ("csv", b"1,a,extra", b"u", MS, "3 field(s) but stream `q` reads 2 column(s) from it",
+         (1, MS * 1000, "u", "a"), ()),
+        # a key that is not UTF-8: the replay cannot tell what Spark's text is
+        ("json", b'{"k": 1}', b"\xff", MS, "key is not UTF-8", (1, MS * 1000, None, None),
+         ("u",)),
+        # a time past what a TIMESTAMP holds
+        ("json", b'{"k": 1}', b"u", 2**62, "outside the TIMESTAMP range", (1, None, "u", None),
+         ("t",)),
+        # both at once: the value's fault and the key's
+        ("json", b"[]", b"\xfe", MS, "not a JSON object", (None, MS * 1000, None, None), ("u",)),
+    ],
+)  # fmt: skip
+def test_faults_of_a_record_with_columns_from_the_record(
+    payload: Any,
+    value: bytes | None,
+    key: bytes | None,
+    timestamp: int,
+    says: str,
+    partial: tuple[Any, ...],
+    unknown: tuple[str, ...],
+) -> None:
+    with pytest.raises(RecordFault) as caught:
+        record_reader(RECORD, payload, UTC, MAPPED)(value, key, timestamp)
+    fault = caught.value
+    assert says in fault.reason
+    assert fault.partial == partial and fault.unknown == frozenset(unknown)
+    # the row of nulls Spark reads for a bad value keeps the record's columns: said so
+    assert "a row of nulls" not in fault.reason
+    if partial[0] is None and not unknown:
+        assert "reads the columns of its value (`k`, `s`) as null" in fault.reason
+
+
+def test_a_stream_of_record_columns_only_never_reads_the_value() -> None:
+    schema = schemas_of(
+        plan_of(
+            "stream q (t TIMESTAMP, u STRING)\nstream w (u STRING)\n"
+            "join v = q INNER JOIN w ON q.u = w.u"
+        )
+    )["q"]
+    reader = record_reader(schema, "json", UTC, {"t": "timestamp", "u": "key"})
+    for value in (None, b"", b"not json", b"\xff"):
+        assert reader(value, b"k", MS) == (MS * 1000, "k")
