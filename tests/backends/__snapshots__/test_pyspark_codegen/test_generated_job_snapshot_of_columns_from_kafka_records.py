@@ -13,21 +13,33 @@ Run it with: spark-submit --packages org.apache.spark:spark-sql-kafka-0-10_2.13:
 
 from __future__ import annotations
 
+import sys
+
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql.streaming import StreamingQuery
 
-SPARK_CONF = {
-    "spark.sql.streaming.statefulOperator.allowMultiple": "true",
-    "spark.sql.streaming.statefulOperator.checkCorrectness.enabled": "true",
-    "spark.sql.streaming.multipleWatermarkPolicy": "min",
-    "spark.sql.streaming.noDataMicroBatches.enabled": "true",
-    "spark.sql.session.timeZone": "UTC",
-    "spark.sql.shuffle.partitions": "200",
-    "spark.sql.streaming.stateStore.providerClass": (
-        "org.apache.spark.sql.execution.streaming.state.HDFSBackedStateStoreProvider"
+# the Spark confs the spec sets (its `set` statements); the cluster keeps its own
+# value of every other conf (shuffle partitions, state store provider, ...)
+SPARK_CONF = {}
+
+# the confs the results depend on that the spec leaves to the cluster: the value sjoin
+# planned for, and the `set` statement that pins it; main() warns where they differ
+ASSUMED_CONF: dict[str, tuple[str, str]] = {
+    "spark.sql.streaming.statefulOperator.allowMultiple": (
+        "true",
+        "set allow_multiple_stateful_operators = true",
     ),
+    "spark.sql.streaming.statefulOperator.checkCorrectness.enabled": (
+        "true",
+        "set correctness_check = true",
+    ),
+    "spark.sql.streaming.multipleWatermarkPolicy": ("min", "set multiple_watermark_policy = min"),
+    "spark.sql.streaming.noDataMicroBatches.enabled": ("true", "set no_data_micro_batches = true"),
+    "spark.sql.session.timeZone": ("UTC", "set session_timezone = 'UTC'"),
 }
+# names of UTC that a cluster may report for spark.sql.session.timeZone
+UTC_NAMES = {"UTC", "Etc/UTC", "GMT", "Etc/GMT", "Z", "+00:00", "UCT", "Zulu"}
 
 # Maven packages for spark-submit --packages (see the docstring)
 PACKAGES: list[str] = ["org.apache.spark:spark-sql-kafka-0-10_2.13:4.3.0"]
@@ -138,12 +150,29 @@ def start_sinks(rels: dict[str, DataFrame]) -> list[StreamingQuery]:
     return queries
 
 
+def check_conf(spark: SparkSession) -> None:
+    """Warn, on stderr, about each conf of ASSUMED_CONF whose value here differs
+    from the one sjoin planned for: results would differ from `sjoin run`'s."""
+    for key, (planned, pin) in ASSUMED_CONF.items():
+        found = spark.conf.get(key, None)
+        if found is None or found.lower() == planned.lower():
+            continue
+        if key == "spark.sql.session.timeZone" and {found, planned} <= UTC_NAMES:
+            continue
+        print(
+            f"sjoin: warning: {key} is {found!r} on this cluster, but the spec was "
+            f"planned and tested for {planned!r}; add `{pin}` to the spec to pin it",
+            file=sys.stderr,
+        )
+
+
 def main() -> None:
     """Start every sink of the spec and wait."""
     builder = SparkSession.builder.appName("sjoin tests/kafka/record_columns.sjoin")
     for key, value in SPARK_CONF.items():
         builder = builder.config(key, value)
     spark = builder.getOrCreate()
+    check_conf(spark)
     rels = build(spark, read_inputs(spark))
     for query in start_sinks(rels):
         query.awaitTermination()
