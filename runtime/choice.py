@@ -255,6 +255,10 @@ class PlanFacts:
 
 
 def plan_facts(plan: Plan, checkpoint: bool = False) -> PlanFacts:
+    """The plan's facts, from the plan alone (no polars): the operators that run columnar
+    (``columnar/support.py``), the first column without a canonical form, and the pattern of
+    a canonical line of any stream (``checkpoint``: the run keeps one, so the columnar
+    engine reads the trace row by row, for each batch's digest)."""
     from .columnar.support import canonical_line_pattern, has_canonical_form, operator_unsupported
 
     operators = [j.name for j in plan.joins] + [a.name for a in plan.aggregates]
