@@ -29,6 +29,7 @@ from typing import IO, Any, Literal
 from sjoin.compiler.plan import Plan
 
 from .checkpoint import Checkpoint, fingerprint, pause_for_test
+from .choice import EngineName, TraceShape, choose_engine, scan_trace
 from .errors import (
     CheckpointError,
     QueryError,
@@ -53,7 +54,6 @@ from .trace import (
 from .values import dumps, format_watermark, json_converter
 
 __all__ = [
-    "AUTO_COLUMNAR_BYTES",
     "ENGINES",
     "OUTPUT_FORMATS",
     "BadRow",
@@ -68,6 +68,7 @@ __all__ = [
     "RunResult",
     "RunSummary",
     "TraceError",
+    "TraceShape",
     "UnsafeFileError",
     "UnsupportedExpression",
     "UsageError",
@@ -77,6 +78,7 @@ __all__ = [
     "progress_line",
     "run",
     "run_to_files",
+    "scan_trace",
 ]
 
 # a trace file (or a Parquet trace's folder), lines or record dicts, or a trace already read
@@ -95,40 +97,9 @@ def delta_options(plan: Plan) -> dict[str, dict[str, str]]:
     }
 
 
-EngineName = Literal["columnar", "reference"]
 ENGINES: tuple[EngineName, ...] = ("columnar", "reference")
 # what a caller may ask for: an engine, or "auto" (``choose_engine``)
 EngineChoice = Literal["auto", "columnar", "reference"]
-# below this many bytes of JSON-lines trace the reference engine finishes a whole run before
-# the columnar one has imported polars (~0.2 s): measured crossover 0.5-0.7 MB of trace on
-# the benchmark workload as new `sjoin run` processes (docs/benchmarks.md, section 3)
-AUTO_COLUMNAR_BYTES = 512 * 1024
-
-
-def choose_engine(plan: Plan, trace: TraceInput) -> tuple[EngineName, str]:
-    """The engine ``"auto"`` runs, and why: the columnar one for a Parquet or Delta trace or a
-    trace file of ``AUTO_COLUMNAR_BYTES`` or more, unless it would run no operator of the plan
-    itself; else the reference one (a small trace, or rows given in memory).  Both give the
-    same output, so the choice only moves time."""
-    from .columnar.support import operator_unsupported
-
-    if isinstance(trace, (str, os.PathLike)) and Path(trace).is_dir():
-        from .columnar.delta import is_delta_trace
-
-        # only the columnar engine reads these (its operators fall back where they must)
-        return "columnar", "a Delta trace" if is_delta_trace(Path(trace)) else "a Parquet trace"
-    operators = [j.name for j in plan.joins] + [a.name for a in plan.aggregates]
-    if operators and all(operator_unsupported(plan, name) for name in operators):
-        return "reference", "no operator of the plan runs columnar"
-    if isinstance(trace, Trace):
-        return "reference", f"the trace was read from {trace.source}"
-    if not isinstance(trace, (str, os.PathLike)):
-        return "reference", "the trace rows are given in memory"
-    path = Path(trace)
-    size = path.stat().st_size if path.is_file() else 0
-    if size >= AUTO_COLUMNAR_BYTES:
-        return "columnar", f"the trace has {size:,} bytes (>= {AUTO_COLUMNAR_BYTES:,})"
-    return "reference", f"the trace has {size:,} bytes (< {AUTO_COLUMNAR_BYTES:,})"
 
 
 OutputRows = list[tuple[str, dict[str, Any]]]
@@ -320,7 +291,7 @@ def run(
     directory's state and returns the batches it ran (plus the last one of a killed run if
     that one was never returned).  ``on_batch`` is called as in ``run_to_files``.
     ``engine``: ``"reference"`` (row at a time), ``"columnar"`` (polars; same results) or
-    ``"auto"`` (``choose_engine``: columnar for large traces).  ``backlog``: run the
+    ``"auto"`` (``choose_engine``: columnar for a trace of large batches).  ``backlog``: run the
     batches back to back, as Spark runs batches that were all waiting when it started (None:
     as the trace says, ``Trace.backlog``; a trace file is fed a batch at a time)."""
     runner = _Runner(
@@ -740,7 +711,9 @@ class _Runner:
             raise UsageError(f"unknown engine {engine!r}; choose auto, columnar or reference")
         self.engine_reason = "asked for"
         if engine == "auto":
-            engine, self.engine_reason = choose_engine(plan, trace)
+            engine, self.engine_reason = choose_engine(
+                plan, trace, checkpoint=checkpoint is not None
+            )
         self.engine_name: EngineName = engine
         if engine == "columnar":
             from .columnar.query import ColumnarEngine

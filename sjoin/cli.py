@@ -696,8 +696,10 @@ def diff(
     default="auto",
     show_default=True,
     help="columnar: a batch at a time on polars; reference: the row-at-a-time runtime; "
-    "auto: columnar for a Parquet or Delta trace or a trace file of 512 KiB or more, reference for "
-    "smaller ones (it is done before polars has loaded). Both give the same output.",
+    "auto: columnar for a Parquet or Delta trace, or a trace file whose batches are large "
+    "enough on average to pay for polars' start-up and cost per batch (about 1,000 rows per "
+    "batch and operator run columnar, twice that when the file cannot be read in bulk; "
+    "--verbose states the figures), reference otherwise. Both give the same output.",
 )
 @MAX_OFFSETS
 @STARTING_OFFSETS

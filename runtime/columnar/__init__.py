@@ -1,6 +1,6 @@
 """The columnar runtime: the reference runtime's semantics a batch at a time on polars
-(``sjoin run --engine columnar``; ``--engine auto``, the default, picks it for any trace that
-is not small).
+(``sjoin run --engine columnar``; ``--engine auto``, the default, picks it for a trace whose
+batches are large enough to pay for it: ``runtime/choice.py``).
 
 Importing this package loads nothing: ``support`` (what runs columnar, decided from the Plan)
 has no polars, so a run can pick its engine first; only ``query``, ``join``, ``frames`` and

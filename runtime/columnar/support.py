@@ -11,6 +11,8 @@ approx_count_distinct (of non-floating values), or no grouping key.
 
 from __future__ import annotations
 
+import json
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -20,6 +22,7 @@ from sqlglot import exp
 from sjoin.compiler import annotate
 from sjoin.compiler.functions import FUNCTIONS, lookup
 from sjoin.compiler.plan import AggregateNode, JoinNode, Plan
+from sjoin.compiler.types import SqlType
 
 from ..aggregate import aggregate_calls
 from ..errors import UnsupportedExpression
@@ -139,6 +142,54 @@ def join_unsupported(node: JoinNode, ansi: bool) -> str | None:
         if abs(tr.lower_us) > _LIMIT or abs(tr.upper_us) > _LIMIT:
             return "its time range is too wide for 64-bit arithmetic"
     return None
+
+
+# ------------------------------------------------------------------------ canonical lines
+
+_INT_TEXT = r"-?(?:0|[1-9][0-9]{0,18})"
+_STRING_TEXT = r'"[^"\\\x00-\x1f]*"'
+# the text of a value of each type in a canonical line (``columnar/trace.py``)
+_PIECES = {
+    "boolean": "true|false",
+    "string": _STRING_TEXT,
+    # hours 00-23, minutes and seconds 00-59: polars would read a second 60 (a leap second)
+    # as the next minute, where the reference reader refuses it
+    "timestamp": (
+        r'"[0-9]{4}-[0-9]{2}-[0-9]{2}T(?:[01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9](?:\.[0-9]{3})?Z"'
+    ),
+    "date": r'"[0-9]{4}-[0-9]{2}-[0-9]{2}"',
+    **{kind: _INT_TEXT for kind in ("tinyint", "smallint", "int", "bigint")},
+}
+
+
+def has_canonical_form(kind: SqlType) -> bool:
+    """Whether a value of this type can be written in a canonical line."""
+    return kind.name in _PIECES
+
+
+def canonical_line_pattern(
+    stream: str, columns: Sequence[str], types: Sequence[SqlType]
+) -> str | None:
+    """The regular expression (polars' and Python's alike) of a *canonical* trace line of
+    ``stream``: the form ``json.dumps`` writes, fields and columns in declared order, the
+    values of ``_PIECES``.  The columnar reader reads a trace of such lines in bulk (no
+    capture groups: polars runs a test without captures as a DFA, several times faster than
+    an extraction).  None when a column's type has no canonical form (DOUBLE, DECIMAL, ...):
+    such a trace is read by the reference reader on either engine."""
+    parts = []
+    for name, kind in zip(columns, types, strict=True):
+        piece = _PIECES.get(kind.name)
+        if piece is None:
+            return None
+        parts.append(re.escape(json.dumps(name, ensure_ascii=False)) + f": (?:null|{piece})")
+    return (
+        r'^\{"batch": '
+        + _INT_TEXT
+        + r", "
+        + re.escape(f'"stream": {json.dumps(stream, ensure_ascii=False)}, "row": {{')
+        + ", ".join(parts)
+        + r"\}\}$"
+    )
 
 
 # ---------------------------------------------------------------------------- aggregates

@@ -56,22 +56,10 @@ from ..trace import (
 )
 from ..values import MAX_TIMESTAMP_US, MIN_TIMESTAMP_US
 from .frames import dtype_of
+from .support import canonical_line_pattern
 
 _BOM = b"\xef\xbb\xbf"
 _INT_BOUNDS = {"tinyint": 2**7, "smallint": 2**15, "int": 2**31, "bigint": 2**63}
-_INT_TEXT = r"-?(?:0|[1-9][0-9]{0,18})"
-_STRING_TEXT = r'"[^"\\\x00-\x1f]*"'
-_PIECES = {
-    "boolean": "true|false",
-    "string": _STRING_TEXT,
-    # hours 00-23, minutes and seconds 00-59: polars would read a second 60 (a leap second)
-    # as the next minute, where the reference reader refuses it
-    "timestamp": (
-        r'"[0-9]{4}-[0-9]{2}-[0-9]{2}T(?:[01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9](?:\.[0-9]{3})?Z"'
-    ),
-    "date": r'"[0-9]{4}-[0-9]{2}-[0-9]{2}"',
-    **{kind: _INT_TEXT for kind in _INT_BOUNDS},
-}
 
 
 class _NotCanonical(Exception):
@@ -103,22 +91,11 @@ def read_trace_columns(
 
 
 def _line_pattern(stream: str, schema: StreamSchema) -> str:
-    """The regular expression of a canonical line of ``stream`` (no capture groups: polars
-    runs a test without captures as a DFA, several times faster than an extraction)."""
-    parts = []
-    for name, kind in zip(schema.columns, schema.types, strict=True):
-        piece = _PIECES.get(kind.name)
-        if piece is None:
-            raise _NotCanonical
-        parts.append(re.escape(json.dumps(name, ensure_ascii=False)) + f": (?:null|{piece})")
-    return (
-        r'^\{"batch": '
-        + _INT_TEXT
-        + r", "
-        + re.escape(f'"stream": {json.dumps(stream, ensure_ascii=False)}, "row": {{')
-        + ", ".join(parts)
-        + r"\}\}$"
-    )
+    """The regular expression of a canonical line of ``stream`` (``support.py``)."""
+    pattern = canonical_line_pattern(stream, schema.columns, schema.types)
+    if pattern is None:
+        raise _NotCanonical
+    return pattern
 
 
 def _between(line: pl.Expr, before: str, after: str | None, ascii_only: bool) -> pl.Expr:

@@ -196,6 +196,19 @@ SCRIPTS = {
     "columnar_choice --n": (["benchmarks/columnar_choice.py", "--n", "{v}"], "--n"),
     "columnar_choice --repeat": (["benchmarks/columnar_choice.py", "--repeat", "{v}"], "--repeat"),
     "check_startup --runs": (["benchmarks/check_startup.py", "--runs", "{v}"], "--runs"),
+    "engine_crossover --rows": (["benchmarks/engine_crossover.py", "--rows", "{v}"], "--rows"),
+    "engine_crossover --batches": (
+        ["benchmarks/engine_crossover.py", "--batches", "10", "{v}"],
+        "--batches",
+    ),
+    "engine_crossover --max-rows": (
+        ["benchmarks/engine_crossover.py", "--max-rows", "{v}"],
+        "--max-rows",
+    ),
+    "engine_crossover --repeat": (
+        ["benchmarks/engine_crossover.py", "--repeat", "{v}"],
+        "--repeat",
+    ),
     "eviction ROWS": (["benchmarks/eviction.py", "{v}"], "ROWS"),
     "eviction_columnar ROWS": (["benchmarks/eviction_columnar.py", "{v}"], "ROWS"),
     "spark_standalone --timeout": (

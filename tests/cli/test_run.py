@@ -370,17 +370,24 @@ def test_parquet_trace_directory(tmp_path: Path) -> None:
     assert code == 2 and "read by the columnar engine only" in err
 
 
-def test_auto_engine_picks_by_trace_size(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """`--engine auto` (the default): the reference engine for a small trace (it is done
-    before polars has loaded), the columnar one from AUTO_COLUMNAR_BYTES up; same bytes."""
+def test_auto_engine_picks_by_rows_per_batch(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`--engine auto` (the default): the columnar engine from the rows per batch its costs
+    pay off at, the reference one below (runtime/choice.py; the break-even is moved to the
+    example's trace here, tests/runtime/test_engine_choice.py tests the rule); same bytes."""
     from sjoin import runtime
+    from sjoin.runtime import choice
 
     spec = EXAMPLES[0]
     trace = spec.with_suffix(".trace.jsonl")
-    size = trace.stat().st_size
+    shape = runtime.scan_trace(trace)
+    assert shape is not None and shape.batches > 1
+    mean = shape.lines // shape.batches
+    monkeypatch.setattr(choice, "COLUMNAR_FIXED_ROWS", 0)
     outputs = []
-    for threshold, engine in ((size + 1, "reference"), (size, "columnar")):
-        monkeypatch.setattr(runtime, "AUTO_COLUMNAR_BYTES", threshold)
+    for per_batch, engine, compared in ((mean + 1, "reference", "<"), (mean, "columnar", ">=")):
+        monkeypatch.setattr(choice, "COLUMNAR_ROWS_PER_BATCH", per_batch)
         out = tmp_path / f"{engine}.out"
         stderr = io.StringIO()
         with contextlib.redirect_stderr(stderr):
@@ -392,7 +399,10 @@ def test_auto_engine_picks_by_trace_size(tmp_path: Path, monkeypatch: pytest.Mon
             )
         assert summary.batches > 0
         assert f"engine: {engine} " in stderr.getvalue(), stderr.getvalue()
-        assert f"the trace has {size:,} bytes" in stderr.getvalue()
+        assert (
+            f": {shape.batches} batches of {mean} rows on average ({compared} {per_batch} "
+            "rows/batch for 1 columnar operator, read in bulk)\n"
+        ) in stderr.getvalue()
         outputs.append(out.read_bytes())
     assert outputs[0] == outputs[1]
 

@@ -32,8 +32,10 @@ import pytest
 from click.testing import CliRunner
 
 from sjoin.cli import main
+from sjoin.compiler.plan import Plan
 from sjoin.compiler.types import TYPE_NAMES, SqlType, lookup_type
-from sjoin.runtime import AUTO_COLUMNAR_BYTES, choose_engine
+from sjoin.runtime import choice, choose_engine, scan_trace
+from sjoin.runtime.choice import plan_facts
 from sjoin.runtime.columnar.frames import to_rows
 from sjoin.runtime.columnar.trace import read_trace_columns
 from sjoin.runtime.errors import RunError
@@ -217,8 +219,29 @@ def partner(k: int, batch: int = 0, pad: str = "") -> str:
 
 
 # canonical rows without a partner, in a batch of their own after the rest, that take a
-# trace over the size from which `--engine auto` runs the columnar engine
-PADDING = [partner(-1, batch=10**6, pad="x" * 90_000)] * 6
+# trace over the rows per batch from which `--engine auto` runs the columnar engine (as
+# ``lower_the_break_even`` sets it)
+PADDING = [partner(-1, batch=10**6, pad="x" * 90_000)] + [partner(-1, batch=10**6)] * 299
+
+
+def lower_the_break_even(monkeypatch: pytest.MonkeyPatch, small: Path) -> None:
+    """Move `--engine auto`'s break-even to just above the rows per batch of ``small``:
+    ``small`` runs on the reference engine, ``small`` + PADDING on the columnar one (when the
+    plan has a columnar operator).  The rule itself: test_engine_choice.py."""
+    shape = scan_trace(small)
+    assert shape is not None and shape.batches
+    monkeypatch.setattr(choice, "COLUMNAR_FIXED_ROWS", 0)
+    monkeypatch.setattr(choice, "ROW_BY_ROW_FACTOR", 1)
+    monkeypatch.setattr(choice, "COLUMNAR_ROWS_PER_BATCH", shape.lines // shape.batches + 1)
+
+
+def auto_on_both_sides(plan: Plan, small: Path, large: Path) -> str:
+    """`auto` runs ``small`` on the reference engine and ``large`` on the columnar one (on
+    the reference one when no operator runs columnar); that engine."""
+    assert choose_engine(plan, small)[0] == "reference"
+    engine, reason = choose_engine(plan, large)
+    assert engine == ("columnar" if plan_facts(plan).columnar else "reference"), reason
+    return engine
 
 
 def write(path: Path, lines: list[str]) -> Path:
@@ -296,12 +319,15 @@ def test_every_type_the_binder_knows_has_hostile_values() -> None:
 
 
 @pytest.mark.parametrize(("decl", "value"), CASES)
-def test_every_reader_gives_the_same_verdict(tmp_path: Path, decl: str, value: str) -> None:
+def test_every_reader_gives_the_same_verdict(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, decl: str, value: str
+) -> None:
     """The value's line between two canonical lines, read by both readers, alone and with
-    padding that takes the trace over ``--engine auto``'s threshold: one verdict."""
+    padding that takes the trace over ``--engine auto``'s break-even: one verdict."""
     small = small_trace(tmp_path, value)
     large = small_trace(tmp_path, value, tuple(PADDING))
-    assert small.stat().st_size < AUTO_COLUMNAR_BYTES <= large.stat().st_size
+    lower_the_break_even(monkeypatch, small)
+    auto_on_both_sides(plan_of(SPEC.format(decl=decl)), small, large)
     verdicts = {}
     for path, policies in ((small, ("stop", "skip")), (large, ("skip",))):
         for policy in policies:
@@ -309,8 +335,6 @@ def test_every_reader_gives_the_same_verdict(tmp_path: Path, decl: str, value: s
             columnar = outcome(lambda: read_trace_columns(path, schemas(decl), policy))  # noqa: B023
             assert columnar == reference, (path.name, policy)
             verdicts[path.name, policy] = reference
-    # auto picks the reference reader for the small trace, and either for the large one
-    assert choose_engine(plan_of(SPEC.format(decl=decl)), small)[0] == "reference"
     # the padding adds its own batch and changes nothing else
     small_read, large_read = verdicts["small.jsonl", "skip"], verdicts["large.jsonl", "skip"]
     assert large_read[1][:-1] == small_read[1] and large_read[2] == small_read[2]
@@ -746,7 +770,9 @@ def _run(tmp: Path, spec: Path, trace: Path, engine: str, policy: str) -> dict[s
 
 
 @pytest.mark.parametrize("decl", list(VALUES))
-def test_sjoin_run_gives_one_verdict_on_every_engine(tmp_path: Path, decl: str) -> None:
+def test_sjoin_run_gives_one_verdict_on_every_engine(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, decl: str
+) -> None:
     """Each value on its own line of one trace, joined with a partner row so that every
     accepted value is written out: the output, the bad rows (stop, skip, FILE) and the
     exit status are the same on both engines, and through ``--engine auto`` on both sides
@@ -760,8 +786,8 @@ def test_sjoin_run_gives_one_verdict_on_every_engine(tmp_path: Path, decl: str) 
     small = write(tmp_path / "small.jsonl", lines)
     large = write(tmp_path / "large.jsonl", lines + PADDING)
     plan = plan_of(SPEC.format(decl=decl))
-    assert choose_engine(plan, small)[0] == "reference"
-    auto_large = choose_engine(plan, large)[0]
+    lower_the_break_even(monkeypatch, small)
+    auto_large = auto_on_both_sides(plan, small, large)
     for policy in ("stop", "skip", "FILE"):
         runs = {
             engine: _run(tmp_path, spec, small, engine, policy)
@@ -781,8 +807,8 @@ def test_sjoin_run_gives_one_verdict_on_every_engine(tmp_path: Path, decl: str) 
 def test_the_bulk_path_reads_the_accepted_canonical_values_as_the_reference(
     tmp_path: Path, decl: str
 ) -> None:
-    """The values a canonical line can carry, all in one trace over the threshold: the
-    columnar reader reads it in bulk (frames), with the reference reader's values."""
+    """The values a canonical line can carry, all in one trace with padding: the columnar
+    reader reads it in bulk (frames), with the reference reader's values."""
     accepted = [v for v in VALUES[decl] if "value" in verdict(decl, v)]
     lines = [record(v, k=i) for i, v in enumerate(accepted)]
     canonical = []
@@ -793,7 +819,6 @@ def test_the_bulk_path_reads_the_accepted_canonical_values_as_the_reference(
             canonical.append(text)
     assert canonical  # each of these types has a canonical form
     large = write(tmp_path / "large.jsonl", canonical + PADDING)
-    assert large.stat().st_size >= AUTO_COLUMNAR_BYTES
     bulk = read_trace_columns(large, schemas(decl))
     assert all(isinstance(r, pl.DataFrame) for b in bulk.batches for r in b.rows.values())
     assert outcome(lambda: bulk) == outcome(lambda: read_trace(large, schemas(decl)))
