@@ -14,7 +14,8 @@ bash scripts/setup.sh
     "$root/.venv/bin/lint-imports" --no-cache --config "$root/pyproject.toml" >/dev/null
     "$root/.venv/bin/mypy" --config-file "$root/pyproject.toml" --no-incremental -p sjoin
 )
-.venv/bin/pytest "$@"
+# the slowest tests, to keep the run well under its budget
+.venv/bin/pytest --durations=25 "$@"
 
 # The parity suite once more on the newest Spark 3.5 (Java 17), as `sjoin verify --spark 3.5`
 # runs it: in sjoin's cached environment (~/.cache/sjoin/spark-3.5, made on first use with pip,
