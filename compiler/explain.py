@@ -183,7 +183,7 @@ def plan_json(plan: Plan, diagnostics: list[dict[str, Any]]) -> dict[str, Any]:
 def plan_text(plan: Plan) -> str:
     """The human-readable plan of `sjoin plan`."""
     lines = [
-        f"spark {plan.spark}   watermark policy: {plan.settings['multiple_watermark_policy']}",
+        f"spark {plan.spark}   watermark policy: {plan.settings.multiple_watermark_policy}",
         "",
     ]
     for node in plan.nodes:

@@ -24,6 +24,7 @@ from .model import (
     JoinQuirks,
     JoinType,
     OutputMode,
+    Settings,
     SparkVersion,
     TimeRange,
     WatermarkUse,
@@ -209,7 +210,7 @@ PlanNode: TypeAlias = StreamNode | JoinNode | AggregateNode
 @dataclass(frozen=True)
 class Plan:
     spark: SparkVersion
-    settings: dict[str, str | int | bool]
+    settings: Settings  # every setting's value, the defaults included
     nodes: tuple[PlanNode, ...]  # topological (spec) order
     sinks: tuple[SinkNode, ...]
     checks: tuple[Check, ...] = field(default=())

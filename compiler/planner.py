@@ -25,6 +25,7 @@ from .model import (
     JoinQuirks,
     JoinType,
     OutputMode,
+    Settings,
     SparkVersion,
     TimeRange,
     WatermarkChoice,
@@ -43,7 +44,7 @@ from .plan import (
     StreamNode,
     WindowColumn,
 )
-from .settings import SETTINGS, assumed_conf, job_conf
+from .settings import assumed_conf, job_conf, settings_of
 from .split import ConditionSplit, conjoin, not_null_columns, sides, split_condition
 from .sql import spark_sql as _sql
 from .state import expand_between, legacy_terms, value_bounds
@@ -53,17 +54,14 @@ Solved = tuple[list[Bound], list[exp.Expression]]  # a side's state bounds, unus
 LARGE_WATERMARK_MS = 10**12  # any W for which offsets are exact (truncation rounds down)
 
 
-def watermark_use(
-    spark: SparkVersion, settings: dict[str, str | int | bool], first_stateful: bool
-) -> WatermarkUse:
+def watermark_use(spark: SparkVersion, settings: Settings, first_stateful: bool) -> WatermarkUse:
     """Which watermark a stateful operator uses for late rows and eviction (reference §4).
 
     ``allowMultiple=false`` selects Spark's ``UseSingleWatermarkPropagator`` (3.5+; 3.4 does
     the same inline): this batch's global watermark for both uses, in every operator.  That
     was checked on Spark 4.3.0 (``tests/spark/test_watermark_propagation.py``).
     """
-    allow_multiple = bool(settings.get("allow_multiple_stateful_operators", True))
-    if not spark.at_least(3, 4) or not allow_multiple:
+    if not spark.at_least(3, 4) or not settings.allow_multiple_stateful_operators:
         global_now = WatermarkChoice("global", "this")
         return WatermarkUse(global_now, global_now, "global")
     if spark.at_least(3, 5) and not first_stateful:
@@ -84,8 +82,7 @@ class Planner:
     def __init__(self, spec: BoundSpec, diags: Diagnostics, relation: str | None = None) -> None:
         self.spec = spec
         self.diags = diags
-        self.settings = {name: s.default for name, s in SETTINGS.items()}
-        self.settings.update({name: s.value for name, s in spec.settings.items()})
+        self.settings = settings_of({name: s.value for name, s in spec.settings.items()})
         self.required = required_outputs(spec)
         # `--relation NAME`: the query rooted at NAME is the one that runs, so the relations
         # below it are pruned as Spark prunes that query
@@ -303,8 +300,7 @@ class Planner:
             j.how, rules["left"], rules["right"], split.keys, key_index, has_wm
         )
         null_rows = tuple(
-            _null_rows(sides[s], bool(self.settings.get("no_data_micro_batches", True)))
-            for s in preserved
+            _null_rows(sides[s], self.settings.no_data_micro_batches) for s in preserved
         )
         node = JoinNode(
             name=j.name,

@@ -397,7 +397,7 @@ def _value_schema(node: StreamNode) -> str:
 
 def _sink_lines(plan: Plan) -> list[str]:
     lines: list[str] = []
-    trigger = str(plan.settings.get("trigger") or "")
+    trigger = plan.settings.trigger
     for sink in plan.sinks:
         options = dict(sink.target.options)
         fmt = sink.target.format
