@@ -146,7 +146,6 @@ class JoinNode:
     post_join_filter: exp.Expression | None
     constant_filter: exp.Expression | None  # conjuncts without columns (folded by Spark)
     output: tuple[OutputColumn, ...]
-    anti_filter: bool  # LEFT ANTI: keep only the null-padded (unmatched) left rows
     null_rows: tuple[str, ...]  # explanations of outer null emission, per preserved side
     may_emit_late_rows: bool
     late_rows_reason: str

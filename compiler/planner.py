@@ -313,7 +313,6 @@ class Planner:
             post_join_filter=conjoin(list(split.both)),
             constant_filter=conjoin(list(split.constant)),
             output=tuple(output),
-            anti_filter=JOIN_KINDS[j.how].drops_matched,
             null_rows=null_rows,
             may_emit_late_rows=late,
             late_rows_reason=late_reason,

@@ -255,7 +255,7 @@ class JoinOperator(JoinStateMixin):
     def __init__(self, node: JoinNode, ansi: bool) -> None:
         self.node = node
         self.how = node.executed_as
-        self.anti = node.anti_filter
+        self.anti = node.kind.drops_matched
         self.semi = self.how == "left_semi"
         self.semi_right_first = self.semi and node.quirks.semi_right_first
         self.fixed_append = node.quirks.append_rule

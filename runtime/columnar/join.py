@@ -207,7 +207,7 @@ class ColumnarJoin(JoinStateMixin):
     def __init__(self, node: JoinNode, ansi: bool) -> None:
         self.node = node
         self.semi = node.executed_as == "left_semi"
-        self.anti = node.anti_filter
+        self.anti = node.kind.drops_matched
         self.semi_right_first = self.semi and node.quirks.semi_right_first
         self.fixed_append = node.quirks.append_rule
         self.count_all_removals = node.quirks.count_all_removals
