@@ -47,10 +47,39 @@ class StateRule:
     eviction: Eviction
     column: str | None = None
     offset_ms: int | None = None
-    reason: str | None = None  # set exactly when eviction == "never"
+    reason: str | None = None  # set exactly when eviction == "never" (checked when built)
     key_index: int | None = None  # for key eviction: which key pair
     window: bool = False  # the key is a window struct: compare its end
     bounds: tuple[Bound, ...] = ()  # for value eviction: every usable conjunct
+
+    def __post_init__(self) -> None:
+        """The rule checks itself when built: a reason exactly when the side is never
+        evicted, and each eviction with the fields it reads (and no others)."""
+        never = self.eviction == "never"
+        wrong = [
+            what
+            for what, bad in (
+                ("a reason exactly when the side is never evicted", never != bool(self.reason)),
+                (
+                    "a column and an offset exactly when the side is evicted",
+                    any(never != (x is None) for x in (self.column, self.offset_ms)),
+                ),
+                (
+                    "a key index exactly for key eviction",
+                    (self.eviction == "key") != (self.key_index is not None),
+                ),
+                (
+                    "bounds exactly for value eviction",
+                    (self.eviction == "value") != bool(self.bounds),
+                ),
+                ("a window only for key eviction", self.window and self.eviction != "key"),
+            )
+            if bad
+        ]
+        if self.eviction not in ("key", "value", "never"):
+            wrong.insert(0, f"an eviction of key, value or never, not {self.eviction!r}")
+        if wrong:
+            raise ValueError(f"invalid StateRule {self!r}: it needs " + "; ".join(wrong))
 
     def state_watermark(self, watermark_ms: int) -> int | None:
         """The value Spark compares ``column`` with in a batch whose eviction watermark is W."""
