@@ -30,6 +30,7 @@ from .model import (
     WatermarkUse,
 )
 from .source import Span
+from .types import SqlType
 
 Eviction: TypeAlias = Literal["key", "value", "never"]
 
@@ -138,7 +139,7 @@ class Side:
 class OutputColumn:
     name: str
     expr: exp.Expression
-    type: str
+    type: SqlType  # printed as Spark SQL text (``DECIMAL(10, 2)``) in the plan JSON
     event_time: bool
 
 

@@ -204,7 +204,7 @@ class Planner:
         condition = _project_windows(j.condition, windows, j, register=True)
         stripped = {(side, w.time_column) for (side, _), w in windows.items()}
         output = [
-            OutputColumn(o.name, expr, str(o.type), _output_event_time(expr, stripped))
+            OutputColumn(o.name, expr, o.type, _output_event_time(expr, stripped))
             for o in j.output
             for expr in [_project_windows(o.expr, windows, j, register=False)]
         ]
@@ -465,7 +465,7 @@ class Planner:
             input=a.input.relation,
             alias=a.input.alias,
             group_by=a.group_by,
-            output=tuple(OutputColumn(o.name, o.expr, str(o.type), o.event_time) for o in a.output),
+            output=tuple(OutputColumn(o.name, o.expr, o.type, o.event_time) for o in a.output),
             mode=a.mode,
             watermark_key=_sql(key) if key is not None else None,
             watermark_key_index=index,

@@ -94,7 +94,7 @@ def columns_of(node: PlanNode) -> list[tuple[str, str]]:
     """A relation's row layout: (column name, canonical type name)."""
     if isinstance(node, StreamNode):
         return [(c.name, c.type.name) for c in node.columns]
-    return [(o.name, o.type.split("(")[0].lower()) for o in node.output]
+    return [(o.name, o.type.name) for o in node.output]
 
 
 class Query:

@@ -30,7 +30,6 @@ from sjoin.compiler.plan import JoinNode, Side, StateRule
 from ..eval import Getter, Layout, column_slot, compile_expr
 from ..join import JoinMetrics, JoinStateMixin, side_layout
 from .frames import dtype_of
-from .support import type_name
 
 Row = tuple[Any, ...]
 
@@ -260,7 +259,7 @@ class ColumnarJoin(JoinStateMixin):
         self.outputs: list[tuple[tuple[int, int] | None, Getter, Any]] = []
         for o in node.output:
             getter = compile_expr(o.expr, both, ansi=ansi)
-            self.outputs.append((column_slot(getter), getter, dtype_of(type_name(o.type))))
+            self.outputs.append((column_slot(getter), getter, dtype_of(o.type.name)))
         self.left_time = _event_index(node.left, left_cols)
         self.right_time = _event_index(node.right, right_cols)
         self.left_rule, self.right_rule = node.left.state, node.right.state
