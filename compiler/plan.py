@@ -150,6 +150,7 @@ class StreamNode:
     watermark_column: str | None
     delay_ms: int | None
     source: Format | None
+    name_span: Span  # the stream's name in its `stream` statement
     watermark_span: Span | None = None
 
 

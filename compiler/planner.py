@@ -102,6 +102,7 @@ class Planner:
                         rel.watermark.column if rel.watermark else None,
                         rel.watermark.delay_ms if rel.watermark else None,
                         rel.source,
+                        rel.name_span,
                         rel.watermark.span if rel.watermark else None,
                     )
                 )
