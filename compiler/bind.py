@@ -38,6 +38,7 @@ from .model import (
     Column,
     Format,
     SparkVersion,
+    valid_trigger,
 )
 from .source import Source, Span
 from .types import SqlType
@@ -1444,16 +1445,9 @@ def _setting_value(spec: settings.SettingSpec, value: ast.Value) -> str | int | 
         return int(text) if t.is_digits(text) and len(text) <= 5 and int(text) > 0 else None
     if spec.kind == "string":
         if spec.name == "trigger":
-            return text if _valid_trigger(text) else None
+            return text if text and valid_trigger(text) else None
         return value.text if value.kind in ("string", "name") else None
     return None  # pragma: no cover
-
-
-def _valid_trigger(text: str) -> bool:
-    if text in ("available_now", "once"):
-        return True
-    amount, _, unit = text.partition(" ")
-    return t.duration_ms(amount, unit) is not None
 
 
 def _setting_help(spec: settings.SettingSpec) -> str:

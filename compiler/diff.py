@@ -258,7 +258,7 @@ def _pinned_setting(old: Plan, new: Plan, setting: str) -> Reason | None:
     conf = SETTINGS[setting].spark_conf
     default = SETTINGS[setting].default
     was_set, now_set = setting in old.setting_spans, setting in new.setting_spans
-    was, now = old.settings.get(setting), new.settings.get(setting)
+    was, now = old.settings.value(setting), new.settings.value(setting)
     if (not was_set and not now_set) or (was_set and now_set and was == now):
         return None
     if not was_set:

@@ -122,7 +122,12 @@ def join_json(node: JoinNode) -> dict[str, Any]:
             "count_all_removals": node.quirks.count_all_removals,
         },
         "output": [
-            {"name": o.name, "expr": _sql(o.expr), "type": o.type, "event_time": o.event_time}
+            {
+                "name": o.name,
+                "expr": _sql(o.expr),
+                "type": str(o.type),
+                "event_time": o.event_time,
+            }
             for o in node.output
         ],
         "notes": list(node.notes),
@@ -160,7 +165,7 @@ def plan_json(plan: Plan, diagnostics: list[dict[str, Any]]) -> dict[str, Any]:
                 "watermark_key_index": a.watermark_key_index,
                 "watermarks": watermarks_json(a.watermarks),
                 "output": [
-                    {"name": o.name, "expr": _sql(o.expr), "type": o.type} for o in a.output
+                    {"name": o.name, "expr": _sql(o.expr), "type": str(o.type)} for o in a.output
                 ],
             }
             for a in plan.aggregates
@@ -183,7 +188,7 @@ def plan_json(plan: Plan, diagnostics: list[dict[str, Any]]) -> dict[str, Any]:
 def plan_text(plan: Plan) -> str:
     """The human-readable plan of `sjoin plan`."""
     lines = [
-        f"spark {plan.spark}   watermark policy: {plan.settings['multiple_watermark_policy']}",
+        f"spark {plan.spark}   watermark policy: {plan.settings.multiple_watermark_policy}",
         "",
     ]
     for node in plan.nodes:

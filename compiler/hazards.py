@@ -109,7 +109,7 @@ def _check_join(plan: Plan, node: JoinNode) -> list[Diagnostic]:
             )
         )
     out.extend(_several_windows(node))
-    if not plan.settings.get("allow_unemitted_outer_rows", False):
+    if not plan.settings.allow_unemitted_outer_rows:
         out.extend(_windows_of_null_padded_sides(node))
     left, right = node.left, node.right
     if not node.keys:
@@ -123,9 +123,7 @@ def _check_join(plan: Plan, node: JoinNode) -> list[Diagnostic]:
             )
         )
     blocked = _check_evictable(node, out)
-    multiple = plan.spark.at_least(3, 5) and bool(
-        plan.settings.get("allow_multiple_stateful_operators", True)
-    )
+    multiple = plan.spark.at_least(3, 5) and plan.settings.allow_multiple_stateful_operators
     for i, side in enumerate((left, right)):
         times = a.event_time_columns[i]
         if multiple and len(times) > 1:
@@ -141,7 +139,7 @@ def _check_join(plan: Plan, node: JoinNode) -> list[Diagnostic]:
                     f"keep one event-time column in the SELECT of `{side.relation}`",
                 )
             )
-    accept_lost_rows = bool(plan.settings.get("allow_unemitted_outer_rows", False))
+    accept_lost_rows = plan.settings.allow_unemitted_outer_rows
     for side in (left, right):
         if side.state.eviction != "never" or side.name in blocked:
             continue
@@ -499,7 +497,7 @@ def _check_global_watermark(
     nearest operator below that input which emits late rows (so a chain of n operators gets
     n verdicts, not n^2)."""
     checks = []
-    enabled = bool(plan.settings.get("correctness_check", True))
+    enabled = plan.settings.correctness_check
     stateful: list[Operator] = [r for r in chain if isinstance(r, (JoinNode, AggregateNode))]
     aggregates = [r for r in stateful if isinstance(r, AggregateNode)]
     if (
@@ -622,7 +620,7 @@ def _check_watermarks(plan: Plan, out: list[Diagnostic]) -> list[Check]:
     watermarked = [s for s in plan.streams if s.watermark_column is not None]
     if (
         policy_span is not None
-        and plan.settings.get("multiple_watermark_policy") == "max"
+        and plan.settings.multiple_watermark_policy == "max"
         and len(watermarked) > 1
     ):
         out.append(

@@ -9,11 +9,11 @@ from __future__ import annotations
 
 import math
 import re
-from dataclasses import dataclass
-from typing import Literal, TypeAlias
+from dataclasses import dataclass, fields
+from typing import Literal, TypeAlias, get_args
 
 from .source import Span
-from .types import SqlType
+from .types import SqlType, duration_ms
 
 JoinType: TypeAlias = Literal[
     "inner", "left_outer", "right_outer", "full_outer", "left_semi", "left_anti"
@@ -102,6 +102,83 @@ class Column:
     type: SqlType
     event_time: bool = False  # carries watermark metadata (EventTimeWatermark.delayKey)
     origin: str = ""  # lineage for messages, e.g. "impressions.impression_time"
+
+
+# ---------------------------------------------------------------------- settings
+
+WatermarkPolicy: TypeAlias = Literal["min", "max"]
+StateStoreName: TypeAlias = Literal["hdfs", "rocksdb"]
+
+
+def valid_trigger(text: str) -> bool:
+    """The `trigger` setting's forms: ``available_now``, ``once`` or a duration such as
+    ``10 seconds``; empty is the default (as fast as possible)."""
+    if text in ("", "available_now", "once"):
+        return True
+    amount, _, unit = text.partition(" ")
+    return duration_ms(amount, unit) is not None
+
+
+@dataclass(frozen=True, slots=True)
+class Settings:
+    """Every `set` setting's value for a plan, the defaults included: built by
+    ``compiler.settings.settings_of`` from the one table (names, defaults, choices), and
+    checked when built, so a reader takes an attribute and never restates a default."""
+
+    multiple_watermark_policy: WatermarkPolicy
+    shuffle_partitions: int
+    state_store: StateStoreName
+    no_data_micro_batches: bool
+    allow_multiple_stateful_operators: bool
+    correctness_check: bool
+    allow_unemitted_outer_rows: bool
+    session_timezone: str
+    trigger: str  # "", "available_now", "once" or a duration ("10 seconds")
+
+    def __post_init__(self) -> None:
+        bad = [
+            name
+            for name, ok in (
+                (
+                    "multiple_watermark_policy",
+                    self.multiple_watermark_policy in get_args(WatermarkPolicy),
+                ),
+                ("shuffle_partitions", _positive_int(self.shuffle_partitions)),
+                ("state_store", self.state_store in get_args(StateStoreName)),
+                ("no_data_micro_batches", isinstance(self.no_data_micro_batches, bool)),
+                (
+                    "allow_multiple_stateful_operators",
+                    isinstance(self.allow_multiple_stateful_operators, bool),
+                ),
+                ("correctness_check", isinstance(self.correctness_check, bool)),
+                ("allow_unemitted_outer_rows", isinstance(self.allow_unemitted_outer_rows, bool)),
+                ("session_timezone", isinstance(self.session_timezone, str)),
+                ("trigger", isinstance(self.trigger, str) and valid_trigger(self.trigger)),
+            )
+            if not ok
+        ]
+        if bad:
+            raise ValueError(
+                "invalid settings: " + ", ".join(f"{n} = {getattr(self, n)!r}" for n in bad)
+            )
+
+    def value(self, name: str) -> str | int | bool:
+        """A setting's value by name (the table-driven readers: confs, plan JSON, diff)."""
+        if name not in _SETTING_NAMES:
+            raise KeyError(name)
+        value: str | int | bool = getattr(self, name)
+        return value
+
+    def items(self) -> tuple[tuple[str, str | int | bool], ...]:
+        """Every setting and its value, in the table's order."""
+        return tuple((name, self.value(name)) for name in _SETTING_NAMES)
+
+
+_SETTING_NAMES: tuple[str, ...] = tuple(f.name for f in fields(Settings))
+
+
+def _positive_int(value: object) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value > 0
 
 
 # ---------------------------------------------------------------------- join kinds

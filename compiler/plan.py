@@ -24,11 +24,13 @@ from .model import (
     JoinQuirks,
     JoinType,
     OutputMode,
+    Settings,
     SparkVersion,
     TimeRange,
     WatermarkUse,
 )
 from .source import Span
+from .types import SqlType
 
 Eviction: TypeAlias = Literal["key", "value", "never"]
 
@@ -46,10 +48,39 @@ class StateRule:
     eviction: Eviction
     column: str | None = None
     offset_ms: int | None = None
-    reason: str | None = None  # set exactly when eviction == "never"
+    reason: str | None = None  # set exactly when eviction == "never" (checked when built)
     key_index: int | None = None  # for key eviction: which key pair
     window: bool = False  # the key is a window struct: compare its end
     bounds: tuple[Bound, ...] = ()  # for value eviction: every usable conjunct
+
+    def __post_init__(self) -> None:
+        """The rule checks itself when built: a reason exactly when the side is never
+        evicted, and each eviction with the fields it reads (and no others)."""
+        never = self.eviction == "never"
+        wrong = [
+            what
+            for what, bad in (
+                ("a reason exactly when the side is never evicted", never != bool(self.reason)),
+                (
+                    "a column and an offset exactly when the side is evicted",
+                    any(never != (x is None) for x in (self.column, self.offset_ms)),
+                ),
+                (
+                    "a key index exactly for key eviction",
+                    (self.eviction == "key") != (self.key_index is not None),
+                ),
+                (
+                    "bounds exactly for value eviction",
+                    (self.eviction == "value") != bool(self.bounds),
+                ),
+                ("a window only for key eviction", self.window and self.eviction != "key"),
+            )
+            if bad
+        ]
+        if self.eviction not in ("key", "value", "never"):
+            wrong.insert(0, f"an eviction of key, value or never, not {self.eviction!r}")
+        if wrong:
+            raise ValueError(f"invalid StateRule {self!r}: it needs " + "; ".join(wrong))
 
     def state_watermark(self, watermark_ms: int) -> int | None:
         """The value Spark compares ``column`` with in a batch whose eviction watermark is W."""
@@ -108,7 +139,7 @@ class Side:
 class OutputColumn:
     name: str
     expr: exp.Expression
-    type: str
+    type: SqlType  # printed as Spark SQL text (``DECIMAL(10, 2)``) in the plan JSON
     event_time: bool
 
 
@@ -119,6 +150,7 @@ class StreamNode:
     watermark_column: str | None
     delay_ms: int | None
     source: Format | None
+    name_span: Span  # the stream's name in its `stream` statement
     watermark_span: Span | None = None
 
 
@@ -145,7 +177,6 @@ class JoinNode:
     post_join_filter: exp.Expression | None
     constant_filter: exp.Expression | None  # conjuncts without columns (folded by Spark)
     output: tuple[OutputColumn, ...]
-    anti_filter: bool  # LEFT ANTI: keep only the null-padded (unmatched) left rows
     null_rows: tuple[str, ...]  # explanations of outer null emission, per preserved side
     may_emit_late_rows: bool
     late_rows_reason: str
@@ -209,7 +240,7 @@ PlanNode: TypeAlias = StreamNode | JoinNode | AggregateNode
 @dataclass(frozen=True)
 class Plan:
     spark: SparkVersion
-    settings: dict[str, str | int | bool]
+    settings: Settings  # every setting's value, the defaults included
     nodes: tuple[PlanNode, ...]  # topological (spec) order
     sinks: tuple[SinkNode, ...]
     checks: tuple[Check, ...] = field(default=())

@@ -25,6 +25,7 @@ from .model import (
     JoinQuirks,
     JoinType,
     OutputMode,
+    Settings,
     SparkVersion,
     TimeRange,
     WatermarkChoice,
@@ -43,7 +44,7 @@ from .plan import (
     StreamNode,
     WindowColumn,
 )
-from .settings import SETTINGS, assumed_conf, job_conf
+from .settings import assumed_conf, job_conf, settings_of
 from .split import ConditionSplit, conjoin, not_null_columns, sides, split_condition
 from .sql import spark_sql as _sql
 from .state import expand_between, legacy_terms, value_bounds
@@ -53,17 +54,14 @@ Solved = tuple[list[Bound], list[exp.Expression]]  # a side's state bounds, unus
 LARGE_WATERMARK_MS = 10**12  # any W for which offsets are exact (truncation rounds down)
 
 
-def watermark_use(
-    spark: SparkVersion, settings: dict[str, str | int | bool], first_stateful: bool
-) -> WatermarkUse:
+def watermark_use(spark: SparkVersion, settings: Settings, first_stateful: bool) -> WatermarkUse:
     """Which watermark a stateful operator uses for late rows and eviction (reference §4).
 
     ``allowMultiple=false`` selects Spark's ``UseSingleWatermarkPropagator`` (3.5+; 3.4 does
     the same inline): this batch's global watermark for both uses, in every operator.  That
     was checked on Spark 4.3.0 (``tests/spark/test_watermark_propagation.py``).
     """
-    allow_multiple = bool(settings.get("allow_multiple_stateful_operators", True))
-    if not spark.at_least(3, 4) or not allow_multiple:
+    if not spark.at_least(3, 4) or not settings.allow_multiple_stateful_operators:
         global_now = WatermarkChoice("global", "this")
         return WatermarkUse(global_now, global_now, "global")
     if spark.at_least(3, 5) and not first_stateful:
@@ -84,8 +82,7 @@ class Planner:
     def __init__(self, spec: BoundSpec, diags: Diagnostics, relation: str | None = None) -> None:
         self.spec = spec
         self.diags = diags
-        self.settings = {name: s.default for name, s in SETTINGS.items()}
-        self.settings.update({name: s.value for name, s in spec.settings.items()})
+        self.settings = settings_of({name: s.value for name, s in spec.settings.items()})
         self.required = required_outputs(spec)
         # `--relation NAME`: the query rooted at NAME is the one that runs, so the relations
         # below it are pruned as Spark prunes that query
@@ -105,6 +102,7 @@ class Planner:
                         rel.watermark.column if rel.watermark else None,
                         rel.watermark.delay_ms if rel.watermark else None,
                         rel.source,
+                        rel.name_span,
                         rel.watermark.span if rel.watermark else None,
                     )
                 )
@@ -207,7 +205,7 @@ class Planner:
         condition = _project_windows(j.condition, windows, j, register=True)
         stripped = {(side, w.time_column) for (side, _), w in windows.items()}
         output = [
-            OutputColumn(o.name, expr, str(o.type), _output_event_time(expr, stripped))
+            OutputColumn(o.name, expr, o.type, _output_event_time(expr, stripped))
             for o in j.output
             for expr in [_project_windows(o.expr, windows, j, register=False)]
         ]
@@ -303,8 +301,7 @@ class Planner:
             j.how, rules["left"], rules["right"], split.keys, key_index, has_wm
         )
         null_rows = tuple(
-            _null_rows(sides[s], bool(self.settings.get("no_data_micro_batches", True)))
-            for s in preserved
+            _null_rows(sides[s], self.settings.no_data_micro_batches) for s in preserved
         )
         node = JoinNode(
             name=j.name,
@@ -317,7 +314,6 @@ class Planner:
             post_join_filter=conjoin(list(split.both)),
             constant_filter=conjoin(list(split.constant)),
             output=tuple(output),
-            anti_filter=JOIN_KINDS[j.how].drops_matched,
             null_rows=null_rows,
             may_emit_late_rows=late,
             late_rows_reason=late_reason,
@@ -470,7 +466,7 @@ class Planner:
             input=a.input.relation,
             alias=a.input.alias,
             group_by=a.group_by,
-            output=tuple(OutputColumn(o.name, o.expr, str(o.type), o.event_time) for o in a.output),
+            output=tuple(OutputColumn(o.name, o.expr, o.type, o.event_time) for o in a.output),
             mode=a.mode,
             watermark_key=_sql(key) if key is not None else None,
             watermark_key_index=index,

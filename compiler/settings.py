@@ -5,8 +5,10 @@ PySpark back end (conf keys)."""
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
-from typing import Final
+from dataclasses import dataclass, fields
+from typing import Any, Final, get_args
+
+from .model import Settings, StateStoreName, WatermarkPolicy
 
 
 @dataclass(frozen=True, slots=True)
@@ -33,7 +35,7 @@ SETTINGS: Final[dict[str, SettingSpec]] = {
             "min",
             "spark.sql.streaming.multipleWatermarkPolicy",
             "how the global watermark is chosen from the streams' watermarks",
-            ("min", "max"),
+            get_args(WatermarkPolicy),
             changes_results=True,
             pinned_by_checkpoint=True,
         ),
@@ -51,7 +53,7 @@ SETTINGS: Final[dict[str, SettingSpec]] = {
             "hdfs",
             "spark.sql.streaming.stateStore.providerClass",
             "state store provider",
-            ("hdfs", "rocksdb"),
+            get_args(StateStoreName),
             pinned_by_checkpoint=True,
         ),
         SettingSpec(
@@ -104,6 +106,21 @@ SETTINGS: Final[dict[str, SettingSpec]] = {
     )
 }
 
+if tuple(SETTINGS) != tuple(f.name for f in fields(Settings)):  # pragma: no cover
+    raise ImportError("compiler.settings.SETTINGS and model.Settings name different settings")
+
+
+def settings_of(chosen: Mapping[str, str | int | bool]) -> Settings:
+    """Every setting's value: the ``chosen`` ones (the spec's `set` statements, already
+    checked by the binder), the table's default for the rest; ValueError for an unknown
+    name or a value the setting does not take."""
+    unknown = sorted(set(chosen) - SETTINGS.keys())
+    if unknown:
+        raise ValueError("unknown settings: " + ", ".join(unknown))
+    values: dict[str, Any] = {name: chosen.get(name, s.default) for name, s in SETTINGS.items()}
+    return Settings(**values)
+
+
 STATE_STORE_PROVIDERS: Final = {
     "hdfs": "org.apache.spark.sql.execution.streaming.state.HDFSBackedStateStoreProvider",
     "rocksdb": "org.apache.spark.sql.execution.streaming.state.RocksDBStateStoreProvider",
@@ -117,39 +134,37 @@ def conf_value(name: str, value: str | int | bool) -> str:
     return str(value).lower() if isinstance(value, bool) else str(value)
 
 
-def job_conf(settings: Mapping[str, str | int | bool], chosen: Iterable[str]) -> dict[str, str]:
+def job_conf(settings: Settings, chosen: Iterable[str]) -> dict[str, str]:
     """The Spark confs a generated job sets: those of the settings the spec sets
     (``chosen``), and no other, so that a cluster keeps its own tuning (partitions, state
     store provider) for everything the spec leaves alone."""
     return {
-        spec.spark_conf: conf_value(name, settings.get(name, spec.default))
+        spec.spark_conf: conf_value(name, settings.value(name))
         for name, spec in sorted(SETTINGS.items())
         if spec.spark_conf is not None and name in chosen
     }
 
 
-def assumed_conf(
-    settings: Mapping[str, str | int | bool], chosen: Iterable[str]
-) -> dict[str, tuple[str, str]]:
+def assumed_conf(settings: Settings, chosen: Iterable[str]) -> dict[str, tuple[str, str]]:
     """The confs the results depend on that the spec leaves to the cluster: conf -> (the
     value the plan was made for, the `set` statement that would pin it).  A generated job
     checks them at start and warns where the cluster's value differs."""
     taken = set(chosen)
     return {
         spec.spark_conf: (
-            conf_value(name, settings.get(name, spec.default)),
-            f"set {name} = {setting_literal(name, settings.get(name, spec.default))}",
+            conf_value(name, settings.value(name)),
+            f"set {name} = {setting_literal(name, settings.value(name))}",
         )
         for name, spec in sorted(SETTINGS.items())
         if spec.spark_conf is not None and spec.changes_results and name not in taken
     }
 
 
-def semantic_conf(settings: Mapping[str, str | int | bool]) -> dict[str, str]:
+def semantic_conf(settings: Settings) -> dict[str, str]:
     """Every conf the results depend on, at the value the plan was made for: what a
     verification run sets, so that Spark runs the plan sjoin explained."""
     return {
-        spec.spark_conf: conf_value(name, settings.get(name, spec.default))
+        spec.spark_conf: conf_value(name, settings.value(name))
         for name, spec in sorted(SETTINGS.items())
         if spec.spark_conf is not None and spec.changes_results
     }

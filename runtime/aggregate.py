@@ -182,7 +182,7 @@ class AggregateOperator:
         self.index = EvictionIndex()
         self.counter = 0
         self.output_columns = [o.name for o in node.output]
-        self.output_types = [o.type.split("(")[0].lower() for o in node.output]
+        self.output_types = [o.type.name for o in node.output]
 
     @staticmethod
     def _key_function(

@@ -255,7 +255,7 @@ class JoinOperator(JoinStateMixin):
     def __init__(self, node: JoinNode, ansi: bool) -> None:
         self.node = node
         self.how = node.executed_as
-        self.anti = node.anti_filter
+        self.anti = node.kind.drops_matched
         self.semi = self.how == "left_semi"
         self.semi_right_first = self.semi and node.quirks.semi_right_first
         self.fixed_append = node.quirks.append_rule
@@ -309,7 +309,7 @@ class JoinOperator(JoinStateMixin):
         self.left_rule = node.left.state
         self.right_rule = node.right.state
         self.output_columns = [o.name for o in node.output]
-        self.output_types = [_type_name(o.type) for o in node.output]
+        self.output_types = [o.type.name for o in node.output]
 
     def restore(self, data: dict[str, Any]) -> None:
         """Restore both sides with each row's key computed again from the row (the
@@ -620,10 +620,6 @@ class JoinOperator(JoinStateMixin):
 
 
 # ------------------------------------------------------------------------------ helpers
-
-
-def _type_name(text: str) -> str:
-    return text.split("(")[0].lower()
 
 
 def _threshold(rule: StateRule, evict_ms: int | None) -> int | None:

@@ -245,7 +245,7 @@ def _sources(
             f"{', '.join(other)}; run them from a trace file, or replay one query with "
             "--relation"
         )
-    trigger = str(plan.settings.get("trigger") or "")
+    trigger = plan.settings.trigger
     sources = {}
     for node in needed:
         assert node.source is not None
@@ -561,7 +561,7 @@ def _trace(
     policy: BadRowPolicy,
 ) -> Trace:
     schemas = schemas_of(plan)
-    zone = session_zone(str(plan.settings.get("session_timezone") or "UTC"))
+    zone = session_zone(plan.settings.session_timezone)
     readers = {
         s: record_reader(schemas[s], src.payload, zone, dict(src.record_columns))
         for s, src in sources.items()

@@ -94,7 +94,7 @@ def columns_of(node: PlanNode) -> list[tuple[str, str]]:
     """A relation's row layout: (column name, canonical type name)."""
     if isinstance(node, StreamNode):
         return [(c.name, c.type.name) for c in node.columns]
-    return [(o.name, o.type.split("(")[0].lower()) for o in node.output]
+    return [(o.name, o.type.name) for o in node.output]
 
 
 class Query:
@@ -130,11 +130,9 @@ class Query:
                 self.operators[node.name] = AggregateOperator(node, columns_of(source), ansi)
                 inputs = [self._input(node.name, "input", source, wm_nodes)]
                 links.append(OperatorLink(node.name, node.watermarks, inputs, lambda wm: wm))
-        self.tracker = WatermarkTracker(
-            wm_nodes, str(plan.settings.get("multiple_watermark_policy", "min"))
-        )
+        self.tracker = WatermarkTracker(wm_nodes, plan.settings.multiple_watermark_policy)
         self.rules = WatermarkRules(links)
-        self.no_data_batches = bool(plan.settings.get("no_data_micro_batches", True))
+        self.no_data_batches = plan.settings.no_data_micro_batches
         self.report_order = self._report_order()
         self.batch_id = 0
         self.previous_ms = 0  # the watermark the previous batch ran with (0 before batch 0)
@@ -360,7 +358,7 @@ class Engine:
         following = self.cursor.trace_index + 1
         if following < len(trace.batches):
             return not query.reads(trace.batches[following])
-        return str(self.plan.settings.get("trigger") or "") != "once"
+        return self.plan.settings.trigger != "once"
 
     def snapshot(self) -> dict[str, Any]:
         return {

@@ -79,18 +79,6 @@ def _what(value: Any) -> str:
 # ------------------------------------------------------------------------- cells
 
 
-def parse_type(text: str) -> tuple[str, tuple[int, ...]]:
-    """``DECIMAL(10, 2)`` -> ("decimal", (10, 2)); an output column's type as text."""
-    kind, _, rest = text.partition("(")
-    params: tuple[int, ...] = ()
-    if rest:
-        try:
-            params = tuple(int(p) for p in rest.rstrip(") ").split(","))
-        except ValueError:
-            params = ()
-    return kind.strip().lower(), params
-
-
 def cell_check(kind: str, window_us: int | None = None, output: bool = False) -> Check:
     """The check of a runtime value of SQL type ``kind`` (nullable): the Python type the
     runtime holds it as, in the range the type and both engines can hold.  ``output``: a
@@ -330,7 +318,7 @@ def _relation_checks(engine: Engine, relation: str) -> list[Check]:
     """A relation's output row, as runtime values."""
     node = engine.plan.node(relation)
     if isinstance(node, (JoinNode, AggregateNode)):
-        return [cell_check(parse_type(o.type)[0], output=True) for o in node.output]
+        return [cell_check(o.type.name, output=True) for o in node.output]
     assert node is not None
     return [cell_check(kind) for _, kind in columns_of(node)]
 

@@ -226,10 +226,10 @@ def compile_(spec: Path, output: Path | None, color: str) -> None:
     """
     printer = Printer(color)
     result = load(spec)
-    from sjoin.job_warnings import job_warnings
+    from sjoin.compiler.job_warnings import job_warnings
 
     found = sorted(
-        [*result.diagnostics, *job_warnings(result)],
+        [*result.diagnostics, *(job_warnings(result.plan) if result.plan is not None else [])],
         key=lambda d: (d.span.start, d.severity != "error", d.code),
     )
     printer.diagnostics((d, result.source) for d in found)

@@ -70,7 +70,7 @@ def write_trace_tables(
     parsed = read_trace(trace, schemas_of(plan))
     tables = {}
     for stream in plan.streams:
-        columns = [(c.name, str(c.type)) for c in stream.columns]
+        columns = [(c.name, c.type) for c in stream.columns]
         path = Path(directory) / folder_name(stream.name)
         if path.exists():
             raise FileExistsError(f"{path} exists: the trace tables are written anew")

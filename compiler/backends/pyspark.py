@@ -208,13 +208,13 @@ def _(node: JoinNode) -> list[str]:
         *_side_comment(node.left),
         *_side_comment(node.right),
     ]
-    if node.anti_filter:
+    if node.kind.drops_matched:
         lines.append(
             comment("  LEFT ANTI: a left outer join that keeps only the unmatched left rows,")
         )
         lines.append(comment("  each emitted when the left state evicts it."))
     left = _side_frame(node.left, False)
-    right = _side_frame(node.right, node.anti_filter)
+    right = _side_frame(node.right, node.kind.drops_matched)
     lines.append("left = " + left[0])
     lines.extend(left[1:])
     lines.append("right = " + right[0])
@@ -226,7 +226,7 @@ def _(node: JoinNode) -> list[str]:
     lines.append(f"    F.expr({condition}),")
     lines.append(f"    {literal(how)},")
     lines.append(")")
-    if node.anti_filter:
+    if node.kind.drops_matched:
         marker = column_ref(node.right.alias, ANTI_MARKER)
         lines.append(f"joined = joined.where(F.col({marker}).isNull())")
     lines.append(f"rels[{literal(node.name)}] = joined.select(")
@@ -397,7 +397,7 @@ def _value_schema(node: StreamNode) -> str:
 
 def _sink_lines(plan: Plan) -> list[str]:
     lines: list[str] = []
-    trigger = str(plan.settings.get("trigger") or "")
+    trigger = plan.settings.trigger
     for sink in plan.sinks:
         options = dict(sink.target.options)
         fmt = sink.target.format

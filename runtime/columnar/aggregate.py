@@ -44,7 +44,7 @@ from ..aggregate import AggregateMetrics, slot
 from ..errors import QueryError
 from ..eval import Getter, Layout, compile_expr
 from .frames import dtype_of
-from .support import Accumulation, AggregateKey, aggregate_plan, type_name
+from .support import Accumulation, AggregateKey, aggregate_plan
 
 Row = tuple[Any, ...]
 _INTS = {"tinyint", "smallint", "int", "bigint"}
@@ -94,7 +94,7 @@ class ColumnarAggregate:
         self.outputs = [
             compile_expr(o.expr, layout, ansi=ansi, resolve=resolve) for o in node.output
         ]
-        self.output_kinds = [type_name(o.type) for o in node.output]
+        self.output_kinds = [o.type.name for o in node.output]
         self.output_dtypes = [dtype_of(k) for k in self.output_kinds]
         self.columnar_output = all(d is not None for d in self.output_dtypes)
         self.fast = self.columnar_output and len(direct) == len(node.output)

@@ -49,11 +49,13 @@ from urllib.parse import unquote, urlparse
 
 import polars as pl
 
+from sjoin.compiler.types import SqlType
+
 from ..errors import RunError, UsageError
 from ..files import folder_name
 from ..trace import StreamSchema, Trace, TraceBatch
 from .frames import dtype_of
-from .parquet_out import _kind, output_frame, unsupported_column
+from .parquet_out import output_frame, unsupported_column
 from .trace import _parquet_column
 
 __all__ = [
@@ -470,20 +472,22 @@ def read_delta_trace(
 # --------------------------------------------------------------------------- output
 
 
-def delta_unsupported_column(columns: Sequence[tuple[str, str]]) -> tuple[str, str] | None:
+def delta_unsupported_column(
+    columns: Sequence[tuple[str, SqlType]],
+) -> tuple[str, SqlType] | None:
     """The first (column, SQL type) that a Delta table cannot hold, or None: those without
     a Parquet form, and intervals (Delta has no duration type)."""
     found = unsupported_column(columns)
     if found is not None:
         return found
-    return next(((n, t) for n, t in columns if _kind(t) == "interval"), None)
+    return next(((n, t) for n, t in columns if t.name == "interval"), None)
 
 
 class DeltaWriter:
     """Writes each batch's relations as commits to a Delta table per relation under
     ``directory`` (the module's docstring)."""
 
-    def __init__(self, directory: Path, columns: dict[str, list[tuple[str, str]]]) -> None:
+    def __init__(self, directory: Path, columns: dict[str, list[tuple[str, SqlType]]]) -> None:
         try:
             import deltalake
         except ImportError:
@@ -570,7 +574,7 @@ class DeltaWriter:
         return written
 
 
-def relation_columns(plan: Any, relations: Iterable[str]) -> dict[str, list[tuple[str, str]]]:
+def relation_columns(plan: Any, relations: Iterable[str]) -> dict[str, list[tuple[str, SqlType]]]:
     """Each output relation's (column, SQL type) pairs."""
     from sjoin.compiler.plan import StreamNode
 
@@ -579,7 +583,7 @@ def relation_columns(plan: Any, relations: Iterable[str]) -> dict[str, list[tupl
         node = plan.node(name)
         assert node is not None
         columns[name] = (
-            [(c.name, str(c.type)) for c in node.columns]
+            [(c.name, c.type) for c in node.columns]
             if isinstance(node, StreamNode)
             else [(o.name, o.type) for o in node.output]
         )

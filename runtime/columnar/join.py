@@ -30,7 +30,6 @@ from sjoin.compiler.plan import JoinNode, Side, StateRule
 from ..eval import Getter, Layout, column_slot, compile_expr
 from ..join import JoinMetrics, JoinStateMixin, side_layout
 from .frames import dtype_of
-from .support import type_name
 
 Row = tuple[Any, ...]
 
@@ -207,7 +206,7 @@ class ColumnarJoin(JoinStateMixin):
     def __init__(self, node: JoinNode, ansi: bool) -> None:
         self.node = node
         self.semi = node.executed_as == "left_semi"
-        self.anti = node.anti_filter
+        self.anti = node.kind.drops_matched
         self.semi_right_first = self.semi and node.quirks.semi_right_first
         self.fixed_append = node.quirks.append_rule
         self.count_all_removals = node.quirks.count_all_removals
@@ -260,7 +259,7 @@ class ColumnarJoin(JoinStateMixin):
         self.outputs: list[tuple[tuple[int, int] | None, Getter, Any]] = []
         for o in node.output:
             getter = compile_expr(o.expr, both, ansi=ansi)
-            self.outputs.append((column_slot(getter), getter, dtype_of(type_name(o.type))))
+            self.outputs.append((column_slot(getter), getter, dtype_of(o.type.name)))
         self.left_time = _event_index(node.left, left_cols)
         self.right_time = _event_index(node.right, right_cols)
         self.left_rule, self.right_rule = node.left.state, node.right.state

@@ -22,6 +22,8 @@ from typing import IO, Any
 
 import polars as pl
 
+from sjoin.compiler.types import SqlType
+
 from ..errors import UsageError
 from ..files import Folder, folder_name
 from .frames import to_frame
@@ -32,20 +34,15 @@ _FILE = "batch-{:04d}.parquet"
 _BATCH_FILE = re.compile(r"^batch-[0-9]+\.parquet$")
 
 
-def _kind(sql_type: str) -> str:
-    return sql_type.split("(")[0].strip().lower()
+def _decimal_shape(sql_type: SqlType) -> tuple[int, int]:
+    params = sql_type.params
+    return (params[0] if params else 10), (params[1] if len(params) > 1 else 0)
 
 
-def _decimal_shape(sql_type: str) -> tuple[int, int]:
-    inside = sql_type[sql_type.index("(") + 1 : sql_type.rindex(")")] if "(" in sql_type else ""
-    numbers = [int(p) for p in inside.split(",")] if inside else [10, 0]
-    return numbers[0], numbers[1] if len(numbers) > 1 else 0
-
-
-def unsupported_column(columns: Sequence[tuple[str, str]]) -> tuple[str, str] | None:
+def unsupported_column(columns: Sequence[tuple[str, SqlType]]) -> tuple[str, SqlType] | None:
     """The first (column, SQL type) that has no Parquet form here, or None."""
     for name, sql_type in columns:
-        kind = _kind(sql_type)
+        kind = sql_type.name
         if kind not in _INTEGERS and kind not in {
             "timestamp",
             "date",
@@ -62,10 +59,10 @@ def unsupported_column(columns: Sequence[tuple[str, str]]) -> tuple[str, str] | 
     return None
 
 
-def output_frame(values: Any, columns: Sequence[tuple[str, str]]) -> pl.DataFrame:
+def output_frame(values: Any, columns: Sequence[tuple[str, SqlType]]) -> pl.DataFrame:
     """A relation's output of one batch (a frame ``c0..`` or reference rows) as the frame
     written to Parquet, with the relation's column names and types."""
-    kinds = [_kind(t) for _, t in columns]
+    kinds = [t.name for _, t in columns]
     if isinstance(values, pl.DataFrame):
         frame = values
     elif all(k not in ("decimal", "window") for k in kinds):
@@ -73,17 +70,17 @@ def output_frame(values: Any, columns: Sequence[tuple[str, str]]) -> pl.DataFram
     else:
         frame = _rows_frame(values, columns)
     out = []
-    for i, ((name, sql_type), kind) in enumerate(zip(columns, kinds, strict=True)):
-        out.append(_column(frame.get_column(f"c{i}"), kind, sql_type).alias(name))
+    for i, ((name, _), kind) in enumerate(zip(columns, kinds, strict=True)):
+        out.append(_column(frame.get_column(f"c{i}"), kind).alias(name))
     return pl.DataFrame(out)
 
 
 def _rows_frame(
-    rows: Sequence[tuple[Any, ...]], columns: Sequence[tuple[str, str]]
+    rows: Sequence[tuple[Any, ...]], columns: Sequence[tuple[str, SqlType]]
 ) -> pl.DataFrame:
     series = []
     for i, (_, sql_type) in enumerate(columns):
-        kind = _kind(sql_type)
+        kind = sql_type.name
         cells = [row[i] for row in rows]
         if kind == "decimal":
             precision, scale = _decimal_shape(sql_type)
@@ -108,7 +105,7 @@ def _rows_frame(
     return pl.DataFrame(series)
 
 
-def _column(values: pl.Series, kind: str, sql_type: str) -> pl.Series:
+def _column(values: pl.Series, kind: str) -> pl.Series:
     if kind in _INTEGERS:
         return values.cast(_INTEGERS[kind])
     if kind == "timestamp":
@@ -144,7 +141,7 @@ class ParquetWriter:
     temporary name and renamed, so a file is whole or absent; writing a batch again (a
     restart redelivering it) replaces its files."""
 
-    def __init__(self, directory: Path, columns: dict[str, list[tuple[str, str]]]) -> None:
+    def __init__(self, directory: Path, columns: dict[str, list[tuple[str, SqlType]]]) -> None:
         self.directory = directory
         self.columns = columns
         for relation, cols in columns.items():

@@ -60,10 +60,6 @@ _TIME_KINDS = _INTS | {"timestamp", "date"}
 _LIMIT = 2**62  # range bounds beyond this could overflow Int64 arithmetic: not columnar
 
 
-def type_name(text: str) -> str:
-    return text.split("(")[0].lower()
-
-
 def _function_names(node: exp.Expression) -> list[str]:
     return [(annotate.function(call) or call.name).lower() for call in node.find_all(exp.Anonymous)]
 
@@ -92,7 +88,7 @@ def join_unsupported(node: JoinNode, ansi: bool) -> str | None:
             if not columnar_kind(column.type.name):
                 return f"column `{column.name}` is {column.type}, which has no columnar form"
     for o in node.output:
-        if not columnar_kind(type_name(o.type)):
+        if not columnar_kind(o.type.name):
             return f"output `{o.name}` is {o.type}, which has no columnar form"
     for e in _expressions(node):
         for name in _function_names(e):

@@ -203,7 +203,7 @@ def test_window_fields(expression: str, message: str) -> None:
         assert errors == []
         assert result.plan is not None
         (join,) = result.plan.joins
-        assert join.output[0].type == "TIMESTAMP"
+        assert join.output[0].type == t.TIMESTAMP
     else:
         assert len(errors) == 1 and message in errors[0], errors
 

@@ -97,10 +97,11 @@ COMPILE_ONLY = ("W008", "W009")  # reported by `sjoin compile`, not `check`
 def check(path: Path) -> CheckResult:
     result = check_text(read_spec(path), f"cases/{path.name}")
     if path.name.startswith(COMPILE_ONLY):
-        from sjoin.job_warnings import job_warnings
+        from sjoin.compiler.job_warnings import job_warnings
 
+        assert result.plan is not None
         result.diagnostics = sorted(
-            [*result.diagnostics, *job_warnings(result)], key=lambda d: d.span.start
+            [*result.diagnostics, *job_warnings(result.plan)], key=lambda d: d.span.start
         )
     return result
 

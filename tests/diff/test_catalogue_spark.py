@@ -45,7 +45,7 @@ def test_sjoin_diff_says_what_spark_does(
     if not outcome.resumed:
         assert outcome.error == query.error, outcome.message
     else:
-        pinned = old.settings["shuffle_partitions"]
+        pinned = old.settings.shuffle_partitions
         assert outcome.shuffle_partitions == pinned  # the checkpoint's, whatever NEW says
     if case.null_rows is not None:  # stored unmatched rows under the new join type
         assert (null_padded(outcome.rows) > 0) == case.null_rows, outcome.rows

@@ -151,7 +151,7 @@ def spark_confs(plan: Plan) -> dict[str, str]:
     confs = {}
     for name in ("multiple_watermark_policy", "no_data_micro_batches"):
         setting = SETTINGS[name]
-        value = plan.settings.get(name, setting.default)
+        value = plan.settings.value(name)
         if value != setting.default and setting.spark_conf:
             confs[setting.spark_conf] = str(value).lower()
     return confs

@@ -12,6 +12,7 @@ import pytest
 from click.testing import CliRunner
 
 from sjoin.cli import main
+from sjoin.compiler.types import ARRAY_STRING, BIGINT
 from sjoin.runtime import ENGINES, EngineName, UsageError, run, run_to_files
 from sjoin.runtime.columnar.parquet_out import folder_name, unsupported_column
 from sjoin.runtime.values import json_converter
@@ -57,7 +58,7 @@ def _read_back(directory: Path, plan: Any) -> dict[tuple[int, str], list[dict[st
         if not folder.is_dir():
             continue
         node = plan.node(relation)
-        kinds = [o.type.split("(")[0].lower() for o in node.output]
+        kinds = [o.type.name for o in node.output]
         for path in sorted(folder.glob("batch-*.parquet")):
             batch = int(path.stem.split("-")[1])
             found[(batch, relation)] = _json_ready(pl.read_parquet(path), kinds)
@@ -127,7 +128,7 @@ def test_a_new_run_replaces_old_batch_files_and_nothing_else(tmp_path: Path) -> 
 
 
 def test_unsupported_types_and_options_are_refused(tmp_path: Path) -> None:
-    assert unsupported_column([("a", "BIGINT"), ("x", "ARRAY<STRING>")]) == ("x", "ARRAY<STRING>")
+    assert unsupported_column([("a", BIGINT), ("x", ARRAY_STRING)]) == ("x", ARRAY_STRING)
     spec = EXAMPLES[0]
     plan = plan_of(spec.read_text())
     with pytest.raises(UsageError, match="give it with --output"):
