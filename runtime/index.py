@@ -9,6 +9,12 @@ of the whole state, and far fewer Python-level steps than a heap of single entri
 A run is four parallel lists (times, ids, keys, and a payload per entry, e.g. the state
 bucket holding the row) rather than a tuple per entry: an entry costs four pointers, and
 eviction walks contiguous lists instead of chasing one tuple per evicted row.
+
+The runs are how the index is stored, never what it answers: ``pop_upto`` gives the
+entries in (time, id) order across all runs, so the order of what is evicted (the
+null-padded rows of an outer join, the groups an aggregate emits) depends only on the
+entries held, which a checkpoint saves and restores, and not on which batches' runs they
+came in (a restored index is one run).
 """
 
 from __future__ import annotations
@@ -66,28 +72,42 @@ class EvictionIndex:
         self._runs[number] = run
         heapq.heappush(self._heap, (run.times[0], number))
 
-    def pop_upto(self, threshold_us: int) -> tuple[list[int], list[Any], list[Any]]:
+    def pop_upto(
+        self, threshold_us: int, ordered: bool = True
+    ) -> tuple[list[int], list[Any], list[Any]]:
         """Remove every entry with time ``<= threshold_us``; return their ids, keys and
-        payloads as parallel lists, in (time, id) order within each run (stale entries
-        included: the caller skips those it has already removed)."""
+        payloads as parallel lists, in (time, id) order (stale entries included: the caller
+        skips those it has already removed).  ``ordered=False``: in any order, for a caller
+        that only counts them."""
         self._flush()
         heap = self._heap
+        times: list[int] = []
         idents: list[int] = []
         keys: list[Any] = []
         extras: list[Any] = []
+        runs = 0
         while heap and heap[0][0] <= threshold_us:
             _, number = heapq.heappop(heap)
             run = self._runs[number]
             start = run.position
             end = bisect_right(run.times, threshold_us, lo=start)
+            if ordered:
+                times += run.times[start:end]
             idents += run.idents[start:end]
             keys += run.keys[start:end]
             extras += run.extras[start:end]
+            runs += 1
             if end < len(run.times):
                 run.position = end
                 heapq.heappush(heap, (run.times[end], number))
             else:
                 del self._runs[number]
+        if ordered and runs > 1:
+            # each run's part is sorted already: the sort merges them (timsort finds the runs)
+            order = [i for _, _, i in sorted(zip(times, idents, range(len(idents)), strict=True))]
+            idents = [idents[i] for i in order]
+            keys = [keys[i] for i in order]
+            extras = [extras[i] for i in order]
         return idents, keys, extras
 
     def __len__(self) -> int:

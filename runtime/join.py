@@ -89,7 +89,8 @@ class SideState:
 
     def evict(self, threshold_us: int) -> list[tuple[Row, bool]]:
         """Remove every stored row whose time is ``<= threshold_us``; return them, each
-        with its matched flag."""
+        with its matched flag, in (time, id) order: by the time the state predicate reads,
+        then in the order they were stored."""
         by_key, matched = self.by_key, self.matched
         evicted = []
         # the index holds each row's bucket: no lookup of the key per evicted row
@@ -111,7 +112,8 @@ class SideState:
         """``evict`` for a side whose evicted rows are only counted (nothing is emitted)."""
         by_key, matched = self.by_key, self.matched
         count = 0
-        for ident, key, bucket in zip(*self.index.pop_upto(threshold_us), strict=True):
+        popped = self.index.pop_upto(threshold_us, ordered=False)
+        for ident, key, bucket in zip(*popped, strict=True):
             if bucket.pop(ident, None) is None:
                 continue
             if not bucket:

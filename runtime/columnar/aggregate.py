@@ -4,9 +4,9 @@ readable definition.
 
 State is one frame of groups: the keys ``k0..`` (a tumbling ``window()`` key is its start;
 its end is start + duration), the accumulator columns ``a0..`` (and ``b{j}``, the row count of
-an ``avg``), ``_seq`` (insertion order: the reference's dict order), ``_t`` (the watermark
-key's time, the value the eviction index holds) and ``_run`` (which run of the reference's
-event-time index the group belongs to; it decides the order of evicted groups).
+an ``avg``), ``_seq`` (insertion order: the reference's dict order) and ``_t`` (the
+watermark key's time, the value the eviction index holds).  Evicted groups come out in
+(``_t``, ``_seq``) order, as the reference's index pops them.
 
 Per batch, the rows whose key is late are dropped (distinct keys counted), and the batch's
 rows are grouped together with one *pseudo-row* per group already in state carrying its
@@ -108,12 +108,10 @@ class ColumnarAggregate:
             self.state_schema[f"a{j}"] = self._state_dtype(acc)
             if acc.name == "avg":
                 self.state_schema[f"b{j}"] = pl.Int64
-        self.state_schema.update({"_seq": pl.Int64, "_t": pl.Int64, "_run": pl.Int64})
+        self.state_schema.update({"_seq": pl.Int64, "_t": pl.Int64})
         self.state = pl.DataFrame(schema=self.state_schema)
         self.counter = 0  # the reference index's ids handed out (its ``counter``)
         self.next_seq = 0
-        self.next_run = 0
-        self.unflushed = False
 
     @staticmethod
     def _state_dtype(acc: Accumulation) -> Any:
@@ -314,13 +312,11 @@ class ColumnarAggregate:
                     *pseudo,
                     pl.lit(-1, dtype=pl.Int64).alias("_row"),
                     pl.col("_seq").alias("_old"),
-                    pl.col("_run").alias("_orun"),
                 ),
                 batch.select(
                     *rows,
                     row,
                     pl.lit(None, dtype=pl.Int64).alias("_old"),
-                    pl.lit(None, dtype=pl.Int64).alias("_orun"),
                 ),
             ],
             how="vertical",
@@ -329,7 +325,6 @@ class ColumnarAggregate:
             *aggs,
             row.filter(row >= 0).min().alias("_first"),
             pl.col("_old").max(),
-            pl.col("_orun").max(),
         )
         grouped = grouped.sort("_first")
         if overflow:
@@ -350,15 +345,12 @@ class ColumnarAggregate:
             .otherwise(pl.col("_old"))
             .alias("_seq"),
             t.alias("_t"),
-            pl.col("_orun").alias("_run"),
             fresh.alias("_fresh"),
         )
         new = updated.filter(pl.col("_fresh"))
         self.next_seq += new.height
         indexed = new.get_column("_t").is_not_null().sum()
         self.counter += int(indexed)
-        if indexed:
-            self.unflushed = True
         updated = updated.drop("_fresh")
         rest = (
             state.join(updated.select(keys), on=keys, how="anti", nulls_equal=True)
@@ -370,24 +362,14 @@ class ColumnarAggregate:
 
     def _evict(self, threshold_us: int) -> pl.DataFrame:
         """Remove the groups whose watermark key time is ``<= threshold_us``; return them in
-        the order the reference's index pops them (runs by their smallest time, each run by
-        (time, id)).  Like ``EvictionIndex.pop_upto``, the groups added since the last call
-        first become a new run."""
+        the order the reference's index pops them: by (time, id), the ids growing in the
+        order the groups were made, as ``_seq`` does."""
         state = self.state
-        if self.unflushed:
-            self.unflushed = False
-            fresh = pl.col("_run").is_null() & pl.col("_t").is_not_null()
-            state = state.with_columns(
-                pl.when(fresh).then(pl.lit(self.next_run)).otherwise(pl.col("_run")).alias("_run")
-            )
-            self.next_run += 1
         gone = pl.col("_t").is_not_null() & (pl.col("_t") <= threshold_us)
         evicted = state.filter(gone)
         self.state = state.filter(~gone) if evicted.height else state
         if evicted.height > 1:
-            evicted = evicted.with_columns(pl.col("_t").min().over("_run").alias("_head")).sort(
-                ["_head", "_run", "_t", "_seq"]
-            )
+            evicted = evicted.sort(["_t", "_seq"])
         return evicted
 
     # ---------------------------------------------------------------- output
@@ -482,8 +464,6 @@ class ColumnarAggregate:
 
     def restore(self, data: dict[str, Any]) -> None:
         groups = data["groups"]
-        self.next_run = 0
-        self.unflushed = False
         self.next_seq = len(groups)
         if not groups:
             self.state = pl.DataFrame(schema=self.state_schema)
@@ -504,12 +484,11 @@ class ColumnarAggregate:
             [
                 pl.Series(name, values, dtype=self.state_schema[name], strict=True)
                 for name, values in columns.items()
-                if name not in ("_t", "_run")
+                if name != "_t"
             ]
         )
-        self.state = frame.with_columns(
-            self._time_expr().alias("_t"), pl.lit(None, dtype=pl.Int64).alias("_run")
-        ).select(list(self.state_schema))
+        self.state = frame.with_columns(self._time_expr().alias("_t")).select(
+            list(self.state_schema)
+        )
         indexed = int(self.state.get_column("_t").is_not_null().sum())
         self.counter = data["counter"] + indexed
-        self.unflushed = indexed > 0

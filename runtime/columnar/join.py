@@ -3,11 +3,11 @@ same meaning as the row-at-a-time reference (``runtime/join.py``), which stays t
 definition.  Each pass is one vectorised equi-join of the batch against the other side's state.
 
 State per side is one frame: the side's columns ``c0..``, ``_id`` (insertion order, as the
-reference's ids), ``_t`` (the value the state predicate compares with the state watermark),
-``_m`` (matched flag) and ``_run`` (which run of the reference's event-time index the row
-belongs to: the order in which outer rows are evicted depends on it).  The frame is kept in
-``_id`` order, so a join that keeps the probe's order and then the state's gives the pairs in
-the reference's order: probe row, then state row.
+reference's ids), ``_t`` (the value the state predicate compares with the state watermark)
+and ``_m`` (matched flag).  The frame is kept in ``_id`` order, so a join that keeps the
+probe's order and then the state's gives the pairs in the reference's order: probe row, then
+state row; evicted rows come out in (``_t``, ``_id``) order, as the reference's index pops
+them.  Nothing else decides an order, so the snapshot (rows, ids, flags) restores it all.
 
 Every decision is the plan's: the append rule, LeftSemi's order and the removal counting come
 from ``JoinNode.quirks``, the state rules and thresholds from ``Side.state``, the range from
@@ -54,9 +54,7 @@ class _Side:
         self.schema = {f"c{i}": dtype_of(k) for i, k in enumerate(self.kinds)}
         self.state = self._empty()
         self.next_id = 0
-        self.next_run = 0
         self.min_time: int | None = None  # smallest _t stored: a no-op eviction costs O(1)
-        self.unflushed = False  # rows with a time appended since the last eviction
 
     def _empty(self) -> pl.DataFrame:
         return pl.DataFrame(
@@ -65,7 +63,6 @@ class _Side:
                 "_id": pl.Int64,
                 "_t": pl.Int64,
                 "_m": pl.Boolean,
-                "_run": pl.Int64,
             }
         )
 
@@ -93,14 +90,11 @@ class _Side:
             pl.int_range(self.next_id, self.next_id + n, dtype=pl.Int64).alias("_id"),
             self.time_expr().alias("_t"),
             pl.lit(flags.alias("_m")).alias("_m"),
-            pl.lit(None, dtype=pl.Int64).alias("_run"),
         )
         self.next_id += n
         low = new.get_column("_t").min()
         if low is not None and (self.min_time is None or low < self.min_time):  # type: ignore[operator]
             self.min_time = int(low)  # type: ignore[arg-type]
-        if low is not None:
-            self.unflushed = True
         self.state = pl.concat([self.state, new], how="vertical", rechunk=True)
         return n
 
@@ -121,10 +115,8 @@ class _Side:
 
     def evict(self, threshold: int, ordered: bool) -> pl.DataFrame | None:
         """Remove the rows whose ``_t <= threshold``; return them (with ``_m``), in the order
-        the reference's index pops them when ``ordered`` (runs by their smallest remaining
-        time, each run by (time, id)); None when nothing is evicted."""
-        if ordered:
-            self._flush()
+        the reference's index pops them when ``ordered``: by (time, id); None when nothing
+        is evicted."""
         if self.min_time is None or self.min_time > threshold:
             return None
         state = self.state
@@ -132,26 +124,9 @@ class _Side:
         evicted = state.filter(gone)
         self.state = state.filter(~gone)
         self._recompute_min()
-        if ordered and evicted.height:
-            heads = state.group_by("_run").agg(pl.col("_t").min().alias("_head"))
-            evicted = evicted.join(heads, on="_run", how="left").sort(
-                ["_head", "_run", "_t", "_id"]
-            )
+        if ordered and evicted.height > 1:
+            evicted = evicted.sort(["_t", "_id"])
         return evicted
-
-    def _flush(self) -> None:
-        """The reference index sorts the rows appended since its last eviction into a new
-        run before it evicts: number them as that run."""
-        if not self.unflushed:
-            return
-        self.unflushed = False
-        state = self.state
-        fresh = pl.col("_run").is_null() & pl.col("_t").is_not_null()
-        if state.height and state.select(fresh.any()).item():
-            self.state = state.with_columns(
-                pl.when(fresh).then(pl.lit(self.next_run)).otherwise(pl.col("_run")).alias("_run")
-            )
-            self.next_run += 1
 
     # ---------------------------------------------------------------- checkpoint
 
@@ -173,8 +148,6 @@ class _Side:
         values = sorted(data["values"], key=lambda v: v[1])
         self.state = self._empty()
         self.min_time = None
-        self.unflushed = False
-        self.next_run = 0
         if values:
             rows = [v[2] for v in values]
             columns = list(zip(*rows, strict=True))
@@ -189,10 +162,8 @@ class _Side:
                 pl.Series("_id", [v[1] for v in values], dtype=pl.Int64),
                 self.time_expr().alias("_t"),
                 pl.Series("_m", [bool(v[3]) and self.track_matched for v in values]),
-                pl.lit(None, dtype=pl.Int64).alias("_run"),
             )
             self._recompute_min()
-            self.unflushed = self.min_time is not None
         self.next_id = data["next_id"]
 
 
