@@ -22,6 +22,7 @@ from sjoin.compiler.plan import JoinNode, Side, StateRule
 
 from .eval import Getter, Layout, column_slot, compile_expr, kind_of, window_arguments, window_spans
 from .index import EvictionIndex
+from .spark_rules import state_threshold_us
 
 Row = tuple[Any, ...]
 NAN = float("nan")  # one NaN object: Spark's NormalizeFloatingNumbers makes NaN keys equal
@@ -337,8 +338,8 @@ class JoinOperator(JoinStateMixin):
         m = JoinMetrics()
         out: list[Row] = []
         late_us = None if late_ms is None else late_ms * 1000
-        left_threshold = _threshold(self.left_rule, evict_ms)
-        right_threshold = _threshold(self.right_rule, evict_ms)
+        left_threshold = state_threshold_us(self.left_rule, evict_ms)
+        right_threshold = state_threshold_us(self.right_rule, evict_ms)
         if self.semi_right_first:
             self._semi_right_first(right_rows, late_us, right_threshold, out, m)
             self._semi_left_last(left_rows, late_us, out, m)
@@ -624,13 +625,6 @@ class JoinOperator(JoinStateMixin):
 
 def _type_name(text: str) -> str:
     return text.split("(")[0].lower()
-
-
-def _threshold(rule: StateRule, evict_ms: int | None) -> int | None:
-    if evict_ms is None:
-        return None
-    value = rule.state_watermark(evict_ms)
-    return None if value is None else value * 1000
 
 
 def _predicate(node: exp.Expression | None, layout: Layout, ansi: bool) -> Getter | None:

@@ -29,6 +29,7 @@ from sjoin.compiler.plan import JoinNode, Side, StateRule
 
 from ..eval import Getter, Layout, column_slot, compile_expr
 from ..join import JoinMetrics, JoinStateMixin, side_layout
+from ..spark_rules import state_threshold_us
 from .frames import dtype_of
 from .support import type_name
 
@@ -402,8 +403,8 @@ class ColumnarJoin(JoinStateMixin):
     ) -> tuple[pl.DataFrame, JoinMetrics]:
         m = JoinMetrics()
         late_us = None if late_ms is None else late_ms * 1000
-        left_threshold = _threshold(self.left_rule, evict_ms)
-        right_threshold = _threshold(self.right_rule, evict_ms)
+        left_threshold = state_threshold_us(self.left_rule, evict_ms)
+        right_threshold = state_threshold_us(self.right_rule, evict_ms)
         out: list[pl.DataFrame] = []
         if self.semi_right_first:
             out.append(self._semi_right_first(right, late_us, right_threshold, m))
@@ -584,13 +585,6 @@ def _ordered(parts: Sequence[pl.DataFrame]) -> pl.DataFrame:
 
 def _compiled(node: exp.Expression | None, layout: Layout, ansi: bool) -> Getter | None:
     return None if node is None else compile_expr(node, layout, ansi=ansi)
-
-
-def _threshold(rule: StateRule, evict_ms: int | None) -> int | None:
-    if evict_ms is None:
-        return None
-    value = rule.state_watermark(evict_ms)
-    return None if value is None else value * 1000
 
 
 def _event_index(side: Side, layout: list[tuple[str, str]]) -> int | None:

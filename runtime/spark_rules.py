@@ -1,0 +1,28 @@
+"""The Spark rules that both engines run, each written once (issue 25).
+
+The reference engine (``join.py``, ``aggregate.py``, ``watermark.py``) calls these functions
+row by row; the columnar engine calls each rule's vectorised twin, of the same name with
+``_expr`` (a polars expression), in ``columnar/spark_rules_vec.py``: polars is not imported
+here, since the reference engine runs without it.  ``tests/runtime/test_spark_rules.py``
+holds every scalar rule and its twin equal over generated inputs.
+
+Times are µs (Spark's TIMESTAMP), watermarks ms (Spark's watermark values).
+"""
+
+from __future__ import annotations
+
+from sjoin.compiler.plan import StateRule
+
+# ------------------------------------------------------------------ watermarks and time
+
+
+def state_threshold_us(rule: StateRule, evict_ms: int | None) -> int | None:
+    """The value at or below which a join side's stored rows are evicted this batch, in µs:
+    the side's state watermark (Spark's ``StreamingSymmetricHashJoinHelper``:
+    ``getStateWatermarkPredicates``, the key or value watermark, which the planner put in
+    ``StateRule``) of the operator's eviction watermark ``evict_ms`` (ms); None when nothing
+    is evicted (no watermark yet, or a side that is never evicted)."""
+    if evict_ms is None:
+        return None
+    value = rule.state_watermark(evict_ms)
+    return None if value is None else value * 1000
