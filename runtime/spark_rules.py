@@ -2,7 +2,7 @@
 
 The reference engine (``join.py``, ``aggregate.py``, ``watermark.py``) calls these functions
 row by row; the columnar engine calls each rule's vectorised twin, of the same name with
-``_expr`` (a polars expression), in ``columnar/spark_rules_vec.py``: polars is not imported
+``_vec``, on polars columns, in ``columnar/spark_rules_vec.py``: polars is not imported
 here, since the reference engine runs without it.  ``tests/runtime/test_spark_rules.py``
 holds every scalar rule and its twin equal over generated inputs.
 
@@ -10,6 +10,9 @@ Times are µs (Spark's TIMESTAMP), watermarks ms (Spark's watermark values).
 """
 
 from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import cast
 
 from sjoin.compiler.plan import StateRule
 
@@ -26,3 +29,16 @@ def state_threshold_us(rule: StateRule, evict_ms: int | None) -> int | None:
         return None
     value = rule.state_watermark(evict_ms)
     return None if value is None else value * 1000
+
+
+def observed_max_ms(times_us: Sequence[int | None]) -> int | None:
+    """What a watermark node (Spark's ``EventTimeWatermarkExec``) takes from the event times
+    of the rows that reach it in one batch: their maximum, a NULL read as 0 (the time is read
+    with ``getLong`` from the ``UnsafeRow``, whose slot for a NULL holds 0), floored to ms
+    (``microsToMillis``; flooring each time and taking the maximum is the same); None for a
+    batch without rows.  Twin: ``observed_max_ms_vec``."""
+    if not times_us:
+        return None
+    if None in times_us:
+        return max(0 if t is None else t for t in times_us) // 1000
+    return max(cast("Sequence[int]", times_us)) // 1000

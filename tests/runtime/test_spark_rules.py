@@ -4,11 +4,22 @@ over generated inputs."""
 
 from __future__ import annotations
 
+import polars as pl
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from sjoin.compiler.model import Bound
 from sjoin.compiler.plan import StateRule
-from sjoin.runtime.spark_rules import state_threshold_us
+from sjoin.runtime.columnar.spark_rules_vec import observed_max_ms_vec
+from sjoin.runtime.spark_rules import observed_max_ms, state_threshold_us
+
+_INT64 = st.integers(-(2**63), 2**63 - 1)
+_TIMES = st.one_of(
+    _INT64,
+    st.integers(-5_000, 5_000),  # around 0: the floor of negative times
+    st.sampled_from([0, -1, 999, 1_000, -999, -1_000, -1_001, 1_767_225_600_000_000]),
+)
 
 # ------------------------------------------------------------------ 1. state threshold
 
@@ -39,3 +50,29 @@ def test_state_threshold_is_the_side_state_watermark_in_us(
     rule: StateRule, evict_ms: int | None, expected: int | None
 ) -> None:
     assert state_threshold_us(rule, evict_ms) == expected
+
+
+# ------------------------------------------------------------------ 2. watermark observation
+
+
+@pytest.mark.parametrize(
+    ("times", "expected"),
+    [
+        ([], None),  # no rows: nothing observed
+        ([None], 0),  # a NULL time reads as 0
+        ([None, -5_000_000], 0),  # ... so it can be the maximum
+        ([None, 100_999_999], 100_999),  # floored to ms
+        ([-1], -1),  # floored, not truncated: -1 µs is in ms -1
+        ([-1_000], -1),
+        ([-1_001], -2),
+        ([3_000, 2_999_999, 7], 2_999),
+    ],
+)
+def test_observed_max_ms(times: list[int | None], expected: int | None) -> None:
+    assert observed_max_ms(times) == expected
+    assert observed_max_ms_vec(pl.Series(times, dtype=pl.Int64)) == expected
+
+
+@given(st.lists(st.one_of(st.none(), _TIMES), max_size=30))
+def test_observed_max_ms_vec_is_observed_max_ms(times: list[int | None]) -> None:
+    assert observed_max_ms_vec(pl.Series(times, dtype=pl.Int64)) == observed_max_ms(times)
