@@ -36,6 +36,7 @@ from .eval import (
     window_spans,
 )
 from .index import EvictionIndex
+from .spark_rules import watermark_passed
 
 Row = tuple[Any, ...]
 
@@ -242,7 +243,7 @@ class AggregateOperator:
                 combos = [(*c, v) for c in combos for v in values]
             for key in combos:
                 t = self._key_time(key)
-                if late_us is not None and t is not None and t <= late_us:
+                if late_us is not None and watermark_passed(t, late_us):
                     dropped.add(key)
                     continue
                 states = groups.get(key)

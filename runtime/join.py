@@ -22,7 +22,7 @@ from sjoin.compiler.plan import JoinNode, Side, StateRule
 
 from .eval import Getter, Layout, column_slot, compile_expr, kind_of, window_arguments, window_spans
 from .index import EvictionIndex
-from .spark_rules import state_threshold_us
+from .spark_rules import drop_late, state_threshold_us
 
 Row = tuple[Any, ...]
 NAN = float("nan")  # one NaN object: Spark's NormalizeFloatingNumbers makes NaN keys equal
@@ -362,13 +362,8 @@ class JoinOperator(JoinStateMixin):
     ) -> Sequence[Row]:
         if late_us is None or time_of is None:
             return rows
-        kept = []
-        for row in rows:
-            t = time_of(row)
-            if t is not None and t <= late_us:
-                m.num_rows_dropped_by_watermark += 1
-            else:
-                kept.append(row)
+        kept, dropped = drop_late(rows, time_of, late_us)
+        m.num_rows_dropped_by_watermark += dropped
         return kept
 
     def _left_pass(

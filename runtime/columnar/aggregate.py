@@ -44,6 +44,7 @@ from ..aggregate import AggregateMetrics, slot
 from ..errors import QueryError
 from ..eval import Getter, Layout, compile_expr
 from .frames import dtype_of
+from .spark_rules_vec import watermark_passed_vec
 from .support import Accumulation, AggregateKey, aggregate_plan, type_name
 
 Row = tuple[Any, ...]
@@ -192,8 +193,9 @@ class ColumnarAggregate:
         batch = self._batch(data)
         late_us = None if complete or late_ms is None else late_ms * 1000
         if late_us is not None and self.watermark_key is not None and batch.height:
-            t = self._time_expr()
-            late = batch.select((t.is_not_null() & (t <= late_us)).alias("_l")).get_column("_l")
+            late = batch.select(
+                watermark_passed_vec(self._time_expr(), late_us).alias("_l")
+            ).get_column("_l")
             if late.any():
                 m.num_rows_dropped_by_watermark = (
                     batch.filter(late).select(self.key_names).unique().height
@@ -381,7 +383,7 @@ class ColumnarAggregate:
                 pl.when(fresh).then(pl.lit(self.next_run)).otherwise(pl.col("_run")).alias("_run")
             )
             self.next_run += 1
-        gone = pl.col("_t").is_not_null() & (pl.col("_t") <= threshold_us)
+        gone = watermark_passed_vec(pl.col("_t"), threshold_us)
         evicted = state.filter(gone)
         self.state = state.filter(~gone) if evicted.height else state
         if evicted.height > 1:

@@ -31,6 +31,7 @@ from ..eval import Getter, Layout, column_slot, compile_expr
 from ..join import JoinMetrics, JoinStateMixin, side_layout
 from ..spark_rules import state_threshold_us
 from .frames import dtype_of
+from .spark_rules_vec import watermark_passed_vec
 from .support import type_name
 
 Row = tuple[Any, ...]
@@ -130,7 +131,7 @@ class _Side:
         if self.min_time is None or self.min_time > threshold:
             return None
         state = self.state
-        gone = pl.col("_t").is_not_null() & (pl.col("_t") <= threshold)
+        gone = watermark_passed_vec(pl.col("_t"), threshold)
         evicted = state.filter(gone)
         self.state = state.filter(~gone)
         self._recompute_min()
@@ -388,8 +389,7 @@ class ColumnarJoin(JoinStateMixin):
     ) -> pl.DataFrame:
         if late_us is None or index is None or frame.height == 0:
             return frame
-        t = pl.col(f"c{index}")
-        late = t.is_not_null() & (t <= late_us)
+        late = watermark_passed_vec(pl.col(f"c{index}"), late_us)
         dropped = frame.select(late.sum()).item()
         if dropped:
             m.num_rows_dropped_by_watermark += int(dropped)

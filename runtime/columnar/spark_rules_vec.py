@@ -18,3 +18,8 @@ def observed_max_ms_vec(times_us: pl.Series) -> int | None:
     top = times_us.fill_null(0).max()
     assert isinstance(top, int)
     return top // 1000
+
+
+def watermark_passed_vec(t_us: pl.Expr, watermark_us: int) -> pl.Expr:
+    """``watermark_passed`` of a column of times (µs): False, never NULL, for a NULL time."""
+    return t_us.is_not_null() & (t_us <= watermark_us)

@@ -11,8 +11,13 @@ from hypothesis import strategies as st
 
 from sjoin.compiler.model import Bound
 from sjoin.compiler.plan import StateRule
-from sjoin.runtime.columnar.spark_rules_vec import observed_max_ms_vec
-from sjoin.runtime.spark_rules import observed_max_ms, state_threshold_us
+from sjoin.runtime.columnar.spark_rules_vec import observed_max_ms_vec, watermark_passed_vec
+from sjoin.runtime.spark_rules import (
+    drop_late,
+    observed_max_ms,
+    state_threshold_us,
+    watermark_passed,
+)
 
 _INT64 = st.integers(-(2**63), 2**63 - 1)
 _TIMES = st.one_of(
@@ -76,3 +81,40 @@ def test_observed_max_ms(times: list[int | None], expected: int | None) -> None:
 @given(st.lists(st.one_of(st.none(), _TIMES), max_size=30))
 def test_observed_max_ms_vec_is_observed_max_ms(times: list[int | None]) -> None:
     assert observed_max_ms_vec(pl.Series(times, dtype=pl.Int64)) == observed_max_ms(times)
+
+
+# ------------------------------------------------------------------ 3. the late-row test
+
+
+@pytest.mark.parametrize(
+    ("t", "watermark", "expected"),
+    [
+        (None, 0, False),  # a NULL time is never late (nor evicted)
+        (None, -(2**63), False),
+        (5_000, 5_000, True),  # at the watermark: passed
+        (4_999, 5_000, True),
+        (5_001, 5_000, False),
+        (-1, 0, True),
+    ],
+)
+def test_watermark_passed(t: int | None, watermark: int, expected: bool) -> None:
+    assert watermark_passed(t, watermark) is expected
+    frame = pl.DataFrame({"t": pl.Series([t], dtype=pl.Int64)})
+    assert frame.select(watermark_passed_vec(pl.col("t"), watermark)).item() is expected
+
+
+@given(st.lists(st.one_of(st.none(), _TIMES), max_size=30), _TIMES)
+def test_watermark_passed_vec_is_watermark_passed(times: list[int | None], watermark: int) -> None:
+    frame = pl.DataFrame({"t": pl.Series(times, dtype=pl.Int64)})
+    vec = frame.select(watermark_passed_vec(pl.col("t"), watermark)).to_series().to_list()
+    assert vec == [watermark_passed(t, watermark) for t in times]
+
+
+@given(st.lists(st.one_of(st.none(), _TIMES), max_size=30), _TIMES)
+def test_drop_late_keeps_the_rows_the_watermark_has_not_passed(
+    times: list[int | None], watermark: int
+) -> None:
+    rows = [(t, i) for i, t in enumerate(times)]
+    kept, dropped = drop_late(rows, lambda row: row[0], watermark)
+    assert kept == [r for r in rows if not watermark_passed(r[0], watermark)]
+    assert dropped == len(rows) - len(kept)
