@@ -12,11 +12,12 @@ Times are µs (Spark's TIMESTAMP), watermarks ms (Spark's watermark values).
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any, cast
+from typing import Any, Literal, cast
 
 from sjoin.compiler.plan import StateRule
 
 Row = tuple[Any, ...]
+Skipped = Literal["none", "matched", "all"]
 
 # ------------------------------------------------------------------ watermarks and time
 
@@ -72,3 +73,42 @@ def observed_max_ms(times_us: Sequence[int | None]) -> int | None:
     if None in times_us:
         return max(0 if t is None else t for t in times_us) // 1000
     return max(cast("Sequence[int]", times_us)) // 1000
+
+
+# ------------------------------------------------------------------ the join's state
+
+
+def evicted_rows_skipped(
+    append_rule: bool, side: Literal["left", "right"], preserved: bool
+) -> Skipped:
+    """Which of a join side's new rows are left out of state when this batch's eviction
+    removes them anyway (``watermark_passed`` of the row's state time by the side's state
+    threshold): ``"all"`` of them, only the ``"matched"`` ones, or ``"none"``
+    (Spark's ``OneSideHashJoiner.storeAndJoinWithOtherSide``, StreamingSymmetricHashJoinExec).
+
+    Before the append rule's fix (SPARK-49829: 4.0+, 3.5.9+, 3.4.4+; ``JoinQuirks.append_rule``)
+    no such row is stored, on either side, which loses the matches a later row of the other
+    side would have made, and outer rows.  With the fix, a left row is always stored (the
+    right input of the same batch is still to probe it); a right row, processed last, is
+    left out unless it must still come out null-padded when evicted: kept when its side is
+    preserved (an outer side) and it has not matched.  Twin: ``stored_vec``; row by row:
+    ``stored``."""
+    if not append_rule:
+        return "all"
+    if side == "left":
+        return "none"
+    return "matched" if preserved else "all"
+
+
+def stored(skipped: Skipped, passed: bool, matched: bool) -> bool:
+    """Whether a new row is added to state, by the side's ``evicted_rows_skipped``: unless
+    the eviction passes it (``passed``) and the rule skips such a row."""
+    return not (passed and (skipped == "all" or (skipped == "matched" and matched)))
+
+
+def rows_removed(evicted: int, evicted_preserved: int, count_all_removals: bool) -> int:
+    """A join's ``numRowsRemoved`` for the rows its cleanup evicted: ``evicted`` from sides
+    whose rows are only dropped, ``evicted_preserved`` from preserved (outer) sides, whose
+    unmatched rows come out null-padded.  Spark counts the latter only from 4.3.0
+    (``JoinQuirks.count_all_removals``; no Spark issue identified, first seen in 4.3.0)."""
+    return evicted + (evicted_preserved if count_all_removals else 0)

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import polars as pl
 
+from ..spark_rules import Skipped
+
 
 def observed_max_ms_vec(times_us: pl.Series) -> int | None:
     """``observed_max_ms`` of a column of event times (µs): NULLs filled with 0, the maximum
@@ -23,3 +25,13 @@ def observed_max_ms_vec(times_us: pl.Series) -> int | None:
 def watermark_passed_vec(t_us: pl.Expr, watermark_us: int) -> pl.Expr:
     """``watermark_passed`` of a column of times (µs): False, never NULL, for a NULL time."""
     return t_us.is_not_null() & (t_us <= watermark_us)
+
+
+def stored_vec(skipped: Skipped, passed: pl.Expr, matched: pl.Expr) -> pl.Expr:
+    """``stored`` of columns: which new rows are added to state (``passed``: the eviction
+    passes the row; ``matched``: it has matched)."""
+    if skipped == "none":
+        return pl.lit(True)
+    if skipped == "all":
+        return ~passed
+    return ~(passed & matched)

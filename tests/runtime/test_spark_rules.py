@@ -4,6 +4,8 @@ over generated inputs."""
 
 from __future__ import annotations
 
+from typing import Literal
+
 import polars as pl
 import pytest
 from hypothesis import given
@@ -11,11 +13,19 @@ from hypothesis import strategies as st
 
 from sjoin.compiler.model import Bound
 from sjoin.compiler.plan import StateRule
-from sjoin.runtime.columnar.spark_rules_vec import observed_max_ms_vec, watermark_passed_vec
+from sjoin.runtime.columnar.spark_rules_vec import (
+    observed_max_ms_vec,
+    stored_vec,
+    watermark_passed_vec,
+)
 from sjoin.runtime.spark_rules import (
+    Skipped,
     drop_late,
+    evicted_rows_skipped,
     observed_max_ms,
+    rows_removed,
     state_threshold_us,
+    stored,
     watermark_passed,
 )
 
@@ -118,3 +128,65 @@ def test_drop_late_keeps_the_rows_the_watermark_has_not_passed(
     kept, dropped = drop_late(rows, lambda row: row[0], watermark)
     assert kept == [r for r in rows if not watermark_passed(r[0], watermark)]
     assert dropped == len(rows) - len(kept)
+
+
+# ------------------------------------------------------------------ 4. append rule, removals
+
+
+@pytest.mark.parametrize(
+    ("append_rule", "side", "preserved", "expected"),
+    [
+        # before SPARK-49829: no row this batch evicts is stored, on either side
+        (False, "left", False, "all"),
+        (False, "left", True, "all"),
+        (False, "right", False, "all"),
+        (False, "right", True, "all"),
+        # after: a left row is always stored; a right row unless it is preserved and unmatched
+        (True, "left", False, "none"),
+        (True, "left", True, "none"),
+        (True, "right", False, "all"),
+        (True, "right", True, "matched"),
+    ],
+)
+def test_evicted_rows_skipped_is_the_append_rule(
+    append_rule: bool, side: Literal["left", "right"], preserved: bool, expected: Skipped
+) -> None:
+    assert evicted_rows_skipped(append_rule, side, preserved) == expected
+
+
+def test_stored_by_policy() -> None:
+    table = {
+        (skipped, passed, matched): stored(skipped, passed, matched)
+        for skipped in ("none", "matched", "all")
+        for passed in (False, True)
+        for matched in (False, True)
+    }
+    assert [k for k, v in table.items() if not v] == [
+        ("matched", True, True),  # an outer side's row that matched: no outer row to emit
+        ("all", True, False),
+        ("all", True, True),
+    ]
+
+
+@given(
+    st.sampled_from(["none", "matched", "all"]),
+    st.lists(st.tuples(st.booleans(), st.booleans()), max_size=20),
+)
+def test_stored_vec_is_stored(skipped: Skipped, flags: list[tuple[bool, bool]]) -> None:
+    frame = pl.DataFrame(
+        {
+            "passed": pl.Series([p for p, _ in flags], dtype=pl.Boolean),
+            "matched": pl.Series([m for _, m in flags], dtype=pl.Boolean),
+        }
+    )
+    # (with_columns: a literal, the "none" policy's, is one value per row)
+    got = frame.with_columns(stored_vec(skipped, pl.col("passed"), pl.col("matched")).alias("s"))
+    assert got.get_column("s").to_list() == [stored(skipped, p, m) for p, m in flags]
+
+
+@pytest.mark.parametrize(
+    ("count_all", "expected"),
+    [(False, 3), (True, 7)],  # 4.3+ counts an outer side's evictions
+)
+def test_rows_removed(count_all: bool, expected: int) -> None:
+    assert rows_removed(3, 4, count_all) == expected
