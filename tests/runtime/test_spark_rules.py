@@ -4,7 +4,8 @@ over generated inputs."""
 
 from __future__ import annotations
 
-from typing import Literal
+import math
+from typing import Any, Literal
 
 import polars as pl
 import pytest
@@ -14,14 +15,26 @@ from hypothesis import strategies as st
 from sjoin.compiler.model import Bound
 from sjoin.compiler.plan import StateRule
 from sjoin.runtime.columnar.spark_rules_vec import (
+    bigint_overflows_vec,
+    bigint_wrapped_vec,
+    double_sum_vec,
+    float_max_vec,
+    float_min_vec,
     observed_max_ms_vec,
     stored_vec,
     watermark_passed_vec,
 )
+from sjoin.runtime.errors import QueryError
 from sjoin.runtime.spark_rules import (
     Skipped,
+    bigint_adder,
+    bigint_overflows,
+    bigint_wrapped,
+    double_add,
     drop_late,
     evicted_rows_skipped,
+    max_step,
+    min_step,
     observed_max_ms,
     rows_removed,
     state_threshold_us,
@@ -190,3 +203,130 @@ def test_stored_vec_is_stored(skipped: Skipped, flags: list[tuple[bool, bool]]) 
 )
 def test_rows_removed(count_all: bool, expected: int) -> None:
     assert rows_removed(3, 4, count_all) == expected
+
+
+# ------------------------------------------------------------------ 5. aggregate arithmetic
+
+
+def _fold(step: Any, values: list[Any]) -> Any:
+    """The reference's accumulation: NULLs skipped, the state NULL until the first value."""
+    state = None
+    for v in values:
+        if v is not None:
+            state = step(state, v)
+    return state
+
+
+def _vec(expr: Any, values: list[Any], dtype: Any) -> Any:
+    return pl.DataFrame({"v": pl.Series(values, dtype=dtype)}).select(expr(pl.col("v"))).item()
+
+
+def _same_float(a: float | None, b: float | None) -> bool:
+    """Equal as Spark shows them: NaN is NaN, and -0.0 is not 0.0."""
+    if a is None or b is None:
+        return a is b
+    if math.isnan(a) or math.isnan(b):
+        return math.isnan(a) and math.isnan(b)
+    return a == b and math.copysign(1.0, a) == math.copysign(1.0, b)
+
+
+_DOUBLES = st.one_of(
+    st.none(),
+    st.floats(allow_nan=True, allow_infinity=True),
+    st.sampled_from([0.0, -0.0, math.nan, math.inf, -math.inf, 1.0, -1.0, 1e308]),
+)
+
+
+@pytest.mark.parametrize(
+    ("values", "smallest", "largest"),
+    [
+        ([0.0, -0.0], 0.0, 0.0),  # equal values: the first stays
+        ([-0.0, 0.0], -0.0, -0.0),
+        ([math.nan, 1.0], 1.0, math.nan),  # NaN is above every number
+        ([math.nan, math.inf], math.inf, math.nan),
+        ([math.nan], math.nan, math.nan),
+        ([None, None], None, None),
+    ],
+)
+def test_nan_ordering(values: list[Any], smallest: Any, largest: Any) -> None:
+    assert _same_float(_fold(min_step, values), smallest)
+    assert _same_float(_fold(max_step, values), largest)
+    assert _same_float(_vec(float_min_vec, values, pl.Float64), smallest)
+    assert _same_float(_vec(float_max_vec, values, pl.Float64), largest)
+
+
+@given(st.lists(_DOUBLES, max_size=12))
+def test_float_min_max_vec_are_the_folds(values: list[float | None]) -> None:
+    assert _same_float(_vec(float_min_vec, values, pl.Float64), _fold(min_step, values))
+    assert _same_float(_vec(float_max_vec, values, pl.Float64), _fold(max_step, values))
+
+
+@pytest.mark.parametrize(
+    ("values", "total"),
+    [([-0.0], -0.0), ([-0.0, -0.0], -0.0), ([-0.0, 0.0], 0.0), ([0.0, -0.0], 0.0), ([], None)],
+)
+def test_negative_zero_sums(values: list[float], total: float | None) -> None:
+    assert _same_float(_fold(double_add, values), total)
+    if values:  # (a group without values never reaches the twin: its state stays NULL)
+        assert _same_float(_vec(double_sum_vec, values, pl.Float64), total)
+
+
+@given(st.lists(_DOUBLES, max_size=12).filter(lambda vs: any(v is not None for v in vs)))
+def test_double_sum_vec_is_the_fold(values: list[float | None]) -> None:
+    assert _same_float(_vec(double_sum_vec, values, pl.Float64), _fold(double_add, values))
+
+
+@pytest.mark.parametrize(
+    ("total", "overflows", "wrapped"),
+    [
+        (2**63 - 1, False, 2**63 - 1),
+        (2**63, True, -(2**63)),
+        (-(2**63), False, -(2**63)),
+        (-(2**63) - 1, True, 2**63 - 1),
+        (2**64 + 5, True, 5),
+    ],
+)
+def test_bigint_overflow_and_wraparound(total: int, overflows: bool, wrapped: int) -> None:
+    assert bigint_overflows(total) is overflows
+    assert bigint_wrapped(total) == wrapped
+    frame = pl.DataFrame({"t": pl.Series([total], dtype=pl.Int128)})
+    assert frame.select(bigint_overflows_vec(pl.col("t"))).item() is overflows
+    assert frame.select(bigint_wrapped_vec(pl.col("t"))).item() == wrapped
+
+
+_BIGINTS = st.one_of(
+    st.none(),
+    _INT64,
+    st.sampled_from([2**63 - 1, -(2**63), 1, -1, 0, 2**62]),
+)
+
+
+@given(st.lists(_BIGINTS, max_size=12), st.booleans())
+def test_bigint_sum_vec_is_the_fold(values: list[int | None], ansi: bool) -> None:
+    """The columnar sum (Int128 prefix sums: the first overflowing row in ANSI mode, else the
+    wrapped total) against ``bigint_adder``'s step folded row by row."""
+    first_overflow: int | None = None
+    state: int | None = None
+    add = bigint_adder(ansi, "sum")
+    for i, v in enumerate(values):
+        if v is None:
+            continue
+        try:
+            state = v if state is None else add(state, v)
+        except QueryError as error:
+            assert error.error_class == "ARITHMETIC_OVERFLOW"
+            first_overflow = i
+            break
+    frame = pl.DataFrame({"v": pl.Series(values, dtype=pl.Int64)}).with_row_index("_row")
+    cs = pl.col("v").cast(pl.Int128).cum_sum()
+    got = frame.select(
+        bigint_wrapped_vec(cs.drop_nulls().last()).alias("total"),
+        pl.col("_row").filter(bigint_overflows_vec(cs)).min().alias("first"),
+    ).row(0)
+    if ansi:
+        assert got[1] == first_overflow
+        if first_overflow is None:
+            assert got[0] == state
+    else:
+        assert first_overflow is None
+        assert got[0] == state
