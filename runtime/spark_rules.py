@@ -90,11 +90,13 @@ def evicted_rows_skipped(
 
     Before the append rule's fix (SPARK-49829: 4.0+, 3.5.9+, 3.4.4+; ``JoinQuirks.append_rule``)
     no such row is stored, on either side, which loses the matches a later row of the other
-    side would have made, and outer rows.  With the fix, a left row is always stored (the
-    right input of the same batch is still to probe it); a right row, processed last, is
-    left out unless it must still come out null-padded when evicted: kept when its side is
-    preserved (an outer side) and it has not matched.  Twin: ``stored_vec``; row by row:
-    ``stored``."""
+    side would have made, and outer rows.  With the fix, a left row is always stored (as
+    sjoin reads it: the right input of the same batch is still to probe it); a right row,
+    processed last, is left out unless it must still come out null-padded when evicted:
+    kept when its side is preserved (an outer side) and it has not matched.  The cases of
+    ``tests/runtime/test_versions.py`` (``test_append_rule_*``: an inner and a right outer
+    join, before and after the fix) pin it.  Twin: ``stored_vec``; row by
+    row: ``stored``."""
     if not append_rule:
         return "all"
     if side == "left":
@@ -104,7 +106,10 @@ def evicted_rows_skipped(
 
 def stored(skipped: Skipped, passed: bool, matched: bool) -> bool:
     """Whether a new row is added to state, by the side's ``evicted_rows_skipped``: unless
-    the eviction passes it (``passed``) and the rule skips such a row."""
+    the eviction passes it (``passed``) and the rule skips such a row.  The reference join's
+    loops apply it written out (``skips and (matched or not only_matched)``, then the
+    watermark test), to keep a call per row out of them; ``stored_vec`` is tested against
+    this function."""
     return not (passed and (skipped == "all" or (skipped == "matched" and matched)))
 
 
