@@ -25,7 +25,7 @@ from sjoin.compiler.plan import AggregateNode
 from sjoin.compiler.sql import spark_sql
 from sjoin.compiler.types import SqlType
 
-from .errors import QueryError, UnsupportedExpression
+from .errors import UnsupportedExpression
 from .eval import (
     DECIMAL_CONTEXT,
     Getter,
@@ -36,6 +36,7 @@ from .eval import (
     window_spans,
 )
 from .index import EvictionIndex
+from .spark_rules import bigint_adder, double_add, max_step, min_step, watermark_passed
 
 Row = tuple[Any, ...]
 
@@ -59,6 +60,14 @@ class Accumulator:
         self.kind = kind
         self.shape = shape
         self.ansi = ansi
+        # one step of a sum or avg (of a DECIMAL: exact, in Spark's 38 digits)
+        self.add: Callable[[Any, Any], Any] = (
+            double_add
+            if kind in ("double", "float")
+            else _decimal_add
+            if kind == "decimal"
+            else bigint_adder(ansi, name)
+        )
 
     def new(self) -> list[Any]:
         if self.name == "count":
@@ -79,30 +88,16 @@ class Accumulator:
         if value is None:
             return
         if name == "sum":
-            state[0] = value if state[0] is None else self._add(state[0], value)
+            state[0] = value if state[0] is None else self.add(state[0], value)
         elif name == "avg":
-            state[0] = value if state[0] is None else self._add(state[0], value)
+            state[0] = value if state[0] is None else self.add(state[0], value)
             state[1] += 1
         elif name == "min":
-            if state[0] is None or _less(value, state[0]):
-                state[0] = value
+            state[0] = min_step(state[0], value)
         elif name == "max":
-            if state[0] is None or _less(state[0], value):
-                state[0] = value
+            state[0] = max_step(state[0], value)
         else:
             state[0].add(_hashable(value))
-
-    def _add(self, a: Any, b: Any) -> Any:
-        if self.kind in ("double", "float"):
-            return float(a) + float(b)
-        if self.kind == "decimal":
-            return DECIMAL_CONTEXT.add(Decimal(a), Decimal(b))
-        total = a + b
-        if not -(2**63) <= total < 2**63:
-            if self.ansi:
-                raise QueryError("ARITHMETIC_OVERFLOW", f"{self.name}() overflowed BIGINT")
-            total = ((total + 2**63) % 2**64) - 2**63
-        return total
 
     def result(self, state: list[Any]) -> Any:
         name = self.name
@@ -123,12 +118,8 @@ class Accumulator:
         return state[0]
 
 
-def _less(a: Any, b: Any) -> bool:
-    if isinstance(a, float) and a != a:
-        return False
-    if isinstance(b, float) and b != b:
-        return True
-    return bool(a < b)
+def _decimal_add(a: Any, b: Any) -> Decimal:
+    return DECIMAL_CONTEXT.add(Decimal(a), Decimal(b))
 
 
 def _hashable(value: Any) -> Any:
@@ -242,7 +233,7 @@ class AggregateOperator:
                 combos = [(*c, v) for c in combos for v in values]
             for key in combos:
                 t = self._key_time(key)
-                if late_us is not None and t is not None and t <= late_us:
+                if late_us is not None and watermark_passed(t, late_us):
                     dropped.add(key)
                     continue
                 states = groups.get(key)

@@ -22,6 +22,7 @@ from sjoin.compiler.plan import JoinNode, Side, StateRule
 
 from .eval import Getter, Layout, column_slot, compile_expr, kind_of, window_arguments, window_spans
 from .index import EvictionIndex
+from .spark_rules import drop_late, evicted_rows_skipped, rows_removed, state_threshold_us
 
 Row = tuple[Any, ...]
 NAN = float("nan")  # one NaN object: Spark's NormalizeFloatingNumbers makes NaN keys equal
@@ -260,7 +261,14 @@ class JoinOperator(JoinStateMixin):
         self.anti = node.kind.drops_matched
         self.semi = self.how == "left_semi"
         self.semi_right_first = self.semi and node.quirks.semi_right_first
-        self.fixed_append = node.quirks.append_rule
+        # which new rows of each side this batch's eviction would remove at once are not
+        # stored (the append rule), and whether outer sides' evictions are counted
+        self.left_skipped = evicted_rows_skipped(
+            node.quirks.append_rule, "left", node.left.preserved
+        )
+        self.right_skipped = evicted_rows_skipped(
+            node.quirks.append_rule, "right", node.right.preserved
+        )
         self.count_all_removals = node.quirks.count_all_removals
         left_cols, right_cols = side_layout(node.left), side_layout(node.right)
         self.null_left: Row = (None,) * len(left_cols)
@@ -339,8 +347,8 @@ class JoinOperator(JoinStateMixin):
         m = JoinMetrics()
         out: list[Row] = []
         late_us = None if late_ms is None else late_ms * 1000
-        left_threshold = _threshold(self.left_rule, evict_ms)
-        right_threshold = _threshold(self.right_rule, evict_ms)
+        left_threshold = state_threshold_us(self.left_rule, evict_ms)
+        right_threshold = state_threshold_us(self.right_rule, evict_ms)
         if self.semi_right_first:
             self._semi_right_first(right_rows, late_us, right_threshold, out, m)
             self._semi_left_last(left_rows, late_us, out, m)
@@ -363,13 +371,8 @@ class JoinOperator(JoinStateMixin):
     ) -> Sequence[Row]:
         if late_us is None or time_of is None:
             return rows
-        kept = []
-        for row in rows:
-            t = time_of(row)
-            if t is not None and t <= late_us:
-                m.num_rows_dropped_by_watermark += 1
-            else:
-                kept.append(row)
+        kept, dropped = drop_late(rows, time_of, late_us)
+        m.num_rows_dropped_by_watermark += dropped
         return kept
 
     def _left_pass(
@@ -388,7 +391,8 @@ class JoinOperator(JoinStateMixin):
         preserved = self.node.left.preserved
         null_right = self.null_right
         store = self.left
-        fixed = self.fixed_append
+        skips = self.left_skipped != "none"
+        only_matched = self.left_skipped == "matched"
         time_of = store.time_of
         # no flags to set on the right side and rows to emit: project while probing
         direct = not other.track_matched and not anti
@@ -417,10 +421,15 @@ class JoinOperator(JoinStateMixin):
             if semi and matched:
                 out.append(project(lrow, null_right))
                 continue
-            if not fixed and threshold is not None and time_of is not None:
+            if (
+                skips
+                and threshold is not None
+                and time_of is not None
+                and (matched or not only_matched)
+            ):
                 t = time_of(key, lrow)
-                if t is not None and t <= threshold:
-                    continue  # the old rule: not stored when this batch evicts it anyway
+                if t is not None and t <= threshold:  # (watermark_passed, written out)
+                    continue  # not stored: this batch evicts it anyway
             store.append(key, lrow, matched)
             m.num_rows_updated += 1
 
@@ -500,7 +509,8 @@ class JoinOperator(JoinStateMixin):
         preserved = self.node.right.preserved
         null_left, null_right = self.null_left, self.null_right
         store = self.right
-        keep_unmatched = self.fixed_append and preserved
+        skips = self.right_skipped != "none"
+        only_matched = self.right_skipped == "matched"
         time_of = store.time_of
         direct = not other.track_matched and not anti  # as in the left pass
         for r in rows:
@@ -531,12 +541,13 @@ class JoinOperator(JoinStateMixin):
                         if not anti:
                             out.extend([project(bucket[i], r) for i in hits])
             if (
-                threshold is not None
+                skips
+                and threshold is not None
                 and time_of is not None
-                and not (keep_unmatched and not matched)
+                and (matched or not only_matched)
             ):
                 t = time_of(key, r)
-                if t is not None and t <= threshold:
+                if t is not None and t <= threshold:  # (watermark_passed, written out)
                     continue
             store.append(key, r, matched)
             m.num_rows_updated += 1
@@ -556,6 +567,8 @@ class JoinOperator(JoinStateMixin):
         left = self.left
         store = self.right
         time_of = store.time_of
+        skips = self.right_skipped != "none"  # (the right side of LeftSemi is not preserved)
+        only_matched = self.right_skipped == "matched"
         for r in rows:
             if pre is not None and pre(r, None) is not True:
                 continue
@@ -569,9 +582,14 @@ class JoinOperator(JoinStateMixin):
                         out.append(project(lrow, self.null_right))
                         left.remove(key, ident)
                         m.num_rows_removed += 1
-            if threshold is not None and time_of is not None:
+            if (
+                skips
+                and threshold is not None
+                and time_of is not None
+                and (matched or not only_matched)
+            ):
                 t = time_of(key, r)
-                if t is not None and t <= threshold:
+                if t is not None and t <= threshold:  # (watermark_passed, written out)
                     continue
             store.append(key, r, matched)
             m.num_rows_updated += 1
@@ -601,7 +619,7 @@ class JoinOperator(JoinStateMixin):
         m: JoinMetrics,
     ) -> None:
         counted = 0
-        uncounted = 0  # before 4.3, Spark does not count the rows an outer side evicts
+        uncounted = 0  # the rows an outer side evicts (spark_rules.rows_removed)
         left_preserved = self.node.left.preserved
         right_preserved = self.node.right.preserved
         if left_preserved and left_threshold is not None:
@@ -618,17 +636,10 @@ class JoinOperator(JoinStateMixin):
             counted += self.left.evict_count(left_threshold)
         if not right_preserved and right_threshold is not None:
             counted += self.right.evict_count(right_threshold)
-        m.num_rows_removed += counted + (uncounted if self.count_all_removals else 0)
+        m.num_rows_removed += rows_removed(counted, uncounted, self.count_all_removals)
 
 
 # ------------------------------------------------------------------------------ helpers
-
-
-def _threshold(rule: StateRule, evict_ms: int | None) -> int | None:
-    if evict_ms is None:
-        return None
-    value = rule.state_watermark(evict_ms)
-    return None if value is None else value * 1000
 
 
 def _predicate(node: exp.Expression | None, layout: Layout, ansi: bool) -> Getter | None:

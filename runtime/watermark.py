@@ -19,6 +19,8 @@ from typing import Any
 
 from sjoin.compiler.model import WatermarkChoice, WatermarkUse
 
+from .spark_rules import observed_max_ms
+
 
 @dataclass(slots=True)
 class WatermarkNode:
@@ -32,16 +34,16 @@ class WatermarkNode:
     batch_max_ms: int | None = None
 
     def observe(self, rows: Sequence[tuple[Any, ...]]) -> None:
-        """Rows reaching the node this batch; a NULL event time reads as 0 ms (UnsafeRow)."""
-        if not rows:
-            return
-        i = self.time_index
-        values = [r[i] for r in rows]
-        if None in values:
-            values = [0 if v is None else v for v in values]
-        top = max(values) // 1000  # microsToMillis floors
-        if self.batch_max_ms is None or top > self.batch_max_ms:
-            self.batch_max_ms = top
+        """Rows reaching the node this batch (``spark_rules.observed_max_ms``)."""
+        if rows:
+            i = self.time_index
+            self.observe_max(observed_max_ms([r[i] for r in rows]))
+
+    def observe_max(self, top_ms: int | None) -> None:
+        """A batch (or part of one) reaching the node whose observed maximum is ``top_ms``
+        (None: no rows)."""
+        if top_ms is not None and (self.batch_max_ms is None or top_ms > self.batch_max_ms):
+            self.batch_max_ms = top_ms
 
     def end_batch(self) -> None:
         if self.batch_max_ms is not None:

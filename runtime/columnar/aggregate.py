@@ -18,7 +18,7 @@ over (state, row 1, row 2, ...) exactly as the reference's ``Accumulator.update`
   prefixes show where BIGINT overflows (ANSI: ARITHMETIC_OVERFLOW for the first row that
   overflows, as the reference raises it; else two's-complement wrap, as the reference's);
 * ``min``/``max`` keep the first of equal values (``-0.0`` vs ``0.0``), order NaN above every
-  number (``aggregate._less``);
+  number (``spark_rules.min_step`` / ``max_step``);
 * ``approx_count_distinct`` keeps the set of distinct values (a list column).
 
 Outputs that are a key or an aggregate call are columns; other output expressions, and
@@ -41,15 +41,22 @@ from sqlglot import exp
 from sjoin.compiler.plan import AggregateNode
 
 from ..aggregate import AggregateMetrics, slot
-from ..errors import QueryError
 from ..eval import Getter, Layout, compile_expr
+from ..spark_rules import bigint_overflow
 from .frames import dtype_of
+from .spark_rules_vec import (
+    bigint_overflows_vec,
+    bigint_wrapped_vec,
+    double_sum_vec,
+    float_max_vec,
+    float_min_vec,
+    watermark_passed_vec,
+)
 from .support import Accumulation, AggregateKey, aggregate_plan
 
 Row = tuple[Any, ...]
 _INTS = {"tinyint", "smallint", "int", "bigint"}
 _FLOATS = {"double", "float"}
-_MIN64, _MAX64 = -(2**63), 2**63 - 1
 
 
 class ColumnarAggregate:
@@ -190,8 +197,9 @@ class ColumnarAggregate:
         batch = self._batch(data)
         late_us = None if complete or late_ms is None else late_ms * 1000
         if late_us is not None and self.watermark_key is not None and batch.height:
-            t = self._time_expr()
-            late = batch.select((t.is_not_null() & (t <= late_us)).alias("_l")).get_column("_l")
+            late = batch.select(
+                watermark_passed_vec(self._time_expr(), late_us).alias("_l")
+            ).get_column("_l")
             if late.any():
                 m.num_rows_dropped_by_watermark = (
                     batch.filter(late).select(self.key_names).unique().height
@@ -257,50 +265,20 @@ class ColumnarAggregate:
             v = pl.col(x)
             if acc.name in ("sum", "avg"):
                 if acc.kind in _FLOATS:
-                    # a cumulative sum adds from 0.0, the reference from the first value:
-                    # they differ only when every value is -0.0 (0.0 + -0.0 is 0.0)
-                    values = v.drop_nulls()
-                    negative_zeros = (values == 0.0).all() & ((1.0 / values) < 0.0).all()
-                    aggs.append(
-                        pl.when(values.len() > 0, negative_zeros)
-                        .then(pl.lit(-0.0))
-                        .otherwise(values.cum_sum().last())
-                        .alias(a)
-                    )
+                    aggs.append(double_sum_vec(v).alias(a))
                 else:
                     cs = v.cast(pl.Int128).cum_sum()
                     total = cs.drop_nulls().last()
                     if not self.ansi:
-                        total = total.cast(pl.Int64, wrap_numerical=True)
+                        total = bigint_wrapped_vec(total)
                     aggs.append(total.alias(a))
                     if self.ansi:
                         aggs.append(
-                            pl.col("_row")
-                            .filter((cs < _MIN64) | (cs > _MAX64))
-                            .min()
-                            .alias(f"o{j}")
+                            pl.col("_row").filter(bigint_overflows_vec(cs)).min().alias(f"o{j}")
                         )
                         overflow.append((j, f"o{j}"))
             elif acc.kind in _FLOATS:
-                number = v.filter(v.is_not_nan())
-                if acc.name == "min":
-                    first = v.filter(v == number.min()).first()
-                    aggs.append(
-                        pl.when(v.is_not_nan().any())
-                        .then(first)
-                        .when(v.is_nan().any())
-                        .then(pl.lit(float("nan")))
-                        .otherwise(pl.lit(None, dtype=pl.Float64))
-                        .alias(a)
-                    )
-                else:
-                    first = v.filter(v == number.max()).first()
-                    aggs.append(
-                        pl.when(v.is_nan().any())
-                        .then(pl.lit(float("nan")))
-                        .otherwise(first)
-                        .alias(a)
-                    )
+                aggs.append((float_min_vec(v) if acc.name == "min" else float_max_vec(v)).alias(a))
             elif acc.name == "min":
                 aggs.append(v.min().alias(a))
             else:
@@ -335,7 +313,7 @@ class ColumnarAggregate:
                     earliest = (int(at), j)  # type: ignore[arg-type]
             if earliest is not None:
                 name = self.accs[earliest[1]].name
-                raise QueryError("ARITHMETIC_OVERFLOW", f"{name}() overflowed BIGINT")
+                raise bigint_overflow(name)
         fresh = pl.col("_old").is_null()
         t = self._time_expr()
         updated = grouped.select(
@@ -365,7 +343,7 @@ class ColumnarAggregate:
         the order the reference's index pops them: by (time, id), the ids growing in the
         order the groups were made, as ``_seq`` does."""
         state = self.state
-        gone = pl.col("_t").is_not_null() & (pl.col("_t") <= threshold_us)
+        gone = watermark_passed_vec(pl.col("_t"), threshold_us)
         evicted = state.filter(gone)
         self.state = state.filter(~gone) if evicted.height else state
         if evicted.height > 1:

@@ -29,7 +29,9 @@ from sjoin.compiler.plan import JoinNode, Side, StateRule
 
 from ..eval import Getter, Layout, column_slot, compile_expr
 from ..join import JoinMetrics, JoinStateMixin, side_layout
+from ..spark_rules import Skipped, evicted_rows_skipped, rows_removed, state_threshold_us
 from .frames import dtype_of
+from .spark_rules_vec import stored_vec, watermark_passed_vec
 
 Row = tuple[Any, ...]
 
@@ -120,7 +122,7 @@ class _Side:
         if self.min_time is None or self.min_time > threshold:
             return None
         state = self.state
-        gone = pl.col("_t").is_not_null() & (pl.col("_t") <= threshold)
+        gone = watermark_passed_vec(pl.col("_t"), threshold)
         evicted = state.filter(gone)
         self.state = state.filter(~gone)
         self._recompute_min()
@@ -179,7 +181,12 @@ class ColumnarJoin(JoinStateMixin):
         self.semi = node.executed_as == "left_semi"
         self.anti = node.kind.drops_matched
         self.semi_right_first = self.semi and node.quirks.semi_right_first
-        self.fixed_append = node.quirks.append_rule
+        self.left_skipped = evicted_rows_skipped(
+            node.quirks.append_rule, "left", node.left.preserved
+        )
+        self.right_skipped = evicted_rows_skipped(
+            node.quirks.append_rule, "right", node.right.preserved
+        )
         self.count_all_removals = node.quirks.count_all_removals
         left_cols, right_cols = side_layout(node.left), side_layout(node.right)
         self.left_cols, self.right_cols = left_cols, right_cols
@@ -357,8 +364,7 @@ class ColumnarJoin(JoinStateMixin):
     ) -> pl.DataFrame:
         if late_us is None or index is None or frame.height == 0:
             return frame
-        t = pl.col(f"c{index}")
-        late = t.is_not_null() & (t <= late_us)
+        late = watermark_passed_vec(pl.col(f"c{index}"), late_us)
         dropped = frame.select(late.sum()).item()
         if dropped:
             m.num_rows_dropped_by_watermark += int(dropped)
@@ -372,8 +378,8 @@ class ColumnarJoin(JoinStateMixin):
     ) -> tuple[pl.DataFrame, JoinMetrics]:
         m = JoinMetrics()
         late_us = None if late_ms is None else late_ms * 1000
-        left_threshold = _threshold(self.left_rule, evict_ms)
-        right_threshold = _threshold(self.right_rule, evict_ms)
+        left_threshold = state_threshold_us(self.left_rule, evict_ms)
+        right_threshold = state_threshold_us(self.right_rule, evict_ms)
         out: list[pl.DataFrame] = []
         if self.semi_right_first:
             out.append(self._semi_right_first(right, late_us, right_threshold, m))
@@ -420,13 +426,9 @@ class ColumnarJoin(JoinStateMixin):
             self.right.mark(pairs.get_column("_id").unique())
             if not self.anti:
                 parts.append(self._project(pairs, True, True))
-        store = _renamed_back(frame, lw, "L")
-        keep = None
-        if not self.fixed_append and threshold is not None and self.left.time_index is not None:
-            t = pl.col(f"c{self.left.time_index}")
-            keep = store.select(~(t.is_not_null() & (t <= threshold))).to_series()
-        if keep is not None:
-            store, matched = store.filter(keep), matched.filter(keep)
+        store, matched = _stored(
+            _renamed_back(frame, lw, "L"), matched, self.left, self.left_skipped, threshold
+        )
         m.num_rows_updated += self.left.append(store, matched.alias("_m"))
         return _ordered(parts)
 
@@ -455,17 +457,9 @@ class ColumnarJoin(JoinStateMixin):
                 parts.append(self._project(pairs, True, True))
             hit = pairs.get_column("_p")
         matched = frame.get_column("_p").is_in(hit.unique().implode())
-        store = _renamed_back(frame, rw, "R")
-        keep_unmatched = self.fixed_append and preserved
-        if threshold is not None and self.right.time_index is not None:
-            t = pl.col(f"c{self.right.time_index}")
-            evictable = t.is_not_null() & (t <= threshold)
-            drop = (
-                store.with_columns(matched.alias("_hit"))
-                .select(evictable & ~(pl.lit(keep_unmatched) & ~pl.col("_hit")))
-                .to_series()
-            )
-            store, matched = store.filter(~drop), matched.filter(~drop)
+        store, matched = _stored(
+            _renamed_back(frame, rw, "R"), matched, self.right, self.right_skipped, threshold
+        )
         m.num_rows_updated += self.right.append(store, matched.alias("_m"))
         return _ordered(parts)
 
@@ -486,11 +480,10 @@ class ColumnarJoin(JoinStateMixin):
         self.left.remove(removed)
         m.num_rows_removed += removed.len()
         matched = frame.get_column("_p").is_in(firsts.get_column("_p").unique().implode())
-        store = _renamed_back(frame, rw, "R")
-        if threshold is not None and self.right.time_index is not None:
-            t = pl.col(f"c{self.right.time_index}")
-            keep = store.select(~(t.is_not_null() & (t <= threshold))).to_series()
-            store, matched = store.filter(keep), matched.filter(keep)
+        # (the right side of LeftSemi is not preserved)
+        store, matched = _stored(
+            _renamed_back(frame, rw, "R"), matched, self.right, self.right_skipped, threshold
+        )
         m.num_rows_updated += self.right.append(store, matched.alias("_m"))
         return out
 
@@ -531,11 +524,27 @@ class ColumnarJoin(JoinStateMixin):
             if not preserved and threshold is not None:
                 gone = state.evict(threshold, ordered=False)
                 counted += 0 if gone is None else gone.height
-        m.num_rows_removed += counted + (uncounted if self.count_all_removals else 0)
+        m.num_rows_removed += rows_removed(counted, uncounted, self.count_all_removals)
         return out
 
 
 # ------------------------------------------------------------------------------ helpers
+
+
+def _stored(
+    store: pl.DataFrame, matched: pl.Series, side: _Side, skipped: Skipped, threshold: int | None
+) -> tuple[pl.DataFrame, pl.Series]:
+    """The new rows of a side (columns c0..) that are added to state, and their matched
+    flags: ``spark_rules_vec.stored_vec`` of the side's ``evicted_rows_skipped``."""
+    if skipped == "none" or threshold is None or side.time_index is None:
+        return store, matched
+    passed = watermark_passed_vec(pl.col(f"c{side.time_index}"), threshold)
+    keep = (
+        store.with_columns(matched.alias("_hit"))
+        .with_columns(stored_vec(skipped, passed, pl.col("_hit")).alias("_keep"))
+        .get_column("_keep")
+    )
+    return store.filter(keep), matched.filter(keep)
 
 
 def _renamed_back(frame: pl.DataFrame, width: int, prefix: str) -> pl.DataFrame:
@@ -554,13 +563,6 @@ def _ordered(parts: Sequence[pl.DataFrame]) -> pl.DataFrame:
 
 def _compiled(node: exp.Expression | None, layout: Layout, ansi: bool) -> Getter | None:
     return None if node is None else compile_expr(node, layout, ansi=ansi)
-
-
-def _threshold(rule: StateRule, evict_ms: int | None) -> int | None:
-    if evict_ms is None:
-        return None
-    value = rule.state_watermark(evict_ms)
-    return None if value is None else value * 1000
 
 
 def _event_index(side: Side, layout: list[tuple[str, str]]) -> int | None:

@@ -29,6 +29,7 @@ from ..watermark import WatermarkNode
 from .aggregate import ColumnarAggregate
 from .frames import as_frame, as_rows
 from .join import ColumnarJoin
+from .spark_rules_vec import observed_max_ms_vec
 from .support import operator_unsupported
 
 Row = tuple[Any, ...]
@@ -66,15 +67,8 @@ class _SideFilters:
 
 
 def observe(node: WatermarkNode, frame: pl.DataFrame) -> None:
-    """``WatermarkNode.observe`` of a frame: the batch's largest event time (a NULL reads as
-    0 ms), floored to milliseconds."""
-    if frame.height == 0:
-        return
-    top = frame.get_column(f"c{node.time_index}").fill_null(0).max()
-    assert isinstance(top, int)
-    top_ms = top // 1000
-    if node.batch_max_ms is None or top_ms > node.batch_max_ms:
-        node.batch_max_ms = top_ms
+    """``WatermarkNode.observe`` of a frame (``spark_rules_vec.observed_max_ms_vec``)."""
+    node.observe_max(observed_max_ms_vec(frame.get_column(f"c{node.time_index}")))
 
 
 class ColumnarQuery(Query):

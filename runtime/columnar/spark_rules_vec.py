@@ -1,0 +1,83 @@
+"""The vectorised twins of the Spark rules in ``runtime/spark_rules.py``, for the columnar
+engine: each ``<rule>_vec`` computes on polars columns what ``<rule>`` computes on values, and
+``tests/runtime/test_spark_rules.py`` holds the two equal over generated inputs.  The rule, its
+Spark source and its reasons are documented once, on the scalar rule; this module only says
+how the twin computes it.
+"""
+
+from __future__ import annotations
+
+import polars as pl
+
+from ..spark_rules import BIGINT_MAX, BIGINT_MIN, Skipped
+
+
+def observed_max_ms_vec(times_us: pl.Series) -> int | None:
+    """``observed_max_ms`` of a column of event times (µs): NULLs filled with 0, the maximum
+    floored to ms; None for an empty column."""
+    if times_us.len() == 0:
+        return None
+    top = times_us.fill_null(0).max()
+    assert isinstance(top, int)
+    return top // 1000
+
+
+def watermark_passed_vec(t_us: pl.Expr, watermark_us: int) -> pl.Expr:
+    """``watermark_passed`` of a column of times (µs): False, never NULL, for a NULL time."""
+    return t_us.is_not_null() & (t_us <= watermark_us)
+
+
+def stored_vec(skipped: Skipped, passed: pl.Expr, matched: pl.Expr) -> pl.Expr:
+    """``stored`` of columns: which new rows are added to state (``passed``: the eviction
+    passes the row; ``matched``: it has matched)."""
+    if skipped == "none":
+        return pl.lit(True)
+    if skipped == "all":
+        return ~passed
+    return ~(passed & matched)
+
+
+def bigint_overflows_vec(total: pl.Expr) -> pl.Expr:
+    """``bigint_overflows`` of exact sums (an Int128 column)."""
+    return (total < BIGINT_MIN) | (total > BIGINT_MAX)
+
+
+def bigint_wrapped_vec(total: pl.Expr) -> pl.Expr:
+    """``bigint_wrapped`` of exact sums (an Int128 column), as Int64."""
+    return total.cast(pl.Int64, wrap_numerical=True)
+
+
+def double_sum_vec(v: pl.Expr) -> pl.Expr:
+    """The DOUBLE ``sum`` that folding ``double_add`` over a group's values gives: a
+    cumulative sum (sequential additions, not polars' pairwise ``sum``), which adds from 0.0
+    where the fold starts at the first value; the two differ only when every value is -0.0.
+    NULL for a group without values is the caller's (no value: the state stays NULL)."""
+    values = v.drop_nulls()
+    negative_zeros = (values == 0.0).all() & ((1.0 / values) < 0.0).all()
+    return (
+        pl.when(values.len() > 0, negative_zeros)
+        .then(pl.lit(-0.0))
+        .otherwise(values.cum_sum().last())
+    )
+
+
+def float_min_vec(v: pl.Expr) -> pl.Expr:
+    """``min_step`` folded over a group's DOUBLE/FLOAT values: the first of the smallest
+    numbers, NaN when there are only NaNs, NULL when there are no values."""
+    number = v.filter(v.is_not_nan())
+    first = v.filter(v == number.min()).first()
+    return (
+        pl.when(v.is_not_nan().any())
+        .then(first)
+        .when(v.is_nan().any())
+        .then(pl.lit(float("nan")))
+        .otherwise(pl.lit(None, dtype=pl.Float64))
+    )
+
+
+def float_max_vec(v: pl.Expr) -> pl.Expr:
+    """``max_step`` folded over a group's DOUBLE/FLOAT values: NaN when there is one, else
+    the first of the largest numbers (NULL when there are no values)."""
+    number = v.filter(v.is_not_nan())
+    first = v.filter(v == number.max()).first()
+    return pl.when(v.is_nan().any()).then(pl.lit(float("nan"))).otherwise(first)

@@ -1,0 +1,201 @@
+"""The Spark rules that both engines run, each written once (issue 25).
+
+The reference engine (``join.py``, ``aggregate.py``, ``watermark.py``) calls these functions
+row by row; the columnar engine calls each rule's vectorised twin, of the same name with
+``_vec``, on polars columns, in ``columnar/spark_rules_vec.py``: polars is not imported
+here, since the reference engine runs without it.  ``tests/runtime/test_spark_rules.py``
+holds every scalar rule and its twin equal over generated inputs.
+
+Times are µs (Spark's TIMESTAMP), watermarks ms (Spark's watermark values).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any, Literal, cast
+
+from sjoin.compiler.plan import StateRule
+
+from .errors import QueryError
+
+Row = tuple[Any, ...]
+Skipped = Literal["none", "matched", "all"]
+
+# ------------------------------------------------------------------ watermarks and time
+
+
+def state_threshold_us(rule: StateRule, evict_ms: int | None) -> int | None:
+    """The value at or below which a join side's stored rows are evicted this batch, in µs:
+    the side's state watermark (Spark's ``StreamingSymmetricHashJoinHelper``:
+    ``getStateWatermarkPredicates``, the key or value watermark, which the planner put in
+    ``StateRule``) of the operator's eviction watermark ``evict_ms`` (ms); None when nothing
+    is evicted (no watermark yet, or a side that is never evicted)."""
+    if evict_ms is None:
+        return None
+    value = rule.state_watermark(evict_ms)
+    return None if value is None else value * 1000
+
+
+def watermark_passed(t_us: int | None, watermark_us: int) -> bool:
+    """Whether a watermark (µs) has passed a time: ``t <= watermark``, never for a NULL time.
+    It is the one predicate Spark builds from a watermark (``WatermarkSupport``,
+    statefulOperators.scala: ``watermarkExpression``, a ``LessThanOrEqual`` against the
+    watermark literal, which a NULL never satisfies), used for the late-row test of a join's
+    input rows and of an aggregate's group keys (``watermarkPredicateForDataForLateEvents``:
+    the row is dropped and counted in ``numRowsDroppedByWatermark``) and for the state rows
+    that a state watermark evicts (``watermarkPredicateForKeysForEviction`` /
+    ``ForData``).  Twin: ``watermark_passed_vec``."""
+    return t_us is not None and t_us <= watermark_us
+
+
+def drop_late(
+    rows: Sequence[Row], time_of: Callable[[Row], int | None], watermark_us: int
+) -> tuple[list[Row], int]:
+    """A join input's rows that are not late (``watermark_passed`` by the late-events
+    watermark, of the row's event time ``time_of(row)``), and how many were dropped.  The
+    test is written out in the loop, not called per row: the call costs 30 ns a row, 60% of
+    this loop (measured on 200,000 rows), and the test of ``drop_late`` holds it equal to
+    ``watermark_passed``.  Twin: ``watermark_passed_vec``."""
+    kept = []
+    for row in rows:
+        t = time_of(row)
+        if t is None or t > watermark_us:
+            kept.append(row)
+    return kept, len(rows) - len(kept)
+
+
+def observed_max_ms(times_us: Sequence[int | None]) -> int | None:
+    """What a watermark node (Spark's ``EventTimeWatermarkExec``) takes from the event times
+    of the rows that reach it in one batch: their maximum, a NULL read as 0 (the time is read
+    with ``getLong`` from the ``UnsafeRow``, whose slot for a NULL holds 0), floored to ms
+    (``microsToMillis``; flooring each time and taking the maximum is the same); None for a
+    batch without rows.  Twin: ``observed_max_ms_vec``."""
+    if not times_us:
+        return None
+    if None in times_us:
+        return max(0 if t is None else t for t in times_us) // 1000
+    return max(cast("Sequence[int]", times_us)) // 1000
+
+
+# ------------------------------------------------------------------ the join's state
+
+
+def evicted_rows_skipped(
+    append_rule: bool, side: Literal["left", "right"], preserved: bool
+) -> Skipped:
+    """Which of a join side's new rows are left out of state when this batch's eviction
+    removes them anyway (``watermark_passed`` of the row's state time by the side's state
+    threshold): ``"all"`` of them, only the ``"matched"`` ones, or ``"none"``
+    (Spark's ``OneSideHashJoiner.storeAndJoinWithOtherSide``, StreamingSymmetricHashJoinExec).
+
+    Before the append rule's fix (SPARK-49829: 4.0+, 3.5.9+, 3.4.4+; ``JoinQuirks.append_rule``)
+    no such row is stored, on either side, which loses the matches a later row of the other
+    side would have made, and outer rows.  With the fix, a left row is always stored (as
+    sjoin reads it: the right input of the same batch is still to probe it); a right row,
+    processed last, is left out unless it must still come out null-padded when evicted:
+    kept when its side is preserved (an outer side) and it has not matched.  The cases of
+    ``tests/runtime/test_versions.py`` (``test_append_rule_*``: an inner and a right outer
+    join, before and after the fix) pin it.  Twin: ``stored_vec``; row by
+    row: ``stored``."""
+    if not append_rule:
+        return "all"
+    if side == "left":
+        return "none"
+    return "matched" if preserved else "all"
+
+
+def stored(skipped: Skipped, passed: bool, matched: bool) -> bool:
+    """Whether a new row is added to state, by the side's ``evicted_rows_skipped``: unless
+    the eviction passes it (``passed``) and the rule skips such a row.  The reference join's
+    loops apply it written out (``skips and (matched or not only_matched)``, then the
+    watermark test), to keep a call per row out of them; ``stored_vec`` is tested against
+    this function."""
+    return not (passed and (skipped == "all" or (skipped == "matched" and matched)))
+
+
+def rows_removed(evicted: int, evicted_preserved: int, count_all_removals: bool) -> int:
+    """A join's ``numRowsRemoved`` for the rows its cleanup evicted: ``evicted`` from sides
+    whose rows are only dropped, ``evicted_preserved`` from preserved (outer) sides, whose
+    unmatched rows come out null-padded.  Spark counts the latter only from 4.3.0
+    (``JoinQuirks.count_all_removals``; no Spark issue identified, first seen in 4.3.0)."""
+    return evicted + (evicted_preserved if count_all_removals else 0)
+
+
+# ------------------------------------------------------------------ aggregate arithmetic
+
+BIGINT_MIN, BIGINT_MAX = -(2**63), 2**63 - 1
+
+
+def bigint_overflows(total: int) -> bool:
+    """Whether an exact integer sum leaves BIGINT (a ``sum``/``avg`` of integers is a BIGINT,
+    Spark's ``Sum.resultType`` for an ``IntegralType``).  Twin: ``bigint_overflows_vec``."""
+    return not BIGINT_MIN <= total <= BIGINT_MAX
+
+
+def bigint_wrapped(total: int) -> int:
+    """An exact integer sum as the JVM's ``long`` addition leaves it without ANSI mode:
+    two's-complement wraparound (the overflow is silent).  Twin: ``bigint_wrapped_vec``."""
+    return ((total + 2**63) % 2**64) - 2**63
+
+
+def bigint_overflow(call: str) -> QueryError:
+    """The error of an integer sum that overflows BIGINT in ANSI mode (Spark 4.x's default):
+    ``Add`` in ``EvalMode.ANSI`` fails with ARITHMETIC_OVERFLOW at the first row whose partial
+    sum leaves BIGINT."""
+    return QueryError("ARITHMETIC_OVERFLOW", f"{call}() overflowed BIGINT")
+
+
+def bigint_adder(ansi: bool, call: str) -> Callable[[int, int], int]:
+    """The step of an integer ``sum``/``avg`` (of the aggregate ``call``): the exact sum,
+    ``bigint_overflow`` in ANSI mode when it leaves BIGINT, else ``bigint_wrapped``.  (A
+    function made once per accumulator: one call per row.)  The columnar engine sums in
+    Int128 (no 64-bit step can overflow it), finds the first overflowing prefix with
+    ``bigint_overflows_vec`` and wraps the total with ``bigint_wrapped_vec``: wrapping each
+    step or the total is the same modulo 2**64."""
+
+    def add(a: int, b: int) -> int:
+        total = a + b
+        if not BIGINT_MIN <= total <= BIGINT_MAX:  # (bigint_overflows, written out)
+            if ansi:
+                raise bigint_overflow(call)
+            total = bigint_wrapped(total)
+        return total
+
+    return add
+
+
+def double_add(current: Any, value: Any) -> Any:
+    """One step of a DOUBLE/FLOAT ``sum``/``avg``: IEEE additions in row order, from the
+    group's first value (the state is NULL until then), not from 0.0, so that a group of
+    -0.0 alone sums to -0.0 (0.0 + -0.0 is 0.0).  Twin: ``double_sum_vec``.
+
+    Known difference from Spark, kept as both engines had it (issue 25 changes no
+    behaviour): Spark's ``Sum.updateExpressions`` (Sum.scala) is
+    ``coalesce(coalesce(sum, zero) + child, sum)``, which adds from 0.0, and Spark 4.3.0
+    (checked by hand: a batch ``groupBy().sum`` and ``avg`` of -0.0, -0.0) gives 0.0."""
+    return value if current is None else float(current) + float(value)
+
+
+def min_step(current: Any, value: Any) -> Any:
+    """``min`` after one more (non-NULL) value: NaN is above every number (Spark's
+    ``SQLOrderingUtil.compareDoubles``), and of equal values the first stays (``-0.0`` and
+    ``0.0`` are equal: whichever came first is the result).  Twin: ``float_min_vec``."""
+    if current is None:
+        return value
+    if isinstance(value, float) and value != value:
+        return current  # NaN is never below anything
+    if isinstance(current, float) and current != current:
+        return value  # every number is below NaN
+    return value if value < current else current
+
+
+def max_step(current: Any, value: Any) -> Any:
+    """``max`` after one more (non-NULL) value: NaN is above every number, and of equal values
+    the first stays (``min_step``'s ordering).  Twin: ``float_max_vec``."""
+    if current is None:
+        return value
+    if isinstance(current, float) and current != current:
+        return current  # nothing is above NaN
+    if isinstance(value, float) and value != value:
+        return value
+    return value if current < value else current
