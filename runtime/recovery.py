@@ -191,6 +191,7 @@ class Recovery:
         return entries
 
     def commit(self, out: BatchOutput, step: int) -> None:
+        """Commit the run after batch ``out`` (step ``step``), before any sink gets it."""
         cursor = self.engine.cursor
         consumed = min(
             cursor.trace_index + (1 if cursor.query_index or cursor.data_done else 0),

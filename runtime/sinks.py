@@ -23,6 +23,8 @@ OUTPUT_FORMATS: tuple[OutputFormat, ...] = ("jsonl", "parquet", "delta")
 
 
 class Sink:
+    """A destination of a run's batches (the base: writes nothing, cannot be rewound)."""
+
     kind: str  # "rows" or "progress"
     rewindable = False
     needs_outputs = False  # keeps each batch's raw outputs (a frame or rows per relation)
