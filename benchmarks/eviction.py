@@ -77,7 +77,7 @@ def measure_once(order: str, method: str, rows: int) -> float:
     threshold = sorted(times)[rows // 100 - 1]  # 1% of the rows are at or below it
     state = build(times)
     gc.collect()
-    gc.disable()  # as during a run (runtime/__init__.py pauses the collector)
+    gc.disable()  # as during a run (runtime/runner.py pauses the collector)
     start = time.perf_counter()
     evicted = (by_index if method == "index" else by_scan)(state, threshold)
     seconds = time.perf_counter() - start

@@ -38,6 +38,9 @@ from sjoin.compiler.plan import Plan
 from .trace import Trace
 
 EngineName = Literal["columnar", "reference"]
+ENGINES: tuple[EngineName, ...] = ("columnar", "reference")
+# what a caller may ask for: an engine, or "auto" (``choose_engine``)
+EngineChoice = Literal["auto", "columnar", "reference"]
 
 # The columnar engine's extra costs in rows of its saving per row, fitted on `sjoin run` over
 # the grid of benchmarks/engine_crossover.py (docs/benchmarks.md): its cost per batch and

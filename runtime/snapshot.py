@@ -1,5 +1,5 @@
 """The whole shape of a checkpoint snapshot, checked against the plan before any of it is
-used (``_Runner._restore``).
+used (``recovery.Recovery._restore``).
 
 ``state.pkl``'s checksum catches damage, not intent: whoever can write the checkpoint
 directory can also seal a snapshot of their own making.  Pickle cannot run code here (the

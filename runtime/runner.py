@@ -1,0 +1,390 @@
+"""One run of a plan over a trace: the ``Runner`` reads the trace, picks the engine, checks
+every path the run reads and writes, feeds each executed batch to the sinks and commits it to
+the checkpoint; ``run``, ``iter_batches`` and ``run_to_files`` are the three ways to call it
+(the runtime's API, handed on by ``runtime/__init__.py``)."""
+
+from __future__ import annotations
+
+import contextlib
+import gc
+import os
+import sys
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import replace
+from pathlib import Path
+from typing import IO, Any
+
+from sjoin.compiler.plan import Plan
+
+from .checkpoint import Checkpoint, pause_for_test
+from .choice import ENGINES, EngineChoice, EngineName, choose_engine
+from .emit import Emitter
+from .errors import UsageError
+from .files import Place, check_places
+from .output import BatchOutput, RunResult, RunSummary
+from .query import Engine
+from .recovery import Recovery
+from .sinks import (
+    OUTPUT_FORMATS,
+    DeltaSink,
+    MemorySink,
+    OutputFormat,
+    ParquetSink,
+    ShowSink,
+    Sink,
+    StreamSink,
+    path_sink,
+)
+from .trace import BadRowPolicy, Trace, bad_rows_policy, read_trace, schemas_of
+
+# a trace file (or a Parquet trace's folder), lines or record dicts, or a trace already read
+# (``kafka_trace.read_kafka``: a replayed topic)
+TraceInput = str | os.PathLike[str] | Iterable[Any] | Trace
+
+
+def delta_options(plan: Plan) -> dict[str, dict[str, str]]:
+    """The ``from delta`` options of each stream that has them (a Delta trace's limits)."""
+    return {
+        s.name: dict(s.source.options)
+        for s in plan.streams
+        if s.source is not None and s.source.format == "delta"
+    }
+
+
+def run(
+    plan: Plan,
+    trace: TraceInput,
+    *,
+    relation: str | None = None,
+    bad_rows: BadRowPolicy = "stop",
+    checkpoint: str | os.PathLike[str] | None = None,
+    on_batch: Callable[[BatchOutput, int], None] | None = None,
+    engine: EngineChoice = "auto",
+    backlog: bool | None = None,
+) -> RunResult:
+    """Run ``plan`` over a trace (a JSONL path, or an iterable of JSON lines or record
+    dicts) and return every executed batch.  With ``checkpoint`` the run resumes from the
+    directory's state and returns the batches it ran (plus the last one of a killed run if
+    that one was never returned).  ``on_batch`` is called as in ``run_to_files``.
+    ``engine``: ``"reference"`` (row at a time), ``"columnar"`` (polars; same results) or
+    ``"auto"`` (``choose_engine``: columnar for a trace of large batches).  ``backlog``: run the
+    batches back to back, as Spark runs batches that were all waiting when it started (None:
+    as the trace says, ``Trace.backlog``; a trace file is fed a batch at a time)."""
+    runner = Runner(
+        plan,
+        trace,
+        relation,
+        bad_rows,
+        checkpoint,
+        sinks=[MemorySink()],
+        engine=engine,
+        backlog=backlog,
+    )
+    result = RunResult(bad_rows=list(runner.trace.bad_rows), relations=runner.relations)
+    total = len(runner.trace.batches)
+    with collector_paused():
+        for out in runner.run():
+            result.batches.append(out)
+            if on_batch is not None:
+                on_batch(out, total)
+    return result
+
+
+def iter_batches(
+    plan: Plan,
+    trace: TraceInput,
+    *,
+    relation: str | None = None,
+    engine: EngineChoice = "auto",
+) -> Iterator[BatchOutput]:
+    """Like ``run`` but yields each executed batch as it completes and keeps none: memory
+    stays at the state plus one batch, however long the trace.  A bad trace row raises
+    ``TraceError`` before the first batch.  (The cyclic garbage collector stays paused
+    until the iteration ends or the iterator is closed.)"""
+    runner = Runner(plan, trace, relation, "stop", None, sinks=[MemorySink()], engine=engine)
+    with collector_paused():
+        yield from runner.run()
+
+
+def run_to_files(
+    plan: Plan,
+    trace: TraceInput,
+    *,
+    relation: str | None = None,
+    output: str | os.PathLike[str] | None = None,
+    progress: str | os.PathLike[str] | None = None,
+    bad_rows: BadRowPolicy = "stop",
+    checkpoint: str | os.PathLike[str] | None = None,
+    stdout: IO[str] | None = None,
+    stderr: IO[str] | None = None,
+    on_batch: Callable[[BatchOutput, int], None] | None = None,
+    trace_batches: bool = False,
+    show_rows: Callable[[BatchOutput], None] | None = None,
+    engine: EngineChoice = "auto",
+    notes: Callable[[str], None] | None = None,
+    output_format: OutputFormat = "jsonl",
+    also_read: Sequence[Place] = (),
+    also_written: Sequence[Place] = (),
+    backlog: bool | None = None,
+) -> RunSummary:
+    """``sjoin run``: stream output lines to ``output`` (default ``stdout``) and progress
+    lines to ``progress`` as each batch completes.  Skipped bad rows are reported on
+    ``stderr``.  ``on_batch(batch, data_batches_in_trace)`` is called after each executed
+    batch (the CLI's progress bar).  With ``trace_batches`` every output and progress line
+    also has ``"trace_batch"``, the trace batch whose step ran that batch.  Without
+    ``output``, ``show_rows(batch)`` (if given) shows each batch's rows instead of the JSON
+    lines on stdout (``sjoin run --format table``).  ``engine`` as in ``run``; ``notes``
+    receives a line per operator that the columnar engine runs on the reference operator,
+    and why.  With ``output_format="parquet"``, ``output`` is a directory that gets a file per
+    relation per batch (``<relation>/batch-NNNN.parquet``); with ``"delta"``, a directory
+    that gets a Delta table per relation, a commit per batch.  ``also_read`` and
+    ``also_written`` name the caller's other files (the spec, a report): no file the run
+    writes may be one of them (``files.check_places``).  ``backlog`` as in ``run``.  Raises
+    ``RunError`` (``UsageError`` for a wrong relation or option) with a message fit for the
+    user."""
+    out_stream = stdout if stdout is not None else sys.stdout
+    err_stream = stderr if stderr is not None else sys.stderr
+    if output_format not in OUTPUT_FORMATS:
+        raise UsageError(f"unknown output format {output_format!r}; choose jsonl, parquet or delta")
+    if output_format != "jsonl" and output is None:
+        raise UsageError(
+            f"--output-format {output_format} writes a directory: give it with --output"
+        )
+    if output is not None and output_format == "parquet":
+        row_sink: Sink = ParquetSink(Path(output))
+    elif output is not None and output_format == "delta":
+        row_sink = DeltaSink(Path(output))
+    elif output is not None:
+        row_sink = path_sink(Path(output), "rows", "--output")
+    elif show_rows is not None:
+        row_sink = ShowSink(show_rows)
+    else:
+        row_sink = StreamSink(out_stream, "rows")
+    sinks: list[Sink] = [row_sink]
+    if progress is not None:
+        sinks.append(path_sink(Path(progress), "progress", "--progress"))
+    for sink in sinks:
+        sink.trace_batches = trace_batches
+    runner = Runner(
+        plan,
+        trace,
+        relation,
+        bad_rows,
+        checkpoint,
+        sinks,
+        engine=engine,
+        also_read=also_read,
+        also_written=also_written,
+        backlog=backlog,
+    )
+    count = rows = 0
+    with contextlib.closing(runner):
+        if notes is not None:
+            for line in runner.engine_notes():
+                notes(line)
+        for bad in runner.trace.bad_rows:
+            print(f"{bad.located(runner.trace.source)} (skipped)", file=err_stream)
+        total = len(runner.trace.batches)
+        with collector_paused():
+            for out in runner.run():
+                count += 1
+                rows += out.row_count
+                if on_batch is not None:
+                    on_batch(out, total)
+    return RunSummary(count, rows, len(runner.trace.bad_rows))
+
+
+@contextmanager
+def collector_paused() -> Iterator[None]:
+    """Pause the cyclic garbage collector for a whole run.  The runtime builds only acyclic
+    rows, which reference counting frees; but every collector pass would scan all the rows
+    kept in state, and with a large state those passes cost more than the join itself."""
+    paused = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if paused:
+            gc.enable()
+
+
+class Runner:
+    """One run: the trace, the engine, the sinks and the checkpoint protocol."""
+
+    def __init__(
+        self,
+        plan: Plan,
+        trace: TraceInput,
+        relation: str | None,
+        bad_rows: BadRowPolicy,
+        checkpoint: str | os.PathLike[str] | None,
+        sinks: list[Sink],
+        engine: EngineChoice = "auto",
+        also_read: Sequence[Place] = (),
+        also_written: Sequence[Place] = (),
+        backlog: bool | None = None,
+    ) -> None:
+        self.plan = plan
+        self.checkpoint: Checkpoint | None = None
+        self.sinks = sinks
+        bad_rows = bad_rows_policy(bad_rows)
+        if engine not in ("auto", *ENGINES):
+            raise UsageError(f"unknown engine {engine!r}; choose auto, columnar or reference")
+        self.engine_reason = "asked for"
+        if engine == "auto":
+            engine, self.engine_reason = choose_engine(
+                plan, trace, checkpoint=checkpoint is not None
+            )
+        self.engine_name: EngineName = engine
+        if engine == "columnar":
+            from .columnar.query import ColumnarEngine
+
+            self.engine: Engine = ColumnarEngine(plan, relation)
+        else:
+            self.engine = Engine(plan, relation)
+        self.relation = relation
+        self.relations = self.engine.output_relations()
+        directory = isinstance(trace, (str, os.PathLike)) and Path(trace).is_dir()
+        if isinstance(trace, Trace) and checkpoint is not None:
+            raise UsageError(
+                f"a checkpoint needs a trace file, and {trace.source} is read anew by each "
+                "run: write it to a file with `sjoin capture`, then run that file with "
+                "--checkpoint"
+            )
+        if directory and engine != "columnar":
+            raise UsageError(
+                f"{trace} is a directory: a Parquet trace (<stream>/batch-NNNN.parquet) or a "
+                "Delta trace (<stream>/ Delta tables) is read by the columnar engine only; "
+                "run without --engine reference"
+            )
+
+        def read() -> Trace:
+            """The trace: one already read (a replayed topic), a Delta trace, a Parquet
+            trace or JSON lines (in bulk on the columnar engine)."""
+            if isinstance(trace, Trace):
+                return trace
+            if directory:
+                from .columnar.delta import is_delta_trace, read_delta_trace
+
+                assert isinstance(trace, (str, os.PathLike))
+                if is_delta_trace(Path(trace)):
+                    return read_delta_trace(
+                        Path(trace),
+                        schemas_of(plan),
+                        delta_options(plan),
+                        digests=checkpoint is not None,
+                    )
+            reader = read_trace
+            if engine == "columnar":  # JSON lines in bulk, and Parquet traces
+                from .columnar.trace import read_trace_columns as reader
+            return reader(trace, schemas_of(plan), bad_rows, digests=checkpoint is not None)
+
+        for sink in sinks:
+            sink.bind(plan, self.relations)
+        reads = [*also_read]
+        if isinstance(trace, (str, os.PathLike)):
+            reads.append(Place("--trace", Path(trace), tree=Path(trace).is_dir()))
+        writes = [*also_written, *(p for sink in sinks for p in sink.places(self.relations))]
+        if not isinstance(bad_rows, str):
+            writes.append(Place("--bad-rows", Path(bad_rows)))
+        if checkpoint is not None:
+            writes.append(Place("--checkpoint", Path(checkpoint), tree=True))
+        check_places(reads, writes)
+        # the checkpoint is locked before anything is written (the bad rows, as the trace
+        # is read), and released by ``close``
+        self.checkpoint = Checkpoint(checkpoint) if checkpoint is not None else None
+        try:
+            self.trace: Trace = read()
+        except BaseException:
+            self.close()
+            raise
+        if backlog is not None and backlog != self.trace.backlog:
+            self.trace = replace(self.trace, backlog=backlog)
+        self.keep_outputs = any(sink.needs_outputs for sink in sinks)
+        self.recovery = (
+            Recovery(
+                self.checkpoint,
+                plan,
+                relation,
+                self.engine,
+                self.trace,
+                sinks,
+                self.keep_outputs,
+            )
+            if self.checkpoint is not None
+            else None
+        )
+        self.emitter = Emitter(
+            plan, self.relations, len(self.engine.queries) > 1, self.keep_outputs
+        )
+        self.step = 0
+
+    def engine_notes(self) -> list[str]:
+        """What ``--verbose`` says about the engine: which operators run on which."""
+        why = f": {self.engine_reason}"
+        if self.engine_name == "reference":
+            return [f"engine: reference (row at a time){why}"]
+        fallbacks: dict[str, str] = getattr(self.engine, "fallbacks", {})
+        lines = [f"engine: columnar (polars){why}"]
+        operators: list[str] = []
+        for query in self.engine.queries:
+            for node in self.plan.stateful_operators(query.root):
+                if node.name not in operators:
+                    operators.append(node.name)
+        for name in operators:
+            reason = fallbacks.get(name)
+            if reason is None:
+                lines.append(f"`{name}` runs columnar")
+            else:
+                lines.append(f"`{name}` runs on the reference engine: {reason}")
+        lines += [
+            f"`{name}` runs on the reference engine: {reason}"
+            for name, reason in fallbacks.items()
+            if name not in operators
+        ]
+        return lines
+
+    def run(self) -> Iterator[BatchOutput]:
+        try:
+            yield from self._run()
+        finally:
+            self.close()
+
+    def close(self) -> None:
+        """Close the sinks and release the checkpoint (again: no harm)."""
+        for sink in self.sinks:
+            sink.close()
+        if self.checkpoint is not None:
+            self.checkpoint.close()
+
+    def _run(self) -> Iterator[BatchOutput]:
+        pending: BatchOutput | None = None
+        offsets: dict[str, int | None] = {}
+        redeliver = False
+        if self.recovery is not None:
+            pending, offsets, self.step, redeliver = self.recovery.resume()
+        for sink in self.sinks:
+            sink.start(offsets.get(sink.offset_key) if sink.rewindable else None)
+        if pending is not None:
+            for sink in self.sinks:
+                if sink.rewindable or redeliver:
+                    sink.deliver(pending)
+            if redeliver:
+                self._delivered(self.step - 1)
+                yield pending
+        for result in self.engine.batches(self.trace):
+            out = self.emitter.output(result)
+            if self.recovery is not None:
+                self.recovery.commit(out, self.step)
+                pause_for_test("committed", self.step)
+            for sink in self.sinks:
+                sink.deliver(out)
+            self._delivered(self.step)
+            pause_for_test("emitted", self.step)
+            self.step += 1
+            yield out
+
+    def _delivered(self, step: int) -> None:
+        if self.recovery is not None:
+            self.recovery.delivered(step)

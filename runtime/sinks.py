@@ -1,0 +1,276 @@
+"""Where a run's lines and rows go, batch by batch: a sink per destination (the caller's
+memory, a shown table, stdout or another stream, a pipe, a file rewound on restart, a Parquet
+or Delta output directory).  A rewindable sink reports its size to each checkpoint commit and
+is cut back to it on restart (``recovery.py``)."""
+
+from __future__ import annotations
+
+import io
+import os
+import sys
+from collections.abc import Callable, Iterable, Sequence
+from pathlib import Path
+from typing import IO, Literal
+
+from sjoin.compiler.plan import Plan
+
+from .errors import CheckpointError, UsageError
+from .files import Place, folder_name
+from .output import BatchOutput
+
+OutputFormat = Literal["jsonl", "parquet", "delta"]
+OUTPUT_FORMATS: tuple[OutputFormat, ...] = ("jsonl", "parquet", "delta")
+
+
+class Sink:
+    """A destination of a run's batches (the base: writes nothing, cannot be rewound)."""
+
+    kind: str  # "rows" or "progress"
+    rewindable = False
+    needs_outputs = False  # keeps each batch's raw outputs (a frame or rows per relation)
+
+    @property
+    def offset_key(self) -> str:
+        """The key of this sink's position in a checkpoint's offsets."""
+        return self.kind
+
+    trace_batches = False  # add "trace_batch" to each line (`sjoin run --trace-batches`)
+
+    def text(self, out: BatchOutput) -> Iterable[bytes]:
+        """What the sink writes of a batch: UTF-8 lines, each ending in LF, in chunks."""
+        if self.kind == "rows":
+            return out.output_text(self.trace_batches)
+        return [(out.progress_line(self.trace_batches) + "\n").encode("utf-8")]
+
+    def start(self, offset: int | None) -> None: ...
+
+    def size(self) -> int | None:
+        return None
+
+    def write(self, chunks: Iterable[bytes]) -> None: ...
+
+    def deliver(self, out: BatchOutput) -> None:
+        self.write(self.text(out))
+
+    def bind(self, plan: Plan, relations: Sequence[str]) -> None:
+        """Learn the run's output relations (before ``start``)."""
+
+    def places(self, relations: Sequence[str]) -> list[Place]:
+        """The paths the sink writes (``files.check_places``)."""
+        return []
+
+    def close(self) -> None: ...
+
+
+class MemorySink(Sink):
+    """``run()``'s sink: the caller gets the batches themselves, no text."""
+
+    kind = "rows"
+
+    def text(self, out: BatchOutput) -> Iterable[bytes]:
+        return []
+
+
+class ShowSink(Sink):
+    """The rows shown by the caller (``show_rows``), batch by batch, instead of as lines."""
+
+    kind = "rows"
+
+    def __init__(self, show: Callable[[BatchOutput], None]) -> None:
+        self.show = show
+
+    def text(self, out: BatchOutput) -> Iterable[bytes]:
+        self.show(out)
+        return []
+
+
+class StreamSink(Sink):
+    def __init__(self, stream: IO[str], kind: str) -> None:
+        self.stream = stream
+        self.kind = kind
+
+    def write(self, chunks: Iterable[bytes]) -> None:
+        binary = getattr(self.stream, "buffer", None)  # a text stream's bytes underneath
+        if binary is not None:
+            self.stream.flush()  # what was written as text goes first
+        for chunk in chunks:
+            if binary is not None:
+                binary.write(chunk)
+            else:
+                self.stream.write(chunk.decode("utf-8"))
+        (binary or self.stream).flush()
+
+
+class PipeSink(StreamSink):
+    """A device or a pipe (``/dev/stderr``, a FIFO): written as a stream, it cannot be
+    rewound, like stdout.  Opened at ``start``, once every path of the run is checked."""
+
+    def __init__(self, path: Path, kind: str, option: str) -> None:
+        self.path = path
+        self.option = option
+        self.kind = kind
+
+    def places(self, relations: Sequence[str]) -> list[Place]:
+        return [Place(self.option, self.path)]
+
+    def start(self, offset: int | None) -> None:
+        try:
+            self.stream = open(self.path, "w", encoding="utf-8")  # noqa: SIM115 - close()
+        except OSError as err:
+            raise UsageError(f"cannot write {self.path}: {err}") from None
+
+    def close(self) -> None:
+        if hasattr(self, "stream"):
+            self.stream.close()
+
+
+def path_sink(path: Path, kind: str, option: str) -> Sink:
+    """A sink for ``--output`` / ``--progress PATH``.  A path that is this process's own
+    stdout or stderr (``/dev/stderr``, even when stderr is redirected to a file) is written
+    through that stream, so that both share one file offset and interleave whole lines;
+    opening the file anew would write over what the stream writes."""
+    for fd, stream in ((1, sys.stdout), (2, sys.stderr)):
+        try:
+            if os.path.samestat(os.stat(path), os.fstat(fd)):
+                return StreamSink(stream, kind)
+        except (OSError, ValueError):
+            continue
+    if path.exists() and not path.is_file():
+        return PipeSink(path, kind, option)
+    return FileSink(path, kind, option)
+
+
+class FileSink(Sink):
+    """An output file written so that it can be rewound to the end of a committed batch."""
+
+    rewindable = True
+
+    def __init__(self, path: Path, kind: str, option: str) -> None:
+        self.path = path
+        self.kind = kind
+        self.option = option
+        self.handle: io.BufferedWriter | None = None
+
+    def places(self, relations: Sequence[str]) -> list[Place]:
+        return [Place(self.option, self.path)]
+
+    def start(self, offset: int | None) -> None:
+        try:
+            handle = open(self.path, "r+b" if self.path.exists() else "w+b")  # noqa: SIM115
+        except OSError as err:
+            raise UsageError(f"cannot write {self.path}: {err}") from None
+        end = handle.seek(0, os.SEEK_END)
+        if offset is not None and end < offset:
+            handle.close()
+            raise CheckpointError(
+                f"{self.path} is shorter than the checkpoint recorded ({end} < {offset} bytes): "
+                "restart with the same output files, or with a new checkpoint directory"
+            )
+        handle.truncate(offset or 0)
+        handle.seek(offset or 0)
+        self.handle = handle  # type: ignore[assignment]
+
+    def size(self) -> int | None:
+        assert self.handle is not None
+        return self.handle.tell()
+
+    def write(self, chunks: Iterable[bytes]) -> None:
+        assert self.handle is not None
+        for chunk in chunks:
+            self.handle.write(chunk)
+        self.handle.flush()
+        os.fsync(self.handle.fileno())
+
+    def close(self) -> None:
+        if self.handle is not None:
+            self.handle.close()
+            self.handle = None
+
+
+class ParquetSink(Sink):
+    """``--output-format parquet``: a file per relation per batch under a directory
+    (``columnar/parquet_out.py``).  A new run removes the batch files of an earlier one; a
+    restart keeps them and writes the pending batch again, replacing its files."""
+
+    kind = "rows"
+    rewindable = True
+    needs_outputs = True
+    offset_key = "parquet"  # type: ignore[assignment]  # files written, not bytes
+
+    def __init__(self, directory: Path) -> None:
+        self.directory = directory
+        self.files = 0
+
+    def bind(self, plan: Plan, relations: Sequence[str]) -> None:
+        from .columnar.delta import relation_columns
+        from .columnar.parquet_out import ParquetWriter
+
+        self.writer = ParquetWriter(self.directory, relation_columns(plan, relations))
+
+    def places(self, relations: Sequence[str]) -> list[Place]:
+        return folder_places(self.directory, relations)
+
+    def start(self, offset: int | None) -> None:
+        if offset is None:
+            self.writer.clear()
+        else:
+            self.writer.remove_temporaries()
+        self.files = offset or 0
+
+    def size(self) -> int | None:
+        return self.files
+
+    def deliver(self, out: BatchOutput) -> None:
+        assert out.make_outputs is not None
+        self.files += self.writer.write(out.batch, out.make_outputs())
+
+    def close(self) -> None:
+        if hasattr(self, "writer"):
+            self.writer.close()
+
+
+def folder_places(directory: Path, relations: Sequence[str]) -> list[Place]:
+    """An output directory (the user's) and each relation's folder in it (sjoin's): the
+    places of a Parquet or Delta output."""
+    return [
+        Place("--output", directory),
+        *(Place("--output", directory / folder_name(r), tree=True) for r in relations),
+    ]
+
+
+class DeltaSink(Sink):
+    """``--output-format delta``: a Delta table per relation under a directory, a commit per
+    batch that gives it rows (``columnar/delta.py``).  A new run replaces the tables' rows;
+    a restart writes the pending batch again where its commit is not there yet."""
+
+    kind = "rows"
+    rewindable = True
+    needs_outputs = True
+    offset_key = "delta"  # type: ignore[assignment]  # commits made, not bytes
+
+    def __init__(self, directory: Path) -> None:
+        self.directory = directory
+        self.commits = 0
+        self.again = False
+
+    def bind(self, plan: Plan, relations: Sequence[str]) -> None:
+        from .columnar.delta import DeltaWriter, relation_columns
+
+        self.writer = DeltaWriter(self.directory, relation_columns(plan, relations))
+
+    def places(self, relations: Sequence[str]) -> list[Place]:
+        return folder_places(self.directory, relations)
+
+    def start(self, offset: int | None) -> None:
+        if offset is None:
+            self.writer.clear()
+        self.commits = offset or 0
+        self.again = offset is not None  # the pending batch may be written already
+
+    def size(self) -> int | None:
+        return self.commits
+
+    def deliver(self, out: BatchOutput) -> None:
+        assert out.make_outputs is not None
+        self.commits += self.writer.write(out.batch, out.make_outputs(), again=self.again)
+        self.again = False
