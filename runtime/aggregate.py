@@ -15,6 +15,7 @@ import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from decimal import ROUND_HALF_UP, Decimal
+from functools import partial
 from typing import Any
 
 from sqlglot import exp
@@ -68,6 +69,10 @@ class Accumulator:
             if kind == "decimal"
             else bigint_adder(ansi, name)
         )
+        # a group's first value: a DOUBLE sum adds it to 0.0 (Spark's Sum), the others keep it
+        self.start: Callable[[Any], Any] = (
+            partial(double_add, None) if kind in ("double", "float") else _same
+        )
 
     def new(self) -> list[Any]:
         if self.name == "count":
@@ -88,9 +93,9 @@ class Accumulator:
         if value is None:
             return
         if name == "sum":
-            state[0] = value if state[0] is None else self.add(state[0], value)
+            state[0] = self.start(value) if state[0] is None else self.add(state[0], value)
         elif name == "avg":
-            state[0] = value if state[0] is None else self.add(state[0], value)
+            state[0] = self.start(value) if state[0] is None else self.add(state[0], value)
             state[1] += 1
         elif name == "min":
             state[0] = min_step(state[0], value)
@@ -116,6 +121,10 @@ class Accumulator:
         if name == "approx_count_distinct":
             return len(state[0])
         return state[0]
+
+
+def _same(value: Any) -> Any:
+    return value
 
 
 def _decimal_add(a: Any, b: Any) -> Decimal:

@@ -165,15 +165,13 @@ def bigint_adder(ansi: bool, call: str) -> Callable[[int, int], int]:
 
 
 def double_add(current: Any, value: Any) -> Any:
-    """One step of a DOUBLE/FLOAT ``sum``/``avg``: IEEE additions in row order, from the
-    group's first value (the state is NULL until then), not from 0.0, so that a group of
-    -0.0 alone sums to -0.0 (0.0 + -0.0 is 0.0).  Twin: ``double_sum_vec``.
-
-    Known difference from Spark, kept as both engines had it (issue 25 changes no
-    behaviour): Spark's ``Sum.updateExpressions`` (Sum.scala) is
-    ``coalesce(coalesce(sum, zero) + child, sum)``, which adds from 0.0, and Spark 4.3.0
-    (checked by hand: a batch ``groupBy().sum`` and ``avg`` of -0.0, -0.0) gives 0.0."""
-    return value if current is None else float(current) + float(value)
+    """One step of a DOUBLE/FLOAT ``sum``/``avg``: IEEE additions in row order, from 0.0 when
+    the group has no value yet (its state is NULL until then), as Spark's
+    ``Sum.updateExpressions`` (Sum.scala) ``coalesce(coalesce(sum, zero) + child, sum)`` adds.
+    So a group of -0.0 alone sums to 0.0 (0.0 + -0.0 is 0.0), checked on Spark 4.3 with a
+    streaming aggregate (tests/runtime/test_negative_zero_on_spark.py); every other sum is
+    the same as adding from the first value.  Twin: ``double_sum_vec``."""
+    return (0.0 if current is None else float(current)) + float(value)
 
 
 def min_step(current: Any, value: Any) -> Any:

@@ -49,16 +49,11 @@ def bigint_wrapped_vec(total: pl.Expr) -> pl.Expr:
 
 def double_sum_vec(v: pl.Expr) -> pl.Expr:
     """The DOUBLE ``sum`` that folding ``double_add`` over a group's values gives: a
-    cumulative sum (sequential additions, not polars' pairwise ``sum``), which adds from 0.0
-    where the fold starts at the first value; the two differ only when every value is -0.0.
-    NULL for a group without values is the caller's (no value: the state stays NULL)."""
-    values = v.drop_nulls()
-    negative_zeros = (values == 0.0).all() & ((1.0 / values) < 0.0).all()
-    return (
-        pl.when(values.len() > 0, negative_zeros)
-        .then(pl.lit(-0.0))
-        .otherwise(values.cum_sum().last())
-    )
+    cumulative sum (sequential additions, not polars' pairwise ``sum``) from the first value,
+    plus 0.0, which turns the one sum that adding from 0.0 gives otherwise, -0.0 when every
+    value is -0.0, into Spark's 0.0 and leaves every other sum as it is.  NULL for a group
+    without values is the caller's (no value: the state stays NULL)."""
+    return v.drop_nulls().cum_sum().last() + pl.lit(0.0)
 
 
 def float_min_vec(v: pl.Expr) -> pl.Expr:

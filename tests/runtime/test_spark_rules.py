@@ -263,7 +263,7 @@ def test_float_min_max_vec_are_the_folds(values: list[float | None]) -> None:
 
 @pytest.mark.parametrize(
     ("values", "total"),
-    [([-0.0], -0.0), ([-0.0, -0.0], -0.0), ([-0.0, 0.0], 0.0), ([0.0, -0.0], 0.0), ([], None)],
+    [([-0.0], 0.0), ([-0.0, -0.0], 0.0), ([-0.0, 0.0], 0.0), ([0.0, -0.0], 0.0), ([], None)],
 )
 def test_negative_zero_sums(values: list[float], total: float | None) -> None:
     assert _same_float(_fold(double_add, values), total)
