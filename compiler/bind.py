@@ -110,13 +110,17 @@ class Scope:
 
 
 class Binder:
-    def __init__(self, source: Source, diags: Diagnostics) -> None:
+    def __init__(
+        self, source: Source, diags: Diagnostics, spark: SparkVersion | None = None
+    ) -> None:
         self.source = source
         self.diags = diags
         self.relations: dict[str, Relation] = {}
         self.poisoned: set[str] = set()  # relations whose definition failed: no cascade
         self.broken_watermarks: set[str] = set()  # streams whose watermark failed to bind
-        self.spark: SparkVersion | None = None
+        self.override = spark  # the version planned for, over the spec's `spark` statement
+        # the version every statement is bound for, known before the first one (`bind`)
+        self.spark: SparkVersion = spark or _default_spark()
         self.spark_span: Span | None = None
         self.settings: dict[str, Setting] = {}
         self.sinks: list[Sink] = []
@@ -129,16 +133,16 @@ class Binder:
         declared = {getattr(stmt, "name", None) for stmt in spec.statements}
         defined = {name.text for name in declared if name is not None and hasattr(name, "text")}
         self.poisoned.update(name for name in spec.broken if name not in defined)
+        if self.override is None:
+            self.spark = _declared_spark(spec) or self.spark
         for stmt in spec.statements:
             handler: Callable[[Any], None] = getattr(self, f"_bind_{type(stmt).__name__}")
             handler(stmt)
             if self.columns.refused:
                 break  # E031: the spec is refused, nothing after it is checked
-        spark = self.spark or SparkVersion.parse(DEFAULT_SPARK)
-        assert spark is not None
         return BoundSpec(
             self.source,
-            spark,
+            self.spark,
             self.spark_span,
             dict(self.settings),
             tuple(self.relations.values()),
@@ -178,8 +182,6 @@ class Binder:
                 "not a supported version",
                 f"supported versions: {supported}",
             )
-            return
-        self.spark = version
 
     def _bind_SetDecl(self, stmt: ast.SetDecl) -> None:
         name = stmt.name.text.lower()
@@ -1205,8 +1207,7 @@ class Binder:
             return False
         if value is None:
             return True
-        spark = self.spark or SparkVersion.parse(DEFAULT_SPARK)
-        ansi = spark is None or spark.major >= 4
+        ansi = self.spark.major >= 4
         if not -(2**31) <= value < 2**31:
             if ansi:
                 what = "length" if function != "round" else "scale"
@@ -1460,8 +1461,30 @@ def _setting_help(spec: settings.SettingSpec) -> str:
     return f"`{spec.name}`: {spec.doc}"
 
 
-def bind(spec: ast.SpecFile, source: Source, diags: Diagnostics) -> BoundSpec:
-    return Binder(source, diags).bind(spec)
+def bind(
+    spec: ast.SpecFile, source: Source, diags: Diagnostics, spark: SparkVersion | None = None
+) -> BoundSpec:
+    """The bound model of ``spec``, for the Spark version ``spark`` when given (it wins over
+    the spec's `spark` statement, which is still checked as written), else the one the
+    statement names (wherever it stands in the file), else DEFAULT_SPARK."""
+    return Binder(source, diags, spark).bind(spec)
+
+
+def _default_spark() -> SparkVersion:
+    version = SparkVersion.parse(DEFAULT_SPARK)
+    assert version is not None
+    return version
+
+
+def _declared_spark(spec: ast.SpecFile) -> SparkVersion | None:
+    """The version of the spec's first `spark` statement when sjoin models it (a second one
+    is E002, an unsupported one E016: the default stands for both), read before any other
+    statement is bound, since binding some of them depends on it (ANSI casts)."""
+    first = next((s for s in spec.statements if isinstance(s, ast.SparkDecl)), None)
+    version = SparkVersion.parse(first.version) if first is not None else None
+    if version is None or version.minor_version not in SUPPORTED_SPARK:
+        return None
+    return version
 
 
 def _format_micros(us: int) -> str:

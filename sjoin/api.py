@@ -23,6 +23,7 @@ from sjoin.compiler.bind import bind
 from sjoin.compiler.bound import BoundSpec
 from sjoin.compiler.diagnostics import Diagnostic, Diagnostics
 from sjoin.compiler.explain import plan_json
+from sjoin.compiler.model import SUPPORTED_SPARK, SparkVersion
 from sjoin.compiler.parse import parse
 from sjoin.compiler.plan import Plan
 from sjoin.compiler.planner import plan_spec
@@ -36,6 +37,7 @@ class CheckResult:
     bound: BoundSpec | None = None
     plan: Plan | None = None
     relation: str | None = None  # the query root the plan was made for (`--relation`)
+    spark: SparkVersion | None = None  # the version it was planned for over its `spark` line
 
     @property
     def ok(self) -> bool:
@@ -50,19 +52,36 @@ class CheckResult:
             return plan_json(self.plan, [to_dict(d, self.source) for d in self.diagnostics])
 
 
-def check_text(text: str, path: str = "<spec>", relation: str | None = None) -> CheckResult:
+def check_text(
+    text: str,
+    path: str = "<spec>",
+    relation: str | None = None,
+    spark: SparkVersion | None = None,
+) -> CheckResult:
     """Parse, bind and plan ``text``; returns every diagnostic, in source order.  With
     ``relation`` (`--relation NAME`), the plan is made for the query rooted at that join or
     aggregate: the errors it has when it runs as its own query are errors (W010 otherwise).
+
+    With ``spark``, the spec is bound and planned for that Spark version, which wins over its
+    `spark` statement (`verify` on another Spark, `diff --spark A --to B`): every diagnostic
+    that depends on the version (the analysis rules, the output modes, ANSI casts, the
+    watermark late rows are judged by) is the one of ``spark``, the plan's ``spark`` is it,
+    and the text is checked as written (its `spark` statement is still checked, E002/E016),
+    so every span points into ``text``.  Without it, the statement's version (wherever it
+    stands in the file), else the newest supported one (``DEFAULT_SPARK``).  A ``spark``
+    that sjoin does not model is the caller's error (ValueError), not the spec's.
 
     A spec past a size limit (``compiler/limits.py``) is refused: its one diagnostic is the
     E031 where it passes the limit, and it is neither bound nor planned.  Each limit is
     checked before the work it bounds (the text before parsing, the number of relations
     before binding, the number of columns as they are bound)."""
+    if spark is not None and spark.minor_version not in SUPPORTED_SPARK:
+        supported = ", ".join(f"{a}.{b}" for a, b in SUPPORTED_SPARK)
+        raise ValueError(f"check_text: sjoin models Spark {supported}, not {spark}")
     # past the length limit only one more character is kept: the place of the refusal
     source = Source(path, text[: limits.MAX_SPEC_CHARS + 1])
     diags = Diagnostics()
-    result = CheckResult(source, relation=relation)
+    result = CheckResult(source, relation=relation, spark=spark)
     spec: SpecFile | None = None
     try:
         with _collector_paused():
@@ -71,7 +90,7 @@ def check_text(text: str, path: str = "<spec>", relation: str | None = None) -> 
             spec = parse(source, diags)
             if limits.refuse_statements(spec, diags):
                 return _refused(result, diags)
-            result.bound = bind(spec, source, diags)
+            result.bound = bind(spec, source, diags, spark)
             if any(d.code == "E031" for d in diags.items):
                 return _refused(result, diags)
             result.plan = plan_spec(result.bound, diags, relation)
@@ -185,8 +204,10 @@ def read_spec(path: str | Path) -> str:
         return f.read(limits.MAX_SPEC_CHARS + 1)
 
 
-def check_file(path: str | Path, relation: str | None = None) -> CheckResult:
-    return check_text(read_spec(path), str(path), relation)
+def check_file(
+    path: str | Path, relation: str | None = None, spark: SparkVersion | None = None
+) -> CheckResult:
+    return check_text(read_spec(path), str(path), relation, spark)
 
 
 # A plan is the by-product of a check: the same call, named for what the caller wants.

@@ -229,10 +229,12 @@ def parse_version(text: str, option: str = "--spark") -> str:
 
 
 def at_version(spec: CheckResult, version: str) -> CheckResult:
-    """The spec planned as if its `spark` statement said ``version``."""
-    from sjoin.verify import retarget
-
-    return check_text(retarget(spec, version), spec.source.path)
+    """The spec planned for Spark ``version`` (``X.Y[.Z]``, as ``parse_version`` gives it),
+    which wins over its `spark` statement: its text is checked as written.  A version that
+    is not one sjoin models raises DiffUsageError, as ``parse_version`` does."""
+    parsed = SparkVersion.parse(parse_version(version, "the Spark version"))
+    assert parsed is not None  # parse_version accepted it
+    return check_text(spec.source.text, spec.source.path, spec.relation, parsed)
 
 
 def diff_upgrade(

@@ -42,7 +42,7 @@ from types import ModuleType
 from typing import Any
 
 from sjoin.api import CheckResult, check_text
-from sjoin.compiler.model import SUPPORTED_SPARK
+from sjoin.compiler.model import SUPPORTED_SPARK, SparkVersion
 from sjoin.compiler.plan import JoinNode, Plan, StreamNode
 from sjoin.compiler.settings import semantic_conf
 from sjoin.runtime import RunError, run
@@ -60,7 +60,6 @@ __all__ = [
     "SpecError",
     "VerifyReport",
     "like_local",
-    "retarget",
     "verify",
     "verify_spec",
 ]
@@ -454,16 +453,6 @@ def installed_spark_version() -> str:
     return str(pyspark.__version__)
 
 
-def retarget(spec: CheckResult, version: str) -> str:
-    """The spec's text with its `spark` statement replaced by ``spark VERSION`` (appended at
-    the end when it has none), so every other line keeps its number."""
-    text = spec.source.text
-    span = spec.bound.spark_span if spec.bound is not None else None
-    if span is None:
-        return text + ("" if not text or text.endswith("\n") else "\n") + f"spark {version}\n"
-    return text[: span.start] + f"spark {version}" + text[span.end :]
-
-
 class SpecError(RunError):
     """The spec has errors for the query that was asked for (``relation``)."""
 
@@ -474,7 +463,10 @@ def like_local(spec: CheckResult, local: str) -> tuple[CheckResult, str]:
 
     The runtime follows the plan's version, so comparing it with the Spark that runs is
     comparing like with like.  A local version sjoin does not model keeps the target plan.
-    The result may have errors: the spec does not plan for the local version."""
+    The spec's text is planned again with the local ``X.Y`` as ``check_text``'s ``spark``
+    (it wins over the `spark` statement; the text is not changed, so every diagnostic
+    points at the user's lines).  The result may have errors: the spec does not plan for the
+    local version."""
     assert spec.plan is not None, "like_local needs a planned spec"
     target = spec.plan.spark
     match = re.match(r"([0-9]{1,4})\.([0-9]{1,4})", local)
@@ -491,7 +483,7 @@ def like_local(spec: CheckResult, local: str) -> tuple[CheckResult, str]:
             f"the runtime follows the spec's target, Spark {target}, so version-dependent "
             "behaviour may differ"
         )
-    again = check_text(retarget(spec, as_text), spec.source.path, spec.relation)
+    again = check_text(spec.source.text, spec.source.path, spec.relation, SparkVersion(*minor))
     wanted = f"{target.major}.{target.minor}"
     return again, (
         f"the spec targets Spark {target}; comparing the runtime as Spark {as_text}, "
@@ -520,7 +512,7 @@ def verify_spec(
         raise ValueError("verify_spec needs a spec without errors")
     if relation is not None and relation != spec.relation:
         # planned for the query that runs: what its errors are (W010 becomes the error)
-        spec = check_text(spec.source.text, spec.source.path, relation)
+        spec = check_text(spec.source.text, spec.source.path, relation, spec.spark)
         if spec.plan is None or not spec.ok:
             errors = [d for d in spec.diagnostics if d.severity == "error"]
             raise SpecError(
