@@ -17,7 +17,7 @@ and line formats in ``output.py``, the making of them in ``emit.py``, the engine
 
 from __future__ import annotations
 
-from .choice import ENGINES, EngineChoice, EngineName, TraceShape, choose_engine, scan_trace
+from .choice import EngineChoice, TraceShape, choose_engine, scan_trace
 from .errors import (
     CheckpointError,
     QueryError,
@@ -27,6 +27,7 @@ from .errors import (
     UsageError,
 )
 from .files import Place
+from .operators import ENGINES, EngineName
 from .output import BatchOutput, RunResult, RunSummary, output_line, progress_line
 from .runner import TraceInput, delta_options, iter_batches, run, run_to_files
 from .sinks import OUTPUT_FORMATS, OutputFormat

@@ -26,6 +26,7 @@ from sjoin.compiler.plan import AggregateNode
 from sjoin.compiler.sql import spark_sql
 from sjoin.compiler.types import SqlType
 
+from .batches import rows_of
 from .errors import UnsupportedExpression
 from .eval import (
     DECIMAL_CONTEXT,
@@ -38,6 +39,7 @@ from .eval import (
 )
 from .index import EvictionIndex
 from .spark_rules import bigint_adder, double_add, max_step, min_step, watermark_passed
+from .watermark import WatermarkNode
 
 Row = tuple[Any, ...]
 
@@ -226,6 +228,21 @@ class AggregateOperator:
 
     # ---------------------------------------------------------------- one batch
 
+    def step(
+        self,
+        inputs: Sequence[Any],
+        watermarks: Sequence[WatermarkNode | None],
+        late_ms: int | None,
+        evict_ms: int | None,
+    ) -> tuple[list[Row], AggregateMetrics]:
+        """``Operator.step``: the input's rows observed by its watermark node, then
+        ``process``."""
+        (value,), (node,) = inputs, watermarks
+        rows = rows_of(value)
+        if node is not None:
+            node.observe(rows)
+        return self.process(rows, late_ms, evict_ms)
+
     def process(
         self, rows: Sequence[Row], late_ms: int | None, evict_ms: int | None
     ) -> tuple[list[Row], AggregateMetrics]:
@@ -285,6 +302,10 @@ class AggregateOperator:
 
     def has_state_predicate(self) -> bool:
         return self.mode in ("append", "update")
+
+    def state_watermark(self, input_ms: int) -> int:
+        """An aggregate passes its input watermark on."""
+        return input_ms
 
     # ---------------------------------------------------------------- checkpoint
 

@@ -28,17 +28,16 @@ import mmap
 import os
 import re
 import stat
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
 from sjoin.compiler.plan import Plan
 
+from .operators import EngineName, Placement, place
 from .trace import Trace
 
-EngineName = Literal["columnar", "reference"]
-ENGINES: tuple[EngineName, ...] = ("columnar", "reference")
 # what a caller may ask for: an engine, or "auto" (``choose_engine``)
 EngineChoice = Literal["auto", "columnar", "reference"]
 
@@ -257,15 +256,19 @@ class PlanFacts:
     pattern: re.Pattern[bytes] | None  # a canonical line of any stream
 
 
-def plan_facts(plan: Plan, checkpoint: bool = False) -> PlanFacts:
+def plan_facts(
+    plan: Plan, checkpoint: bool = False, placements: Mapping[str, Placement] | None = None
+) -> PlanFacts:
     """The plan's facts, from the plan alone (no polars): the operators that run columnar
-    (``columnar/support.py``), the first column without a canonical form, and the pattern of
-    a canonical line of any stream (``checkpoint``: the run keeps one, so the columnar
-    engine reads the trace row by row, for each batch's digest)."""
-    from .columnar.support import canonical_line_pattern, has_canonical_form, operator_unsupported
+    (``operators.place``, or ``placements`` when the run has them), the first column
+    without a canonical form, and the pattern of a canonical line of any stream
+    (``checkpoint``: the run keeps one, so the columnar engine reads the trace row by row,
+    for each batch's digest)."""
+    from .columnar.support import canonical_line_pattern, has_canonical_form
 
-    operators = [j.name for j in plan.joins] + [a.name for a in plan.aggregates]
-    columnar = sum(1 for name in operators if operator_unsupported(plan, name) is None)
+    placements = place(plan) if placements is None else placements
+    operators = list(placements)
+    columnar = sum(1 for where in placements.values() if where.columnar)
     patterns = []
     row_by_row = "a checkpoint keeps each batch's digest" if checkpoint else None
     for stream in plan.streams:
@@ -289,16 +292,23 @@ def rows_needed(batches: int, columnar: int, bulk: bool) -> float:
     return rows if bulk else rows * ROW_BY_ROW_FACTOR
 
 
-def choose_engine(plan: Plan, trace: Any, *, checkpoint: bool = False) -> tuple[EngineName, str]:
+def choose_engine(
+    plan: Plan,
+    trace: Any,
+    *,
+    checkpoint: bool = False,
+    placements: Mapping[str, Placement] | None = None,
+) -> tuple[EngineName, str]:
     """The engine ``"auto"`` runs, and why (``--verbose`` shows the reason).  Both give the
     same output, so the choice only moves time.  ``checkpoint``: the run keeps one (the
-    columnar engine then reads a trace file row by row, for the batches' digests)."""
+    columnar engine then reads a trace file row by row, for the batches' digests);
+    ``placements``: the operators' placements the run has decided (``operators.place``)."""
     if isinstance(trace, (str, os.PathLike)) and Path(trace).is_dir():
         from .columnar.delta import is_delta_trace
 
         # only the columnar engine reads these (its operators fall back where they must)
         return "columnar", "a Delta trace" if is_delta_trace(Path(trace)) else "a Parquet trace"
-    facts = plan_facts(plan, checkpoint)
+    facts = plan_facts(plan, checkpoint, placements)
     if facts.operators and not facts.columnar:
         return "reference", "no operator of the plan runs columnar"
     if isinstance(trace, Trace):

@@ -11,8 +11,9 @@ from typing import Any
 from sjoin.compiler.plan import Plan
 
 from .join import Row
+from .operators import columns_of
 from .output import BatchOutput, OutputRows, output_line
-from .query import BatchResult, columns_of
+from .query import BatchResult
 from .values import format_watermark, json_converter
 
 

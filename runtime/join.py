@@ -20,9 +20,11 @@ from sqlglot import exp
 
 from sjoin.compiler.plan import JoinNode, Side, StateRule
 
+from .batches import rows_of
 from .eval import Getter, Layout, column_slot, compile_expr, kind_of, window_arguments, window_spans
 from .index import EvictionIndex
 from .spark_rules import drop_late, evicted_rows_skipped, rows_removed, state_threshold_us
+from .watermark import WatermarkNode
 
 Row = tuple[Any, ...]
 NAN = float("nan")  # one NaN object: Spark's NormalizeFloatingNumbers makes NaN keys equal
@@ -270,6 +272,8 @@ class JoinOperator(JoinStateMixin):
             node.quirks.append_rule, "right", node.right.preserved
         )
         self.count_all_removals = node.quirks.count_all_removals
+        # what each side's rows go through before the operator (``step``)
+        self.side_inputs = (SideInput(node.left, ansi), SideInput(node.right, ansi))
         left_cols, right_cols = side_layout(node.left), side_layout(node.right)
         self.null_left: Row = (None,) * len(left_cols)
         self.null_right: Row = (None,) * len(right_cols)
@@ -334,6 +338,23 @@ class JoinOperator(JoinStateMixin):
             getattr(self, side).restore({"next_id": part["next_id"], "values": values})
 
     # ---------------------------------------------------------------- one batch
+
+    def step(
+        self,
+        inputs: Sequence[Any],
+        watermarks: Sequence[WatermarkNode | None],
+        late_ms: int | None,
+        evict_ms: int | None,
+    ) -> tuple[list[Row], JoinMetrics]:
+        """``Operator.step``: each side's rows filtered below its watermark node, observed
+        by it, filtered above it, then ``process``."""
+        prepared = []
+        for value, side_input, node in zip(inputs, self.side_inputs, watermarks, strict=True):
+            below = side_input.filter_below(rows_of(value))
+            if node is not None:
+                node.observe(below)
+            prepared.append(side_input.filter_above(below))
+        return self.process(prepared[0], prepared[1], late_ms, evict_ms)
 
     def process(
         self,

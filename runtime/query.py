@@ -16,18 +16,25 @@ from __future__ import annotations
 import gc
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, cast
+from typing import Any, ClassVar
 
 from sjoin.compiler.plan import AggregateNode, JoinNode, Plan, PlanNode, StreamNode
 
-from .aggregate import AggregateMetrics, AggregateOperator
 from .errors import UsageError
-from .join import JoinMetrics, JoinOperator, SideInput
+from .operators import (
+    EngineName,
+    Metrics,
+    Operator,
+    Placement,
+    fallbacks,
+    inputs_of,
+    make_operator,
+    place,
+)
 from .trace import Trace, TraceBatch
 from .watermark import OperatorInput, OperatorLink, WatermarkNode, WatermarkRules, WatermarkTracker
 
 Row = tuple[Any, ...]
-Operator = JoinOperator | AggregateOperator
 MAX_NO_DATA_BATCHES = 16  # a safety net: one no-data batch always settles the watermarks
 
 
@@ -90,46 +97,44 @@ def query_roots(plan: Plan, relation: str | None) -> list[str]:
     return list(plan.query_roots)
 
 
-def columns_of(node: PlanNode) -> list[tuple[str, str]]:
-    """A relation's row layout: (column name, canonical type name)."""
-    if isinstance(node, StreamNode):
-        return [(c.name, c.type.name) for c in node.columns]
-    return [(o.name, o.type.name) for o in node.output]
-
-
 class Query:
-    """One streaming query: its operators, watermark nodes and batch counter."""
+    """One streaming query: its operators, watermark nodes and batch counter.  Each join and
+    aggregate runs the operator ``operators.make_operator`` builds for ``engine`` from the
+    operator's placement (``placements``: the engine's, decided once per run)."""
 
-    def __init__(self, plan: Plan, root: str, outputs: Sequence[str]) -> None:
+    engine: ClassVar[EngineName] = "reference"
+
+    def __init__(
+        self,
+        plan: Plan,
+        root: str,
+        outputs: Sequence[str],
+        placements: Mapping[str, Placement] | None = None,
+    ) -> None:
         self.plan = plan
         self.root = root
         self.outputs = list(outputs)
         self.nodes = closure(plan, root)
-        ansi = plan.ansi
+        found = place(plan) if placements is None else placements
         self.streams = {n.name for n in self.nodes if isinstance(n, StreamNode)}
         self.operators: dict[str, Operator] = {}
-        self.side_inputs: dict[str, tuple[SideInput, SideInput]] = {}
+        self.inputs: dict[str, list[tuple[str, str]]] = {}
         self.node_of_input: dict[tuple[str, str], WatermarkNode] = {}
         links: list[OperatorLink] = []
         wm_nodes: list[WatermarkNode] = []
         for node in self.nodes:
-            if isinstance(node, JoinNode):
-                op = JoinOperator(node, ansi)
-                sides = []
-                inputs = []
-                for side in (node.left, node.right):
-                    source = plan.node(side.relation)
-                    sides.append(SideInput(side, ansi))
-                    inputs.append(self._input(node.name, side.name, source, wm_nodes))
-                self.side_inputs[node.name] = (sides[0], sides[1])
-                links.append(OperatorLink(node.name, node.watermarks, inputs, op.state_watermark))
-                self.operators[node.name] = op
-            elif isinstance(node, AggregateNode):
-                source = plan.node(node.input)
-                assert source is not None
-                self.operators[node.name] = AggregateOperator(node, columns_of(source), ansi)
-                inputs = [self._input(node.name, "input", source, wm_nodes)]
-                links.append(OperatorLink(node.name, node.watermarks, inputs, lambda wm: wm))
+            if isinstance(node, StreamNode):
+                continue
+            op = make_operator(plan, node, self.engine, found[node.name])
+            self.operators[node.name] = op
+            self.inputs[node.name] = inputs_of(node)
+            inputs = [
+                self._input(node.name, name, plan.node(relation), wm_nodes)
+                for name, relation in self.inputs[node.name]
+            ]
+            links.append(OperatorLink(node.name, node.watermarks, inputs, op.state_watermark))
+        # the operators that run on the reference operator although the engine is columnar
+        self.fallbacks = fallbacks(found, list(self.operators)) if self.engine == "columnar" else {}
         self.tracker = WatermarkTracker(wm_nodes, plan.settings.multiple_watermark_policy)
         self.rules = WatermarkRules(links)
         self.no_data_batches = plan.settings.no_data_micro_batches
@@ -215,32 +220,16 @@ class Query:
         produced: Mapping[str, Any],
         late: int | None,
         evict: int | None,
-    ) -> tuple[Any, JoinMetrics | AggregateMetrics]:
-        """One operator's batch: its inputs filtered and observed by their watermark nodes,
-        then the operator (the columnar query overrides this for its operators)."""
-        op = self.operators[node.name]
-        if isinstance(node, JoinNode):
-            assert isinstance(op, JoinOperator)
-            prepared = []
-            for side, side_input in zip(
-                (node.left, node.right), self.side_inputs[node.name], strict=True
-            ):
-                below = side_input.filter_below(self._rows(produced[side.relation]))
-                wm_node = self.node_of_input.get((node.name, side.name))
-                if wm_node is not None:
-                    wm_node.observe(below)
-                prepared.append(side_input.filter_above(below))
-            return op.process(prepared[0], prepared[1], late, evict)
-        assert isinstance(op, AggregateOperator)
-        source_rows = self._rows(produced[node.input])
-        wm_node = self.node_of_input.get((node.name, "input"))
-        if wm_node is not None:
-            wm_node.observe(source_rows)
-        return op.process(source_rows, late, evict)
-
-    def _rows(self, value: Any) -> Sequence[Row]:
-        """A relation's batch as the reference operators take it (rows)."""
-        return cast(Sequence[Row], value)
+    ) -> tuple[Any, Metrics]:
+        """One operator's batch: its inputs, each with its watermark node, to its operator
+        (which filters and observes them, ``Operator.step``)."""
+        inputs = self.inputs[node.name]
+        return self.operators[node.name].step(
+            [produced[relation] for _, relation in inputs],
+            [self.node_of_input.get((node.name, name)) for name, _ in inputs],
+            late,
+            evict,
+        )
 
     def _output_value(self, value: Any) -> Any:
         """A relation's batch as ``BatchResult.outputs`` holds it."""
@@ -299,9 +288,13 @@ class Engine:
     relation: str | None = None
     queries: list[Query] = field(init=False)
     cursor: Cursor = field(default_factory=Cursor)
+    # each operator's placement (``operators.place``); worked out here when not given
+    placements: Mapping[str, Placement] | None = None
     query_class: ClassVar[type[Query]] = Query  # the columnar engine's is ColumnarQuery
 
     def __post_init__(self) -> None:
+        if self.placements is None:
+            self.placements = place(self.plan)
         roots = query_roots(self.plan, self.relation)
         owner: dict[str, str] = {}
         for root in roots:
@@ -313,9 +306,19 @@ class Engine:
         if self.relation is not None:
             owner = {self.relation: self.relation}
         self.queries = [
-            self.query_class(self.plan, root, [n for n, o in owner.items() if o == root])
+            self.query_class(
+                self.plan, root, [n for n, o in owner.items() if o == root], self.placements
+            )
             for root in roots
         ]
+
+    @property
+    def fallbacks(self) -> dict[str, str]:
+        """Operator -> why it runs on the reference operator (a columnar engine's)."""
+        found: dict[str, str] = {}
+        for q in self.queries:
+            found.update(q.fallbacks)
+        return found
 
     def output_relations(self) -> list[str]:
         return [name for q in self.queries for name in q.outputs]

@@ -18,10 +18,11 @@ from typing import IO, Any
 from sjoin.compiler.plan import Plan
 
 from .checkpoint import Checkpoint, pause_for_test
-from .choice import ENGINES, EngineChoice, EngineName, choose_engine
+from .choice import EngineChoice, choose_engine
 from .emit import Emitter
 from .errors import UsageError
 from .files import Place, check_places
+from .operators import ENGINES, EngineName, place
 from .output import BatchOutput, RunResult, RunSummary
 from .query import Engine
 from .recovery import Recovery
@@ -232,17 +233,19 @@ class Runner:
         if engine not in ("auto", *ENGINES):
             raise UsageError(f"unknown engine {engine!r}; choose auto, columnar or reference")
         self.engine_reason = "asked for"
+        # where each operator runs, decided once for the choice and the engine
+        placements = place(plan)
         if engine == "auto":
             engine, self.engine_reason = choose_engine(
-                plan, trace, checkpoint=checkpoint is not None
+                plan, trace, checkpoint=checkpoint is not None, placements=placements
             )
         self.engine_name: EngineName = engine
         if engine == "columnar":
             from .columnar.query import ColumnarEngine
 
-            self.engine: Engine = ColumnarEngine(plan, relation)
+            self.engine: Engine = ColumnarEngine(plan, relation, placements=placements)
         else:
-            self.engine = Engine(plan, relation)
+            self.engine = Engine(plan, relation, placements=placements)
         self.relation = relation
         self.relations = self.engine.output_relations()
         directory = isinstance(trace, (str, os.PathLike)) and Path(trace).is_dir()
@@ -325,7 +328,7 @@ class Runner:
         why = f": {self.engine_reason}"
         if self.engine_name == "reference":
             return [f"engine: reference (row at a time){why}"]
-        fallbacks: dict[str, str] = getattr(self.engine, "fallbacks", {})
+        fallbacks = self.engine.fallbacks
         lines = [f"engine: columnar (polars){why}"]
         operators: list[str] = []
         for query in self.engine.queries:

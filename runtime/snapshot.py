@@ -29,7 +29,8 @@ from .aggregate import AggregateOperator
 from .errors import RunError
 from .eval import window_arguments
 from .join import JoinOperator
-from .query import Engine, columns_of
+from .operators import columns_of
+from .query import Engine
 from .values import json_converter
 
 INT64 = 2**63
@@ -368,9 +369,11 @@ def _check_engine(walk: _Walk, value: Any, engine: Engine) -> None:
         walk.at("operators").exact_dict(operators, list(query.operators))
         for name, op in query.operators.items():
             walk.at(name)
+            # the reference engine's operators (``check_snapshot`` is given its engine)
             if isinstance(op, JoinOperator):
                 _check_join(walk, operators[name], op)
             else:
+                assert isinstance(op, AggregateOperator)
                 _check_aggregate(walk, operators[name], op)
             walk.up()
         walk.up(2)

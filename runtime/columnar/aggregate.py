@@ -43,6 +43,7 @@ from sjoin.compiler.plan import AggregateNode
 from ..aggregate import AggregateMetrics, slot
 from ..eval import Getter, Layout, compile_expr
 from ..spark_rules import bigint_overflow
+from ..watermark import WatermarkNode
 from .frames import dtype_of
 from .spark_rules_vec import (
     bigint_overflows_vec,
@@ -50,9 +51,10 @@ from .spark_rules_vec import (
     double_sum_vec,
     float_max_vec,
     float_min_vec,
+    observed_max_ms_vec,
     watermark_passed_vec,
 )
-from .support import Accumulation, AggregateKey, aggregate_plan
+from .support import Accumulation, AggregateKey, AggregatePlan, aggregate_plan
 
 Row = tuple[Any, ...]
 _INTS = {"tinyint", "smallint", "int", "bigint"}
@@ -63,16 +65,24 @@ class ColumnarAggregate:
     """One ``aggregate`` of the plan, run batch after batch on frames (columns ``c0..``)."""
 
     def __init__(
-        self, node: AggregateNode, input_columns: Sequence[tuple[str, str]], ansi: bool
+        self,
+        node: AggregateNode,
+        input_columns: Sequence[tuple[str, str]],
+        ansi: bool,
+        found: AggregatePlan | None = None,
     ) -> None:
-        found = aggregate_plan(node, input_columns, ansi)
-        assert not isinstance(found, str), found
+        """``found``: the aggregate's plan, where the decision to run it columnar already
+        worked it out (``operators.placement``)."""
+        if found is None:
+            planned = aggregate_plan(node, input_columns, ansi)
+            assert not isinstance(planned, str), planned
+            found = planned
         self.node = node
         self.mode = node.mode
         self.ansi = ansi
-        self.keys: list[AggregateKey] = found[0]
-        self.accs: list[Accumulation] = found[1]
-        calls: list[exp.Expression] = found[2]
+        self.keys: list[AggregateKey] = found.keys
+        self.accs: list[Accumulation] = found.accumulators
+        calls: list[exp.Expression] = found.calls
         self.input_kinds = [k for _, k in input_columns]
         self.watermark_key = node.watermark_key_index
         n_keys = len(self.keys)
@@ -188,6 +198,23 @@ class ColumnarAggregate:
         return batch
 
     # ---------------------------------------------------------------- one batch
+
+    def step(
+        self,
+        inputs: Sequence[Any],
+        watermarks: Sequence[WatermarkNode | None],
+        late_ms: int | None,
+        evict_ms: int | None,
+    ) -> tuple[Any, AggregateMetrics]:
+        """``Operator.step``: the input (a frame, or rows) observed by its watermark node,
+        then ``process``."""
+        (value,), (node,) = inputs, watermarks
+        if node is not None:
+            if isinstance(value, pl.DataFrame):
+                node.observe_max(observed_max_ms_vec(value.get_column(f"c{node.time_index}")))
+            else:
+                node.observe(value)
+        return self.process(value, late_ms, evict_ms)
 
     def process(
         self, data: Any, late_ms: int | None, evict_ms: int | None
@@ -409,6 +436,10 @@ class ColumnarAggregate:
 
     def has_state_predicate(self) -> bool:
         return self.mode in ("append", "update")
+
+    def state_watermark(self, input_ms: int) -> int:
+        """An aggregate passes its input watermark on."""
+        return input_ms
 
     # ---------------------------------------------------------------- checkpoint
 

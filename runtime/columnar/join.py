@@ -30,8 +30,9 @@ from sjoin.compiler.plan import JoinNode, Side, StateRule
 from ..eval import Getter, Layout, column_slot, compile_expr
 from ..join import JoinMetrics, JoinStateMixin, side_layout
 from ..spark_rules import Skipped, evicted_rows_skipped, rows_removed, state_threshold_us
-from .frames import dtype_of
-from .spark_rules_vec import stored_vec, watermark_passed_vec
+from ..watermark import WatermarkNode
+from .frames import as_frame, dtype_of
+from .spark_rules_vec import observed_max_ms_vec, stored_vec, watermark_passed_vec
 
 Row = tuple[Any, ...]
 
@@ -173,11 +174,50 @@ def _renamed(frame: pl.DataFrame, width: int, prefix: str) -> pl.DataFrame:
     return frame.rename({f"c{i}": f"{prefix}{i}" for i in range(width)})
 
 
+class SideFilters:
+    """A side's filters below and above its watermark node, on frames (the reference's
+    ``SideInput`` without windows: a join with windows is not columnar).  Each filter runs on
+    the rows the previous ones kept, in the reference's order."""
+
+    def __init__(self, side: Side, ansi: bool) -> None:
+        columns = [(c.name, c.type.name) for c in side.columns]
+        layout = Layout.of((side.name, columns))
+        index = {name: i for i, (name, _) in enumerate(columns)}
+        self.below: list[Getter | int] = [
+            *(compile_expr(p, layout, ansi=ansi) for p in side.filters_below_watermark),
+            *(index[n] for n in side.not_null_below_watermark),
+        ]
+        self.above: list[Getter | int] = [
+            *(compile_expr(p, layout, ansi=ansi) for p in side.filters_above_watermark),
+            *(index[n] for n in side.not_null_above_watermark),
+        ]
+
+    @staticmethod
+    def apply(frame: pl.DataFrame, tests: Sequence[Getter | int]) -> pl.DataFrame:
+        for test in tests:
+            if frame.height == 0:
+                return frame
+            if isinstance(test, int):
+                frame = frame.filter(pl.col(f"c{test}").is_not_null())
+            else:
+                keep = [test(row, None) is True for row in frame.rows()]
+                frame = frame.filter(pl.Series(keep, dtype=pl.Boolean))
+        return frame
+
+
+def observe(node: WatermarkNode, frame: pl.DataFrame) -> None:
+    """``WatermarkNode.observe`` of a frame (``spark_rules_vec.observed_max_ms_vec``)."""
+    node.observe_max(observed_max_ms_vec(frame.get_column(f"c{node.time_index}")))
+
+
 class ColumnarJoin(JoinStateMixin):
     """One ``join`` of the plan, run batch after batch on frames (columns ``c0..``)."""
 
     def __init__(self, node: JoinNode, ansi: bool) -> None:
         self.node = node
+        # each side's filters below and above its watermark node (``step``)
+        self.side_filters = (SideFilters(node.left, ansi), SideFilters(node.right, ansi))
+        self.kinds = tuple([c.type.name for c in s.columns] for s in (node.left, node.right))
         self.semi = node.executed_as == "left_semi"
         self.anti = node.kind.drops_matched
         self.semi_right_first = self.semi and node.quirks.semi_right_first
@@ -372,6 +412,25 @@ class ColumnarJoin(JoinStateMixin):
         return frame
 
     # ---------------------------------------------------------------- one batch
+
+    def step(
+        self,
+        inputs: Sequence[Any],
+        watermarks: Sequence[WatermarkNode | None],
+        late_ms: int | None,
+        evict_ms: int | None,
+    ) -> tuple[pl.DataFrame, JoinMetrics]:
+        """``Operator.step`` on frames: each side's batch as a frame, filtered below its
+        watermark node, observed by it, filtered above it, then ``process``."""
+        frames = []
+        for value, filters, kinds, node in zip(
+            inputs, self.side_filters, self.kinds, watermarks, strict=True
+        ):
+            below = filters.apply(as_frame(value, kinds), filters.below)
+            if node is not None:
+                observe(node, below)
+            frames.append(filters.apply(below, filters.above))
+        return self.process(frames[0], frames[1], late_ms, evict_ms)
 
     def process(
         self, left: pl.DataFrame, right: pl.DataFrame, late_ms: int | None, evict_ms: int | None

@@ -1,6 +1,7 @@
 """What the columnar engine runs, decided from the Plan alone and without polars: the run
 picks its engine from this before polars is imported (``runtime.choose_engine``), and the
-columnar query runs every operator named here on the reference operator instead.
+columnar engine runs every operator named here on the reference operator instead; both read
+it through ``runtime/operators.py``'s ``placement``, the one place where it is decided.
 
 A join is not columnar when it has windows, a type without an exact polars dtype (DECIMAL,
 ...), computed or floating keys, non-deterministic functions, or a time range too wide for
@@ -15,20 +16,18 @@ import json
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
 
 from sqlglot import exp
 
 from sjoin.compiler import annotate
 from sjoin.compiler.functions import FUNCTIONS, lookup
-from sjoin.compiler.plan import AggregateNode, JoinNode, Plan
+from sjoin.compiler.plan import AggregateNode, JoinNode
 from sjoin.compiler.types import SqlType
 
 from ..aggregate import aggregate_calls
 from ..errors import UnsupportedExpression
 from ..eval import Layout, column_slot, compile_expr, kind_of, window_arguments
 from ..join import side_layout
-from ..query import columns_of
 
 # the SQL types with one polars dtype holding exactly the reference runtime's value
 # (frames.py maps each; a test checks the two agree)
@@ -209,10 +208,20 @@ class Accumulation:
     kind: str  # the argument's kind
 
 
+@dataclass(frozen=True, slots=True)
+class AggregatePlan:
+    """How the columnar aggregate runs one aggregate: its keys, one accumulator per distinct
+    aggregate call, and the calls themselves (the output expressions refer to them)."""
+
+    keys: list[AggregateKey]
+    accumulators: list[Accumulation]
+    calls: list[exp.Expression]
+
+
 def aggregate_plan(
     node: AggregateNode, input_columns: Sequence[tuple[str, str]], ansi: bool
-) -> Any:
-    """(keys, accumulators, calls) of a supported aggregate, or the reason it is not."""
+) -> AggregatePlan | str:
+    """The ``AggregatePlan`` of a supported aggregate, or the reason it is not."""
     layout = Layout.of(("input", list(input_columns)))
     kinds = [k for _, k in input_columns]
 
@@ -287,7 +296,7 @@ def aggregate_plan(
             if fn.name not in ("count", "sum", "avg", "min", "max", "approx_count_distinct"):
                 return f"`{text}` is not columnar"
             accs.append(Accumulation(fn.name, index, kind))
-    return keys, accs, calls
+    return AggregatePlan(keys, accs, calls)
 
 
 def aggregate_unsupported(
@@ -296,16 +305,3 @@ def aggregate_unsupported(
     """Why this aggregate cannot run on the columnar operator (None: it can)."""
     found = aggregate_plan(node, input_columns, ansi)
     return found if isinstance(found, str) else None
-
-
-def operator_unsupported(plan: Plan, name: str) -> str | None:
-    """Why the operator ``name`` runs on the reference operator in a columnar run (None: it
-    runs columnar)."""
-    node = plan.node(name)
-    if isinstance(node, AggregateNode):
-        source = plan.node(node.input)
-        assert source is not None
-        return aggregate_unsupported(node, columns_of(source), plan.ansi)
-    if isinstance(node, JoinNode):
-        return join_unsupported(node, plan.ansi)
-    return None

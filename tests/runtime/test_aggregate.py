@@ -7,7 +7,7 @@ from typing import Any
 
 from sjoin.runtime import run
 from sjoin.runtime.aggregate import AggregateOperator
-from sjoin.runtime.query import columns_of
+from sjoin.runtime.operators import columns_of
 
 from .harness import plan_of, trace_records, ts
 

@@ -20,7 +20,7 @@ from sjoin.runtime.columnar.aggregate import ColumnarAggregate
 from sjoin.runtime.columnar.query import ColumnarEngine
 from sjoin.runtime.columnar.support import aggregate_unsupported as unsupported
 from sjoin.runtime.errors import QueryError
-from sjoin.runtime.query import columns_of
+from sjoin.runtime.operators import columns_of
 
 from .harness import plan_of
 

@@ -1,0 +1,137 @@
+"""The one seam between the plan and the engines: whether each join and aggregate of the
+plan runs columnar is decided here once (``place``: a ``Placement`` per operator, from the
+plan alone and without polars), and ``make_operator`` builds the operator an engine runs for
+it behind the ``Operator`` protocol, which the reference operators (``join.JoinOperator``,
+``aggregate.AggregateOperator``) and the columnar ones (``columnar/join.ColumnarJoin``,
+``columnar/aggregate.ColumnarAggregate``) satisfy alike.  ``choose_engine`` counts the
+columnar placements, the query builds its operators from them, and ``Engine.fallbacks``
+(``sjoin run --verbose``) reads their reasons.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Literal, Protocol
+
+from sjoin.compiler.plan import AggregateNode, JoinNode, Plan, PlanNode, StreamNode
+
+from .aggregate import AggregateMetrics, AggregateOperator
+from .join import JoinMetrics, JoinOperator
+from .watermark import WatermarkNode
+
+EngineName = Literal["columnar", "reference"]
+ENGINES: tuple[EngineName, ...] = ("columnar", "reference")
+Metrics = JoinMetrics | AggregateMetrics
+
+
+def columns_of(node: PlanNode) -> list[tuple[str, str]]:
+    """A relation's row layout: (column name, canonical type name)."""
+    if isinstance(node, StreamNode):
+        return [(c.name, c.type.name) for c in node.columns]
+    return [(o.name, o.type.name) for o in node.output]
+
+
+def inputs_of(node: JoinNode | AggregateNode) -> list[tuple[str, str]]:
+    """An operator's inputs in the order ``Operator.step`` takes them: (input name, the
+    relation it reads); a join's ``left`` and ``right`` sides, an aggregate's ``input``."""
+    if isinstance(node, JoinNode):
+        return [(node.left.name, node.left.relation), (node.right.name, node.right.relation)]
+    return [("input", node.input)]
+
+
+class Operator(Protocol):
+    """What a query runs for one join or aggregate, on either engine."""
+
+    def step(
+        self,
+        inputs: Sequence[Any],
+        watermarks: Sequence[WatermarkNode | None],
+        late_ms: int | None,
+        evict_ms: int | None,
+    ) -> tuple[Any, Metrics]:
+        """One micro-batch: each input's batch (``inputs_of`` order) filtered, observed by
+        its watermark node (None: none) and run; the output batch and the metrics."""
+        ...
+
+    def has_state_predicate(self) -> bool: ...
+
+    def state_watermark(self, input_ms: int) -> int:
+        """The watermark the operator passes downstream, from its input watermark."""
+        ...
+
+    def snapshot(self) -> dict[str, Any]: ...
+
+    def restore(self, data: dict[str, Any]) -> None: ...
+
+
+@dataclass(frozen=True)
+class Placement:
+    """Where one operator runs: ``unsupported`` says why not columnar (None: it runs
+    columnar on the columnar engine); ``aggregate`` is a columnar aggregate's plan
+    (``columnar.support.AggregatePlan``), worked out once with the decision."""
+
+    name: str
+    unsupported: str | None
+    aggregate: Any = None
+
+    @property
+    def columnar(self) -> bool:
+        return self.unsupported is None
+
+
+def placement(plan: Plan, node: JoinNode | AggregateNode) -> Placement:
+    """The decision for one operator (``columnar/support.py``'s rules; no polars)."""
+    from .columnar.support import aggregate_plan, join_unsupported
+
+    if isinstance(node, AggregateNode):
+        source = plan.node(node.input)
+        assert source is not None
+        found = aggregate_plan(node, columns_of(source), plan.ansi)
+        if isinstance(found, str):
+            return Placement(node.name, found)
+        return Placement(node.name, None, found)
+    return Placement(node.name, join_unsupported(node, plan.ansi))
+
+
+def place(plan: Plan) -> dict[str, Placement]:
+    """The decision for every join and aggregate of the plan, in plan order."""
+    return {
+        node.name: placement(plan, node)
+        for node in plan.nodes
+        if isinstance(node, (JoinNode, AggregateNode))
+    }
+
+
+def make_operator(
+    plan: Plan, node: JoinNode | AggregateNode, engine: EngineName, where: Placement
+) -> Operator:
+    """The operator ``engine`` runs for ``node``: the columnar one where the engine is
+    columnar and ``where`` says the operator runs columnar, else the reference one (only
+    then is polars imported)."""
+    if engine == "columnar" and where.columnar:
+        if isinstance(node, JoinNode):
+            from .columnar.join import ColumnarJoin
+
+            return ColumnarJoin(node, plan.ansi)
+        from .columnar.aggregate import ColumnarAggregate
+
+        return ColumnarAggregate(node, _input_columns(plan, node), plan.ansi, where.aggregate)
+    if isinstance(node, JoinNode):
+        return JoinOperator(node, plan.ansi)
+    return AggregateOperator(node, _input_columns(plan, node), plan.ansi)
+
+
+def fallbacks(placements: Mapping[str, Placement], names: Sequence[str]) -> dict[str, str]:
+    """Operator -> why it runs on the reference operator in a columnar run."""
+    return {
+        name: where.unsupported
+        for name in names
+        if (where := placements[name]).unsupported is not None
+    }
+
+
+def _input_columns(plan: Plan, node: AggregateNode) -> list[tuple[str, str]]:
+    source = plan.node(node.input)
+    assert source is not None
+    return columns_of(source)
