@@ -26,7 +26,7 @@ from sjoin.compiler.plan import AggregateNode
 from sjoin.compiler.sql import spark_sql
 from sjoin.compiler.types import SqlType
 
-from .batches import rows_of
+from .batches import Batch, Rows
 from .errors import UnsupportedExpression
 from .eval import (
     DECIMAL_CONTEXT,
@@ -230,18 +230,19 @@ class AggregateOperator:
 
     def step(
         self,
-        inputs: Sequence[Any],
+        inputs: Sequence[Batch],
         watermarks: Sequence[WatermarkNode | None],
         late_ms: int | None,
         evict_ms: int | None,
-    ) -> tuple[list[Row], AggregateMetrics]:
+    ) -> tuple[Rows, AggregateMetrics]:
         """``Operator.step``: the input's rows observed by its watermark node, then
         ``process``."""
         (value,), (node,) = inputs, watermarks
-        rows = rows_of(value)
+        rows = value.to_rows()
         if node is not None:
             node.observe(rows)
-        return self.process(rows, late_ms, evict_ms)
+        out, metrics = self.process(rows, late_ms, evict_ms)
+        return Rows(out), metrics
 
     def process(
         self, rows: Sequence[Row], late_ms: int | None, evict_ms: int | None

@@ -1,15 +1,50 @@
-"""A relation's rows in one micro-batch, as the operators pass them on: runtime rows (a list
-of tuples, the reference engine's form) or, on the columnar engine, a polars frame (columns
-``c0..``)."""
+"""A relation's rows in one micro-batch, as the operators pass them on and the sinks get
+them: ``Rows``, runtime rows (a list of tuples; the reference engine's form, and the columnar
+engine's where a frame cannot hold a column), or ``Frame``, a polars frame of columns
+``c0..`` (only the columnar engine makes one).  Each engine's operators take the form they
+run on (``Batch.to_rows``, ``columnar/frames.as_frame``); a consumer that cares which form it
+has matches on the type, never on a list.  Nothing here imports polars."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, TypeAlias
 
 Row = tuple[Any, ...]
 
 
-def rows_of(value: Any) -> Sequence[Row]:
-    """A relation's batch as the reference operators take it (rows)."""
-    return value if isinstance(value, list) else value.rows()
+@dataclass(frozen=True, slots=True)
+class Rows:
+    """A batch as runtime rows."""
+
+    rows: list[Row]
+
+    def __len__(self) -> int:
+        return len(self.rows)
+
+    def to_rows(self) -> list[Row]:
+        return self.rows
+
+
+@dataclass(frozen=True, slots=True)
+class Frame:
+    """A batch as a polars ``DataFrame`` of columns ``c0..`` (the relation's layout)."""
+
+    frame: Any  # polars.DataFrame: typed loosely so that this module never imports polars
+
+    def __len__(self) -> int:
+        return int(self.frame.height)
+
+    def to_rows(self) -> list[Row]:
+        rows: list[Row] = self.frame.rows()
+        return rows
+
+
+Batch: TypeAlias = Rows | Frame
+
+
+def of_trace(value: Sequence[Row] | Any) -> Batch:
+    """A stream's rows in a trace batch as a ``Batch``: the trace readers give a list of
+    rows, or (the columnar engine's bulk, Parquet and Delta readers) a polars frame."""
+    return Rows(value) if isinstance(value, list) else Frame(value)

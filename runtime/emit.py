@@ -10,7 +10,7 @@ from typing import Any
 
 from sjoin.compiler.plan import Plan
 
-from .join import Row
+from .batches import Batch, Frame, Rows
 from .operators import columns_of
 from .output import BatchOutput, OutputRows, output_line
 from .query import BatchResult
@@ -54,7 +54,7 @@ class Emitter:
             return rows
 
         make_text = None
-        if any(not isinstance(values, list) for values in outputs.values()):
+        if any(isinstance(values, Frame) for values in outputs.values()):
 
             def make_text(trace_batch: int | None) -> Iterator[bytes]:
                 return self._column_text(result.batch_id, held[0], trace_batch)
@@ -65,14 +65,14 @@ class Emitter:
         return output
 
     def _column_text(
-        self, batch: int, outputs: dict[str, Any], trace_batch: int | None
+        self, batch: int, outputs: dict[str, Batch], trace_batch: int | None
     ) -> Iterator[bytes]:
         """The lines of a batch whose outputs are frames: from the columns, no row dict and
         no tuple (relations the reference operator made are lists of rows)."""
         from .columnar.frames import json_chunks
 
         for relation, values in outputs.items():
-            if isinstance(values, list):
+            if isinstance(values, Rows):
                 lines = [
                     output_line(batch, relation, row)
                     if trace_batch is None
@@ -84,17 +84,14 @@ class Emitter:
             elif len(values):
                 node = self.plan.node(relation)
                 assert node is not None
-                yield from json_chunks(values, batch, relation, columns_of(node), trace_batch)
+                yield from json_chunks(values.frame, batch, relation, columns_of(node), trace_batch)
 
-    def _json_ready(self, outputs: dict[str, list[Row]]) -> OutputRows:
+    def _json_ready(self, outputs: dict[str, Batch]) -> OutputRows:
         """Output rows as (relation, row dict) pairs with JSON-ready values."""
         rows: OutputRows = []
-        for relation, values in outputs.items():
+        for relation, batch in outputs.items():
             names, converters = self.converters[relation]
-            if not isinstance(values, list):  # a frame of the columnar engine
-                from .columnar.frames import to_rows
-
-                values = to_rows(values)
+            values = batch.to_rows()
             if not converters:
                 rows.extend([(relation, dict(zip(names, row, strict=True))) for row in values])
                 continue

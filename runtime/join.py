@@ -20,7 +20,7 @@ from sqlglot import exp
 
 from sjoin.compiler.plan import JoinNode, Side, StateRule
 
-from .batches import rows_of
+from .batches import Batch, Rows
 from .eval import Getter, Layout, column_slot, compile_expr, kind_of, window_arguments, window_spans
 from .index import EvictionIndex
 from .spark_rules import drop_late, evicted_rows_skipped, rows_removed, state_threshold_us
@@ -341,20 +341,21 @@ class JoinOperator(JoinStateMixin):
 
     def step(
         self,
-        inputs: Sequence[Any],
+        inputs: Sequence[Batch],
         watermarks: Sequence[WatermarkNode | None],
         late_ms: int | None,
         evict_ms: int | None,
-    ) -> tuple[list[Row], JoinMetrics]:
+    ) -> tuple[Rows, JoinMetrics]:
         """``Operator.step``: each side's rows filtered below its watermark node, observed
         by it, filtered above it, then ``process``."""
         prepared = []
         for value, side_input, node in zip(inputs, self.side_inputs, watermarks, strict=True):
-            below = side_input.filter_below(rows_of(value))
+            below = side_input.filter_below(value.to_rows())
             if node is not None:
                 node.observe(below)
             prepared.append(side_input.filter_above(below))
-        return self.process(prepared[0], prepared[1], late_ms, evict_ms)
+        out, metrics = self.process(prepared[0], prepared[1], late_ms, evict_ms)
+        return Rows(out), metrics
 
     def process(
         self,

@@ -17,6 +17,7 @@ from typing import Any, Literal, Protocol
 from sjoin.compiler.plan import AggregateNode, JoinNode, Plan, PlanNode, StreamNode
 
 from .aggregate import AggregateMetrics, AggregateOperator
+from .batches import Batch
 from .join import JoinMetrics, JoinOperator
 from .watermark import WatermarkNode
 
@@ -45,11 +46,11 @@ class Operator(Protocol):
 
     def step(
         self,
-        inputs: Sequence[Any],
+        inputs: Sequence[Batch],
         watermarks: Sequence[WatermarkNode | None],
         late_ms: int | None,
         evict_ms: int | None,
-    ) -> tuple[Any, Metrics]:
+    ) -> tuple[Batch, Metrics]:
         """One micro-batch: each input's batch (``inputs_of`` order) filtered, observed by
         its watermark node (None: none) and run; the output batch and the metrics."""
         ...

@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
 
+from .batches import Batch
 from .trace import BadRow
 from .values import dumps
 
@@ -40,7 +41,7 @@ class BatchOutput:
     make_text: Callable[[int | None], Iterator[bytes]] | None = field(default=None, repr=False)
     # each relation's raw output (a frame or runtime rows), kept for a Parquet or Delta
     # output only
-    make_outputs: Callable[[], dict[str, Any]] | None = field(default=None, repr=False)
+    make_outputs: Callable[[], dict[str, Batch]] | None = field(default=None, repr=False)
 
     @classmethod
     def of(

@@ -20,6 +20,7 @@ from typing import Any, ClassVar
 
 from sjoin.compiler.plan import AggregateNode, JoinNode, Plan, PlanNode, StreamNode
 
+from .batches import Batch, of_trace
 from .errors import UsageError
 from .operators import (
     EngineName,
@@ -56,7 +57,7 @@ class BatchResult:
     batch_id: int
     watermark_ms: int | None  # the batch's event-time watermark (None: no watermark)
     data: bool  # False for a no-data batch
-    outputs: dict[str, Any]  # relation -> list of rows (the columnar engine: a polars frame)
+    outputs: dict[str, Batch]  # relation -> its rows, or (the columnar engine) its frame
     operators: list[OperatorReport]
     # the trace's `batch` value of the step that ran it: a data batch's own trace batch, or
     # the trace batch after whose data batch a no-data batch ran (the engine's mapping from
@@ -183,7 +184,7 @@ class Query:
     def _run_batch(self, rows: Mapping[str, Sequence[Row]] | None) -> BatchResult:
         watermark_ms = self.tracker.global_ms
         has_wm = self.tracker.enabled
-        produced: dict[str, Any] = {s: (rows or {}).get(s, []) for s in self.streams}
+        produced: dict[str, Batch] = {s: of_trace((rows or {}).get(s, [])) for s in self.streams}
         reports: dict[str, OperatorReport] = {}
         for node in self.nodes:
             if isinstance(node, StreamNode):
@@ -207,7 +208,7 @@ class Query:
             self.batch_id,
             watermark_ms if has_wm else None,
             rows is not None,
-            {name: self._output_value(produced[name]) for name in self.outputs},
+            {name: produced[name] for name in self.outputs},
             [reports[name] for name in self.report_order],
         )
         self.previous_ms = watermark_ms
@@ -217,10 +218,10 @@ class Query:
     def _process(
         self,
         node: JoinNode | AggregateNode,
-        produced: Mapping[str, Any],
+        produced: Mapping[str, Batch],
         late: int | None,
         evict: int | None,
-    ) -> tuple[Any, Metrics]:
+    ) -> tuple[Batch, Metrics]:
         """One operator's batch: its inputs, each with its watermark node, to its operator
         (which filters and observes them, ``Operator.step``)."""
         inputs = self.inputs[node.name]
@@ -230,10 +231,6 @@ class Query:
             late,
             evict,
         )
-
-    def _output_value(self, value: Any) -> Any:
-        """A relation's batch as ``BatchResult.outputs`` holds it."""
-        return list(value)
 
     def needs_no_data_batch(self) -> bool:
         """Whether Spark would now run a no-data batch (``shouldRunAnotherBatch``): some

@@ -13,6 +13,7 @@ from typing import Any
 
 from sjoin.compiler.plan import Plan
 
+from .batches import Batch, Rows
 from .checkpoint import Checkpoint, fingerprint
 from .errors import CheckpointError
 from .join import Row
@@ -150,7 +151,9 @@ class Recovery:
             self.engine.restore(saved["engine"])
             pending = BatchOutput.of(**saved["pending"])
             if parquet:
-                outputs = {str(k): list(v) for k, v in saved["pending_outputs"].items()}
+                outputs: dict[str, Batch] = {
+                    str(k): Rows(list(v)) for k, v in saved["pending_outputs"].items()
+                }
                 pending = replace(pending, make_outputs=lambda: outputs)
         except (KeyError, TypeError, ValueError, IndexError, AttributeError) as err:
             raise CheckpointError(
@@ -237,10 +240,7 @@ class Recovery:
 def raw_outputs(out: BatchOutput) -> dict[str, list[Row]]:
     """A batch's outputs as runtime rows (plain data for the checkpoint)."""
     assert out.make_outputs is not None
-    return {
-        relation: values if isinstance(values, list) else values.rows()
-        for relation, values in out.make_outputs().items()
-    }
+    return {relation: values.to_rows() for relation, values in out.make_outputs().items()}
 
 
 def _batch_at(batch: Any, line: Any) -> str:

@@ -30,6 +30,7 @@ from sjoin.compiler.model import Format
 from sjoin.compiler.plan import Plan, SinkNode, StreamNode
 from sjoin.compiler.source import Span
 from sjoin.runtime import delta_options
+from sjoin.runtime.batches import Rows
 from sjoin.runtime.columnar.parquet_out import output_frame
 from sjoin.runtime.files import folder_name
 from sjoin.runtime.trace import read_trace, schemas_of
@@ -76,7 +77,7 @@ def write_trace_tables(
             raise FileExistsError(f"{path} exists: the trace tables are written anew")
         path.mkdir(parents=True)
         for batch in parsed.batches:
-            frame = output_frame(batch.rows.get(stream.name, []), columns)
+            frame = output_frame(Rows(batch.rows.get(stream.name, [])), columns)
             deltalake.write_deltalake(str(path), frame.to_arrow(), mode="append")
         tables[stream.name] = path
     return tables

@@ -41,6 +41,7 @@ from sqlglot import exp
 from sjoin.compiler.plan import AggregateNode
 
 from ..aggregate import AggregateMetrics, slot
+from ..batches import Batch, Frame, Rows
 from ..eval import Getter, Layout, compile_expr
 from ..spark_rules import bigint_overflow
 from ..watermark import WatermarkNode
@@ -152,16 +153,16 @@ class ColumnarAggregate:
             return (c + key.window[0]).cast(pl.Int64)
         return c.cast(pl.Int64)
 
-    def _batch(self, data: Any) -> pl.DataFrame:
+    def _batch(self, data: Batch) -> pl.DataFrame:
         """The batch's rows as keys ``k..``, arguments ``x..`` and row number ``_row``, rows
         without a window (NULL time) left out."""
         needed = sorted(
             {k.column for k in self.keys} | {a.column for a in self.accs if a.column is not None}
         )
-        if isinstance(data, pl.DataFrame):
-            frame = data.select([f"c{i}" for i in needed]) if data.height else None
+        if isinstance(data, Frame):
+            frame = data.frame.select([f"c{i}" for i in needed]) if len(data) else None
         else:
-            rows = list(data)
+            rows = data.rows
             frame = None
             if rows:
                 frame = pl.DataFrame(
@@ -201,24 +202,27 @@ class ColumnarAggregate:
 
     def step(
         self,
-        inputs: Sequence[Any],
+        inputs: Sequence[Batch],
         watermarks: Sequence[WatermarkNode | None],
         late_ms: int | None,
         evict_ms: int | None,
-    ) -> tuple[Any, AggregateMetrics]:
+    ) -> tuple[Batch, AggregateMetrics]:
         """``Operator.step``: the input (a frame, or rows) observed by its watermark node,
         then ``process``."""
         (value,), (node,) = inputs, watermarks
         if node is not None:
-            if isinstance(value, pl.DataFrame):
-                node.observe_max(observed_max_ms_vec(value.get_column(f"c{node.time_index}")))
+            if isinstance(value, Frame):
+                column = value.frame.get_column(f"c{node.time_index}")
+                node.observe_max(observed_max_ms_vec(column))
             else:
-                node.observe(value)
+                node.observe(value.rows)
         return self.process(value, late_ms, evict_ms)
 
     def process(
-        self, data: Any, late_ms: int | None, evict_ms: int | None
-    ) -> tuple[Any, AggregateMetrics]:
+        self, data: Batch, late_ms: int | None, evict_ms: int | None
+    ) -> tuple[Batch, AggregateMetrics]:
+        """One batch: a frame out when every output has a columnar type, else the
+        reference's rows."""
         m = AggregateMetrics()
         complete = self.mode == "complete"
         batch = self._batch(data)
@@ -247,7 +251,7 @@ class ColumnarAggregate:
             m.num_rows_removed = evicted.height
             out = self._output(evicted)
         m.num_rows_total = self.state.height
-        return out, m
+        return (Frame(out) if self.columnar_output else Rows(out)), m
 
     def _merge(self, batch: pl.DataFrame) -> pl.DataFrame:
         """Fold the batch's rows into state; return the updated groups (state columns) in

@@ -51,6 +51,7 @@ import polars as pl
 
 from sjoin.compiler.types import SqlType
 
+from ..batches import Batch, Rows
 from ..errors import RunError, UsageError
 from ..files import folder_name
 from ..trace import StreamSchema, Trace, TraceBatch
@@ -544,7 +545,7 @@ class DeltaWriter:
         """A new run: each relation's table is made (or its rows and schema replaced) with
         no rows, in one commit, as a JSON-lines output file is truncated."""
         for relation, cols in self.columns.items():
-            self._commit(relation, output_frame([], cols), "overwrite", {"sjoin.run": "new"})
+            self._commit(relation, output_frame(Rows([]), cols), "overwrite", {"sjoin.run": "new"})
 
     def _last_batch(self, relation: str) -> int | None:
         """The batch id of the table's latest commit, if sjoin wrote it for a batch."""
@@ -558,7 +559,7 @@ class DeltaWriter:
         mark = history[0].get("sjoin.batch") if history else None
         return int(mark) if isinstance(mark, str) and mark.isdigit() else None
 
-    def write(self, batch: int, outputs: Mapping[str, Any], again: bool = False) -> int:
+    def write(self, batch: int, outputs: Mapping[str, Batch], again: bool = False) -> int:
         """Append a batch's non-empty relations, one commit each; returns the commits
         made. ``again``: the batch may have been written before a restart; a table whose
         latest commit is this batch's is left as it is."""

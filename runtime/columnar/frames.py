@@ -16,10 +16,11 @@ from __future__ import annotations
 import io
 import json
 from collections.abc import Callable, Iterator, Sequence
-from typing import Any
+from typing import Any, cast
 
 import polars as pl
 
+from ..batches import Batch, Frame
 from ..values import MAX_TIMESTAMP_US, MIN_TIMESTAMP_US, dumps, format_date, format_timestamp
 from .support import COLUMNAR_KINDS
 
@@ -73,12 +74,11 @@ def to_rows(frame: pl.DataFrame) -> list[Row]:
     return frame.rows()
 
 
-def as_frame(data: Any, kinds: Sequence[str]) -> pl.DataFrame:
-    return data if isinstance(data, pl.DataFrame) else to_frame(data, kinds)
-
-
-def as_rows(data: Any) -> list[Row]:
-    return to_rows(data) if isinstance(data, pl.DataFrame) else list(data)
+def as_frame(batch: Batch, kinds: Sequence[str]) -> pl.DataFrame:
+    """A relation's batch as a frame (``kinds``: its columns' types)."""
+    if isinstance(batch, Frame):
+        return cast(pl.DataFrame, batch.frame)
+    return to_frame(batch.rows, kinds)
 
 
 # ---------------------------------------------------------------------------- JSON lines

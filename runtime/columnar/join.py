@@ -27,6 +27,7 @@ from sqlglot import exp
 
 from sjoin.compiler.plan import JoinNode, Side, StateRule
 
+from ..batches import Batch, Frame
 from ..eval import Getter, Layout, column_slot, compile_expr
 from ..join import JoinMetrics, JoinStateMixin, side_layout
 from ..spark_rules import Skipped, evicted_rows_skipped, rows_removed, state_threshold_us
@@ -415,11 +416,11 @@ class ColumnarJoin(JoinStateMixin):
 
     def step(
         self,
-        inputs: Sequence[Any],
+        inputs: Sequence[Batch],
         watermarks: Sequence[WatermarkNode | None],
         late_ms: int | None,
         evict_ms: int | None,
-    ) -> tuple[pl.DataFrame, JoinMetrics]:
+    ) -> tuple[Frame, JoinMetrics]:
         """``Operator.step`` on frames: each side's batch as a frame, filtered below its
         watermark node, observed by it, filtered above it, then ``process``."""
         frames = []
@@ -430,7 +431,8 @@ class ColumnarJoin(JoinStateMixin):
             if node is not None:
                 observe(node, below)
             frames.append(filters.apply(below, filters.above))
-        return self.process(frames[0], frames[1], late_ms, evict_ms)
+        out, metrics = self.process(frames[0], frames[1], late_ms, evict_ms)
+        return Frame(out), metrics
 
     def process(
         self, left: pl.DataFrame, right: pl.DataFrame, late_ms: int | None, evict_ms: int | None

@@ -16,7 +16,7 @@ from __future__ import annotations
 import fnmatch
 import os
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import IO, Any
 
@@ -24,6 +24,7 @@ import polars as pl
 
 from sjoin.compiler.types import SqlType
 
+from ..batches import Batch, Frame
 from ..errors import UsageError
 from ..files import Folder, folder_name
 from .frames import to_frame
@@ -59,16 +60,17 @@ def unsupported_column(columns: Sequence[tuple[str, SqlType]]) -> tuple[str, Sql
     return None
 
 
-def output_frame(values: Any, columns: Sequence[tuple[str, SqlType]]) -> pl.DataFrame:
+def output_frame(values: Batch, columns: Sequence[tuple[str, SqlType]]) -> pl.DataFrame:
     """A relation's output of one batch (a frame ``c0..`` or reference rows) as the frame
     written to Parquet, with the relation's column names and types."""
     kinds = [t.name for _, t in columns]
-    if isinstance(values, pl.DataFrame):
-        frame = values
+    frame: pl.DataFrame
+    if isinstance(values, Frame):
+        frame = values.frame
     elif all(k not in ("decimal", "window") for k in kinds):
-        frame = to_frame(values, kinds)
+        frame = to_frame(values.rows, kinds)
     else:
-        frame = _rows_frame(values, columns)
+        frame = _rows_frame(values.rows, columns)
     out = []
     for i, ((name, _), kind) in enumerate(zip(columns, kinds, strict=True)):
         out.append(_column(frame.get_column(f"c{i}"), kind).alias(name))
@@ -219,7 +221,7 @@ class ParquetWriter:
                 except OSError as err:
                     raise UsageError(f"cannot clear {folder.path}: {err.strerror or err}") from None
 
-    def write(self, batch: int, outputs: dict[str, Any]) -> int:
+    def write(self, batch: int, outputs: Mapping[str, Batch]) -> int:
         """Write a batch's non-empty relations; returns the number of files written."""
         written = 0
         for relation, values in outputs.items():

@@ -6,17 +6,13 @@ by ``operators.make_operator``) and fed frames.
 A relation's rows in a batch are a frame (columns ``c0..``) when they come from a columnar
 join, a columnar aggregate whose outputs all have a columnar type, or the bulk trace reader,
 else the reference's list of tuples (e.g. an aggregate that outputs a ``window()``); each
-operator takes the form it runs on (``frames.as_frame`` / ``batches.rows_of``, exact both
-ways; the columnar aggregate takes either).  An operator that is not columnar runs the
+operator takes the form it runs on (``batches.Batch``: ``frames.as_frame`` / ``to_rows``,
+exact both ways; the columnar aggregate takes either).  An operator that is not columnar runs the
 reference operator; ``Engine.fallbacks`` says which and why (``sjoin run --verbose`` prints
 them).
 """
 
 from __future__ import annotations
-
-from typing import Any
-
-import polars as pl
 
 from ..query import Engine, Query
 
@@ -25,9 +21,6 @@ class ColumnarQuery(Query):
     """A ``Query`` of the columnar engine."""
 
     engine = "columnar"
-
-    def _output_value(self, value: Any) -> Any:
-        return value if isinstance(value, pl.DataFrame) else list(value)
 
 
 class ColumnarEngine(Engine):

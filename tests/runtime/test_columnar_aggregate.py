@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 from sjoin.api import check_text
 from sjoin.compiler.plan import Plan
 from sjoin.runtime.aggregate import AggregateOperator
+from sjoin.runtime.batches import Frame, Rows
 from sjoin.runtime.columnar.aggregate import ColumnarAggregate
 from sjoin.runtime.columnar.query import ColumnarEngine
 from sjoin.runtime.columnar.support import aggregate_unsupported as unsupported
@@ -60,10 +61,6 @@ def srow(
     return (k, g, t, x, i, b, None)
 
 
-def rows_of(out: Any) -> list[tuple[Any, ...]]:
-    return out.rows() if isinstance(out, pl.DataFrame) else list(out)
-
-
 def same(a: Any, b: Any) -> bool:
     """Equal, with NaN equal to NaN and 0.0 different from -0.0 (as JSON writes them)."""
     return repr(a) == repr(b)
@@ -81,11 +78,11 @@ def step(
         expected, m1 = ref.process(rows, late, evict)
     except QueryError as err:
         with pytest.raises(QueryError) as got:
-            col.process(pl.DataFrame(rows, schema=SCHEMA, orient="row"), late, evict)
+            col.process(Frame(pl.DataFrame(rows, schema=SCHEMA, orient="row")), late, evict)
         assert str(got.value) == str(err)
         raise
-    out, m2 = col.process(pl.DataFrame(rows, schema=SCHEMA, orient="row"), late, evict)
-    assert same(rows_of(out), expected)
+    out, m2 = col.process(Frame(pl.DataFrame(rows, schema=SCHEMA, orient="row")), late, evict)
+    assert same(out.to_rows(), expected)
     assert m1 == m2
     return expected
 
@@ -184,7 +181,7 @@ def test_late_keys_are_dropped_and_counted_once_per_key() -> None:
     rows = [srow(seconds=101), srow(seconds=102), srow(seconds=95), srow(seconds=125)]
     out = step(ref, col, rows, 110_000, 0)
     assert [r[1] for r in out] == [1]
-    _, m = col.process(rows, 110_000, 0)
+    _, m = col.process(Rows(rows), 110_000, 0)
     assert m.num_rows_dropped_by_watermark == 2  # windows [90,100) and [100,110)
 
 
