@@ -7,6 +7,12 @@ removal counting are exercised), run on both engines, which must agree batch by 
 output rows in output order, watermarks, the progress records, and the output and progress
 files byte for byte.  Agreement with the reference makes the columnar engine Spark-exact
 wherever the reference is.  ``SJOIN_ENGINE_CASES`` (default 60) sets how many random cases run.
+
+A columnar run may run an operator on the reference operator (a *fallback*), and then that
+operator's agreement proves nothing about the columnar one.  So each case also asserts which
+operators ran columnar: every operator runs ``ColumnarJoin`` / ``ColumnarAggregate`` except
+the fallbacks listed, with their reasons, in ``COLUMNAR_FALLBACKS`` (the parity scenarios;
+random specs have none); a new fallback, or a listed one that no longer falls back, fails.
 """
 
 from __future__ import annotations
@@ -24,7 +30,11 @@ from sjoin.api import check_text
 from sjoin.compiler.model import SUPPORTED_SPARK
 from sjoin.compiler.plan import Plan
 from sjoin.runtime import RunError, run, run_to_files
+from sjoin.runtime.aggregate import AggregateOperator
+from sjoin.runtime.columnar.aggregate import ColumnarAggregate
+from sjoin.runtime.columnar.join import ColumnarJoin
 from sjoin.runtime.columnar.query import ColumnarEngine
+from sjoin.runtime.join import JoinOperator
 
 from .scenarios import ParityScenario, S, records, ts
 from .test_random import Case, cases
@@ -63,6 +73,51 @@ def _files(plan: Plan, trace: Any, relation: str | None, engine: Any, directory:
     return output.read_bytes(), progress.read_bytes()
 
 
+# Why an operator runs on the reference operator in a columnar run (``support.py``'s words).
+WINDOW_SIDE = "its left side projects a window"
+WINDOW_OUTPUT = "its output calls window() (rows whose window time is NULL are dropped)"
+DECIMAL_AMOUNT = "column `amount` is DECIMAL(10, 2), which has no columnar form"
+
+# THE table of the parity scenarios' fallbacks: (scenario, operator) -> why.  Every other
+# operator of every scenario runs columnar.  The same list, by reason, is in
+# docs/benchmarks.md ("Not columnar").
+COLUMNAR_FALLBACKS: dict[tuple[str, str], str] = {
+    # a join whose key is a window: the window a side projects is not a column the columnar
+    # join holds (a pair of times per row)
+    ("inner_window_key", "j"): WINDOW_SIDE,
+    ("left_outer_window_key", "j"): WINDOW_SIDE,
+    ("right_outer_window_key", "j"): WINDOW_SIDE,
+    ("full_outer_window_key", "j"): WINDOW_SIDE,
+    ("left_semi_window_key", "j"): WINDOW_SIDE,
+    ("left_anti_window_key", "j"): WINDOW_SIDE,
+    ("left_semi_window_key_star", "j"): WINDOW_SIDE,
+    ("example_iot_window_join", "climate"): WINDOW_SIDE,
+    # a join whose output or condition reads a window's fields
+    ("inner_window_field_range", "j"): WINDOW_OUTPUT,
+    ("left_outer_window_field_filter", "j"): WINDOW_OUTPUT,
+    ("right_outer_window_of_padded_side_accepted", "j"): WINDOW_OUTPUT,
+    ("right_outer_window_field_select", "j"): WINDOW_OUTPUT,
+    # DECIMAL has no polars dtype that holds the reference's values exactly
+    ("left_outer_decimal_double_date_boolean", "j"): DECIMAL_AMOUNT,
+    ("example_unpaid_orders", "unpaid"): DECIMAL_AMOUNT,
+}
+
+
+def assert_runs_columnar(plan: Plan, relation: str | None, fallbacks: dict[str, str]) -> None:
+    """The columnar engine runs every operator of the run on the columnar operators except
+    ``fallbacks`` (operator -> reason), which run on the reference ones."""
+    engine = ColumnarEngine(plan, relation)
+    assert engine.fallbacks == fallbacks
+    for query in engine.queries:
+        for name, op in query.operators.items():
+            expected = (
+                (JoinOperator, AggregateOperator)
+                if name in fallbacks
+                else (ColumnarJoin, ColumnarAggregate)
+            )
+            assert isinstance(op, expected), (name, type(op).__name__)
+
+
 def assert_engines_agree(plan: Plan, trace: Any, relation: str | None, tmp: Path) -> None:
     reference = _outcome(plan, trace, relation, "reference")
     columnar = _outcome(plan, trace, relation, "columnar")
@@ -74,7 +129,30 @@ def assert_engines_agree(plan: Plan, trace: Any, relation: str | None, tmp: Path
 
 @pytest.mark.parametrize("scenario", S, ids=lambda s: s.name)
 def test_parity_scenario_on_both_engines(scenario: ParityScenario, tmp_path: Path) -> None:
-    assert_engines_agree(_plan(scenario.spec), scenario.trace_input(), scenario.relation, tmp_path)
+    plan = _plan(scenario.spec)
+    fallbacks = {op: why for (name, op), why in COLUMNAR_FALLBACKS.items() if name == scenario.name}
+    assert_runs_columnar(plan, scenario.relation, fallbacks)
+    assert_engines_agree(plan, scenario.trace_input(), scenario.relation, tmp_path)
+
+
+def test_the_fallback_table_names_parity_scenarios() -> None:
+    """A fallback listed for a scenario that no longer exists is a stale line."""
+    names = {s.name for s in S}
+    assert {name for name, _ in COLUMNAR_FALLBACKS} <= names
+
+
+def test_a_new_fallback_fails_the_check(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The check bites: a join that starts to fall back (here: every join, by a patched
+    rule) no longer matches its scenario's line of the table."""
+    import sjoin.runtime.columnar.support as support
+
+    scenario = next(s for s in S if s.name == "inner_range")
+    plan = _plan(scenario.spec)
+    assert_runs_columnar(plan, scenario.relation, {})
+    monkeypatch.setattr(support, "join_unsupported", lambda node, ansi: "a new reason")
+    with pytest.raises(AssertionError):
+        assert_runs_columnar(plan, scenario.relation, {})
+    assert_runs_columnar(plan, scenario.relation, {"j": "a new reason"})
 
 
 VERSIONS = [f"{major}.{minor}" for major, minor in SUPPORTED_SPARK]
@@ -97,6 +175,7 @@ def test_random_specs_agree_on_both_engines(
     result = check_text(spec, "random.sjoin")
     if not result.ok or result.plan is None:  # a version may reject what 4.3 accepts
         return
+    assert_runs_columnar(result.plan, None, {})  # the generator's joins are all columnar
     assert_engines_agree(
         result.plan, records(case.batches), None, tmp_path_factory.mktemp("engines")
     )
@@ -114,8 +193,9 @@ def test_parity_scenarios_include_aggregates() -> None:
 @pytest.mark.parametrize("scenario", AGGREGATE_SCENARIOS, ids=lambda s: s.name)
 def test_parity_aggregates_run_on_the_columnar_operator(scenario: ParityScenario) -> None:
     plan = _plan(scenario.spec)
-    engine = ColumnarEngine(plan, scenario.relation)
-    assert not {node.name for node in plan.aggregates} & set(engine.fallbacks)
+    assert not {node.name for node in plan.aggregates} & set(
+        ColumnarEngine(plan, scenario.relation).fallbacks
+    )
 
 
 STREAM = """spark 4.3
@@ -127,30 +207,30 @@ FUNCTIONS = (
     "max(S.x) AS hx, sum(S.i) AS si, avg(S.i) AS ai, max(S.k) AS hk, "
     "approx_count_distinct(S.g) AS dg"
 )
-# (name, GROUP BY, SELECT, mode, columnar)
+# (name, GROUP BY, SELECT, mode, why it falls back: None when it runs columnar)
 ENGINE_AGGREGATES = [
-    ("window_append", WINDOW, f"{WINDOW} AS w, {FUNCTIONS}", "append", True),
+    ("window_append", WINDOW, f"{WINDOW} AS w, {FUNCTIONS}", "append", None),
     (
         "window_key_update",
         f"{WINDOW}, S.k",
         f"S.k AS k, {WINDOW} AS w, {FUNCTIONS}",
         "update",
-        True,
+        None,
     ),
-    ("key_complete", "S.k", f"S.k AS k, {FUNCTIONS}", "complete", True),
+    ("key_complete", "S.k", f"S.k AS k, {FUNCTIONS}", "complete", None),
     (
         "expressions_update",
         "S.g",
         "S.g + 1 AS g1, sum(S.i) * 2 AS s2, max(S.k) AS hk",
         "update",
-        True,
+        None,
     ),
     (
         "sliding_falls_back",
         "window(S.t, INTERVAL 10 SECONDS, INTERVAL 5 SECONDS)",
         "window(S.t, INTERVAL 10 SECONDS, INTERVAL 5 SECONDS) AS w, count(*) AS n",
         "append",
-        False,
+        "a sliding window() puts a row in several groups",
     ),
 ]
 
@@ -169,11 +249,11 @@ AGGREGATE_BATCHES = [
 
 @pytest.mark.parametrize("case", ENGINE_AGGREGATES, ids=lambda c: c[0])
 def test_aggregates_agree_on_both_engines(case: Any, tmp_path: Path) -> None:
-    _, group_by, select, mode, columnar = case
+    _, group_by, select, mode, why = case
     plan = _plan(
         STREAM + f"aggregate a = s AS S GROUP BY {group_by} SELECT {select} OUTPUT MODE {mode}\n"
     )
-    assert ("a" not in ColumnarEngine(plan).fallbacks) is columnar
+    assert_runs_columnar(plan, None, {} if why is None else {"a": why})
     assert_engines_agree(plan, records(AGGREGATE_BATCHES), None, tmp_path)
 
 
@@ -206,6 +286,7 @@ def test_the_first_ansi_error_is_the_same_on_both_engines(
         for i, values in enumerate((first, second))
     ] + [{"batch": 0, "stream": "r", "row": {"k": 1, "t": "2026-01-01T00:00:01Z"}}]
     plan = _plan(ANSI_TWO_ERRORS)
+    assert_runs_columnar(plan, None, {})
     assert_engines_agree(plan, trace, None, tmp_path)
     outcome = _outcome(plan, trace, None, "columnar")
     assert outcome[0] == "error" and expected in outcome[2], outcome
