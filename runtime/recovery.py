@@ -139,7 +139,11 @@ class Recovery:
                 f"{self.directory} was made by a run writing {made}; resume it with the "
                 f"same --output-format (not {now}), or start a new checkpoint directory"
             )
-        reference = self.engine if type(self.engine) is Engine else Engine(self.plan, self.relation)
+        reference = (
+            self.engine
+            if type(self.engine) is Engine
+            else Engine(self.plan, self.relation, placements=self.engine.placements)
+        )
         try:
             check_snapshot(saved, reference, self.keep_outputs)
         except SnapshotError as err:

@@ -67,10 +67,13 @@ def _trace(path: Path) -> Path:
     return path
 
 
+@pytest.mark.parametrize("checkpoint", [False, True], ids=["plain", "checkpoint"])
 @pytest.mark.parametrize("engine", ["auto", "columnar", "reference"])
 def test_each_operator_is_placed_once_per_run(
-    engine: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    engine: Any, checkpoint: bool, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    """Once per run: with a checkpoint too (its snapshot is checked against a reference
+    engine's shapes, built from the run's placements), and again when the run resumes."""
     placed: list[str] = []
     planned: list[str] = []
     placement, aggregate_plan = operators.placement, support.aggregate_plan
@@ -86,10 +89,15 @@ def test_each_operator_is_placed_once_per_run(
     monkeypatch.setattr(operators, "placement", counted_placement)
     monkeypatch.setattr(support, "aggregate_plan", counted_plan)
     monkeypatch.setattr(columnar_aggregate, "aggregate_plan", counted_plan)
-    result = run(PLAN, str(_trace(tmp_path / "t.jsonl")), engine=engine)
-    assert result.batches
-    assert sorted(placed) == ["a", "j", "jd", "s"]
-    assert sorted(planned) == ["a", "s"]  # with the decision, never again by the operator
+    trace = str(_trace(tmp_path / "t.jsonl"))
+    where = str(tmp_path / "checkpoint") if checkpoint else None
+    for _ in range(2 if checkpoint else 1):  # a checkpoint's second run resumes
+        placed.clear()
+        planned.clear()
+        result = run(PLAN, trace, engine=engine, checkpoint=where)
+        assert result.batches or checkpoint
+        assert sorted(placed) == ["a", "j", "jd", "s"]
+        assert sorted(planned) == ["a", "s"]  # with the decision, never again by the operator
 
 
 @pytest.mark.parametrize(("engine", "expected"), [("columnar", COLUMNAR), ("reference", REFERENCE)])
