@@ -141,6 +141,16 @@ def test_the_fallback_table_names_parity_scenarios() -> None:
     assert {name for name, _ in COLUMNAR_FALLBACKS} <= names
 
 
+def test_the_docs_list_every_fallback() -> None:
+    """docs/benchmarks.md ("Not columnar") names each scenario of the table, and says how
+    many operators fall back."""
+    doc = (Path(__file__).resolve().parents[2] / "docs" / "benchmarks.md").read_text()
+    for name, _ in COLUMNAR_FALLBACKS:
+        assert f"`{name}`" in doc, name
+    operators = sum(len(_plan(s.spec).joins) + len(_plan(s.spec).aggregates) for s in S)
+    assert f"Of the parity scenarios' {operators} operators, {len(COLUMNAR_FALLBACKS)} run" in doc
+
+
 def test_a_new_fallback_fails_the_check(monkeypatch: pytest.MonkeyPatch) -> None:
     """The check bites: a join that starts to fall back (here: every join, by a patched
     rule) no longer matches its scenario's line of the table."""
