@@ -625,6 +625,7 @@ def _read_any_trace(
     if not isinstance(trace, (str, os.PathLike)) or not Path(trace).is_dir():
         return read_trace(trace, schemas_of(plan), bad_rows)
     from sjoin.runtime import delta_options
+    from sjoin.runtime.batches import of_trace
     from sjoin.runtime.columnar.delta import is_delta_trace, read_delta_trace
     from sjoin.runtime.columnar.trace import read_parquet_trace
 
@@ -635,7 +636,7 @@ def _read_any_trace(
         parsed = read_parquet_trace(directory, schemas_of(plan))
     for batch in parsed.batches:  # frames (runtime rows where a frame cannot hold a column)
         frames: dict[str, Any] = dict(batch.rows)
-        batch.rows = {n: v if isinstance(v, list) else v.rows() for n, v in frames.items()}
+        batch.rows = {n: of_trace(v).to_rows() for n, v in frames.items()}
     return parsed
 
 

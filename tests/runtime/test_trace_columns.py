@@ -17,6 +17,7 @@ from sjoin.runtime import RunError, UsageError
 from sjoin.runtime.columnar.frames import to_rows
 from sjoin.runtime.columnar.trace import read_trace_columns
 from sjoin.runtime.trace import Trace, TraceError, read_trace, schemas_of
+from sjoin.verify import _read_any_trace
 
 from .harness import plan_of
 
@@ -208,6 +209,11 @@ def test_parquet_trace_reads_as_its_json_trace(tmp_path: Path) -> None:
     got = read_trace_columns(root, SCHEMAS)
     want = read_trace(path, SCHEMAS)
     assert [(b.value, {s: to_rows(r) for s, r in b.rows.items()}) for b in got.batches] == [
+        (b.value, b.rows) for b in want.batches
+    ]
+    # ``verify`` reads a Parquet trace as rows per batch (``of_trace(...).to_rows()``)
+    replayed = _read_any_trace(plan_of(SPEC), root, "stop")
+    assert [(b.value, b.rows) for b in replayed.batches] == [
         (b.value, b.rows) for b in want.batches
     ]
 
