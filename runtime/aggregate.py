@@ -38,6 +38,7 @@ from .eval import (
     window_spans,
 )
 from .index import EvictionIndex
+from .late import Dropped
 from .spark_rules import bigint_adder, double_add, max_step, min_step, watermark_passed
 from .watermark import WatermarkNode
 
@@ -154,6 +155,7 @@ class AggregateOperator:
     ) -> None:
         self.node = node
         self.mode = node.mode
+        self.late_rows: list[Dropped] | None = None  # kept only when asked (``late.py``)
         layout = Layout.of(("input", list(input_columns)))
         self.keys: list[Callable[[Row], list[Any]]] = []
         for key in node.group_by:
@@ -252,6 +254,7 @@ class AggregateOperator:
         late_us = None if complete or late_ms is None else late_ms * 1000
         updated: dict[Any, None] = {}
         dropped: set[Any] = set()
+        late = Dropped(0, [], [], [])
         groups = self.groups
         for row in rows:
             combos: list[tuple[Any, ...]] = [()]
@@ -262,6 +265,11 @@ class AggregateOperator:
                 t = self._key_time(key)
                 if late_us is not None and watermark_passed(t, late_us):
                     dropped.add(key)
+                    if self.late_rows is not None:
+                        late.rows.append(row)
+                        late.times.append(t)
+                        assert late.groups is not None
+                        late.groups.append(key)
                     continue
                 states = groups.get(key)
                 if states is None:
@@ -273,6 +281,8 @@ class AggregateOperator:
                     acc.update(state, row)
                 updated[key] = None
         m.num_rows_dropped_by_watermark = len(dropped)
+        if late.rows and self.late_rows is not None:
+            self.late_rows.append(late)
         m.num_rows_updated = len(updated)
         out: list[Row] = []
         if complete:

@@ -21,9 +21,15 @@ class Emitter:
     """Makes each ``BatchResult`` of a run into its ``BatchOutput``."""
 
     def __init__(
-        self, plan: Plan, relations: Sequence[str], multiple: bool, keep_outputs: bool
+        self,
+        plan: Plan,
+        relations: Sequence[str],
+        multiple: bool,
+        keep_outputs: bool,
+        late: Callable[[BatchResult], list[dict[str, Any]]] | None = None,
     ) -> None:
         self.plan = plan
+        self.late = late  # a batch's late-row records (``late.LateRecords``), when kept
         self.keep_outputs = keep_outputs
         self.multiple = multiple
         self.converters: dict[str, tuple[list[str], list[tuple[int, Any]]]] = {}
@@ -60,6 +66,8 @@ class Emitter:
                 return self._column_text(result.batch_id, held[0], trace_batch)
 
         output = self._batch_output(result, counts, make_rows, make_text)
+        if self.late is not None and result.late:
+            output = replace(output, late=self.late(result))
         if keep:
             return replace(output, make_outputs=lambda: held[0])
         return output

@@ -23,7 +23,14 @@ from sjoin.compiler.plan import JoinNode, Side, StateRule
 from .batches import Batch, Rows
 from .eval import Getter, Layout, column_slot, compile_expr, kind_of, window_arguments, window_spans
 from .index import EvictionIndex
-from .spark_rules import drop_late, evicted_rows_skipped, rows_removed, state_threshold_us
+from .late import Dropped
+from .spark_rules import (
+    drop_late,
+    evicted_rows_skipped,
+    rows_removed,
+    state_threshold_us,
+    watermark_passed,
+)
 from .watermark import WatermarkNode
 
 Row = tuple[Any, ...]
@@ -324,6 +331,7 @@ class JoinOperator(JoinStateMixin):
         self.right_rule = node.right.state
         self.output_columns = [o.name for o in node.output]
         self.output_types = [o.type.name for o in node.output]
+        self.late_rows: list[Dropped] | None = None  # kept only when asked (``late.py``)
 
     def restore(self, data: dict[str, Any]) -> None:
         """Restore both sides with each row's key computed again from the row (the
@@ -385,16 +393,18 @@ class JoinOperator(JoinStateMixin):
         return out, m
 
     def _late(
-        self,
-        rows: Sequence[Row],
-        time_of: Callable[[Row], Any] | None,
-        late_us: int | None,
-        m: JoinMetrics,
+        self, rows: Sequence[Row], side: int, late_us: int | None, m: JoinMetrics
     ) -> Sequence[Row]:
+        """Side ``side``'s rows that are not late; the late ones are counted, and kept in
+        ``late_rows`` when a run asks for them (``sjoin run --late-rows``)."""
+        time_of = self.left_time if side == 0 else self.right_time
         if late_us is None or time_of is None:
             return rows
         kept, dropped = drop_late(rows, time_of, late_us)
         m.num_rows_dropped_by_watermark += dropped
+        if dropped and self.late_rows is not None:
+            late = [r for r in rows if watermark_passed(time_of(r), late_us)]
+            self.late_rows.append(Dropped(side, late, [time_of(r) for r in late]))
         return kept
 
     def _left_pass(
@@ -405,7 +415,7 @@ class JoinOperator(JoinStateMixin):
         out: list[Row],
         m: JoinMetrics,
     ) -> None:
-        rows = self._late(rows, self.left_time, late_us, m)
+        rows = self._late(rows, 0, late_us, m)
         pre, project, key_of = self.pre_left, self.project, self.left_key
         other = self.right
         others = other.by_key
@@ -523,7 +533,7 @@ class JoinOperator(JoinStateMixin):
         out: list[Row],
         m: JoinMetrics,
     ) -> None:
-        rows = self._late(rows, self.right_time, late_us, m)
+        rows = self._late(rows, 1, late_us, m)
         pre, post, project, key_of = self.pre_right, self.post, self.project, self.right_key
         other = self.left
         others = other.by_key
@@ -584,7 +594,7 @@ class JoinOperator(JoinStateMixin):
     ) -> None:
         """LeftSemi from Spark 4.2: right rows probe the stored left rows first; a matched
         left row is emitted once and removed from state at once (counted as removed)."""
-        rows = self._late(rows, self.right_time, late_us, m)
+        rows = self._late(rows, 1, late_us, m)
         pre, post, project, key_of = self.pre_right, self.post, self.project, self.right_key
         left = self.left
         store = self.right
@@ -619,7 +629,7 @@ class JoinOperator(JoinStateMixin):
     def _semi_left_last(
         self, rows: Sequence[Row], late_us: int | None, out: list[Row], m: JoinMetrics
     ) -> None:
-        rows = self._late(rows, self.left_time, late_us, m)
+        rows = self._late(rows, 0, late_us, m)
         pre, post, project, key_of = self.pre_left, self.post, self.project, self.left_key
         right = self.right.by_key
         for lrow in rows:

@@ -19,6 +19,7 @@ from sjoin.compiler.plan import AggregateNode, JoinNode, Plan, PlanNode, StreamN
 from .aggregate import AggregateMetrics, AggregateOperator
 from .batches import Batch
 from .join import JoinMetrics, JoinOperator
+from .late import Dropped
 from .watermark import WatermarkNode
 
 EngineName = Literal["columnar", "reference"]
@@ -43,6 +44,10 @@ def inputs_of(node: JoinNode | AggregateNode) -> list[tuple[str, str]]:
 
 class Operator(Protocol):
     """What a query runs for one join or aggregate, on either engine."""
+
+    # the rows ``step`` drops as late, kept only when a run asks (``late.py``): None, or a
+    # list the query empties after each batch
+    late_rows: list[Dropped] | None
 
     def step(
         self,

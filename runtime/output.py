@@ -42,6 +42,9 @@ class BatchOutput:
     # each relation's raw output (a frame or runtime rows), kept for a Parquet or Delta
     # output only
     make_outputs: Callable[[], dict[str, Batch]] | None = field(default=None, repr=False)
+    # the rows the batch's operators dropped as late, one JSON-ready record each, when the
+    # run keeps them (`sjoin run --late-rows`, ``late.py``)
+    late: list[dict[str, Any]] = field(default_factory=list)
 
     @classmethod
     def of(
@@ -106,6 +109,10 @@ class BatchOutput:
         if lines:
             yield "".join(line + "\n" for line in lines).encode("utf-8")
 
+    def late_text(self) -> list[bytes]:
+        """The ``--late-rows`` lines of the batch, UTF-8, each ending in LF."""
+        return [(dumps(record) + "\n").encode("utf-8") for record in self.late]
+
     def progress_line(self, trace_batches: bool = False) -> str:
         """The §7 progress line; with ``trace_batches`` it also has ``"trace_batch"``."""
         if not trace_batches:
@@ -166,6 +173,7 @@ class RunSummary:
     batches: int
     rows: int
     bad_rows: int
+    late_rows: int = 0  # dropped by the watermark (the batches' numRowsDroppedByWatermark)
 
 
 _NO_TRACE_BATCH: Any = object()

@@ -22,6 +22,7 @@ from sjoin.compiler.plan import AggregateNode, JoinNode, Plan, PlanNode, StreamN
 
 from .batches import Batch, of_trace
 from .errors import UsageError
+from .late import LateDrops
 from .operators import (
     EngineName,
     Metrics,
@@ -63,6 +64,8 @@ class BatchResult:
     # the trace batch after whose data batch a no-data batch ran (the engine's mapping from
     # trace batches to Spark batch ids; docs/testing.md, "Batch numbers")
     trace_batch: int | None = None
+    # what each operator dropped as late, when the run keeps it (``late.py``; `--late-rows`)
+    late: list[LateDrops] = field(default_factory=list)
 
 
 def closure(plan: Plan, root: str) -> list[PlanNode]:
@@ -140,6 +143,7 @@ class Query:
         self.rules = WatermarkRules(links)
         self.no_data_batches = plan.settings.no_data_micro_batches
         self.report_order = self._report_order()
+        self.keep_late = False
         self.batch_id = 0
         self.previous_ms = 0  # the watermark the previous batch ran with (0 before batch 0)
         self.last_eviction: dict[str, int | None] = {}
@@ -161,6 +165,12 @@ class Query:
     def _report_order(self) -> list[str]:
         """Spark lists stateOperators in plan pre-order from the root, left before right."""
         return [node.name for node in self.plan.stateful_operators(self.root)]
+
+    def keep_late_rows(self) -> None:
+        """Have every operator keep the rows it drops as late (``BatchResult.late``)."""
+        self.keep_late = True
+        for op in self.operators.values():
+            op.late_rows = []
 
     def reads(self, batch: TraceBatch) -> bool:
         return any(stream in self.streams for stream in batch.rows)
@@ -186,12 +196,18 @@ class Query:
         has_wm = self.tracker.enabled
         produced: dict[str, Batch] = {s: of_trace((rows or {}).get(s, [])) for s in self.streams}
         reports: dict[str, OperatorReport] = {}
+        dropped: list[LateDrops] = []
         for node in self.nodes:
             if isinstance(node, StreamNode):
                 continue
             late = self.rules.late(node.name, self.previous_ms, watermark_ms) if has_wm else None
             evict = self.rules.eviction(node.name, watermark_ms) if has_wm else None
             out, metrics = self._process(node, produced, late, evict)
+            if self.keep_late:
+                op = self.operators[node.name]
+                if op.late_rows and late is not None:
+                    dropped.append(LateDrops(node.name, late, op.late_rows))
+                op.late_rows = []
             produced[node.name] = out
             self.last_eviction[node.name] = evict
             reports[node.name] = OperatorReport(
@@ -210,6 +226,7 @@ class Query:
             rows is not None,
             {name: produced[name] for name in self.outputs},
             [reports[name] for name in self.report_order],
+            late=dropped,
         )
         self.previous_ms = watermark_ms
         self.batch_id += 1
@@ -316,6 +333,11 @@ class Engine:
         for q in self.queries:
             found.update(q.fallbacks)
         return found
+
+    def keep_late_rows(self) -> None:
+        """Have every query keep the rows its operators drop as late (``--late-rows``)."""
+        for q in self.queries:
+            q.keep_late_rows()
 
     def output_relations(self) -> list[str]:
         return [name for q in self.queries for name in q.outputs]

@@ -22,9 +22,10 @@ from .choice import EngineChoice, choose_engine
 from .emit import Emitter
 from .errors import UsageError
 from .files import Place, check_places
+from .late import LateRecords
 from .operators import ENGINES, EngineName, place
 from .output import BatchOutput, RunResult, RunSummary
-from .query import Engine
+from .query import BatchResult, Engine
 from .recovery import Recovery
 from .sinks import (
     OUTPUT_FORMATS,
@@ -63,6 +64,7 @@ def run(
     on_batch: Callable[[BatchOutput, int], None] | None = None,
     engine: EngineChoice = "auto",
     backlog: bool | None = None,
+    late_rows: bool = False,
 ) -> RunResult:
     """Run ``plan`` over a trace (a JSONL path, or an iterable of JSON lines or record
     dicts) and return every executed batch.  With ``checkpoint`` the run resumes from the
@@ -71,7 +73,9 @@ def run(
     ``engine``: ``"reference"`` (row at a time), ``"columnar"`` (polars; same results) or
     ``"auto"`` (``choose_engine``: columnar for a trace of large batches).  ``backlog``: run the
     batches back to back, as Spark runs batches that were all waiting when it started (None:
-    as the trace says, ``Trace.backlog``; a trace file is fed a batch at a time)."""
+    as the trace says, ``Trace.backlog``; a trace file is fed a batch at a time).
+    ``late_rows``: give each batch the rows its operators dropped as late
+    (``BatchOutput.late``)."""
     runner = Runner(
         plan,
         trace,
@@ -81,6 +85,7 @@ def run(
         sinks=[MemorySink()],
         engine=engine,
         backlog=backlog,
+        late_rows=late_rows,
     )
     result = RunResult(bad_rows=list(runner.trace.bad_rows), relations=runner.relations)
     total = len(runner.trace.batches)
@@ -128,6 +133,7 @@ def run_to_files(
     also_read: Sequence[Place] = (),
     also_written: Sequence[Place] = (),
     backlog: bool | None = None,
+    late_rows: str | os.PathLike[str] | None = None,
 ) -> RunSummary:
     """``sjoin run``: stream output lines to ``output`` (default ``stdout``) and progress
     lines to ``progress`` as each batch completes.  Skipped bad rows are reported on
@@ -141,7 +147,9 @@ def run_to_files(
     relation per batch (``<relation>/batch-NNNN.parquet``); with ``"delta"``, a directory
     that gets a Delta table per relation, a commit per batch.  ``also_read`` and
     ``also_written`` name the caller's other files (the spec, a report): no file the run
-    writes may be one of them (``files.check_places``).  ``backlog`` as in ``run``.  Raises
+    writes may be one of them (``files.check_places``).  ``backlog`` as in ``run``.
+    ``late_rows``: a file that gets one JSON line per row an operator dropped as late
+    (``late.py``).  Raises
     ``RunError`` (``UsageError`` for a wrong relation or option) with a message fit for the
     user."""
     out_stream = stdout if stdout is not None else sys.stdout
@@ -165,6 +173,8 @@ def run_to_files(
     sinks: list[Sink] = [row_sink]
     if progress is not None:
         sinks.append(path_sink(Path(progress), "progress", "--progress"))
+    if late_rows is not None:
+        sinks.append(path_sink(Path(late_rows), "late", "--late-rows"))
     for sink in sinks:
         sink.trace_batches = trace_batches
     runner = Runner(
@@ -178,8 +188,9 @@ def run_to_files(
         also_read=also_read,
         also_written=also_written,
         backlog=backlog,
+        late_rows=late_rows is not None,
     )
-    count = rows = 0
+    count = rows = late = 0
     with contextlib.closing(runner):
         if notes is not None:
             for line in runner.engine_notes():
@@ -191,9 +202,15 @@ def run_to_files(
             for out in runner.run():
                 count += 1
                 rows += out.row_count
+                late += late_count(out)
                 if on_batch is not None:
                     on_batch(out, total)
-    return RunSummary(count, rows, len(runner.trace.bad_rows))
+    return RunSummary(count, rows, len(runner.trace.bad_rows), late)
+
+
+def late_count(out: BatchOutput) -> int:
+    """The rows a batch's operators dropped as late (their ``numRowsDroppedByWatermark``)."""
+    return sum(op["numRowsDroppedByWatermark"] for op in out.progress["operators"])
 
 
 @contextmanager
@@ -225,6 +242,7 @@ class Runner:
         also_read: Sequence[Place] = (),
         also_written: Sequence[Place] = (),
         backlog: bool | None = None,
+        late_rows: bool = False,
     ) -> None:
         self.plan = plan
         self.checkpoint: Checkpoint | None = None
@@ -248,6 +266,14 @@ class Runner:
             self.engine = Engine(plan, relation, placements=placements)
         self.relation = relation
         self.relations = self.engine.output_relations()
+        if late_rows:
+            if checkpoint is not None:
+                raise UsageError(
+                    "--late-rows cannot be kept across a --checkpoint's restarts yet (a "
+                    "resumed run would not have the late rows of the batches before it): "
+                    "run without --checkpoint to see them"
+                )
+            self.engine.keep_late_rows()
         directory = isinstance(trace, (str, os.PathLike)) and Path(trace).is_dir()
         if isinstance(trace, Trace) and checkpoint is not None:
             raise UsageError(
@@ -281,7 +307,13 @@ class Runner:
             reader = read_trace
             if engine == "columnar":  # JSON lines in bulk, and Parquet traces
                 from .columnar.trace import read_trace_columns as reader
-            return reader(trace, schemas_of(plan), bad_rows, digests=checkpoint is not None)
+            return reader(
+                trace,
+                schemas_of(plan),
+                bad_rows,
+                digests=checkpoint is not None,
+                lines=late_rows,
+            )
 
         for sink in sinks:
             sink.bind(plan, self.relations)
@@ -318,10 +350,28 @@ class Runner:
             if self.checkpoint is not None
             else None
         )
+        multiple = len(self.engine.queries) > 1
         self.emitter = Emitter(
-            plan, self.relations, len(self.engine.queries) > 1, self.keep_outputs
+            plan,
+            self.relations,
+            multiple,
+            self.keep_outputs,
+            self._late_records(multiple) if late_rows else None,
         )
         self.step = 0
+
+    def _late_records(self, multiple: bool) -> Callable[[BatchResult], list[dict[str, Any]]]:
+        """A batch's late rows as ``--late-rows`` records, each traced to its trace line."""
+        records = LateRecords(self.plan)
+        by_value = {b.value: b for b in self.trace.batches}
+
+        def make(result: BatchResult) -> list[dict[str, Any]]:
+            value = result.trace_batch
+            batch = by_value.get(value) if result.data and value is not None else None
+            query = result.query if multiple else None
+            return records.records(result.late, result.batch_id, result.trace_batch, batch, query)
+
+        return make
 
     def engine_notes(self) -> list[str]:
         """What ``--verbose`` says about the engine: which operators run on which."""

@@ -25,7 +25,7 @@ OUTPUT_FORMATS: tuple[OutputFormat, ...] = ("jsonl", "parquet", "delta")
 class Sink:
     """A destination of a run's batches (the base: writes nothing, cannot be rewound)."""
 
-    kind: str  # "rows" or "progress"
+    kind: str  # "rows", "progress" or "late" (`--late-rows`)
     rewindable = False
     needs_outputs = False  # keeps each batch's raw outputs (a frame or rows per relation)
 
@@ -40,6 +40,8 @@ class Sink:
         """What the sink writes of a batch: UTF-8 lines, each ending in LF, in chunks."""
         if self.kind == "rows":
             return out.output_text(self.trace_batches)
+        if self.kind == "late":
+            return out.late_text()
         return [(out.progress_line(self.trace_batches) + "\n").encode("utf-8")]
 
     def start(self, offset: int | None) -> None: ...

@@ -180,6 +180,10 @@ class TraceBatch:
     rows: dict[str, list[tuple[Any, ...]]]
     first_line: int
     digest: bytes | None = None  # SHA-256 of the batch's lines (``read_trace(digests=True)``)
+    # each stream's rows' line numbers, in row order (``read_trace(lines=True)``; the columnar
+    # bulk reader's always, as a column): where ``sjoin run --late-rows`` and ``sjoin why``
+    # say a row came from; empty for a trace without lines (Parquet, Delta, a replayed topic)
+    lines: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass(slots=True)
@@ -228,6 +232,15 @@ def schemas_of(plan: Plan) -> dict[str, StreamSchema]:
         )
         for s in plan.streams
     }
+
+
+def read_value(kind: SqlType, value: Any) -> Any:
+    """A JSON value as the runtime value of ``kind``, by the trace contract (what a trace's
+    row may hold); ``ValueError`` with the trace reader's reason when it may not."""
+    try:
+        return converter(kind)(value)
+    except _Bad as err:
+        raise ValueError(str(err)) from None
 
 
 def converter(kind: SqlType) -> Converter:
@@ -498,6 +511,7 @@ def read_trace(
     bad_rows: BadRowPolicy = "stop",
     *,
     digests: bool = False,
+    lines: bool = False,
 ) -> Trace:
     """Read and check a whole trace (a path, or an iterable of lines, as ``str`` or
     ``bytes``, or of record dicts).
@@ -506,12 +520,13 @@ def read_trace(
     them out (listed in ``Trace.bad_rows``); any other value is a path that receives one
     JSON line per bad row (rewritten on each run, so a restarted run does not repeat them).
     ``digests``: give each batch the SHA-256 of its lines (``TraceBatch.digest``).
+    ``lines``: give each batch its rows' line numbers (``TraceBatch.lines``).
     """
     bad_rows = bad_rows_policy(bad_rows)
     paused = gc.isenabled()
     gc.disable()  # a large trace is millions of new tuples: collector scans cost ~40%
     try:
-        trace = _read(source, schemas, bad_rows, digests)
+        trace = _read(source, schemas, bad_rows, digests, lines)
     except OSError as err:
         raise UsageError(f"cannot read trace {source}: {err.strerror or err}") from None
     finally:
@@ -529,6 +544,7 @@ def _read(
     schemas: Mapping[str, StreamSchema],
     bad_rows: BadRowPolicy,
     digests: bool,
+    lines: bool = False,
 ) -> Trace:
     name, records = _records(source)
     converters = {
@@ -595,6 +611,8 @@ def _read(
             if digests:
                 hashers.append(hashlib.sha256())
         current.rows.setdefault(stream, []).append(row)
+        if lines:
+            current.lines.setdefault(stream, []).append(number)
         if digests:
             hashers[-1].update(_line_bytes(record))
     for b, hasher in zip(batches, hashers, strict=False):

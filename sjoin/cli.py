@@ -656,6 +656,13 @@ def diff(
     help="What to do with a bad trace row: stop, skip, or a FILE to write them to.",
 )
 @click.option(
+    "--late-rows",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Write every row an operator dropped as late here, a JSON line each: its batch, "
+    "operator and input, stream and trace line, event time and the watermark that dropped "
+    "it (docs/late-rows.md). Per batch they are numRowsDroppedByWatermark.",
+)
+@click.option(
     "--checkpoint",
     type=click.Path(file_okay=False, path_type=Path),
     help="Persist state after each batch; a restart resumes after the last one.",
@@ -725,6 +732,7 @@ def run(
     output: Path | None,
     progress: Path | None,
     bad_rows: str,
+    late_rows: Path | None,
     checkpoint: Path | None,
     report: Path | None,
     fmt: str | None,
@@ -802,6 +810,7 @@ def run(
                 *writes,
                 *([Place("--output", output)] if output is not None else []),
                 *([Place("--progress", progress)] if progress is not None else []),
+                *([Place("--late-rows", late_rows)] if late_rows is not None else []),
                 *([Place("--bad-rows", policy)] if isinstance(policy, Path) else []),
                 *([Place("--checkpoint", checkpoint, tree=True)] if checkpoint else []),
             ],
@@ -873,15 +882,21 @@ def run(
                 also_read=reads,
                 also_written=writes,
                 backlog=backlog,
+                late_rows=late_rows,
             )
         except UsageError as err:
             raise click.UsageError(str(err)) from None
         except RunError as err:
             printer.note(f"sjoin run: {err}", "red")
             sys.exit(1)
+    late = ""
+    if summary.late_rows:
+        where = f"in {late_rows}" if late_rows is not None else "--late-rows FILE lists them"
+        late = f", {count(summary.late_rows, 'late row')} dropped by the watermark ({where})"
     printer.note(
         f"{count(summary.batches, 'batch')}, {count(summary.rows, 'output row')}"
         + (f", {count(summary.bad_rows, 'bad row')} skipped" if summary.bad_rows else "")
+        + late
     )
     if report is not None and pictures is not None:
         try:
@@ -889,6 +904,76 @@ def run(
         except html_report.ReportError as err:
             raise click.UsageError(str(err)) from None
         printer.note(f"report: {report}")
+
+
+@main.command()
+@SPEC
+@TRACE
+@click.argument("row")
+@click.option(
+    "--with",
+    "other",
+    metavar="ROW2",
+    help="Say why ROW and ROW2 did or did not join (the first reason that applies).",
+)
+@click.option("--relation", help="Run only the query of this join or aggregate.")
+@FORMAT
+@COLOR
+@last_resort
+def why(
+    spec: Path,
+    trace: Path,
+    row: str,
+    other: str | None,
+    relation: str | None,
+    fmt: str,
+    color: str,
+) -> None:
+    """The life of one trace ROW, batch by batch: the batch it arrived in and the watermark
+    then; dropped as late (by which watermark) or by a filter; stored in state and until
+    when (evicted in which batch, by which rule and threshold); every match, naming the
+    other row's line and batch; when a preserved outer row came out null-padded, and why
+    then; and, downstream, the same for the output rows it is part of.
+
+    ROW is FILE:LINE (a line of the trace), LINE, or a stream and a condition that exactly
+    one row meets, e.g. "clicks: ad_id = 7 AND user_id = 'u1'" (column = value, joined by
+    AND; IS NULL and IS NOT NULL too). With --with ROW2: why the two rows did or did not
+    join, the first reason that applies (a key differs; the time range is false; the other
+    row was evicted before this one arrived; it arrived late; a filter failed). The trace
+    runs on the reference engine, observed (docs/why.md).
+
+    Exit status: 0 told, 1 the spec or the trace has errors, 2 usage error (a ROW that
+    names no row, or several).
+    """
+    from sjoin import why as explain
+    from sjoin.runtime import RunError, UsageError
+    from sjoin.runtime.lineage import trace_run
+
+    printer = Printer(color)
+    result = load(spec, relation)
+    printer.diagnostics((d, result.source) for d in result.diagnostics)
+    if not result.ok or result.plan is None:
+        sys.exit(1)
+    try:
+        log, read = trace_run(result.plan, trace, relation)
+    except UsageError as err:
+        raise click.UsageError(str(err)) from None
+    except RunError as err:
+        printer.note(f"sjoin why: {err}", "red")
+        sys.exit(1)
+    try:
+        line = explain.locate(row, trace, result.plan, log, read, "ROW")
+        other_line = (
+            None if other is None else explain.locate(other, trace, result.plan, log, read, "ROW2")
+        )
+    except explain.WhyError as err:
+        raise click.UsageError(str(err)) from None
+    teller = explain.Teller(result.plan, log)
+    found = teller.life(line) if other_line is None else teller.pair(line, other_line)
+    if fmt == "json":
+        printer.json(found)
+    else:
+        printer.result(explain.text(found))
 
 
 def _replay(

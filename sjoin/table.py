@@ -2,8 +2,9 @@
 Flink's SQL client (tableau mode) and ksqlDB show a query's results on a terminal.
 
 Each executed batch that emits rows gets a title line (the Spark batch id, the trace batch
-whose step ran it, whether it is a no-data batch, the watermark) and one table per relation
-with rows; a batch without rows prints nothing.  ``NULL`` stands for a null, as Spark's
+whose step ran it, whether it is a no-data batch, the watermark, the rows dropped as late)
+and one table per relation with rows; a batch without rows prints nothing unless it dropped
+late rows (its title alone).  ``NULL`` stands for a null, as Spark's
 ``show()`` prints it.  JSON lines stay the format for pipes and files (the language brief,
 §7): ``sjoin run`` picks the table only when stdout is a terminal and no ``--output`` is
 given, or when asked with ``--format table``.
@@ -45,13 +46,24 @@ def cell(value: Any) -> Text:
 
 def title(out: BatchOutput) -> Text:
     """``batch 2 · trace batch 1 (no-data batch) · watermark 2026-01-01T00:00:00Z``, after
-    ``query NAME · `` when the run has several queries (each numbers its own batches)."""
+    ``query NAME · `` when the run has several queries (each numbers its own batches), and
+    ``· 2 late rows dropped (j 2)`` when operators dropped rows by the watermark (their
+    ``numRowsDroppedByWatermark``; a batch that only dropped rows still gets its title)."""
     parts = [f"query {out.query}"] if "query" in out.progress else []
     parts.append(f"batch {out.batch}")
     if out.trace_batch is not None:
         parts.append(f"trace batch {out.trace_batch}" + ("" if out.data else " (no-data batch)"))
     if out.watermark is not None:
         parts.append(f"watermark {out.watermark}")
+    late = [
+        (op["relation"], op["numRowsDroppedByWatermark"])
+        for op in out.progress.get("operators", [])
+        if op.get("numRowsDroppedByWatermark")
+    ]
+    if late:
+        total = sum(n for _, n in late)
+        each = ", ".join(f"{relation} {n}" for relation, n in late)
+        parts.append(f"{total} late row{'s' if total != 1 else ''} dropped ({each})")
     title = shown(" · ".join(parts))
     title.stylize("bold")
     return title
@@ -71,7 +83,12 @@ class TableWriter:
         )
 
     def show(self, out: BatchOutput) -> None:
+        late = any(op.get("numRowsDroppedByWatermark") for op in out.progress.get("operators", []))
         if not out.row_count:
+            if late:  # a batch that only dropped rows says so: late rows are never invisible
+                self.console.print(title(out))
+                self.console.print()
+                self.console.file.flush()
             return
         by_relation: dict[str, list[dict[str, Any]]] = {}
         for relation, row in out.rows:

@@ -43,6 +43,7 @@ from sjoin.compiler.plan import AggregateNode
 from ..aggregate import AggregateMetrics, slot
 from ..batches import Batch, Frame, Rows
 from ..eval import Getter, Layout, compile_expr
+from ..late import Dropped
 from ..spark_rules import bigint_overflow
 from ..watermark import WatermarkNode
 from .frames import dtype_of
@@ -74,6 +75,7 @@ class ColumnarAggregate:
     ) -> None:
         """``found``: the aggregate's plan, where the decision to run it columnar already
         worked it out (``operators.placement``)."""
+        self.late_rows: list[Dropped] | None = None  # kept only when asked (``late.py``)
         if found is None:
             planned = aggregate_plan(node, input_columns, ansi)
             assert not isinstance(planned, str), planned
@@ -235,6 +237,8 @@ class ColumnarAggregate:
                 m.num_rows_dropped_by_watermark = (
                     batch.filter(late).select(self.key_names).unique().height
                 )
+                if self.late_rows is not None:
+                    self.late_rows.append(self._dropped(data, batch.filter(late)))
                 batch = batch.filter(~late)
         groups = self._merge(batch) if batch.height else None
         m.num_rows_updated = 0 if groups is None else groups.height
@@ -252,6 +256,22 @@ class ColumnarAggregate:
             out = self._output(evicted)
         m.num_rows_total = self.state.height
         return (Frame(out) if self.columnar_output else Rows(out)), m
+
+    def _dropped(self, data: Batch, late: pl.DataFrame) -> Dropped:
+        """The input rows of ``late`` (``_batch``'s rows whose group is late) with each one's
+        group key in the reference's form (a window as its (start, end)) and its time."""
+        rows = data.to_rows()
+        times = late.select(self._time_expr().alias("_t")).get_column("_t").to_list()
+        keys = []
+        for values in late.select(self.key_names).rows():
+            keys.append(
+                tuple(
+                    v if key.window is None or v is None else (v, v + key.window[0])
+                    for key, v in zip(self.keys, values, strict=True)
+                )
+            )
+        picked = [rows[i] for i in late.get_column("_row").to_list()]
+        return Dropped(0, picked, times, keys)
 
     def _merge(self, batch: pl.DataFrame) -> pl.DataFrame:
         """Fold the batch's rows into state; return the updated groups (state columns) in

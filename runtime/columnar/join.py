@@ -30,6 +30,7 @@ from sjoin.compiler.plan import JoinNode, Side, StateRule
 from ..batches import Batch, Frame
 from ..eval import Getter, Layout, column_slot, compile_expr
 from ..join import JoinMetrics, JoinStateMixin, side_layout
+from ..late import Dropped
 from ..spark_rules import Skipped, evicted_rows_skipped, rows_removed, state_threshold_us
 from ..watermark import WatermarkNode
 from .frames import as_frame, dtype_of
@@ -216,6 +217,7 @@ class ColumnarJoin(JoinStateMixin):
 
     def __init__(self, node: JoinNode, ansi: bool) -> None:
         self.node = node
+        self.late_rows: list[Dropped] | None = None  # kept only when asked (``late.py``)
         # each side's filters below and above its watermark node (``step``)
         self.side_filters = (SideFilters(node.left, ansi), SideFilters(node.right, ansi))
         self.kinds = tuple([c.type.name for c in s.columns] for s in (node.left, node.right))
@@ -401,14 +403,21 @@ class ColumnarJoin(JoinStateMixin):
         return pairs.filter(keep)
 
     def _late(
-        self, frame: pl.DataFrame, index: int | None, late_us: int | None, m: JoinMetrics
+        self, frame: pl.DataFrame, side: int, late_us: int | None, m: JoinMetrics
     ) -> pl.DataFrame:
+        """Side ``side``'s rows that are not late; the late ones are counted, and kept in
+        ``late_rows`` when a run asks for them (``sjoin run --late-rows``)."""
+        index = self.left_time if side == 0 else self.right_time
         if late_us is None or index is None or frame.height == 0:
             return frame
         late = watermark_passed_vec(pl.col(f"c{index}"), late_us)
         dropped = frame.select(late.sum()).item()
         if dropped:
             m.num_rows_dropped_by_watermark += int(dropped)
+            if self.late_rows is not None:
+                gone = frame.filter(late)
+                times = gone.get_column(f"c{index}").to_list()
+                self.late_rows.append(Dropped(side, Frame(gone).to_rows(), times))
             return frame.filter(~late)
         return frame
 
@@ -465,7 +474,7 @@ class ColumnarJoin(JoinStateMixin):
         self, rows: pl.DataFrame, late_us: int | None, threshold: int | None, m: JoinMetrics
     ) -> pl.DataFrame:
         lw = len(self.left_cols)
-        frame = self._input(self._late(rows, self.left_time, late_us, m), "L", lw)
+        frame = self._input(self._late(rows, 0, late_us, m), "L", lw)
         parts: list[pl.DataFrame] = []
         ok = self._pre(frame, self.pre_left, "L", lw)
         if ok is not None:
@@ -497,7 +506,7 @@ class ColumnarJoin(JoinStateMixin):
         self, rows: pl.DataFrame, late_us: int | None, threshold: int | None, m: JoinMetrics
     ) -> pl.DataFrame:
         rw = len(self.right_cols)
-        frame = self._input(self._late(rows, self.right_time, late_us, m), "R", rw)
+        frame = self._input(self._late(rows, 1, late_us, m), "R", rw)
         parts: list[pl.DataFrame] = []
         preserved = self.node.right.preserved
         ok = self._pre(frame, self.pre_right, "R", rw)
@@ -530,7 +539,7 @@ class ColumnarJoin(JoinStateMixin):
         """LeftSemi from Spark 4.2: right rows probe the stored left rows first; a matched
         left row is emitted once and removed from state at once (counted as removed)."""
         rw = len(self.right_cols)
-        frame = self._input(self._late(rows, self.right_time, late_us, m), "R", rw)
+        frame = self._input(self._late(rows, 1, late_us, m), "R", rw)
         ok = self._pre(frame, self.pre_right, "R", rw)
         if ok is not None:
             frame = frame.filter(ok)
@@ -552,7 +561,7 @@ class ColumnarJoin(JoinStateMixin):
         self, rows: pl.DataFrame, late_us: int | None, m: JoinMetrics
     ) -> pl.DataFrame:
         lw = len(self.left_cols)
-        frame = self._input(self._late(rows, self.left_time, late_us, m), "L", lw)
+        frame = self._input(self._late(rows, 0, late_us, m), "L", lw)
         ok = self._pre(frame, self.pre_left, "L", lw)
         if ok is not None:
             frame = frame.filter(ok)

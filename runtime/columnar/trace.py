@@ -72,10 +72,12 @@ def read_trace_columns(
     bad_rows: BadRowPolicy = "stop",
     *,
     digests: bool = False,
+    lines: bool = False,
 ) -> Trace:
     """``trace.read_trace`` with the batches' rows as frames (columns ``c0..``) when the
-    trace is a file in the canonical form; otherwise exactly ``read_trace`` (rows as tuples,
-    which the columnar engine turns into frames)."""
+    trace is a file in the canonical form (each batch's line numbers kept as a column per
+    stream, ``TraceBatch.lines``); otherwise exactly ``read_trace`` (rows as tuples, which
+    the columnar engine turns into frames)."""
     if isinstance(source, (str, os.PathLike)) and Path(source).is_dir():
         return read_parquet_trace(Path(source), schemas, digests=digests)
     if isinstance(source, (str, os.PathLike)) and not digests:
@@ -87,7 +89,7 @@ def read_trace_columns(
             return _canonical(str(source), data, schemas)
         except _NotCanonical:
             pass
-    return read_trace(source, schemas, bad_rows, digests=digests)
+    return read_trace(source, schemas, bad_rows, digests=digests, lines=lines)
 
 
 def _line_pattern(stream: str, schema: StreamSchema) -> str:
@@ -246,6 +248,7 @@ def _batches(parts: pl.DataFrame, columns: Mapping[str, pl.DataFrame]) -> list[T
         for (value,), rows in frame.group_by("batch", maintain_order=True):
             frames: dict[str, Any] = batches[int(value)].rows  # frames, not lists of tuples
             frames[stream] = rows.drop("batch", "line")
+            batches[int(value)].lines[stream] = rows.get_column("line")
     return list(batches.values())
 
 

@@ -1,0 +1,911 @@
+"""`sjoin why`: the life of one trace row, batch by batch, and why two rows did or did not
+join ([docs/why.md](../docs/why.md)).
+
+The row is found from the command line's ROW (``locate``: ``FILE:LINE``, ``LINE`` or
+``stream: col = value AND ...``), the trace is run on the observed reference engine
+(``runtime/lineage.py``: the engine's own decisions, recorded), and what it recorded is told
+in words: ``life`` and ``pair`` give JSON-ready dicts, each event with its sentence, which
+``text`` prints.  The planner's decisions (filters, state rules, thresholds) are read from
+the plan and the recorded operators, never worked out again here.
+"""
+
+from __future__ import annotations
+
+import re
+from decimal import Decimal, InvalidOperation
+from pathlib import Path
+from typing import Any
+
+from sqlglot import exp
+
+from sjoin.compiler.explain import predicate_text
+from sjoin.compiler.plan import AggregateNode, JoinNode, Plan, Side, StreamNode
+from sjoin.compiler.sql import written_sql
+from sjoin.runtime.lineage import Event, Lineage, Output
+from sjoin.runtime.operators import columns_of, inputs_of
+from sjoin.runtime.trace import BadRow, Trace, read_value
+from sjoin.runtime.values import dumps, format_timestamp, format_watermark, json_converter
+
+Row = tuple[Any, ...]
+
+
+class WhyError(Exception):
+    """A ROW argument that names no row (or several): a usage error, said in words."""
+
+
+# ------------------------------------------------------------------------------ ROW
+
+
+def locate(
+    text: str,
+    trace_path: Path,
+    plan: Plan,
+    log: Lineage,
+    trace: Trace,
+    what: str = "ROW",
+) -> int:
+    """The trace line that ``text`` names: ``FILE:LINE`` (FILE the trace), ``LINE``, or
+    ``STREAM: COL = VALUE [AND ...]`` (``COL IS [NOT] NULL`` too) matching exactly one row."""
+    stripped = text.strip()
+    if not stripped:
+        raise WhyError(f"{what} is empty: give FILE:LINE, LINE, or `stream: column = value`")
+    if stripped.isdigit():
+        return _line(int(stripped), trace_path, log, trace, what)
+    found = re.fullmatch(r"(.*):([0-9]+)", stripped, re.DOTALL)
+    if found is not None and plan.node(found.group(1).strip()) is None:
+        file, number = found.group(1), int(found.group(2))
+        if not _same_file(Path(file), trace_path):
+            raise WhyError(
+                f"{what} `{text}` names a line of {file}, but the trace is {trace_path}: "
+                "name a line of the --trace file"
+            )
+        return _line(number, trace_path, log, trace, what)
+    if ":" not in stripped:
+        raise WhyError(
+            f"{what} `{text}` is neither FILE:LINE nor `stream: column = value`: "
+            "write e.g. `clicks: ad_id = 7`"
+        )
+    stream, _, predicate = stripped.partition(":")
+    return _matching(stream.strip(), predicate, text, plan, log, what)
+
+
+def _same_file(a: Path, b: Path) -> bool:
+    try:
+        return a.resolve(strict=True) == b.resolve(strict=True)
+    except OSError:
+        return False
+
+
+def _line(number: int, trace_path: Path, log: Lineage, trace: Trace, what: str) -> int:
+    if number in log.rows_at:
+        return number
+    bad: BadRow | None = next((b for b in trace.bad_rows if b.line == number), None)
+    if bad is not None:
+        raise WhyError(f"{what}: line {number} of {trace_path} is a bad row: {bad.reason}")
+    total = _count_lines(trace_path)
+    if number < 1 or number > total:
+        raise WhyError(
+            f"{what}: {trace_path} has no line {number} (it has {total} line"
+            f"{'s' if total != 1 else ''})"
+        )
+    raise WhyError(f"{what}: line {number} of {trace_path} holds no row (it is blank)")
+
+
+def _count_lines(path: Path) -> int:
+    data = path.read_bytes()
+    return data.count(b"\n") + (0 if data.endswith(b"\n") or not data else 1)
+
+
+_TOKEN = re.compile(
+    r"\s+|(?P<name>`(?:[^`]|``)*`|[A-Za-z_][A-Za-z0-9_]*)|(?P<string>'(?:[^']|'')*')"
+    r"|(?P<number>-?[0-9]+(?:\.[0-9]+)?(?:[eE][-+]?[0-9]+)?)|(?P<op>=)"
+)
+
+
+def _tokens(predicate: str, offset: int, text: str, what: str) -> list[tuple[str, str, int]]:
+    out = []
+    at = 0
+    while at < len(predicate):
+        m = _TOKEN.match(predicate, at)
+        if m is None or m.end() == at:
+            column = offset + at + 1
+            raise WhyError(
+                f"{what} `{text}`, column {column}: unexpected `{predicate[at]}`; write "
+                "`column = value` conditions joined by AND (strings in single quotes)"
+            )
+        if m.lastgroup is not None:
+            out.append((m.lastgroup, m.group(m.lastgroup), offset + at + 1))
+        at = m.end()
+    return out
+
+
+def _matching(stream: str, predicate: str, text: str, plan: Plan, log: Lineage, what: str) -> int:
+    node = plan.node(stream)
+    if not isinstance(node, StreamNode):
+        names = ", ".join(s.name for s in plan.streams)
+        kind = "is not a stream" if node is not None else "is not a stream of the spec"
+        raise WhyError(f"{what} `{text}`: `{stream}` {kind}; streams: {names}")
+    offset = text.index(":") + 1
+    tokens = _tokens(predicate, offset, text, what)
+    if not tokens:
+        raise WhyError(f"{what} `{text}`: no condition after `{stream}:`; write `column = value`")
+    columns = {c.name: (i, c) for i, c in enumerate(node.columns)}
+    tests: list[tuple[int, Any, str]] = []  # (column index, value or a NULL test, words)
+    i = 0
+
+    def expect(kinds: tuple[str, ...], words: str) -> tuple[str, str, int]:
+        nonlocal i
+        if i >= len(tokens):
+            raise WhyError(f"{what} `{text}`: it ends where {words} should be")
+        tok = tokens[i]
+        if tok[0] not in kinds:
+            raise WhyError(f"{what} `{text}`, column {tok[2]}: expected {words}, got `{tok[1]}`")
+        i += 1
+        return tok
+
+    while True:
+        _, name, at = expect(("name",), "a column name")
+        if name.startswith("`"):
+            name = name[1:-1].replace("``", "`")
+        if name not in columns:
+            raise WhyError(
+                f"{what} `{text}`, column {at}: `{stream}` has no column `{name}`; its columns: "
+                + ", ".join(columns)
+            )
+        index, column = columns[name]
+        if i < len(tokens) and tokens[i][0] == "name" and tokens[i][1].upper() == "IS":
+            i += 1
+            negate = False
+            if i < len(tokens) and tokens[i][1].upper() == "NOT":
+                negate, i = True, i + 1
+            _, word, at2 = expect(("name",), "NULL")
+            if word.upper() != "NULL":
+                raise WhyError(f"{what} `{text}`, column {at2}: expected NULL, got `{word}`")
+            tests.append((index, ("not null",) if negate else ("null",), f"{name} IS NULL"))
+        else:
+            expect(("op",), "`=`")
+            kind, literal, at3 = expect(("string", "number", "name"), "a value")
+            value = _literal(kind, literal, at3, column.type, name, text, what)
+            tests.append((index, value, f"{name} = {literal}"))
+        if i == len(tokens):
+            break
+        _, word, at4 = expect(("name",), "AND")
+        if word.upper() != "AND":
+            raise WhyError(f"{what} `{text}`, column {at4}: expected AND, got `{word}`")
+    found = [
+        line
+        for line, (_, s, row) in sorted(log.rows_at.items())
+        if s == stream and all(_holds(row[c], v) for c, v, _ in tests)
+    ]
+    if not found:
+        raise WhyError(f"{what} `{text}`: no row of `{stream}` in the trace has that")
+    if len(found) > 1:
+        shown = ", ".join(str(n) for n in found[:10]) + (", ..." if len(found) > 10 else "")
+        raise WhyError(
+            f"{what} `{text}`: {len(found)} rows of `{stream}` have that (lines {shown}); "
+            "add a condition, or name one by its line"
+        )
+    return found[0]
+
+
+def _holds(value: Any, test: Any) -> bool:
+    if test == ("null",):
+        return value is None
+    if test == ("not null",):
+        return value is not None
+    if isinstance(value, float) and isinstance(test, float):
+        return value.hex() == test.hex()
+    return bool(value == test) and value is not None
+
+
+def _literal(
+    kind: str, literal: str, at: int, sql_type: Any, name: str, text: str, what: str
+) -> Any:
+    if kind == "string":
+        raw: Any = literal[1:-1].replace("''", "'")
+    elif kind == "number":
+        try:
+            number = Decimal(literal)
+        except InvalidOperation:  # pragma: no cover - the token is a number
+            number = Decimal(0)
+        raw = int(number) if number == number.to_integral_value() and "." not in literal else number
+    elif literal.lower() in ("true", "false"):
+        raw = literal.lower() == "true"
+    elif literal.upper() == "NULL":
+        raise WhyError(f"{what} `{text}`, column {at}: write `{name} IS NULL` (NULL never equals)")
+    else:
+        raise WhyError(
+            f"{what} `{text}`, column {at}: expected a value (a number, 'a string', true or "
+            f"false), got `{literal}`"
+        )
+    try:
+        return read_value(sql_type, raw)
+    except ValueError as err:
+        if isinstance(raw, Decimal):
+            try:
+                return read_value(sql_type, float(raw))
+            except ValueError:
+                pass
+        raise WhyError(f"{what} `{text}`, column {at}: `{name}` is {sql_type}: {err}") from None
+
+
+# ------------------------------------------------------------------------------ words
+
+
+class Teller:
+    """Tells what ``log`` recorded, in words and as JSON-ready dicts."""
+
+    def __init__(self, plan: Plan, log: Lineage) -> None:
+        self.plan = plan
+        self.log = log
+        self.by_pair: dict[tuple[str, int, str, int, int], Output] = {}
+        for out in log.outputs:
+            self.by_pair[(out.query, out.batch, out.relation, id(out.left), id(out.right))] = out
+        self.multiple = len({q for q, _ in log.trace_batch}) > 1
+
+    # ---------------------------------------------------------------- values
+
+    def values(self, relation: str, row: Row) -> dict[str, Any]:
+        node = self.plan.node(relation)
+        assert node is not None
+        cells = {}
+        for (name, kind), value in zip(columns_of(node), row, strict=False):
+            convert = json_converter(kind)
+            cells[name] = value if value is None or convert is None else convert(value)
+        return cells
+
+    def describe(self, row: Row) -> dict[str, Any]:
+        """Where a row comes from: its trace line, or the operator output it is."""
+        log = self.log
+        line = log.origin.get(id(row))
+        base = log.alias.get(id(row))
+        if line is None and base is not None:
+            return self.describe(base)
+        if line is not None:
+            batch, stream, _ = log.rows_at[line]
+            return {"line": line, "stream": stream, "trace_batch": batch}
+        out = log.output_of.get(id(row))
+        if out is None:  # pragma: no cover - every row an operator sees is one of these
+            return {"line": None}
+        return {
+            "line": None,
+            "output_of": out.relation,
+            "batch": out.batch,
+            "lines": sorted(set(log.lines_of(row))),
+        }
+
+    def who(self, row: Row) -> str:
+        d = self.describe(row)
+        if d.get("line") is not None:
+            return f"line {d['line']} ({d['stream']})"
+        lines = ", ".join(str(n) for n in d.get("lines", []))
+        return (
+            f"the output row of `{d.get('output_of')}` from batch {d.get('batch')} (lines {lines})"
+        )
+
+    def batch_words(self, query: str, batch: int) -> str:
+        tb = self.log.trace_batch.get((query, batch))
+        data = self.log.data.get((query, batch), True)
+        where = f"trace batch {tb}" + ("" if data else ", a no-data batch")
+        prefix = f"query {query}, " if self.multiple else ""
+        return f"{prefix}batch {batch} ({where})"
+
+    def output_json(self, out: Output) -> dict[str, Any]:
+        found: dict[str, Any] = {
+            "relation": out.relation,
+            "batch": out.batch,
+            "trace_batch": self.log.trace_batch.get((out.query, out.batch)),
+            "row": self.values(out.relation, out.row),
+            "lines": sorted(set(self.log.lines_of(out.row))),
+        }
+        if self.multiple:
+            found["query"] = out.query
+        return found
+
+    # ---------------------------------------------------------------- one row's life
+
+    def life(self, line: int) -> dict[str, Any]:
+        log = self.log
+        trace_batch, stream, row = log.rows_at[line]
+        sections = []
+        for current in log.descendants(row):
+            events = log.events_of(current)
+            keys: list[tuple[str, str, int]] = []
+            for e in events:
+                if (e.query, e.relation, e.input) not in keys:
+                    keys.append((e.query, e.relation, e.input))
+            for query, relation, side in keys:
+                mine = [
+                    e for e in events if (e.query, e.relation, e.input) == (query, relation, side)
+                ]
+                sections.append(self._section(current, query, relation, side, mine))
+        made: dict[int, Output] = {}
+        for r in log.descendants(row):
+            out = log.output_of.get(id(r))
+            if out is not None:
+                made[out.index] = out
+        outputs = [self.output_json(made[i]) for i in sorted(made)]
+        return {
+            "row": {
+                "line": line,
+                "stream": stream,
+                "trace_batch": trace_batch,
+                "values": self.values(stream, row),
+            },
+            "operators": sections,
+            "outputs": outputs,
+        }
+
+    def _section(
+        self, row: Row, query: str, relation: str, side: int, events: list[Event]
+    ) -> dict[str, Any]:
+        node = self.plan.node(relation)
+        assert isinstance(node, (JoinNode, AggregateNode))
+        input_name = inputs_of(node)[side][0]
+        told: list[dict[str, Any]] = []
+        if isinstance(node, JoinNode):
+            told = self._join_events(row, query, node, side, events)
+        else:
+            told = self._aggregate_events(row, query, node, events)
+        section: dict[str, Any] = {
+            "relation": relation,
+            "input": input_name,
+            "row": self.describe(row),
+            "events": told,
+        }
+        if self.multiple:
+            section["query"] = query
+        return section
+
+    def _event(self, e: Event, what: str, text: str, **more: Any) -> dict[str, Any]:
+        found: dict[str, Any] = {
+            "batch": e.batch,
+            "trace_batch": self.log.trace_batch.get((e.query, e.batch)),
+            "what": what,
+        }
+        found.update(more)
+        found["text"] = f"{self.batch_words(e.query, e.batch)}: {text}"
+        return found
+
+    def _join_events(
+        self, row: Row, query: str, node: JoinNode, side: int, events: list[Event]
+    ) -> list[dict[str, Any]]:
+        log = self.log
+        s: Side = node.left if side == 0 else node.right
+        other_side = node.right if side == 0 else node.left
+        told: list[dict[str, Any]] = []
+        stored_batch: dict[int, bool] = {}
+        for e in events:
+            if e.kind == "stored":
+                stored_batch[e.batch] = True
+        arrival: Event | None = None
+        for e in events:
+            info = log.batches.get((e.query, e.batch, node.name))
+            if e.kind == "arrived":
+                arrival = e
+                wm = None if info is None or info.watermark_ms is None else info.watermark_ms
+                told.append(
+                    self._event(
+                        e,
+                        "arrived",
+                        f"arrived on the {s.name} side (`{s.alias}`) of `{node.name}`; "
+                        + (
+                            f"the watermark was {format_watermark(wm)}"
+                            if wm is not None
+                            else "no watermark"
+                        ),
+                        watermark=None if wm is None else format_watermark(wm),
+                    )
+                )
+            elif e.kind == "filtered":
+                told.append(self._filtered(e, s))
+            elif e.kind == "late":
+                t = e.detail["time_us"]
+                w = e.detail["watermark_ms"]
+                told.append(
+                    self._event(
+                        e,
+                        "late",
+                        f"dropped as late by the late-events watermark {format_watermark(w)}: "
+                        f"its event time {format_timestamp(t)} is at or below it",
+                        event_time=format_timestamp(t),
+                        watermark=format_watermark(w),
+                    )
+                )
+            elif e.kind == "pre":
+                sql = written_sql(s.pre_join_filter) if s.pre_join_filter is not None else ""
+                passed = e.detail["passed"]
+                text = f"its pre-join filter `{sql}` is " + ("true" if passed else "not true")
+                if not passed:
+                    text += (
+                        ": it joins nothing and comes out null-padded at once"
+                        if s.preserved
+                        else ": it joins nothing and is not stored"
+                    )
+                    told.append(self._event(e, "pre_join_filter", text, filter=sql, passed=passed))
+            elif e.kind == "stored":
+                told.append(self._stored(e, s))
+            elif e.kind == "matched":
+                other = e.detail["other"]
+                pair = (other, row) if side == 1 else (row, other)
+                out = self.by_pair.get((e.query, e.batch, node.name, id(pair[0]), id(pair[1])))
+                other_arrival = next(
+                    (
+                        x.batch
+                        for x in log.events_of(other)
+                        if x.kind == "arrived" and x.relation == node.name and x.query == e.query
+                    ),
+                    None,
+                )
+                text = f"matched {other_side.name} row {self.who(other)}"
+                if other_arrival is not None:
+                    text += f" (arrived in batch {other_arrival})"
+                if node.kind.drops_matched:
+                    text += "; a left anti join drops a matched row"
+                elif out is None and node.executed_as == "left_semi":
+                    text += "; a left semi join emits each left row once"
+                told.append(
+                    self._event(
+                        e,
+                        "matched",
+                        text,
+                        other={**self.describe(other), "batch": other_arrival},
+                        output=None if out is None else self.output_json(out),
+                    )
+                )
+            elif e.kind == "evicted":
+                told.append(self._evicted(e, s, node))
+            elif e.kind == "removed":
+                told.append(
+                    self._event(
+                        e,
+                        "removed",
+                        "removed from state at once: a left semi join emits a matched left "
+                        "row once and keeps it no longer",
+                    )
+                )
+        # emitted alone: null-padded (outer), or a semi/anti row
+        for out in log.outputs:
+            if out.relation != node.name or out.query != query:
+                continue
+            mine = out.left if side == 0 else out.right
+            theirs = out.right if side == 0 else out.left
+            if mine is row and theirs is None:
+                told.append(self._alone(out, row, node, s, events))
+        told.sort(key=lambda d: d["batch"])
+        # not stored although it reached the join: the append rule or a semi join
+        if arrival is not None and not any(
+            e.kind in ("stored", "filtered", "late") or (e.kind == "pre" and not e.detail["passed"])
+            for e in events
+        ):
+            told.append(self._skipped(arrival, s, node, events))
+        elif (
+            arrival is not None
+            and any(e.kind == "stored" for e in events)
+            and not any(e.kind in ("evicted", "removed") for e in events)
+        ):
+            told.append(
+                {
+                    "batch": None,
+                    "trace_batch": None,
+                    "what": "in_state",
+                    "text": "still in state at the end of the trace"
+                    + (
+                        f" (never evicted: {s.state.reason})" if s.state.eviction == "never" else ""
+                    ),
+                }
+            )
+        return told
+
+    def _filtered(self, e: Event, s: Side) -> dict[str, Any]:
+        if e.detail["stage"] == "below":
+            parts = [written_sql(f) for f in s.filters_below_watermark]
+            parts += [f"{n} IS NOT NULL" for n in s.not_null_below_watermark]
+        else:
+            parts = [written_sql(f) for f in s.filters_above_watermark]
+            parts += [f"{n} IS NOT NULL" for n in s.not_null_above_watermark]
+            if s.windows:
+                parts.append(f"a window of {', '.join(w.time_column for w in s.windows)}")
+        shown = " AND ".join(f"`{p}`" for p in parts) or "its side's filter"
+        return self._event(
+            e,
+            "filtered",
+            f"dropped before the join: the filter pushed below it, {shown}, is not true "
+            "(it never reaches the join, so it never joins)",
+            filter=parts,
+        )
+
+    def _rule_words(self, s: Side) -> str:
+        if s.state.eviction == "never":
+            return f"never evicted: {s.state.reason}"
+        return f"evicted by the {s.state.eviction} watermark when `{predicate_text(s)}`"
+
+    def _stored(self, e: Event, s: Side) -> dict[str, Any]:
+        text = f"stored in the {s.name} state ({self._rule_words(s)})"
+        return self._event(e, "stored", text, rule=s.state.eviction, predicate=predicate_text(s))
+
+    def _evicted(self, e: Event, s: Side, node: JoinNode) -> dict[str, Any]:
+        info = self.log.batches.get((e.query, e.batch, node.name))
+        evict = None if info is None else info.evict_ms
+        threshold = format_timestamp(e.detail["threshold_us"])
+        text = (
+            f"evicted from the {s.name} state by the {s.state.eviction} watermark: "
+            f"`{predicate_text(s)}` with the eviction watermark "
+            f"{format_watermark(evict) if evict is not None else '?'}, so every row at or "
+            f"below {threshold} goes"
+        )
+        if e.detail["matched"]:
+            text += " (it had matched)"
+        return self._event(
+            e,
+            "evicted",
+            text,
+            rule=s.state.eviction,
+            predicate=predicate_text(s),
+            watermark=None if evict is None else format_watermark(evict),
+            threshold=threshold,
+            matched=e.detail["matched"],
+        )
+
+    def _alone(
+        self, out: Output, row: Row, node: JoinNode, s: Side, events: list[Event]
+    ) -> dict[str, Any]:
+        e = Event("out", out.query, out.batch, node.name, 0)
+        if node.executed_as == "left_semi":
+            text = "came out (a left semi join emits a left row that has a match)"
+            what = "emitted"
+        else:
+            evicted = any(x.kind == "evicted" and x.batch == out.batch for x in events)
+            failed = any(x.kind == "pre" and not x.detail["passed"] for x in events)
+            if node.kind.drops_matched:
+                what = "emitted"
+                text = "came out: evicted without a match, as a left anti join emits it"
+            else:
+                what = "null_padded"
+                text = "came out null-padded"
+            if failed:
+                text += ", at once: its pre-join filter is not true"
+            elif evicted:
+                text += (
+                    ", now: it was evicted without a match, the eviction watermark having "
+                    f"passed it (`{predicate_text(s)}`): no later row can match it"
+                )
+        return self._event(e, what, text, output=self.output_json(out))
+
+    def _skipped(
+        self, arrival: Event, s: Side, node: JoinNode, events: list[Event]
+    ) -> dict[str, Any]:
+        info = self.log.batches.get((arrival.query, arrival.batch, node.name))
+        matched = any(x.kind == "matched" for x in events)
+        if node.executed_as == "left_semi" and s.name == "left" and matched:
+            text = "not stored: a left semi join emits a matched left row at once"
+        else:
+            threshold = None if info is None else info.thresholds_us[0 if s.name == "left" else 1]
+            at = "" if threshold is None else f" (state threshold {format_timestamp(threshold)})"
+            text = (
+                "not stored: this batch's eviction removes it at once" + at + ", so Spark's "
+                "append rule leaves it out of state (SPARK-49829)"
+            )
+        return self._event(arrival, "not_stored", text)
+
+    def _aggregate_events(
+        self, row: Row, query: str, node: AggregateNode, events: list[Event]
+    ) -> list[dict[str, Any]]:
+        told = []
+        for e in events:
+            info = self.log.batches.get((e.query, e.batch, node.name))
+            if e.kind == "arrived":
+                wm = None if info is None else info.watermark_ms
+                told.append(
+                    self._event(
+                        e,
+                        "arrived",
+                        f"reached the aggregate `{node.name}`; "
+                        + (
+                            f"the watermark was {format_watermark(wm)}"
+                            if wm is not None
+                            else "no watermark"
+                        ),
+                    )
+                )
+            elif e.kind == "late":
+                group = self._group(node, e.detail["group"])
+                told.append(
+                    self._event(
+                        e,
+                        "late",
+                        f"dropped as late for group {group}: its time "
+                        f"{format_timestamp(e.detail['time_us'])} is at or below the "
+                        f"late-events watermark {format_watermark(e.detail['watermark_ms'])}",
+                        group=group,
+                    )
+                )
+            elif e.kind == "grouped":
+                key = e.detail["group"]
+                group = self._group(node, key)
+                outs = [
+                    o
+                    for o in self.log.outputs
+                    if o.relation == node.name
+                    and o.query == e.query
+                    and o.group == key
+                    and o.batch >= e.batch
+                ]
+                text = f"folded into group {group}"
+                text += (
+                    "; the group came out in batch " + ", ".join(str(o.batch) for o in outs)
+                    if outs
+                    else "; the group has not come out"
+                )
+                told.append(
+                    self._event(
+                        e,
+                        "grouped",
+                        text,
+                        group=group,
+                        outputs=[self.output_json(o) for o in outs],
+                    )
+                )
+        return told
+
+    def _group(self, node: AggregateNode, key: tuple[Any, ...]) -> list[Any]:
+        cells = []
+        for kind, v in zip(node.key_types, key, strict=True):
+            convert = json_converter(kind.lower())
+            cells.append(v if v is None or convert is None else convert(v))
+        return cells
+
+    # ---------------------------------------------------------------- two rows
+
+    def pair(self, line: int, other_line: int) -> dict[str, Any]:
+        log = self.log
+        a = log.rows_at[line][2]
+        b = log.rows_at[other_line][2]
+        meets = []
+        for da in log.descendants(a):
+            for ea in log.events_of(da):
+                if ea.kind != "arrived" or not isinstance(self.plan.node(ea.relation), JoinNode):
+                    continue
+                for db in log.descendants(b):
+                    for eb in log.events_of(db):
+                        if (
+                            eb.kind == "arrived"
+                            and eb.relation == ea.relation
+                            and eb.query == ea.query
+                            and eb.input != ea.input
+                        ):
+                            meets.append((ea, da, eb, db))
+        verdict: dict[str, Any] = {"rows": [line, other_line]}
+        if not meets:
+            verdict.update(
+                joined=False,
+                reason="never_meet",
+                text=f"line {line} and line {other_line} never meet: no join reads a row of "
+                "one on one side and a row of the other on the other",
+            )
+            return verdict
+        for ea, da, _, db in meets:
+            for e in log.events_of(da):
+                if e.kind == "matched" and e.detail["other"] is db and e.relation == ea.relation:
+                    pair = (da, db) if ea.input == 0 else (db, da)
+                    out = self.by_pair.get((e.query, e.batch, e.relation, id(pair[0]), id(pair[1])))
+                    verdict.update(
+                        joined=True,
+                        relation=e.relation,
+                        batch=e.batch,
+                        output=None if out is None else self.output_json(out),
+                        text=f"they joined in `{e.relation}`, {self.batch_words(e.query, e.batch)}"
+                        + (
+                            ""
+                            if out is not None
+                            else " (no output row: "
+                            + (
+                                "a left anti join drops matched rows)"
+                                if self._node(e.relation).kind.drops_matched
+                                else "a left semi join emits the left row once)"
+                            )
+                        ),
+                    )
+                    return verdict
+        ea, da, eb, db = meets[0]
+        reason, text = self._why_not(ea, da, eb, db, line, other_line)
+        verdict.update(joined=False, relation=ea.relation, reason=reason, text=text)
+        return verdict
+
+    def _node(self, name: str) -> JoinNode:
+        node = self.plan.node(name)
+        assert isinstance(node, JoinNode)
+        return node
+
+    def _why_not(
+        self, ea: Event, da: Row, eb: Event, db: Row, line: int, other_line: int
+    ) -> tuple[str, str]:
+        node = self._node(ea.relation)
+        op = self.log.operators[(ea.query, node.name)]
+        left, right = (da, db) if ea.input == 0 else (db, da)
+        left_line, right_line = (line, other_line) if ea.input == 0 else (other_line, line)
+        # the operator's view of each row: with its windows, when it got that far
+        lw = self.log.windowed.get(id(left), [left])
+        rw = self.log.windowed.get(id(right), [right])
+        words = f"in `{node.name}`: "
+        # 1. a key differs
+        differs = []
+        try:  # the operator's own state keys (with Spark's type coercions)
+            key_l, key_r = op.left_key(lw[0]), op.right_key(rw[0])
+        except IndexError:  # a row that never got its windows
+            key_l = key_r = None
+        parts_l = key_l if isinstance(key_l, tuple) and len(node.keys) > 1 else (key_l,)
+        parts_r = key_r if isinstance(key_r, tuple) and len(node.keys) > 1 else (key_r,)
+        for (ka, kb), pa, pb in zip(node.keys, parts_l, parts_r, strict=False):
+            if pa is None or pb is None or pa != pb:
+                va = _value(ka, lw[0], node.left, self.plan.ansi)
+                vb = _value(kb, rw[0], node.right, self.plan.ansi)
+                differs.append(
+                    f"`{written_sql(ka)}` is {_shown(va)} for line {left_line} but "
+                    f"`{written_sql(kb)}` is {_shown(vb)} for line {right_line}"
+                    + (" (NULL never equals)" if va is None or vb is None else "")
+                )
+        if differs:
+            return "key_differs", words + "a key differs: " + "; ".join(differs)
+        # 2. the time range (the post-join condition) is false
+        post = op.original_post
+        if post is not None and not any(post(x, y) is True for x in lw for y in rw):
+            cond = written_sql(node.post_join_filter) if node.post_join_filter is not None else ""
+            shown = _columns_shown(node, lw[0], rw[0])
+            return "time_range_false", words + f"the time range is false: `{cond}` with {shown}"
+        # 3. the other row was evicted (or never stored) before this one arrived
+        arrive_a, arrive_b = ea.batch, eb.batch
+        for first, first_line, later_line, later_batch in (
+            (da, line, other_line, arrive_b),
+            (db, other_line, line, arrive_a),
+        ):
+            events = [x for x in self.log.events_of(first) if x.relation == node.name]
+            evicted = next(
+                (x for x in events if x.kind in ("evicted", "removed") and x.batch < later_batch),
+                None,
+            )
+            if evicted is not None:
+                return "evicted_before", words + (
+                    f"line {first_line} was evicted in batch {evicted.batch}"
+                    + (
+                        " (every row at or below "
+                        f"{format_timestamp(evicted.detail['threshold_us'])} went)"
+                        if "threshold_us" in evicted.detail
+                        else ""
+                    )
+                    + f", before line {later_line} arrived in batch {later_batch}"
+                )
+            arrived = next((x for x in events if x.kind == "arrived"), None)
+            stored = any(x.kind == "stored" for x in events)
+            reached = not any(
+                x.kind in ("late", "filtered") or (x.kind == "pre" and not x.detail["passed"])
+                for x in events
+            )
+            if arrived is not None and arrived.batch < later_batch and reached and not stored:
+                return "evicted_before", words + (
+                    f"line {first_line} was never stored (its batch {arrived.batch} evicted it "
+                    f"at once: the append rule), so line {later_line}, arriving in batch "
+                    f"{later_batch}, could not find it"
+                )
+        # 4. it arrived late
+        for row_, n in ((da, line), (db, other_line)):
+            late = next(
+                (
+                    x
+                    for x in self.log.events_of(row_)
+                    if x.kind == "late" and x.relation == node.name
+                ),
+                None,
+            )
+            if late is not None:
+                return "late", words + (
+                    f"line {n} arrived late: its event time "
+                    f"{format_timestamp(late.detail['time_us'])} is at or below the late-events "
+                    f"watermark {format_watermark(late.detail['watermark_ms'])} of batch "
+                    f"{late.batch}"
+                )
+        # 5. a filter failed
+        for row_, n, side in ((da, line, ea.input), (db, other_line, eb.input)):
+            s = node.left if side == 0 else node.right
+            for x in self.log.events_of(row_):
+                if x.relation != node.name:
+                    continue
+                if x.kind == "filtered":
+                    return "filter_failed", words + f"line {n}: " + self._filtered(x, s)[
+                        "text"
+                    ].split(": ", 1)[1]
+                if x.kind == "pre" and not x.detail["passed"]:
+                    sql = written_sql(s.pre_join_filter) if s.pre_join_filter is not None else ""
+                    return (
+                        "filter_failed",
+                        words + f"a filter failed: `{sql}` is not true for line {n}",
+                    )
+        if node.executed_as == "left_semi":
+            return "semi_once", words + (
+                "a left semi join emits each left row once: it had already matched another row"
+            )
+        return "unknown", words + "no reason found (please report it)"
+
+
+def _value(expr: exp.Expression, row: Row, side: Side, ansi: bool) -> Any:
+    """A key expression's value for a row of ``side`` (for the words; the decision is the
+    operator's own key)."""
+    from sjoin.runtime.eval import Layout, compile_expr
+    from sjoin.runtime.join import side_layout
+
+    try:
+        return compile_expr(expr, Layout.of((side.name, side_layout(side))), ansi=ansi)(row, None)
+    except IndexError:
+        return None
+
+
+def _shown(value: Any) -> str:
+    if value is None:
+        return "NULL"
+    if isinstance(value, tuple) and len(value) == 2:
+        return f"[{format_timestamp(value[0])}, {format_timestamp(value[1])})"
+    return repr(value)
+
+
+def _columns_shown(node: JoinNode, left: Row, right: Row) -> str:
+    found = []
+    seen = set()
+    cond = node.post_join_filter
+    if cond is None:
+        return "(no values)"
+    for col in cond.find_all(exp.Column):
+        side = node.left if col.table == node.left.alias or col.table == "left" else node.right
+        row = left if side is node.left else right
+        names = [c.name for c in side.columns] + [w.name for w in side.windows]
+        if col.name not in names or (side.alias, col.name) in seen:
+            continue
+        seen.add((side.alias, col.name))
+        value = row[names.index(col.name)]
+        kinds = [c.type.name for c in side.columns] + ["window" for _ in side.windows]
+        kind = kinds[names.index(col.name)]
+        convert = json_converter(kind)
+        shown = "NULL" if value is None else (convert(value) if convert else value)
+        found.append(f"{side.alias}.{col.name} = {shown}")
+    return ", ".join(found) or "(no values)"
+
+
+# ------------------------------------------------------------------------------ text
+
+
+def text(found: dict[str, Any]) -> str:
+    """A ``life`` or ``pair`` result as the lines ``sjoin why`` prints."""
+    if "rows" in found:
+        return str(found["text"])
+    row = found["row"]
+    lines = [
+        f"line {row['line']}: a row of `{row['stream']}` in trace batch {row['trace_batch']}: "
+        + ", ".join(f"{k} = {v if v is not None else 'NULL'}" for k, v in row["values"].items())
+    ]
+    for section in found["operators"]:
+        what = section["row"]
+        if what.get("line") is not None:
+            head = f"in `{section['relation']}` ({section['input']})"
+        else:
+            head = f"in `{section['relation']}` ({section['input']}), as {_row_words(what)}"
+        lines.append("")
+        lines.append(head + ":")
+        lines += [f"  {e['text']}" for e in section["events"]]
+    if not found["operators"]:
+        lines.append("no operator reads its stream in this run")
+    lines.append("")
+    if found["outputs"]:
+        lines.append("output rows it is part of:")
+        for out in found["outputs"]:
+            lines.append(
+                f"  `{out['relation']}` batch {out['batch']}: {dumps(out['row'])} (lines "
+                + ", ".join(str(n) for n in out["lines"])
+                + ")"
+            )
+    else:
+        lines.append("it is part of no output row")
+    return "\n".join(lines)
+
+
+def _row_words(d: dict[str, Any]) -> str:
+    lines = ", ".join(str(n) for n in d.get("lines", []))
+    return f"the output row of `{d.get('output_of')}` from batch {d.get('batch')} (lines {lines})"

@@ -1,0 +1,246 @@
+"""`sjoin why`: a row's life and why two rows did or did not join, tied to the truth.
+
+The property: over the parity scenarios and random traces, every output row of a run is
+explained by exactly the matches (or the lone, null-padded or semi/anti, emissions) that
+`why` reports for the trace's lines, and no reported match is missing from the output.
+Then the two-row verdicts, one per reason, and every kind of bad ROW (exit 2, a message
+with the place, never a traceback)."""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+from hypothesis import given, settings
+
+from sjoin.api import check_text
+from sjoin.cli import main
+from sjoin.runtime import run
+from sjoin.runtime.lineage import trace_run
+from sjoin.runtime.values import dumps
+from sjoin.why import Teller
+
+from ..parity.scenarios import SCENARIOS, records, row
+from ..parity.test_random import Case, cases
+from ..runtime.test_late_rows import EXTRA
+
+
+def _write(tmp: Path, spec: str, trace: list[dict[str, Any]] | Path) -> tuple[Path, Path]:
+    spec_path = tmp / "s.sjoin"
+    spec_path.write_text(spec)
+    if isinstance(trace, Path):
+        return spec_path, trace
+    trace_path = tmp / "t.jsonl"
+    trace_path.write_text("".join(json.dumps(r) + "\n" for r in trace))
+    return spec_path, trace_path
+
+
+def check_explained(spec: str, trace_path: Path, relation: str | None) -> int:
+    """The property over one run; returns how many output rows it explained."""
+    result = check_text(spec, "s.sjoin", relation)
+    assert result.ok and result.plan is not None
+    plan = result.plan
+    log, _ = trace_run(plan, trace_path, relation)
+    truth = run(plan, trace_path, relation=relation, engine="reference")
+    teller = Teller(plan, log)
+    joins = {j.name: j for j in plan.joins}
+    told: set[tuple[Any, ...]] = set()  # (relation, batch, row, lines, how)
+    reported: set[tuple[Any, ...]] = set()  # every output a life lists
+    for line in sorted(log.rows_at):
+        life = teller.life(line)
+        for out in life["outputs"]:
+            reported.add((out["relation"], out["batch"], dumps(out["row"]), tuple(out["lines"])))
+        for section in life["operators"]:
+            node = joins.get(section["relation"])
+            if node is None:
+                continue
+            for event in section["events"]:
+                out = event.get("output")
+                if event["what"] == "matched" and section["input"] == "left":
+                    if node.executed_as not in ("left_semi",) and not node.kind.drops_matched:
+                        assert out is not None, event  # a match of an emitting join has a row
+                    if out is not None:
+                        told.add(_key(out, "match"))
+                elif event["what"] in ("null_padded", "emitted"):
+                    told.add(_key(out, event["what"]))
+    # the multiset of the run's join output rows, per relation and batch
+    want: Counter[tuple[Any, ...]] = Counter()
+    every: Counter[tuple[Any, ...]] = Counter()
+    for batch in truth.batches:
+        for relation, out_row in batch.rows:
+            every[(relation, batch.batch, dumps(out_row))] += 1
+            if relation in joins:
+                want[(relation, batch.batch, dumps(out_row))] += 1
+    got = Counter((r, b, row_) for r, b, row_, _, _ in told)
+    assert got == want, (got - want, want - got)
+    # and every output row (aggregates' too) is part of some row's life, none invented
+    listed = Counter((r, b, row_) for r, b, row_, _ in reported)
+    assert listed == every, (listed - every, every - listed)
+    return sum(want.values())
+
+
+def _key(out: dict[str, Any], how: str) -> tuple[Any, ...]:
+    return (out["relation"], out["batch"], dumps(out["row"]), tuple(out["lines"]), how)
+
+
+ALL = [(s.name, s.spec, s.trace_input(), s.relation) for s in SCENARIOS.values()] + [
+    (name, spec, records(batches), None) for name, (spec, batches) in EXTRA.items()
+]
+
+
+@pytest.mark.parametrize("name,spec,trace,relation", ALL, ids=[a[0] for a in ALL])
+def test_every_output_row_is_explained(
+    tmp_path: Path, name: str, spec: str, trace: Any, relation: str | None
+) -> None:
+    _, trace_path = _write(tmp_path, spec, trace)
+    check_explained(spec, trace_path, relation)
+
+
+@settings(max_examples=30, deadline=None)
+@given(case=cases())
+def test_random_traces_are_explained(tmp_path_factory: Any, case: Case) -> None:
+    tmp = tmp_path_factory.mktemp("why")
+    _, trace_path = _write(tmp, case.spec, records(case.batches))
+    check_explained(case.spec, trace_path, None)
+
+
+# ---------------------------------------------------------------------------- two rows
+
+PAIR_SPEC = """spark 4.3
+stream l (k BIGINT, t TIMESTAMP, v STRING) watermark t delay 10 seconds
+stream r (k BIGINT, t TIMESTAMP, v STRING) watermark t delay 10 seconds
+join j = l AS L INNER JOIN r AS R
+  ON L.k = R.k AND L.t BETWEEN R.t - INTERVAL 5 SECONDS AND R.t + INTERVAL 10 SECONDS
+  AND L.v <> 'bad'
+"""
+# lines: 1 a, 2 b, 3 c, 4 d | 5 bad (filtered below the watermark node: unseen by it),
+# 6 z, 7 e | 8 f, 9 g | 10 h | 11 y, 12 w
+PAIR_BATCHES = [
+    {"l": [row(1, 100, "a")], "r": [row(1, 100, "b"), row(2, 100, "c"), row(1, 200, "d")]},
+    {"l": [row(1, 300, "bad"), row(9, 300, "z")], "r": [row(1, 300, "e")]},
+    {"r": [row(1, 105, "f")], "l": [row(3, 286, "g")]},
+    {"r": [row(3, 285, "h")]},
+    {"l": [row(9, 400, "y")], "r": [row(9, 400, "w")]},
+]
+
+
+def _why(tmp: Path, *args: str, spec: str = PAIR_SPEC, batches: Any = None) -> Any:
+    spec_path, trace_path = _write(tmp, spec, records(batches or PAIR_BATCHES))
+    result = CliRunner().invoke(main, ["why", str(spec_path), "--trace", str(trace_path), *args])
+    return result, trace_path
+
+
+@pytest.mark.parametrize(
+    "first,second,reason,words",
+    [
+        ("1", "2", None, "they joined in `j`, batch 0"),
+        ("1", "r: k = 2", "key_differs", "`L.k` is 1 for line 1 but `R.k` is 2 for line 3"),
+        ("1", "4", "time_range_false", "the time range is false"),
+        ("1", "r: v = 'f'", "evicted_before", "line 1 was evicted in batch"),
+        ("l: k = 3", "r: k = 3", "late", "arrived late"),
+        ("5", "7", "filter_failed", "`L.v <> 'bad'`"),
+    ],
+    ids=["joined", "key", "time-range", "evicted", "late", "filter"],
+)
+def test_pair_reasons(
+    tmp_path: Path, first: str, second: str, reason: str | None, words: str
+) -> None:
+    result, _ = _why(tmp_path, first, "--with", second, "--format", "json")
+    assert result.exit_code == 0, result.output
+    found = json.loads(result.stdout)
+    assert found["joined"] is (reason is None)
+    if reason is not None:
+        assert found["reason"] == reason, found
+    assert words in found["text"], found["text"]
+    text, _ = _why(tmp_path, first, "--with", second)
+    assert words in text.stdout
+
+
+def test_life_of_an_outer_row(tmp_path: Path) -> None:
+    """A preserved row: stored, never matched, evicted, out null-padded, and why then."""
+    spec = PAIR_SPEC.replace("INNER JOIN", "LEFT OUTER JOIN").replace("\n  AND L.v <> 'bad'", "")
+    result, trace = _why(tmp_path, "l: v = 'z'", "--format", "json", spec=spec)
+    assert result.exit_code == 0, result.output
+    life = json.loads(result.stdout)
+    events = [e["what"] for s in life["operators"] for e in s["events"]]
+    assert events[:2] == ["arrived", "stored"], events
+    whats = {e["what"]: e for s in life["operators"] for e in s["events"]}
+    assert "evicted" in whats and "null_padded" in whats
+    assert "no later row can match it" in whats["null_padded"]["text"]
+    assert whats["evicted"]["threshold"] and whats["evicted"]["rule"] == "value"
+    text, _ = _why(tmp_path, f"{trace}:6", spec=spec)
+    assert text.exit_code == 0 and "came out null-padded" in text.stdout
+
+
+def test_life_names_the_other_line_and_batch(tmp_path: Path) -> None:
+    result, _ = _why(tmp_path, "2", "--format", "json")
+    life = json.loads(result.stdout)
+    matched = [e for s in life["operators"] for e in s["events"] if e["what"] == "matched"]
+    assert [(m["other"]["line"], m["other"]["batch"]) for m in matched] == [(1, 0)]
+    assert life["outputs"][0]["lines"] == [1, 2]
+
+
+def test_life_follows_a_chain(tmp_path: Path) -> None:
+    spec, batches = EXTRA["chain_drops_derived_rows"]
+    result, _ = _why(tmp_path, "1", "--format", "json", spec=spec, batches=batches)
+    life = json.loads(result.stdout)
+    relations = [s["relation"] for s in life["operators"]]
+    assert relations[0] == "ab" and "abc" in relations
+    downstream = [s for s in life["operators"] if s["relation"] == "abc"]
+    assert downstream[0]["row"]["output_of"] == "ab"
+
+
+# ---------------------------------------------------------------------------- bad ROWs
+
+BAD = [
+    ("0", "has no line 0"),
+    ("99", "has no line 99 (it has 12 lines)"),
+    ("other.jsonl:3", "names a line of other.jsonl, but the trace is"),
+    ("nope: k = 1", "`nope` is not a stream of the spec; streams: l, r"),
+    ("j: k = 1", "`j` is not a stream"),
+    ("l: x = 1", "column 4: `l` has no column `x`; its columns: k, t, v"),
+    ("l: k = ", "it ends where a value should be"),
+    ("l: k > 1", "column 6: unexpected `>`"),
+    ("l: = 1", "column 4: expected a column name, got `=`"),
+    ("l: k = 1 OR k = 2", "column 10: expected AND, got `OR`"),
+    ("l: k = NULL", "column 8: write `k IS NULL`"),
+    ("l: k = 'x'", "column 8: `k` is BIGINT"),
+    ("l: t = 'yesterday'", "column 8: `t` is TIMESTAMP: unparsable timestamp"),
+    ("l: k = 42", "no row of `l` in the trace has that"),
+    ("r: k = 1", "4 rows of `r` have that (lines 2, 4, 7, 8)"),
+    ("", "ROW is empty"),
+    ("l k = 1", "is neither FILE:LINE nor `stream: column = value`"),
+]
+
+
+@pytest.mark.parametrize("arg,message", BAD, ids=[b[1][:30] for b in BAD])
+def test_bad_row_arguments(tmp_path: Path, arg: str, message: str) -> None:
+    result, _ = _why(tmp_path, arg)
+    assert result.exit_code == 2, result.output
+    assert message in " ".join(result.stderr.split()), result.stderr
+    assert "Traceback" not in result.output and "E999" not in result.output
+    # the same argument as ROW2
+    second, _ = _why(tmp_path, "1", "--with", arg)
+    assert second.exit_code == 2, second.output
+    assert "ROW2" in second.stderr
+
+
+def test_blank_and_bad_lines(tmp_path: Path) -> None:
+    spec_path, trace_path = _write(tmp_path, PAIR_SPEC, records(PAIR_BATCHES))
+    lines = trace_path.read_text().splitlines()
+    lines.insert(1, "")
+    lines.insert(2, '{"batch": 0, "stream": "l", "row": {"k": "x", "t": null, "v": "a"}}')
+    trace_path.write_text("\n".join(lines) + "\n")
+    for arg, message in (("2", "holds no row (it is blank)"), ("3", "is a bad row")):
+        result = CliRunner().invoke(main, ["why", str(spec_path), "--trace", str(trace_path), arg])
+        assert result.exit_code == 2 and message in result.stderr, result.output
+
+
+def test_rows_that_never_meet(tmp_path: Path) -> None:
+    result, _ = _why(tmp_path, "1", "--with", "5", "--format", "json")
+    found = json.loads(result.stdout)
+    assert found == {**found, "joined": False, "reason": "never_meet"}
