@@ -948,6 +948,7 @@ def why(
     from sjoin import why as explain
     from sjoin.runtime import RunError, UsageError
     from sjoin.runtime.lineage import trace_run
+    from sjoin.runtime.values import dumps
 
     printer = Printer(color)
     result = load(spec, relation)
@@ -966,12 +967,13 @@ def why(
         other_line = (
             None if other is None else explain.locate(other, trace, result.plan, log, read, "ROW2")
         )
-    except explain.WhyError as err:
-        raise click.UsageError(str(err)) from None
+    except explain.WhyError as err:  # (a control character of the argument as its escape)
+        message = "".join(c if c.isprintable() else repr(c)[1:-1] for c in str(err))
+        raise click.UsageError(message) from None
     teller = explain.Teller(result.plan, log)
     found = teller.life(line) if other_line is None else teller.pair(line, other_line)
-    if fmt == "json":
-        printer.json(found)
+    if fmt == "json":  # (exact decimals, and NaN as Spark's JSON writes it: values.dumps)
+        printer.result(dumps(found))
     else:
         printer.result(explain.text(found))
 

@@ -214,6 +214,7 @@ BAD = [
     ("r: k = 1", "4 rows of `r` have that (lines 2, 4, 7, 8)"),
     ("", "ROW is empty"),
     ("l k = 1", "is neither FILE:LINE nor `stream: column = value`"),
+    ("l: v = '\x1b[31m'", "`l: v = '\\x1b[31m'`: no row of `l`"),
 ]
 
 
@@ -244,3 +245,23 @@ def test_rows_that_never_meet(tmp_path: Path) -> None:
     result, _ = _why(tmp_path, "1", "--with", "5", "--format", "json")
     found = json.loads(result.stdout)
     assert found == {**found, "joined": False, "reason": "never_meet"}
+
+
+@pytest.mark.parametrize("fmt", ["json", "text"])
+def test_every_line_of_every_value_type(tmp_path: Path, fmt: str) -> None:
+    """Decimals, doubles, dates and booleans come out exact, in both formats, for every
+    line (JSON: one document, decimals with their digits)."""
+    scenario = SCENARIOS["left_outer_decimal_double_date_boolean"]
+    spec_path, trace_path = _write(tmp_path, scenario.spec, records(scenario.batches or []))
+    for line in range(1, len(trace_path.read_text().splitlines()) + 1):
+        result = CliRunner().invoke(
+            main, ["why", str(spec_path), "--trace", str(trace_path), str(line), "--format", fmt]
+        )
+        assert result.exit_code == 0, result.output
+        if fmt == "json":
+            life = json.loads(result.stdout)
+            assert life["row"]["line"] == line
+    first = CliRunner().invoke(
+        main, ["why", str(spec_path), "--trace", str(trace_path), "1", "--format", "json"]
+    )
+    assert '"amount": 10.50' in first.stdout
