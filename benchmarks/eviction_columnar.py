@@ -46,6 +46,7 @@ def build(rows: int) -> _Side:
         event_time_column="t",
         event_time_is_window=False,
         pushed_filter=None,
+        inferred_filters=(),
         not_null=(),
         pre_join_filter=None,
         state=StateRule("value", column="t"),

@@ -267,7 +267,10 @@ CODES: Final[dict[str, Code]] = {
             "both sides). sjoin refuses the spec at the place where it passes the limit and "
             "checks nothing else. Split the spec into several files, one per pipeline, or "
             "keep only the columns you need with SELECT. (Expressions nested more than 100 "
-            "levels deep are a syntax error, E001.)",
+            "levels deep are a syntax error, E001.) While planning, E031 also refuses a join "
+            "condition whose equalities share columns so much that Spark's filter inference "
+            "would rewrite more than 20,000 predicates (n equalities on one column rewrite "
+            "each other, about n²); it is reported at the condition.",
         ),
         # ------------------------------------------------------------ internal
         Code(

@@ -11,6 +11,7 @@ from typing import Any
 
 from sqlglot import exp
 
+from .expr import strip_parens
 from .model import WatermarkChoice, WatermarkUse
 from .plan import AggregateNode, Check, JoinNode, Plan, Side, StateRule, StreamNode
 from .sql import written_sql
@@ -19,6 +20,15 @@ from .types import format_ms
 
 def _sql(node: exp.Expression | None) -> str | None:
     return None if node is None else written_sql(node)
+
+
+def _conjunction(parts: tuple[exp.Expression, ...]) -> str | None:
+    """Conjuncts as one ``AND`` in Spark SQL (an OR conjunct in parentheses); None if none."""
+    texts = [
+        f"({written_sql(p)})" if isinstance(strip_parens(p), exp.Or) else written_sql(p)
+        for p in parts
+    ]
+    return " AND ".join(texts) or None
 
 
 def state_json(rule: StateRule) -> dict[str, Any]:
@@ -50,6 +60,7 @@ def _side_json(side: Side) -> dict[str, Any]:
         "alias": side.alias,
         "event_time_column": side.event_time_column,
         "pushed_filter": _sql(side.pushed_filter),
+        "inferred_filter": _conjunction(side.inferred_filters),
         "pre_join_filter": _sql(side.pre_join_filter),
         "inferred_not_null": list(side.not_null),
         "preserved": side.preserved,
@@ -237,6 +248,12 @@ def _join_text(node: JoinNode) -> list[str]:
         filters = []
         if pushed:
             filters.append(f"{pushed} (pushed below the join)")
+        inferred = _conjunction(side.inferred_filters)
+        if inferred:
+            filters.append(
+                f"{inferred} (inferred by Spark through the condition's equalities, "
+                "pushed below the join)"
+            )
         if pre:
             filters.append(f"{pre} (in the join; failing rows come out null-padded at once)")
         lines.append(f"  {side.name + ' filter':<16} {'; '.join(filters) or '(none)'}")

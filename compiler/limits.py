@@ -21,6 +21,9 @@ Each limit is checked before the work it bounds, so that a refusal is itself fas
 - ``MAX_COLUMNS``: the columns of all relations together, counted by the binder before it
   builds each relation's columns (``ColumnBudget``): a join without SELECT keeps every column
   of both sides, so a chain of n such joins has n² columns and a self-join of self-joins 2^n.
+- ``MAX_SUBSTITUTIONS``: the predicates Spark's filter inference rewrites through the join
+  conditions' equalities (``compiler/infer.py``), counted by the planner before it rewrites
+  them: n equalities that share one column rewrite each other, n² predicates.
 """
 
 from __future__ import annotations
@@ -39,6 +42,7 @@ MAX_STRING_CHARS = 100_000
 MAX_NESTING = 100
 MAX_RELATIONS = 1_000
 MAX_COLUMNS = 20_000
+MAX_SUBSTITUTIONS = 20_000
 
 # The grammar's tokens as its terminals match them (grammar/sjoin.lark), after white space
 # and comments: a string, a name (plain or back-quoted), a number, a two-character operator,

@@ -116,14 +116,17 @@ class Side:
     event_time_column: str | None  # the column Spark late-filters on (window: its end)
     event_time_is_window: bool
     pushed_filter: exp.Expression | None  # side-only conjuncts pushed below the join
+    # the filters Spark's InferFiltersFromConstraints adds below the join through the
+    # condition's equalities (compiler/infer.py); run with the pushed ones, never written
+    inferred_filters: tuple[exp.Expression, ...]
     not_null: tuple[str, ...]  # columns with an inferred isnotnull filter below the join
     pre_join_filter: exp.Expression | None  # leftOnly / rightOnly kept in the join
     state: StateRule
     preserved: bool  # unmatched rows come out null-padded (outer joins)
     retention: str  # how long a row stays in state, in words
     windows: tuple[WindowColumn, ...] = ()  # projected before the join
-    # Spark's plan of a stream input: the pushed conjuncts and inferred isnotnull filters
-    # run below the input's watermark node, except those on its watermarked column (or a
+    # Spark's plan of a stream input: the pushed and inferred conjuncts and inferred isnotnull
+    # filters run below the input's watermark node, except those on its watermarked column (or a
     # window of it), which Spark keeps above it; window not-null filters go with the window
     filters_below_watermark: tuple[exp.Expression, ...] = ()
     filters_above_watermark: tuple[exp.Expression, ...] = ()

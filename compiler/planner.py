@@ -18,6 +18,8 @@ from .analysis import analyse_aggregate, analyse_join
 from .bound import Aggregate, BoundSpec, Input, Join, Stream
 from .diagnostics import Diagnostic, Diagnostics
 from .expr import conjuncts, find_all, strip_parens
+from .infer import SideConstraints, TooManyConstraints, inferred_filters
+from .limits import MAX_SUBSTITUTIONS
 from .model import (
     JOIN_KINDS,
     Bound,
@@ -90,6 +92,8 @@ class Planner:
         if self.root is not None:
             self.required = _required_as_root(spec, self.required, self.root)
         self._solved: dict[tuple[int, str, bool], tuple[list[exp.Expression], Solved]] = {}
+        # substitutions left for Spark's filter inference over the whole spec (compiler/infer.py)
+        self._inference_budget = [MAX_SUBSTITUTIONS]
 
     def plan(self) -> Plan:
         nodes: list[PlanNode] = []
@@ -228,6 +232,49 @@ class Planner:
                 side, inp, other, split.keys, key_index, residual, has_wm, effective[side]
             )
         inferred = kind.infers_not_null
+        side_windows = {
+            side: tuple(w for (s, _), w in windows.items() if s == side)
+            for side in ("left", "right")
+        }
+        wm_columns = {
+            side: self._watermark_column(inp)
+            for side, inp in (("left", j.left), ("right", j.right))
+        }
+
+        def at_watermark(side: str, names: set[str]) -> bool:
+            """Whether a filter on ``names`` reads the side input's watermarked column."""
+            window_of = {w.name: w.time_column for w in side_windows[side]}
+            return _reads_column(names, wm_columns[side], window_of)
+
+        pushed = {"left": list(split.pushed_left), "right": list(split.pushed_right)}
+        layers = {
+            side: SideConstraints(
+                layers=(
+                    tuple(p for p in pushed[side] if not at_watermark(side, _column_names(p))),
+                    tuple(p for p in pushed[side] if at_watermark(side, _column_names(p))),
+                )
+            )
+            for side in ("left", "right")
+        }
+        try:
+            through = inferred_filters(
+                [*split.key_conjuncts, *split.residual],
+                layers["left"],
+                layers["right"],
+                inferred,
+                self._inference_budget,
+            )
+        except TooManyConstraints as err:
+            self.diags.add(
+                "E031",
+                f"join `{j.name}`: Spark's filter inference through the condition's "
+                f"equalities would substitute {err.count:,} predicates (sjoin models at most "
+                f"{MAX_SUBSTITUTIONS:,} per spec)",
+                annotate.span(j.condition) or j.span,
+                "too many equalities sharing columns",
+                "write fewer equalities between the same columns, or split the join",
+            )
+            through = {"left": (), "right": ()}
         not_null: dict[str, list[str]] = {"left": [], "right": []}
         for part in [
             *split.key_conjuncts,
@@ -236,6 +283,8 @@ class Planner:
             *split.right_only,
             *split.pushed_left,
             *split.pushed_right,
+            *through["left"],
+            *through["right"],
         ]:
             for col in not_null_columns(part):
                 side = annotate.side(col)
@@ -252,22 +301,8 @@ class Planner:
         preserved = kind.preserved
         sides = {}
         for side, inp in (("left", j.left), ("right", j.right)):
-            side_windows = tuple(w for (s, _), w in windows.items() if s == side)
-            pushed = list(split.pushed_left if side == "left" else split.pushed_right)
-            source = self.spec.relation(inp.relation)
-            wm_column = (
-                source.watermark.column
-                if isinstance(source, Stream) and source.watermark is not None
-                else None
-            )
-            window_of = {w.name: w.time_column for w in side_windows}
-
-            def at_watermark(
-                names: set[str], wm: str | None = wm_column, of: dict[str, str] = window_of
-            ) -> bool:
-                """Whether a filter on ``names`` reads the input's watermarked column."""
-                return _reads_column(names, wm, of)
-
+            window_of = {w.name: w.time_column for w in side_windows[side]}
+            below = [*pushed[side], *through[side]]
             plain_not_null = [n for n in not_null[side] if n not in window_of]
             et = effective[side]
             rule = rules[side]
@@ -278,9 +313,8 @@ class Planner:
                 columns=inp.columns,
                 event_time_column=et[0].name if et else None,
                 event_time_is_window=bool(et) and et[0].type == t.WINDOW,
-                pushed_filter=conjoin(
-                    list(split.pushed_left if side == "left" else split.pushed_right)
-                ),
+                pushed_filter=conjoin(pushed[side]),
+                inferred_filters=through[side],
                 not_null=tuple(not_null[side]),
                 pre_join_filter=conjoin(
                     list(split.left_only if side == "left" else split.right_only)
@@ -288,14 +322,20 @@ class Planner:
                 state=rule,
                 preserved=side in preserved,
                 retention=_retention(rule, inp.alias),
-                windows=side_windows,
+                windows=side_windows[side],
                 filters_below_watermark=tuple(
-                    p for p in pushed if not at_watermark(_column_names(p))
+                    p for p in below if not at_watermark(side, _column_names(p))
                 ),
-                filters_above_watermark=tuple(p for p in pushed if at_watermark(_column_names(p))),
-                not_null_below_watermark=tuple(n for n in plain_not_null if not at_watermark({n})),
-                not_null_above_watermark=tuple(n for n in plain_not_null if at_watermark({n})),
-                state_columns=self._state_columns(j, side, inp, split, output, side_windows),
+                filters_above_watermark=tuple(
+                    p for p in below if at_watermark(side, _column_names(p))
+                ),
+                not_null_below_watermark=tuple(
+                    n for n in plain_not_null if not at_watermark(side, {n})
+                ),
+                not_null_above_watermark=tuple(
+                    n for n in plain_not_null if at_watermark(side, {n})
+                ),
+                state_columns=self._state_columns(j, side, inp, split, output, side_windows[side]),
             )
         late, late_reason = _may_emit_late_rows(
             j.how, rules["left"], rules["right"], split.keys, key_index, has_wm
@@ -334,6 +374,13 @@ class Planner:
             key_types=tuple(_key_type(a, b) for a, b in split.keys),
         )
         return node
+
+    def _watermark_column(self, inp: Input) -> str | None:
+        """The column the input's own watermark node reads (a stream's), if any."""
+        source = self.spec.relation(inp.relation)
+        if isinstance(source, Stream) and source.watermark is not None:
+            return source.watermark.column
+        return None
 
     def _state_columns(
         self,

@@ -152,6 +152,72 @@ add(
     advancing(),
 )
 
+# ------------------------------------------------------------------ filters Spark infers
+# InferFiltersFromConstraints (compiler/infer.py): through an equality of the condition Spark
+# filters a side it may filter for the join type (inner and left semi: both, right outer: the
+# left, left outer and left anti: the right, full outer: none) below the join, so rows that
+# cannot match are never stored (numRowsTotal), and a filter on a column other than the
+# watermarked one runs below the watermark node (the far k=1 row does not move it).
+INF_RIGHT = RANGE + " AND R.k > 2"  # R.k > 2 gives L.k > 2
+INF_LEFT = RANGE + " AND L.k > 2"  # L.k > 2 gives R.k > 2
+INF_BATCHES = [
+    {
+        "l": [row(1, 100, "a"), row(3, 100, "b"), row(1, 500, "far")],
+        "r": [row(3, 101, "c"), row(1, 100, "d"), row(2, 600, "far")],
+    },
+    {"l": [row(4, 130, "e")], "r": [row(4, 131, "f")]},
+    {"l": [row(5, 200, "g")], "r": [row(5, 200, "h")]},
+]
+for how, on in (
+    ("INNER", INF_RIGHT),
+    ("RIGHT OUTER", INF_RIGHT),
+    ("LEFT SEMI", INF_RIGHT),
+    ("FULL OUTER", INF_RIGHT),
+    ("LEFT OUTER", INF_LEFT),
+    ("LEFT ANTI", INF_LEFT),
+):
+    add(
+        f"{how.lower().replace(' ', '_')}_inferred_key_filter",
+        join_spec(how, on, header="set multiple_watermark_policy = max\n"),
+        INF_BATCHES,
+    )
+# through an equality of event times: L.t >= X runs above the left watermark node
+INF_TIME = "L.k = R.k AND L.t = R.t AND R.t >= TIMESTAMP '2026-01-01 00:01:40'"
+INF_TIME_BATCHES = [
+    {"l": [row(1, 99, "a"), row(1, 100, "b")], "r": [row(1, 100, "c"), row(1, 99, "d")]},
+    {"l": [row(2, 130, "e")], "r": [row(2, 130, "f")]},
+    {"l": [row(3, 200, "g")], "r": [row(3, 200, "h")]},
+]
+for how in ("INNER", "RIGHT OUTER"):
+    add(
+        f"{how.lower().replace(' ', '_')}_inferred_time_filter",
+        join_spec(how, INF_TIME),
+        INF_TIME_BATCHES,
+    )
+# an INT key against a BIGINT one: Spark compares CAST(L.k AS BIGINT) = R.k, so R.k > 2
+# gives CAST(L.k AS BIGINT) > 2 on the left (and nothing the other way round)
+INF_CAST = (
+    """spark 4.3
+stream l (k INT, t TIMESTAMP, v STRING) watermark t delay 10 seconds
+stream r (k BIGINT, t TIMESTAMP, v STRING) watermark t delay 10 seconds
+join j = l AS L INNER JOIN r AS R ON """
+    + INF_RIGHT
+    + " AND L.k < 5\n  "
+    + LR
+    + "\n"
+)
+add("inner_inferred_filter_through_cast", INF_CAST, INF_BATCHES)
+# a condition on both sides becomes one side's: R.k > length(L.v) gives L.k > length(L.v)
+add(
+    "inner_inferred_filter_from_both_sides",
+    join_spec("INNER", RANGE + " AND R.k > length(L.v)"),
+    [
+        {"l": [row(1, 100, "long"), row(3, 100, "ab")], "r": [row(1, 100, "c"), row(3, 101, "d")]},
+        {"l": [row(4, 130, "e")], "r": [row(4, 131, "f")]},
+        {"l": [row(5, 200, "g")], "r": [row(5, 200, "h")]},
+    ],
+)
+
 # ------------------------------------------------------------------ key eviction
 TEQ = "L.k = R.k AND L.t = R.t"
 TEQ_BATCHES = [
@@ -191,9 +257,7 @@ WF_RIGHT_SELECT = f"SELECT R.k AS k, {WF_RIGHT}.start AS ws, {WF_RIGHT}.end AS w
 # numRowsRemoved up to 4.2 counts as an inner join's
 add(
     "right_outer_window_of_padded_side_accepted",
-    join_spec(
-        "RIGHT OUTER", RANGE, WF_SELECT, header="set allow_unemitted_outer_rows = true\n"
-    ),
+    join_spec("RIGHT OUTER", RANGE, WF_SELECT, header="set allow_unemitted_outer_rows = true\n"),
     advancing(),
 )
 add(
