@@ -29,7 +29,7 @@ from workload import count  # noqa: E402 - the benchmark folder is not a package
 def one_run(spec: str) -> float:
     start = time.perf_counter()
     subprocess.run(
-        [sys.executable, "-m", "sjoin.cli", "check", spec], check=True, capture_output=True
+        [sys.executable, "-m", "sjoin.cli.main", "check", spec], check=True, capture_output=True
     )
     return time.perf_counter() - start
 

@@ -41,9 +41,9 @@ def run_spark(spec: Path, trace: Path) -> dict[str, Any]:
     import pyspark  # noqa: F401 - timed: the import is part of a Spark test's start
 
     from sjoin.api import check_file
+    from sjoin.jvm.spark_driver import StreamDriver, get_spark
+    from sjoin.jvm.verify import load_job, spark_row
     from sjoin.runtime.trace import read_trace, schemas_of
-    from sjoin.spark_driver import StreamDriver, get_spark
-    from sjoin.verify import load_job, spark_row
 
     imported = time.perf_counter()
     spark = get_spark("sjoin-bench-small")

@@ -1,6 +1,6 @@
 """The Maven packages a generated job needs on a Spark cluster: Spark's Kafka connector and
 Delta Lake, by the Spark version the spec targets (PyPI's pyspark ships neither). The job's
-header and `sjoin compile` name them; ``sjoin.jvm`` fetches them for local runs."""
+header and `sjoin compile` name them; ``sjoin.jvm.jars`` fetches them for local runs."""
 
 from __future__ import annotations
 

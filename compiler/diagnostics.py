@@ -1,6 +1,6 @@
 """The diagnostic record and the collector every stage appends to.
 
-A diagnostic is data (code, span, message, label, help); only ``sjoin/render.py`` turns it
+A diagnostic is data (code, span, message, label, help); only ``cli/render.py`` turns it
 into text or JSON.  Stages never raise on user input: they report and carry on, so one run
 reports every independent problem.
 """

@@ -18,8 +18,7 @@ from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput
 from lark.tree import Meta
 from sqlglot import exp
 
-from sjoin.grammar import parser
-
+from ..grammar import parser
 from . import annotate, ast
 from .diagnostics import Diagnostics
 from .limits import MAX_NESTING

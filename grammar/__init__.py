@@ -18,7 +18,7 @@ from lark import Lark
 @lru_cache(maxsize=1)
 def parser() -> Lark:
     return Lark.open_from_package(
-        "sjoin.grammar",
+        __name__,
         "sjoin.lark",
         parser="lalr",
         propagate_positions=True,

@@ -20,12 +20,11 @@ from typing import Any
 
 from sqlglot import exp
 
-from sjoin.compiler import annotate
-from sjoin.compiler.functions import lookup
-from sjoin.compiler.plan import AggregateNode
-from sjoin.compiler.sql import spark_sql
-from sjoin.compiler.types import SqlType
-
+from ..compiler import annotate
+from ..compiler.functions import lookup
+from ..compiler.plan import AggregateNode
+from ..compiler.sql import spark_sql
+from ..compiler.types import SqlType
 from .batches import Batch, Rows
 from .errors import UnsupportedExpression
 from .eval import (

@@ -46,9 +46,8 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from sjoin.compiler.explain import plan_json
-from sjoin.compiler.plan import Plan
-
+from ..compiler.explain import plan_json
+from ..compiler.plan import Plan
 from .errors import CheckpointError, UnsafeFileError
 from .files import Folder
 

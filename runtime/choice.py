@@ -33,8 +33,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from sjoin.compiler.plan import Plan
-
+from ..compiler.plan import Plan
 from .operators import EngineName, Placement, place
 from .trace import Trace
 

@@ -8,8 +8,7 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import replace
 from typing import Any
 
-from sjoin.compiler.plan import Plan
-
+from ..compiler.plan import Plan
 from .batches import Batch, Frame, Rows
 from .operators import columns_of
 from .output import BatchOutput, OutputRows, output_line

@@ -26,10 +26,9 @@ from typing import Any, Final, TypeAlias
 
 from sqlglot import exp
 
-from sjoin.compiler import annotate, javatext
-from sjoin.compiler.functions import ALIASES, FUNCTIONS
-from sjoin.compiler.types import SqlType
-
+from ..compiler import annotate, javatext
+from ..compiler.functions import ALIASES, FUNCTIONS
+from ..compiler.types import SqlType
 from .errors import QueryError, UnsupportedExpression
 from .values import (
     US_PER_DAY,

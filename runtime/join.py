@@ -18,8 +18,7 @@ from typing import Any
 
 from sqlglot import exp
 
-from sjoin.compiler.plan import JoinNode, Side, StateRule
-
+from ..compiler.plan import JoinNode, Side, StateRule
 from .batches import Batch, Rows
 from .eval import Getter, Layout, column_slot, compile_expr, kind_of, window_arguments, window_spans
 from .index import EvictionIndex

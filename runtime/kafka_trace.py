@@ -33,9 +33,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, NamedTuple
 
-from sjoin.compiler.model import Format
-from sjoin.compiler.plan import Plan, StreamNode
-
+from ..compiler.model import Format
+from ..compiler.plan import Plan, StreamNode
 from .errors import UsageError
 from .kafka_offsets import (
     Cut,

@@ -46,8 +46,7 @@ from decimal import ROUND_HALF_UP, Context, Decimal, InvalidOperation
 from typing import Any, Literal, Protocol, TypeAlias
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-from sjoin.compiler.types import SqlType
-
+from ..compiler.types import SqlType
 from .errors import UsageError
 from .trace import StreamSchema
 from .values import EPOCH_ORDINAL, MAX_TIMESTAMP_US, MIN_TIMESTAMP_US, US_PER_SECOND

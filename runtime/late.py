@@ -24,7 +24,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from sjoin.compiler.plan import AggregateNode, JoinNode, Plan, StreamNode
+from ..compiler.plan import AggregateNode, JoinNode, Plan, StreamNode
 
 Row = tuple[Any, ...]
 

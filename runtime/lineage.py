@@ -26,8 +26,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from sjoin.compiler.plan import AggregateNode, JoinNode, Plan
-
+from ..compiler.plan import AggregateNode, JoinNode, Plan
 from .aggregate import AggregateOperator
 from .batches import Batch, Rows
 from .join import JoinMetrics, JoinOperator, SideState

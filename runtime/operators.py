@@ -14,8 +14,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, Protocol
 
-from sjoin.compiler.plan import AggregateNode, JoinNode, Plan, PlanNode, StreamNode
-
+from ..compiler.plan import AggregateNode, JoinNode, Plan, PlanNode, StreamNode
 from .aggregate import AggregateMetrics, AggregateOperator
 from .batches import Batch
 from .join import JoinMetrics, JoinOperator

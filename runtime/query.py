@@ -18,8 +18,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
-from sjoin.compiler.plan import AggregateNode, JoinNode, Plan, PlanNode, StreamNode
-
+from ..compiler.plan import AggregateNode, JoinNode, Plan, PlanNode, StreamNode
 from .batches import Batch, of_trace
 from .errors import UsageError
 from .late import LateDrops

@@ -11,8 +11,7 @@ from collections.abc import Sequence
 from dataclasses import replace
 from typing import Any
 
-from sjoin.compiler.plan import Plan
-
+from ..compiler.plan import Plan
 from .batches import Batch, Rows
 from .checkpoint import Checkpoint, fingerprint
 from .errors import CheckpointError

@@ -15,8 +15,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import IO, Any
 
-from sjoin.compiler.plan import Plan
-
+from ..compiler.plan import Plan
 from .checkpoint import Checkpoint, pause_for_test
 from .choice import EngineChoice, choose_engine
 from .emit import Emitter

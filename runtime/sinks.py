@@ -12,8 +12,7 @@ from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import IO, Literal
 
-from sjoin.compiler.plan import Plan
-
+from ..compiler.plan import Plan
 from .errors import CheckpointError, UsageError
 from .files import Place, folder_name
 from .output import BatchOutput

@@ -21,10 +21,9 @@ from collections.abc import Callable, Mapping, Sequence
 from decimal import Decimal
 from typing import Any
 
-from sjoin.compiler import annotate
-from sjoin.compiler.plan import AggregateNode, JoinNode
-from sjoin.compiler.types import SqlType
-
+from ..compiler import annotate
+from ..compiler.plan import AggregateNode, JoinNode
+from ..compiler.types import SqlType
 from .aggregate import AggregateOperator
 from .errors import RunError
 from .eval import window_arguments

@@ -14,8 +14,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any, Literal, cast
 
-from sjoin.compiler.plan import StateRule
-
+from ..compiler.plan import StateRule
 from .errors import QueryError
 
 Row = tuple[Any, ...]

@@ -41,9 +41,8 @@ from decimal import ROUND_HALF_UP, Context, Decimal
 from pathlib import Path
 from typing import Any, Final, Literal, TypeAlias
 
-from sjoin.compiler.plan import Plan
-from sjoin.compiler.types import SqlType
-
+from ..compiler.plan import Plan
+from ..compiler.types import SqlType
 from .errors import RunError, UsageError
 from .values import (
     MAX_TIMESTAMP_US,

@@ -17,8 +17,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from sjoin.compiler.model import WatermarkChoice, WatermarkUse
-
+from ..compiler.model import WatermarkChoice, WatermarkUse
 from .spark_rules import observed_max_ms
 
 

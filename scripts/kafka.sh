@@ -11,4 +11,4 @@ if [ ! -x .venv/bin/python ]; then
 fi
 action=${1:-status}
 shift || true
-PYTHONSAFEPATH=1 exec .venv/bin/python -m sjoin.kafka_broker "$action" .cache/kafka "$@"
+exec .venv/bin/python -m sjoin.jvm.kafka_broker "$action" .cache/kafka "$@"

@@ -10,6 +10,8 @@ if ! command -v "$python" >/dev/null 2>&1; then
     exit 1
 fi
 [ -x .venv/bin/python ] || "$python" -m venv .venv
+# setuptools reuses build/: a module moved or deleted since the last build would ship again
+rm -rf build
 .venv/bin/python -m pip install --quiet --disable-pip-version-check '.[dev]'
 .venv/bin/python -m pip install --quiet --disable-pip-version-check --no-deps --force-reinstall .
 
@@ -29,9 +31,9 @@ if ! command -v mvn >/dev/null 2>&1; then
     echo "sjoin setup: Maven (mvn) is not on PATH, so the Kafka broker and Spark's Kafka connector cannot be fetched and the Kafka tests cannot run (install it, e.g. 'apt-get install maven')." >&2
 elif command -v java >/dev/null 2>&1 && .venv/bin/python -c 'import pyspark' >/dev/null 2>&1; then
     spark_version=$(.venv/bin/python -c 'import pyspark; print(pyspark.__version__)')
-    PYTHONSAFEPATH=1 .venv/bin/python -m sjoin.jvm fetch-broker >/dev/null ||
+    .venv/bin/python -m sjoin.jvm.jars fetch-broker >/dev/null ||
         echo "sjoin setup: could not fetch the Kafka broker's jars (above), so the Kafka tests cannot run." >&2
-    PYTHONSAFEPATH=1 .venv/bin/python -m sjoin.jvm fetch-connectors "$spark_version" kafka | grep '^note:' >&2 ||
+    .venv/bin/python -m sjoin.jvm.jars fetch-connectors "$spark_version" kafka | grep '^note:' >&2 ||
         [ "${PIPESTATUS[0]}" = 0 ] ||
         echo "sjoin setup: could not fetch Spark's Kafka connector (above), so the Kafka tests cannot run." >&2
 fi

@@ -16,10 +16,6 @@ from syrupy.extensions.single_file import SingleFileSnapshotExtension, WriteMode
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLES = sorted((ROOT / "examples").glob("*.sjoin"))
 
-# Child Python processes must import the installed sjoin, not the thin top folder sjoin/ of
-# the work tree that `python -c` or `python script.py` would put first on sys.path.
-os.environ["PYTHONSAFEPATH"] = "1"
-
 # hypothesis' storage (examples database, caches) stays out of the work tree
 if not os.environ.get("HYPOTHESIS_STORAGE_DIRECTORY"):
     set_hypothesis_home_dir(Path(tempfile.gettempdir()) / "sjoin-hypothesis")
@@ -66,7 +62,7 @@ def _connector_jars() -> tuple[str, ...]:
     try:
         import pyspark
 
-        from sjoin.jvm import JarsUnavailable, connector_jars
+        from sjoin.jvm.jars import JarsUnavailable, connector_jars
     except ImportError:
         return ()
     try:
@@ -85,7 +81,7 @@ def spark():  # type: ignore[no-untyped-def]
     Without Java or pyspark the tests are skipped with the reason, except in CI, where a
     missing JVM must fail loudly rather than pass by skipping.
     """
-    from sjoin.spark_driver import SparkUnavailable, get_spark
+    from sjoin.jvm.spark_driver import SparkUnavailable, get_spark
 
     try:
         return get_spark(jars=_connector_jars())
@@ -103,8 +99,8 @@ def verify_spark(request):  # type: ignore[no-untyped-def]
     python = os.environ.get("SJOIN_VERIFY_PYTHON")
     if not python:
         return request.getfixturevalue("spark")
-    from sjoin.spark_driver import SparkUnavailable
-    from sjoin.spark_env import RemoteSpark
+    from sjoin.jvm.spark_driver import SparkUnavailable
+    from sjoin.jvm.spark_env import RemoteSpark
 
     try:
         remote = RemoteSpark(python)

@@ -12,7 +12,7 @@ from types import ModuleType
 import pytest
 from click.testing import CliRunner
 
-from sjoin.cli import main
+from sjoin.cli.main import main
 
 from .conftest import EXAMPLES, ROOT
 

@@ -2,23 +2,113 @@
 
 from __future__ import annotations
 
+import ast
 import re
+import subprocess
+import sys
 import tomllib
+from pathlib import Path
 
 from sjoin.compiler.codes import markdown_table
 
 from .conftest import ROOT
 
+# The package's folders under the root (the root itself is the package `sjoin`)
+PACKAGE_FOLDERS = ("cli", "jvm", "grammar", "compiler", "runtime")
+
+
+def package_modules() -> list[Path]:
+    """Every module of the package: the root's own modules and those of its folders."""
+    return sorted(ROOT.glob("*.py")) + [
+        module for folder in PACKAGE_FOLDERS for module in sorted((ROOT / folder).rglob("*.py"))
+    ]
+
+
+def module_name(module: Path) -> str:
+    """The import path of a module, read off its file path (the rule this layout keeps)."""
+    parts = module.relative_to(ROOT).with_suffix("").parts
+    if parts[-1] == "__init__":
+        parts = parts[:-1]
+    return ".".join(("sjoin", *parts))
+
+
+def top_level_names(module: Path) -> set[str]:
+    """The names a module binds at its top level (functions, classes, assignments, imports)."""
+    names: set[str] = set()
+    for node in ast.walk(ast.parse(module.read_text())):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names.add(node.name)
+        elif isinstance(node, (ast.Assign, ast.AnnAssign)):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            names |= {
+                n.id for target in targets for n in ast.walk(target) if isinstance(n, ast.Name)
+            }
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            names |= {(a.asname or a.name).split(".")[0] for a in node.names}
+    return names
+
 
 def test_every_module_folder_is_packaged() -> None:
     config = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]
+    assert config["package-dir"] == {"sjoin": "."}
     packages = set(config["packages"])
-    folders = {v: k for k, v in config["package-dir"].items()}
-    for folder, package in folders.items():
-        for init in (ROOT / folder).rglob("__init__.py"):
-            rel = init.parent.relative_to(ROOT / folder)
-            name = ".".join([package, *rel.parts]) if rel.parts else package
-            assert name in packages, f"{name} is missing from [tool.setuptools] packages"
+    inits = [ROOT / "__init__.py"] + [
+        init for folder in PACKAGE_FOLDERS for init in (ROOT / folder).rglob("__init__.py")
+    ]
+    assert packages == {module_name(init) for init in inits}
+
+
+def test_import_path_is_the_file_path() -> None:
+    """Nothing at the root is called ``sjoin`` (it would shadow the installed package), and
+    the package imports itself only relatively, so each import names a file of the tree."""
+    assert not (ROOT / "sjoin").exists() and not (ROOT / "sjoin.py").exists()
+    files = {module_name(module): module for module in package_modules()}
+    offenders = []
+    for module in package_modules():
+        tree = ast.parse(module.read_text())
+        package = module_name(module).split(".")
+        if module.name != "__init__.py":
+            package = package[:-1]
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Import):
+                offenders += [
+                    f"{module.relative_to(ROOT)}:{node.lineno}: import {alias.name}"
+                    for alias in node.names
+                    if alias.name.split(".")[0] == "sjoin"
+                ]
+            elif isinstance(node, ast.ImportFrom):
+                if node.level == 0:
+                    if (node.module or "").split(".")[0] == "sjoin":
+                        offenders.append(f"{module.relative_to(ROOT)}:{node.lineno}: absolute")
+                    continue
+                base = package[: len(package) - node.level + 1]
+                target = ".".join([*base, *([node.module] if node.module else [])])
+                if target not in files:
+                    offenders.append(f"{module.relative_to(ROOT)}:{node.lineno}: {target}")
+                    continue
+                # each imported name is a module of the tree or a name its target defines
+                defined = top_level_names(files[target])
+                offenders += [
+                    f"{module.relative_to(ROOT)}:{node.lineno}: {target}.{alias.name}"
+                    for alias in node.names
+                    if f"{target}.{alias.name}" not in files
+                    and alias.name not in defined
+                    and alias.name != "*"
+                ]
+    assert offenders == []
+
+
+def test_the_package_imports_from_the_root_of_a_checkout() -> None:
+    """`python -c "import sjoin"` run in the checkout imports the installed package."""
+    done = subprocess.run(
+        [sys.executable, "-c", "import sjoin, sjoin.compiler.planner; print(sjoin.__file__)"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    assert Path(done.stdout.strip()).name == "__init__.py"
 
 
 def test_diagnostics_doc_is_generated_from_codes() -> None:
@@ -29,12 +119,11 @@ def test_diagnostics_doc_is_generated_from_codes() -> None:
 
 def test_architecture_doc_names_every_module() -> None:
     doc = (ROOT / "docs" / "architecture.md").read_text()
-    for folder in ("compiler", "grammar", "runtime", "sjoin"):
-        for module in (ROOT / folder).rglob("*.py"):
-            if module.name == "__init__.py" and module.stat().st_size == 0:
-                continue
-            rel = module.relative_to(ROOT).as_posix()
-            assert rel in doc, f"docs/architecture.md does not mention {rel}"
+    for module in package_modules():
+        if module.name == "__init__.py" and module.stat().st_size == 0:
+            continue
+        rel = module.relative_to(ROOT).as_posix()
+        assert rel in doc, f"docs/architecture.md does not mention {rel}"
 
 
 def test_only_the_annotate_module_names_expression_meta_keys() -> None:
@@ -43,8 +132,7 @@ def test_only_the_annotate_module_names_expression_meta_keys() -> None:
     raw = re.compile(r"\.meta\s*(\[|\.get\(|\.update\(|\.setdefault\(|\.pop\()")
     offenders = [
         f"{module.relative_to(ROOT).as_posix()}:{n}: {line.strip()}"
-        for folder in ("compiler", "grammar", "runtime", "sjoin")
-        for module in sorted((ROOT / folder).rglob("*.py"))
+        for module in package_modules()
         if module.name != "annotate.py"
         for n, line in enumerate(module.read_text().splitlines(), 1)
         if raw.search(line)
@@ -60,8 +148,8 @@ def test_join_types_are_tested_through_the_join_kinds_table() -> None:
     )
     offenders = [
         f"{module.relative_to(ROOT).as_posix()}:{n}: {line.strip()}"
-        for folder in ("compiler", "runtime", "sjoin")
-        for module in sorted((ROOT / folder).rglob("*.py"))
+        for module in package_modules()
+        if not module.is_relative_to(ROOT / "grammar")
         if module.name not in ("model.py", "planner.py")
         for n, line in enumerate(module.read_text().splitlines(), 1)
         if literal_tuple.search(line)

@@ -38,8 +38,7 @@ from typing import Any
 import polars as pl
 from sqlglot import exp
 
-from sjoin.compiler.plan import AggregateNode
-
+from ...compiler.plan import AggregateNode
 from ..aggregate import AggregateMetrics, slot
 from ..batches import Batch, Frame, Rows
 from ..eval import Getter, Layout, compile_expr

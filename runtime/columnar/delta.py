@@ -49,8 +49,7 @@ from urllib.parse import unquote, urlparse
 
 import polars as pl
 
-from sjoin.compiler.types import SqlType
-
+from ...compiler.types import SqlType
 from ..batches import Batch, Rows
 from ..errors import RunError, UsageError
 from ..files import folder_name
@@ -577,7 +576,7 @@ class DeltaWriter:
 
 def relation_columns(plan: Any, relations: Iterable[str]) -> dict[str, list[tuple[str, SqlType]]]:
     """Each output relation's (column, SQL type) pairs."""
-    from sjoin.compiler.plan import StreamNode
+    from ...compiler.plan import StreamNode
 
     columns = {}
     for name in relations:

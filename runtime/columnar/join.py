@@ -25,8 +25,7 @@ from typing import Any
 import polars as pl
 from sqlglot import exp
 
-from sjoin.compiler.plan import JoinNode, Side, StateRule
-
+from ...compiler.plan import JoinNode, Side, StateRule
 from ..batches import Batch, Frame
 from ..eval import Getter, Layout, column_slot, compile_expr
 from ..join import JoinMetrics, JoinStateMixin, side_layout

@@ -22,8 +22,7 @@ from typing import IO, Any
 
 import polars as pl
 
-from sjoin.compiler.types import SqlType
-
+from ...compiler.types import SqlType
 from ..batches import Batch, Frame
 from ..errors import UsageError
 from ..files import Folder, folder_name

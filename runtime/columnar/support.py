@@ -19,11 +19,10 @@ from dataclasses import dataclass
 
 from sqlglot import exp
 
-from sjoin.compiler import annotate
-from sjoin.compiler.functions import FUNCTIONS, lookup
-from sjoin.compiler.plan import AggregateNode, JoinNode
-from sjoin.compiler.types import SqlType
-
+from ...compiler import annotate
+from ...compiler.functions import FUNCTIONS, lookup
+from ...compiler.plan import AggregateNode, JoinNode
+from ...compiler.types import SqlType
 from ..aggregate import aggregate_calls
 from ..errors import UnsupportedExpression
 from ..eval import Layout, column_slot, compile_expr, kind_of, window_arguments

@@ -39,8 +39,7 @@ from urllib.parse import unquote
 
 import polars as pl
 
-from sjoin.compiler.types import SqlType
-
+from ...compiler.types import SqlType
 from ..errors import RunError, UsageError
 from ..files import folder_name
 from ..trace import (

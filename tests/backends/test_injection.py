@@ -605,7 +605,7 @@ def test_reproduction_stream_name_with_python_call(tmp_path: Path) -> None:
     )
     job = tmp_path / "exec.py"
     done = subprocess.run(
-        [sys.executable, "-m", "sjoin.cli", "compile", str(spec), "-o", str(job)],
+        [sys.executable, "-m", "sjoin.cli.main", "compile", str(spec), "-o", str(job)],
         capture_output=True,
         text=True,
         cwd=tmp_path,

@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 
 from sjoin.api import check_text
+from sjoin.cli.scaffold import SPEC as SCAFFOLD
 from sjoin.compiler.backends.pyspark import compile_pyspark
 from sjoin.compiler.settings import SETTINGS, semantic_conf, setting_literal
-from sjoin.scaffold import SPEC as SCAFFOLD
 
 from ..conftest import EXAMPLES
 

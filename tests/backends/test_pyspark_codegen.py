@@ -47,7 +47,7 @@ def test_generated_job_snapshot_of_columns_from_kafka_records(snapshot) -> None:
 def _shapes() -> dict[str, str]:
     """Every shape of job: the examples, every source and sink writer, streams without
     `from`, a spec without sinks, each trigger form, and the `sjoin init` scaffold."""
-    from sjoin.scaffold import SPEC as SCAFFOLD
+    from sjoin.cli.scaffold import SPEC as SCAFFOLD
 
     from .test_injection import SPECS
 

@@ -17,7 +17,7 @@ import pytest
 from sjoin.api import check_file, check_text
 from sjoin.compiler.backends.pyspark import compile_pyspark
 from sjoin.compiler.plan import Plan
-from sjoin.spark_driver import StreamDriver, parse_join_plan
+from sjoin.jvm.spark_driver import StreamDriver, parse_join_plan
 
 from ..conftest import ROOT
 
@@ -289,7 +289,7 @@ def test_job_runs_with_spark_submit_style_main(tmp_path: Path) -> None:
     )
     assert done.returncode == 0, done.stderr[-3000:]
     assert "sjoin: warning" not in done.stderr  # Spark's defaults are the values planned for
-    from sjoin.spark_driver import get_spark
+    from sjoin.jvm.spark_driver import get_spark
 
     out = get_spark().read.parquet(str(tmp_path / "out" / "climate")).collect()
     assert [(r.device_id, r.celsius, r.percent) for r in out] == [("d1", 20.5, 55.0)]
@@ -342,7 +342,7 @@ def test_names_spark_reads_as_paths_run_as_the_runtime_runs(spark: Any) -> None:
     """The generated job quotes every column reference the DataFrame API parses
     (``pytext.column_ref``): on real Spark it resolves each name as written and agrees with
     the runtime batch by batch (rows, watermark, state metrics, state cleanup)."""
-    from sjoin.verify import verify_spec
+    from sjoin.jvm.verify import verify_spec
 
     result = check_text(PATH_NAMES_SPEC, "paths.sjoin")
     assert result.ok and result.plan is not None, [d.message for d in result.diagnostics]
@@ -359,7 +359,7 @@ def test_names_spark_reads_as_paths_run_as_the_runtime_runs(spark: Any) -> None:
 def test_check_conf_reads_sparks_own_conf_values(capsys: pytest.CaptureFixture[str]) -> None:
     """The job's start-up check compares ASSUMED_CONF with what Spark itself reports: silent
     at the values planned for, one warning for a policy the cluster sets otherwise."""
-    from sjoin.spark_driver import get_spark
+    from sjoin.jvm.spark_driver import get_spark
 
     result = check_text((ROOT / "examples" / "ride_matching.sjoin").read_text(), "r.sjoin")
     assert result.ok and result.plan is not None

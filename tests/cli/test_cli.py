@@ -12,7 +12,7 @@ import pytest
 from click.testing import CliRunner
 
 from sjoin import __version__
-from sjoin.cli import main
+from sjoin.cli.main import main
 
 from ..conftest import EXAMPLES, ROOT
 
@@ -95,12 +95,12 @@ def test_plan_of_a_broken_spec_exits_one(tmp_path: Path) -> None:
 
 
 def test_no_traceback_on_internal_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    import sjoin.cli
+    import sjoin.cli.main
 
     def boom(path: Path) -> None:
         raise RuntimeError("boom")
 
-    monkeypatch.setattr(sjoin.cli, "load", boom)
+    monkeypatch.setattr(sjoin.cli.main, "load", boom)
     code, _, err = run("check", str(EXAMPLES[0]))
     assert code == 1
     assert "internal error" in err and "Traceback" not in err
@@ -110,7 +110,7 @@ def test_check_never_imports_pyspark() -> None:
     script = (
         "import sys, sjoin\n"
         f"r = sjoin.check_file({str(EXAMPLES[0])!r})\n"
-        "from sjoin.cli import main\n"
+        "from sjoin.cli.main import main\n"
         "assert r.ok\n"
         "bad = [m for m in sys.modules if m.split('.')[0] in ('pyspark', 'py4j')]\n"
         "assert not bad, bad\n"
@@ -142,7 +142,7 @@ def test_compile_warns_what_the_job_will_expect(tmp_path: Path) -> None:
     """Without `from` and `sink`, `compile` says what the job then needs (W008 per stream,
     W009 for the join) and still writes it (exit 0); `check` does not warn, since `sjoin run`
     needs neither.  The `sjoin init` scaffold has both, so it compiles without them."""
-    from sjoin.scaffold import SPEC
+    from sjoin.cli.scaffold import SPEC
 
     full = SPEC.format(name="shipped")
     bare = "".join(
@@ -171,7 +171,7 @@ def test_version_and_help_import_no_parser(argv: list[str]) -> None:
     script = (
         "import sys\n"
         f"sys.argv = ['sjoin', *{argv!r}]\n"
-        "from sjoin.cli import main\n"
+        "from sjoin.cli.main import main\n"
         "try:\n"
         "    main()\n"
         "except SystemExit as stop:\n"

@@ -31,7 +31,7 @@ import pytest
 from click.testing import CliRunner
 
 from sjoin.api import check_file, check_text
-from sjoin.cli import main
+from sjoin.cli.main import main
 from sjoin.runtime import CheckpointError, UsageError, run, run_to_files
 from sjoin.runtime.checkpoint import PAUSE_ENV, Checkpoint
 from sjoin.runtime.columnar import parquet_out
@@ -211,7 +211,7 @@ def test_a_checkpoint_file_that_is_not_a_regular_file_is_refused_at_once(
         [
             sys.executable,
             "-m",
-            "sjoin.cli",
+            "sjoin.cli.main",
             "run",
             str(SPEC),
             "--trace",
@@ -446,7 +446,7 @@ def test_a_second_process_is_refused_while_the_first_runs(tmp_path: Path) -> Non
     env = {**os.environ, PAUSE_ENV: "2:committed"}
     args = ["--checkpoint", str(ck), "--output", str(out)]
     first = subprocess.Popen(
-        [sys.executable, "-m", "sjoin.cli", "run", str(SPEC), "--trace", str(TRACE), *args],
+        [sys.executable, "-m", "sjoin.cli.main", "run", str(SPEC), "--trace", str(TRACE), *args],
         stderr=subprocess.PIPE,
         env=env,
     )

@@ -16,7 +16,7 @@ import pytest
 from click.testing import CliRunner
 
 from sjoin.api import check_text
-from sjoin.cli import main
+from sjoin.cli.main import main
 
 from ..conftest import EXAMPLES, ROOT
 

@@ -15,7 +15,7 @@ import pytest
 from click.testing import CliRunner
 
 from sjoin.api import check_file, check_text
-from sjoin.cli import main
+from sjoin.cli.main import main
 
 CASES = Path(__file__).parents[1] / "diagnostics" / "cases"
 NO_SINK = CASES / "E025_intermediate_without_sink.sjoin"
@@ -85,7 +85,7 @@ def test_the_plan_for_a_relation_prunes_as_that_query() -> None:
 def test_verify_spec_plans_for_the_relation_it_is_given() -> None:
     """The API (what `@pytest.mark.sjoin_spark` calls): a spec checked for its own queries,
     verified for `shipped`, is refused with E025 before Spark starts."""
-    from sjoin.verify import SpecError, verify_spec
+    from sjoin.jvm.verify import SpecError, verify_spec
 
     checked = check_file(WITH_SINK)
     assert checked.ok

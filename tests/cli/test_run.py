@@ -13,7 +13,7 @@ import pytest
 from click.testing import CliRunner
 
 from sjoin.api import check_file
-from sjoin.cli import main
+from sjoin.cli.main import main
 
 from ..conftest import EXAMPLES
 from ..runtime.harness import plan_of
@@ -279,7 +279,7 @@ def test_progress_to_redirected_stderr_interleaves_whole_lines(tmp_path: Path) -
             [
                 sys.executable,
                 "-m",
-                "sjoin.cli",
+                "sjoin.cli.main",
                 "run",
                 str(spec),
                 "--trace",

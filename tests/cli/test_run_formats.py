@@ -15,8 +15,8 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from sjoin.cli import main
-from sjoin.scaffold import scaffold
+from sjoin.cli.main import main
+from sjoin.cli.scaffold import scaffold
 
 SJOIN = Path(sys.executable).with_name("sjoin")
 
@@ -247,8 +247,8 @@ def test_verify_progress_shows_a_query_name_as_text(monkeypatch: pytest.MonkeyPa
     would fail on `[/]`."""
     import io
 
-    from sjoin.cli import _verify_progress
-    from sjoin.render import Printer
+    from sjoin.cli.main import _verify_progress
+    from sjoin.cli.render import Printer
 
     class Terminal(io.StringIO):
         def isatty(self) -> bool:

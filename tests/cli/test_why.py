@@ -18,11 +18,11 @@ from click.testing import CliRunner
 from hypothesis import given, settings
 
 from sjoin.api import check_text
-from sjoin.cli import main
+from sjoin.cli.main import main
+from sjoin.cli.why import Teller
 from sjoin.runtime import run
 from sjoin.runtime.lineage import trace_run
 from sjoin.runtime.values import dumps
-from sjoin.why import Teller
 
 from ..parity.scenarios import SCENARIOS, records, row
 from ..parity.test_random import Case, cases

@@ -22,7 +22,7 @@ from typing import Any
 import pytest
 
 from sjoin.api import check_file
-from sjoin.delta_driver import (
+from sjoin.jvm.delta_driver import (
     DELTA_SPARK,
     DeltaRunner,
     delta_plan,
@@ -30,9 +30,9 @@ from sjoin.delta_driver import (
     remote_delta_spark,
     write_trace_tables,
 )
+from sjoin.jvm.verify import like_local, verify
 from sjoin.runtime import run_to_files
 from sjoin.runtime.columnar.parquet_out import folder_name
-from sjoin.verify import like_local, verify
 
 pytestmark = pytest.mark.spark
 
@@ -42,9 +42,9 @@ SPEC = ROOT / "examples" / "ride_matching.sjoin"  # a full outer join: no-data b
 
 @pytest.fixture(scope="module")
 def delta_spark():  # type: ignore[no-untyped-def]
-    from sjoin.jvm import JarsUnavailable
-    from sjoin.spark_driver import SparkUnavailable
-    from sjoin.spark_env import EnvError
+    from sjoin.jvm.jars import JarsUnavailable
+    from sjoin.jvm.spark_driver import SparkUnavailable
+    from sjoin.jvm.spark_env import EnvError
 
     try:
         remote = remote_delta_spark()

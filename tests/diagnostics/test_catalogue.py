@@ -36,9 +36,9 @@ from pathlib import Path
 import pytest
 
 from sjoin.api import CheckResult, check_text, read_spec
+from sjoin.cli.render import render_plain
 from sjoin.compiler.codes import CODES
 from sjoin.compiler.source import Source
-from sjoin.render import render_plain
 
 CASES_DIR = Path(__file__).parent / "cases"
 CASES = sorted(CASES_DIR.glob("*.sjoin"))

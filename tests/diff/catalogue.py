@@ -210,7 +210,7 @@ def renamed(batch: dict[str, list[dict[str, Any]]], case: Case) -> dict[str, Any
 
 def record() -> list[dict[str, Any]]:
     """Run every case on local Spark and return the table (also written to RESULTS)."""
-    from sjoin.spark_driver import get_spark
+    from sjoin.jvm.spark_driver import get_spark
 
     from .restart import restart
     from .verdicts import outcome_row

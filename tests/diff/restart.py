@@ -1,7 +1,7 @@
 """Run OLD on local Spark to a checkpoint, then NEW on the same checkpoint: what Spark does
 when a running query is restarted with a changed spec (the checkpoint catalogue's harness).
 
-Inputs are JVM ``MemoryStream``s (``sjoin.spark_driver``). A restarted query gets new
+Inputs are JVM ``MemoryStream``s (``sjoin.jvm.spark_driver``). A restarted query gets new
 streams, so before NEW starts each of its streams is advanced by as many (empty) offsets as
 OLD's stream in the same place used: the checkpoint's committed offsets then name exactly
 what the new streams hold, as a durable source (Kafka, files) would on a real restart.
@@ -20,9 +20,9 @@ from typing import Any
 from sjoin.api import check_text
 from sjoin.compiler.plan import Plan, StreamNode
 from sjoin.compiler.settings import semantic_conf
+from sjoin.jvm.spark_driver import _jvm, _memory_stream, _parsed_input, _to_python
+from sjoin.jvm.verify import load_job, output_mode
 from sjoin.runtime.query import closure
-from sjoin.spark_driver import _jvm, _memory_stream, _parsed_input, _to_python
-from sjoin.verify import load_job, output_mode
 
 Batch = Mapping[str, Sequence[Mapping[str, Any]]]
 

@@ -12,7 +12,7 @@ import pytest
 from click.testing import CliRunner
 
 from sjoin.api import check_text
-from sjoin.cli import main
+from sjoin.cli.main import main
 from sjoin.compiler.diff import diff_plans, operators, sources
 
 from .catalogue import CASES, DOC, END, RESULTS, START, join_spec, markdown_table
@@ -198,7 +198,7 @@ def test_example_change_snapshots(name: str, text_snapshot) -> None:  # type: ig
 
 def upgrade(text: str, a: str, b: str) -> dict[str, list[str]]:
     """The topics of `diff SPEC --spark a --to b`, spec-wide ("") and per relation."""
-    from sjoin.diffing import diff_upgrade
+    from sjoin.cli.diffing import diff_upgrade
 
     report = diff_upgrade(check_text(text, "spec.sjoin"), a, b, None).diff
     out = {"": [r.topic for r in report.changes]}
@@ -214,7 +214,7 @@ def test_upgrade_reads_the_semi_join_order_only_for_semi_joins() -> None:
 
 def test_upgrade_names_the_between_rewrite_of_4_0() -> None:
     spec = join_spec(on="L.t + INTERVAL 1 SECOND BETWEEN R.t AND R.t + INTERVAL 10 SECONDS")
-    from sjoin.diffing import diff_upgrade
+    from sjoin.cli.diffing import diff_upgrade
 
     report = diff_upgrade(check_text(spec, "spec.sjoin"), "3.5", "4.0", None).diff
     eviction = [r for r in report.relation_changes["j"] if r.topic == "state eviction"]
@@ -223,7 +223,7 @@ def test_upgrade_names_the_between_rewrite_of_4_0() -> None:
 
 def test_upgrade_lists_analysis_verdicts_with_their_issue() -> None:
     text = EXAMPLE["checkout_funnel"].read_text()
-    from sjoin.diffing import diff_upgrade
+    from sjoin.cli.diffing import diff_upgrade
 
     report = diff_upgrade(check_text(text, "f.sjoin"), "3.4", "3.5", None).diff
     (analysis,) = [r for r in report.changes if r.topic == "analysis"]

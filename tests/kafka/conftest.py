@@ -17,8 +17,8 @@ def _unavailable(reason: str) -> None:
 
 @pytest.fixture(scope="session")
 def kafka_broker():  # type: ignore[no-untyped-def]
-    from sjoin.jvm import JarsUnavailable
-    from sjoin.kafka_broker import BrokerError, KafkaBroker
+    from sjoin.jvm.jars import JarsUnavailable
+    from sjoin.jvm.kafka_broker import BrokerError, KafkaBroker
 
     broker = KafkaBroker()
     try:
@@ -46,7 +46,7 @@ def kafka_spark(spark):  # type: ignore[no-untyped-def]
     except Py4JJavaError:
         import pyspark
 
-        from sjoin.jvm import JarsUnavailable, connector_jars
+        from sjoin.jvm.jars import JarsUnavailable, connector_jars
 
         try:
             connector_jars(pyspark.__version__, ["kafka"])

@@ -1,4 +1,4 @@
-"""Which Kafka connector a local Spark gets (`sjoin.jvm.connector_jars`), when the registry
+"""Which Kafka connector a local Spark gets (`sjoin.jvm.jars.connector_jars`), when the registry
 does not serve the connector of that Spark's own release: the release of its own line that
 sjoin knows first (pyspark 3.5.9 runs with 3.5.7's, as served here; not with 3.4's), then
 the newest of each older line of the same major version. A stand-in `mvn` serves a chosen
@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from sjoin.compiler.connectors import SPARK_RELEASES, kafka_connector
-from sjoin.jvm import JarsUnavailable, connector_jars, connectors_command, jar_dir
+from sjoin.jvm.jars import JarsUnavailable, connector_jars, connectors_command, jar_dir
 
 # `mvn -q -B -f POM dependency:copy-dependencies -DoutputDirectory=OUT ...`: one jar for the
 # version the POM names when it is in $SERVED, else Maven's error; each call logged.
@@ -99,5 +99,7 @@ def test_none_served_raises_with_the_command_that_fetches_with_the_fallback(
     with pytest.raises(JarsUnavailable, match=r"3\.5\.9 was not found in central") as caught:
         connector_jars("3.5.9", ["kafka"])
     assert log() == ["3.5.9", *(SPARK_RELEASES[f"3.{m}"] for m in (5, 4, 3))]
-    assert caught.value.command == f"{sys.executable} -m sjoin.jvm fetch-connectors 3.5.9 kafka"
+    assert (
+        caught.value.command == f"{sys.executable} -m sjoin.jvm.jars fetch-connectors 3.5.9 kafka"
+    )
     assert caught.value.command == connectors_command("3.5.9", ["kafka"])

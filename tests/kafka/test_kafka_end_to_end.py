@@ -16,9 +16,9 @@ from typing import Any
 import pytest
 
 from sjoin.api import check_file
-from sjoin.kafka_driver import KafkaRunner, consume_all, topic_of
+from sjoin.jvm.kafka_driver import KafkaRunner, consume_all, topic_of
+from sjoin.jvm.verify import verify
 from sjoin.runtime import run
-from sjoin.verify import verify
 
 pytestmark = pytest.mark.spark
 
@@ -61,7 +61,7 @@ def test_example_through_kafka_equals_sjoin_run(spec, kafka_broker, kafka_spark,
     assert checked.plan is not None
     trace = spec.with_name(spec.stem + ".trace.jsonl")
     runner = KafkaRunner(kafka_spark, kafka_broker.bootstrap, tmp_path)
-    from sjoin.verify import like_local
+    from sjoin.jvm.verify import like_local
 
     planned, _ = like_local(checked, str(kafka_spark.version))
     assert planned.plan is not None

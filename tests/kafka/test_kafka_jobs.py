@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from sjoin.api import check_text
-from sjoin.kafka_driver import consume_all, create_topics, run_prefix
+from sjoin.jvm.kafka_driver import consume_all, create_topics, run_prefix
 from sjoin.runtime import run
 
 pytestmark = pytest.mark.spark
@@ -140,7 +140,7 @@ def _order(order_id: int, amount: str) -> str:
 def _orders_read_by_the_job(spark, bootstrap: str, topic: str, options: str, tmp_path):  # type: ignore[no-untyped-def]
     """The rows the generated job's `read_inputs` gives for `orders`, read to the end of the
     topic now (availableNow), or the exception the query ended with."""
-    from sjoin.verify import load_job
+    from sjoin.jvm.verify import load_job
 
     checked = check_text(SOURCE_SPEC.format(topic=topic, bootstrap=bootstrap, options=options))
     assert checked.plan is not None, checked.diagnostics

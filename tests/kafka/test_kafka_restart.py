@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from sjoin.api import check_file
-from sjoin.kafka_driver import (
+from sjoin.jvm.kafka_driver import (
     KafkaStreamDriver,
     consume_all,
     create_topics,
@@ -21,9 +21,9 @@ from sjoin.kafka_driver import (
     run_prefix,
     topic_of,
 )
+from sjoin.jvm.verify import load_job, spark_row
 from sjoin.runtime import run
 from sjoin.runtime.trace import read_trace, schemas_of
-from sjoin.verify import load_job, spark_row
 
 pytestmark = pytest.mark.spark
 
@@ -42,7 +42,7 @@ def test_restart_from_the_checkpoint_loses_nothing(example, kafka_broker, kafka_
     trace_path = spec.with_name(f"{example}.trace.jsonl")
     checked = check_file(spec)
     assert checked.plan is not None
-    from sjoin.verify import like_local
+    from sjoin.jvm.verify import like_local
 
     planned, _ = like_local(checked, str(kafka_spark.version))
     assert planned.plan is not None

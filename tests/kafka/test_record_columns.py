@@ -29,7 +29,7 @@ import pytest
 
 from sjoin.api import check_file, check_text
 from sjoin.compiler.plan import Plan
-from sjoin.kafka_driver import (
+from sjoin.jvm.kafka_driver import (
     KafkaRunner,
     KafkaStreamDriver,
     consume_all,
@@ -38,12 +38,12 @@ from sjoin.kafka_driver import (
     record_fields,
     run_prefix,
 )
+from sjoin.jvm.verify import like_local, spark_row, verify
 from sjoin.runtime import run
 from sjoin.runtime.errors import RunError
 from sjoin.runtime.kafka_trace import read_kafka
 from sjoin.runtime.trace import Trace, TraceError, read_trace, schemas_of
 from sjoin.runtime.values import format_timestamp, parse_timestamp
-from sjoin.verify import like_local, spark_row, verify
 
 from .test_replay import cli, prefixed_spec
 

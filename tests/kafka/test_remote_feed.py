@@ -15,8 +15,8 @@ from typing import Any
 
 import pytest
 
-from sjoin.spark_driver import ProduceFailed, SparkUnavailable, ask_parent_to_produce
-from sjoin.spark_env import RemoteSpark, RemoteSparkError
+from sjoin.jvm.spark_driver import ProduceFailed, SparkUnavailable, ask_parent_to_produce
+from sjoin.jvm.spark_env import RemoteSpark, RemoteSparkError
 
 # A child that speaks the protocol as spark_driver.serve does for a "kafka" request: it asks
 # for each non-empty feed (the first before its queries would start), then reports what the

@@ -19,8 +19,8 @@ import pytest
 from click.testing import CliRunner
 
 from sjoin.api import check_file, check_text
-from sjoin.cli import main
-from sjoin.kafka_driver import create_topics, run_prefix
+from sjoin.cli.main import main
+from sjoin.jvm.kafka_driver import create_topics, run_prefix
 from sjoin.runtime import run
 from sjoin.runtime.errors import UsageError
 from sjoin.runtime.kafka_offsets import cut_source

@@ -17,11 +17,11 @@ from typing import Any
 import pytest
 
 from sjoin.api import check_text
-from sjoin.kafka_driver import create_topics, kafka_plan, run_prefix
+from sjoin.jvm.kafka_driver import create_topics, kafka_plan, run_prefix
+from sjoin.jvm.verify import load_job
 from sjoin.runtime import run
 from sjoin.runtime.kafka_trace import read_kafka
 from sjoin.runtime.values import parse_timestamp
-from sjoin.verify import load_job
 
 from .test_replay import produce
 

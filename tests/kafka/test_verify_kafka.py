@@ -16,11 +16,11 @@ import pytest
 from click.testing import CliRunner
 
 from sjoin.api import check_file
-from sjoin.cli import main
+from sjoin.cli.main import main
 from sjoin.compiler.connectors import kafka_connector
-from sjoin.jvm import KAFKA_BROKER, connectors_command, fetch_command, jar_dir
-from sjoin.kafka_driver import not_from_kafka
-from sjoin.spark_env import env_command
+from sjoin.jvm.jars import KAFKA_BROKER, connectors_command, fetch_command, jar_dir
+from sjoin.jvm.kafka_driver import not_from_kafka
+from sjoin.jvm.spark_env import env_command
 
 ROOT = Path(__file__).resolve().parents[2]
 SPEC = str(ROOT / "examples" / "unpaid_orders.sjoin")
@@ -206,8 +206,8 @@ def spark35() -> str:
     """The cached Spark 3.5 environment (`verify --spark 3.5` makes it on first use: pip, a
     few minutes; scripts/test.sh makes it for the parity suite anyway). Without it the test
     skips, except in CI, where it fails."""
-    from sjoin.spark_driver import SparkUnavailable, check_java
-    from sjoin.spark_env import EnvError, ensure_env
+    from sjoin.jvm.spark_driver import SparkUnavailable, check_java
+    from sjoin.jvm.spark_env import EnvError, ensure_env
 
     try:
         check_java()

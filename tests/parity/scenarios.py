@@ -1,5 +1,5 @@
 """Parity scenarios: a small spec and a few tiny micro-batches each, run through
-``sjoin.verify`` (runtime vs the generated PySpark job on real Spark).
+``sjoin.jvm.verify`` (runtime vs the generated PySpark job on real Spark).
 
 A scenario's batches are Python data: a list of ``{stream: [row dicts]}``; each becomes one
 trace batch (one Spark micro-batch).  ``xfail`` holds the reason of a known difference.

@@ -1,4 +1,4 @@
-"""Every parity scenario through ``sjoin.verify``: the runtime and the generated PySpark job
+"""Every parity scenario through ``sjoin.jvm.verify``: the runtime and the generated PySpark job
 on real Spark must agree batch by batch (rows, watermark, state metrics, state cleanup).
 
 The specs target Spark 4.3; on another Spark (SJOIN_VERIFY_PYTHON) they are re-planned for it
@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from sjoin.api import check_text
-from sjoin.verify import verify_spec
+from sjoin.jvm.verify import verify_spec
 
 from .scenarios import ParityScenario, S
 

@@ -1,4 +1,4 @@
-"""Differential test: random valid specs and traces through ``sjoin.verify``.
+"""Differential test: random valid specs and traces through ``sjoin.jvm.verify``.
 
 Specs: a join type Spark accepts with the generated bounds, equi-keys (one or two), lower
 and upper time bounds in seconds (strict or not), an optional side filter, and watermark
@@ -21,7 +21,7 @@ from hypothesis import HealthCheck, Phase, given, note, settings
 from hypothesis import strategies as st
 
 from sjoin.api import check_text
-from sjoin.verify import verify
+from sjoin.jvm.verify import verify
 
 from .scenarios import records, ts
 

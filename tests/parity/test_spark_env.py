@@ -15,9 +15,9 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-import sjoin.spark_driver
-from sjoin.cli import main
-from sjoin.spark_driver import (
+import sjoin.jvm.spark_driver
+from sjoin.cli.main import main
+from sjoin.jvm.spark_driver import (
     BatchResult,
     RunResult,
     SparkUnavailable,
@@ -25,7 +25,7 @@ from sjoin.spark_driver import (
     decode_value,
     encode_result,
 )
-from sjoin.spark_env import RemoteSpark, cache_dir, ensure_env, env_command
+from sjoin.jvm.spark_env import RemoteSpark, cache_dir, ensure_env, env_command
 
 from .scenarios import EXAMPLES
 
@@ -48,7 +48,7 @@ def test_the_cache_is_under_xdg_cache_home(tmp_path: Path, monkeypatch: Any) -> 
 
 def test_the_driver_runs_alone() -> None:
     """The child runs spark_driver.py copied alone: it may import nothing of sjoin."""
-    tree = ast.parse(Path(sjoin.spark_driver.__file__).read_text(encoding="utf-8"))
+    tree = ast.parse(Path(sjoin.jvm.spark_driver.__file__).read_text(encoding="utf-8"))
     imported = {
         name
         for node in ast.walk(tree)
@@ -125,7 +125,7 @@ def test_cli_python_runs_the_job_in_a_child(spark: Any) -> None:
     """--python with this very interpreter: the job runs in a child process (its own JVM)."""
     done = subprocess.run(
         [
-            *(sys.executable, "-m", "sjoin.cli", "verify", SPEC, "--trace", TRACE),
+            *(sys.executable, "-m", "sjoin.cli.main", "verify", SPEC, "--trace", TRACE),
             *("--python", sys.executable, "--format", "json"),
         ],
         capture_output=True,

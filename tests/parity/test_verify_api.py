@@ -1,4 +1,4 @@
-"""``sjoin.verify`` without Spark (imports, normalisation, the diff) and ``sjoin verify``."""
+"""``sjoin.jvm.verify`` without Spark (imports, normalisation, the diff) and ``sjoin verify``."""
 
 from __future__ import annotations
 
@@ -16,8 +16,8 @@ import pytest
 from click.testing import CliRunner
 
 from sjoin.api import check_file, check_text
-from sjoin.cli import main
-from sjoin.verify import (
+from sjoin.cli.main import main
+from sjoin.jvm.verify import (
     Difference,
     MetricDifference,
     VerifyReport,
@@ -35,7 +35,7 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_import_needs_no_pyspark() -> None:
-    code = "import sys, sjoin.verify; print('pyspark' in sys.modules)"
+    code = "import sys, sjoin.jvm.verify; print('pyspark' in sys.modules)"
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert done.stdout.strip() == "False"
 
@@ -111,7 +111,13 @@ def test_cli_without_java_says_spark_is_needed(tmp_path: Path) -> None:
     env = {**os.environ, "JAVA_HOME": str(tmp_path / "no-java")}
     done = subprocess.run(
         [
-            *(sys.executable, "-m", "sjoin.cli", "verify", str(EXAMPLES / "unpaid_orders.sjoin")),
+            *(
+                sys.executable,
+                "-m",
+                "sjoin.cli.main",
+                "verify",
+                str(EXAMPLES / "unpaid_orders.sjoin"),
+            ),
             *("--trace", str(EXAMPLES / "unpaid_orders.trace.jsonl")),
         ],
         capture_output=True,
@@ -336,7 +342,7 @@ def test_difference_in_words_operators_cleanup_and_errors() -> None:
 
 
 def test_report_text_says_which_query_differs() -> None:
-    from sjoin.verify import QueryReport
+    from sjoin.jvm.verify import QueryReport
 
     report = VerifyReport(
         queries=[

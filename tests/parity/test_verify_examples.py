@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-from sjoin.cli import main
+from sjoin.cli.main import main
 
 from .scenarios import EXAMPLES
 
@@ -37,7 +37,7 @@ def test_the_cli_compares_like_with_like_and_keeps_spark_quiet(spark: Any) -> No
     """A fresh process (its own JVM): ad_attribution targets Spark 4.0, the local Spark is
     4.3; one note says so, and neither stream has a line of Spark's log."""
     done = subprocess.run(
-        [sys.executable, "-m", "sjoin.cli", "verify", *_args("ad_attribution")],
+        [sys.executable, "-m", "sjoin.cli.main", "verify", *_args("ad_attribution")],
         capture_output=True,
         text=True,
         check=False,

@@ -102,8 +102,8 @@ def test_assert_batches_keys_on_spark_batch_ids_or_trace_batches(tmp_path: Path)
     by the no-data batch 5.  `by="trace_batch"` keys on the trace's own values, a no-data
     batch counting for the trace batch it followed."""
     from sjoin.api import check_file
+    from sjoin.cli.scaffold import scaffold
     from sjoin.runtime import run as run_plan
-    from sjoin.scaffold import scaffold
     from sjoin.testing import Run
 
     spec, trace, _ = scaffold("shipped", tmp_path)

@@ -12,7 +12,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from sjoin.api import check_file
-from sjoin.scaffold import ScaffoldError, scaffold
+from sjoin.cli.scaffold import ScaffoldError, scaffold
 
 from ..conftest import ROOT
 
@@ -114,7 +114,7 @@ def test_init_says_every_file_and_a_next_step_that_runs_only_the_scaffolds_tests
     folder is among the files written."""
     from click.testing import CliRunner
 
-    from sjoin.cli import main
+    from sjoin.cli.main import main
 
     result = CliRunner().invoke(main, ["init", "shipped", "--dir", str(tmp_path / "demo")])
     assert result.exit_code == 0, result.output

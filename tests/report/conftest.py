@@ -104,7 +104,7 @@ def mermaid_js() -> Path:
 def sjoin_command() -> list[str]:
     """The installed console script, as users run it."""
     script = Path(sys.executable).with_name("sjoin")
-    return [str(script)] if script.is_file() else [sys.executable, "-m", "sjoin.cli"]
+    return [str(script)] if script.is_file() else [sys.executable, "-m", "sjoin.cli.main"]
 
 
 def png_size(data: bytes) -> tuple[int, int]:

@@ -1,4 +1,4 @@
-"""`sjoin/report.py` and `sjoin run --report`: the page says what the progress records say,
+"""`cli/report.py` and `sjoin run --report`: the page says what the progress records say,
 batch by batch, needs nothing outside itself, and every failure is one sentence with exit 2."""
 
 from __future__ import annotations
@@ -14,9 +14,9 @@ import pytest
 from click.testing import CliRunner
 
 from sjoin.api import check_file, check_text
-from sjoin.cli import main
+from sjoin.cli.main import main
+from sjoin.cli.report import BatchFigures, Report, render
 from sjoin.compiler.plan import Plan
-from sjoin.report import BatchFigures, Report, render
 from sjoin.runtime import RunResult, run
 
 from ..conftest import EXAMPLES
@@ -240,7 +240,7 @@ def test_run_without_report_does_not_import_matplotlib(tmp_path: Path) -> None:
     script = (
         "import sys\n"
         "from click.testing import CliRunner\n"
-        "from sjoin.cli import main\n"
+        "from sjoin.cli.main import main\n"
         f"r = CliRunner().invoke(main, ['run', {str(AD)!r}, '--trace', "
         f"{str(AD.with_suffix('.trace.jsonl'))!r}, '--output', {str(tmp_path / 'o')!r}])\n"
         "assert r.exit_code == 0, r.output\n"
@@ -380,10 +380,10 @@ def test_hostile_names_are_drawn_as_written(
 ) -> None:
     """Every name the report shows (join, aggregate, aliases, in the legends and the table)
     comes out exactly as written: never math text, never left out of a legend."""
-    import sjoin.report
+    import sjoin.cli.report
 
     if not markers:  # the rows plot of a long run: lines, not bars
-        monkeypatch.setattr(sjoin.report, "MARKERS_UP_TO", 0)
+        monkeypatch.setattr(sjoin.cli.report, "MARKERS_UP_TO", 0)
     spec, trace, n = hostile_spec(HOSTILE_NAMES[key])
     result = check_text(spec)
     assert result.ok and result.plan is not None, [d.message for d in result.diagnostics]
@@ -409,7 +409,7 @@ def test_plain_text_round_trips_through_matplotlib() -> None:
     and never as math; unprintable characters become visible escapes on one line."""
     from matplotlib.text import Text
 
-    from sjoin.report import plain
+    from sjoin.cli.report import plain
 
     samples = ["$", "$$", "\\$", "\\\\$", "$\\$", "a$b\\$c$$\\", "\\", "x$y\\\\$$z", ""]
     samples += ["".join(p) for p in itertools.product("$\\a", repeat=4)]

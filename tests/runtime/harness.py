@@ -1,5 +1,5 @@
 """Scenario helpers for runtime tests: run one scenario on the runtime and (optionally) on
-real Spark through ``sjoin.spark_driver``, and compare them batch by batch."""
+real Spark through ``sjoin.jvm.spark_driver``, and compare them batch by batch."""
 
 from __future__ import annotations
 
@@ -112,7 +112,7 @@ class Scenario:
         return observe_runtime(result, self.relation)
 
     def run_spark(self, spark: Any) -> list[Observed]:
-        from sjoin.spark_driver import run_batches
+        from sjoin.jvm.spark_driver import run_batches
 
         plan = self.plan
         schemas = {

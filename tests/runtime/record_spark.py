@@ -1,5 +1,5 @@
 """Re-record ``spark_recorded.json``: run every scenario's PySpark job on real Spark (through
-``sjoin.spark_driver``) and store what Spark reported per batch.
+``sjoin.jvm.spark_driver``) and store what Spark reported per batch.
 
     .venv/bin/python -m tests.runtime.record_spark [NAME ...]
 
@@ -41,13 +41,13 @@ def load() -> dict[str, list[Observed]]:
 def main(names: list[str]) -> int:
     import pyspark
 
-    from sjoin.spark_driver import get_spark
+    from sjoin.jvm.spark_driver import get_spark
 
     spark = get_spark("sjoin-record")
     data = json.loads(RECORDED.read_text()) if RECORDED.exists() else {"scenarios": {}}
     data["_comment"] = (
         f"Recorded from Spark {pyspark.__version__} (local[2], 2 shuffle partitions, UTC) "
-        f"via sjoin.spark_driver by tests/runtime/record_spark.py on {date.today()}"
+        f"via sjoin.jvm.spark_driver by tests/runtime/record_spark.py on {date.today()}"
     )
     failures = 0
     for scenario in SCENARIOS:

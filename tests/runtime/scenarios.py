@@ -1,7 +1,7 @@
 """Runtime scenarios, each with the same job written by hand in PySpark.
 
 Every scenario here runs on the runtime; ``record_spark.py`` runs the PySpark jobs on real
-Spark (through ``sjoin.spark_driver``) and stores what Spark reported in
+Spark (through ``sjoin.jvm.spark_driver``) and stores what Spark reported in
 ``spark_recorded.json``, which ``test_scenarios.py`` compares the runtime against.  A few
 are also compared live (``@pytest.mark.spark``).  The PySpark jobs import pyspark lazily.
 """

@@ -19,7 +19,7 @@ import pytest
 from click.testing import CliRunner
 
 from sjoin.api import check_file
-from sjoin.cli import main
+from sjoin.cli.main import main
 from sjoin.runtime import CheckpointError, run, run_to_files
 from sjoin.runtime.checkpoint import PAUSE_ENV, REQUIRED, Checkpoint
 

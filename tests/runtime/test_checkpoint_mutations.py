@@ -21,7 +21,7 @@ import pytest
 from click.testing import CliRunner
 
 from sjoin.api import check_text
-from sjoin.cli import main
+from sjoin.cli.main import main
 from sjoin.runtime import CheckpointError, RunError, run_to_files
 from sjoin.runtime.checkpoint import Checkpoint
 

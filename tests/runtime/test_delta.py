@@ -16,10 +16,10 @@ import pytest
 from click.testing import CliRunner
 from deltalake import DeltaTable, write_deltalake
 
-from sjoin.cli import main
+from sjoin.cli.main import main
 from sjoin.compiler.backends.pyspark import compile_pyspark
 from sjoin.compiler.connectors import delta_connector, packages
-from sjoin.delta_driver import delta_plan, read_table, write_trace_tables
+from sjoin.jvm.delta_driver import delta_plan, read_table, write_trace_tables
 from sjoin.runtime import ENGINES, EngineName, RunError, UsageError, run, run_to_files
 from sjoin.runtime.columnar.delta import (
     _admitted,

@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from sjoin.cli import main
+from sjoin.cli.main import main
 from sjoin.runtime import choice
 from sjoin.runtime.choice import (
     COLUMNAR_FIXED_ROWS,

@@ -105,7 +105,7 @@ def spark_value(value: Any) -> Any:
 def test_expressions_against_spark_sql(spark: Any, nulls: bool) -> None:
     from pyspark.sql import Row
 
-    from sjoin.spark_driver import _to_python
+    from sjoin.jvm.spark_driver import _to_python
 
     values = dict(ROW)
     values["t"] = datetime(2026, 3, 15, 13, 45, 30, 250000, tzinfo=UTC)

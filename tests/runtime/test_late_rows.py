@@ -15,7 +15,7 @@ from click.testing import CliRunner
 from hypothesis import given, settings
 
 from sjoin.api import check_text
-from sjoin.cli import main
+from sjoin.cli.main import main
 from sjoin.runtime import ENGINES, EngineName, run
 
 from ..parity.scenarios import SCENARIOS, records, row, ts

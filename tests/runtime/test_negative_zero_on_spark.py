@@ -9,8 +9,8 @@ import json
 import pytest
 
 from sjoin.api import check_text
+from sjoin.jvm.verify import verify_spec
 from sjoin.runtime import run
-from sjoin.verify import verify_spec
 
 SPEC = """
 stream s (k STRING, t TIMESTAMP, x DOUBLE, f FLOAT)

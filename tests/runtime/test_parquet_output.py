@@ -11,7 +11,7 @@ import polars as pl
 import pytest
 from click.testing import CliRunner
 
-from sjoin.cli import main
+from sjoin.cli.main import main
 from sjoin.compiler.types import ARRAY_STRING, BIGINT
 from sjoin.runtime import ENGINES, EngineName, UsageError, run, run_to_files
 from sjoin.runtime.columnar.parquet_out import folder_name, unsupported_column

@@ -31,7 +31,7 @@ import polars as pl
 import pytest
 from click.testing import CliRunner
 
-from sjoin.cli import main
+from sjoin.cli.main import main
 from sjoin.compiler.plan import Plan
 from sjoin.compiler.types import TYPE_NAMES, SqlType, lookup_type
 from sjoin.runtime import choice, choose_engine, scan_trace

@@ -13,11 +13,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from sjoin.jvm.verify import _read_any_trace
 from sjoin.runtime import RunError, UsageError
 from sjoin.runtime.columnar.frames import to_rows
 from sjoin.runtime.columnar.trace import read_trace_columns
 from sjoin.runtime.trace import Trace, TraceError, read_trace, schemas_of
-from sjoin.verify import _read_any_trace
 
 from .harness import plan_of
 

@@ -19,7 +19,7 @@ from click.testing import CliRunner
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from sjoin.cli import main
+from sjoin.cli.main import main
 from sjoin.runtime.trace import Trace, TraceError, read_trace, schemas_of
 from sjoin.runtime.values import dumps, json_converter
 

@@ -13,7 +13,7 @@ import pytest
 
 from sjoin.api import check_text
 from sjoin.compiler.sql import spark_sql
-from sjoin.spark_driver import StreamDriver
+from sjoin.jvm.spark_driver import StreamDriver
 
 pytestmark = pytest.mark.spark
 

@@ -32,7 +32,7 @@ from typing import Any
 import pytest
 
 from sjoin.api import check_text
-from sjoin.spark_driver import StreamDriver, parse_join_plan, split_top_level
+from sjoin.jvm.spark_driver import StreamDriver, parse_join_plan, split_top_level
 
 from ..planner.cases import BY_ID, CASES, SPARK_DDL, Case, SparkCheck, State, TwoStreamJoin
 

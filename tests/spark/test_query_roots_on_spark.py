@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from sjoin.api import check_file
-from sjoin.verify import verify
+from sjoin.jvm.verify import verify
 
 from ..cli.test_query_roots import TRACE, WITH_SINK
 

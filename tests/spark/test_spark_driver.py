@@ -1,4 +1,5 @@
-"""Real-Spark checks of sjoin.spark_driver against the reference's worked examples (§1.8, §1.10)."""
+"""Real-Spark checks of sjoin.jvm.spark_driver against the reference's worked examples
+(§1.8, §1.10)."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from sjoin.spark_driver import (
+from sjoin.jvm.spark_driver import (
     BatchResult,
     SparkUnavailable,
     StreamDriver,
@@ -265,7 +266,7 @@ def test_parse_join_plan_other_shapes() -> None:
 
 def test_module_imports_without_pyspark() -> None:
     """The module is importable with pyspark absent, and get_spark then says why it cannot run."""
-    path = Path(__file__).resolve().parents[2] / "sjoin" / "spark_driver.py"
+    path = Path(__file__).resolve().parents[2] / "jvm" / "spark_driver.py"
     script = (
         "import importlib.util, sys\n"
         "sys.modules['pyspark'] = None\n"

@@ -55,7 +55,7 @@ def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
 
     Without Java or pyspark the test is skipped with the reason, except in CI, where it must
     fail (the same rule as the `spark` fixture of tests/conftest.py)."""
-    from sjoin.spark_driver import SparkUnavailable, check_java
+    from sjoin.jvm.spark_driver import SparkUnavailable, check_java
 
     try:
         import pyspark  # noqa: F401

@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from sjoin.spark_driver import parse_join_plan, run_batches
+from sjoin.jvm.spark_driver import parse_join_plan, run_batches
 
 pytestmark = pytest.mark.spark
 

@@ -11,11 +11,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from sjoin.api import CheckResult, check_text
-from sjoin.compiler.diff import SpecDiff, VersionDiff, diff_plans, diff_versions, pair_queries
-from sjoin.compiler.model import SUPPORTED_SPARK, SparkVersion
-from sjoin.compiler.plan import Plan
-from sjoin.render import shown_value
+from ..api import CheckResult, check_text
+from ..compiler.diff import SpecDiff, VersionDiff, diff_plans, diff_versions, pair_queries
+from ..compiler.model import SUPPORTED_SPARK, SparkVersion
+from ..compiler.plan import Plan
+from .render import shown_value
 
 MAX_BATCHES = 3  # differing batches shown per query
 MAX_ROWS = 3  # rows shown per side of a batch
@@ -112,7 +112,7 @@ def compare_runs(
 ) -> TraceDiff:
     """Run each pair of query roots on the runtime over ``trace`` and keep the first
     MAX_BATCHES batches whose rows (and, with ``metrics``, state metrics) differ."""
-    from sjoin.runtime import RunError, run
+    from ..runtime import RunError, run
 
     out = TraceDiff(labels)
     for old_root, new_root in roots:

@@ -20,7 +20,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from sjoin.runtime import BatchOutput
+from ..runtime import BatchOutput
 
 
 def shown(text: str) -> Text:

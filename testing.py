@@ -24,7 +24,7 @@ from typing import Any, Literal
 
 import pytest
 
-from sjoin.api import CheckResult, check_file
+from .api import CheckResult, check_file
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -37,7 +37,7 @@ def _checked(spec: str | Path, relation: str | None = None) -> CheckResult:
     result = check_file(spec, relation)
     errors = [d for d in result.diagnostics if d.severity == "error"]
     if errors or result.plan is None:
-        from sjoin.render import render_plain
+        from .cli.render import render_plain
 
         text = "\n\n".join(render_plain(d, result.source) for d in errors)
         pytest.fail(f"{spec} has errors:\n{text}", pytrace=False)
@@ -51,7 +51,7 @@ def sjoin_snapshot(snapshot: Any) -> Callable[[str | Path], None]:
     from syrupy.extensions.json import JSONSnapshotExtension
     from syrupy.extensions.single_file import SingleFileSnapshotExtension, WriteMode
 
-    from sjoin.compiler.backends.pyspark import compile_pyspark
+    from .compiler.backends.pyspark import compile_pyspark
 
     class PythonFile(SingleFileSnapshotExtension):
         _write_mode = WriteMode.TEXT
@@ -139,7 +139,7 @@ class Run:
 
 def _json_ready(row: Mapping[str, Any]) -> dict[str, Any]:
     """``row`` as its output JSON line reads back."""
-    from sjoin.runtime.values import dumps
+    from .runtime.values import dumps
 
     return dict(json.loads(dumps(dict(row))))
 
@@ -172,7 +172,7 @@ def sjoin_run(request: pytest.FixtureRequest) -> Callable[..., Run]:
         trace: str | Path | Sequence[Mapping[str, Any]],
         relation: str | None = None,
     ) -> Run:
-        from sjoin.runtime import run as run_plan
+        from .runtime import run as run_plan
 
         path = Path(spec)
         result = _checked(path, relation)
@@ -189,10 +189,10 @@ def sjoin_run(request: pytest.FixtureRequest) -> Callable[..., Run]:
 def _verify_on_spark(result: CheckResult, trace: Any, relation: str | None) -> None:
     assert result.plan is not None
     try:
-        from sjoin.verify import verify_spec
+        from .jvm.verify import verify_spec
     except ImportError as err:  # pragma: no cover - verify ships with sjoin
         pytest.skip(f"sjoin verify is unavailable: {err}")
-    from sjoin.spark_driver import SparkUnavailable
+    from .jvm.spark_driver import SparkUnavailable
 
     try:
         report = verify_spec(result, trace, relation=relation)

@@ -15,8 +15,8 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any, TextIO
 
-from sjoin.compiler.diagnostics import Diagnostic
-from sjoin.compiler.source import Source
+from ..compiler.diagnostics import Diagnostic
+from ..compiler.source import Source
 
 STYLES = {"error": "bold red", "warning": "bold yellow"}
 MAX_LINE_SHOWN = 200  # characters of a long source line shown under a diagnostic

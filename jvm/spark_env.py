@@ -3,7 +3,7 @@ job in a child process, through the test driver.
 
 ``ensure_env("3.5")`` makes (once) and returns a venv with ``pyspark==3.5.*`` under the user's
 cache directory (``$XDG_CACHE_HOME/sjoin/spark-3.5``, else ``~/.cache/sjoin/spark-3.5``),
-with ``python -m venv`` and pip. ``RemoteSpark(python)`` starts ``sjoin/spark_driver.py``
+with ``python -m venv`` and pip. ``RemoteSpark(python)`` starts ``jvm/spark_driver.py``
 (copied alone into a temporary directory: it imports nothing of sjoin) under that interpreter
 and talks to it in JSON lines (the protocol is in spark_driver.py); ``verify`` takes it in
 place of a SparkSession.
@@ -24,7 +24,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import IO, Any
 
-from sjoin.spark_driver import RunResult, SparkUnavailable, decode_result, decode_value
+from .spark_driver import RunResult, SparkUnavailable, decode_result, decode_value
 
 __all__ = [
     "EnvError",

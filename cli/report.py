@@ -27,9 +27,9 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from sjoin import __version__
-from sjoin.compiler.plan import AggregateNode, JoinNode, Plan
-from sjoin.runtime import BatchOutput
+from .. import __version__
+from ..compiler.plan import AggregateNode, JoinNode, Plan
+from ..runtime import BatchOutput
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes

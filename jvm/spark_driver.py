@@ -94,7 +94,7 @@ def get_spark(
     ``app_name`` and ``quiet`` only matter for the first call. ``quiet``: the JVM gets no
     stderr (its start-up banner and log4j's console lines go nowhere; failures still come
     back as Python exceptions) and py4j logs errors only. Spark's log level is ERROR either
-    way. ``jars`` (jar files: Spark's connectors, from ``sjoin.jvm``) go on ``spark.jars``
+    way. ``jars`` (jar files: Spark's connectors, from ``sjoin.jvm.jars``) go on ``spark.jars``
     of the first call, and ``conf`` (static confs such as Delta's SQL extension) too. Raises
     ``SparkUnavailable`` when Spark cannot run here, so test suites can skip rather than fail.
     """

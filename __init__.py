@@ -10,7 +10,7 @@ __version__ = "0.1.0"
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from sjoin.api import CheckResult, check_file, check_text, plan_file, plan_text
+    from .api import CheckResult, check_file, check_text, plan_file, plan_text
 
 __all__ = ["CheckResult", "__version__", "check_file", "check_text", "plan_file", "plan_text"]
 
@@ -19,7 +19,7 @@ def __getattr__(name: str) -> Any:
     """The API on first use (PEP 562): `sjoin --version` and `--help` import this package,
     and must not pay for the parser and sqlglot (about 0.25 s) that the API needs."""
     if name in __all__:
-        import sjoin.api
+        from . import api
 
-        return getattr(sjoin.api, name)
+        return getattr(api, name)
     raise AttributeError(f"module 'sjoin' has no attribute {name!r}")

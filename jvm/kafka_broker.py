@@ -1,5 +1,5 @@
 """A real Apache Kafka broker for tests and demos: one KRaft node (broker and controller in
-one JVM) on loopback ports only, its jars from Maven Central (``sjoin.jvm``), its data in a
+one JVM) on loopback ports only, its jars from Maven Central (``sjoin.jvm.jars``), its data in a
 folder of its own that ``stop`` removes.
 
 ``KafkaBroker()`` is a context manager; the test fixture starts one per test run, and
@@ -22,7 +22,7 @@ import uuid
 from pathlib import Path
 from types import TracebackType
 
-from sjoin.jvm import KAFKA_BROKER, Jars, JarsUnavailable, cached, fetch_command
+from .jars import KAFKA_BROKER, Jars, JarsUnavailable, cached, fetch_command
 
 __all__ = ["BrokerError", "KafkaBroker", "broker_jars"]
 
@@ -248,11 +248,12 @@ def _stop_pid(directory: Path) -> bool:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """``python -m sjoin.kafka_broker start|stop|status DIR [PORT]``: the broker for people,
+    """``python -m sjoin.jvm.kafka_broker start|stop|status DIR [PORT]``: the broker for people,
     in the background, its state in DIR (``scripts/kafka.sh`` passes ``.cache/kafka``)."""
     args = list(sys.argv[1:] if argv is None else argv)
     if len(args) not in (2, 3) or args[0] not in ("start", "stop", "status"):
-        print("usage: python -m sjoin.kafka_broker start|stop|status DIR [PORT]", file=sys.stderr)
+        usage = "usage: python -m sjoin.jvm.kafka_broker start|stop|status DIR [PORT]"
+        print(usage, file=sys.stderr)
         return 2
     directory = Path(args[1])
     if args[0] == "stop":

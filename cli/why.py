@@ -18,13 +18,13 @@ from typing import Any
 
 from sqlglot import exp
 
-from sjoin.compiler.explain import predicate_text
-from sjoin.compiler.plan import AggregateNode, JoinNode, Plan, Side, StreamNode
-from sjoin.compiler.sql import written_sql
-from sjoin.runtime.lineage import Event, Lineage, Output
-from sjoin.runtime.operators import columns_of, inputs_of
-from sjoin.runtime.trace import BadRow, Trace, read_value
-from sjoin.runtime.values import dumps, format_timestamp, format_watermark, json_converter
+from ..compiler.explain import predicate_text
+from ..compiler.plan import AggregateNode, JoinNode, Plan, Side, StreamNode
+from ..compiler.sql import written_sql
+from ..runtime.lineage import Event, Lineage, Output
+from ..runtime.operators import columns_of, inputs_of
+from ..runtime.trace import BadRow, Trace, read_value
+from ..runtime.values import dumps, format_timestamp, format_watermark, json_converter
 
 Row = tuple[Any, ...]
 
@@ -830,8 +830,8 @@ class Teller:
 def _value(expr: exp.Expression, row: Row, side: Side, ansi: bool) -> Any:
     """A key expression's value for a row of ``side`` (for the words; the decision is the
     operator's own key)."""
-    from sjoin.runtime.eval import Layout, compile_expr
-    from sjoin.runtime.join import side_layout
+    from ..runtime.eval import Layout, compile_expr
+    from ..runtime.join import side_layout
 
     try:
         return compile_expr(expr, Layout.of((side.name, side_layout(side))), ansi=ansi)(row, None)

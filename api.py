@@ -17,17 +17,17 @@ from typing import Any
 
 from sqlglot import exp
 
-from sjoin.compiler import annotate, limits
-from sjoin.compiler.ast import SpecFile
-from sjoin.compiler.bind import bind
-from sjoin.compiler.bound import BoundSpec
-from sjoin.compiler.diagnostics import Diagnostic, Diagnostics
-from sjoin.compiler.explain import plan_json
-from sjoin.compiler.model import SUPPORTED_SPARK, SparkVersion
-from sjoin.compiler.parse import parse
-from sjoin.compiler.plan import Plan
-from sjoin.compiler.planner import plan_spec
-from sjoin.compiler.source import Source, Span
+from .compiler import annotate, limits
+from .compiler.ast import SpecFile
+from .compiler.bind import bind
+from .compiler.bound import BoundSpec
+from .compiler.diagnostics import Diagnostic, Diagnostics
+from .compiler.explain import plan_json
+from .compiler.model import SUPPORTED_SPARK, SparkVersion
+from .compiler.parse import parse
+from .compiler.plan import Plan
+from .compiler.planner import plan_spec
+from .compiler.source import Source, Span
 
 
 @dataclass
@@ -45,7 +45,7 @@ class CheckResult:
 
     def plan_json(self) -> dict[str, Any]:
         """The plan JSON of the language brief (§5); requires a plan."""
-        from sjoin.render import to_dict
+        from .cli.render import to_dict
 
         assert self.plan is not None
         with _collector_paused():

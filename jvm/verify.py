@@ -18,7 +18,7 @@ generated PySpark job on real local Spark, and compare them batch by batch.
   plan's relations in that order);
 * checks the executed plan's ``state cleanup [...]`` of each join against the plan.
 
-pyspark is imported only inside functions (through ``sjoin.spark_driver``), so importing this
+pyspark is imported only inside functions (through ``sjoin.jvm.spark_driver``), so importing this
 module needs no pyspark; without pyspark or Java ``verify`` raises ``SparkUnavailable``.
 """
 
@@ -41,15 +41,15 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-from sjoin.api import CheckResult, check_text
-from sjoin.compiler.model import SUPPORTED_SPARK, SparkVersion
-from sjoin.compiler.plan import JoinNode, Plan, StreamNode
-from sjoin.compiler.settings import semantic_conf
-from sjoin.runtime import RunError, run
-from sjoin.runtime.query import closure, query_roots
-from sjoin.runtime.trace import BadRow, BadRowPolicy, Trace, read_trace, schemas_of
-from sjoin.runtime.values import format_date, format_timestamp, parse_timestamp
-from sjoin.spark_driver import SparkUnavailable
+from ..api import CheckResult, check_text
+from ..compiler.model import SUPPORTED_SPARK, SparkVersion
+from ..compiler.plan import JoinNode, Plan, StreamNode
+from ..compiler.settings import semantic_conf
+from ..runtime import RunError, run
+from ..runtime.query import closure, query_roots
+from ..runtime.trace import BadRow, BadRowPolicy, Trace, read_trace, schemas_of
+from ..runtime.values import format_date, format_timestamp, parse_timestamp
+from .spark_driver import SparkUnavailable
 
 __all__ = [
     "Difference",
@@ -139,7 +139,7 @@ class MetricDifference:
 
 
 def _count(n: int, noun: str) -> str:
-    from sjoin.render import count
+    from ..cli.render import count
 
     return count(n, noun)
 
@@ -409,7 +409,7 @@ def spark_row(values: tuple[Any, ...], stream: StreamNode) -> dict[str, Any]:
 
 def write_job(plan: Plan, directory: str) -> Path:
     """The generated PySpark job of ``plan``, written into ``directory``."""
-    from sjoin.compiler.backends.pyspark import compile_pyspark
+    from ..compiler.backends.pyspark import compile_pyspark
 
     path = Path(directory) / "sjoin_verify_job.py"
     path.write_text(compile_pyspark(plan, "verify"), encoding="utf-8")
@@ -506,7 +506,7 @@ def verify_spec(
     that runs the job (``spark``'s, else the installed pyspark's), re-planning the spec for
     it when that is not its target; the report's ``note`` says so.  When the spec does not
     plan for that version, the report lists the errors in ``rejected`` and nothing runs."""
-    from sjoin.render import render_plain
+    from ..cli.render import render_plain
 
     if spec.plan is None or not spec.ok:
         raise ValueError("verify_spec needs a spec without errors")
@@ -580,7 +580,7 @@ def verify(
         trace = list(trace)  # read twice: once here, once by the runtime
     parsed = _read_any_trace(plan, trace, bad_rows)
     if spark is None:
-        from sjoin.spark_driver import get_spark
+        from .spark_driver import get_spark
 
         spark = get_spark(quiet=not verbose)
         if verbose:
@@ -624,10 +624,10 @@ def _read_any_trace(
     (a Delta trace replayed a table version at a time, or a Parquet trace)."""
     if not isinstance(trace, (str, os.PathLike)) or not Path(trace).is_dir():
         return read_trace(trace, schemas_of(plan), bad_rows)
-    from sjoin.runtime import delta_options
-    from sjoin.runtime.batches import of_trace
-    from sjoin.runtime.columnar.delta import is_delta_trace, read_delta_trace
-    from sjoin.runtime.columnar.trace import read_parquet_trace
+    from ..runtime import delta_options
+    from ..runtime.batches import of_trace
+    from ..runtime.columnar.delta import is_delta_trace, read_delta_trace
+    from ..runtime.columnar.trace import read_parquet_trace
 
     directory = Path(trace)
     if is_delta_trace(directory):
@@ -643,8 +643,8 @@ def _read_any_trace(
 def _runner(spark: Any, plan: Plan, directory: str) -> SparkRunner:
     """How the generated job of ``plan`` runs a query: in this process on the session
     ``spark``, or in the child process of a ``RemoteSpark``."""
-    from sjoin.spark_driver import run_job_query
-    from sjoin.spark_env import RemoteSpark
+    from .spark_driver import run_job_query
+    from .spark_env import RemoteSpark
 
     if isinstance(spark, RemoteSpark):
         path = str(write_job(plan, directory))
@@ -669,7 +669,7 @@ def _compare_query(
     report: QueryReport,
     tick: Callable[[int], None] = lambda batch: None,
 ) -> None:
-    from sjoin.spark_driver import parse_join_plan
+    from .spark_driver import parse_join_plan
 
     nodes = closure(plan, root)
     streams = {n.name: n for n in nodes if isinstance(n, StreamNode)}

@@ -24,16 +24,16 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from sjoin.compiler.model import Format
-from sjoin.compiler.plan import Plan, SinkNode, StreamNode
-from sjoin.runtime.errors import RunError
-from sjoin.runtime.values import format_timestamp, parse_timestamp
-from sjoin.spark_driver import Batch, JobStreamDriver, _json_value, run_fed_job_query
+from ..compiler.model import Format
+from ..compiler.plan import Plan, SinkNode, StreamNode
+from ..runtime.errors import RunError
+from ..runtime.values import format_timestamp, parse_timestamp
+from .spark_driver import Batch, JobStreamDriver, _json_value, run_fed_job_query
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
 
-    from sjoin.spark_env import RemoteSpark
+    from .spark_env import RemoteSpark
 
 __all__ = [
     "KafkaFeeder",
@@ -410,8 +410,8 @@ class KafkaRunner:
         confs: dict[str, str],
         on_batch: Any = None,
     ) -> Any:
-        from sjoin.spark_env import RemoteSpark
-        from sjoin.verify import load_job, write_job
+        from .spark_env import RemoteSpark
+        from .verify import load_job, write_job
 
         if self.plan is None:
             raise RuntimeError("KafkaRunner.for_plan() first")
@@ -478,7 +478,7 @@ class KafkaRunner:
 def not_from_kafka(plan: Plan, roots: Sequence[str]) -> list[str]:
     """The streams that the queries rooted at ``roots`` read and that are not read
     ``from kafka`` (named as a user reads them: `name` (no `from`), `name` (`from delta`))."""
-    from sjoin.runtime.query import closure
+    from ..runtime.query import closure
 
     seen: list[str] = []
     out: list[str] = []

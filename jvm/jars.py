@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from xml.sax.saxutils import escape
 
-from sjoin.compiler.connectors import (
+from ..compiler.connectors import (
     DELTA_RELEASES,
     SPARK_RELEASES,
     delta_connector,
@@ -37,7 +37,7 @@ from sjoin.compiler.connectors import (
     scala_of,
     spark_line,
 )
-from sjoin.spark_env import cache_dir
+from .spark_env import cache_dir
 
 __all__ = [
     "KAFKA_BROKER",
@@ -95,7 +95,7 @@ def fetch_command(name: str, coordinates: Sequence[str]) -> str:
     """The one shell command that fetches ``coordinates`` into the cache as ``name``."""
     args = " ".join(shlex.quote(c) for c in coordinates)
     python = shlex.quote(sys.executable)
-    return f"{python} -m sjoin.jvm fetch {shlex.quote(name)} {args}"
+    return f"{python} -m sjoin.jvm.jars fetch {shlex.quote(name)} {args}"
 
 
 def connectors_command(spark: str, formats: Sequence[str]) -> str:
@@ -103,7 +103,7 @@ def connectors_command(spark: str, formats: Sequence[str]) -> str:
     ``spark`` locally (``connector_jars``: with its fallback to an older release)."""
     args = " ".join(shlex.quote(f) for f in formats)
     python = shlex.quote(sys.executable)
-    return f"{python} -m sjoin.jvm fetch-connectors {shlex.quote(spark)} {args}"
+    return f"{python} -m sjoin.jvm.jars fetch-connectors {shlex.quote(spark)} {args}"
 
 
 def _pom(coordinates: Sequence[str]) -> str:
@@ -282,7 +282,7 @@ def _artifact(jar: str) -> str:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """``python -m sjoin.jvm fetch NAME COORDINATE...``, ``fetch-broker``, or
+    """``python -m sjoin.jvm.jars fetch NAME COORDINATE...``, ``fetch-broker``, or
     ``fetch-connectors SPARK_VERSION FORMAT...``: what the set-up and skip messages run."""
     args = list(sys.argv[1:] if argv is None else argv)
     try:
@@ -294,7 +294,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             jars = connector_jars(args[1], args[2:], None, print)
         else:
             print(
-                "usage: python -m sjoin.jvm fetch NAME GROUP:ARTIFACT:VERSION... | "
+                "usage: python -m sjoin.jvm.jars fetch NAME GROUP:ARTIFACT:VERSION... | "
                 "fetch-broker | fetch-connectors SPARK_VERSION kafka|delta...",
                 file=sys.stderr,
             )

@@ -20,11 +20,11 @@ from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 import click
 
-from sjoin import __version__
-from sjoin.render import Printer, count, summary, to_dict
+from .. import __version__
+from .render import Printer, count, summary, to_dict
 
 if TYPE_CHECKING:
-    from sjoin.api import CheckResult
+    from ..api import CheckResult
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -122,7 +122,7 @@ def last_resort(fn: F) -> F:
 def load(path: Path, relation: str | None = None) -> CheckResult:
     """Read and check one spec (planned for the query rooted at ``relation``, when given);
     an unreadable file is a usage error (exit 2)."""
-    from sjoin.api import check_text, read_spec
+    from ..api import check_text, read_spec
 
     try:
         text = read_spec(path)
@@ -202,8 +202,8 @@ def plan(spec: Path, fmt: str, color: str) -> None:
     else:
         printer.diagnostics((d, result.source) for d in result.diagnostics)
         if result.plan is not None and result.ok:
-            from sjoin.compiler.diagram import mermaid
-            from sjoin.compiler.explain import plan_text
+            from ..compiler.diagram import mermaid
+            from ..compiler.explain import plan_text
 
             printer.result(mermaid(result.plan) if fmt == "mermaid" else plan_text(result.plan))
     sys.exit(0 if result.ok else 1)
@@ -226,7 +226,7 @@ def compile_(spec: Path, output: Path | None, color: str) -> None:
     """
     printer = Printer(color)
     result = load(spec)
-    from sjoin.compiler.job_warnings import job_warnings
+    from ..compiler.job_warnings import job_warnings
 
     found = sorted(
         [*result.diagnostics, *(job_warnings(result.plan) if result.plan is not None else [])],
@@ -235,7 +235,7 @@ def compile_(spec: Path, output: Path | None, color: str) -> None:
     printer.diagnostics((d, result.source) for d in found)
     if not result.ok or result.plan is None:
         sys.exit(1)
-    from sjoin.compiler.backends.pyspark import compile_pyspark, job_packages
+    from ..compiler.backends.pyspark import compile_pyspark, job_packages
 
     code = compile_pyspark(result.plan, spec.as_posix())
     needs = job_packages(result.plan)
@@ -249,8 +249,8 @@ def compile_(spec: Path, output: Path | None, color: str) -> None:
     if output is None:
         click.echo(code, nl=False)
         return
-    from sjoin.runtime import Place, UsageError
-    from sjoin.runtime.files import check_places
+    from ..runtime import Place, UsageError
+    from ..runtime.files import check_places
 
     try:
         check_places([Place("the spec", spec)], [Place("--output", output)])
@@ -322,8 +322,8 @@ def verify(
     missing is shown); 2 usage error, or the environment for --spark cannot be made here
     (the command that makes it is shown).
     """
-    from sjoin.runtime import RunError, UsageError
-    from sjoin.verify import SparkUnavailable, verify_spec
+    from ..jvm.verify import SparkUnavailable, verify_spec
+    from ..runtime import RunError, UsageError
 
     if spark_version is not None and python is not None:
         raise click.UsageError("pass --spark or --python, not both")
@@ -346,7 +346,7 @@ def verify(
             if kafka is not None:
                 spark, make_runner = _verify_kafka(printer, stack, kafka, verbose, interpreter)
             elif interpreter is not None:
-                from sjoin.spark_env import RemoteSpark
+                from ..jvm.spark_env import RemoteSpark
 
                 spark = stack.enter_context(RemoteSpark(interpreter, verbose=verbose))
             on_progress = stack.enter_context(_verify_progress(printer))
@@ -387,9 +387,9 @@ def _kafka_sources_only(printer: Printer, plan: Any, relation: str | None) -> No
     """verify --kafka's checks before anything starts: every stream the queries read is read
     `from kafka` (else exit 2), and confluent-kafka, which produces the trace, is here (else
     exit 1 with the command that installs it)."""
-    from sjoin.kafka_driver import not_from_kafka
-    from sjoin.runtime import UsageError
-    from sjoin.runtime.query import query_roots
+    from ..jvm.kafka_driver import not_from_kafka
+    from ..runtime import UsageError
+    from ..runtime.query import query_roots
 
     try:
         roots = query_roots(plan, relation)
@@ -427,10 +427,10 @@ def _verify_kafka(
     --python), the child process's under it: this process then produces each trace batch
     while the child holds the queries' progress locks. Exit 1 with the command that fetches
     the connector (or the broker's jars) when it cannot be had."""
-    from sjoin.jvm import JarsUnavailable, connector_jars
-    from sjoin.kafka_broker import BrokerError, KafkaBroker
-    from sjoin.kafka_driver import KafkaRunner
-    from sjoin.spark_driver import check_java, get_spark
+    from ..jvm.jars import JarsUnavailable, connector_jars
+    from ..jvm.kafka_broker import BrokerError, KafkaBroker
+    from ..jvm.kafka_driver import KafkaRunner
+    from ..jvm.spark_driver import check_java, get_spark
 
     if interpreter is None:
         try:
@@ -442,7 +442,7 @@ def _verify_kafka(
         spark_jars: Path | None = Path(pyspark.__file__).parent / "jars"
         where = "this Python"
     else:
-        from sjoin.spark_env import pyspark_jars_dir, pyspark_version
+        from ..jvm.spark_env import pyspark_jars_dir, pyspark_version
 
         version = pyspark_version(interpreter)
         spark_jars = pyspark_jars_dir(interpreter)
@@ -470,7 +470,7 @@ def _verify_kafka(
     if interpreter is None:
         spark = get_spark("sjoin-verify", quiet=not verbose, jars=paths)
     else:
-        from sjoin.spark_env import RemoteSpark
+        from ..jvm.spark_env import RemoteSpark
 
         spark = stack.enter_context(RemoteSpark(interpreter, verbose=verbose, jars=paths))
     runner = KafkaRunner(spark, address, with_sinks=False)
@@ -479,8 +479,8 @@ def _verify_kafka(
 
 def _spark_option(text: str) -> str:
     """verify's ``--spark X.Y``: MAJOR.MINOR in ASCII digits, else a usage error (exit 2)."""
-    from sjoin.compiler.model import SparkVersion
-    from sjoin.render import shown_value
+    from ..compiler.model import SparkVersion
+    from .render import shown_value
 
     version = SparkVersion.parse(text)
     if version is None or version.patch is not None:
@@ -494,7 +494,7 @@ def _verify_python(printer: Printer, version: str | None, python: Path | None) -
     """The interpreter that runs the job (None: this one, in process): --python's, or the
     cached environment of --spark X.Y (made when missing; exit 2 with the command that makes
     it when that fails)."""
-    from sjoin.spark_env import EnvError, ensure_env, pyspark_version
+    from ..jvm.spark_env import EnvError, ensure_env, pyspark_version
 
     if python is not None:
         if pyspark_version(python) is None:
@@ -504,15 +504,15 @@ def _verify_python(printer: Printer, version: str | None, python: Path | None) -
         return None
     here = None
     try:
-        from sjoin.verify import installed_spark_version
+        from ..jvm.verify import installed_spark_version
 
         here = installed_spark_version()
     except Exception:
         pass
     if here is not None and here.startswith(f"{version}."):
         return None  # the installed pyspark is that version: run it in process
-    from sjoin.spark_driver import SparkUnavailable, check_java
-    from sjoin.spark_env import env_command, env_dir
+    from ..jvm.spark_driver import SparkUnavailable, check_java
+    from ..jvm.spark_env import env_command, env_dir
 
     try:
         check_java()
@@ -592,8 +592,8 @@ def diff(
     Exit status: 0 it resumes unchanged (no behaviour differs), 1 something differs or
     fails, or a spec has errors; 2 usage error.
     """
-    from sjoin.diffing import DiffUsageError, diff_change, diff_upgrade, parse_version
-    from sjoin.runtime import UsageError
+    from ..runtime import UsageError
+    from .diffing import DiffUsageError, diff_change, diff_upgrade, parse_version
 
     upgrade = from_spark is not None or to_spark is not None
     if new is not None and upgrade:
@@ -757,7 +757,7 @@ def run(
 
     Exit status: 0 ran, 1 the spec or the trace has errors, 2 usage error.
     """
-    from sjoin.runtime import (
+    from ..runtime import (
         BatchOutput,
         EngineChoice,
         OutputFormat,
@@ -766,8 +766,8 @@ def run(
         UsageError,
         run_to_files,
     )
-    from sjoin.runtime.files import check_places
-    from sjoin.runtime.trace import bad_rows_policy
+    from ..runtime.files import check_places
+    from ..runtime.trace import bad_rows_policy
 
     url = trace if isinstance(trace, str) else None
     kafka = url is not None
@@ -791,7 +791,7 @@ def run(
         fmt = "table" if output is None and stdout.isatty() else "json"
     show_rows = None
     if fmt == "table":
-        from sjoin.table import TableWriter
+        from .table import TableWriter
 
         colored = {"always": True, "never": False}.get(
             color, stdout.isatty() and not os.environ.get("NO_COLOR")
@@ -824,7 +824,7 @@ def run(
         sys.exit(1)
     pictures = None
     if report is not None:
-        from sjoin import report as html_report
+        from . import report as html_report
 
         try:
             html_report.require_matplotlib()
@@ -945,10 +945,10 @@ def why(
     Exit status: 0 told, 1 the spec or the trace has errors, 2 usage error (a ROW that
     names no row, or several).
     """
-    from sjoin import why as explain
-    from sjoin.runtime import RunError, UsageError
-    from sjoin.runtime.lineage import trace_run
-    from sjoin.runtime.values import dumps
+    from ..runtime import RunError, UsageError
+    from ..runtime.lineage import trace_run
+    from ..runtime.values import dumps
+    from . import why as explain
 
     printer = Printer(color)
     result = load(spec, relation)
@@ -992,8 +992,8 @@ def _replay(
     """Read the spec's Kafka topics at ``url`` (``runtime.kafka_trace``), with the notes on
     stderr: a bad URL, option, broker or topic is a usage error (exit 2), bad records under
     ``--bad-rows stop`` exit 1."""
-    from sjoin.runtime import RunError, UsageError
-    from sjoin.runtime.kafka_trace import read_kafka
+    from ..runtime import RunError, UsageError
+    from ..runtime.kafka_trace import read_kafka
 
     try:
         replay = read_kafka(
@@ -1068,8 +1068,8 @@ def capture(
     Exit status: 0 written, 1 the spec has errors or a record is bad (--bad-rows stop),
     2 usage error (a URL, option, broker or topic that cannot be used).
     """
-    from sjoin.runtime import UsageError
-    from sjoin.runtime.kafka_trace import is_kafka_url, write_trace
+    from ..runtime import UsageError
+    from ..runtime.kafka_trace import is_kafka_url, write_trace
 
     if not is_kafka_url(url):
         raise click.UsageError(f"--from takes kafka://HOST:PORT, not {url!r}")
@@ -1124,7 +1124,7 @@ def init(name: str, directory: Path, color: str) -> None:
     `pytest test_NAME.py` (only the scaffold's tests, wherever you are).
     Exit status: 0 written, 2 a file exists already or NAME is not a valid name.
     """
-    from sjoin.scaffold import ScaffoldError, scaffold
+    from .scaffold import ScaffoldError, scaffold
 
     try:
         files = scaffold(name, directory)
@@ -1187,7 +1187,7 @@ def jars(spec: Path, color: str) -> None:
     printer.diagnostics((d, result.source) for d in result.diagnostics if d.severity == "error")
     if not result.ok or result.plan is None:
         sys.exit(1)
-    from sjoin.compiler.backends.pyspark import job_formats
+    from ..compiler.backends.pyspark import job_formats
 
     formats = job_formats(result.plan) & {"kafka", "delta"}
     if not formats:
@@ -1198,7 +1198,7 @@ def jars(spec: Path, color: str) -> None:
     except ImportError:
         printer.note("sjoin: pyspark is not installed here; install it to run jobs", "red")
         sys.exit(1)
-    from sjoin.jvm import JarsUnavailable, connector_jars
+    from ..jvm.jars import JarsUnavailable, connector_jars
 
     try:
         found = connector_jars(

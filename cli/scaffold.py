@@ -13,8 +13,8 @@ import os
 import re
 from pathlib import Path
 
-from sjoin.runtime.errors import UnsafeFileError
-from sjoin.runtime.files import Folder
+from ..runtime.errors import UnsafeFileError
+from ..runtime.files import Folder
 
 SPEC = """\
 -- {name}.sjoin: which orders were shipped within a day, and which were not?
@@ -105,7 +105,7 @@ def scaffold(name: str, directory: Path) -> list[Path]:
             "not starting with a digit"
         )
     spec = SPEC.format(name=name)
-    from sjoin.api import check_text
+    from ..api import check_text
 
     checked = check_text(spec, f"{name}.sjoin")
     errors = [d for d in checked.diagnostics if d.severity == "error"]

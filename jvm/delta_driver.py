@@ -25,15 +25,15 @@ from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from sjoin.compiler.backends.pyspark import DELTA_SESSION_CONF
-from sjoin.compiler.model import Format
-from sjoin.compiler.plan import Plan, SinkNode, StreamNode
-from sjoin.compiler.source import Span
-from sjoin.runtime import delta_options
-from sjoin.runtime.batches import Rows
-from sjoin.runtime.columnar.parquet_out import output_frame
-from sjoin.runtime.files import folder_name
-from sjoin.runtime.trace import read_trace, schemas_of
+from ..compiler.backends.pyspark import DELTA_SESSION_CONF
+from ..compiler.model import Format
+from ..compiler.plan import Plan, SinkNode, StreamNode
+from ..compiler.source import Span
+from ..runtime import delta_options
+from ..runtime.batches import Rows
+from ..runtime.columnar.parquet_out import output_frame
+from ..runtime.files import folder_name
+from ..runtime.trace import read_trace, schemas_of
 
 __all__ = [
     "DELTA_SPARK",
@@ -128,8 +128,8 @@ def remote_delta_spark(
     """The test driver in a child process under the cached Spark ``DELTA_SPARK``
     environment (made on first use: a few minutes), with Delta's jars and session confs.
     Raises ``spark_env.EnvError``, ``jvm.JarsUnavailable`` or ``SparkUnavailable``."""
-    from sjoin.jvm import connector_jars
-    from sjoin.spark_env import RemoteSpark, ensure_env, pyspark_jars_dir, pyspark_version
+    from .jars import connector_jars
+    from .spark_env import RemoteSpark, ensure_env, pyspark_jars_dir, pyspark_version
 
     python = ensure_env(DELTA_SPARK, say)
     version = pyspark_version(python) or f"{DELTA_SPARK}.0"
@@ -168,7 +168,7 @@ class DeltaRunner:
 
     def versions(self) -> list[int]:
         """The table version of each trace batch of the staged tables."""
-        from sjoin.runtime.columnar.delta import read_delta_trace
+        from ..runtime.columnar.delta import read_delta_trace
 
         assert self.plan is not None
         trace = read_delta_trace(self.staged, schemas_of(self.plan), delta_options(self.plan))
@@ -183,9 +183,9 @@ class DeltaRunner:
         confs: dict[str, str],
         on_batch: Callable[[int], None] | None = None,
     ) -> Any:
-        from sjoin.spark_driver import run_delta_job_query
-        from sjoin.spark_env import RemoteSpark
-        from sjoin.verify import load_job, write_job
+        from .spark_driver import run_delta_job_query
+        from .spark_env import RemoteSpark
+        from .verify import load_job, write_job
 
         if self.plan is None:
             raise RuntimeError("DeltaRunner.for_plan() first")

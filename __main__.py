@@ -1,0 +1,5 @@
+"""`python -m sjoin ...` is the `sjoin` command."""
+
+from .cli.main import main
+
+main()
