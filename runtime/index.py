@@ -11,10 +11,10 @@ bucket holding the row) rather than a tuple per entry: an entry costs four point
 eviction walks contiguous lists instead of chasing one tuple per evicted row.
 
 The runs are how the index is stored, never what it answers: ``pop_upto`` gives the
-entries in (time, id) order across all runs, so the order of what is evicted (the
-null-padded rows of an outer join, the groups an aggregate emits) depends only on the
-entries held, which a checkpoint saves and restores, and not on which batches' runs they
-came in (a restored index is one run).
+entries in (time, id) order across all runs (the rule ``spark_rules.eviction_order``), so
+the order of what is evicted (the null-padded rows of an outer join, the groups an
+aggregate emits) depends only on the entries held, which a checkpoint saves and restores,
+and not on which batches' runs they came in (a restored index is one run).
 """
 
 from __future__ import annotations
@@ -22,6 +22,8 @@ from __future__ import annotations
 import heapq
 from bisect import bisect_right
 from typing import Any
+
+from .spark_rules import eviction_order
 
 
 class _Run:
@@ -103,8 +105,8 @@ class EvictionIndex:
             else:
                 del self._runs[number]
         if ordered and runs > 1:
-            # each run's part is sorted already: the sort merges them (timsort finds the runs)
-            order = [i for _, _, i in sorted(zip(times, idents, range(len(idents)), strict=True))]
+            # each run's part is in order already: the sort merges them (timsort finds the runs)
+            order = eviction_order(times, idents)
             idents = [idents[i] for i in order]
             keys = [keys[i] for i in order]
             extras = [extras[i] for i in order]

@@ -120,6 +120,24 @@ def rows_removed(evicted: int, evicted_preserved: int, count_all_removals: bool)
     return evicted + (evicted_preserved if count_all_removals else 0)
 
 
+# ------------------------------------------------------------------ the order of evicted rows
+
+
+def eviction_order(times_us: Sequence[int], idents: Sequence[int]) -> list[int]:
+    """The order in which one batch's evicted entries come out (an outer join's null-padded
+    rows, the groups an aggregate emits): by (event time, id), where the id is the entry's
+    arrival number in its operator (a join's state row id, an aggregate group's sequence);
+    the positions of ``times_us``/``idents`` in that order.
+
+    Not a Spark rule: Spark defines no order within a micro-batch (it depends on the
+    partitions and the state store's iteration), and ``verify`` compares batches as
+    multisets.  sjoin fixes this one so that the order depends only on what a checkpoint
+    holds: a resumed run writes the same bytes as an uninterrupted one, on either engine
+    (docs/testing.md, "The order of a batch's rows").  The reference's event-time index
+    (``index.py``) and the columnar engine (``in_eviction_order_vec``) both follow it."""
+    return sorted(range(len(idents)), key=lambda i: (times_us[i], idents[i]))
+
+
 # ------------------------------------------------------------------ aggregate arithmetic
 
 BIGINT_MIN, BIGINT_MAX = -(2**63), 2**63 - 1

@@ -52,6 +52,7 @@ from .spark_rules_vec import (
     double_sum_vec,
     float_max_vec,
     float_min_vec,
+    in_eviction_order_vec,
     observed_max_ms_vec,
     watermark_passed_vec,
 )
@@ -397,7 +398,7 @@ class ColumnarAggregate:
         evicted = state.filter(gone)
         self.state = state.filter(~gone) if evicted.height else state
         if evicted.height > 1:
-            evicted = evicted.sort(["_t", "_seq"])
+            evicted = in_eviction_order_vec(evicted, "_t", "_seq")
         return evicted
 
     # ---------------------------------------------------------------- output

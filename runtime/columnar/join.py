@@ -33,7 +33,12 @@ from ..late import Dropped
 from ..spark_rules import Skipped, evicted_rows_skipped, rows_removed, state_threshold_us
 from ..watermark import WatermarkNode
 from .frames import as_frame, dtype_of
-from .spark_rules_vec import observed_max_ms_vec, stored_vec, watermark_passed_vec
+from .spark_rules_vec import (
+    in_eviction_order_vec,
+    observed_max_ms_vec,
+    stored_vec,
+    watermark_passed_vec,
+)
 
 Row = tuple[Any, ...]
 
@@ -128,8 +133,8 @@ class _Side:
         evicted = state.filter(gone)
         self.state = state.filter(~gone)
         self._recompute_min()
-        if ordered and evicted.height > 1:
-            evicted = evicted.sort(["_t", "_id"])
+        if ordered:
+            evicted = in_eviction_order_vec(evicted, "_t", "_id")
         return evicted
 
     # ---------------------------------------------------------------- checkpoint

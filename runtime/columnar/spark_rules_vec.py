@@ -76,3 +76,9 @@ def float_max_vec(v: pl.Expr) -> pl.Expr:
     number = v.filter(v.is_not_nan())
     first = v.filter(v == number.max()).first()
     return pl.when(v.is_nan().any()).then(pl.lit(float("nan"))).otherwise(first)
+
+
+def in_eviction_order_vec(evicted: pl.DataFrame, time: str, ident: str) -> pl.DataFrame:
+    """``eviction_order``: the frame's rows sorted by (time, id), its ``time`` and ``ident``
+    columns."""
+    return evicted.sort([time, ident]) if evicted.height > 1 else evicted

@@ -20,11 +20,13 @@ from sjoin.runtime.columnar.spark_rules_vec import (
     double_sum_vec,
     float_max_vec,
     float_min_vec,
+    in_eviction_order_vec,
     observed_max_ms_vec,
     stored_vec,
     watermark_passed_vec,
 )
 from sjoin.runtime.errors import QueryError
+from sjoin.runtime.index import EvictionIndex
 from sjoin.runtime.spark_rules import (
     Skipped,
     bigint_adder,
@@ -33,6 +35,7 @@ from sjoin.runtime.spark_rules import (
     double_add,
     drop_late,
     evicted_rows_skipped,
+    eviction_order,
     max_step,
     min_step,
     observed_max_ms,
@@ -330,3 +333,47 @@ def test_bigint_sum_vec_is_the_fold(values: list[int | None], ansi: bool) -> Non
     else:
         assert first_overflow is None
         assert got[0] == state
+
+
+# ------------------------------------------------------------------ the order of evicted rows
+
+
+def test_eviction_order_is_by_time_then_id() -> None:
+    assert eviction_order([5, 3, 5, 3], [1, 9, 0, 2]) == [3, 1, 2, 0]
+
+
+@given(
+    st.lists(
+        st.tuples(st.integers(-5, 5), st.integers(0, 1_000)), max_size=40, unique_by=lambda e: e[1]
+    )
+)
+def test_in_eviction_order_vec_is_eviction_order(entries: list[tuple[int, int]]) -> None:
+    times, idents = [t for t, _ in entries], [i for _, i in entries]
+    frame = pl.DataFrame({"_t": times, "_id": idents}, schema={"_t": pl.Int64, "_id": pl.Int64})
+    expected = [idents[i] for i in eviction_order(times, idents)]
+    assert in_eviction_order_vec(frame, "_t", "_id").get_column("_id").to_list() == expected
+
+
+@given(
+    st.lists(
+        st.lists(st.integers(0, 20), max_size=8),  # the times each batch stores
+        max_size=6,
+    ),
+    st.lists(st.integers(-1, 25), max_size=6),  # a threshold after each batch
+)
+def test_the_index_pops_in_eviction_order_across_runs(
+    batches: list[list[int]], thresholds: list[int]
+) -> None:
+    """However the stored entries fall into runs (one per batch that stores between two
+    evictions), what the index pops in a batch is in ``eviction_order``: the order depends
+    only on the entries, as a restored checkpoint (one run) has them."""
+    index, ident = EvictionIndex(), 0
+    for times, threshold in zip(batches, thresholds + [-1] * len(batches), strict=False):
+        for t in times:
+            index.add(t, ident, ident)
+            ident += 1
+        popped, _, _ = index.pop_upto(threshold)
+        pairs = sorted((t, i) for i, t in enumerate(t for times in batches for t in times))
+        time_of = dict((i, t) for t, i in pairs)
+        times_popped = [time_of[i] for i in popped]
+        assert popped == [popped[i] for i in eviction_order(times_popped, popped)]
