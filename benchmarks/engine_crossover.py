@@ -16,6 +16,9 @@ Shapes (rows per batch counts the trace lines of a batch, all streams together):
 * ``checkout_funnel``: examples/checkout_funnel.sjoin, join -> join -> windowed aggregate
   over three streams; its DOUBLE column has no bulk (canonical) form, so the columnar engine
   reads this trace with the reference reader;
+* ``iot_window`` (not run by default): examples/iot_window_join.sjoin, an inner join on
+  the device and a 10-second window() of each side's time (a window key, key eviction by
+  the window's end); a minute of event time per batch, about 20 rows per device;
 * ``funnel_decimal`` (not run by default): the same with amount DECIMAL(10, 2), which has
   no columnar form: only the first join runs columnar, the rest on reference operators.
 
@@ -162,6 +165,32 @@ def funnel_trace(out: IO[str], rows: int, batches: int) -> None:
             )
 
 
+def iot_trace(out: IO[str], rows: int, batches: int) -> None:
+    """A minute of event time per batch; half the rows temperatures, half humidities, of
+    ``rows // 20`` devices at random times in the batch's minute (so each device has about
+    two readings of each kind per 10-second window)."""
+    rng = random.Random(17)
+    devices = max(1, rows // 20)
+    for batch in range(batches):
+        base = T0_US + batch * MINUTE_US
+        for stream, column, low, high in (
+            ("temperature", "celsius", -10.0, 35.0),
+            ("humidity", "percent", 10.0, 95.0),
+        ):
+            for _ in range(rows // 2 if stream == "temperature" else rows - rows // 2):
+                t = base + rng.randrange(60_000) * 1000
+                write(
+                    out,
+                    batch,
+                    stream,
+                    {
+                        "device_id": f"d{rng.randrange(devices)}",
+                        "reading_time": _iso(t),
+                        column: round(rng.uniform(low, high), 1),
+                    },
+                )
+
+
 @dataclass(frozen=True)
 class Shape:
     name: str
@@ -196,6 +225,12 @@ SHAPES = {
             "join -> join -> aggregate, a DOUBLE column (examples/checkout_funnel.sjoin)",
             lambda: (ROOT / "examples" / "checkout_funnel.sjoin").read_text(),
             funnel_trace,
+        ),
+        Shape(
+            "iot_window",
+            "inner join on a window key (examples/iot_window_join.sjoin)",
+            lambda: (ROOT / "examples" / "iot_window_join.sjoin").read_text(),
+            iot_trace,
         ),
         Shape(
             "funnel_decimal",

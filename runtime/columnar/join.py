@@ -13,8 +13,11 @@ Every decision is the plan's: the append rule, LeftSemi's order and the removal 
 from ``JoinNode.quirks``, the state rules and thresholds from ``Side.state``, the range from
 ``JoinNode.time_range``.  Expressions other than plain columns and the plan's time range are
 evaluated with the reference evaluator (``eval.compile_expr``) over the rows of the columns
-they read, so their values are the reference's.  ``support.join_unsupported`` names what this
-operator does not run; the query runs such a join on the reference operator.
+they read, so their values are the reference's.  A window (a side's projected ``window()``
+or a window output) is a struct column (``windows.py``): keys compare it whole, state
+predicates and late filters read its end, and it crosses to the evaluator, snapshots and
+output rows as the reference's tuple.  ``support.join_unsupported`` names what this operator
+does not run; the query runs such a join on the reference operator.
 """
 
 from __future__ import annotations
@@ -26,19 +29,20 @@ import polars as pl
 from sqlglot import exp
 
 from ...compiler.plan import JoinNode, Side, StateRule
-from ..batches import Batch, Frame
-from ..eval import Getter, Layout, column_slot, compile_expr
+from ..batches import Batch, Frame, Rows
+from ..eval import Getter, Layout, column_slot, compile_expr, window_arguments
 from ..join import JoinMetrics, JoinStateMixin, side_layout
 from ..late import Dropped
 from ..spark_rules import Skipped, evicted_rows_skipped, rows_removed, state_threshold_us
 from ..watermark import WatermarkNode
-from .frames import as_frame, dtype_of
+from .frames import as_frame
 from .spark_rules_vec import (
     in_eviction_order_vec,
     observed_max_ms_vec,
     stored_vec,
     watermark_passed_vec,
 )
+from .windows import join_dtype, project_windows, rows_of, window_end, window_series
 
 Row = tuple[Any, ...]
 
@@ -60,7 +64,8 @@ class _Side:
         self.keys = keys  # column index of each join key
         self.time_index = time_index  # column whose value _t is (None: never evicted)
         self.track_matched = track_matched
-        self.schema = {f"c{i}": dtype_of(k) for i, k in enumerate(self.kinds)}
+        self.schema = {f"c{i}": join_dtype(k) for i, k in enumerate(self.kinds)}
+        self.windows = [i for i, k in enumerate(self.kinds) if k == "window"]
         self.state = self._empty()
         self.next_id = 0
         self.min_time: int | None = None  # smallest _t stored: a no-op eviction costs O(1)
@@ -80,9 +85,10 @@ class _Side:
         return self.state.height
 
     def time_expr(self) -> pl.Expr:
+        """The value the state predicate compares (a window's end)."""
         if self.time_index is None:
             return pl.lit(None, dtype=pl.Int64)
-        return pl.col(f"c{self.time_index}").cast(pl.Int64)
+        return time_of(f"c{self.time_index}", self.kinds[self.time_index])
 
     def append(self, rows: pl.DataFrame, matched: pl.Series | None) -> int:
         """Store ``rows`` (columns c0.., in order) with new ids; returns how many."""
@@ -143,7 +149,7 @@ class _Side:
         """The reference's snapshot form (``SideState.snapshot``), so either engine resumes
         the other's checkpoint."""
         columns = [f"c{i}" for i in range(self.width)]
-        rows = self.state.select(columns).rows()
+        rows = rows_of(self.state, columns, self.windows)
         ids = self.state.get_column("_id").to_list()
         flags = self.state.get_column("_m").to_list()
         keys = self.keys
@@ -162,7 +168,9 @@ class _Side:
             columns = list(zip(*rows, strict=True))
             frame = pl.DataFrame(
                 [
-                    pl.Series(name, columns[i], dtype=dtype, strict=True)
+                    window_series(name, columns[i])
+                    if i in self.windows
+                    else pl.Series(name, columns[i], dtype=dtype, strict=True)
                     for i, (name, dtype) in enumerate(self.schema.items())
                 ]
             )
@@ -181,14 +189,16 @@ def _renamed(frame: pl.DataFrame, width: int, prefix: str) -> pl.DataFrame:
 
 
 class SideFilters:
-    """A side's filters below and above its watermark node, on frames (the reference's
-    ``SideInput`` without windows: a join with windows is not columnar).  Each filter runs on
-    the rows the previous ones kept, in the reference's order."""
+    """A side's filters below and above its watermark node, then its windows, on frames (the
+    reference's ``SideInput``).  Each filter runs on the rows the previous ones kept, in the
+    reference's order; the windows are projected last (``windows.project_windows``)."""
 
     def __init__(self, side: Side, ansi: bool) -> None:
         columns = [(c.name, c.type.name) for c in side.columns]
         layout = Layout.of((side.name, columns))
         index = {name: i for i, (name, _) in enumerate(columns)}
+        self.width = len(columns)
+        self.windows = [(index[w.time_column], *window_arguments(w.expr)) for w in side.windows]
         self.below: list[Getter | int] = [
             *(compile_expr(p, layout, ansi=ansi) for p in side.filters_below_watermark),
             *(index[n] for n in side.not_null_below_watermark),
@@ -209,6 +219,12 @@ class SideFilters:
                 keep = [test(row, None) is True for row in frame.rows()]
                 frame = frame.filter(pl.Series(keep, dtype=pl.Boolean))
         return frame
+
+    def project(self, frame: pl.DataFrame) -> pl.DataFrame:
+        """The side's rows with its windows (none: ``frame`` itself)."""
+        if not self.windows:
+            return frame
+        return project_windows(frame, self.windows, self.width)
 
 
 def observe(node: WatermarkNode, frame: pl.DataFrame) -> None:
@@ -284,15 +300,26 @@ class ColumnarJoin(JoinStateMixin):
         self.outputs: list[tuple[tuple[int, int] | None, Getter, Any]] = []
         for o in node.output:
             getter = compile_expr(o.expr, both, ansi=ansi)
-            self.outputs.append((column_slot(getter), getter, dtype_of(o.type.name)))
-        self.left_time = _event_index(node.left, left_cols)
-        self.right_time = _event_index(node.right, right_cols)
+            self.outputs.append((column_slot(getter), getter, join_dtype(o.type.name)))
+        # outputs that are windows: the batch goes on as rows (a frame holds no tuples)
+        self.output_windows = [j for j, o in enumerate(node.output) if o.type.name == "window"]
+        # an output row whose window time is NULL is dropped before it is projected (the
+        # reference's ``_guarded``): the column of each time, or its getter
+        self.window_times = [
+            column_slot(g) or g
+            for g in (compile_expr(e, both, ansi=ansi) for e in node.window_times)
+        ]
+        self.left_time = _event_time(node.left, left_cols)
+        self.right_time = _event_time(node.right, right_cols)
         self.left_rule, self.right_rule = node.left.state, node.right.state
 
     # ---------------------------------------------------------------- expressions
 
     def _rows(self, frame: pl.DataFrame, prefix: str, width: int) -> list[Row]:
-        return frame.select([f"{prefix}{i}" for i in range(width)]).rows()
+        """The rows of one side's columns (``L``/``R``) as the reference's evaluator reads
+        them (windows as tuples)."""
+        side = self.left if prefix == "L" else self.right
+        return rows_of(frame, [f"{prefix}{i}" for i in range(width)], side.windows)
 
     def _project(self, pairs: pl.DataFrame, left: bool, right: bool) -> pl.DataFrame:
         """Output columns c0.. of pairs with columns L0.. / R0.. (a side that is absent is
@@ -309,6 +336,8 @@ class ColumnarJoin(JoinStateMixin):
             ]
         if fill:
             pairs = pairs.with_columns(fill)
+        if self.window_times and pairs.height:
+            pairs = self._window_times_set(pairs)
         computed: dict[int, pl.Series] = {}
         if any(s is None for s, _, _ in self.outputs):
             lrows = self._rows(pairs, "L", lw)
@@ -319,7 +348,11 @@ class ColumnarJoin(JoinStateMixin):
                 for j, g in wanted:
                     columns[j].append(g(a, b))
             for j, _ in wanted:
-                computed[j] = pl.Series(f"c{j}", columns[j], dtype=self.outputs[j][2], strict=True)
+                computed[j] = (
+                    window_series(f"c{j}", columns[j])
+                    if j in self.output_windows
+                    else pl.Series(f"c{j}", columns[j], dtype=self.outputs[j][2], strict=True)
+                )
         exprs: list[Any] = [pl.col("_p")]
         for j, (s, _, dtype) in enumerate(self.outputs):
             if s is not None:
@@ -329,6 +362,28 @@ class ColumnarJoin(JoinStateMixin):
             else:
                 exprs.append(pl.lit(computed[j]).alias(f"c{j}"))
         return pairs.select(exprs)
+
+    def _window_times_set(self, pairs: pl.DataFrame) -> pl.DataFrame:
+        """The pairs whose every output window time is not NULL (Spark's TimeWindowing
+        filter ``isnotnull(time)``, the reference's ``_guarded``)."""
+        keep: pl.Expr | None = None
+        getters: list[Getter] = []
+        for time in self.window_times:
+            if isinstance(time, tuple):
+                test = pl.col(f"{'L' if time[0] == 0 else 'R'}{time[1]}").is_not_null()
+                keep = test if keep is None else keep & test
+            else:
+                getters.append(time)
+        if keep is not None:
+            pairs = pairs.filter(keep)
+        if getters and pairs.height:
+            lrows = self._rows(pairs, "L", len(self.left_cols))
+            rrows = self._rows(pairs, "R", len(self.right_cols))
+            flags = [
+                all(g(a, b) is not None for g in getters) for a, b in zip(lrows, rrows, strict=True)
+            ]
+            pairs = pairs.filter(pl.Series(flags, dtype=pl.Boolean))
+        return pairs
 
     def _pre(
         self, frame: pl.DataFrame, test: Getter | None, prefix: str, width: int
@@ -409,19 +464,22 @@ class ColumnarJoin(JoinStateMixin):
     def _late(
         self, frame: pl.DataFrame, side: int, late_us: int | None, m: JoinMetrics
     ) -> pl.DataFrame:
-        """Side ``side``'s rows that are not late; the late ones are counted, and kept in
-        ``late_rows`` when a run asks for them (``sjoin run --late-rows``)."""
-        index = self.left_time if side == 0 else self.right_time
-        if late_us is None or index is None or frame.height == 0:
+        """Side ``side``'s rows that are not late (by a window's end: ``_event_time``); the
+        late ones are counted, and kept in ``late_rows`` when a run asks for them (``sjoin
+        run --late-rows``)."""
+        time = self.left_time if side == 0 else self.right_time
+        if late_us is None or time is None or frame.height == 0:
             return frame
-        late = watermark_passed_vec(pl.col(f"c{index}"), late_us)
+        late = watermark_passed_vec(time, late_us)
         dropped = frame.select(late.sum()).item()
         if dropped:
             m.num_rows_dropped_by_watermark += int(dropped)
             if self.late_rows is not None:
                 gone = frame.filter(late)
-                times = gone.get_column(f"c{index}").to_list()
-                self.late_rows.append(Dropped(side, Frame(gone).to_rows(), times))
+                times = gone.select(time).to_series().to_list()
+                state = self.left if side == 0 else self.right
+                rows = rows_of(gone, list(state.schema), state.windows)
+                self.late_rows.append(Dropped(side, rows, times))
             return frame.filter(~late)
         return frame
 
@@ -433,9 +491,10 @@ class ColumnarJoin(JoinStateMixin):
         watermarks: Sequence[WatermarkNode | None],
         late_ms: int | None,
         evict_ms: int | None,
-    ) -> tuple[Frame, JoinMetrics]:
+    ) -> tuple[Batch, JoinMetrics]:
         """``Operator.step`` on frames: each side's batch as a frame, filtered below its
-        watermark node, observed by it, filtered above it, then ``process``."""
+        watermark node, observed by it, filtered above it and given its windows, then
+        ``process``.  The output is a frame, or rows when an output is a window."""
         frames = []
         for value, filters, kinds, node in zip(
             inputs, self.side_filters, self.kinds, watermarks, strict=True
@@ -443,8 +502,11 @@ class ColumnarJoin(JoinStateMixin):
             below = filters.apply(as_frame(value, kinds), filters.below)
             if node is not None:
                 observe(node, below)
-            frames.append(filters.apply(below, filters.above))
+            frames.append(filters.project(filters.apply(below, filters.above)))
         out, metrics = self.process(frames[0], frames[1], late_ms, evict_ms)
+        if self.output_windows:
+            names = [f"c{j}" for j in range(len(self.outputs))]
+            return Rows(rows_of(out, names, self.output_windows)), metrics
         return Frame(out), metrics
 
     def process(
@@ -612,7 +674,7 @@ def _stored(
     flags: ``spark_rules_vec.stored_vec`` of the side's ``evicted_rows_skipped``."""
     if skipped == "none" or threshold is None or side.time_index is None:
         return store, matched
-    passed = watermark_passed_vec(pl.col(f"c{side.time_index}"), threshold)
+    passed = watermark_passed_vec(side.time_expr(), threshold)
     keep = (
         store.with_columns(matched.alias("_hit"))
         .with_columns(stored_vec(skipped, passed, pl.col("_hit")).alias("_keep"))
@@ -639,10 +701,21 @@ def _compiled(node: exp.Expression | None, layout: Layout, ansi: bool) -> Getter
     return None if node is None else compile_expr(node, layout, ansi=ansi)
 
 
-def _event_index(side: Side, layout: list[tuple[str, str]]) -> int | None:
+def time_of(name: str, kind: str) -> pl.Expr:
+    """A column's time in µs as the state predicate and the late filter compare it: a
+    window's end, else the value."""
+    if kind == "window":
+        return window_end(pl.col(name))
+    return pl.col(name).cast(pl.Int64)
+
+
+def _event_time(side: Side, layout: list[tuple[str, str]]) -> pl.Expr | None:
+    """The side's late-row time (a window's end; the reference's ``_event_time``), on the
+    side's columns ``c0..``, or None without an event time."""
     if side.event_time_column is None:
         return None
-    return [n for n, _ in layout].index(side.event_time_column)
+    i = [n for n, _ in layout].index(side.event_time_column)
+    return time_of(f"c{i}", layout[i][1])
 
 
 def _eviction_column(rule: StateRule, layout: list[tuple[str, str]], keys: list[int]) -> int | None:

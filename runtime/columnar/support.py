@@ -3,11 +3,12 @@ picks its engine from this before polars is imported (``runtime.choose_engine``)
 columnar engine runs every operator named here on the reference operator instead; both read
 it through ``runtime/operators.py``'s ``placement``, the one place where it is decided.
 
-A join is not columnar when it has windows, a type without an exact polars dtype (DECIMAL,
-...), computed or floating keys, non-deterministic functions, or a time range too wide for
-64-bit arithmetic.  An aggregate is not columnar with sliding windows, computed keys or
-arguments, floating or DECIMAL keys, a function other than count, sum, avg, min, max and
-approx_count_distinct (of non-floating values), or no grouping key.
+A join is not columnar when it has a type without an exact polars dtype (DECIMAL, ...; a
+window is a struct of two times), computed or floating keys, non-deterministic functions, a
+time range too wide for 64-bit arithmetic or on a window, or a window whose sizes are.  An
+aggregate is not columnar with sliding windows, computed keys or arguments, floating or
+DECIMAL keys, a function other than count, sum, avg, min, max and approx_count_distinct (of
+non-floating values), or no grouping key.
 """
 
 from __future__ import annotations
@@ -77,21 +78,22 @@ def _expressions(node: JoinNode) -> list[exp.Expression]:
 
 def join_unsupported(node: JoinNode, ansi: bool) -> str | None:
     """Why this join cannot run on the columnar operator (None: it can)."""
-    if node.window_times:
-        return "its output calls window() (rows whose window time is NULL are dropped)"
     for side in (node.left, node.right):
-        if side.windows or side.event_time_is_window:
-            return f"its {side.name} side projects a window"
         for column in side.columns:
             if not columnar_kind(column.type.name):
                 return f"column `{column.name}` is {column.type}, which has no columnar form"
+        for w in side.windows:
+            try:
+                sizes = window_arguments(w.expr)
+            except UnsupportedExpression as err:
+                return str(err)
+            if any(abs(x or 0) > _LIMIT for x in sizes):
+                return "a window() duration or offset is too large for 64-bit arithmetic"
     for o in node.output:
-        if not columnar_kind(o.type.name):
+        if not columnar_kind(o.type.name) and o.type.name != "window":
             return f"output `{o.name}` is {o.type}, which has no columnar form"
     for e in _expressions(node):
         for name in _function_names(e):
-            if name == "window":
-                return "it calls window()"
             function = FUNCTIONS.get(name)
             if function is not None and not function.deterministic:
                 return f"it calls {name}(), which is not deterministic"
@@ -105,36 +107,31 @@ def join_unsupported(node: JoinNode, ansi: bool) -> str | None:
         ):
             return "a join key is computed, not a column"
         ka, kb = kind_of(a, one_left), kind_of(b, one_right)
-        if not ((ka in _INTS and kb in _INTS) or (ka == kb and ka in _KEY_KINDS)):
+        if not ((ka in _INTS and kb in _INTS) or (ka == kb and ka in _KEY_KINDS | {"window"})):
             return (
                 f"a join key compares {ka} with {kb} (only integer, TIMESTAMP, DATE, STRING, "
-                "BINARY and BOOLEAN keys of one type are columnar)"
+                "BINARY, BOOLEAN and window keys of one type are columnar)"
             )
     for side, cols in ((node.left, left_cols), (node.right, right_cols)):
         rule = side.state
         kinds = dict(cols)
+        times = _TIME_KINDS | {"window"}  # (a window: its end)
         if rule.eviction == "key":
-            if rule.window or rule.key_index is None:
-                return f"its {side.name} side is evicted by a window key"
+            assert rule.key_index is not None
             key = node.keys[rule.key_index][0 if side.name == "left" else 1]
             layout = one_left if side.name == "left" else one_right
-            if kind_of(key, layout) not in _TIME_KINDS:
+            if kind_of(key, layout) not in times:
                 return f"its {side.name} side is evicted by a key that is not a time"
-        elif (
-            rule.eviction == "value"
-            and rule.column in kinds
-            and kinds[rule.column] not in _TIME_KINDS
-        ):
+        elif rule.eviction == "value" and rule.column in kinds and kinds[rule.column] not in times:
             return f"its {side.name} side is evicted by a column that is not a time"
-        if (
-            side.event_time_column is not None
-            and kinds.get(side.event_time_column) not in _TIME_KINDS
-        ):
+        if side.event_time_column is not None and kinds.get(side.event_time_column) not in times:
             return f"its {side.name} side's event time is not a time column"
     if node.time_range is not None:
         tr = node.time_range
         if abs(tr.lower_us) > _LIMIT or abs(tr.upper_us) > _LIMIT:
             return "its time range is too wide for 64-bit arithmetic"
+        if "window" in (dict(left_cols).get(tr.left_column), dict(right_cols).get(tr.right_column)):
+            return "its time range compares a window"
     return None
 
 
