@@ -29,16 +29,28 @@ class Rows:
 
 @dataclass(frozen=True, slots=True)
 class Frame:
-    """A batch as a polars ``DataFrame`` of columns ``c0..`` (the relation's layout)."""
+    """A batch as a polars ``DataFrame`` of columns ``c0..`` (the relation's layout).
+    ``windows``: the positions of its window columns, structs ``{start, end}`` in the frame
+    (``columnar/windows.py``), ``(start, end)`` tuples in its rows."""
 
     frame: Any  # polars.DataFrame: typed loosely so that this module never imports polars
+    windows: tuple[int, ...] = ()
 
     def __len__(self) -> int:
         return int(self.frame.height)
 
     def to_rows(self) -> list[Row]:
         rows: list[Row] = self.frame.rows()
-        return rows
+        if not self.windows or not rows:
+            return rows
+        at = self.windows
+        return [
+            tuple(
+                (v["start"], v["end"]) if i in at and v is not None else v
+                for i, v in enumerate(row)
+            )
+            for row in rows
+        ]
 
 
 Batch: TypeAlias = Rows | Frame

@@ -7,8 +7,10 @@ holding exactly the reference runtime's value (``values.py``): TIMESTAMP, DATE a
 types are ``Int64`` (microseconds, days, the integer), DOUBLE and FLOAT ``Float64``, STRING
 and BINARY ``String``, BOOLEAN ``Boolean``.  So ``DataFrame.rows()`` gives back the very tuples
 the reference runtime would hold, and a value crosses between the engines without change.
-Types without such a dtype (DECIMAL, windows, ...) are not columnar: ``dtype_of`` says None
-and the operator that meets them runs on the reference engine.
+Types without such a dtype (DECIMAL, ...) are not columnar: ``dtype_of`` says None and the
+operator that meets them runs on the reference engine.  A window is a struct column only in
+a columnar join's frames and output (``windows.py``, ``batches.Frame.windows``); its lines are
+written from its two times.
 """
 
 from __future__ import annotations
@@ -120,7 +122,40 @@ def _json_expr(name: str, kind: str, column: pl.Series) -> pl.Expr | pl.Series:
         if ((column < _MIN_DAY) | (column > _MAX_DAY)).any():
             return _python_json(column, format_date)
         return _each_distinct_once(column, _date_text)
+    if kind == "window":
+        return _window_json(column)
     return _python_json(column, None)  # doubles: Python's repr, "NaN", "Infinity"
+
+
+def _window_json(column: pl.Series) -> pl.Series:
+    """A window column (structs ``{start, end}``, ``columnar/windows.py``) as the reference
+    writes its value ``{"start": <timestamp>, "end": <timestamp>}``, each time as a
+    TIMESTAMP column's."""
+    c = pl.col(column.name)
+    fields = pl.DataFrame([column]).select(
+        *(pl.when(c.is_not_null()).then(c.struct.field(f)).alias(f) for f in ("start", "end")),
+        c.is_null().alias("null"),
+    )
+    start, end = (
+        fields.select(_as_expr(_json_expr(f, "timestamp", fields.get_column(f)))).to_series()
+        for f in ("start", "end")
+    )
+    return (
+        pl.DataFrame([start.alias("s"), end.alias("e"), fields.get_column("null")])
+        .select(
+            pl.when(pl.col("null"))
+            .then(pl.lit("null"))
+            .otherwise(
+                pl.lit('{"start": ') + pl.col("s") + pl.lit(', "end": ') + pl.col("e") + pl.lit("}")
+            )
+        )
+        .to_series()
+        .alias(column.name)
+    )
+
+
+def _as_expr(text: pl.Expr | pl.Series) -> pl.Expr:
+    return text if isinstance(text, pl.Expr) else pl.lit(text)
 
 
 def _timestamp_text(c: pl.Expr) -> pl.Expr:

@@ -29,7 +29,7 @@ import polars as pl
 from sqlglot import exp
 
 from ...compiler.plan import JoinNode, Side, StateRule
-from ..batches import Batch, Frame, Rows
+from ..batches import Batch, Frame
 from ..eval import Getter, Layout, column_slot, compile_expr, window_arguments
 from ..join import JoinMetrics, JoinStateMixin, side_layout
 from ..late import Dropped
@@ -301,7 +301,7 @@ class ColumnarJoin(JoinStateMixin):
         for o in node.output:
             getter = compile_expr(o.expr, both, ansi=ansi)
             self.outputs.append((column_slot(getter), getter, join_dtype(o.type.name)))
-        # outputs that are windows: the batch goes on as rows (a frame holds no tuples)
+        # outputs that are windows (``Frame.windows``)
         self.output_windows = [j for j, o in enumerate(node.output) if o.type.name == "window"]
         # an output row whose window time is NULL is dropped before it is projected (the
         # reference's ``_guarded``): the column of each time, or its getter
@@ -494,7 +494,7 @@ class ColumnarJoin(JoinStateMixin):
     ) -> tuple[Batch, JoinMetrics]:
         """``Operator.step`` on frames: each side's batch as a frame, filtered below its
         watermark node, observed by it, filtered above it and given its windows, then
-        ``process``.  The output is a frame, or rows when an output is a window."""
+        ``process``."""
         frames = []
         for value, filters, kinds, node in zip(
             inputs, self.side_filters, self.kinds, watermarks, strict=True
@@ -504,10 +504,7 @@ class ColumnarJoin(JoinStateMixin):
                 observe(node, below)
             frames.append(filters.project(filters.apply(below, filters.above)))
         out, metrics = self.process(frames[0], frames[1], late_ms, evict_ms)
-        if self.output_windows:
-            names = [f"c{j}" for j in range(len(self.outputs))]
-            return Rows(rows_of(out, names, self.output_windows)), metrics
-        return Frame(out), metrics
+        return Frame(out, tuple(self.output_windows)), metrics
 
     def process(
         self, left: pl.DataFrame, right: pl.DataFrame, late_ms: int | None, evict_ms: int | None

@@ -428,3 +428,47 @@ def test_auto_engine_reasons() -> None:
     assert choose_engine(decimal, spec.with_suffix(".trace.jsonl"))[1] == (
         "no operator of the plan runs columnar"
     )
+
+
+VERBOSE_SPEC = """spark 4.3
+stream l (k BIGINT, t TIMESTAMP, v STRING) watermark t delay 5 seconds
+stream r (k BIGINT, t TIMESTAMP, v STRING) watermark t delay 5 seconds
+join j = l AS L INNER JOIN r AS R
+  ON L.k = R.k AND window(L.t, INTERVAL 10 SECONDS) = window(R.t, INTERVAL 10 SECONDS)
+  SELECT L.k AS k, window(L.t, INTERVAL 10 SECONDS) AS w, L.v AS lv, R.v AS rv
+aggregate s = r AS S GROUP BY window(S.t, INTERVAL 10 SECONDS, INTERVAL 5 SECONDS)
+  SELECT window(S.t, INTERVAL 10 SECONDS, INTERVAL 5 SECONDS) AS w, count(*) AS n
+  OUTPUT MODE append
+"""
+
+
+@pytest.mark.parametrize("engine", ["columnar", "reference"])
+def test_verbose_names_each_operator_and_why_it_falls_back(engine: str, tmp_path: Path) -> None:
+    """`sjoin run --verbose` on the columnar engine says, per operator, that it runs columnar
+    or that it runs on the reference engine and why (a window-key join runs columnar; a
+    sliding-window aggregate does not); the reference engine says it runs every operator;
+    without --verbose nothing of it is said."""
+    spec = tmp_path / "s.sjoin"
+    spec.write_text(VERBOSE_SPEC)
+    trace = tmp_path / "t.jsonl"
+    rows = [
+        {"batch": b, "stream": s, "row": {"k": 1, "t": f"2026-01-01T00:00:{b * 7:02d}Z", "v": s}}
+        for b in range(3)
+        for s in ("l", "r")
+    ]
+    trace.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    args = ["run", str(spec), "--trace", str(trace), "--engine", engine, "--output", "/dev/null"]
+    code, _, err = run(*args, "--verbose")
+    assert code == 0, err
+    said = [line for line in err.splitlines() if line.startswith("sjoin run: ")]
+    if engine == "columnar":
+        assert said[0].startswith("sjoin run: engine: columnar (polars): ")
+        assert said[1:] == [
+            "sjoin run: `j` runs columnar",
+            "sjoin run: `s` runs on the reference engine: "
+            "a sliding window() puts a row in several groups",
+        ]
+    else:
+        assert said == ["sjoin run: engine: reference (row at a time): asked for"]
+    code, _, quiet = run(*args)
+    assert code == 0 and "sjoin run: " not in quiet, quiet

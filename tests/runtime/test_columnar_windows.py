@@ -24,9 +24,10 @@ from hypothesis import strategies as st
 
 from sjoin.compiler.model import SUPPORTED_SPARK
 from sjoin.compiler.plan import JoinNode
-from sjoin.runtime.batches import Rows
+from sjoin.runtime import output_line
+from sjoin.runtime.batches import Frame, Rows
 from sjoin.runtime.columnar import support
-from sjoin.runtime.columnar.frames import to_frame
+from sjoin.runtime.columnar.frames import json_chunks, to_frame
 from sjoin.runtime.columnar.join import ColumnarJoin, SideFilters
 from sjoin.runtime.columnar.windows import (
     WINDOW,
@@ -36,6 +37,7 @@ from sjoin.runtime.columnar.windows import (
 )
 from sjoin.runtime.eval import window_arguments
 from sjoin.runtime.join import JoinOperator, SideInput
+from sjoin.runtime.values import MAX_TIMESTAMP_US, MIN_TIMESTAMP_US, json_converter
 
 from .harness import plan_of
 
@@ -269,19 +271,44 @@ def test_the_columnar_join_is_the_reference_join(
             columnar.restore(ref_state)
 
 
-def test_a_window_output_goes_on_as_rows() -> None:
-    """A frame holds no tuples: a join that outputs a window gives rows; one that outputs
-    only a window's fields (timestamps) a frame."""
+def test_a_window_output_is_a_frame_whose_rows_hold_tuples() -> None:
+    """A join that outputs a window gives a frame whose window columns are structs, named in
+    ``Frame.windows``: its rows hold the reference's tuples (and NULL for a NULL window)."""
     s = SECOND
     batch = ([(1, 2 * s, "a"), (1, None, "n")], [(1, 3 * s, "b")])
-    for name, rows in (("inner_window_key", True), ("right_outer_window_field_select", False)):
-        plan = _plan(name)
-        out, _ = ColumnarJoin(_node(plan), plan.ansi).step(
-            [Rows(batch[0]), Rows(batch[1])], [None, None], None, None
-        )
-        assert isinstance(out, Rows) is rows, name
     plan = _plan("inner_window_key")
     out, _ = ColumnarJoin(_node(plan), plan.ansi).step(
         [Rows(batch[0]), Rows(batch[1])], [None, None], None, None
     )
+    assert isinstance(out, Frame) and out.windows == (1, 2)
+    assert out.frame.schema["c1"] == WINDOW
     assert out.to_rows() == [(1, (0, 10 * s), (0, 10 * s), "a", "b")]
+    frame = pl.DataFrame([pl.Series("c0", [1, 2]), window_series("c1", [(0, 5), None])])
+    assert Frame(frame, (1,)).to_rows() == [(1, (0, 5)), (2, None)]
+    assert Frame(frame.head(0), (1,)).to_rows() == []
+
+
+WINDOW_TIMES = st.one_of(
+    st.integers(MIN_TIMESTAMP_US, MAX_TIMESTAMP_US - 10 * SECOND),
+    st.integers(-(2**61), 2**61),  # arithmetic may leave years 0001..9999
+    st.sampled_from([0, -1, 1_767_225_600_000_000, 1_767_225_600_000_001]),
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    starts=st.lists(st.none() | WINDOW_TIMES, min_size=1, max_size=12),
+    length=st.sampled_from([1, 10 * SECOND, 999_999]),
+)
+def test_window_lines_are_the_reference_lines(starts: list[int | None], length: int) -> None:
+    """JSON lines written from a window column are the reference writer's, byte for byte:
+    ``{"start": ..., "end": ...}`` with each time as a TIMESTAMP is written, NULL as null."""
+    windows = [None if v is None else (v, v + length) for v in starts]
+    rows = [(i, w) for i, w in enumerate(windows)]
+    frame = pl.DataFrame([pl.Series("c0", range(len(rows))), window_series("c1", windows)])
+    got = b"".join(json_chunks(frame, 3, "j", [("i", "bigint"), ("w", "window")])).decode()
+    convert = json_converter("window")
+    expected = [
+        output_line(3, "j", {"i": i, "w": None if w is None else convert(w)}) for i, w in rows
+    ]
+    assert got == "".join(line + "\n" for line in expected)
