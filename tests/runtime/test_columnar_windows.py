@@ -250,19 +250,22 @@ CASES = [(name, "4.3") for name in JOINS] + [
 def test_the_columnar_join_is_the_reference_join(
     name: str, version: str, batches: Any, swap_at: int
 ) -> None:
-    """Batch by batch: the same output rows in the same order, the same metrics and the same
-    state.  After batch ``swap_at`` each operator is replaced by one of the other engine
-    restored from its snapshot (a checkpoint written by one engine, resumed by the other)."""
+    """Batch by batch: the same output rows in the same order, the same metrics, the same
+    late rows (each with the window end it was dropped by) and the same state.  After batch
+    ``swap_at`` each operator is replaced by one of the other engine restored from its
+    snapshot (a checkpoint written by one engine, resumed by the other)."""
     assert f"{int(version[0])}.{int(version[2])}" in {f"{a}.{b}" for a, b in SUPPORTED_SPARK}
     plan = _plan(name, version)
     node = _node(plan)
     reference: Any = JoinOperator(node, plan.ansi)
     columnar: Any = ColumnarJoin(node, plan.ansi)
     for i, (left, right, late, evict) in enumerate(batches):
+        reference.late_rows, columnar.late_rows = [], []  # (`sjoin run --late-rows`)
         want, want_metrics = _step(reference, left, right, late, evict)
         got, got_metrics = _step(columnar, left, right, late, evict)
         assert got == want, (i, late, evict)
         assert got_metrics == want_metrics, i
+        assert columnar.late_rows == reference.late_rows, i
         assert _snapshot(columnar) == _snapshot(reference), i
         if i == swap_at:
             ref_state, col_state = reference.snapshot(), columnar.snapshot()
