@@ -222,7 +222,8 @@ def decimal_result(
     overflowed sum, or a value that does not fit the result's DECIMAL(precision, scale),
     ARITHMETIC_OVERFLOW in ANSI mode, else NULL (Spark's ``CheckOverflowInSum`` and
     ``Average``'s ``DecimalDivideWithOverflowCheck``, both raised when the group's row is
-    output, not when the row is added).  Twin: ``decimal_result_vec``."""
+    output, not when the row is added).  The columnar engine calls it per output group, through
+    the reference's ``Accumulator.result``."""
     if value is None:
         return None
     if value.is_nan() or not decimal_fits(value, precision, scale):
@@ -238,7 +239,7 @@ def decimal_result(
 def decimal_average(total: Decimal, count: int, scale: int) -> Decimal:
     """``avg`` of a DECIMAL sum: ``total / count`` rounded HALF_UP to the result's scale
     (``Average``'s ``DecimalDivideWithOverflowCheck``); an overflowed sum stays overflowed.
-    Twin: ``decimal_average_vec``."""
+    The columnar engine calls it per output group, as ``decimal_result``."""
     if total.is_nan():
         return total
     quotient = _EXACT.divide(total, Decimal(count))

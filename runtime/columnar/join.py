@@ -60,7 +60,8 @@ class _Side:
         self.keys = keys  # column index of each join key
         self.time_index = time_index  # column whose value _t is (None: never evicted)
         self.track_matched = track_matched
-        self.schema = {f"c{i}": dtype_of(k) for i, k in enumerate(self.kinds)}
+        # (a columnar side has no window columns: its columns are its input's)
+        self.schema = {f"c{i}": dtype_of(c.type) for i, c in enumerate(side.columns)}
         self.state = self._empty()
         self.next_id = 0
         self.min_time: int | None = None  # smallest _t stored: a no-op eviction costs O(1)
@@ -224,7 +225,7 @@ class ColumnarJoin(JoinStateMixin):
         self.late_rows: list[Dropped] | None = None  # kept only when asked (``late.py``)
         # each side's filters below and above its watermark node (``step``)
         self.side_filters = (SideFilters(node.left, ansi), SideFilters(node.right, ansi))
-        self.kinds = tuple([c.type.name for c in s.columns] for s in (node.left, node.right))
+        self.kinds = tuple([c.type for c in s.columns] for s in (node.left, node.right))
         self.semi = node.executed_as == "left_semi"
         self.anti = node.kind.drops_matched
         self.semi_right_first = self.semi and node.quirks.semi_right_first
@@ -284,7 +285,7 @@ class ColumnarJoin(JoinStateMixin):
         self.outputs: list[tuple[tuple[int, int] | None, Getter, Any]] = []
         for o in node.output:
             getter = compile_expr(o.expr, both, ansi=ansi)
-            self.outputs.append((column_slot(getter), getter, dtype_of(o.type.name)))
+            self.outputs.append((column_slot(getter), getter, dtype_of(o.type)))
         self.left_time = _event_index(node.left, left_cols)
         self.right_time = _event_index(node.right, right_cols)
         self.left_rule, self.right_rule = node.left.state, node.right.state

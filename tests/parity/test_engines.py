@@ -76,7 +76,6 @@ def _files(plan: Plan, trace: Any, relation: str | None, engine: Any, directory:
 # Why an operator runs on the reference operator in a columnar run (``support.py``'s words).
 WINDOW_SIDE = "its left side projects a window"
 WINDOW_OUTPUT = "its output calls window() (rows whose window time is NULL are dropped)"
-DECIMAL_AMOUNT = "column `amount` is DECIMAL(10, 2), which has no columnar form"
 
 # THE table of the parity scenarios' fallbacks: (scenario, operator) -> why.  Every other
 # operator of every scenario runs columnar.  The same list, by reason, is in
@@ -97,9 +96,6 @@ COLUMNAR_FALLBACKS: dict[tuple[str, str], str] = {
     ("left_outer_window_field_filter", "j"): WINDOW_OUTPUT,
     ("right_outer_window_of_padded_side_accepted", "j"): WINDOW_OUTPUT,
     ("right_outer_window_field_select", "j"): WINDOW_OUTPUT,
-    # DECIMAL has no polars dtype that holds the reference's values exactly
-    ("left_outer_decimal_double_date_boolean", "j"): DECIMAL_AMOUNT,
-    ("example_unpaid_orders", "unpaid"): DECIMAL_AMOUNT,
 }
 
 
