@@ -218,19 +218,28 @@ def decimal_adder(precision: int, scale: int) -> Callable[[Any, Any], Decimal]:
 def decimal_result(
     value: Decimal | None, precision: int, scale: int, ansi: bool, call: str
 ) -> Decimal | None:
-    """A DECIMAL ``sum``/``avg``'s result from its (exact) value: NULL for no value; for an
-    overflowed sum, or a value that does not fit the result's DECIMAL(precision, scale),
-    ARITHMETIC_OVERFLOW in ANSI mode, else NULL (Spark's ``CheckOverflowInSum`` and
-    ``Average``'s ``DecimalDivideWithOverflowCheck``, both raised when the group's row is
-    output, not when the row is added).  The columnar engine calls it per output group, through
-    the reference's ``Accumulator.result``."""
+    """A DECIMAL ``sum``/``avg``'s result from its (exact) value, when the group's row is
+    output (not when its rows are added): NULL for no value; without ANSI, NULL for an
+    overflowed sum or a value that does not fit the result's DECIMAL(precision, scale); in
+    ANSI mode, ARITHMETIC_OVERFLOW ("Overflow in sum of decimals") for an overflowed sum
+    (Spark's ``CheckOverflowInSum``, for ``avg`` too) and NUMERIC_VALUE_OUT_OF_RANGE for an
+    average that does not fit (``Decimal.toPrecision`` of ``Average``'s result): checked on
+    Spark 4.3 (``tests/runtime/test_decimal_aggregates_on_spark.py``).  The columnar engine
+    calls it per output group, through the reference's ``Accumulator.result``."""
     if value is None:
         return None
-    if value.is_nan() or not decimal_fits(value, precision, scale):
+    if value.is_nan():
         if ansi:
             raise QueryError(
                 "ARITHMETIC_OVERFLOW",
-                f"Overflow in sum of decimals: {call}() does not fit DECIMAL({precision}, {scale})",
+                f"Overflow in sum of decimals: {call}() left DECIMAL({precision}, {scale})",
+            )
+        return None
+    if not decimal_fits(value, precision, scale):
+        if ansi:
+            raise QueryError(
+                "NUMERIC_VALUE_OUT_OF_RANGE",
+                f"{value} cannot be represented as DECIMAL({precision}, {scale}) ({call}())",
             )
         return None
     return value
