@@ -90,7 +90,7 @@ class Accumulator:
         self.start: Callable[[Any], Any] = (
             partial(double_add, None)
             if kind in ("double", "float")
-            else partial(self.add, None)
+            else partial(decimal_adder(*self.decimal[0]), None)
             if self.decimal is not None
             else _same
         )

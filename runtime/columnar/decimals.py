@@ -63,7 +63,7 @@ def _decimal_kind(node: exp.Expression) -> bool:
 
 
 def _involves_decimal(node: exp.Expression) -> bool:
-    return any(_decimal_kind(sub) for sub in node.walk())
+    return any(isinstance(sub, exp.Expression) and _decimal_kind(sub) for sub in node.walk())
 
 
 def _operand(node: exp.Expression) -> Shape:
