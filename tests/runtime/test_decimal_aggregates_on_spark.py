@@ -24,9 +24,9 @@ import pytest
 
 from sjoin.api import check_text
 from sjoin.compiler.plan import Plan
+from sjoin.jvm.spark_driver import StreamDriver, session_confs
+from sjoin.jvm.verify import load_job, verify_spec
 from sjoin.runtime import RunError, run
-from sjoin.spark_driver import StreamDriver, session_confs
-from sjoin.verify import load_job, verify_spec
 
 BIG = "9" * 37 + "0"
 T0 = "2026-01-01T00:00:00Z"
