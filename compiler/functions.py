@@ -67,6 +67,18 @@ def _same_as_first(kind: str) -> ResultRule:
     return rule
 
 
+def _aggregate_of_number(result: Callable[[SqlType], SqlType]) -> ResultRule:
+    """A numeric aggregate whose type follows from its argument's (``types.sum_type``,
+    ``types.avg_type``)."""
+
+    def rule(args: Sequence[SqlType]) -> SqlType | str:
+        if args and not _fits(args[0], "numeric"):
+            return f"argument 1 must be numeric, not {args[0]}"
+        return result(args[0]) if args else t.UNKNOWN
+
+    return rule
+
+
 def _common(args: Sequence[SqlType]) -> SqlType | str:
     result = t.NULL
     for arg in args:
@@ -182,8 +194,8 @@ FUNCTIONS: Final[dict[str, Function]] = {
         Function("uuid", 0, 0, _fixed(t.STRING), deterministic=False),
         # aggregates
         Function("count", 1, 1, _fixed(t.BIGINT, "any"), aggregate=True),
-        Function("sum", 1, 1, _same_as_first("numeric"), aggregate=True),
-        Function("avg", 1, 1, _fixed(t.DOUBLE, "numeric"), aggregate=True),
+        Function("sum", 1, 1, _aggregate_of_number(t.sum_type), aggregate=True),
+        Function("avg", 1, 1, _aggregate_of_number(t.avg_type), aggregate=True),
         Function("min", 1, 1, _common, aggregate=True),
         Function("max", 1, 1, _common, aggregate=True),
         Function("approx_count_distinct", 1, 1, _fixed(t.BIGINT, "any"), aggregate=True),

@@ -946,16 +946,19 @@ def _buffer_types(a: Aggregate) -> tuple[str, ...]:
                 continue
             args = [x for x in call.iter_expressions() if not isinstance(x, exp.Star)]
             arg = _type_name(args[0]) if args else ""
+            found = annotate.sql_type(args[0]) if args else None
+            # a DECIMAL(p, s) sum is kept as DECIMAL(p + 10, s), bounded (Sum, Average)
+            total = str(t.sum_type(found)) if found is not None else arg
             if name == "count":
                 buffer: tuple[str, ...] = ("BIGINT",)
             elif name == "sum":
                 buffer = (
-                    (arg, "BOOLEAN") if arg.startswith("DECIMAL")
+                    (total, "BOOLEAN") if arg.startswith("DECIMAL")
                     else ("DOUBLE",) if arg in ("DOUBLE", "FLOAT")
                     else ("BIGINT",)
                 )  # fmt: skip
             elif name == "avg":
-                buffer = (arg if arg.startswith("DECIMAL") else "DOUBLE", "BIGINT")
+                buffer = (total if arg.startswith("DECIMAL") else "DOUBLE", "BIGINT")
             elif name in ("min", "max"):
                 buffer = (arg,)
             else:

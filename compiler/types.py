@@ -100,6 +100,36 @@ def lookup_type(name: str, params: tuple[int, ...]) -> SqlType | None:
     return SqlType(canonical)
 
 
+MAX_DECIMAL_PRECISION: Final = 38
+
+
+def decimal_bounded(precision: int, scale: int) -> SqlType:
+    """Spark's ``DecimalType.bounded``: each of precision and scale capped at 38."""
+    return SqlType(
+        "decimal", (min(precision, MAX_DECIMAL_PRECISION), min(scale, MAX_DECIMAL_PRECISION))
+    )
+
+
+def sum_type(arg: SqlType) -> SqlType:
+    """The type of ``sum(arg)`` (Spark's ``Sum.resultType``): BIGINT of an integer,
+    DOUBLE of a floating number, DECIMAL(p + 10, s) of a DECIMAL(p, s), bounded to 38."""
+    if arg.name == "decimal" and len(arg.params) == 2:
+        return decimal_bounded(arg.params[0] + 10, arg.params[1])
+    if arg.name in ("float", "double"):
+        return DOUBLE
+    if arg.name in ("tinyint", "smallint", "int", "bigint"):
+        return BIGINT
+    return arg  # NULL or UNKNOWN
+
+
+def avg_type(arg: SqlType) -> SqlType:
+    """The type of ``avg(arg)`` (Spark's ``Average.resultType``): DECIMAL(p + 4, s + 4) of
+    a DECIMAL(p, s), bounded to 38; DOUBLE of any other number."""
+    if arg.name == "decimal" and len(arg.params) == 2:
+        return decimal_bounded(arg.params[0] + 4, arg.params[1] + 4)
+    return DOUBLE
+
+
 def common_type(a: SqlType, b: SqlType) -> SqlType | None:
     """The type two operands are compared or combined as, or None when incompatible."""
     if a == b or b in (NULL, UNKNOWN):

@@ -14,7 +14,6 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from decimal import ROUND_HALF_UP, Decimal
 from functools import partial
 from typing import Any
 
@@ -24,11 +23,10 @@ from ..compiler import annotate
 from ..compiler.functions import lookup
 from ..compiler.plan import AggregateNode
 from ..compiler.sql import spark_sql
-from ..compiler.types import SqlType
+from ..compiler.types import SqlType, avg_type, sum_type
 from .batches import Batch, Rows
 from .errors import UnsupportedExpression
 from .eval import (
-    DECIMAL_CONTEXT,
     Getter,
     Layout,
     compile_expr,
@@ -38,7 +36,16 @@ from .eval import (
 )
 from .index import EvictionIndex
 from .late import Dropped
-from .spark_rules import bigint_adder, double_add, max_step, min_step, watermark_passed
+from .spark_rules import (
+    bigint_adder,
+    decimal_adder,
+    decimal_average,
+    decimal_result,
+    double_add,
+    max_step,
+    min_step,
+    watermark_passed,
+)
 from .watermark import WatermarkNode
 
 Row = tuple[Any, ...]
@@ -63,17 +70,29 @@ class Accumulator:
         self.kind = kind
         self.shape = shape
         self.ansi = ansi
-        # one step of a sum or avg (of a DECIMAL: exact, in Spark's 38 digits)
+        # a DECIMAL(p, s) argument: the sum's type and the result's (types.sum_type, avg_type)
+        self.decimal: tuple[tuple[int, int], tuple[int, int]] | None = None
+        if kind == "decimal" and name in ("sum", "avg"):
+            argument = SqlType("decimal", shape if len(shape) == 2 else (10, 0))  # Spark's default
+            total = sum_type(argument).params
+            result = total if name == "sum" else avg_type(argument).params
+            self.decimal = ((total[0], total[1]), (result[0], result[1]))
+        # one step of a sum or avg (of a DECIMAL: exact, overflowing its sum's type)
         self.add: Callable[[Any, Any], Any] = (
             double_add
             if kind in ("double", "float")
-            else _decimal_add
-            if kind == "decimal"
+            else decimal_adder(*self.decimal[0])
+            if self.decimal is not None
             else bigint_adder(ansi, name)
         )
-        # a group's first value: a DOUBLE sum adds it to 0.0 (Spark's Sum), the others keep it
+        # a group's first value: a DOUBLE sum adds it to 0.0 (Spark's Sum), a DECIMAL one is
+        # cast to its sum's scale, the others keep it
         self.start: Callable[[Any], Any] = (
-            partial(double_add, None) if kind in ("double", "float") else _same
+            partial(double_add, None)
+            if kind in ("double", "float")
+            else partial(decimal_adder(*self.decimal[0]), None)
+            if self.decimal is not None
+            else _same
         )
 
     def new(self) -> list[Any]:
@@ -113,11 +132,13 @@ class Accumulator:
         if name == "avg":
             if state[1] == 0:
                 return None
-            if self.kind == "decimal":
-                scale = (self.shape[1] if len(self.shape) == 2 else 0) + 4
-                quotient = DECIMAL_CONTEXT.divide(Decimal(state[0]), Decimal(state[1]))
-                return quotient.quantize(Decimal(1).scaleb(-scale), rounding=ROUND_HALF_UP)
+            if self.decimal is not None:
+                precision, scale = self.decimal[1]
+                average = decimal_average(state[0], state[1], scale)
+                return decimal_result(average, precision, scale, self.ansi, name)
             return float(state[0]) / state[1]
+        if name == "sum" and self.decimal is not None:
+            return decimal_result(state[0], *self.decimal[1], self.ansi, name)
         if name == "sum" and state[0] is not None and self.kind in ("double", "float"):
             return float(state[0])
         if name == "approx_count_distinct":
@@ -127,10 +148,6 @@ class Accumulator:
 
 def _same(value: Any) -> Any:
     return value
-
-
-def _decimal_add(a: Any, b: Any) -> Decimal:
-    return DECIMAL_CONTEXT.add(Decimal(a), Decimal(b))
 
 
 def _hashable(value: Any) -> Any:

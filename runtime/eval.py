@@ -48,7 +48,7 @@ MAX_PRECISION: Final = 38
 # MAX_ROUNDED_ARRAY_LENGTH); a function that would make a longer one fails.
 MAX_STRING_BYTES: Final = 2**31 - 1 - 15
 _INT_BITS: Final = {"tinyint": 8, "smallint": 16, "int": 32, "bigint": 64}
-_INT_PRECISION: Final = {"tinyint": 3, "smallint": 5, "int": 10, "bigint": 20}
+INT_PRECISION: Final = {"tinyint": 3, "smallint": 5, "int": 10, "bigint": 20}
 _FLOATS: Final = ("double", "float")
 _BOOLEAN_NODES: Final = (
     exp.And,
@@ -128,7 +128,7 @@ def kind_of(node: exp.Expression, layout: Layout | None = None) -> str:
     return "unknown"
 
 
-def _decimal_shape(node: exp.Expression, kind: str) -> tuple[int, int]:
+def decimal_shape(node: exp.Expression, kind: str) -> tuple[int, int]:
     """(precision, scale) of a numeric operand as Spark's DecimalPrecision sees it."""
     found = annotate.sql_type(node)
     if kind == "decimal" and isinstance(found, SqlType) and found.params:
@@ -137,7 +137,7 @@ def _decimal_shape(node: exp.Expression, kind: str) -> tuple[int, int]:
         digits = node.this.replace(".", "").lstrip("0") or "0"
         scale = len(node.this.partition(".")[2])
         return max(len(digits), scale, 1), scale
-    return _INT_PRECISION.get(kind, 38), 0
+    return INT_PRECISION.get(kind, 38), 0
 
 
 # ------------------------------------------------------------------------------ compile
@@ -541,6 +541,12 @@ def _as_decimal(x: Any) -> Decimal:
     return x if isinstance(x, Decimal) else Decimal(x)
 
 
+def unsigned_zero(d: Decimal) -> Decimal:
+    """A DECIMAL result as Spark holds it: Java's BigDecimal has no negative zero (Python's
+    Decimal has: -1.00 * 0.00 is -0.0000), so a zero is written without a sign."""
+    return d if d else d.copy_abs()
+
+
 def _divide_by_zero(ansi: bool) -> None:
     if ansi:
         raise QueryError("DIVIDE_BY_ZERO", "Division by zero. Use `try_divide` to tolerate it")
@@ -551,12 +557,12 @@ def _java_mod(x: Any, y: Any) -> Any:
     if isinstance(x, float) or isinstance(y, float):
         return math.fmod(x, y)
     if isinstance(x, Decimal) or isinstance(y, Decimal):
-        return DECIMAL_CONTEXT.remainder(_as_decimal(x), _as_decimal(y))
+        return unsigned_zero(DECIMAL_CONTEXT.remainder(_as_decimal(x), _as_decimal(y)))
     r = abs(x) % abs(y)
     return -r if x < 0 else r
 
 
-def _decimal_divide_scale(left: tuple[int, int], right: tuple[int, int]) -> int:
+def decimal_divide_scale(left: tuple[int, int], right: tuple[int, int]) -> int:
     """Result scale of decimal division (Spark, allowPrecisionLoss=true)."""
     (p1, s1), (p2, s2) = left, right
     scale = max(6, s1 + p2 + 1)
@@ -587,7 +593,7 @@ def _arith(node: exp.Expression, ctx: CompileContext) -> Getter:
     elif kr == "decimal":
         scale = None
         if op_type is exp.Div:
-            scale = _decimal_divide_scale(_decimal_shape(left, ka), _decimal_shape(right, kb))
+            scale = decimal_divide_scale(decimal_shape(left, ka), decimal_shape(right, kb))
         fn = _decimal_op(op_type, ansi, scale)
     elif kr in _INT_BITS:
         fn = _int_op(op_type, kr, ansi)
@@ -637,7 +643,7 @@ def _decimal_op(
             if ansi:
                 raise QueryError("NUMERIC_VALUE_OUT_OF_RANGE", f"{d} does not fit DECIMAL(38)")
             return None
-        return d
+        return unsigned_zero(d)
 
     if op_type is exp.Add:
         return lambda x, y: check(c.add(_as_decimal(x), _as_decimal(y)))
@@ -1002,7 +1008,7 @@ def _cast_to_decimal(source: str, precision: int, scale: int, ansi: bool) -> Cal
                     f"{raw!r} cannot be represented as DECIMAL({precision}, {scale})",
                 )
             return None
-        return q
+        return unsigned_zero(q)
 
     def convert(v: Any) -> Any:
         if source == "string":
@@ -1357,7 +1363,9 @@ def _round_value(value: Any, digits: int, kind: str) -> Any:
         return float(rounded)
     if kind in _INT_BITS:
         return int(rounded)
-    return rounded if digits >= 0 else rounded.quantize(Decimal(1), context=DECIMAL_CONTEXT)
+    return unsigned_zero(
+        rounded if digits >= 0 else rounded.quantize(Decimal(1), context=DECIMAL_CONTEXT)
+    )
 
 
 def _f_round(node: exp.Anonymous, ctx: CompileContext) -> Getter:

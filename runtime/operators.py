@@ -87,6 +87,7 @@ class Placement:
 
 def placement(plan: Plan, node: JoinNode | AggregateNode) -> Placement:
     """The decision for one operator (``columnar/support.py``'s rules; no polars)."""
+    from .columnar.decimals import decimal_unsupported
     from .columnar.support import aggregate_plan, join_unsupported
 
     if isinstance(node, AggregateNode):
@@ -95,8 +96,13 @@ def placement(plan: Plan, node: JoinNode | AggregateNode) -> Placement:
         found = aggregate_plan(node, columns_of(source), plan.ansi)
         if isinstance(found, str):
             return Placement(node.name, found)
+        unfixed = decimal_unsupported(plan, node)
+        if unfixed is not None:
+            return Placement(node.name, unfixed)
         return Placement(node.name, None, found)
-    return Placement(node.name, join_unsupported(node, plan.ansi))
+    return Placement(
+        node.name, join_unsupported(node, plan.ansi) or decimal_unsupported(plan, node)
+    )
 
 
 def place(plan: Plan) -> dict[str, Placement]:

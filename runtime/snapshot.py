@@ -83,8 +83,8 @@ def cell_check(kind: str, window_us: int | None = None, output: bool = False) ->
     """The check of a runtime value of SQL type ``kind`` (nullable): the Python type the
     runtime holds it as, in the range the type and both engines can hold.  ``output``: a
     cell of a join's or aggregate's output row, where a DOUBLE may also be a DECIMAL (the
-    plan types ``avg()`` as DOUBLE; over a DECIMAL the runtime computes a DECIMAL, as
-    Spark does)."""
+    plan types a division as DOUBLE; of DECIMALs the runtime computes a DECIMAL, as Spark
+    does)."""
     if output and kind in ("double", "float"):
         real, exact = cell_check(kind), cell_check("decimal")
         return lambda v: exact(v) if type(v) is Decimal else real(v)
@@ -447,6 +447,9 @@ def _check_side(
 def _accumulator_check(op: AggregateOperator, j: int) -> Callable[[Any], str | None]:
     acc = op.accumulators[j]
     value = _nullable(cell_check(acc.kind))
+    if acc.decimal is not None:  # a DECIMAL sum that overflowed its type is NaN (sticky)
+        finite = value
+        value = lambda v: None if type(v) is Decimal and v.is_nan() else finite(v)  # noqa: E731
     if acc.name == "count":
         return lambda s: (
             None

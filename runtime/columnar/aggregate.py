@@ -17,6 +17,11 @@ over (state, row 1, row 2, ...) exactly as the reference's ``Accumulator.update`
   order, not polars' pairwise ``sum``); of integers a cumulative sum in Int128, whose
   prefixes show where BIGINT overflows (ANSI: ARITHMETIC_OVERFLOW for the first row that
   overflows, as the reference raises it; else two's-complement wrap, as the reference's);
+  of DECIMAL(p, s) a cumulative sum of the unscaled Int128 values, kept with a flag
+  ``f{j}`` set for good once a prefix leaves the sum's type (``spark_rules.decimal_adder``;
+  a prefix that wraps Int128 is out of range too); a group's result (NULL or
+  ARITHMETIC_OVERFLOW for an overflowed sum, avg's HALF_UP quotient) is the reference
+  accumulator's, computed per output group;
 * ``min``/``max`` keep the first of equal values (``-0.0`` vs ``0.0``), order NaN above every
   number (``spark_rules.min_step`` / ``max_step``);
 * ``approx_count_distinct`` keeps the set of distinct values (a list column).
@@ -25,7 +30,8 @@ Outputs that are a key or an aggregate call are columns; other output expression
 outputs whose type has no columnar form (a window), are computed by the reference evaluator
 over the output rows (the reference's ``_output``).  ``support.aggregate_unsupported`` names
 what this operator does not run (sliding windows, computed keys or arguments, floating keys,
-DECIMAL, ...): the query runs such an aggregate on the reference operator.
+DECIMAL values of no fixed scale, ...): the query runs such an aggregate on the reference
+operator.
 ``snapshot``/``restore`` use the reference's form, so either engine resumes the other's
 checkpoint.
 """
@@ -33,22 +39,24 @@ checkpoint.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from decimal import Context, Decimal
 from typing import Any
 
 import polars as pl
 from sqlglot import exp
 
 from ...compiler.plan import AggregateNode
-from ..aggregate import AggregateMetrics, slot
+from ..aggregate import Accumulator, AggregateMetrics, slot
 from ..batches import Batch, Frame, Rows
 from ..eval import Getter, Layout, compile_expr
 from ..late import Dropped
-from ..spark_rules import bigint_overflow
+from ..spark_rules import DECIMAL_OVERFLOW, bigint_overflow
 from ..watermark import WatermarkNode
-from .frames import dtype_of
+from .frames import decimal_dtype, dtype_of
 from .spark_rules_vec import (
     bigint_overflows_vec,
     bigint_wrapped_vec,
+    decimal_sum_vec,
     double_sum_vec,
     float_max_vec,
     float_min_vec,
@@ -61,6 +69,20 @@ from .support import Accumulation, AggregateKey, AggregatePlan, aggregate_plan
 Row = tuple[Any, ...]
 _INTS = {"tinyint", "smallint", "int", "bigint"}
 _FLOATS = {"double", "float"}
+_EXACT = Context(prec=200)
+
+
+def _dtype(kind: str, scale: int | None) -> Any:
+    """The dtype of a key's or argument's values (a DECIMAL's at its scale)."""
+    return decimal_dtype(scale or 0) if kind == "decimal" else dtype_of(kind)
+
+
+def _unscaled(value: Decimal, scale: int) -> int:
+    return int(value.scaleb(scale, _EXACT))
+
+
+def _scaled(unscaled: int, scale: int) -> Decimal:
+    return Decimal(unscaled).scaleb(-scale, _EXACT)
 
 
 class ColumnarAggregate:
@@ -115,12 +137,24 @@ class ColumnarAggregate:
             compile_expr(o.expr, layout, ansi=ansi, resolve=resolve) for o in node.output
         ]
         self.output_kinds = [o.type.name for o in node.output]
-        self.output_dtypes = [dtype_of(k) for k in self.output_kinds]
+        self.output_dtypes = [dtype_of(o.type) for o in node.output]
         self.columnar_output = all(d is not None for d in self.output_dtypes)
         self.fast = self.columnar_output and len(direct) == len(node.output)
         self.direct = direct
         self.key_dtypes = {
-            f"k{i}": pl.Int64 if k.window else dtype_of(k.kind) for i, k in enumerate(self.keys)
+            f"k{i}": pl.Int64 if k.window else _dtype(k.kind, k.scale)
+            for i, k in enumerate(self.keys)
+        }
+        # each input column read: its dtype (a DECIMAL's scale is its key's or argument's)
+        self.column_dtypes = {k.column: _dtype(k.kind, k.scale) for k in self.keys}
+        self.column_dtypes.update(
+            {a.column: _dtype(a.kind, a.scale) for a in self.accs if a.column is not None}
+        )
+        # a DECIMAL sum or avg: the reference accumulator, whose result each group's is
+        self.decimal_results: dict[int, Accumulator] = {
+            j: Accumulator(a.name, None, "decimal", (a.precision or 38, a.scale or 0), ansi)
+            for j, a in enumerate(self.accs)
+            if a.kind == "decimal" and a.name in ("sum", "avg")
         }
         self.key_names = list(self.key_dtypes)
         self.state_schema: dict[str, Any] = dict(self.key_dtypes)
@@ -128,6 +162,8 @@ class ColumnarAggregate:
             self.state_schema[f"a{j}"] = self._state_dtype(acc)
             if acc.name == "avg":
                 self.state_schema[f"b{j}"] = pl.Int64
+            if j in self.decimal_results:
+                self.state_schema[f"f{j}"] = pl.Boolean
         self.state_schema.update({"_seq": pl.Int64, "_t": pl.Int64})
         self.state = pl.DataFrame(schema=self.state_schema)
         self.counter = 0  # the reference index's ids handed out (its ``counter``)
@@ -138,10 +174,12 @@ class ColumnarAggregate:
         if acc.name == "count":
             return pl.Int64
         if acc.name == "approx_count_distinct":
-            return pl.List(dtype_of(acc.kind))
+            return pl.List(_dtype(acc.kind, acc.scale))
         if acc.name in ("sum", "avg"):
+            if acc.kind == "decimal":
+                return pl.Int128  # the unscaled sum (at the argument's scale)
             return pl.Float64 if acc.kind in _FLOATS else pl.Int64
-        return dtype_of(acc.kind)
+        return _dtype(acc.kind, acc.scale)
 
     # ---------------------------------------------------------------- keys
 
@@ -172,14 +210,14 @@ class ColumnarAggregate:
                         pl.Series(
                             f"c{i}",
                             [r[i] for r in rows],
-                            dtype=dtype_of(self.input_kinds[i]),
+                            dtype=self.column_dtypes[i],
                             strict=True,
                         )
                         for i in needed
                     ]
                 )
         if frame is None:
-            frame = pl.DataFrame(schema={f"c{i}": dtype_of(self.input_kinds[i]) for i in needed})
+            frame = pl.DataFrame(schema={f"c{i}": self.column_dtypes[i] for i in needed})
         columns: list[pl.Expr] = []
         keep: pl.Expr | None = None
         for i, key in enumerate(self.keys):
@@ -308,14 +346,25 @@ class ColumnarAggregate:
                 )
                 continue
             pseudo.append(pl.col(a).alias(x))
-            rows.append(pl.col(x).cast(dtype))
+            if j in self.decimal_results:
+                rows.append(pl.col(x).to_physical().cast(pl.Int128).alias(x))
+                pseudo.append(pl.col(f"f{j}").alias(f"g{j}"))
+                rows.append(pl.lit(False).alias(f"g{j}"))
+            else:
+                rows.append(pl.col(x).cast(dtype))
             if acc.name == "avg":
                 pseudo.append(pl.col(f"b{j}").alias(f"n{j}"))
                 rows.append(pl.col(x).is_not_null().cast(pl.Int64).alias(f"n{j}"))
                 aggs.append(pl.col(f"n{j}").sum().alias(f"b{j}"))
             v = pl.col(x)
             if acc.name in ("sum", "avg"):
-                if acc.kind in _FLOATS:
+                if j in self.decimal_results:
+                    total_type = self.decimal_results[j].decimal
+                    assert total_type is not None
+                    gone, total = decimal_sum_vec(v, pl.col(f"g{j}"), total_type[0][0])
+                    aggs.append(gone.alias(f"f{j}"))
+                    aggs.append(total.alias(a))
+                elif acc.kind in _FLOATS:
                     aggs.append(double_sum_vec(v).alias(a))
                 else:
                     cs = v.cast(pl.Int128).cum_sum()
@@ -414,9 +463,12 @@ class ColumnarAggregate:
         for i, _ in enumerate(self.keys):
             columns.append(pl.col(f"k{i}").alias(f"g{i}"))
         n = len(self.keys)
+        decimals = self._decimal_results(groups)
         for j, acc in enumerate(self.accs):
             a = pl.col(f"a{j}")
-            if acc.name == "avg":
+            if j in decimals:
+                value = pl.lit(decimals[j])
+            elif acc.name == "avg":
                 b = pl.col(f"b{j}")
                 value = pl.when(b == 0).then(None).otherwise(a.cast(pl.Float64) / b)
             elif acc.name == "approx_count_distinct":
@@ -425,6 +477,44 @@ class ColumnarAggregate:
                 value = a
             columns.append(value.alias(f"g{n + j}"))
         return groups.select(columns)
+
+    def _decimal_results(self, groups: pl.DataFrame) -> dict[int, pl.Series]:
+        """Each DECIMAL sum's or avg's result per group: the reference accumulator's
+        ``result`` of the group's state, group after group and call after call, so an
+        ANSI overflow is raised for the group and call the reference raises it for."""
+        if not self.decimal_results:
+            return {}
+        states = []
+        for j, acc in self.decimal_results.items():
+            scale = self.accs[j].scale or 0
+            sums = groups.get_column(f"a{j}").to_list()
+            gone = groups.get_column(f"f{j}").to_list()
+            counts = (
+                groups.get_column(f"b{j}").to_list() if acc.name == "avg" else [None] * len(sums)
+            )
+            states.append(
+                (
+                    acc,
+                    [
+                        [
+                            DECIMAL_OVERFLOW if g else None if u is None else _scaled(u, scale),
+                            c,
+                        ]
+                        for u, g, c in zip(sums, gone, counts, strict=True)
+                    ],
+                )
+            )
+        values: list[list[Any]] = [[] for _ in states]
+        for r in range(groups.height):
+            for column, (acc, state) in zip(values, states, strict=True):
+                column.append(acc.result(state[r] if acc.name == "avg" else state[r][:1]))
+        out = {}
+        for j, column in zip(self.decimal_results, values, strict=True):
+            acc = self.decimal_results[j]
+            assert acc.decimal is not None
+            dtype = decimal_dtype(acc.decimal[1][1])
+            out[j] = pl.Series(f"g{j}", column, dtype=dtype, strict=True)
+        return out
 
     def _output(self, groups: pl.DataFrame) -> Any:
         if groups.height == 0:
@@ -478,6 +568,7 @@ class ColumnarAggregate:
             for j, a in enumerate(self.accs)
             if a.name == "avg"
         }
+        flags = {j: state.get_column(f"f{j}").to_list() for j in self.decimal_results}
         for r, row in enumerate(state.select(names).rows()):
             key = tuple(
                 (v, v + k.window[0]) if k.window is not None and v is not None else v
@@ -486,6 +577,14 @@ class ColumnarAggregate:
             states: list[list[Any]] = []
             for j, acc in enumerate(self.accs):
                 value = row[n + j]
+                if j in self.decimal_results:  # unscaled, or overflowed (DECIMAL_OVERFLOW)
+                    value = (
+                        DECIMAL_OVERFLOW
+                        if flags[j][r]
+                        else None
+                        if value is None
+                        else _scaled(value, acc.scale or 0)
+                    )
                 if acc.name == "approx_count_distinct":
                     states.append([sorted(value, key=repr)])
                 elif acc.name == "avg":
@@ -509,7 +608,14 @@ class ColumnarAggregate:
                 columns[f"k{i}"].append(v[0] if k.window is not None and v is not None else v)
             for j, acc in enumerate(self.accs):
                 s = states[j]
-                columns[f"a{j}"].append(list(s[0]) if acc.name == "approx_count_distinct" else s[0])
+                value = s[0]
+                if j in self.decimal_results:
+                    gone = value is not None and value.is_nan()
+                    columns[f"f{j}"].append(gone)
+                    value = None if gone or value is None else _unscaled(value, acc.scale or 0)
+                columns[f"a{j}"].append(
+                    list(value) if acc.name == "approx_count_distinct" else value
+                )
                 if acc.name == "avg":
                     columns[f"b{j}"].append(s[1])
         columns["_seq"] = list(range(len(groups)))

@@ -5,12 +5,14 @@ relation's column order (names from the spec never become frame names, so no use
 clash with the operator's own columns, which start with ``_``).  Each SQL type has one dtype
 holding exactly the reference runtime's value (``values.py``): TIMESTAMP, DATE and the integer
 types are ``Int64`` (microseconds, days, the integer), DOUBLE and FLOAT ``Float64``, STRING
-and BINARY ``String``, BOOLEAN ``Boolean``.  So ``DataFrame.rows()`` gives back the very tuples
-the reference runtime would hold, and a value crosses between the engines without change.
-Types without such a dtype (DECIMAL, ...) are not columnar: ``dtype_of`` says None and the
-operator that meets them runs on the reference engine.  A window is a struct column only in
-a columnar join's frames and output (``windows.py``, ``batches.Frame.windows``); its lines are
-written from its two times.
+and BINARY ``String``, BOOLEAN ``Boolean``, DECIMAL(p, s) ``Decimal(38, s)`` (the values'
+unscaled integers at the column's scale: ``decimals.py`` runs columnar only the operators
+whose DECIMAL values are all at their column's scale, so none is rounded on the way in).
+So ``DataFrame.rows()`` gives back the very tuples the reference runtime would hold, and a
+value crosses between the engines without change.  Types without such a dtype have none:
+``dtype_of`` says None and the operator that meets them runs on the reference engine.  A
+window is a struct column only in a columnar join's frames and output (``windows.py``,
+``batches.Frame.windows``); its lines are written from its two times.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from typing import Any, cast
 
 import polars as pl
 
+from ...compiler.types import SqlType
 from ..batches import Batch, Frame
 from ..values import MAX_TIMESTAMP_US, MIN_TIMESTAMP_US, dumps, format_date, format_timestamp
 from .support import COLUMNAR_KINDS
@@ -42,22 +45,37 @@ _DTYPES: dict[str, Any] = {
     "binary": pl.String,
     "boolean": pl.Boolean,
 }
-assert set(_DTYPES) == COLUMNAR_KINDS, "support.COLUMNAR_KINDS names the kinds mapped here"
+assert set(_DTYPES) | {"decimal"} == COLUMNAR_KINDS, "support.COLUMNAR_KINDS: the kinds mapped"
 # DATE values inside years 0001..9999: written by polars; others (arithmetic may leave the
 # range) by values.format_date, which writes ISO 8601's expanded years as java.time does
 _MIN_DAY, _MAX_DAY = -719_162, 2_932_896
 
 
-def dtype_of(kind: str) -> Any:
-    """The polars dtype of a canonical SQL type name, or None when it has none."""
+Kind = str | SqlType  # a type, or its canonical name (enough for every type but DECIMAL)
+
+
+def dtype_of(kind: Kind) -> Any:
+    """The polars dtype of a SQL type (or of its canonical name), or None when it has none
+    (a DECIMAL named without its scale has none)."""
+    if isinstance(kind, SqlType):
+        if kind.name == "decimal" and len(kind.params) == 2:
+            return pl.Decimal(38, kind.params[1])
+        kind = kind.name
     return _DTYPES.get(kind)
 
 
-def schema_of(kinds: Sequence[str]) -> dict[str, Any]:
-    return {f"c{i}": _DTYPES[k] for i, k in enumerate(kinds)}
+def decimal_dtype(scale: int) -> Any:
+    """The dtype of DECIMAL values at ``scale``."""
+    return pl.Decimal(38, scale)
 
 
-def to_frame(rows: Sequence[Row], kinds: Sequence[str]) -> pl.DataFrame:
+def schema_of(kinds: Sequence[Kind]) -> dict[str, Any]:
+    schema = {f"c{i}": dtype_of(k) for i, k in enumerate(kinds)}
+    assert all(d is not None for d in schema.values()), kinds
+    return schema
+
+
+def to_frame(rows: Sequence[Row], kinds: Sequence[Kind]) -> pl.DataFrame:
     """Reference rows (tuples) -> a frame; exact for every kind ``dtype_of`` knows."""
     schema = schema_of(kinds)
     if not rows:
@@ -76,7 +94,7 @@ def to_rows(frame: pl.DataFrame) -> list[Row]:
     return frame.rows()
 
 
-def as_frame(batch: Batch, kinds: Sequence[str]) -> pl.DataFrame:
+def as_frame(batch: Batch, kinds: Sequence[Kind]) -> pl.DataFrame:
     """A relation's batch as a frame (``kinds``: its columns' types)."""
     if isinstance(batch, Frame):
         return cast(pl.DataFrame, batch.frame)
@@ -101,6 +119,9 @@ def _json_expr(name: str, kind: str, column: pl.Series) -> pl.Expr | pl.Series:
     runtime; values outside what the vectorised form covers take the Python writer."""
     c = pl.col(name)
     if kind in ("tinyint", "smallint", "int", "bigint", "interval"):
+        return c.cast(pl.String).fill_null("null")
+    if kind == "decimal" and isinstance(column.dtype, pl.Decimal):
+        # polars writes a Decimal's digits at its scale, as format(value, "f") does
         return c.cast(pl.String).fill_null("null")
     if kind == "boolean":
         return (

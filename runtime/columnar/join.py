@@ -64,7 +64,10 @@ class _Side:
         self.keys = keys  # column index of each join key
         self.time_index = time_index  # column whose value _t is (None: never evicted)
         self.track_matched = track_matched
-        self.schema = {f"c{i}": join_dtype(k) for i, k in enumerate(self.kinds)}
+        # the input's columns by their SQL types (a DECIMAL's dtype has its scale), then the
+        # windows the side projects (``join.side_layout``)
+        types: list[Any] = [c.type for c in side.columns] + self.kinds[len(side.columns) :]
+        self.schema = {f"c{i}": join_dtype(k) for i, k in enumerate(types)}
         self.windows = [i for i, k in enumerate(self.kinds) if k == "window"]
         self.state = self._empty()
         self.next_id = 0
@@ -240,7 +243,7 @@ class ColumnarJoin(JoinStateMixin):
         self.late_rows: list[Dropped] | None = None  # kept only when asked (``late.py``)
         # each side's filters below and above its watermark node (``step``)
         self.side_filters = (SideFilters(node.left, ansi), SideFilters(node.right, ansi))
-        self.kinds = tuple([c.type.name for c in s.columns] for s in (node.left, node.right))
+        self.kinds = tuple([c.type for c in s.columns] for s in (node.left, node.right))
         self.semi = node.executed_as == "left_semi"
         self.anti = node.kind.drops_matched
         self.semi_right_first = self.semi and node.quirks.semi_right_first
@@ -300,7 +303,7 @@ class ColumnarJoin(JoinStateMixin):
         self.outputs: list[tuple[tuple[int, int] | None, Getter, Any]] = []
         for o in node.output:
             getter = compile_expr(o.expr, both, ansi=ansi)
-            self.outputs.append((column_slot(getter), getter, join_dtype(o.type.name)))
+            self.outputs.append((column_slot(getter), getter, join_dtype(o.type)))
         # outputs that are windows (``Frame.windows``)
         self.output_windows = [j for j, o in enumerate(node.output) if o.type.name == "window"]
         # an output row whose window time is NULL is dropped before it is projected (the

@@ -71,8 +71,15 @@ def output_frame(values: Batch, columns: Sequence[tuple[str, SqlType]]) -> pl.Da
     else:
         frame = _rows_frame(values.rows, columns)
     out = []
-    for i, ((name, _), kind) in enumerate(zip(columns, kinds, strict=True)):
-        out.append(_column(frame.get_column(f"c{i}"), kind).alias(name))
+    for i, ((name, sql_type), kind) in enumerate(zip(columns, kinds, strict=True)):
+        column = frame.get_column(f"c{i}")
+        if kind == "decimal" and isinstance(values, Frame):
+            # a columnar DECIMAL column (Decimal(38, s)) made the DECIMAL(p, s) the reference
+            # operator's rows make: from the same values, the same way
+            column = pl.Series(
+                f"c{i}", column.to_list(), dtype=pl.Decimal(*_decimal_shape(sql_type))
+            )
+        out.append(_column(column, kind).alias(name))
     return pl.DataFrame(out)
 
 

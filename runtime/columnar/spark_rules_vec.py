@@ -47,6 +47,26 @@ def bigint_wrapped_vec(total: pl.Expr) -> pl.Expr:
     return total.cast(pl.Int64, wrap_numerical=True)
 
 
+def decimal_sum_vec(
+    unscaled: pl.Expr, overflowed: pl.Expr, precision: int
+) -> tuple[pl.Expr, pl.Expr]:
+    """``decimal_adder`` folded over a group's DECIMAL values at the sum's scale, given as
+    their unscaled Int128 integers (``overflowed``: the group's flag so far): the flag, set
+    when any prefix of the cumulative sum leaves DECIMAL(``precision``) (|prefix| >=
+    10 ** precision), and the unscaled total (NULL once overflowed, or without values).  A
+    prefix that wraps Int128 is out of range too: the first prefix out of range follows one
+    in range (< 10 ** 38) by one value (< 10 ** 38), so it is below 2 * 10 ** 38 and, if it
+    wraps, lands at or below -(2 ** 128 - 2 * 10 ** 38) < -(10 ** 38); later prefixes no
+    longer matter (the flag stays)."""
+    limit = pl.lit(10**precision, dtype=pl.Int128)
+    prefixes = unscaled.cum_sum()
+    gone = overflowed.any() | ((prefixes >= limit) | (prefixes <= -limit)).any()
+    total = (
+        pl.when(gone).then(pl.lit(None, dtype=pl.Int128)).otherwise(prefixes.drop_nulls().last())
+    )
+    return gone, total
+
+
 def double_sum_vec(v: pl.Expr) -> pl.Expr:
     """The DOUBLE ``sum`` that folding ``double_add`` over a group's values gives: a
     cumulative sum (sequential additions, not polars' pairwise ``sum``) from the first value,

@@ -3,12 +3,13 @@ picks its engine from this before polars is imported (``runtime.choose_engine``)
 columnar engine runs every operator named here on the reference operator instead; both read
 it through ``runtime/operators.py``'s ``placement``, the one place where it is decided.
 
-A join is not columnar when it has a type without an exact polars dtype (DECIMAL, ...; a
-window is a struct of two times), computed or floating keys, non-deterministic functions, a
-time range too wide for 64-bit arithmetic or on a window, or a window whose sizes are.  An
-aggregate is not columnar with sliding windows, computed keys or arguments, floating or
-DECIMAL keys, a function other than count, sum, avg, min, max and approx_count_distinct (of
-non-floating values), or no grouping key.
+A join is not columnar when it has a type without an exact polars dtype (a window is a
+struct of two times), computed or floating keys, non-deterministic functions, a time range
+too wide for 64-bit arithmetic or on a window, or a window whose sizes are.  An aggregate is
+not columnar with sliding windows, computed keys or arguments, floating keys, a function
+other than count, sum, avg, min, max and approx_count_distinct (of non-floating values), or
+no grouping key.  DECIMAL values are columnar where their scale is fixed (``decimals.py``,
+also applied by ``operators.place``).
 """
 
 from __future__ import annotations
@@ -45,6 +46,7 @@ COLUMNAR_KINDS = frozenset(
         "string",
         "binary",
         "boolean",
+        "decimal",  # at its column's scale (frames.dtype_of, decimals.py)
     }
 )
 
@@ -74,6 +76,14 @@ def _expressions(node: JoinNode) -> list[exp.Expression]:
     for a, b in node.keys:
         found += [a, b]
     return found
+
+
+def _scale(node: exp.Expression) -> int | None:
+    """The scale of a DECIMAL expression's type (None: another type)."""
+    found = annotate.sql_type(node)
+    if found is None or found.name != "decimal" or len(found.params) != 2:
+        return None
+    return found.params[1]
 
 
 def join_unsupported(node: JoinNode, ansi: bool) -> str | None:
@@ -107,10 +117,13 @@ def join_unsupported(node: JoinNode, ansi: bool) -> str | None:
         ):
             return "a join key is computed, not a column"
         ka, kb = kind_of(a, one_left), kind_of(b, one_right)
+        if ka == kb == "decimal" and _scale(a) == _scale(b) is not None:
+            continue  # DECIMALs of one scale: equal exactly when their unscaled values are
         if not ((ka in _INTS and kb in _INTS) or (ka == kb and ka in _KEY_KINDS | {"window"})):
             return (
                 f"a join key compares {ka} with {kb} (only integer, TIMESTAMP, DATE, STRING, "
-                "BINARY, BOOLEAN and window keys of one type are columnar)"
+                "BINARY, BOOLEAN and window keys of one type, and DECIMAL keys of one scale, "
+                "are columnar)"
             )
     for side, cols in ((node.left, left_cols), (node.right, right_cols)):
         rule = side.state
@@ -186,8 +199,8 @@ def canonical_line_pattern(
 # ---------------------------------------------------------------------------- aggregates
 
 _FLOATS = {"double", "float"}
-_GROUP_KEY_KINDS = _INTS | {"timestamp", "date", "string", "binary", "boolean"}
-_ORDERED = _INTS | _FLOATS | {"timestamp", "date", "string", "binary", "boolean"}
+_GROUP_KEY_KINDS = _INTS | {"timestamp", "date", "string", "binary", "boolean", "decimal"}
+_ORDERED = _INTS | _FLOATS | {"timestamp", "date", "string", "binary", "boolean", "decimal"}
 
 
 @dataclass(frozen=True, slots=True)
@@ -195,6 +208,7 @@ class AggregateKey:
     column: int  # the input column: the key's value, or a window's time
     kind: str
     window: tuple[int, int] | None  # (duration, start) in µs of a tumbling window()
+    scale: int | None = None  # a DECIMAL key's scale
 
 
 @dataclass(frozen=True, slots=True)
@@ -202,6 +216,8 @@ class Accumulation:
     name: str  # count, sum, avg, min, max, approx_count_distinct
     column: int | None  # the argument's input column (None: count(*))
     kind: str  # the argument's kind
+    scale: int | None = None  # a DECIMAL argument's scale
+    precision: int | None = None  # and its precision
 
 
 @dataclass(frozen=True, slots=True)
@@ -253,7 +269,7 @@ def aggregate_plan(
                 f"grouping key `{key.sql(dialect='spark')}` is {kinds[index]} (only integer, "
                 "TIMESTAMP, DATE, STRING, BINARY and BOOLEAN keys are columnar)"
             )
-        keys.append(AggregateKey(index, kinds[index], None))
+        keys.append(AggregateKey(index, kinds[index], None, _scale(key)))
     accs: list[Accumulation] = []
     calls: list[exp.Expression] = []
     for out in node.output:
@@ -283,7 +299,7 @@ def aggregate_plan(
             kind = kind_of(args[0], layout)
             if not columnar_kind(kind) or kind != kinds[index]:
                 return f"the argument of `{text}` is {kind}, which has no columnar form"
-            if fn.name in ("sum", "avg") and kind not in _INTS | _FLOATS:
+            if fn.name in ("sum", "avg") and kind not in _INTS | _FLOATS | {"decimal"}:
                 return f"`{text}` adds {kind} values"
             if fn.name in ("min", "max") and kind not in _ORDERED:
                 return f"`{text}` compares {kind} values"
@@ -291,7 +307,9 @@ def aggregate_plan(
                 return f"`{text}` counts distinct {kind} values (NaN and -0.0 in a set)"
             if fn.name not in ("count", "sum", "avg", "min", "max", "approx_count_distinct"):
                 return f"`{text}` is not columnar"
-            accs.append(Accumulation(fn.name, index, kind))
+            found = annotate.sql_type(args[0])
+            shape = found.params if found is not None and kind == "decimal" else (None, None)
+            accs.append(Accumulation(fn.name, index, kind, shape[1], shape[0]))
     return AggregatePlan(keys, accs, calls)
 
 

@@ -16,14 +16,17 @@ from typing import Any
 
 import polars as pl
 
-from .frames import dtype_of
+from ...compiler.types import SqlType
+from .frames import Kind, dtype_of
 
 WINDOW = pl.Struct({"start": pl.Int64, "end": pl.Int64})
 
 
-def join_dtype(kind: str) -> Any:
-    """The dtype of a column of ``kind`` in the columnar join (windows included)."""
-    return WINDOW if kind == "window" else dtype_of(kind)
+def join_dtype(kind: Kind) -> Any:
+    """The dtype of a column of ``kind`` in the columnar join (windows included; a DECIMAL
+    named with its scale has a dtype: ``frames.dtype_of``)."""
+    name = kind.name if isinstance(kind, SqlType) else kind
+    return WINDOW if name == "window" else dtype_of(kind)
 
 
 def window_end(column: pl.Expr) -> pl.Expr:

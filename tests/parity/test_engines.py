@@ -74,15 +74,11 @@ def _files(plan: Plan, trace: Any, relation: str | None, engine: Any, directory:
 
 
 # Why an operator runs on the reference operator in a columnar run (``support.py``'s words).
-DECIMAL_AMOUNT = "column `amount` is DECIMAL(10, 2), which has no columnar form"
 
 # THE table of the parity scenarios' fallbacks: (scenario, operator) -> why.  Every other
 # operator of every scenario runs columnar.  The same list, by reason, is in
 # docs/benchmarks.md ("Not columnar").
 COLUMNAR_FALLBACKS: dict[tuple[str, str], str] = {
-    # DECIMAL has no polars dtype that holds the reference's values exactly
-    ("left_outer_decimal_double_date_boolean", "j"): DECIMAL_AMOUNT,
-    ("example_unpaid_orders", "unpaid"): DECIMAL_AMOUNT,
 }
 
 

@@ -5,6 +5,7 @@ over generated inputs."""
 from __future__ import annotations
 
 import math
+from decimal import Context, Decimal
 from typing import Any, Literal
 
 import polars as pl
@@ -17,6 +18,7 @@ from sjoin.compiler.plan import StateRule
 from sjoin.runtime.columnar.spark_rules_vec import (
     bigint_overflows_vec,
     bigint_wrapped_vec,
+    decimal_sum_vec,
     double_sum_vec,
     float_max_vec,
     float_min_vec,
@@ -28,10 +30,14 @@ from sjoin.runtime.columnar.spark_rules_vec import (
 from sjoin.runtime.errors import QueryError
 from sjoin.runtime.index import EvictionIndex
 from sjoin.runtime.spark_rules import (
+    DECIMAL_OVERFLOW,
     Skipped,
     bigint_adder,
     bigint_overflows,
     bigint_wrapped,
+    decimal_adder,
+    decimal_average,
+    decimal_result,
     double_add,
     drop_late,
     evicted_rows_skipped,
@@ -46,6 +52,7 @@ from sjoin.runtime.spark_rules import (
 )
 
 _INT64 = st.integers(-(2**63), 2**63 - 1)
+_EXACT = Context(prec=200)
 _TIMES = st.one_of(
     _INT64,
     st.integers(-5_000, 5_000),  # around 0: the floor of negative times
@@ -377,3 +384,68 @@ def test_the_index_pops_in_eviction_order_across_runs(
         time_of = dict((i, t) for t, i in pairs)
         times_popped = [time_of[i] for i in popped]
         assert popped == [popped[i] for i in eviction_order(times_popped, popped)]
+
+
+# ------------------------------------------------------------------ DECIMAL sums
+
+_PRECISIONS = st.sampled_from([(38, 0), (38, 2), (16, 2), (12, 4), (1, 0)])
+
+
+@st.composite
+def _decimal_values(draw: st.DrawFn) -> tuple[int, int, list[int | None]]:
+    """A sum's DECIMAL(precision, scale) and values (unscaled) of its argument's type,
+    DECIMAL(precision - 10, scale) bounded as ``types.sum_type`` makes it the other way."""
+    precision, scale = draw(_PRECISIONS)
+    bound = 10 ** min(38, max(precision - 10, 1)) - 1
+    values = draw(
+        st.lists(
+            st.none() | st.integers(-bound, bound) | st.sampled_from([bound, -bound, 0]),
+            max_size=10,
+        )
+    )
+    return precision, scale, values
+
+
+@given(_decimal_values(), st.booleans())
+def test_decimal_sum_vec_is_the_fold(
+    found: tuple[int, int, list[int | None]], before: bool
+) -> None:
+    """The columnar DECIMAL sum (Int128 prefix sums, a flag once a prefix leaves the sum's
+    type) against ``decimal_adder`` folded row by row, from a group already overflowed or
+    not; an overflowed group's result is NULL or ARITHMETIC_OVERFLOW alike."""
+    precision, scale, values = found
+    add = decimal_adder(precision, scale)
+    state: Decimal | None = DECIMAL_OVERFLOW if before else None
+    for v in values:
+        if v is not None:
+            state = add(state, Decimal(v).scaleb(-scale, _EXACT))
+    frame = pl.DataFrame({"v": pl.Series(values, dtype=pl.Int128)})
+    gone, total = decimal_sum_vec(pl.col("v"), pl.lit(before), precision)
+    got_gone, got_total = frame.select(gone.alias("g"), total.alias("t")).row(0)
+    assert got_gone == (state is not None and state.is_nan())
+    if not got_gone:
+        expected = None if state is None else int(state.scaleb(scale, _EXACT))
+        assert got_total == expected
+    else:
+        assert got_total is None
+        assert state is not None
+        assert decimal_result(state, precision, scale, ansi=False, call="sum") is None
+        with pytest.raises(QueryError, match="ARITHMETIC_OVERFLOW"):
+            decimal_result(state, precision, scale, ansi=True, call="sum")
+
+
+@pytest.mark.parametrize(
+    ("total", "count", "scale", "expected"),
+    [
+        (Decimal("1.00"), 3, 6, Decimal("0.333333")),
+        (Decimal("2.00"), 3, 6, Decimal("0.666667")),  # HALF_UP
+        (Decimal("-2.00"), 3, 6, Decimal("-0.666667")),  # away from zero
+        (Decimal("-0.00"), 3, 6, Decimal("0.000000")),  # no negative zero
+        (Decimal("0.05"), 2, 2, Decimal("0.03")),
+    ],
+)
+def test_decimal_average_rounds_half_up_to_its_scale(
+    total: Decimal, count: int, scale: int, expected: Decimal
+) -> None:
+    got = decimal_average(total, count, scale)
+    assert repr(got) == repr(expected)
