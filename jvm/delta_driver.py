@@ -77,7 +77,7 @@ def write_trace_tables(
             raise FileExistsError(f"{path} exists: the trace tables are written anew")
         path.mkdir(parents=True)
         for batch in parsed.batches:
-            frame = output_frame(Rows(batch.rows.get(stream.name, [])), columns)
+            frame = output_frame(batch.rows.get(stream.name, Rows([])), columns)
             deltalake.write_deltalake(str(path), frame.to_arrow(), mode="append")
         tables[stream.name] = path
     return tables

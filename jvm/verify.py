@@ -625,7 +625,7 @@ def _read_any_trace(
     if not isinstance(trace, (str, os.PathLike)) or not Path(trace).is_dir():
         return read_trace(trace, schemas_of(plan), bad_rows)
     from ..runtime import delta_options
-    from ..runtime.batches import of_trace
+    from ..runtime.batches import Rows
     from ..runtime.columnar.delta import is_delta_trace, read_delta_trace
     from ..runtime.columnar.trace import read_parquet_trace
 
@@ -635,8 +635,7 @@ def _read_any_trace(
     else:
         parsed = read_parquet_trace(directory, schemas_of(plan))
     for batch in parsed.batches:  # frames (runtime rows where a frame cannot hold a column)
-        frames: dict[str, Any] = dict(batch.rows)
-        batch.rows = {n: of_trace(v).to_rows() for n, v in frames.items()}
+        batch.rows = {n: Rows(v.to_rows()) for n, v in batch.rows.items()}
     return parsed
 
 
@@ -678,7 +677,7 @@ def _compare_query(
     confs = semantic_conf(plan.settings)
     feeds: list[dict[str, Any] | None] = [
         {
-            name: [spark_row(r, streams[name]) for r in rows]
+            name: [spark_row(r, streams[name]) for r in rows.to_rows()]
             for name, rows in batch.rows.items()
             if name in streams
         }

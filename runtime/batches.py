@@ -3,11 +3,12 @@ them: ``Rows``, runtime rows (a list of tuples; the reference engine's form, and
 engine's where a frame cannot hold a column), or ``Frame``, a polars frame of columns
 ``c0..`` (only the columnar engine makes one).  Each engine's operators take the form they
 run on (``Batch.to_rows``, ``columnar/frames.as_frame``); a consumer that cares which form it
-has matches on the type, never on a list.  Nothing here imports polars."""
+has matches on the type, never on a list.  The trace readers hand a trace batch's rows per
+stream as one too: the JSON-lines and Kafka readers ``Rows``, the columnar bulk, Parquet and
+Delta readers a ``Frame``.  Nothing here imports polars."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, TypeAlias
 
@@ -55,8 +56,3 @@ class Frame:
 
 Batch: TypeAlias = Rows | Frame
 
-
-def of_trace(value: Sequence[Row] | Any) -> Batch:
-    """A stream's rows in a trace batch as a ``Batch``: the trace readers give a list of
-    rows, or (the columnar engine's bulk, Parquet and Delta readers) a polars frame."""
-    return Rows(value) if isinstance(value, list) else Frame(value)

@@ -35,6 +35,7 @@ from typing import Any, Literal, NamedTuple
 
 from ..compiler.model import Format
 from ..compiler.plan import Plan, StreamNode
+from .batches import Rows
 from .errors import UsageError
 from .kafka_offsets import (
     Cut,
@@ -596,7 +597,7 @@ def _trace(
             if out:
                 rows[stream] = out
         if rows:  # a batch all of whose records are bad rows: none (as in a captured file)
-            trace_batches.append(TraceBatch(k, rows, 0))
+            trace_batches.append(TraceBatch(k, {s: Rows(r) for s, r in rows.items()}, 0))
     if bad:
         if policy == "stop":
             raise TraceError(source, bad)
@@ -618,7 +619,7 @@ def write_trace(plan: Plan, trace: Trace, path: str | os.PathLike[str]) -> int:
             for batch in trace.batches:
                 for stream in sorted(batch.rows, key=order.index):
                     names = columns[stream]
-                    for row in batch.rows[stream]:
+                    for row in batch.rows[stream].to_rows():
                         values = {
                             name: value if value is None or convert is None else convert(value)
                             for (name, convert), value in zip(names, row, strict=True)

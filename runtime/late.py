@@ -176,10 +176,9 @@ class LateRecords:
         rows = trace_batch.rows.get(source)
         if numbers is None or rows is None:
             return None
-        if not isinstance(rows, list):  # a frame (the columnar bulk reader)
-            rows = rows.rows()
+        if not isinstance(numbers, list):  # a column (the columnar bulk reader's)
             numbers = numbers.to_list()
         found: dict[Any, list[int]] = {}
-        for row, number in zip(rows, numbers, strict=True):
+        for row, number in zip(rows.to_rows(), numbers, strict=True):
             found.setdefault(_canonical(row), []).append(int(number))
         return found

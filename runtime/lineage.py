@@ -379,7 +379,7 @@ class TracedQuery(Query):
                     node, columns_of(source), self.plan.ansi, log
                 )
 
-    def _run_batch(self, rows: Mapping[str, Sequence[Row]] | None) -> BatchResult:
+    def _run_batch(self, rows: Mapping[str, Batch] | None) -> BatchResult:
         log = self.log
         log.query, log.batch = self.root, self.batch_id
         log.watermark_ms = self.tracker.global_ms if self.tracker.enabled else None
@@ -400,7 +400,7 @@ def trace_run(
     log = Lineage()
     for batch in read.batches:
         for stream, rows in batch.rows.items():
-            for row, line in zip(rows, batch.lines.get(stream, []), strict=True):
+            for row, line in zip(rows.to_rows(), batch.lines.get(stream, []), strict=True):
                 log.origin[id(row)] = line
                 log.rows_at[line] = (batch.value, stream, row)
     engine = TracedEngine(plan, relation)

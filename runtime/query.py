@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 from ..compiler.plan import AggregateNode, JoinNode, Plan, PlanNode, StreamNode
-from .batches import Batch, of_trace
+from .batches import Batch, Rows
 from .errors import UsageError
 from .late import LateDrops
 from .operators import (
@@ -176,7 +176,7 @@ class Query:
 
     # ---------------------------------------------------------------- batches
 
-    def run_batch(self, rows: Mapping[str, Sequence[Row]] | None) -> BatchResult:
+    def run_batch(self, rows: Mapping[str, Batch] | None) -> BatchResult:
         """Run one micro-batch: a data batch with ``rows`` per stream, or a no-data batch.
 
         The cyclic garbage collector is paused while the batch runs: the operators create
@@ -190,10 +190,11 @@ class Query:
             if paused:
                 gc.enable()
 
-    def _run_batch(self, rows: Mapping[str, Sequence[Row]] | None) -> BatchResult:
+    def _run_batch(self, rows: Mapping[str, Batch] | None) -> BatchResult:
         watermark_ms = self.tracker.global_ms
         has_wm = self.tracker.enabled
-        produced: dict[str, Batch] = {s: of_trace((rows or {}).get(s, [])) for s in self.streams}
+        given = rows or {}
+        produced: dict[str, Batch] = {s: given.get(s) or Rows([]) for s in self.streams}
         reports: dict[str, OperatorReport] = {}
         dropped: list[LateDrops] = []
         for node in self.nodes:

@@ -43,6 +43,7 @@ from typing import Any, Final, Literal, TypeAlias
 
 from ..compiler.plan import Plan
 from ..compiler.types import SqlType
+from .batches import Batch, Row, Rows
 from .errors import RunError, UsageError
 from .values import (
     MAX_TIMESTAMP_US,
@@ -173,16 +174,22 @@ class StreamSchema:
 
 @dataclass(slots=True)
 class TraceBatch:
-    """One data micro-batch of the trace: rows per stream, as tuples in declared order."""
+    """One data micro-batch of the trace: rows per stream (columns in declared order), as
+    the reader holds them: ``Rows`` of tuples, or a columnar reader's ``Frame``."""
 
     value: int  # the trace's own batch value: it only groups and orders rows
-    rows: dict[str, list[tuple[Any, ...]]]
+    rows: dict[str, Batch]
     first_line: int
     digest: bytes | None = None  # SHA-256 of the batch's lines (``read_trace(digests=True)``)
     # each stream's rows' line numbers, in row order (``read_trace(lines=True)``; the columnar
     # bulk reader's always, as a column): where ``sjoin run --late-rows`` and ``sjoin why``
     # say a row came from; empty for a trace without lines (Parquet, Delta, a replayed topic)
     lines: dict[str, Any] = field(default_factory=dict)
+
+    def rows_of(self, stream: str) -> list[Row]:
+        """A stream's rows in this batch as runtime rows (a stream with none: [])."""
+        held = self.rows.get(stream)
+        return [] if held is None else held.to_rows()
 
 
 @dataclass(slots=True)
@@ -554,6 +561,7 @@ def _read(
     batches: list[TraceBatch] = []
     bad: list[BadRow] = []
     current: TraceBatch | None = None
+    held: dict[str, list[Row]] = {}  # the current batch's rows per stream
     hashers: list[Any] = []
     for number, record in enumerate(records, start=1):
         text: str | None
@@ -606,10 +614,15 @@ def _read(
             continue
         if current is None or batch != current.value:
             current = TraceBatch(batch, {}, number)
+            held = {}  # a new batch: nothing held yet
             batches.append(current)
             if digests:
                 hashers.append(hashlib.sha256())
-        current.rows.setdefault(stream, []).append(row)
+        rows = held.get(stream)
+        if rows is None:  # the batch's Rows hold this very list
+            rows = held[stream] = []
+            current.rows[stream] = Rows(rows)
+        rows.append(row)
         if lines:
             current.lines.setdefault(stream, []).append(number)
         if digests:

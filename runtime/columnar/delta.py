@@ -50,7 +50,7 @@ from urllib.parse import unquote, urlparse
 import polars as pl
 
 from ...compiler.types import SqlType
-from ..batches import Batch, Rows
+from ..batches import Batch, Frame, Rows
 from ..errors import RunError, UsageError
 from ..files import folder_name
 from ..trace import StreamSchema, Trace, TraceBatch
@@ -365,17 +365,19 @@ def _columnar(schema: StreamSchema) -> bool:
     return all(dtype_of(kind.name) is not None for kind in schema.types)
 
 
-def _rows(files: Sequence[_File], schema: StreamSchema) -> Any:
+def _rows(files: Sequence[_File], schema: StreamSchema) -> Batch:
     """The rows of ``files``: a frame (``c0..``), or runtime rows (tuples) for a stream
     with a column the frames do not hold."""
     columnar = _columnar(schema)
     parts = [_file_rows(f.path, schema, columnar) for f in files]
     if not columnar:
-        return [row for part in parts for row in part]
+        return Rows([row for part in parts for row in part])
     if parts:
-        return pl.concat(parts, how="vertical")
-    return pl.DataFrame(
-        {f"c{i}": pl.Series([], dtype=dtype_of(k.name)) for i, k in enumerate(schema.types)}
+        return Frame(pl.concat(parts, how="vertical"))
+    return Frame(
+        pl.DataFrame(
+            {f"c{i}": pl.Series([], dtype=dtype_of(k.name)) for i, k in enumerate(schema.types)}
+        )
     )
 
 
@@ -464,7 +466,7 @@ def read_delta_trace(
                     for f in files:
                         hashed.update(f"{f.path}\x00{f.size}\x00".encode())
                 digest = hashed.digest()
-            rows: dict[str, Any] = {s: _rows(files, schemas[s]) for s, files in chunk.items()}
+            rows = {s: _rows(files, schemas[s]) for s, files in chunk.items()}
             batches.append(TraceBatch(version, rows, 0, digest))
     return Trace(str(directory), batches, [])
 

@@ -40,6 +40,7 @@ from urllib.parse import unquote
 import polars as pl
 
 from ...compiler.types import SqlType
+from ..batches import Batch, Frame, Rows
 from ..errors import RunError, UsageError
 from ..files import folder_name
 from ..trace import (
@@ -245,8 +246,7 @@ def _batches(parts: pl.DataFrame, columns: Mapping[str, pl.DataFrame]) -> list[T
     batches: dict[int, TraceBatch] = {b: TraceBatch(b, {}, line) for b, line in firsts.iter_rows()}
     for stream, frame in columns.items():
         for (value,), rows in frame.group_by("batch", maintain_order=True):
-            frames: dict[str, Any] = batches[int(value)].rows  # frames, not lists of tuples
-            frames[stream] = rows.drop("batch", "line")
+            batches[int(value)].rows[stream] = Frame(rows.drop("batch", "line"))
             batches[int(value)].lines[stream] = rows.get_column("line")
     return list(batches.values())
 
@@ -296,9 +296,7 @@ def read_parquet_trace(
         raise UsageError(f"{directory}: no <stream>/batch-NNNN.parquet files")
     batches = []
     for number in sorted(files):
-        rows: dict[str, Any] = {
-            s: _parquet_frame(p, schemas[s]) for s, p in sorted(files[number].items())
-        }
+        rows = {s: _parquet_frame(p, schemas[s]) for s, p in sorted(files[number].items())}
         batch = TraceBatch(number, rows, 0)
         if digests:
             batch.digest = _files_digest(files[number])
@@ -321,7 +319,7 @@ def _files_digest(files: Mapping[str, Path]) -> bytes:
     return digest.digest()
 
 
-def _parquet_frame(path: Path, schema: StreamSchema) -> pl.DataFrame | list[tuple[Any, ...]]:
+def _parquet_frame(path: Path, schema: StreamSchema) -> Batch:
     try:
         frame = pl.read_parquet(path)
     except (Exception, pl.exceptions.PanicException) as err:  # a damaged file: any kind
@@ -346,8 +344,8 @@ def _parquet_frame(path: Path, schema: StreamSchema) -> pl.DataFrame | list[tupl
             if kind.name == "decimal":
                 convert = converter(kind)
                 lists[i] = [None if v is None else convert(v) for v in lists[i]]
-        return list(zip(*lists, strict=True))
-    return pl.DataFrame(out)
+        return Rows(list(zip(*lists, strict=True)))
+    return Frame(pl.DataFrame(out))
 
 
 def _parquet_column(path: Path, values: pl.Series, kind: SqlType, column: str) -> pl.Series:

@@ -590,7 +590,7 @@ def test_a_parquet_output_reads_back_as_a_trace(tmp_path: Path, a: str, b: str) 
     back: dict[str, list[tuple[Any, ...]]] = {a: [], b: []}
     for read in read_parquet_trace(out, schemas_of(reader)).batches:
         for stream, frame in read.rows.items():
-            back[stream] += [(k, format_timestamp(t)) for k, t in frame.rows()]  # type: ignore[attr-defined]
+            back[stream] += [(k, format_timestamp(t)) for k, t in frame.to_rows()]
     assert back == wrote and all(back.values())
     # and the reader spec runs on it from the command line
     (tmp_path / "r.sjoin").write_text(READER.format(**quoted))

@@ -59,7 +59,7 @@ def test_restart_from_the_checkpoint_loses_nothing(example, kafka_broker, kafka_
     trace = read_trace(str(trace_path), schemas_of(plan), "stop")
     by_name = {s.name: s for s in streams}
     feeds = [
-        {n: [spark_row(r, by_name[n]) for r in rows] for n, rows in b.rows.items()}
+        {n: [spark_row(r, by_name[n]) for r in rows.to_rows()] for n, rows in b.rows.items()}
         for b in trace.batches
     ]
     half = len(feeds) // 2

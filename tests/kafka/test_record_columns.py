@@ -65,7 +65,7 @@ def _rows(trace: Trace) -> dict[str, Counter[tuple[Any, ...]]]:
     out: dict[str, Counter[tuple[Any, ...]]] = {}
     for batch in trace.batches:
         for stream, rows in batch.rows.items():
-            out.setdefault(stream, Counter()).update(rows)
+            out.setdefault(stream, Counter()).update(rows.to_rows())
     return out
 
 
@@ -152,7 +152,10 @@ def test_the_driver_produces_what_the_replay_reads_back_as_the_trace(  # type: i
     trace = read_trace(TRACE, schemas_of(plan))
     for batch in trace.batches:
         driver.produce(
-            {name: [spark_row(r, streams[name]) for r in rows] for name, rows in batch.rows.items()}
+            {
+                name: [spark_row(r, streams[name]) for r in rows.to_rows()]
+                for name, rows in batch.rows.items()
+            }
         )
     # the topics: each click's time is its record's timestamp, its user the key, and the
     # value holds the other columns only
@@ -329,7 +332,7 @@ def test_spark_reads_each_records_timestamp_and_key_as_the_replay_does(  # type:
     replay = read_kafka(plan, f"kafka://{bootstrap}", bad_rows="skip")
     (bad,) = replay.trace.bad_rows
     assert bad.record == (prefix + "clicks", 0, 4) and "bad JSON" in bad.reason
-    read = [row for b in replay.trace.batches for row in b.rows["clicks"]]
+    read = [row for b in replay.trace.batches for row in b.rows_of("clicks")]
     assert sorted(spark_rows)[:4] == [(i, t, u) for i, (_, t, u) in enumerate(read)]
     assert sorted(spark_rows)[4] == (4, MS * 1000, "v")  # the bad value's record columns
     assert [t for _, t, _ in sorted(spark_rows)] == [r[2] * 1000 for r in records]

@@ -169,8 +169,8 @@ def test_a_replay_cut_by_the_rate_limit_is_its_captured_trace_run_as_a_backlog( 
     )
     trace = read_trace(captured, schemas)
     for stream in rows:
-        assert Counter(r for b in trace.batches for r in b.rows.get(stream, [])) == Counter(
-            original.batches[0].rows[stream]
+        assert Counter(r for b in trace.batches for r in b.rows_of(stream)) == Counter(
+            original.batches[0].rows_of(stream)
         )
     # and each batch holds what Spark's rate limit cuts: partition 0 holds ceil(n / 2) rows
     cuts = {
@@ -183,7 +183,7 @@ def test_a_replay_cut_by_the_rate_limit_is_its_captured_trace_run_as_a_backlog( 
     for k, batch in enumerate(trace.batches):
         for stream, stream_cuts in cuts.items():
             want = sum(b - a for a, b in stream_cuts[k].values()) if k < len(stream_cuts) else 0
-            assert len(batch.rows.get(stream, [])) == want, (k, stream)
+            assert len(batch.rows_of(stream)) == want, (k, stream)
 
 
 SPEC = """
@@ -358,14 +358,14 @@ def test_what_a_source_reads(
     (batch,) = replay.batches
     got = {f"{t[len(prefix) :]}/{p}": b - a for (t, p), (a, b) in batch["a"].items() if b > a}
     assert got == partitions
-    assert len(replay.trace.batches[0].rows["a"]) == sum(partitions.values())
+    assert len(replay.trace.batches[0].rows_of("a")) == sum(partitions.values())
     if "latest" in source:
         assert any("startingOffsets = 'latest'" in note for note in replay.notes)
 
 
 def test_rows_of_a_batch_are_in_topic_partition_offset_order(counted, kafka_broker) -> None:  # type: ignore[no-untyped-def]
     replay = replay_of(counted, kafka_broker.bootstrap, "subscribe = 'P.x2,P.x1'")
-    assert [row[0] for row in replay.trace.batches[0].rows["a"]] == [1, 3, 5, 2, 4] * 2
+    assert [row[0] for row in replay.trace.batches[0].rows_of("a")] == [1, 3, 5, 2, 4] * 2
 
 
 def test_the_command_line_limit_and_offsets_win_over_the_specs(counted, kafka_broker) -> None:  # type: ignore[no-untyped-def]

@@ -9,6 +9,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from sjoin.runtime import run
+from sjoin.runtime.batches import Rows
 from sjoin.runtime.join import JoinOperator, SideState
 from sjoin.runtime.query import Query
 
@@ -168,7 +169,7 @@ def test_operator_without_watermark_keeps_everything() -> None:
     )
     query = Query(plan_of(spec), "j", ["j"])
     assert not query.tracker.enabled
-    result = query.run_batch({"l": [(1, 0, "a")], "r": [(1, -5, "b")]})
+    result = query.run_batch({"l": Rows([(1, 0, "a")]), "r": Rows([(1, -5, "b")])})
     assert result.watermark_ms is None and len(result.outputs["j"]) == 1
     assert not query.needs_no_data_batch()
 

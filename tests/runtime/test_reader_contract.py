@@ -35,6 +35,7 @@ from sjoin.cli.main import main
 from sjoin.compiler.plan import Plan
 from sjoin.compiler.types import TYPE_NAMES, SqlType, lookup_type
 from sjoin.runtime import choice, choose_engine, scan_trace
+from sjoin.runtime.batches import Batch, Frame
 from sjoin.runtime.choice import plan_facts
 from sjoin.runtime.columnar.frames import to_rows
 from sjoin.runtime.columnar.trace import read_trace_columns
@@ -266,8 +267,8 @@ def _has_surrogate(text: str) -> bool:
     return any("\ud800" <= c <= "\udfff" for c in text)
 
 
-def rows_of(data: Any) -> list[tuple[Any, ...]]:
-    rows = to_rows(data) if isinstance(data, pl.DataFrame) else data
+def rows_of(data: Batch) -> list[tuple[Any, ...]]:
+    rows = to_rows(data.frame) if isinstance(data, Frame) else data.to_rows()
     return [tuple(plain(v) for v in row) for row in rows]
 
 
@@ -305,7 +306,7 @@ def verdict(decl: str, value: str) -> Any:
     if trace.bad_rows:
         (bad,) = trace.bad_rows
         return {"bad": bad.reason, "column": bad.column}
-    ((_, v, _),) = trace.batches[0].rows["s"]
+    ((_, v, _),) = trace.batches[0].rows["s"].to_rows()
     convert = json_converter(sql_type(decl).name)
     return {"value": dumps(v if v is None or convert is None else convert(v))}
 
@@ -567,7 +568,7 @@ def parquet_form(decl: str, value: str) -> tuple[pl.Series, Any] | None:
             return None
         (verdict,) = reference.bad_rows
     else:
-        ((_, data, _),) = reference.batches[0].rows["s"]
+        ((_, data, _),) = reference.batches[0].rows["s"].to_rows()
         verdict = data
     column = parquet_series(kind, data)
     return None if column is None else (column, verdict)
@@ -815,12 +816,12 @@ def test_the_bulk_path_reads_the_accepted_canonical_values_as_the_reference(
     for i, text in enumerate(lines):
         one = write(tmp_path / f"one-{i}.jsonl", [text])
         trace = read_trace_columns(one, schemas(decl))
-        if isinstance(trace.batches[0].rows["s"], pl.DataFrame):
+        if isinstance(trace.batches[0].rows["s"], Frame):
             canonical.append(text)
     assert canonical  # each of these types has a canonical form
     large = write(tmp_path / "large.jsonl", canonical + PADDING)
     bulk = read_trace_columns(large, schemas(decl))
-    assert all(isinstance(r, pl.DataFrame) for b in bulk.batches for r in b.rows.values())
+    assert all(isinstance(r, Frame) for b in bulk.batches for r in b.rows.values())
     assert outcome(lambda: bulk) == outcome(lambda: read_trace(large, schemas(decl)))
 
 
@@ -856,7 +857,7 @@ def test_spark_reads_every_accepted_value_as_the_same_value(spark: Any) -> None:
             trace = read_one(decl, value)
             if trace.batches:
                 lines.append(f'{{"c{i}": {value}}}')
-                accepted.append((i, decl, value, trace.batches[0].rows["s"][0][1]))
+                accepted.append((i, decl, value, trace.batches[0].rows["s"].to_rows()[0][1]))
     select = {
         "timestamp": "unix_micros({})",
         "date": "unix_date({})",

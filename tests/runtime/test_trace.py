@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from sjoin.runtime.batches import Rows
 from sjoin.runtime.trace import TraceError, read_trace, schemas_of
 from sjoin.runtime.values import (
     MAX_TIMESTAMP_US,
@@ -59,10 +60,10 @@ def test_good_rows_become_runtime_values(tmp_path: Path) -> None:
     )
     trace = read_trace(path, SCHEMAS)
     assert [b.value for b in trace.batches] == [0, 3]
-    (first,) = trace.batches[0].rows["s"]
+    (first,) = trace.batches[0].rows["s"].to_rows()
     assert first == (1, 1767225600000000, "a", Decimal("1.50"), 2.0, True, 20455)
-    assert trace.batches[1].rows["s"][0][1] == 1767225600000000  # the offset is applied
-    assert trace.batches[1].rows["o"] == [(1, 1767225600123456)]
+    assert trace.batches[1].rows["s"].to_rows()[0][1] == 1767225600000000  # the offset is applied
+    assert trace.batches[1].rows["o"] == Rows([(1, 1767225600123456)])
     assert trace.batches[1].first_line == 3
     assert trace.row_count == 3
 
@@ -168,7 +169,7 @@ def test_skip_and_file_policies(tmp_path: Path) -> None:
 def test_records_instead_of_a_file() -> None:
     records = [json.loads(line()), {"batch": 1, "stream": "o", "row": {"k": None, "t": None}}]
     trace = read_trace(records, SCHEMAS)
-    assert trace.batches[1].rows["o"] == [(None, None)]
+    assert trace.batches[1].rows["o"] == Rows([(None, None)])
     with pytest.raises(TraceError) as err:
         read_trace([{"batch": 0, "stream": "o", "row": {"k": 1}}], SCHEMAS)
     assert err.value.bad_rows[0].line == 1
@@ -187,7 +188,7 @@ def test_non_finite_doubles(tmp_path: Path) -> None:
         read_trace(path, SCHEMAS)
     assert [b.line for b in err.value.bad_rows] == [3]  # NaN is no BIGINT
     trace = read_trace(path, SCHEMAS, "skip")
-    values = [r[4] for r in trace.batches[0].rows["s"]]
+    values = [r[4] for r in trace.batches[0].rows["s"].to_rows()]
     assert values[0] != values[0] and values[1] == float("-inf")
 
 

@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 from sjoin.jvm.verify import _read_any_trace
 from sjoin.runtime import RunError, UsageError
-from sjoin.runtime.columnar.frames import to_rows
+from sjoin.runtime.batches import Frame, Rows
 from sjoin.runtime.columnar.trace import read_trace_columns
 from sjoin.runtime.trace import Trace, TraceError, read_trace, schemas_of
 
@@ -42,7 +42,7 @@ def _plain(trace: Trace) -> Any:
         (
             b.value,
             b.first_line,
-            {s: to_rows(r) if isinstance(r, pl.DataFrame) else r for s, r in b.rows.items()},
+            {s: Rows(r.to_rows()) for s, r in b.rows.items()},
         )
         for b in trace.batches
     ], trace.bad_rows
@@ -71,7 +71,7 @@ def test_canonical_trace_is_read_in_bulk(tmp_path: Path) -> None:
     ]
     path.write_text("\n".join(lines) + "\n")
     trace = read_trace_columns(path, SCHEMAS)
-    assert all(isinstance(r, pl.DataFrame) for b in trace.batches for r in b.rows.values())
+    assert all(isinstance(r, Frame) for b in trace.batches for r in b.rows.values())
     assert _plain(trace) == _plain(read_trace(path, SCHEMAS))
 
 
@@ -166,7 +166,7 @@ def test_columns_named_like_the_record_fields_read_alike(tmp_path: Path, text: s
     path = tmp_path / "t.jsonl"
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
     trace = read_trace_columns(path, schemas)
-    assert all(isinstance(r, pl.DataFrame) for b in trace.batches for r in b.rows.values())
+    assert all(isinstance(r, Frame) for b in trace.batches for r in b.rows.values())
     assert _plain(trace) == _plain(read_trace(path, schemas))
 
 
@@ -208,7 +208,7 @@ def test_parquet_trace_reads_as_its_json_trace(tmp_path: Path) -> None:
         _write_parquet(root, stream, batch, frame)
     got = read_trace_columns(root, SCHEMAS)
     want = read_trace(path, SCHEMAS)
-    assert [(b.value, {s: to_rows(r) for s, r in b.rows.items()}) for b in got.batches] == [
+    assert [(b.value, {s: Rows(r.to_rows()) for s, r in b.rows.items()}) for b in got.batches] == [
         (b.value, b.rows) for b in want.batches
     ]
     # ``verify`` reads a Parquet trace as rows per batch (``of_trace(...).to_rows()``)
