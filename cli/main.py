@@ -912,10 +912,24 @@ def run(
             html_report.check_target(report)
         except html_report.ReportError as err:
             raise click.UsageError(str(err)) from None
+        capacity = None
+        if url is None and Path(trace).is_file():  # the predicted lines: at the trace's rates
+            from ..compiler.capacity import CapacityError, predict
+
+            measured = html_report.trace_rates(result.plan, Path(trace))
+            if measured is not None:
+                with contextlib.suppress(CapacityError):
+                    capacity = predict(
+                        result.plan,
+                        measured[0],
+                        trigger_ms=measured[1],
+                        trigger_source="the trace's batches",
+                    )
         pictures = html_report.Report(
             result.plan,
             spec=spec.as_posix(),
             trace=url if url is not None else Path(trace).as_posix(),
+            capacity=capacity,
         )
     source: Any = trace
     if url is not None:

@@ -44,8 +44,8 @@ from .types import SqlType, duration_ms, format_ms, is_digits, is_number_text
 # the map's node and table slot, twice, and the two UnsafeRow objects with their byte arrays'
 # headers; per store the maps and the provider's bookkeeping.  Fitted by least squares over
 # the runs of `benchmarks/capacity.py --measure` on Spark 4.3.0 (docs/capacity.md).
-ENTRY_OVERHEAD_BYTES = 0.0  # measured: see the module docstring
-STORE_OVERHEAD_BYTES = 0.0  # measured: per state store instance (4 per join per partition)
+ENTRY_OVERHEAD_BYTES = 199.5  # measured: see above
+STORE_OVERHEAD_BYTES = 1485.0  # measured: per state store instance (4 per join per partition)
 MEASURED_ON = "Spark 4.3.0, HDFS-backed state store"
 
 DEFAULT_STRING_BYTES = 16  # an assumption, printed with the prediction: --string-bytes
@@ -245,6 +245,7 @@ def predict(
     keys: int | None = None,
     trigger_ms: int | None = None,
     string_bytes: int = DEFAULT_STRING_BYTES,
+    trigger_source: str = "--trigger",
 ) -> Capacity:
     """The steady state of every stateful operator of ``plan`` at ``rates`` (rows/s per
     stream).  A rate for a name that is not a stream of the spec, or no rate for a stream
@@ -263,7 +264,7 @@ def predict(
             "--rates", f"gives no rate for stream `{needed[0]}`, which feeds a stateful operator"
         )
     if trigger_ms is not None:
-        source = "--trigger"
+        source = trigger_source
     elif plan.settings.trigger not in ("", "available_now", "once"):
         amount, _, unit = plan.settings.trigger.partition(" ")
         trigger_ms = duration_ms(amount, unit) or 0
