@@ -515,8 +515,8 @@ class _Model:
             null_latency_ms={},
             notes=(
                 "an aggregate's state is not modelled yet: its groups depend on the "
-                f"distribution of its grouping keys (input {rate if rate is not None else '?'} "
-                "rows/s)",
+                "distribution of its grouping keys (input "
+                f"{'?' if rate is None else human_count(rate)} rows/s)",
             ),
         )
 
