@@ -184,28 +184,105 @@ def check(specs: tuple[Path, ...], fmt: str, color: str) -> None:
     show_default=True,
     help="Output format (mermaid: a flowchart of the pipeline).",
 )
+@click.option(
+    "--rates",
+    metavar="STREAM=ROWS/UNIT,...",
+    help="Predict each stateful operator's state at these input rates, e.g. "
+    "impressions=5000/s,clicks=200/s (UNIT s, min, h or d): state rows and bytes, bytes per "
+    "partition, null-padded rows' latency, output rows per second, growth (docs/capacity.md).",
+)
+@click.option(
+    "--keys",
+    metavar="N",
+    help="With --rates: the number of distinct join keys, uniformly spread [default: every "
+    "row its own key; output rows are then not predicted].",
+)
+@click.option(
+    "--trigger",
+    metavar="DURATION",
+    help="With --rates: the time between micro-batches, e.g. 10s or 500ms [default: the "
+    "spec's trigger setting, else batches back to back].",
+)
+@click.option(
+    "--string-bytes",
+    metavar="N",
+    help="With --rates: the average UTF-8 length of a string value [default: 16].",
+)
 @COLOR
 @last_resort
-def plan(spec: Path, fmt: str, color: str) -> None:
+def plan(
+    spec: Path,
+    fmt: str,
+    color: str,
+    rates: str | None,
+    keys: str | None,
+    trigger: str | None,
+    string_bytes: str | None,
+) -> None:
     """Show what Spark will do with each join of SPEC: keys, filters, state eviction,
-    outer rows, and the pipeline checks.
+    outer rows, and the pipeline checks; with --rates, how big its state will get.
 
     Exit status: 0 planned (warnings allowed), 1 the spec has errors, 2 usage error.
     """
+    from ..compiler.capacity import (
+        DEFAULT_STRING_BYTES,
+        CapacityError,
+        capacity_json,
+        capacity_text,
+        parse_count,
+        parse_rates,
+        parse_trigger,
+        predict,
+    )
+
     printer = Printer(color)
+    extra = [
+        n
+        for n, v in (("--keys", keys), ("--trigger", trigger), ("--string-bytes", string_bytes))
+        if v is not None
+    ]
+    if rates is None and extra:
+        raise click.UsageError(f"{extra[0]} goes with --rates (the input rates to predict at)")
+    if rates is not None and fmt == "mermaid":
+        raise click.UsageError("--rates prints with --format text or json, not mermaid")
+    try:
+        parsed = None if rates is None else parse_rates(rates)
+        n_keys = None if keys is None else parse_count("--keys", keys)
+        trigger_ms = None if trigger is None else parse_trigger(trigger)
+        n_bytes = (
+            DEFAULT_STRING_BYTES
+            if string_bytes is None
+            else parse_count("--string-bytes", string_bytes, 9)
+        )
+    except CapacityError as err:
+        raise click.UsageError(str(err)) from None
     result = load(spec)
+    capacity = None
+    if parsed is not None and result.plan is not None and result.ok:
+        try:
+            capacity = predict(
+                result.plan, parsed, keys=n_keys, trigger_ms=trigger_ms, string_bytes=n_bytes
+            )
+        except CapacityError as err:
+            raise click.UsageError(str(err)) from None
     if fmt == "json":
         if result.plan is None:
             printer.json({"diagnostics": [to_dict(d, result.source) for d in result.diagnostics]})
         else:
-            printer.json(result.plan_json())
+            data = result.plan_json()
+            if capacity is not None:
+                data["capacity"] = capacity_json(capacity)
+            printer.json(data)
     else:
         printer.diagnostics((d, result.source) for d in result.diagnostics)
         if result.plan is not None and result.ok:
             from ..compiler.diagram import mermaid
             from ..compiler.explain import plan_text
 
-            printer.result(mermaid(result.plan) if fmt == "mermaid" else plan_text(result.plan))
+            text = mermaid(result.plan) if fmt == "mermaid" else plan_text(result.plan)
+            if capacity is not None:
+                text += "\n\n" + "\n".join(capacity_text(capacity))
+            printer.result(text)
     sys.exit(0 if result.ok else 1)
 
 
@@ -835,10 +912,24 @@ def run(
             html_report.check_target(report)
         except html_report.ReportError as err:
             raise click.UsageError(str(err)) from None
+        capacity = None
+        if url is None and Path(trace).is_file():  # the predicted lines: at the trace's rates
+            from ..compiler.capacity import CapacityError, predict
+
+            measured = html_report.trace_rates(result.plan, Path(trace))
+            if measured is not None:
+                with contextlib.suppress(CapacityError):
+                    capacity = predict(
+                        result.plan,
+                        measured[0],
+                        trigger_ms=measured[1],
+                        trigger_source="the trace's batches",
+                    )
         pictures = html_report.Report(
             result.plan,
             spec=spec.as_posix(),
             trace=url if url is not None else Path(trace).as_posix(),
+            capacity=capacity,
         )
     source: Any = trace
     if url is not None:

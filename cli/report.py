@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import html
 import io
+import itertools
 import os
 import re
 from collections.abc import Iterable, Sequence
@@ -28,6 +29,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .. import __version__
+from ..compiler.capacity import Capacity, human_count
 from ..compiler.plan import AggregateNode, JoinNode, Plan
 from ..runtime import BatchOutput
 
@@ -152,10 +154,13 @@ class Report:
     """Collects the figures of each batch of a run (``add`` fits ``run_to_files``'s
     ``on_batch``) and makes the page (``html``)."""
 
-    def __init__(self, plan: Plan, *, spec: str, trace: str) -> None:
+    def __init__(
+        self, plan: Plan, *, spec: str, trace: str, capacity: Capacity | None = None
+    ) -> None:
         self.plan = plan
         self.spec = spec
         self.trace = trace
+        self.capacity = capacity  # `sjoin plan --rates` at the trace's rates: drawn dotted
         self.batches: list[BatchFigures] = []
 
     def add(self, out: BatchOutput, total: int = 0) -> None:
@@ -173,7 +178,7 @@ class Report:
             queries.setdefault(b.query, []).append(b)
         with matplotlib.rc_context(RC):
             sections = [
-                _Section(self.plan, name, batches, order, colors, index).html()
+                _Section(self.plan, name, batches, order, colors, index, self.capacity).html()
                 for index, (name, batches) in enumerate(queries.items())
             ]
         return _page(self, list(queries), sections)
@@ -276,8 +281,16 @@ class _Section:
         order: dict[str, int],
         colors: dict[str, str],
         index: int,
+        capacity: Capacity | None = None,
     ) -> None:
         self.plan = plan
+        self.predicted = {  # (operator, side) -> predicted steady state rows
+            (op.name, s.side): s.rows
+            for op in (capacity.operators if capacity is not None else ())
+            for s in op.sides
+            if s.rows is not None
+        }
+        self.capacity = capacity
         self.query = query
         self.batches = batches
         self.colors = colors
@@ -305,7 +318,7 @@ class _Section:
                     self._state_plot(),
                     "State rows each stateful operator keeps after the batch: a join's per "
                     "side (solid: left, dashed: right; their sum is its "
-                    "<code>numRowsTotal</code>), an aggregate's groups.",
+                    "<code>numRowsTotal</code>), an aggregate's groups." + self._predicted(),
                 ),
                 self._figure(
                     "Output rows per batch",
@@ -492,6 +505,12 @@ class _Section:
                         **style,
                     )
                     legend.append((line, f"{name}: {side.name} ({side.alias})"))
+                    predicted = self.predicted.get((name, side.name))
+                    if predicted is not None:
+                        mark = ax.axhline(
+                            predicted, color=color, linestyle=":", linewidth=1.2, zorder=1
+                        )
+                        legend.append((mark, f"{name}: {side.name} predicted"))
                 continue
             kind = "aggregate" if isinstance(node, AggregateNode) else "operator"
             (line,) = ax.plot(
@@ -502,6 +521,29 @@ class _Section:
         ax.yaxis.set_major_locator(MaxNLocator(integer=True))
         self._finish(fig, ax, legend)
         return self._svg(fig, "state")
+
+    def _predicted(self) -> str:
+        """The caption's sentence on the dotted lines: what they predict, at which rates."""
+        cap = self.capacity
+        if cap is None or not self.predicted:
+            return ""
+        a = cap.assumptions
+        rates = ", ".join(
+            f"<code>{_e(k)}</code> {_e(human_count(v))}/s" for k, v in sorted(a.rates.items())
+        )
+        parts = [
+            f"<code>{_e(op)}</code> {side} {_e(human_count(rows))}"
+            for (op, side), rows in self.predicted.items()
+            if op in self.operators
+        ]
+        if not parts:
+            return ""
+        return (
+            " Dotted: the steady state <code>sjoin plan --rates</code> predicts "
+            f"({', '.join(parts)} rows) at the trace's rates ({rates}, a batch every "
+            f"{a.trigger_ms / 1000:g} s of event time: {_e(a.trigger_source)}); the measured "
+            "lines reach it after warm-up (docs/capacity.md)."
+        )
 
     def _has_sides(self, name: str) -> bool:
         return any(name in b.sides for b in self.batches)
@@ -581,3 +623,43 @@ __all__ = [
     "require_matplotlib",
     "write",
 ]
+
+
+def trace_rates(plan: Plan, path: Path) -> tuple[dict[str, float], int] | None:
+    """The rates of a JSON-lines trace, for the predicted lines: each stream's rows per
+    second of event time (its watermark column) and the event time between batches (the
+    median step of the batches' newest event time); None when the trace has no event time
+    to measure by (no watermarked stream, fewer than two batches)."""
+    from ..runtime.trace import read_trace, schemas_of
+
+    trace = read_trace(path, schemas_of(plan), "skip")
+    times: dict[str, list[int]] = {}
+    counts: dict[str, int] = {s.name: 0 for s in plan.streams}
+    newest: list[int] = []
+    for batch in trace.batches:
+        top = None
+        for stream in plan.streams:
+            rows = batch.rows.get(stream.name, [])
+            counts[stream.name] += len(rows)
+            if stream.watermark_column is None or not rows:
+                continue
+            i = [c.name for c in stream.columns].index(stream.watermark_column)
+            ts = [r[i] for r in rows if r[i] is not None]
+            times.setdefault(stream.name, []).extend(ts)
+            if ts:
+                top = max(ts) if top is None else max(top, max(ts))
+        if top is not None:
+            newest.append(top)
+    steps = sorted(b - a for a, b in itertools.pairwise(newest) if b > a)
+    if not steps:
+        return None
+    step_us = steps[len(steps) // 2]
+    every = [t for ts in times.values() for t in ts]
+    whole_s = (max(every) - min(every) + step_us) / 1_000_000
+    rates = {}
+    for name, n in counts.items():
+        ts = times.get(name, [])
+        span_us = max(ts) - min(ts) if len(ts) > 1 else 0
+        # n evenly spaced rows span n - 1 gaps; a stream without event times: the trace's
+        rates[name] = (n - 1) / (span_us / 1_000_000) if span_us else n / whole_s
+    return rates, step_us // 1000

@@ -44,6 +44,7 @@ _STATE_FIELDS = (
     "numRowsUpdated",
     "numRowsRemoved",
     "numRowsDroppedByWatermark",
+    "memoryUsedBytes",  # the state store's estimate of its memory (`sjoin plan --rates`)
 )
 _MIN_JAVA = 17
 

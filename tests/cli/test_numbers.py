@@ -123,6 +123,19 @@ OPTIONS = {  # every option that takes a number or a version: (arguments, option
     "diff --to": (["diff", str(SPEC), "--spark", "3.5", "--to", "{v}"], "--to"),
     "diff --to, patch": (["diff", str(SPEC), "--spark", "3.5", "--to", "4.3.{v}"], "--to"),
     "verify --spark": (["verify", str(SPEC), "--trace", str(TRACE), "--spark", "{v}"], "--spark"),
+    "plan --rates": (["plan", str(SPEC), "--rates", "impressions={v}/s,clicks=1/s"], "--rates"),
+    "plan --keys": (
+        ["plan", str(SPEC), "--rates", "impressions=1/s,clicks=1/s", "--keys", "{v}"],
+        "--keys",
+    ),
+    "plan --trigger": (
+        ["plan", str(SPEC), "--rates", "impressions=1/s,clicks=1/s", "--trigger", "{v}"],
+        "--trigger",
+    ),
+    "plan --string-bytes": (
+        ["plan", str(SPEC), "--rates", "impressions=1/s,clicks=1/s", "--string-bytes", "{v}"],
+        "--string-bytes",
+    ),
     "verify --spark, minor": (
         ["verify", str(SPEC), "--trace", str(TRACE), "--spark", "3.{v}"],
         "--spark",

@@ -433,3 +433,52 @@ def test_reproduction_report_of_a_relation_named_like_math(tmp_path: Path) -> No
     assert code == 0, err
     assert "E999" not in err
     assert f"{n['join']}: left ({n['a']})" in Dom(report.read_text()).svg_text(1).splitlines()
+
+
+def test_predicted_state_rows_beside_the_measured(tmp_path: Path) -> None:
+    """A trace at known rates (benchmarks/capacity.py's generator): the page draws the
+    prediction of `sjoin plan --rates` at the trace's rates, which it measures in the trace,
+    as a dotted line per join side, and says what it predicts in the caption; the measured
+    state rows after warm-up are within 10% of it."""
+    from ..planner.test_capacity import load_bench
+
+    bench = load_bench()
+    (case,) = [c for c in bench.CASES if c.name == "left-outer"]
+    result = check_text(case.spec)
+    assert result.plan is not None
+    records = bench.generate(result.plan, case.rates, case.keys, 5, case.batches)
+    spec, trace, page = tmp_path / "j.sjoin", tmp_path / "t.jsonl", tmp_path / "r.html"
+    spec.write_text(case.spec)
+    trace.write_text("".join(json.dumps(r) + "\n" for r in records))
+    code, _, err = invoke(
+        "run",
+        str(spec),
+        "--trace",
+        str(trace),
+        "--output",
+        str(tmp_path / "o"),
+        "--report",
+        str(page),
+    )
+    assert code == 0, err
+    text = page.read_text()
+    assert "j: left predicted" in text and "j: right predicted" in text
+    caption = re.search(r"Dotted: (.*?)</figcaption>", text)
+    assert caption is not None
+    assert (
+        "(<code>j</code> left 3,500, <code>j</code> right 1,500 rows) at the trace's rates "
+        "(<code>a</code> 100/s, <code>b</code> 100/s, a batch every 5 s of event time: the "
+        "trace&#x27;s batches)"
+    ) in caption.group(1)
+    measured = [b for b in run(result.plan, trace).batches if b.data][-1].state_sides["j"]
+    assert measured[0] == pytest.approx(3500, rel=0.1) and measured[1] == pytest.approx(
+        1500, rel=0.1
+    )
+
+
+def test_no_prediction_without_event_time() -> None:
+    """A trace whose batches do not advance event time gives no rates: no dotted line."""
+    plan = check_text(TWO_QUERIES).plan
+    assert plan is not None
+    page = render(plan, run(plan, TWO_TRACE).batches, spec="s", trace="t")
+    assert "predicted" not in page and "Dotted" not in page

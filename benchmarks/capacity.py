@@ -1,0 +1,372 @@
+"""`sjoin plan --rates` checked against what runs: traces generated at given rates, run on the
+reference runtime and on real Spark (the generated job, HDFS-backed state store), the state
+rows and bytes after warm-up compared with the prediction; the table goes into
+docs/capacity.md (between its ``capacity-table`` markers).
+
+    python benchmarks/capacity.py                # every case, rewrite docs/capacity.md
+    python benchmarks/capacity.py --case inner   # one case, print only
+    python benchmarks/capacity.py --measure      # refit the store overheads (Spark only)
+
+``--measure`` runs cases of other shapes (row widths, key counts, partitions) and fits the two
+constants of ``sjoin.compiler.capacity`` by least squares: the bytes per state entry beyond
+its UnsafeRow pair, and the bytes per state store instance.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import sys
+import tempfile
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+from sqlglot import exp
+
+from sjoin.api import check_text
+from sjoin.compiler.capacity import Capacity, predict
+from sjoin.compiler.plan import Plan
+from sjoin.compiler.settings import semantic_conf
+
+ROOT = Path(__file__).resolve().parent.parent
+DOC = ROOT / "docs" / "capacity.md"
+BEGIN, END = "<!-- capacity-table:begin -->", "<!-- capacity-table:end -->"
+T0 = datetime(2026, 1, 1, tzinfo=UTC)
+HDFS = "org.apache.spark.sql.execution.streaming.state.HDFSBackedStateStoreProvider"
+
+HEAD = """\
+spark 4.3
+set shuffle_partitions = {partitions}
+set trigger = '{trigger} seconds'
+stream a (k {key}, t TIMESTAMP, s STRING) watermark t delay {da} seconds
+stream b (k {key}, t TIMESTAMP, v STRING) watermark t delay {db} seconds
+"""
+RANGE = """\
+join j = a {how} JOIN b ON a.k = b.k AND b.t BETWEEN a.t AND a.t + INTERVAL {width} SECONDS
+  SELECT a.k AS k, a.t AS at, a.s AS s, b.t AS bt, b.v AS v
+"""
+WINDOW = """\
+join j = a {how} JOIN b ON a.k = b.k
+    AND window(a.t, INTERVAL {width} SECONDS) = window(b.t, INTERVAL {width} SECONDS)
+  SELECT a.k AS k, window(a.t, INTERVAL {width} SECONDS) AS w, a.s AS s, b.v AS v
+"""
+EQUI = """\
+join j = a {how} JOIN b ON a.k = b.k
+  SELECT a.k AS k, a.s AS s, b.v AS v
+"""
+
+
+@dataclass(frozen=True)
+class Case:
+    name: str
+    spec: str
+    rates: dict[str, float]
+    keys: int
+    batches: int
+    string_bytes: int = 16
+    partitions: int = 2
+
+
+def case(
+    name: str,
+    body: str,
+    rates: tuple[float, float],
+    *,
+    how: str = "INNER",
+    keys: int = 1_000_000,
+    key: str = "BIGINT",
+    delays: tuple[int, int] = (10, 10),
+    width: int = 20,
+    trigger: int = 5,
+    batches: int = 14,
+    string_bytes: int = 16,
+    partitions: int = 2,
+) -> Case:
+    spec = HEAD.format(
+        partitions=partitions, trigger=trigger, key=key, da=delays[0], db=delays[1]
+    ) + body.format(how=how, width=width)
+    return Case(name, spec, {"a": rates[0], "b": rates[1]}, keys, batches, string_bytes, partitions)
+
+
+CASES = [
+    case("inner", RANGE, (200, 50), keys=5000),
+    case("left-outer", RANGE, (100, 100), how="LEFT OUTER", keys=2000),
+    case("full-outer", RANGE, (60, 150), how="FULL OUTER", delays=(5, 15), width=10, keys=500),
+    case("window-key", WINDOW, (150, 150), key="STRING", width=10, keys=300),
+    case("window-key-left", WINDOW, (80, 240), how="LEFT OUTER", key="STRING", width=15, keys=50),
+    case("unbounded (W001)", EQUI, (40, 20), batches=10),
+]
+# shapes for --measure: other row widths, key counts and partition counts than the cases
+MEASURE = [
+    case("m-wide", RANGE, (150, 50), string_bytes=64, batches=12),
+    case("m-keys", RANGE, (200, 100), keys=20, batches=12),
+    case("m-partitions", RANGE, (100, 100), partitions=8, batches=12),
+    case("m-small", RANGE, (10, 10), partitions=8, batches=12),
+]
+
+
+# ------------------------------------------------------------------ the trace generator
+
+
+def key_columns(plan: Plan) -> dict[str, set[str]]:
+    """Per stream, its columns that a join key reads directly."""
+    out: dict[str, set[str]] = {}
+    streams = {s.name for s in plan.streams}
+    for node in plan.joins:
+        for left, right in node.keys:
+            for side, expr in ((node.left, left), (node.right, right)):
+                if side.relation in streams:
+                    names = {c.name for c in expr.find_all(exp.Column)}
+                    out.setdefault(side.relation, set()).update(names)
+    return out
+
+
+def generate(
+    plan: Plan,
+    rates: dict[str, float],
+    keys: int,
+    trigger_s: float,
+    batches: int,
+    *,
+    string_bytes: int = 16,
+    seed: int = 27,
+) -> list[dict[str, Any]]:
+    """Trace records: per batch i, each stream's rows evenly spaced in event time over
+    [i*trigger, (i+1)*trigger) at its rate; key columns uniform over ``keys`` values (strings
+    zero-padded to ``string_bytes``), other strings ``string_bytes`` long, timestamps the
+    row's event time, numbers random."""
+    rnd = random.Random(seed)
+    key_cols = key_columns(plan)
+    records: list[dict[str, Any]] = []
+    for i in range(batches):
+        for stream in plan.streams:
+            rate = rates.get(stream.name, 0.0)
+            start, end = int(rate * trigger_s * i), int(rate * trigger_s * (i + 1))
+            n = end - start
+            for j in range(n):
+                t = T0 + timedelta(seconds=trigger_s * (i + j / n))
+                row: dict[str, Any] = {}
+                for col in stream.columns:
+                    kind = col.type.name
+                    if col.name in key_cols.get(stream.name, ()):
+                        k = rnd.randrange(keys)
+                        row[col.name] = str(k).zfill(string_bytes) if kind == "string" else k
+                    elif kind == "timestamp":
+                        row[col.name] = t.isoformat().replace("+00:00", "Z")
+                    elif kind == "string":
+                        row[col.name] = "x" * string_bytes
+                    elif kind in ("double", "float"):
+                        row[col.name] = rnd.random()
+                    else:
+                        row[col.name] = rnd.randrange(1000)
+                records.append({"batch": i, "stream": stream.name, "row": row})
+    return records
+
+
+# ------------------------------------------------------------------ runs
+
+
+@dataclass
+class Observed:
+    rows_runtime: float
+    output_runtime: float  # output rows per second of event time, steady batches
+    rows_spark: float | None
+    bytes_spark: float | None
+    batches: int  # data batches averaged
+
+
+def steady_batches(cap: Capacity, trigger_s: float, batches: int) -> list[int]:
+    """The trace batches after warm-up: the state holds its steady span of event time."""
+    op = cap.operators[0]
+    warm_s = (op.warm_up_ms or 0) / 1000 + 2 * trigger_s
+    first = min(int(warm_s / trigger_s) + 1, batches - 3)
+    return list(range(max(first, 1), batches))
+
+
+def run_case(c: Case, spark: Any = None) -> tuple[Capacity, Observed, list[str]]:
+    from sjoin.runtime import run
+
+    result = check_text(c.spec)
+    if result.plan is None:
+        raise SystemExit(f"{c.name}: the spec does not plan: {result.diagnostics}")
+    plan = result.plan
+    cap = predict(plan, c.rates, keys=c.keys, string_bytes=c.string_bytes)
+    trigger_s = cap.assumptions.trigger_ms / 1000
+    records = generate(plan, c.rates, c.keys, trigger_s, c.batches, string_bytes=c.string_bytes)
+    op = cap.operators[0]
+    bounded = op.bounded
+    wanted = set(steady_batches(cap, trigger_s, c.batches)) if bounded else {c.batches - 1}
+    with tempfile.TemporaryDirectory(prefix="sjoin-capacity-") as tmp:
+        path = Path(tmp) / "trace.jsonl"
+        path.write_text("".join(json.dumps(r) + "\n" for r in records))
+        runtime = run(plan, path, relation="j")
+        rt = [
+            b.progress["operators"][0]["numRowsTotal"]
+            for b in runtime.batches
+            if b.data and b.trace_batch in wanted
+        ]
+        outputs = [b.counts.get("j", 0) for b in runtime.batches if b.trace_batch in wanted]
+        output = sum(outputs) / (len(wanted) * trigger_s)
+        sp_rows: list[int] = []
+        sp_bytes: list[int] = []
+        if spark is not None:
+            sp_rows, sp_bytes = spark_run(spark, plan, path, tmp, wanted)
+    log = [f"{c.name}: runtime rows per steady batch {rt}", f"  spark rows {sp_rows}"]
+    log.append(f"  spark bytes {sp_bytes}")
+
+    def mean(xs: Sequence[float]) -> float | None:
+        return sum(xs) / len(xs) if xs else None
+
+    observed = Observed(mean(rt) or 0.0, output, mean(sp_rows), mean(sp_bytes), len(rt))
+    return cap, observed, log
+
+
+def spark_run(
+    spark: Any, plan: Plan, path: Path, tmp: str, wanted: set[int]
+) -> tuple[list[int], list[int]]:
+    """The generated job on Spark, fed a trace batch per micro-batch; numRowsTotal and
+    memoryUsedBytes of the data batches of ``wanted``."""
+    from sjoin.jvm.spark_driver import run_job_query
+    from sjoin.jvm.verify import load_job, output_mode, spark_row
+    from sjoin.runtime.trace import read_trace, schemas_of
+
+    trace = read_trace(str(path), schemas_of(plan), "stop")
+    streams = {s.name: s for s in plan.streams}
+    feeds: list[dict[str, Any] | None] = [
+        {name: [spark_row(r, streams[name]) for r in rows] for name, rows in b.rows.items()}
+        for b in trace.batches
+    ]
+    confs = dict(semantic_conf(plan.settings))
+    confs.update(plan.spark_conf)
+    confs["spark.sql.streaming.stateStore.providerClass"] = HDFS
+    job = load_job(plan, tmp)
+    result = run_job_query(spark, job, "j", output_mode(plan, "j"), list(streams), feeds, confs)
+    rows, byts = [], []
+    data = [b for b in result.batches if b.num_input_rows > 0]
+    for index, b in enumerate(data):  # one data batch per trace batch, in order
+        if index in wanted:
+            rows.append(b.state_operators[0]["numRowsTotal"])
+            byts.append(b.state_operators[0]["memoryUsedBytes"])
+    return rows, byts
+
+
+# ------------------------------------------------------------------ the table
+
+
+def error(predicted: float | None, observed: float | None) -> str:
+    if predicted is None or observed is None or observed == 0:
+        return "n/a"
+    return f"{(predicted - observed) / observed:+.1%}"
+
+
+def row(c: Case, cap: Capacity, o: Observed) -> list[str]:
+    op = cap.operators[0]
+    rates = ", ".join(f"{k} {v:g}/s" for k, v in c.rates.items())
+    if op.bounded:
+        pred_rows = op.rows
+    else:  # unbounded: rate x elapsed event time at the last batch
+        trigger_s = cap.assumptions.trigger_ms / 1000
+        pred_rows = sum(c.rates.values()) * trigger_s * c.batches
+    return [
+        c.name,
+        rates,
+        f"{c.keys:,}",
+        f"{pred_rows:,.0f}" if pred_rows is not None else "n/a",
+        f"{o.rows_runtime:,.0f}",
+        error(pred_rows, o.rows_runtime),
+        f"{o.rows_spark:,.0f}" if o.rows_spark is not None else "n/a",
+        error(pred_rows, o.rows_spark),
+        f"{op.bytes:,.0f}" if op.bytes is not None else "grows",
+        f"{o.bytes_spark:,.0f}" if o.bytes_spark is not None else "n/a",
+        error(op.bytes, o.bytes_spark) if op.bounded else "n/a",
+        f"{op.output_per_second:,.1f}" if op.output_per_second is not None else "n/a",
+        f"{o.output_runtime:,.1f}",
+        error(op.output_per_second, o.output_runtime),
+    ]
+
+
+COLUMNS = [
+    "case", "rates", "keys", "predicted rows", "runtime rows", "error", "Spark rows", "error",
+    "predicted bytes", "Spark memoryUsedBytes", "error", "predicted output/s",
+    "runtime output/s", "error",
+]  # fmt: skip
+
+
+def table(rows: list[list[str]]) -> str:
+    lines = ["| " + " | ".join(COLUMNS) + " |", "|" + "---|" * len(COLUMNS)]
+    lines += ["| " + " | ".join(r) + " |" for r in rows]
+    return "\n".join(lines)
+
+
+def write_doc(text: str) -> None:
+    doc = DOC.read_text()
+    head, _, rest = doc.partition(BEGIN)
+    _, _, tail = rest.partition(END)
+    DOC.write_text(f"{head}{BEGIN}\n{text}\n{END}{tail}")
+
+
+# ------------------------------------------------------------------ --measure
+
+
+def measure(spark: Any) -> tuple[float, float]:
+    """Least squares of memoryUsedBytes - (the UnsafeRow bytes) = a * entries + b * stores
+    over the MEASURE cases (steady batches), printed and returned."""
+    samples: list[tuple[float, float, float]] = []
+    for c in MEASURE:
+        cap, o, log = run_case(c, spark)
+        print("\n".join(log), flush=True)
+        op = cap.operators[0]
+        assert o.bytes_spark is not None and op.rows is not None
+        entries = sum((s.rows or 0) + (s.keys or 0) for s in op.sides)
+        payload = sum((s.rows or 0) * s.row_bytes + (s.keys or 0) * s.key_bytes for s in op.sides)
+        stores = 4 * c.partitions
+        samples.append((entries, stores, o.bytes_spark - payload))
+        print(f"  entries {entries:.0f} stores {stores} overhead {o.bytes_spark - payload:.0f}")
+    # normal equations for two unknowns
+    sxx = sum(e * e for e, _, _ in samples)
+    sxy = sum(e * s for e, s, _ in samples)
+    syy = sum(s * s for _, s, _ in samples)
+    sxz = sum(e * z for e, _, z in samples)
+    syz = sum(s * z for _, s, z in samples)
+    det = sxx * syy - sxy * sxy
+    a = (sxz * syy - syz * sxy) / det
+    b = (sxx * syz - sxy * sxz) / det
+    print(f"ENTRY_OVERHEAD_BYTES = {a:.1f}\nSTORE_OVERHEAD_BYTES = {b:.1f}")
+    return a, b
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--case", action="append", help="run only these cases (by name)")
+    parser.add_argument("--no-spark", action="store_true", help="the runtime only")
+    parser.add_argument("--measure", action="store_true", help="refit the store overheads")
+    args = parser.parse_args(argv)
+    spark = None
+    if not args.no_spark or args.measure:
+        from sjoin.jvm.spark_driver import get_spark
+
+        spark = get_spark(quiet=True)
+    if args.measure:
+        measure(spark)
+        return 0
+    chosen = [c for c in CASES if not args.case or c.name in args.case]
+    if args.case and not chosen:
+        parser.error(f"--case takes one of {', '.join(c.name for c in CASES)}")
+    rows = []
+    for c in chosen:
+        cap, o, log = run_case(c, spark)
+        print("\n".join(log), flush=True)
+        rows.append(row(c, cap, o))
+    text = table(rows)
+    print(text)
+    if not args.case and spark is not None:
+        write_doc(text)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,664 @@
+"""Capacity before deployment (`sjoin plan --rates`): what each stateful operator will hold
+at given input rates, derived from the Plan alone.
+
+The model is a steady state of evenly arriving, in-order rows whose event time is the time
+they arrive (each stream's event time advances at the wall clock), batches every ``trigger``:
+
+* every stream's watermark is its maximum event time minus its delay, the operator's eviction
+  watermark the global one (``min`` policy: the largest delay of the query's streams; ``max``:
+  the smallest), computed from the previous batch (``WatermarkUse``), so a data batch evicts
+  with a watermark one trigger behind the rows it adds;
+* a join side keeps a row while the plan's ``StateRule`` does not evict it: value eviction
+  keeps ``delay + trigger - offset`` of event time, key eviction on a window keeps the windows
+  whose end the watermark has not passed (on average half a window more), a side that is
+  never evicted keeps every row: it grows without limit, at its input rate (W001);
+* state bytes are Spark's: per stored row an entry in the side's ``keyWithIndexToValue`` store
+  (key: the join keys and an index, value: the stored columns and the matched flag), per
+  distinct key one in ``keyToNumValues`` (the key, and a count), each an ``UnsafeRow`` pair
+  (null bit set, an 8-byte slot per field, variable-length data word-aligned) plus the HDFS
+  state store's per-entry overhead in its in-memory maps, and a fixed cost per store; both
+  overheads were measured on Spark 4.3.0 (``benchmarks/capacity.py --measure``, docs/capacity.md);
+* output rows per second assume uniformly distributed keys (``--keys N``): a row meets the
+  other side's rows of its key inside the time range (a Poisson count), an outer join's
+  preserved row that meets none comes out null-padded when its side evicts it.
+
+Filters are assumed to keep every row (their selectivity is not in the spec), strings to be
+``string_bytes`` long.  Nothing here runs or imports Spark: the CLI and the run report read
+the result (``Capacity``), ``capacity_json`` and ``capacity_text`` render it.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from .plan import AggregateNode, JoinNode, Plan, Side, StreamNode
+from .types import SqlType, duration_ms, format_ms, is_digits, is_number_text
+
+# ---------------------------------------------------------------- measured constants
+# The HDFS-backed state store (HDFSBackedStateStoreProvider) keeps each version's entries in a
+# ConcurrentHashMap of UnsafeRow pairs and reports as memoryUsedBytes the SizeEstimator size of
+# the versions it keeps loaded (spark.sql.streaming.maxBatchesToRetainInMemory, 2): per entry
+# the map's node and table slot, twice, and the two UnsafeRow objects with their byte arrays'
+# headers; per store the maps and the provider's bookkeeping.  Fitted by least squares over
+# the runs of `benchmarks/capacity.py --measure` on Spark 4.3.0 (docs/capacity.md).
+ENTRY_OVERHEAD_BYTES = 199.5  # measured: see above
+STORE_OVERHEAD_BYTES = 1485.0  # measured: per state store instance (4 per join per partition)
+MEASURED_ON = "Spark 4.3.0, HDFS-backed state store"
+
+DEFAULT_STRING_BYTES = 16  # an assumption, printed with the prediction: --string-bytes
+STORES_PER_JOIN_PARTITION = 4  # per side: keyToNumValues and keyWithIndexToValue
+COUNT_ROW_BYTES = 16  # keyToNumValues' value: one BIGINT (8-byte bit set + 8-byte slot)
+
+MAX_RATE_DIGITS = 12
+MAX_KEY_DIGITS = 15
+_UNIT_SECONDS = {
+    "s": 1, "sec": 1, "second": 1,
+    "m": 60, "min": 60, "minute": 60,
+    "h": 3600, "hour": 3600,
+    "d": 86400, "day": 86400,
+}  # fmt: skip
+_TRIGGER_UNITS = {
+    "ms": "ms", "s": "seconds", "sec": "seconds", "m": "minutes", "min": "minutes",
+    "h": "hours", "d": "days",
+}  # fmt: skip
+_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_TRIGGER = re.compile(r"([0-9]+(?:\.[0-9]+)?) ?([a-z]+)")
+
+
+class CapacityError(ValueError):
+    """A bad ``--rates``, ``--keys``, ``--trigger`` or ``--string-bytes`` value: ``option``
+    names the option, the message says what it takes (fit for the user)."""
+
+    def __init__(self, option: str, message: str) -> None:
+        super().__init__(f"{option} {message}")
+        self.option = option
+
+
+def _shown(text: str) -> str:
+    return repr(text[:20] + ("..." if len(text) > 20 else ""))
+
+
+def parse_rates(text: str) -> dict[str, float]:
+    """``impressions=5000/s,clicks=200/s`` -> rows per second per stream.  A rate is ASCII
+    digits with an optional fraction, per s, min, h or d (also written out: second...)."""
+    usage = (
+        "takes STREAM=ROWS/UNIT[,...] with ROWS in the digits 0-9 (a fraction allowed) and "
+        "UNIT s, min, h or d, e.g. impressions=5000/s,clicks=200/s"
+    )
+    rates: dict[str, float] = {}
+    if not text:
+        raise CapacityError("--rates", f"{usage}, not an empty value")
+    for part in text.split(","):
+        name, eq, rest = part.partition("=")
+        amount, slash, unit = rest.partition("/")
+        whole = amount.partition(".")[0]
+        if (
+            not eq
+            or not slash
+            or _NAME.fullmatch(name) is None
+            or not is_number_text(amount)
+            or len(whole) > MAX_RATE_DIGITS
+            or unit not in _UNIT_SECONDS
+        ):
+            raise CapacityError("--rates", f"{usage}, not {_shown(part)}")
+        if name in rates:
+            raise CapacityError("--rates", f"gives stream `{name}` twice")
+        rates[name] = float(amount) / _UNIT_SECONDS[unit]
+    return rates
+
+
+def parse_count(option: str, text: str, digits: int = MAX_KEY_DIGITS) -> int:
+    """A positive count in ASCII digits (``--keys``, ``--string-bytes``)."""
+    if not is_digits(text) or len(text) > digits or int(text) == 0:
+        raise CapacityError(
+            option, f"takes a count above 0 in 1 to {digits} of the digits 0-9, not {_shown(text)}"
+        )
+    return int(text)
+
+
+def parse_trigger(text: str) -> int:
+    """``10s``, ``500ms``, ``2min``, ``1h`` or the spec's form ``10 seconds`` -> milliseconds
+    (0: batches back to back)."""
+    m = _TRIGGER.fullmatch(text)
+    unit = None if m is None else _TRIGGER_UNITS.get(m[2], m[2])
+    ms = None if m is None or unit is None else duration_ms(m[1], unit)
+    if ms is None:
+        raise CapacityError(
+            "--trigger",
+            "takes a duration in the digits 0-9 and a unit (ms, s, min, h, d), e.g. 10s or "
+            f"'10 seconds', not {_shown(text)}",
+        )
+    return ms
+
+
+# ---------------------------------------------------------------- row layout
+
+
+def _round8(n: int) -> int:
+    return (n + 7) // 8 * 8
+
+
+def field_bytes(kind: SqlType | str, string_bytes: int) -> int:
+    """The bytes a value of ``kind`` takes in an UnsafeRow: its 8-byte slot, plus its
+    variable-length data word-aligned (a string's UTF-8 bytes, a DECIMAL of precision above
+    18 as 16 bytes, a window struct as a nested row of two timestamps)."""
+    text = str(kind).lower()
+    name = text.split("(")[0]
+    if name in ("string", "binary"):
+        return 8 + _round8(string_bytes)
+    if name == "decimal":
+        precision = int(text[text.index("(") + 1 :].split(",")[0]) if "(" in text else 10
+        return 8 + (16 if precision > 18 else 0)
+    if name == "window":
+        return 8 + 24  # struct<start, end>: an 8-byte bit set and two slots
+    if name.startswith("array"):
+        return 8 + 8 + _round8(4 * 8 + 4 * (string_bytes + 8))  # a few elements: rough
+    return 8
+
+
+def window_tail_ms(lag_ms: float, length_ms: int, slide_ms: int, trigger_ms: int) -> float:
+    """How much longer than ``lag_ms`` (how far the eviction watermark is behind the newest
+    event time) a row stays in state when its key is a window, on average over batches.
+
+    A row stays until the watermark passes its window's end.  Windows and processing-time
+    triggers are both aligned to the epoch, so the batch ends fall on a lattice: over the
+    batches the watermark's offset inside a window takes the values of the lattice of
+    ``g = gcd(trigger, slide)``, just below each point (the newest row is just before the
+    batch's end).  Averaged: ``(slide - g) / 2`` plus the distance from the watermark up to
+    the next lattice point, ``g - lag mod g``; sliding windows keep each copy a further
+    ``(length - slide) / 2`` (approximate).  Continuous batches (trigger 0): half a window."""
+    if trigger_ms <= 0 or slide_ms <= 0:
+        return length_ms / 2
+    g = math.gcd(trigger_ms, slide_ms)
+    return (slide_ms - g) / 2 + (g - int(lag_ms) % g) + (length_ms - slide_ms) / 2
+
+
+def unsafe_row_bytes(kinds: list[SqlType | str], string_bytes: int) -> int:
+    """An UnsafeRow of fields of ``kinds``: the null bit set (8 bytes per 64 fields) and
+    each field's bytes."""
+    return 8 * ((len(kinds) + 63) // 64) + sum(field_bytes(k, string_bytes) for k in kinds)
+
+
+# ---------------------------------------------------------------- the prediction
+
+
+@dataclass(frozen=True, slots=True)
+class Assumptions:
+    rates: dict[str, float]  # rows per second per stream
+    keys: int | None  # distinct join / group keys, uniform; None: every row its own key
+    trigger_ms: int  # time between batches
+    trigger_source: str  # "--trigger", "the spec's trigger", "none: back to back"
+    string_bytes: int
+    partitions: int
+    state_store: str
+
+
+@dataclass(frozen=True, slots=True)
+class SideCapacity:
+    side: str  # "left" / "right"
+    relation: str
+    alias: str
+    rate: float | None  # rows per second reaching the side (None: unknown)
+    bounded: bool
+    retention_ms: float | None  # event time a row stays in state at steady state
+    rows: float | None  # steady-state state rows (None when unbounded or unknown)
+    keys: float | None  # distinct keys in state
+    row_bytes: int  # keyWithIndexToValue key + value UnsafeRow bytes per stored row
+    key_bytes: int  # keyToNumValues key + value UnsafeRow bytes per distinct key
+    bytes: float | None  # steady-state bytes (HDFS store), its stores' fixed cost aside
+    rows_per_hour: float | None  # growth when unbounded
+    bytes_per_hour: float | None
+    reason: str | None  # why unbounded, from the plan
+
+
+@dataclass(frozen=True, slots=True)
+class OperatorCapacity:
+    name: str
+    kind: str  # "join" or "aggregate"
+    sides: tuple[SideCapacity, ...]
+    rows: float | None
+    bytes: float | None  # with the stores' fixed cost
+    partition_bytes: float | None  # bytes per used shuffle partition
+    bounded: bool
+    warm_up_ms: float | None  # event time until the state is steady
+    rows_per_hour: float | None
+    bytes_per_hour: float | None
+    output_per_second: float | None
+    null_latency_ms: dict[str, tuple[float, float]]  # preserved side -> (min, max)
+    notes: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Capacity:
+    assumptions: Assumptions
+    operators: tuple[OperatorCapacity, ...]
+    notes: tuple[str, ...] = field(default=())
+
+
+def predict(
+    plan: Plan,
+    rates: dict[str, float],
+    *,
+    keys: int | None = None,
+    trigger_ms: int | None = None,
+    string_bytes: int = DEFAULT_STRING_BYTES,
+    trigger_source: str = "--trigger",
+) -> Capacity:
+    """The steady state of every stateful operator of ``plan`` at ``rates`` (rows/s per
+    stream).  A rate for a name that is not a stream of the spec, or no rate for a stream
+    that feeds a stateful operator, is a ``CapacityError`` of ``--rates``."""
+    streams = {s.name: s for s in plan.streams}
+    unknown = sorted(set(rates) - set(streams))
+    if unknown:
+        known = ", ".join(sorted(streams)) or "none"
+        raise CapacityError(
+            "--rates", f"names `{unknown[0]}`, which is not a stream of the spec (streams: {known})"
+        )
+    stateful = [n for n in plan.nodes if isinstance(n, JoinNode | AggregateNode)]
+    needed = sorted({s for n in stateful for s in _streams_under(plan, n.name)} - set(rates))
+    if needed:
+        raise CapacityError(
+            "--rates", f"gives no rate for stream `{needed[0]}`, which feeds a stateful operator"
+        )
+    if trigger_ms is not None:
+        source = trigger_source
+    elif plan.settings.trigger not in ("", "available_now", "once"):
+        amount, _, unit = plan.settings.trigger.partition(" ")
+        trigger_ms = duration_ms(amount, unit) or 0
+        source = "the spec's trigger"
+    else:
+        trigger_ms, source = 0, "none: batches back to back"
+    assumptions = Assumptions(
+        rates=dict(rates),
+        keys=keys,
+        trigger_ms=trigger_ms,
+        trigger_source=source,
+        string_bytes=string_bytes,
+        partitions=plan.settings.shuffle_partitions,
+        state_store=plan.settings.state_store,
+    )
+    model = _Model(plan, assumptions, streams)
+    operators = tuple(model.operator(n) for n in stateful)
+    notes = ["filters are assumed to keep every row (their selectivity is not in the spec)"]
+    if keys is None:
+        notes.append("no --keys: every row taken as its own key (bytes an upper bound)")
+    if plan.settings.state_store != "hdfs":
+        notes.append(
+            f"the spec uses the {plan.settings.state_store} state store: bytes are what the "
+            "HDFS-backed store would hold; RocksDB reports its own memory"
+        )
+    return Capacity(assumptions, operators, tuple(notes))
+
+
+def _streams_under(plan: Plan, name: str) -> set[str]:
+    node = plan.node(name)
+    if isinstance(node, StreamNode):
+        return {node.name}
+    if isinstance(node, JoinNode):
+        return _streams_under(plan, node.left.relation) | _streams_under(plan, node.right.relation)
+    if isinstance(node, AggregateNode):
+        return _streams_under(plan, node.input)
+    return set()
+
+
+class _Model:
+    def __init__(self, plan: Plan, a: Assumptions, streams: dict[str, StreamNode]) -> None:
+        self.plan = plan
+        self.a = a
+        self.streams = streams
+        self.output: dict[str, float | None] = {}
+
+    def rate(self, relation: str) -> float | None:
+        if relation in self.streams:
+            return self.a.rates[relation]
+        return self.output.get(relation)
+
+    def delay_ms(self, name: str) -> float | None:
+        """How far the operator's watermark is behind the newest event time."""
+        delays = [
+            s.delay_ms or 0
+            for s in (self.streams[n] for n in _streams_under(self.plan, name))
+            if s.watermark_column is not None
+        ]
+        if not delays:
+            return None
+        return max(delays) if self.plan.settings.multiple_watermark_policy == "min" else min(delays)
+
+    def operator(self, node: JoinNode | AggregateNode) -> OperatorCapacity:
+        if isinstance(node, JoinNode):
+            return self.join(node)
+        return self.aggregate(node)
+
+    # ------------------------------------------------------------ joins
+
+    def join(self, node: JoinNode) -> OperatorCapacity:
+        a = self.a
+        delay = self.delay_ms(node.name)
+        lag = a.trigger_ms * (1 if node.watermarks.eviction.batch == "this" else 2)
+        notes: list[str] = []
+        if any(r in self.output for r in (node.left.relation, node.right.relation)):
+            notes.append(
+                "fed by another stateful operator: its input rate is that operator's "
+                "predicted output and its rows are taken as current (approximate)"
+            )
+        sides = tuple(self.side(node, s, delay, lag) for s in (node.left, node.right))
+        bounded = all(s.bounded for s in sides)
+        rows = sum(s.rows for s in sides) if all(s.rows is not None for s in sides) else None  # type: ignore[misc]
+        stores = STORES_PER_JOIN_PARTITION * a.partitions * STORE_OVERHEAD_BYTES
+        byts = (
+            sum(s.bytes for s in sides) + stores  # type: ignore[misc]
+            if all(s.bytes is not None for s in sides)
+            else None
+        )
+        used = a.partitions if a.keys is None else min(a.partitions, a.keys)
+        partition = None
+        if byts is not None:
+            partition = (byts - stores) / used + STORES_PER_JOIN_PARTITION * STORE_OVERHEAD_BYTES
+        warm = [s.retention_ms for s in sides if s.retention_ms is not None]
+        growth_rows = [s.rows_per_hour for s in sides if s.rows_per_hour is not None]
+        growth_bytes = [s.bytes_per_hour for s in sides if s.bytes_per_hour is not None]
+        output, latency = self.join_output(node, sides, delay, lag)
+        self.output[node.name] = output
+        return OperatorCapacity(
+            name=node.name,
+            kind="join",
+            sides=sides,
+            rows=rows,
+            bytes=byts,
+            partition_bytes=partition,
+            bounded=bounded,
+            warm_up_ms=max(warm) if warm and bounded else None,
+            rows_per_hour=sum(growth_rows) if growth_rows else None,
+            bytes_per_hour=sum(growth_bytes) if growth_bytes else None,
+            output_per_second=output,
+            null_latency_ms=latency,
+            notes=tuple(notes),
+        )
+
+    def side(self, node: JoinNode, side: Side, delay: float | None, lag: int) -> SideCapacity:
+        a = self.a
+        rate = self.rate(side.relation)
+        rule = side.state
+        key_kinds: list[SqlType | str] = list(node.key_types)
+        row_bytes = unsafe_row_bytes([*key_kinds, "bigint"], a.string_bytes) + unsafe_row_bytes(
+            [*(c.type for c in side.state_columns), "boolean"], a.string_bytes
+        )
+        key_bytes = unsafe_row_bytes(key_kinds, a.string_bytes) + COUNT_ROW_BYTES
+        retention: float | None = None
+        copies = 1.0  # window copies of a row (sliding windows)
+        window_ms: float | None = None
+        if rule.eviction != "never" and delay is not None and rule.offset_ms is not None:
+            retention = delay + lag - rule.offset_ms
+            if rule.window:
+                window = next(
+                    (w for w in side.windows if rule.column in (w.name, w.time_column)), None
+                )
+                if window is not None:
+                    window_ms = window.duration_us / 1000
+                    copies = window_ms / ((window.slide_us or window.duration_us) / 1000)
+                    retention += window_tail_ms(
+                        retention,
+                        window.duration_us // 1000,
+                        (window.slide_us or window.duration_us) // 1000,
+                        a.trigger_ms,
+                    )
+            retention = max(retention, 0.0)
+        bounded = retention is not None
+        rows = keys_in_state = byts = per_hour = bytes_hour = None
+        if rate is not None and retention is not None:
+            rows = rate * copies * retention / 1000
+            keys_in_state = self.distinct(rows, rate, window_ms)
+            byts = self.bytes(rows, keys_in_state, row_bytes, key_bytes)
+        elif rate is not None:
+            per_hour = rate * 3600
+            per_key = key_bytes + ENTRY_OVERHEAD_BYTES
+            new_keys = per_hour if a.keys is None else 0.0  # N keys fill up, then stay
+            bytes_hour = per_hour * (row_bytes + ENTRY_OVERHEAD_BYTES) + new_keys * per_key
+        return SideCapacity(
+            side=side.name,
+            relation=side.relation,
+            alias=side.alias,
+            rate=rate,
+            bounded=bounded,
+            retention_ms=retention,
+            rows=rows,
+            keys=keys_in_state,
+            row_bytes=row_bytes,
+            key_bytes=key_bytes,
+            bytes=byts,
+            rows_per_hour=per_hour,
+            bytes_per_hour=bytes_hour,
+            reason=None if bounded else (rule.reason or "no watermark reaches this operator"),
+        )
+
+    def distinct(self, rows: float, rate: float, window_ms: float | None) -> float:
+        """Distinct state keys among ``rows`` rows of uniformly drawn keys (a window key:
+        per live window)."""
+        n = self.a.keys
+        if n is None:
+            return rows
+        if window_ms is None or rate <= 0:
+            return n * -math.expm1(-rows / n)
+        per_window = rate * window_ms / 1000
+        windows = rows / per_window if per_window else 0.0
+        return windows * n * -math.expm1(-per_window / n)
+
+    @staticmethod
+    def bytes(rows: float, keys: float, row_bytes: int, key_bytes: int) -> float:
+        return rows * (row_bytes + ENTRY_OVERHEAD_BYTES) + keys * (key_bytes + ENTRY_OVERHEAD_BYTES)
+
+    def join_output(
+        self, node: JoinNode, sides: tuple[SideCapacity, ...], delay: float | None, lag: int
+    ) -> tuple[float | None, dict[str, tuple[float, float]]]:
+        """Output rows per second and, per preserved side, the latency of its null-padded
+        rows (event time to emission)."""
+        latency: dict[str, tuple[float, float]] = {}
+        for s, side in zip(sides, (node.left, node.right), strict=True):
+            rule = side.state
+            if side.preserved and s.bounded and delay is not None and rule.offset_ms is not None:
+                low = max(delay - rule.offset_ms + lag, 0.0)
+                high = low + self.a.trigger_ms
+                if rule.window:  # a row waits for its window's end, up to a window
+                    high += self.match_width_ms(node) or 0.0
+                latency[s.side] = (low, high)
+        left, right = (s.rate for s in sides)
+        width_ms = self.match_width_ms(node)
+        if left is None or right is None or width_ms is None or self.a.keys is None:
+            return None, latency
+        n = self.a.keys
+        # expected matches of a left row among the right rows, and of a right row
+        lam_left = right * width_ms / 1000 / n
+        lam_right = left * width_ms / 1000 / n
+        pairs = left * lam_left
+        kind = node.kind
+        if kind.join_type == "left_semi":
+            return left * -math.expm1(-lam_left), latency
+        if kind.drops_matched:
+            return left * math.exp(-lam_left), latency
+        out = pairs
+        if "left" in kind.preserved:
+            out += left * math.exp(-lam_left)
+        if "right" in kind.preserved:
+            out += right * math.exp(-lam_right)
+        return out, latency
+
+    @staticmethod
+    def match_width_ms(node: JoinNode) -> float | None:
+        """The event-time width inside which two rows of a key meet: the time range's, or
+        a joined window's length; None when the condition has neither."""
+        if node.time_range is not None:
+            return (node.time_range.upper_us - node.time_range.lower_us) / 1000
+        for w in (*node.left.windows, *node.right.windows):
+            return w.duration_us / 1000
+        return None
+
+    # ------------------------------------------------------------ aggregates
+
+    def aggregate(self, node: AggregateNode) -> OperatorCapacity:
+        rate = self.rate(node.input)
+        self.output[node.name] = None
+        return OperatorCapacity(
+            name=node.name,
+            kind="aggregate",
+            sides=(),
+            rows=None,
+            bytes=None,
+            partition_bytes=None,
+            bounded=node.watermark_key is not None and node.mode == "append",
+            warm_up_ms=None,
+            rows_per_hour=None,
+            bytes_per_hour=None,
+            output_per_second=None,
+            null_latency_ms={},
+            notes=(
+                "an aggregate's state is not modelled yet: its groups depend on the "
+                "distribution of its grouping keys (input "
+                f"{'?' if rate is None else human_count(rate)} rows/s)",
+            ),
+        )
+
+
+# ---------------------------------------------------------------- rendering
+
+
+def _num(x: float | None, digits: int = 1) -> float | None:
+    return None if x is None else round(x, digits)
+
+
+def capacity_json(cap: Capacity) -> dict[str, Any]:
+    a = cap.assumptions
+    return {
+        "assumptions": {
+            "rates_per_second": dict(sorted(a.rates.items())),
+            "keys": a.keys,
+            "trigger_ms": a.trigger_ms,
+            "trigger_source": a.trigger_source,
+            "string_bytes": a.string_bytes,
+            "shuffle_partitions": a.partitions,
+            "state_store": a.state_store,
+            "entry_overhead_bytes": ENTRY_OVERHEAD_BYTES,
+            "store_overhead_bytes": STORE_OVERHEAD_BYTES,
+            "overheads_measured_on": MEASURED_ON,
+        },
+        "operators": [
+            {
+                "name": op.name,
+                "kind": op.kind,
+                "bounded": op.bounded,
+                "state_rows": _num(op.rows),
+                "state_bytes": _num(op.bytes, 0),
+                "partition_bytes": _num(op.partition_bytes, 0),
+                "warm_up_ms": _num(op.warm_up_ms, 0),
+                "growth": None
+                if op.bounded
+                else {
+                    "rows_per_hour": _num(op.rows_per_hour),
+                    "bytes_per_hour": _num(op.bytes_per_hour, 0),
+                },
+                "output_rows_per_second": _num(op.output_per_second, 3),
+                "null_row_latency_ms": {
+                    side: [_num(lo, 0), _num(hi, 0)]
+                    for side, (lo, hi) in op.null_latency_ms.items()
+                },
+                "sides": {
+                    s.side: {
+                        "relation": s.relation,
+                        "rows_per_second": _num(s.rate, 3),
+                        "bounded": s.bounded,
+                        "retention_ms": _num(s.retention_ms, 0),
+                        "state_rows": _num(s.rows),
+                        "state_keys": _num(s.keys),
+                        "row_bytes": s.row_bytes,
+                        "key_bytes": s.key_bytes,
+                        "state_bytes": _num(s.bytes, 0),
+                        "rows_per_hour": _num(s.rows_per_hour),
+                        "bytes_per_hour": _num(s.bytes_per_hour, 0),
+                        "unbounded_reason": s.reason,
+                    }
+                    for s in op.sides
+                },
+                "notes": list(op.notes),
+            }
+            for op in cap.operators
+        ],
+        "notes": list(cap.notes),
+    }
+
+
+def human_count(x: float) -> str:
+    if x >= 1e9:
+        return f"{x / 1e9:.1f} billion"
+    if x >= 1e6:
+        return f"{x / 1e6:.1f} million"
+    if x >= 1e4:
+        return f"{x:,.0f}"
+    return f"{x:,.0f}" if x >= 100 else f"{x:.3g}"
+
+
+def human_bytes(x: float) -> str:
+    for unit, size in (("TiB", 2**40), ("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)):
+        if x >= size:
+            return f"{x / size:.1f} {unit}"
+    return f"{x:.0f} B"
+
+
+def _ms(x: float) -> str:
+    return format_ms(round(x))
+
+
+def capacity_text(cap: Capacity) -> list[str]:
+    """The `capacity` section of `sjoin plan --rates`."""
+    a = cap.assumptions
+    rates = ", ".join(f"{k} {human_count(v)}/s" for k, v in sorted(a.rates.items()))
+    keys = f"{a.keys:,} keys" if a.keys is not None else "every row its own key"
+    trigger = f"trigger {_ms(a.trigger_ms)} ({a.trigger_source})"
+    lines = [
+        "capacity at steady state",
+        f"  assumed          {rates}; {keys}; {trigger}; strings {a.string_bytes} bytes; "
+        f"{a.partitions} shuffle partitions",
+    ]
+    for op in cap.operators:
+        lines.append(f"  {op.kind} {op.name}")
+        for s in op.sides:
+            rate = "?" if s.rate is None else human_count(s.rate)
+            if s.bounded and s.rows is not None and s.bytes is not None:
+                desc = (
+                    f"{human_count(s.rows)} rows, {human_bytes(s.bytes)} "
+                    f"({rate} rows/s kept {_ms(s.retention_ms or 0)}; {s.row_bytes} B a row "
+                    f"+ {s.key_bytes} B a key, {ENTRY_OVERHEAD_BYTES:.0f} B each in the store)"
+                )
+            elif not s.bounded and s.rows_per_hour is not None and s.bytes_per_hour is not None:
+                desc = (
+                    f"GROWS WITHOUT LIMIT: +{human_count(s.rows_per_hour)} rows/hour, "
+                    f"+{human_bytes(s.bytes_per_hour)}/hour ({s.reason})"
+                )
+            else:
+                desc = "unknown (no rate reaches it)"
+            lines.append(f"    {s.side + ' state':<15}{desc}")
+        if op.bounded and op.rows is not None and op.bytes is not None:
+            lines.append(
+                f"    {'total':<15}{human_count(op.rows)} rows, {human_bytes(op.bytes)}; "
+                f"{human_bytes(op.partition_bytes or 0)} per partition; steady after "
+                f"{_ms(op.warm_up_ms or 0)} of event time"
+            )
+        elif not op.bounded and op.rows_per_hour is not None:
+            lines.append(
+                f"    {'total':<15}grows without limit: +{human_count(op.rows_per_hour)} "
+                f"rows/hour, +{human_bytes(op.bytes_per_hour or 0)}/hour, until the job dies"
+            )
+        for side, (lo, hi) in op.null_latency_ms.items():
+            lines.append(
+                f"    {'null rows':<15}{side} rows with no match come out {_ms(lo)} to "
+                f"{_ms(hi)} after their event time"
+            )
+        if op.output_per_second is not None:
+            lines.append(f"    {'output':<15}{human_count(op.output_per_second)} rows/s")
+        elif op.kind == "join":
+            why = "give --keys" if a.keys is None else "no time range or window bounds a match"
+            lines.append(f"    {'output':<15}not predicted ({why})")
+        lines.extend(f"    {'note':<15}{n}" for n in op.notes)
+    lines.extend(f"  note             {n}" for n in cap.notes)
+    return lines

@@ -1,0 +1,281 @@
+"""`sjoin plan --rates`: the capacity model (compiler/capacity.py) read from the Plan, its
+row layout, its option parsers, and its predictions held to the runtime over generated
+traces (the runtime matches Spark's numRowsTotal batch for batch; the Spark test checks
+the bytes)."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import math
+import sys
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+
+from sjoin.api import check_text
+from sjoin.compiler.capacity import (
+    ENTRY_OVERHEAD_BYTES,
+    CapacityError,
+    capacity_json,
+    capacity_text,
+    parse_count,
+    parse_rates,
+    parse_trigger,
+    predict,
+    unsafe_row_bytes,
+    window_tail_ms,
+)
+from sjoin.compiler.types import SqlType
+
+from ..conftest import EXAMPLES, ROOT
+
+AD = next(p for p in EXAMPLES if p.stem == "ad_attribution")
+IOT = next(p for p in EXAMPLES if p.stem == "iot_window_join")
+
+
+def load_bench() -> ModuleType:
+    spec = importlib.util.spec_from_file_location(
+        "capacity_bench", ROOT / "benchmarks" / "capacity.py"
+    )
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # its dataclasses look their module up
+    spec.loader.exec_module(module)
+    return module
+
+
+def plan_of(path: Path):  # type: ignore[no-untyped-def]
+    result = check_text(path.read_text(), str(path))
+    assert result.plan is not None
+    return result.plan
+
+
+# ---------------------------------------------------------------- the row layout
+
+
+@pytest.mark.parametrize(
+    ("kinds", "expected"),
+    [
+        (["bigint"], 8 + 8),
+        (["int", "double", "timestamp", "boolean", "date"], 8 + 5 * 8),
+        (["string"], 8 + 8 + 16),  # 16 bytes of UTF-8, word-aligned
+        (["decimal(10,2)"], 8 + 8),  # precision <= 18: in its slot
+        (["decimal(38,2)"], 8 + 8 + 16),  # above: 16 bytes of variable-length data
+        (["window"], 8 + 8 + 24),  # a nested row: bit set and two timestamps
+        (["bigint"] * 64, 8 + 64 * 8),
+        (["bigint"] * 65, 16 + 65 * 8),  # the null bit set grows a word per 64 fields
+    ],
+)
+def test_unsafe_row_bytes(kinds: list[str], expected: int) -> None:
+    assert unsafe_row_bytes(list(kinds), 16) == expected
+
+
+def test_strings_are_word_aligned() -> None:
+    assert [unsafe_row_bytes([SqlType("string")], n) for n in (1, 8, 9, 16, 17)] == [
+        24, 24, 32, 32, 40,
+    ]  # fmt: skip
+
+
+# ---------------------------------------------------------------- the options
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("a=5000/s,b=200/s", {"a": 5000.0, "b": 200.0}),
+        ("a=60/min", {"a": 1.0}),
+        ("a=3600/h,b=1.5/s", {"a": 1.0, "b": 1.5}),
+        ("a=86400/d", {"a": 1.0}),
+        ("a=0/s", {"a": 0.0}),
+    ],
+)
+def test_parse_rates(text: str, expected: dict[str, float]) -> None:
+    assert parse_rates(text) == expected
+
+
+BAD_RATES = [
+    "", "a", "a=", "a=5", "a=5/", "a=5/week", "a=-5/s", "a=+5/s", "a=1e3/s", "a=NaN/s",
+    "a=inf/s", "a=٣/s", "a=²/s", "a=\uff13/s", "a=1_000/s", "a= 5/s", "a=5 /s", "=5/s",
+    "a=5/s,", "a=5/s,a=6/s", "a b=5/s", "a=" + "9" * 5000 + "/s",
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("text", BAD_RATES)
+def test_bad_rates(text: str) -> None:
+    with pytest.raises(CapacityError) as raised:
+        parse_rates(text)
+    assert str(raised.value).startswith("--rates ")
+    assert len(str(raised.value)) < 300
+
+
+@pytest.mark.parametrize(
+    ("text", "ms"),
+    [("10s", 10_000), ("500ms", 500), ("2min", 120_000), ("1h", 3_600_000), ("0s", 0),
+     ("10 seconds", 10_000), ("1.5s", 1500)],
+)  # fmt: skip
+def test_parse_trigger(text: str, ms: int) -> None:
+    assert parse_trigger(text) == ms
+
+
+@pytest.mark.parametrize(
+    "text", ["", "10", "s", "10x", "-1s", "٣s", "1e3s", " 10s", "10s ", "9" * 5000 + "s"]
+)
+def test_bad_trigger(text: str) -> None:
+    with pytest.raises(CapacityError, match=r"^--trigger takes"):
+        parse_trigger(text)
+
+
+@pytest.mark.parametrize("text", ["", "0", "-1", "+1", "1_000", "٣", "²", "1.5", "9" * 5000])
+def test_bad_count(text: str) -> None:
+    with pytest.raises(CapacityError, match=r"^--keys takes a count above 0"):
+        parse_count("--keys", text)
+
+
+def test_rates_are_checked_against_the_plan() -> None:
+    plan = plan_of(AD)
+    with pytest.raises(CapacityError, match="`views`, which is not a stream"):
+        predict(plan, {"impressions": 1, "clicks": 1, "views": 1})
+    with pytest.raises(CapacityError, match="no rate for stream `clicks`"):
+        predict(plan, {"impressions": 1})
+
+
+# ---------------------------------------------------------------- the model
+
+
+def test_value_eviction_reads_the_state_rule() -> None:
+    """ad_attribution: the global watermark is 3 hours behind (the larger delay), a data
+    batch evicts with the previous batch's, and the left side keeps 1 hour 1 ms more."""
+    plan = plan_of(AD)
+    cap = predict(plan, {"impressions": 5000, "clicks": 200}, keys=100_000, trigger_ms=10_000)
+    (op,) = cap.operators
+    left, right = op.sides
+    assert left.retention_ms == 3 * 3_600_000 + 10_000 + 3_600_001
+    assert right.retention_ms == 3 * 3_600_000 + 10_000 + 1
+    assert left.rows == pytest.approx(5000 * left.retention_ms / 1000)
+    assert op.rows == pytest.approx(left.rows + right.rows)  # type: ignore[operator]
+    assert op.bounded and op.warm_up_ms == left.retention_ms
+    # keyWithIndexToValue: key (ad_id, index), value (ad_id, impression_time, campaign,
+    # matched); keyToNumValues: key (ad_id), count
+    assert left.row_bytes == (8 + 16) + (8 + 8 + 8 + 8 + 16 + 8)
+    assert left.key_bytes == 16 + 16
+    assert left.keys == pytest.approx(100_000 * -math.expm1(-left.rows / 100_000))
+    assert left.bytes == pytest.approx(
+        left.rows * (left.row_bytes + ENTRY_OVERHEAD_BYTES)
+        + left.keys * (left.key_bytes + ENTRY_OVERHEAD_BYTES)
+    )
+    # the preserved side's null rows: when the watermark passes the row's eviction point
+    assert op.null_latency_ms == {"left": (left.retention_ms, left.retention_ms + 10_000)}
+    # a left row meets 200/s * 1 hour / 100,000 keys clicks on average
+    lam = 200 * 3600 / 100_000
+    assert op.output_per_second == pytest.approx(5000 * lam + 5000 * math.exp(-lam))
+
+
+def test_the_spec_trigger_and_partitions_are_the_defaults() -> None:
+    plan = plan_of(IOT)  # shuffle_partitions = 4, no trigger: back to back
+    cap = predict(plan, {"temperature": 10, "humidity": 10})
+    assert cap.assumptions.trigger_ms == 0 and cap.assumptions.partitions == 4
+    assert "back to back" in cap.assumptions.trigger_source
+    (op,) = cap.operators
+    # window key: kept until the watermark passes the window's end, half a window on average
+    assert op.sides[0].retention_ms == 5000 + 10_000 / 2
+    text = "\n".join(capacity_text(cap))
+    assert "rocksdb state store" in text
+    spec = check_text(
+        IOT.read_text().replace("set state_store = rocksdb", "set trigger = '2 seconds'")
+    )
+    assert spec.plan is not None
+    cap = predict(spec.plan, {"temperature": 10, "humidity": 10})
+    assert (
+        cap.assumptions.trigger_ms == 2000
+        and cap.assumptions.trigger_source == "the spec's trigger"
+    )
+
+
+@pytest.mark.parametrize(
+    ("lag", "length", "slide", "trigger", "tail"),
+    [
+        (15_000, 10_000, 10_000, 5_000, 7_500),  # batch ends on window ends: up to a window
+        (15_000, 15_000, 15_000, 5_000, 10_000),
+        (15_500, 10_000, 10_000, 5_000, 7_000),  # lag off the lattice
+        (15_000, 10_000, 10_000, 0, 5_000),  # continuous: half a window
+    ],
+)
+def test_window_tail(lag: int, length: int, slide: int, trigger: int, tail: float) -> None:
+    g = math.gcd(trigger, slide) if trigger else 0
+    if trigger:
+        assert tail == (slide - g) / 2 + (g - lag % g) + (length - slide) / 2
+    assert window_tail_ms(lag, length, slide, trigger) == tail
+
+
+UNBOUNDED = """\
+spark 4.3
+stream a (k BIGINT, t TIMESTAMP, s STRING) watermark t delay 10 seconds
+stream b (k BIGINT, t TIMESTAMP)
+join j = a INNER JOIN b ON a.k = b.k
+  SELECT a.k, a.s
+"""
+
+
+def test_an_unbounded_side_grows_with_a_slope() -> None:
+    result = check_text(UNBOUNDED)
+    assert result.plan is not None and "W001" in {d.code for d in result.diagnostics}
+    cap = predict(result.plan, {"a": 100, "b": 10}, trigger_ms=1000)
+    (op,) = cap.operators
+    assert not op.bounded and op.rows is None and op.bytes is None
+    left, right = op.sides
+    assert not left.bounded and not right.bounded
+    assert left.rows_per_hour == 360_000 and right.rows_per_hour == 36_000
+    assert op.rows_per_hour == 396_000
+    assert op.bytes_per_hour is not None and op.bytes_per_hour > 396_000 * 48
+    text = "\n".join(capacity_text(cap))
+    assert "GROWS WITHOUT LIMIT: +360,000 rows/hour" in text
+    assert "grows without limit: +396,000 rows/hour" in text
+    data = capacity_json(cap)["operators"][0]
+    assert data["bounded"] is False and data["state_rows"] is None
+    assert data["growth"]["rows_per_hour"] == 396_000
+    assert data["sides"]["right"]["unbounded_reason"] == right.reason
+
+
+def test_json_is_plain_and_sorted_data() -> None:
+    plan = plan_of(AD)
+    cap = predict(plan, {"impressions": 50, "clicks": 2}, keys=1000)
+    data = capacity_json(cap)
+    assert json.loads(json.dumps(data)) == data
+    assert data["assumptions"]["rates_per_second"] == {"clicks": 2.0, "impressions": 50.0}
+    op = data["operators"][0]
+    assert set(op["sides"]) == {"left", "right"}
+    assert op["state_rows"] == pytest.approx(
+        op["sides"]["left"]["state_rows"] + op["sides"]["right"]["state_rows"], abs=0.2
+    )
+
+
+# ---------------------------------------------------------------- against the runtime
+
+
+@pytest.fixture(scope="module")
+def bench() -> ModuleType:
+    return load_bench()
+
+
+@pytest.mark.parametrize(
+    "name",
+    ["inner", "left-outer", "full-outer", "window-key", "window-key-left", "unbounded (W001)"],
+)
+def test_predicted_rows_and_output_match_the_runtime(
+    bench: ModuleType, name: str, tmp_path: Path
+) -> None:
+    """Generated traces at the case's rates: the state rows after warm-up within 10% of the
+    runtime's numRowsTotal (the same as Spark's: tests/parity), the output rows per second
+    within 10% (an unbounded side: the rows at the last batch, rate x elapsed time)."""
+    (case,) = [c for c in bench.CASES if c.name == name]
+    cap, observed, _ = bench.run_case(case)
+    op = cap.operators[0]
+    if op.bounded:
+        assert observed.rows_runtime == pytest.approx(op.rows, rel=0.10)
+        assert observed.output_runtime == pytest.approx(op.output_per_second, rel=0.10)
+    else:
+        trigger_s = cap.assumptions.trigger_ms / 1000
+        elapsed = trigger_s * case.batches
+        assert observed.rows_runtime == pytest.approx(op.rows_per_hour / 3600 * elapsed, rel=0.10)
