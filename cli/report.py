@@ -639,7 +639,7 @@ def trace_rates(plan: Plan, path: Path) -> tuple[dict[str, float], int] | None:
     for batch in trace.batches:
         top = None
         for stream in plan.streams:
-            rows = batch.rows.get(stream.name, [])
+            rows = batch.rows_of(stream.name)
             counts[stream.name] += len(rows)
             if stream.watermark_column is None or not rows:
                 continue
