@@ -237,7 +237,7 @@ def spark_run(
     trace = read_trace(str(path), schemas_of(plan), "stop")
     streams = {s.name: s for s in plan.streams}
     feeds: list[dict[str, Any] | None] = [
-        {name: [spark_row(r, streams[name]) for r in rows] for name, rows in b.rows.items()}
+        {name: [spark_row(r, streams[name]) for r in b.rows_of(name)] for name in b.rows}
         for b in trace.batches
     ]
     confs = dict(semantic_conf(plan.settings))

@@ -57,7 +57,7 @@ def run_spark(spec: Path, trace: Path) -> dict[str, Any]:
         driver.start(job.build(spark, driver.inputs)["j"])
         for batch in parsed.batches:
             driver.feed(
-                {n: [spark_row(r, streams[n]) for r in rows.to_rows()] for n, rows in batch.rows.items()}
+                {n: [spark_row(r, streams[n]) for r in batch.rows_of(n)] for n in batch.rows}
             )
         results = driver.results()
     done = time.perf_counter()
