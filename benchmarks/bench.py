@@ -44,7 +44,14 @@ HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 sys.path.insert(0, str(HERE))
 
-from workload import Workload, count, generate  # noqa: E402 - the benchmark folder is not a package
+from workload import (  # noqa: E402 - the benchmark folder is not a package
+    SHAPES,
+    ShapedWorkload,
+    Workload,
+    count,
+    generate,
+    generate_shape,
+)
 
 TARGET_THROUGHPUT = 2.0
 TARGET_SMALL = 50.0
@@ -420,6 +427,297 @@ def cold_compile(runs: int, workdir: Path, out: Report) -> None:
     )
 
 
+# ------------------------------------------------------- production-shaped workloads (issue 26)
+
+
+# issue 26: wall time of the whole `sjoin run --engine columnar` process against Spark's, both
+# writing every output row in the format named
+TARGET_SHAPED = {"parquet": 10.0, "jsonl": 5.0}
+# issue 26, item 5: JSON-lines output costs at most twice Parquet output's wall time
+TARGET_JSON_OVER_PARQUET = 2.0
+FORMAT_NAMES = {"parquet": "Parquet", "jsonl": "JSON lines"}
+
+
+class WorkloadFailed(Exception):
+    """A production-shaped workload that must fail the bench (exit 1): its columnar run
+    left an operator to the reference engine, or the engines disagree on its rows."""
+
+
+def timed_process(args: Sequence[str], cwd: Path) -> dict[str, Any]:
+    """Run a process to its end: wall seconds, peak resident MiB (``wait4``'s ``ru_maxrss``,
+    the process's own), exit status and its stderr."""
+    with tempfile.TemporaryFile() as err:
+        start = time.perf_counter()
+        process = subprocess.Popen(
+            args, cwd=cwd, env=CHILD_ENV, stdout=subprocess.DEVNULL, stderr=err
+        )
+        _, status, usage = os.wait4(process.pid, 0)
+        wall = time.perf_counter() - start
+        process.returncode = os.waitstatus_to_exitcode(status)
+        err.seek(0)
+        text = err.read().decode("utf-8", "replace")
+    return {
+        "wall_s": wall,
+        "peak_mib": usage.ru_maxrss / 1024,
+        "status": process.returncode,
+        "stderr": text,
+    }
+
+
+def output_rows(path: Path, output_format: str) -> int:
+    """Rows written under ``path``: a JSON-lines file, or the Parquet (or Spark's JSON)
+    part files of a directory."""
+    if path.is_file():
+        with path.open("rb") as f:
+            return sum(chunk.count(b"\n") for chunk in iter(lambda: f.read(1 << 24), b""))
+    if output_format == "parquet":
+        import pyarrow.parquet as pq
+
+        return sum(pq.ParquetFile(f).metadata.num_rows for f in sorted(path.glob("*.parquet")))
+    total = 0
+    for part in sorted(path.glob("part-*.json")):
+        total += output_rows(part, "jsonl")
+    return total
+
+
+def sjoin_run(
+    work: ShapedWorkload, engine_name: str, output_format: str, scratch: Path
+) -> dict[str, Any]:
+    """`sjoin run` as a user runs it, a new process: the Parquet trace (the reference engine:
+    the same rows as a JSON-lines trace, as it reads no Parquet), every output row of
+    the spec's sink relation written in ``output_format``, one progress line per batch,
+    ``--backlog`` (the trace's batches back to back, as Spark's file source runs files that
+    were all there when it started: the same batches as Spark's), ``--verbose`` (which
+    engine runs each operator)."""
+    out = scratch / ("out.jsonl" if output_format == "jsonl" else "out")
+    progress = scratch / "progress.jsonl"
+    args = [
+        sys.executable,
+        "-m",
+        "sjoin.cli",
+        "run",
+        str(work.spec(output_format)),
+        "--trace",
+        str(work.trace if engine_name == "columnar" else work.jsonl_trace),
+        "--engine",
+        engine_name,
+        "--relation",
+        work.shape.relation,
+        "--backlog",
+        "--verbose",
+        "--progress",
+        str(progress),
+        "--output",
+        str(out),
+        "--output-format",
+        output_format,
+    ]
+    load = os.getloadavg()[0]
+    figures = timed_process(args, ROOT)
+    if figures["status"] != 0:
+        raise ChildFailed(
+            f"sjoin run --engine {engine_name} ({output_format}) exited {figures['status']}:\n"
+            + figures["stderr"][-2000:]
+        )
+    last = json.loads(progress.read_text().splitlines()[-1])
+    figures.update(
+        load=load,
+        output_rows=output_rows(
+            out / work.shape.relation if output_format == "parquet" else out, output_format
+        ),
+        state_rows=sorted(op["numRowsTotal"] for op in last["operators"]),
+        fallbacks=re.findall(r"`([^`]+)` runs on the reference engine: (.*)", figures["stderr"]),
+        out=out,
+    )
+    return figures
+
+
+def spark_run(work: ShapedWorkload, output_format: str, scratch: Path) -> dict[str, Any]:
+    """The generated job on local[2] Spark writing its sink (engines.py spark-sink)."""
+    load = os.getloadavg()[0]
+    args = [
+        str(HERE / "engines.py"),
+        "spark-sink",
+        str(work.directory),
+        work.shape.name,
+        output_format,
+        str(scratch),
+    ]
+    figures, wall = child(args, f"Spark {work.shape.name} ({output_format})")
+    figures.update(
+        wall_s=wall,
+        load=load,
+        output_rows=output_rows(scratch / "out" / work.shape.relation, output_format),
+    )
+    return figures
+
+
+def production(
+    shapes: list[str],
+    sizes: list[int],
+    batches: int,
+    reference_max: int,
+    workdir: Path,
+    out: Report,
+) -> list[str]:
+    """Issue 26: each production-shaped workload at each size, on sjoin's columnar engine
+    (Parquet and JSON-lines output), Spark local[2] (the generated job, the same formats) and
+    sjoin's reference engine (JSON lines; up to ``reference_max`` rows per side per batch).
+    Returns the failures: a workload whose columnar run fell back to the reference engine, or
+    whose engines disagree on output or final state rows."""
+    from sjoin.api import check_file
+    from sjoin.runtime.operators import fallbacks, place
+
+    failures: list[str] = []
+    out.section(
+        f"6. Production-shaped workloads (issue 26): {batches} batches, the same Parquet "
+        "micro-batches for every engine, every output row written"
+    )
+    for shape in shapes:
+        for n in sizes:
+            label = f"{shape} N={n:,}"
+            print(f"  generating {label} ({batches} batches) ...", flush=True)
+            work = generate_shape(
+                workdir / f"{shape}-n{n}-b{batches}", shape, n, batches, jsonl=n <= reference_max
+            )
+            plan = check_file(work.spec("parquet")).plan
+            assert plan is not None, f"{work.spec('parquet')} does not plan"
+            placed = place(plan)
+            planned = fallbacks(placed, list(placed))
+            runs: dict[str, dict[str, Any]] = {}
+            order = [("columnar", "parquet"), ("spark", "parquet"), ("columnar", "jsonl")]
+            order += [("spark", "jsonl")]
+            if n <= reference_max:
+                order.append(("reference", "jsonl"))
+            for engine_name, output_format in order:
+                key = f"{engine_name}-{output_format}"
+                print(f"  {label}: {key} ...", flush=True)
+                scratch = workdir / f"{shape}-n{n}-{key}"
+                shutil.rmtree(scratch, ignore_errors=True)
+                scratch.mkdir(parents=True)
+                try:
+                    if engine_name == "spark":
+                        runs[key] = spark_run(work, output_format, scratch)
+                    else:
+                        runs[key] = sjoin_run(work, engine_name, output_format, scratch)
+                except ChildFailed as err:
+                    print(f"  bench: {err}", flush=True)
+                    out.figure(f"{label} {key}: the run failed ({str(err)[:300]})", False, "a run")
+                if key == "reference-jsonl" and "columnar-jsonl" in runs and key in runs:
+                    same = _same_bytes(runs["columnar-jsonl"]["out"], runs[key]["out"])
+                    runs[key]["same_bytes"] = same
+                if engine_name != "columnar" or output_format != "jsonl":
+                    shutil.rmtree(scratch, ignore_errors=True)
+            for key in ("columnar-jsonl",):
+                shutil.rmtree(workdir / f"{shape}-n{n}-{key}", ignore_errors=True)
+            failures += _production_report(label, n, batches, runs, planned, out)
+    return failures
+
+
+def _same_bytes(a: Path, b: Path) -> bool:
+    with a.open("rb") as fa, b.open("rb") as fb:
+        while True:
+            x, y = fa.read(1 << 24), fb.read(1 << 24)
+            if x != y:
+                return False
+            if not x:
+                return True
+
+
+PRODUCTION_LABELS = {
+    "columnar-parquet": "sjoin run --engine columnar, Parquet output",
+    "columnar-jsonl": "sjoin run --engine columnar, JSON-lines output",
+    "reference-jsonl": "sjoin run --engine reference, JSON-lines output",
+    "spark-parquet": "Spark local[2], generated job, Parquet sink",
+    "spark-jsonl": "Spark local[2], generated job, JSON sink",
+}
+
+
+def _production_report(
+    label: str,
+    n: int,
+    batches: int,
+    runs: dict[str, dict[str, Any]],
+    planned: dict[str, str],
+    out: Report,
+) -> list[str]:
+    failures: list[str] = []
+    out.table(
+        f"{label} ({2 * n * batches:,} input rows)",
+        ["engine", "wall s", "peak MiB", "output rows", "final state rows", "load"],
+        [
+            [
+                PRODUCTION_LABELS[key],
+                f"{r['wall_s']:.1f}",
+                f"{r['peak_mib']:,.0f}",
+                f"{r['output_rows']:,}",
+                " + ".join(f"{x:,}" for x in r["state_rows"]),
+                f"{r['load']:.1f}",
+            ]
+            for key, r in runs.items()
+        ],
+    )
+    for output_format, target in TARGET_SHAPED.items():
+        mine, spark = runs.get(f"columnar-{output_format}"), runs.get(f"spark-{output_format}")
+        if mine is None or spark is None:
+            continue
+        ratio = spark["wall_s"] / mine["wall_s"]
+        memory = mine["peak_mib"] / spark["peak_mib"]
+        name = FORMAT_NAMES[output_format]
+        out.figure(
+            f"{label} {name}: wall {ratio:.1f}x shorter than Spark's (load {mine['load']:.1f} / "
+            f"{spark['load']:.1f})",
+            ratio >= target,
+            f">= {target:.0f}x",
+        )
+        out.figure(
+            f"{label} {name}: peak memory {memory:.2f}x Spark's", memory < 1, "below Spark's"
+        )
+    if "columnar-parquet" in runs and "columnar-jsonl" in runs:
+        over = runs["columnar-jsonl"]["wall_s"] / runs["columnar-parquet"]["wall_s"]
+        out.figure(
+            f"{label}: JSON-lines output's wall time {over:.2f}x Parquet output's",
+            over <= TARGET_JSON_OVER_PARQUET,
+            f"<= {TARGET_JSON_OVER_PARQUET:.0f}x (at least half Parquet's throughput)",
+        )
+    counts = {key: (r["output_rows"], tuple(r["state_rows"])) for key, r in runs.items()}
+    agree = len(set(counts.values())) == 1 and len(counts) == len(PRODUCTION_LABELS) - (
+        "reference-jsonl" not in runs
+    )
+    engines = ", ".join(sorted({k.split("-")[0] for k in counts}))
+    out.figure(
+        f"{label}: output rows and final state rows equal on {engines} (both output formats)",
+        agree,
+        "equal",
+    )
+    if not agree:
+        failures.append(f"{label}: output or final state rows differ: {counts}")
+    if "reference-jsonl" in runs and "same_bytes" in runs["reference-jsonl"]:
+        same = runs["reference-jsonl"]["same_bytes"]
+        out.figure(f"{label}: the two engines' JSON-lines files byte for byte equal", same, "equal")
+        if not same:
+            failures.append(f"{label}: the columnar JSON lines differ from the reference's")
+    fell_back = {name: why for r in runs.values() for name, why in r.get("fallbacks", [])}
+    fell_back.update(planned)
+    out.figure(
+        f"{label}: every operator ran columnar"
+        + (
+            ""
+            if not fell_back
+            else " - fell back: " + "; ".join(f"`{k}`: {v}" for k, v in sorted(fell_back.items()))
+        ),
+        not fell_back,
+        "no fallback",
+    )
+    if fell_back:
+        failures.append(
+            f"{label}: the columnar run left "
+            + ", ".join(f"`{k}` ({v})" for k, v in sorted(fell_back.items()))
+            + " to the reference engine"
+        )
+    return failures
+
+
 # ------------------------------------------------------------------------------ output
 
 
@@ -483,8 +781,8 @@ def machine() -> str:
     )
 
 
-def write_markdown(path: Path, report: Report, header: str) -> None:
-    start, end = "<!-- bench:start -->", "<!-- bench:end -->"
+def write_markdown(path: Path, report: Report, header: str, marker: str = "bench") -> None:
+    start, end = f"<!-- {marker}:start -->", f"<!-- {marker}:end -->"
     body = "\n".join([start, header, *report.markdown, "", end])
     text = path.read_text() if path.exists() else f"# Benchmarks\n\n{start}\n{end}\n"
     if start not in text or end not in text:
@@ -504,7 +802,26 @@ def main() -> None:
     parser.add_argument("--repeat", type=count, help="runs of each job in section 2")
     parser.add_argument("--markdown", type=Path, help="write the figures into this page")
     parser.add_argument("--workdir", type=Path, help="keep the generated workloads here")
+    parser.add_argument(
+        "--production",
+        action="store_true",
+        help="only the production-shaped workloads of issue 26 (section 6): N = 20k and "
+        "100k, 20 batches; with --quick N = 20k and 4 batches",
+    )
+    parser.add_argument(
+        "--shapes", nargs="+", choices=list(SHAPES), help="with --production: these workloads"
+    )
+    parser.add_argument("--batches", type=count, help="with --production: batches (default 20)")
+    parser.add_argument(
+        "--reference-max",
+        type=count,
+        default=20_000,
+        help="with --production: run the reference engine up to this N (default 20,000)",
+    )
     opts = parser.parse_args()
+    if opts.production:
+        production_main(opts)
+        return
     sizes = opts.sizes or ([20_000] if opts.quick else [20_000, 100_000, 500_000])
     repeat = opts.repeat or (1 if opts.quick else 3)
     try:
@@ -546,6 +863,39 @@ def main() -> None:
     print(f"\n{len(report.verdicts) - len(missed)} of {len(report.verdicts)} targets met")
     if opts.markdown is not None:
         write_markdown(opts.markdown, report, header)
+
+
+def production_main(opts: argparse.Namespace) -> None:
+    """`bench.py --production`: section 6 alone, its figures between the bench26 markers;
+    exit 1 when a workload fails (a fallback, or rows that differ between the engines)."""
+    sizes = opts.sizes or ([20_000] if opts.quick else [20_000, 100_000])
+    batches = opts.batches or (4 if opts.quick else 20)
+    shapes = opts.shapes or list(SHAPES)
+    if shutil.which("java") is None:
+        sys.exit("bench: Spark needs Java 17 or newer on PATH")
+    header = (
+        f"Machine: {machine()}. Run on {time.strftime('%Y-%m-%d')}, load average "
+        f"{os.getloadavg()[0]:.1f} at the start; command: `.venv/bin/python benchmarks/bench.py"
+        f"{''.join(' ' + a for a in sys.argv[1:])}`."
+    )
+    print(header)
+    report = Report()
+    workdir = opts.workdir or Path(tempfile.mkdtemp(prefix="sjoin-bench26-"))
+    workdir.mkdir(parents=True, exist_ok=True)
+    try:
+        failures = production(shapes, sizes, batches, opts.reference_max, workdir, report)
+    finally:
+        if opts.workdir is None:
+            shutil.rmtree(workdir, ignore_errors=True)
+    missed = [text for text, ok, _ in report.verdicts if not ok]
+    print(f"\n{len(report.verdicts) - len(missed)} of {len(report.verdicts)} targets met")
+    if opts.markdown is not None:
+        write_markdown(opts.markdown, report, header, "bench26")
+    if failures:
+        print("\nbench: FAILED:", file=sys.stderr)
+        for failure in failures:
+            print(f"  {failure}", file=sys.stderr)
+        sys.exit(1)
 
 
 if __name__ == "__main__":

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import os
 import sys
 import tempfile
 import time
@@ -29,7 +30,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from workload import STREAMS, Workload  # the benchmark folder is not a package
+from workload import SHAPES, SINK_FORMATS, STREAMS, Workload  # not a package
 
 
 def peak_rss_mib(pid: int | str = "self") -> float:
@@ -119,7 +120,6 @@ def run_runtime(
 def run_spark(work: Workload, job: str) -> dict[str, Any]:
     """Real local[2] Spark: the generated job's ``build`` (or the hand-written job) over file
     sources taking one Parquet file per stream per trigger, into the no-op sink."""
-    from pyspark.sql import SparkSession
 
     here = Path(__file__).resolve().parent
     dirs = {s: str(work.parquet_dir(s)) for s in STREAMS}
@@ -136,20 +136,7 @@ def run_spark(work: Workload, job: str) -> dict[str, Any]:
     else:
         module = _load(here / "handwritten_job.py")
         conf = dict(module.CONF)
-    builder = SparkSession.builder.master("local[2]").appName(f"sjoin-bench-{job}")
-    for key, value in {
-        **conf,
-        "spark.ui.enabled": "false",
-        "spark.ui.showConsoleProgress": "false",
-        "spark.driver.host": "127.0.0.1",
-        "spark.driver.bindAddress": "127.0.0.1",
-        # local mode runs everything in the driver: with the default 1 GiB heap the N = 500k
-        # query failed and its JVM died (the HDFS-backed state store keeps state in memory)
-        "spark.driver.memory": "8g",
-    }.items():
-        builder = builder.config(key, value)
-    spark = builder.getOrCreate()
-    spark.sparkContext.setLogLevel("ERROR")
+    spark = _local_spark(f"sjoin-bench-{job}", conf)
     if job == "generated":
         inputs = {
             s: spark.readStream.schema(module.SCHEMAS[s]).option("maxFilesPerTrigger", 1).parquet(d)
@@ -184,6 +171,80 @@ def run_spark(work: Workload, job: str) -> dict[str, Any]:
     return figures
 
 
+def _local_spark(name: str, conf: dict[str, str]) -> Any:
+    """A local[2] session with the job's confs and the bench's (no UI, loopback, 8 GiB)."""
+    from pyspark.sql import SparkSession
+
+    builder = SparkSession.builder.master("local[2]").appName(name)
+    for key, value in {
+        **conf,
+        "spark.ui.enabled": "false",
+        "spark.ui.showConsoleProgress": "false",
+        "spark.driver.host": "127.0.0.1",
+        "spark.driver.bindAddress": "127.0.0.1",
+        # local mode runs everything in the driver: with the default 1 GiB heap the N = 500k
+        # query failed and its JVM died (the HDFS-backed state store keeps state in memory)
+        "spark.driver.memory": "8g",
+    }.items():
+        builder = builder.config(key, value)
+    spark = builder.getOrCreate()
+    spark.sparkContext.setLogLevel("ERROR")
+    return spark
+
+
+def run_spark_sink(directory: Path, shape: str, output_format: str, out: Path) -> dict[str, Any]:
+    """Issue 26: the job `sjoin compile` generates for a production-shaped workload, whole:
+    its ``build`` over file sources taking one Parquet file per stream per trigger (the
+    trace's batches), and its own ``start_sinks``, which writes the output relation in
+    ``output_format`` (the spec's `sink`: Parquet or JSON) under ``out`` (the spec's
+    relative `out/` and `chk/` paths).  Output rows are counted from the files afterwards
+    by the caller; this reports the batches, final state rows and peak memory."""
+    from sjoin.api import check_file
+    from sjoin.compiler.backends.pyspark import compile_pyspark
+
+    directory, out = directory.resolve(), out.resolve()
+    spec = directory / f"{shape}.{output_format}.sjoin"
+    plan = check_file(spec).plan
+    assert plan is not None, f"{spec} does not plan"
+    path = out / "generated_job.py"
+    out.mkdir(parents=True, exist_ok=True)
+    path.write_text(compile_pyspark(plan, str(spec)))
+    module = _load(path)
+    # the sink's path and checkpoint are relative (out/<relation>, chk/<relation>): the JVM
+    # resolves them against the directory it starts in
+    os.chdir(out)
+    spark = _local_spark(f"sjoin-bench-{shape}-{output_format}", dict(module.SPARK_CONF))
+    inputs = {
+        s: spark.readStream.schema(module.SCHEMAS[s])
+        .option("maxFilesPerTrigger", 1)
+        .parquet(str(directory / "parquet" / s))
+        for s in STREAMS
+    }
+    rels = module.build(spark, inputs)
+    (query,) = module.start_sinks(rels)
+    query.processAllAvailable()
+    progress = [json.loads(p.json) for p in query.recentProgress]
+    query.stop()
+    executed = sorted(
+        (p for p in progress if "addBatch" in p.get("durationMs", {})), key=lambda p: p["batchId"]
+    )
+    assert executed[0]["batchId"] == 0, "recentProgress lost the first batches"
+    jvm_pid = spark._jvm.java.lang.ProcessHandle.current().pid()
+    figures = {
+        "batches": [
+            {"seconds": p["durationMs"]["triggerExecution"] / 1000, "rows": p["numInputRows"]}
+            for p in executed
+            if p["numInputRows"] > 0
+        ],
+        "executed_batches": len(executed),
+        "state_rows": sorted(o["numRowsTotal"] for o in executed[-1]["stateOperators"]),
+        "peak_mib": peak_rss_mib() + peak_rss_mib(jvm_pid),
+        "sink": SINK_FORMATS[output_format],
+    }
+    spark.stop()
+    return figures
+
+
 def _load(path: Path) -> ModuleType:
     spec = importlib.util.spec_from_file_location(path.stem, path)
     assert spec is not None and spec.loader is not None
@@ -193,6 +254,11 @@ def _load(path: Path) -> ModuleType:
 
 
 def main() -> None:
+    if sys.argv[1] == "spark-sink":  # spark-sink WORKDIR SHAPE FORMAT OUTDIR
+        directory, shape, output_format, out = sys.argv[2:6]
+        assert shape in SHAPES and output_format in SINK_FORMATS
+        print(json.dumps(run_spark_sink(Path(directory), shape, output_format, Path(out))))
+        return
     engine, directory, rows, batches = sys.argv[1:5]
     work = Workload(Path(directory), int(rows), int(batches))
     if engine in ("runtime", "runtime-rows"):
