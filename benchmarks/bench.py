@@ -559,16 +559,19 @@ def production(
     reference_max: int,
     workdir: Path,
     out: Report,
+    outputs: Path | None = None,
 ) -> list[str]:
     """Issue 26: each production-shaped workload at each size, on sjoin's columnar engine
     (Parquet and JSON-lines output), Spark local[2] (the generated job, the same formats) and
     sjoin's reference engine (JSON lines; up to ``reference_max`` rows per side per batch).
-    Returns the failures: a workload whose columnar run fell back to the reference engine, or
-    whose engines disagree on output or final state rows."""
+    Every run writes its output under ``outputs`` (default: ``workdir``), removed once its
+    rows are counted.  Returns the failures: a workload whose columnar run fell back to the
+    reference engine, or whose engines disagree on output or final state rows."""
     from sjoin.api import check_file
     from sjoin.runtime.operators import fallbacks, place
 
     failures: list[str] = []
+    outputs = outputs or workdir
     out.section(
         f"6. Production-shaped workloads (issue 26): {batches} batches, the same Parquet "
         "micro-batches for every engine, every output row written"
@@ -592,7 +595,7 @@ def production(
             for engine_name, output_format in order:
                 key = f"{engine_name}-{output_format}"
                 print(f"  {label}: {key} ...", flush=True)
-                scratch = workdir / f"{shape}-n{n}-{key}"
+                scratch = outputs / f"{shape}-n{n}-{key}"
                 shutil.rmtree(scratch, ignore_errors=True)
                 scratch.mkdir(parents=True)
                 try:
@@ -608,8 +611,7 @@ def production(
                     runs[key]["same_bytes"] = same
                 if engine_name != "columnar" or output_format != "jsonl":
                     shutil.rmtree(scratch, ignore_errors=True)
-            for key in ("columnar-jsonl",):
-                shutil.rmtree(workdir / f"{shape}-n{n}-{key}", ignore_errors=True)
+            shutil.rmtree(outputs / f"{shape}-n{n}-columnar-jsonl", ignore_errors=True)
             failures += _production_report(label, n, batches, runs, planned, out)
     return failures
 
@@ -673,12 +675,25 @@ def _production_report(
         out.figure(
             f"{label} {name}: peak memory {memory:.2f}x Spark's", memory < 1, "below Spark's"
         )
+    if all(f"{e}-{f}" in runs for e in ("columnar", "spark") for f in ("parquet", "jsonl")):
+        # item 5, as the issue's figures are put: each format's ratio to Spark writing it
+        figure = {
+            f: runs[f"spark-{f}"]["wall_s"] / runs[f"columnar-{f}"]["wall_s"]
+            for f in ("parquet", "jsonl")
+        }
+        out.figure(
+            f"{label}: JSON lines' figure {figure['jsonl']:.1f}x is "
+            f"{figure['jsonl'] / figure['parquet']:.2f} of Parquet's {figure['parquet']:.1f}x",
+            figure["jsonl"] >= figure["parquet"] / TARGET_JSON_OVER_PARQUET,
+            f">= 1/{TARGET_JSON_OVER_PARQUET:.0f}",
+        )
     if "columnar-parquet" in runs and "columnar-jsonl" in runs:
+        # and as sjoin's own throughput: the JSON-lines run against the Parquet run
         over = runs["columnar-jsonl"]["wall_s"] / runs["columnar-parquet"]["wall_s"]
         out.figure(
-            f"{label}: JSON-lines output's wall time {over:.2f}x Parquet output's",
+            f"{label}: sjoin's JSON-lines run takes {over:.2f}x its Parquet run's wall time",
             over <= TARGET_JSON_OVER_PARQUET,
-            f"<= {TARGET_JSON_OVER_PARQUET:.0f}x (at least half Parquet's throughput)",
+            f"<= {TARGET_JSON_OVER_PARQUET:.0f}x",
         )
     counts = {key: (r["output_rows"], tuple(r["state_rows"])) for key, r in runs.items()}
     agree = len(set(counts.values())) == 1 and len(counts) == len(PRODUCTION_LABELS) - (
@@ -813,6 +828,11 @@ def main() -> None:
     )
     parser.add_argument("--batches", type=count, help="with --production: batches (default 20)")
     parser.add_argument(
+        "--output-dir",
+        type=Path,
+        help="with --production: where the runs write their output (default: the workdir)",
+    )
+    parser.add_argument(
         "--reference-max",
         type=count,
         default=20_000,
@@ -878,12 +898,16 @@ def production_main(opts: argparse.Namespace) -> None:
         f"{os.getloadavg()[0]:.1f} at the start; command: `.venv/bin/python benchmarks/bench.py"
         f"{''.join(' ' + a for a in sys.argv[1:])}`."
     )
+    if opts.output_dir is not None:
+        header += f" Output written under `{opts.output_dir}`."
     print(header)
     report = Report()
     workdir = opts.workdir or Path(tempfile.mkdtemp(prefix="sjoin-bench26-"))
     workdir.mkdir(parents=True, exist_ok=True)
     try:
-        failures = production(shapes, sizes, batches, opts.reference_max, workdir, report)
+        failures = production(
+            shapes, sizes, batches, opts.reference_max, workdir, report, opts.output_dir
+        )
     finally:
         if opts.workdir is None:
             shutil.rmtree(workdir, ignore_errors=True)

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import replace
-from typing import Any
+from typing import IO, Any
 
 from ..compiler.plan import Plan
 from .batches import Batch, Frame, Rows
@@ -61,8 +61,8 @@ class Emitter:
         make_text = None
         if any(isinstance(values, Frame) for values in outputs.values()):
 
-            def make_text(trace_batch: int | None) -> Iterator[bytes]:
-                return self._column_text(result.batch_id, held[0], trace_batch)
+            def make_text(trace_batch: int | None, into: IO[bytes] | None) -> Iterator[bytes]:
+                return self._column_text(result.batch_id, held[0], trace_batch, into)
 
         output = self._batch_output(result, counts, make_rows, make_text)
         if self.late is not None and result.late:
@@ -72,11 +72,16 @@ class Emitter:
         return output
 
     def _column_text(
-        self, batch: int, outputs: dict[str, Batch], trace_batch: int | None
+        self,
+        batch: int,
+        outputs: dict[str, Batch],
+        trace_batch: int | None,
+        into: IO[bytes] | None,
     ) -> Iterator[bytes]:
         """The lines of a batch whose outputs are frames: from the columns, no row dict and
-        no tuple (relations the reference operator made are lists of rows)."""
-        from .columnar.frames import json_chunks
+        no tuple (relations the reference operator made are lists of rows).  Given ``into``
+        (a binary file) they are written there, in order, and nothing is yielded."""
+        from .columnar.frames import json_chunks, write_json_lines
 
         for relation, values in outputs.items():
             if isinstance(values, Rows):
@@ -86,12 +91,18 @@ class Emitter:
                     else output_line(batch, relation, row, trace_batch=trace_batch)
                     for _, row in self._json_ready({relation: values})
                 ]
-                if lines:
+                if lines and into is not None:
+                    into.write("".join(line + "\n" for line in lines).encode("utf-8"))
+                elif lines:
                     yield "".join(line + "\n" for line in lines).encode("utf-8")
             elif len(values):
                 node = self.plan.node(relation)
                 assert node is not None
-                yield from json_chunks(values.frame, batch, relation, columns_of(node), trace_batch)
+                columns = columns_of(node)
+                if into is not None:
+                    write_json_lines(values.frame, batch, relation, columns, trace_batch, into)
+                else:
+                    yield from json_chunks(values.frame, batch, relation, columns, trace_batch)
 
     def _json_ready(self, outputs: dict[str, Batch]) -> OutputRows:
         """Output rows as (relation, row dict) pairs with JSON-ready values."""
@@ -116,7 +127,7 @@ class Emitter:
         result: BatchResult,
         counts: dict[str, int],
         make_rows: Callable[[], OutputRows],
-        make_text: Callable[[int | None], Iterator[bytes]] | None = None,
+        make_text: Callable[[int | None, IO[bytes] | None], Iterator[bytes]] | None = None,
     ) -> BatchOutput:
         watermark = None if result.watermark_ms is None else format_watermark(result.watermark_ms)
         progress: dict[str, Any] = {"batch": result.batch_id}

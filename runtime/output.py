@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Any
+from typing import IO, Any
 
 from .batches import Batch
 from .trace import BadRow
@@ -36,9 +36,12 @@ class BatchOutput:
     # the trace batch whose step ran it (its data batch, or a no-data batch after it)
     trace_batch: int | None = None
     # the output lines as UTF-8 text chunks, written straight from the columns (columnar
-    # engine; the argument: the trace batch to add to each line, or None), used while the
-    # row dicts have not been built
-    make_text: Callable[[int | None], Iterator[bytes]] | None = field(default=None, repr=False)
+    # engine; the arguments: the trace batch to add to each line, or None, and a binary file
+    # to write them into, or None to have them yielded), used while the row dicts have not
+    # been built
+    make_text: Callable[[int | None, IO[bytes] | None], Iterator[bytes]] | None = field(
+        default=None, repr=False
+    )
     # each relation's raw output (a frame or runtime rows), kept for a Parquet or Delta
     # output only
     make_outputs: Callable[[], dict[str, Batch]] | None = field(default=None, repr=False)
@@ -103,7 +106,7 @@ class BatchOutput:
         they come: the columnar engine makes them from its columns, a chunk at a time, so a
         batch of millions of rows never exists as Python strings."""
         if self.make_text is not None and self._from_columns(trace_batches):
-            yield from self.make_text(self.trace_batch if trace_batches else None)
+            yield from self.make_text(self.trace_batch if trace_batches else None, None)
             return
         lines = self.output_lines(trace_batches)
         if lines:
@@ -112,6 +115,16 @@ class BatchOutput:
     def late_text(self) -> list[bytes]:
         """The ``--late-rows`` lines of the batch, UTF-8, each ending in LF."""
         return [(dumps(record) + "\n").encode("utf-8") for record in self.late]
+
+    def write_text(self, into: IO[bytes], trace_batches: bool = False) -> None:
+        """``output_text``'s bytes written into a binary file, in order: the columnar engine
+        has polars write them from its columns straight into the file."""
+        if self.make_text is not None and self._from_columns(trace_batches):
+            for _ in self.make_text(self.trace_batch if trace_batches else None, into):
+                raise AssertionError("lines written into a file are not also yielded")
+            return
+        for chunk in self.output_text(trace_batches):
+            into.write(chunk)
 
     def progress_line(self, trace_batches: bool = False) -> str:
         """The §7 progress line; with ``trace_batches`` it also has ``"trace_batch"``."""

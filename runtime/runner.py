@@ -164,16 +164,20 @@ def run_to_files(
     elif output is not None and output_format == "delta":
         row_sink = DeltaSink(Path(output))
     elif output is not None:
-        row_sink = path_sink(Path(output), "rows", "--output")
+        row_sink = path_sink(Path(output), "rows", "--output", durable=checkpoint is not None)
     elif show_rows is not None:
         row_sink = ShowSink(show_rows)
     else:
         row_sink = StreamSink(out_stream, "rows")
     sinks: list[Sink] = [row_sink]
     if progress is not None:
-        sinks.append(path_sink(Path(progress), "progress", "--progress"))
+        sinks.append(
+            path_sink(Path(progress), "progress", "--progress", durable=checkpoint is not None)
+        )
     if late_rows is not None:
-        sinks.append(path_sink(Path(late_rows), "late", "--late-rows"))
+        sinks.append(
+            path_sink(Path(late_rows), "late", "--late-rows", durable=checkpoint is not None)
+        )
     for sink in sinks:
         sink.trace_batches = trace_batches
     runner = Runner(

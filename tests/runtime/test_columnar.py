@@ -3,6 +3,7 @@ output lines written from columns are byte for byte the reference writer's."""
 
 from __future__ import annotations
 
+import io
 import math
 from typing import Any
 
@@ -12,7 +13,7 @@ from hypothesis import strategies as st
 
 from sjoin.runtime import output_line
 from sjoin.runtime.columnar import frames
-from sjoin.runtime.columnar.frames import json_chunks, to_frame, to_rows
+from sjoin.runtime.columnar.frames import json_chunks, to_frame, to_rows, write_json_lines
 from sjoin.runtime.values import MAX_TIMESTAMP_US, MIN_TIMESTAMP_US, json_converter
 
 KINDS = ["bigint", "int", "timestamp", "date", "string", "boolean", "double", "interval"]
@@ -93,6 +94,16 @@ def test_lines_from_columns_are_the_reference_lines(
     assert b"".join(with_trace_batch).decode() == (
         _reference_lines(batch, relation, names, kinds, rows, trace_batch=7) + "\n"
     )
+    # written straight into a file (`sjoin run --output`), after what it holds already
+    for trace_batch in (None, 7):
+        into = io.BytesIO(b"before\n")
+        into.seek(0, io.SEEK_END)
+        write_json_lines(
+            frame, batch, relation, list(zip(names, kinds, strict=True)), trace_batch, into
+        )
+        assert into.getvalue().decode() == "before\n" + (
+            _reference_lines(batch, relation, names, kinds, rows, trace_batch=trace_batch) + "\n"
+        )
 
 
 def test_long_outputs_are_written_in_chunks(monkeypatch: Any) -> None:
@@ -109,6 +120,15 @@ def test_long_outputs_are_written_in_chunks(monkeypatch: Any) -> None:
     assert b"".join(got).decode() == (
         _reference_lines(1, "j", ["k", "v"], ["bigint", "string"], rows) + "\n"
     )
+    into = io.BytesIO()
+    writes: list[int] = []
+    write = into.write
+    into.write = lambda data: writes.append(len(data)) or write(data)  # type: ignore[method-assign]
+    frames.write_json_lines(
+        to_frame(rows, ["bigint", "string"]), 1, "j", [("k", "bigint"), ("v", "string")], None, into
+    )
+    assert into.getvalue() == b"".join(got)
+    assert max(writes) < len(into.getvalue())  # a chunk at a time, never the whole batch
 
 
 @pytest.mark.parametrize("kind", ["timestamp", "date"])
