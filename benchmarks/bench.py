@@ -66,8 +66,6 @@ COLUMNAR = ["columnar", "columnar-parquet", "columnar-lines", "columnar-jsonl"]
 # ------------------------------------------------------------------------------ running
 
 
-
-
 def child(args: Sequence[str], what: str) -> tuple[dict[str, Any], float]:
     """Run a benchmark process; return the JSON it printed last and its wall seconds."""
     start = time.perf_counter()
@@ -348,9 +346,7 @@ def small_scenario(workdir: Path, runs: int, out: Report) -> None:
 
 def child_wall(args: Sequence[str]) -> float:
     start = time.perf_counter()
-    subprocess.run(
-        [sys.executable, *args], cwd=ROOT, check=True, capture_output=True
-    )
+    subprocess.run([sys.executable, *args], cwd=ROOT, check=True, capture_output=True)
     return time.perf_counter() - start
 
 
@@ -448,9 +444,7 @@ def timed_process(args: Sequence[str], cwd: Path) -> dict[str, Any]:
     the process's own), exit status and its stderr."""
     with tempfile.TemporaryFile() as err:
         start = time.perf_counter()
-        process = subprocess.Popen(
-            args, cwd=cwd, env=CHILD_ENV, stdout=subprocess.DEVNULL, stderr=err
-        )
+        process = subprocess.Popen(args, cwd=cwd, stdout=subprocess.DEVNULL, stderr=err)
         _, status, usage = os.wait4(process.pid, 0)
         wall = time.perf_counter() - start
         process.returncode = os.waitstatus_to_exitcode(status)
@@ -494,7 +488,7 @@ def sjoin_run(
     args = [
         sys.executable,
         "-m",
-        "sjoin.cli",
+        "sjoin",
         "run",
         str(work.spec(output_format)),
         "--trace",

@@ -3,6 +3,11 @@ profile of reading the trace and running every batch (output rows counted, as in
 throughput figure; ``--rows`` also builds the JSON-ready row dicts).
 
     .venv/bin/python benchmarks/profile_runtime.py [--n 20000] [--rows] [--html FILE]
+
+With ``--shape NAME`` (issue 26's workloads: uniform, skewed, outer, window_agg) it profiles
+what `sjoin run --engine columnar --backlog` does instead: the columnar engine over the
+workload's Parquet trace (``--batches``, default 6), every output row written to a file in
+``--output-format`` (jsonl or parquet; under ``--output-dir``, default a temporary one).
 """
 
 from __future__ import annotations
@@ -10,11 +15,13 @@ from __future__ import annotations
 import argparse
 import sys
 import tempfile
+import time
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from workload import count, generate  # the benchmark folder is not a package
+from workload import SHAPES, count, generate, generate_shape  # not a package
 
 
 def main() -> None:
@@ -22,6 +29,10 @@ def main() -> None:
     parser.add_argument("--n", type=count, default=20_000, help="rows per side per batch")
     parser.add_argument("--rows", action="store_true", help="also build the output row dicts")
     parser.add_argument("--html", type=Path, help="write pyinstrument's HTML page here too")
+    parser.add_argument("--shape", choices=list(SHAPES), help="an issue 26 workload, columnar")
+    parser.add_argument("--batches", type=count, default=6, help="with --shape: batches")
+    parser.add_argument("--output-format", choices=["jsonl", "parquet"], default="jsonl")
+    parser.add_argument("--output-dir", type=Path, help="with --shape: write the output here")
     opts = parser.parse_args()
     try:
         from pyinstrument import Profiler
@@ -31,6 +42,14 @@ def main() -> None:
     from sjoin.api import check_file
     from sjoin.runtime import iter_batches
 
+    if opts.shape is not None:
+        profiler = Profiler(interval=0.001)
+        with tempfile.TemporaryDirectory(prefix="sjoin-profile-", dir=opts.output_dir) as tmp:
+            _profile_shape(profiler, Path(tmp), opts)
+        print(profiler.output_text(unicode=True, color=False, show_all=False))
+        if opts.html is not None:
+            opts.html.write_text(profiler.output_html())
+        return
     with tempfile.TemporaryDirectory(prefix="sjoin-profile-") as tmp:
         work = generate(Path(tmp), opts.n)
         plan = check_file(work.spec).plan
@@ -44,6 +63,32 @@ def main() -> None:
     print(profiler.output_text(unicode=True, color=False, show_all=False))
     if opts.html is not None:
         opts.html.write_text(profiler.output_html())
+
+
+def _profile_shape(profiler: Any, directory: Path, opts: argparse.Namespace) -> None:
+    """`sjoin run --engine columnar --backlog --relation R --output ...` in this process."""
+    import polars  # noqa: F401 - imported before the clock starts, as a run imports it once
+
+    from sjoin.api import check_file
+    from sjoin.runtime import run_to_files
+
+    work = generate_shape(directory / "work", opts.shape, opts.n, opts.batches)
+    plan = check_file(work.spec(opts.output_format)).plan
+    assert plan is not None
+    output = directory / ("out.jsonl" if opts.output_format == "jsonl" else "out")
+    start = time.perf_counter()
+    profiler.start()
+    summary = run_to_files(
+        plan,
+        work.trace,
+        relation=work.shape.relation,
+        output=output,
+        output_format=opts.output_format,
+        engine="columnar",
+        backlog=True,
+    )
+    profiler.stop()
+    print(f"{summary.rows:,} output rows in {time.perf_counter() - start:.2f} s", flush=True)
 
 
 if __name__ == "__main__":
