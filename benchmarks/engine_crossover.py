@@ -275,7 +275,9 @@ def run_wall(spec: Path, trace: Path, engine: str) -> float:
         engine,
     ]
     start = time.perf_counter()
-    done = subprocess.run(args, cwd=ROOT, capture_output=True, text=True, check=False)
+    done = subprocess.run(
+        args, cwd=ROOT, capture_output=True, text=True, check=False
+    )
     wall = time.perf_counter() - start
     if done.returncode != 0:
         raise SystemExit(f"{' '.join(args)} failed (exit {done.returncode}):\n{done.stderr}")
