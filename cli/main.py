@@ -25,6 +25,7 @@ from .render import Printer, count, summary, to_dict
 
 if TYPE_CHECKING:
     from ..api import CheckResult
+    from ..compiler.plan import Plan
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -289,29 +290,52 @@ def plan(
 @main.command(name="compile")
 @SPEC
 @click.option(
+    "--target",
+    type=click.Choice(["pyspark", "pipeline"]),
+    default="pyspark",
+    show_default=True,
+    help="pyspark: one PySpark job (job.py); pipeline: a Spark Declarative Pipelines project "
+    "directory for `spark-pipelines run` (Spark 4.1+, docs/pipelines.md).",
+)
+@click.option(
     "-o",
     "--output",
-    type=click.Path(dir_okay=False, path_type=Path),
-    help="Write the job here instead of stdout.",
+    type=click.Path(path_type=Path),
+    help="Write the job here instead of stdout (--target pipeline: the project's directory, "
+    "required).",
 )
 @COLOR
 @last_resort
-def compile_(spec: Path, output: Path | None, color: str) -> None:
-    """Compile SPEC to a PySpark job (build, read_inputs, main) that runs on any Spark.
+def compile_(spec: Path, target: str, output: Path | None, color: str) -> None:
+    """Compile SPEC to a PySpark job (build, read_inputs, main) that runs on any Spark, or
+    with --target pipeline to a Spark Declarative Pipelines project.
 
     Exit status: 0 compiled (warnings allowed), 1 the spec has errors, 2 usage error.
     """
     printer = Printer(color)
+    if target == "pipeline" and output is None:
+        raise click.UsageError("--target pipeline writes a project directory: give it with -o DIR")
     result = load(spec)
-    from ..compiler.job_warnings import job_warnings
+    from ..compiler.job_warnings import job_warnings, pipeline_refusals
 
+    extra = []
+    if result.plan is not None:
+        extra = job_warnings(result.plan) if target == "pyspark" else []
+        if target == "pipeline" and result.ok:
+            extra = pipeline_refusals(result.plan)
     found = sorted(
-        [*result.diagnostics, *(job_warnings(result.plan) if result.plan is not None else [])],
+        [*result.diagnostics, *extra],
         key=lambda d: (d.span.start, d.severity != "error", d.code),
     )
     printer.diagnostics((d, result.source) for d in found)
-    if not result.ok or result.plan is None:
+    if not result.ok or result.plan is None or any(d.severity == "error" for d in extra):
         sys.exit(1)
+    if target == "pipeline":
+        assert output is not None
+        _write_pipeline(printer, result.plan, spec, output)
+        return
+    if output is not None and output.is_dir():
+        raise click.UsageError(f"--output {output} is a directory: give the job's file name")
     from ..compiler.backends.pyspark import compile_pyspark, job_packages
 
     code = compile_pyspark(result.plan, spec.as_posix())
@@ -338,6 +362,37 @@ def compile_(spec: Path, output: Path | None, color: str) -> None:
     except OSError as err:
         raise click.UsageError(f"cannot write {output}: {err.strerror}") from None
     printer.note(f"{output}: PySpark job for {spec}", "green")
+
+
+def _write_pipeline(printer: Printer, plan: Plan, spec: Path, output: Path) -> None:
+    """`sjoin compile --target pipeline -o DIR`: the project's files under DIR (made if
+    missing; files of an earlier compile are replaced, nothing else in DIR is touched)."""
+    from ..compiler.backends.pipeline import compile_pipeline, pipeline_notes
+    from ..runtime import Place, UsageError
+    from ..runtime.files import check_places
+
+    try:
+        check_places([Place("the spec", spec)], [Place("--output", output)])
+    except UsageError as err:
+        raise click.UsageError(str(err)) from None
+    if output.exists() and not output.is_dir():
+        raise click.UsageError(f"--output {output} is a file: --target pipeline writes a directory")
+    root = output.resolve()
+    files = compile_pipeline(plan, spec.stem, (root / "pipeline-storage").as_uri(), spec.as_posix())
+    try:
+        for relative, text in files.items():
+            path = root / relative
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(text, encoding="utf-8")
+    except OSError as err:
+        raise click.UsageError(f"cannot write {err.filename}: {err.strerror}") from None
+    for note in pipeline_notes(plan):
+        printer.note(note, "yellow")
+    printer.note(
+        f"{output}: Spark Declarative Pipelines project for {spec} "
+        f"({len(files)} files; run it there with `spark-pipelines run`)",
+        "green",
+    )
 
 
 @main.command()

@@ -272,6 +272,23 @@ CODES: Final[dict[str, Code]] = {
             "would rewrite more than 20,000 predicates (n equalities on one column rewrite "
             "each other, about n²); it is reported at the condition.",
         ),
+        # ------------------------------------------------------------ pipeline target
+        Code(
+            "E032",
+            "error",
+            "not expressible as a pipeline",
+            "Reported by `sjoin compile --target pipeline`: this part of the spec has no "
+            "counterpart in a Spark Declarative Pipeline (docs/pipelines.md). Pipelines and the "
+            "SQL WATERMARK clause their joins are written with need Spark 4.1 or later, so a "
+            "spec for an older Spark is refused at its `spark` statement. A stream without "
+            "a `from` source cannot be a streaming table (a pipeline reads its own inputs); an "
+            "aggregate in OUTPUT MODE update or complete cannot feed a streaming table or a "
+            "sink (a pipeline's flows append); a `memory` sink would live in the pipeline's "
+            "server, out of reach; a Delta sink by table name is what the pipeline's own "
+            "streaming tables are; and `spark-pipelines run` runs each flow over the data "
+            "available when it starts, so a `trigger` other than 'available_now' has no "
+            "meaning. The PySpark job (`--target pyspark`, the default) runs all of them.",
+        ),
         # ------------------------------------------------------------ internal
         Code(
             "E999",

@@ -256,6 +256,7 @@ class Plan:
     # was made for, the `set` statement that pins it); a job warns where its cluster differs
     assumed_conf: dict[str, tuple[str, str]] = field(default_factory=dict)
     setting_spans: dict[str, Span] = field(default_factory=dict)  # the settings a spec sets
+    spark_span: Span | None = None  # the spec's `spark` statement, when it has one
 
     @property
     def joins(self) -> tuple[JoinNode, ...]:

@@ -135,6 +135,7 @@ class Planner:
             spark_conf=job_conf(self.settings, self.spec.settings),
             assumed_conf=assumed_conf(self.settings, self.spec.settings),
             setting_spans={name: s.span for name, s in self.spec.settings.items()},
+            spark_span=self.spec.spark_span,
         )
         found, checks = hazards.check(plan)
         self.diags.items.extend(found)

@@ -64,6 +64,14 @@ def column_ref(*parts: str) -> str:
     return literal(".".join(quoted))
 
 
+def table_ref(name: str) -> str:
+    """A string literal of a table or view name as ``spark.readStream.table`` and SDP's
+    ``@dp.table(name=...)`` parse it: a multipart identifier (``a.b`` is table ``b`` of
+    database ``a``), so the name is back-quoted as ``column_ref`` quotes a column, unless
+    it is a plain identifier."""
+    return column_ref(name)
+
+
 def comment(text: str, width: int = 96) -> str:
     """``# text`` on one line, cut to ``width`` characters (never inside an escape)."""
     return "# " + _clip(text, width - 2)

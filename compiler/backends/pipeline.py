@@ -1,0 +1,336 @@
+"""Plan -> a Spark Declarative Pipelines project (`sjoin compile --target pipeline`).
+
+The project (docs/pipelines.md) is a dict of relative file path -> text:
+
+- ``spark-pipeline.yml``: the pipeline's name, storage, the Spark confs the spec sets (the
+  plan's ``spark_conf``, nothing else) and the ``transformations/**`` glob;
+- ``transformations/pipeline.py``: one streaming table per stream, read from its `from`
+  source (``@dp.table`` over ``spark.readStream``, the readers of the PySpark back end),
+  and each `sink` as an SDP sink and the append flow into it;
+- ``transformations/relation_NNN.sql``: each join and aggregate, its streams read with
+  SQL's ``WATERMARK`` clause (SPARK-53687, Spark 4.1.0+: SDP's own first release).
+
+A relation that another join or aggregate reads is a temporary view, so the chain up to each
+query root stays one streaming query, as in the PySpark job (a streaming table between two
+stateful operators would cut the watermark's propagation); every other one is a streaming
+table.
+
+What a pipeline cannot express is refused before this runs (``job_warnings.pipeline_refusals``,
+E032).
+
+User text reaches the files only through the escaping functions: SQL text through
+``sql.spark_sql`` (identifiers back-quoted where needed, strings escaped), Python string
+literals through ``pytext.literal`` / ``column_ref`` / ``table_ref``, comments through
+``pytext.comment`` (one line, every line break and control character escaped), and YAML
+scalars through ``pytext.literal`` too: its escapes (``\\\\``, ``\\"``, ``\\n``, ``\\xNN``,
+``\\uNNNN``, ``\\UNNNNNNNN``) are YAML's double-quoted escapes, read back to the same text.
+File names hold no user text.
+"""
+
+from __future__ import annotations
+
+from sqlglot import exp
+
+from ..expr import conjuncts
+from ..model import JOIN_KINDS
+from ..plan import AggregateNode, JoinNode, Plan, PlanNode, Side, StreamNode
+from ..sql import spark_sql
+from .pyspark import (
+    ANTI_MARKER,
+    _dict_lines,
+    _read_input,
+    _recomputed,
+    _schema,
+    _value_schema,
+    _window_field_arithmetic,
+    format_python,
+    job_packages,
+    job_sql,
+    spark_duration,
+)
+from .pytext import column_ref, comment, docstring_line, literal, table_ref
+
+# ---------------------------------------------------------------------- names
+
+
+def _sql_name(name: str) -> str:
+    """A relation's name in SQL text: an identifier, back-quoted where needed."""
+    return spark_sql(exp.to_identifier(name))
+
+
+def _consumed(plan: Plan) -> set[str]:
+    """The relations another join or aggregate reads: views, not tables."""
+    out: set[str] = set()
+    for node in plan.nodes:
+        if isinstance(node, JoinNode):
+            out.update((node.left.relation, node.right.relation))
+        elif isinstance(node, AggregateNode):
+            out.add(node.input)
+    return out
+
+
+def sink_names(plan: Plan) -> list[str]:
+    """One SDP sink name per sink: ``sink_N``, with underscores added until no relation of the
+    spec has the name."""
+    taken = {n.name.lower() for n in plan.nodes}
+    names = []
+    for i in range(len(plan.sinks)):
+        name = f"sink_{i}"
+        while name.lower() in taken or f"{name}_flow".lower() in taken:
+            name += "_"
+        names.append(name)
+    return names
+
+
+# ---------------------------------------------------------------------- SQL (4.1+)
+
+
+def _interval(ms: int) -> str:
+    amount, unit = spark_duration(ms * 1000).split(" ")
+    return f"INTERVAL {amount} {unit.upper()}"
+
+
+def _stream_read(plan: Plan, relation: str) -> str:
+    """``STREAM(name)``, with the stream's WATERMARK clause when the relation is a watermarked
+    stream (a view carries its inputs' watermarks)."""
+    text = f"STREAM({_sql_name(relation)})"
+    node = plan.node(relation)
+    if isinstance(node, StreamNode) and node.watermark_column is not None:
+        column = _sql_name(node.watermark_column)
+        text += f" WATERMARK {column} DELAY OF {_interval(node.delay_ms or 0)}"
+    return text
+
+
+def _side_sql(plan: Plan, side: Side, anti_marker: bool) -> str:
+    """One join input in FROM: the stream (its watermark) or view, and where the side projects
+    windows or needs LEFT ANTI's marker, a subquery that adds them as the PySpark job's
+    withColumn calls do (a recomputed time column in its place, new columns at the end)."""
+    read = _stream_read(plan, side.relation)
+    alias = _sql_name(side.alias)
+    if not side.windows and not anti_marker:
+        return f"{read} AS {alias}"
+    recomputed = {w.time_column for w in side.windows}
+    items = []
+    for column in side.columns:
+        name = _sql_name(column.name)
+        items.append(f"{_recomputed(column.name)} AS {name}" if column.name in recomputed else name)
+    for window in side.windows:
+        args: list[exp.Expression] = [
+            exp.column(window.time_column),
+            exp.Literal.string(spark_duration(window.duration_us)),
+        ]
+        if window.slide_us:
+            args.append(exp.Literal.string(spark_duration(window.slide_us)))
+        call = spark_sql(exp.Anonymous(this="window", expressions=args))
+        items.append(f"{call} AS {_sql_name(window.name)}")
+    if anti_marker:
+        items.append(f"TRUE AS {_sql_name(ANTI_MARKER)}")
+    inner = ",\n    ".join(items)
+    return f"(\n  SELECT\n    {inner}\n  FROM {read}\n) AS {alias}"
+
+
+def _condition_sql(node: JoinNode) -> str:
+    parts = []
+    for part in conjuncts(node.condition):
+        sql = job_sql(_window_field_arithmetic(part))
+        parts.append(f"({sql})" if isinstance(part, exp.Or) else sql)
+    return "\n  AND ".join(parts)
+
+
+def _alias(expr: exp.Expression, name: str) -> str:
+    return f"{job_sql(expr)} AS {_sql_name(name)}"
+
+
+def _create(node: PlanNode, view: bool) -> str:
+    what = "TEMPORARY VIEW" if view else "STREAMING TABLE"
+    return f"CREATE {what} {_sql_name(node.name)} AS"
+
+
+def join_sql(plan: Plan, node: JoinNode, view: bool) -> str:
+    kind = node.kind
+    lines = [
+        "-- "
+        + comment(
+            f"join {node.name}: {node.left.relation} AS {node.left.alias} "
+            f"{kind.keyword} JOIN {node.right.relation} AS {node.right.alias}"
+        )[2:],
+    ]
+    for side in (node.left, node.right):
+        rule = side.state
+        state = rule.reason if rule.eviction == "never" else side.retention
+        lines.append("-- " + comment(f"  {side.name} state ({side.alias}): {state}")[2:])
+    if kind.drops_matched:
+        lines.append("-- LEFT ANTI: a left outer join that keeps only the unmatched left rows,")
+        lines.append("-- each emitted when the left state evicts it.")
+    lines.append(_create(node, view))
+    lines.append("SELECT")
+    lines.append(",\n".join(f"  {_alias(c.expr, c.name)}" for c in node.output))
+    lines.append("FROM " + _side_sql(plan, node.left, False))
+    executed = JOIN_KINDS[node.executed_as].keyword
+    lines.append(f"{executed} JOIN " + _side_sql(plan, node.right, kind.drops_matched))
+    lines.append("ON " + _condition_sql(node))
+    if kind.drops_matched:
+        marker = spark_sql(exp.column(ANTI_MARKER, table=node.right.alias))
+        lines.append(f"WHERE {marker} IS NULL")
+    return "\n".join(lines) + "\n"
+
+
+def aggregate_sql(plan: Plan, node: AggregateNode, view: bool) -> str:
+    lines = [
+        "-- " + comment(f"aggregate {node.name} = {node.input} ({node.mode} output mode)")[2:],
+        _create(node, view),
+        "SELECT",
+        ",\n".join(f"  {_alias(c.expr, c.name)}" for c in node.output),
+        f"FROM {_stream_read(plan, node.input)} AS {_sql_name(node.alias)}",
+    ]
+    if node.group_by:
+        lines.append("GROUP BY " + ", ".join(job_sql(k) for k in node.group_by))
+    return "\n".join(lines) + "\n"
+
+
+# ---------------------------------------------------------------------- streams and sinks
+
+
+def _python_header(title: str, spec_path: str) -> list[str]:
+    return [
+        '"""'
+        + docstring_line(f"{title} Generated by sjoin from {spec_path}; do not edit.")
+        + '"""',
+        "",
+        "from pyspark import pipelines as dp",
+        "from pyspark.sql import DataFrame",
+        "from pyspark.sql import functions as F",
+        "",
+        "# `spark` is the pipeline's session: spark-pipelines sets it in each module it loads",
+        "",
+    ]
+
+
+def streams_lines(plan: Plan) -> list[str]:
+    out: list[str] = []
+    valued = [s for s in plan.streams if s.source is not None and _value_schema(s) != _schema(s)]
+    valued = [s for s in valued if _value_schema(s)]
+    out.extend(_dict_lines("SCHEMAS", ((s.name, _schema(s)) for s in plan.streams)))
+    out.append("")
+    if valued:
+        out.extend(_dict_lines("VALUE_SCHEMAS", ((s.name, _value_schema(s)) for s in valued)))
+        out.append("")
+    for i, stream in enumerate(plan.streams):
+        cols = ", ".join(column_ref(c.name) for c in stream.columns)
+        out.extend(
+            [
+                "",
+                f"@dp.table(name={table_ref(stream.name)})",
+                f"def stream_{i}() -> DataFrame:",
+                "    inputs: dict[str, DataFrame] = {}",
+                *("    " + line for line in _read_input(stream)),
+                f"    return inputs[{literal(stream.name)}].select({cols})",
+                "",
+            ]
+        )
+    return out
+
+
+def sinks_lines(plan: Plan) -> list[str]:
+    out: list[str] = []
+    out.append("# SDP keeps each flow's checkpoint under the pipeline's storage: a sink's")
+    out.append("# `checkpoint` clause is not used")
+    for i, (sink, name) in enumerate(zip(plan.sinks, sink_names(plan), strict=True)):
+        options = dict(sink.target.options)
+        fmt = sink.target.format
+        select = ""
+        if fmt == "kafka":
+            servers = options.pop("bootstrap_servers", None)
+            if servers is not None:
+                options["kafka.bootstrap.servers"] = servers
+            key = options.pop("key", None)
+            value = 'F.to_json(F.struct("*")).alias("value")'
+            if key is not None:
+                select = f'.select(F.col({column_ref(key)}).cast("string").alias("key"), {value})'
+            else:
+                select = f".select({value})"
+        out.append("")
+        out.append(comment(f"sink {i}: {sink.relation} to {fmt}"))
+        out.append("dp.create_sink(")
+        out.append(f"    name={literal(name)},")
+        out.append(f"    format={literal(fmt)},")
+        out.append("    options={")
+        out.extend(f"        {literal(k)}: {literal(v)}," for k, v in options.items())
+        out.append("    },")
+        out.append(")")
+        out.append("")
+        out.append("")
+        out.append(f"@dp.append_flow(target={literal(name)}, name={literal(name + '_flow')})")
+        out.append(f"def {name}_flow() -> DataFrame:")
+        out.append(f"    return spark.readStream.table({table_ref(sink.relation)}){select}")
+        out.append("")
+    return out
+
+
+# ---------------------------------------------------------------------- the project
+
+
+def pipeline_yml(plan: Plan, name: str, storage: str, spec_path: str) -> str:
+    lines = [
+        "# " + docstring_line(f"Generated by sjoin from {spec_path}; do not edit, recompile.")[:96],
+        "# Run it in this directory with: spark-pipelines run",
+        f"name: {literal(name)}",
+        f"storage: {literal(storage)}",
+    ]
+    if plan.spark_conf:
+        lines.append("# the Spark confs the spec sets (its `set` statements); nothing else")
+        lines.append("configuration:")
+        lines.extend(f"  {literal(k)}: {literal(v)}" for k, v in plan.spark_conf.items())
+    lines += ["libraries:", "  - glob:", "      include: transformations/**"]
+    return "\n".join(lines) + "\n"
+
+
+def compile_pipeline(
+    plan: Plan, name: str, storage: str, spec_path: str = "<spec>", formatted: bool = True
+) -> dict[str, str]:
+    """The files of the SDP project for ``plan``: relative path -> text.  ``name`` is the
+    pipeline's name, ``storage`` its storage root (an absolute URI: SDP keeps the flows'
+    checkpoints there).  The plan must have no ``pipeline_refusals``.  ``formatted``: lay
+    the Python module out with ruff (tests of many projects skip it).
+
+    The joins and aggregates are SQL files, never Python flows: a Python flow's
+    ``withWatermark`` analyses its input when the flow is registered, before any pipeline
+    dataset exists, and fails with TABLE_OR_VIEW_NOT_FOUND (checked on Spark 4.3.0); SQL
+    files are resolved with the whole graph, in any order."""
+    files = {"spark-pipeline.yml": pipeline_yml(plan, name, storage, spec_path)}
+    module = [
+        *_python_header("The pipeline's streams, sinks and flows.", spec_path),
+        "",
+        comment("---- one streaming table per stream, read from its `from` source"),
+        *streams_lines(plan),
+    ]
+    if plan.sinks:
+        module += [
+            "",
+            comment("---- each sink: an SDP sink and the flow into it"),
+            *sinks_lines(plan),
+        ]
+    text = "\n".join(module).rstrip() + "\n"
+    files["transformations/pipeline.py"] = format_python(text) if formatted else text
+    consumed = _consumed(plan)
+    operators = [n for n in plan.nodes if isinstance(n, (JoinNode, AggregateNode))]
+    for i, node in enumerate(operators):
+        view = node.name in consumed
+        files[f"transformations/relation_{i:03d}.sql"] = (
+            join_sql(plan, node, view)
+            if isinstance(node, JoinNode)
+            else aggregate_sql(plan, node, view)
+        )
+    return files
+
+
+def pipeline_notes(plan: Plan) -> list[str]:
+    """What to know before running the project (`sjoin compile` prints it)."""
+    notes = []
+    needs = job_packages(plan)
+    if needs:
+        notes.append(
+            "the pipeline needs Spark's connector packages: spark-pipelines run --packages "
+            + ",".join(needs)
+        )
+    return notes

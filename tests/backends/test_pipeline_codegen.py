@@ -1,0 +1,190 @@
+"""`sjoin compile --target pipeline`: the generated SDP project per example (snapshots), the
+refusals (E032, one case per kind), the YAML read back as written, and the CLI."""
+
+from __future__ import annotations
+
+import ast
+import dataclasses
+from pathlib import Path
+
+import pytest
+import yaml
+from click.testing import CliRunner
+
+from sjoin.api import check_file, check_text
+from sjoin.cli.main import main
+from sjoin.compiler.backends.pipeline import compile_pipeline
+from sjoin.compiler.job_warnings import pipeline_refusals
+from sjoin.compiler.model import SparkVersion
+from sjoin.compiler.plan import Plan
+
+from ..conftest import EXAMPLES, ROOT
+from .test_pipeline_on_spark import pipeline_plan
+
+STORAGE = "file:///work/project/pipeline-storage"
+
+
+def _plan(spec: Path) -> Plan:
+    result = check_file(spec)
+    assert result.ok and result.plan is not None
+    return result.plan
+
+
+def _project_text(files: dict[str, str]) -> str:
+    return "".join(f"=== {path}\n{text}" for path, text in sorted(files.items()))
+
+
+def _check_files(files: dict[str, str]) -> None:
+    for path, text in files.items():
+        if path.endswith(".py"):
+            ast.parse(text)
+        elif path.endswith(".yml"):
+            spec = yaml.safe_load(text)
+            assert set(spec) <= {"name", "storage", "configuration", "libraries"}
+            assert spec["libraries"] == [{"glob": {"include": "transformations/**"}}]
+        else:
+            assert path.startswith("transformations/relation_") and path.endswith(".sql")
+
+
+@pytest.mark.parametrize("spec", EXAMPLES, ids=lambda p: p.stem)
+def test_example_project_snapshot(spec: Path, text_snapshot) -> None:  # type: ignore[no-untyped-def]
+    """The example as written: its project, or the refusals of what a pipeline cannot run."""
+    plan = _plan(spec)
+    refused = pipeline_refusals(plan)
+    if refused:
+        text = "".join(f"{d.code}: {d.message}\n" for d in refused)
+    else:
+        files = compile_pipeline(plan, spec.stem, STORAGE, f"examples/{spec.name}")
+        _check_files(files)
+        text = _project_text(files)
+    assert text == text_snapshot
+
+
+@pytest.mark.parametrize("spec", EXAMPLES, ids=lambda p: p.stem)
+def test_example_project_with_file_sources_snapshot(spec: Path, text_snapshot) -> None:  # type: ignore[no-untyped-def]
+    """The project test_pipeline_on_spark runs: JSON sources and sinks, planned for 4.3."""
+    result = check_file(spec, spark=SparkVersion(4, 3))
+    assert result.ok and result.plan is not None
+    plan = pipeline_plan(result.plan, Path("/data/in"), Path("/data/out"))
+    assert pipeline_refusals(plan) == []
+    files = compile_pipeline(plan, spec.stem, STORAGE, f"examples/{spec.name}")
+    _check_files(files)
+    assert _project_text(files) == text_snapshot
+
+
+REFUSED = {
+    "old-spark": (
+        "spark 4.0\nstream s (k BIGINT, t TIMESTAMP) watermark t delay 1 second from rate ()",
+        "Spark 4.0",
+    ),
+    "no-source": ("stream s (k BIGINT, t TIMESTAMP) watermark t delay 1 second", "`s`"),
+    "update-mode": (
+        "stream s (k BIGINT, t TIMESTAMP) watermark t delay 1 second from rate ()\n"
+        "aggregate a = s GROUP BY s.k SELECT s.k, count(*) AS n OUTPUT MODE update",
+        "OUTPUT MODE update",
+    ),
+    "complete-mode": (
+        "stream s (k BIGINT, t TIMESTAMP) watermark t delay 1 second from rate ()\n"
+        "aggregate a = s GROUP BY s.k SELECT s.k, count(*) AS n OUTPUT MODE complete",
+        "OUTPUT MODE complete",
+    ),
+    "memory-sink": (
+        "stream s (k BIGINT, t TIMESTAMP) watermark t delay 1 second from rate ()\n"
+        "join j = s AS a INNER JOIN s AS b ON a.k = b.k AND a.t = b.t\nsink j to memory ()",
+        "memory format",
+    ),
+    "delta-table-sink": (
+        "stream s (k BIGINT, t TIMESTAMP) watermark t delay 1 second from rate ()\n"
+        "join j = s AS a INNER JOIN s AS b ON a.k = b.k AND a.t = b.t\n"
+        "sink j to delta (table = 'x')",
+        "Delta table by name",
+    ),
+    "trigger": (
+        "set trigger = '10 seconds'\n"
+        "stream s (k BIGINT, t TIMESTAMP) watermark t delay 1 second from rate ()",
+        "set trigger = '10 seconds'",
+    ),
+}
+
+
+@pytest.mark.parametrize("case", sorted(REFUSED))
+def test_refusals_point_at_the_spec(case: str) -> None:
+    text, said = REFUSED[case]
+    result = check_text(text, "s.sjoin")
+    assert result.ok and result.plan is not None, [d.message for d in result.diagnostics]
+    refused = pipeline_refusals(result.plan)
+    assert [d.code for d in refused] == ["E032"]
+    assert said in refused[0].message
+    span = refused[0].span
+    assert 0 <= span.start < span.end <= len(text)
+
+
+def test_available_now_and_unset_trigger_are_accepted() -> None:
+    for setting in ("", "set trigger = 'available_now'\n"):
+        text = setting + "stream s (k BIGINT, t TIMESTAMP) watermark t delay 1 second from rate ()"
+        result = check_text(text, "s.sjoin")
+        assert result.plan is not None and pipeline_refusals(result.plan) == []
+
+
+def test_configuration_holds_only_the_confs_the_spec_sets() -> None:
+    plain = _plan(ROOT / "examples" / "unpaid_orders.sjoin")
+    assert plain.spark_conf == {}
+    files = compile_pipeline(plain, "p", STORAGE)
+    assert "configuration" not in yaml.safe_load(files["spark-pipeline.yml"])
+    iot = _plan(ROOT / "examples" / "iot_window_join.sjoin")
+    spec = yaml.safe_load(compile_pipeline(iot, "p", STORAGE)["spark-pipeline.yml"])
+    assert spec["configuration"] == iot.spark_conf
+    assert spec["storage"] == STORAGE
+
+
+@pytest.mark.parametrize(
+    "text", ['a"b\\c', "x\ny: 1", "中 😀", "\u2028\x85\x00", "a: b # c", "'q'", "\ud800"]
+)
+def test_yaml_scalars_read_back_exactly(text: str) -> None:
+    """The pipeline's name, storage and conf values are YAML double-quoted scalars written
+    with pytext.literal: YAML reads its escapes back to the text."""
+    plan = _plan(ROOT / "examples" / "iot_window_join.sjoin")
+    plan = dataclasses.replace(plan, spark_conf={"spark.sql.session.timeZone": text})
+    if "\ud800" in text:  # a lone surrogate: PyYAML refuses what it cannot hold in text
+        return
+    spec = yaml.safe_load(compile_pipeline(plan, text, text)["spark-pipeline.yml"])
+    assert spec["name"] == text and spec["storage"] == text
+    assert spec["configuration"] == {"spark.sql.session.timeZone": text}
+
+
+def test_cli_writes_the_project(tmp_path: Path) -> None:
+    out = tmp_path / "proj"
+    spec = ROOT / "examples" / "iot_window_join.sjoin"
+    done = CliRunner().invoke(
+        main, ["compile", str(spec), "--target", "pipeline", "-o", str(out), "--color", "never"]
+    )
+    assert done.exit_code == 0, done.output
+    assert sorted(p.relative_to(out).as_posix() for p in out.rglob("*") if p.is_file()) == [
+        "spark-pipeline.yml",
+        "transformations/pipeline.py",
+        "transformations/relation_000.sql",
+    ]
+    storage = yaml.safe_load((out / "spark-pipeline.yml").read_text())["storage"]
+    assert storage == (out.resolve() / "pipeline-storage").as_uri()
+
+
+def test_cli_refuses_and_needs_a_directory(tmp_path: Path) -> None:
+    spec = ROOT / "examples" / "ride_matching.sjoin"
+    out = tmp_path / "proj"
+    args = ["compile", str(spec), "--target", "pipeline", "--color", "never"]
+    done = CliRunner().invoke(main, [*args, "-o", str(out)])
+    assert done.exit_code == 1 and "E032" in done.output and not out.exists()
+    done = CliRunner().invoke(main, args)
+    assert done.exit_code == 2 and "-o DIR" in done.output
+    (tmp_path / "file").write_text("x")
+    ok = ROOT / "examples" / "iot_window_join.sjoin"
+    done = CliRunner().invoke(
+        main, ["compile", str(ok), "--target", "pipeline", "-o", str(tmp_path / "file")]
+    )
+    assert done.exit_code == 2 and "is a file" in done.output
+
+
+def test_pyspark_stays_the_default() -> None:
+    spec = ROOT / "examples" / "iot_window_join.sjoin"
+    done = CliRunner().invoke(main, ["compile", str(spec), "--color", "never"])
+    assert done.exit_code == 0 and "def build(spark" in done.output
