@@ -6,9 +6,15 @@ without sources and sinks is fine for `sjoin run` and tests, only a job run by
 
 from __future__ import annotations
 
+import re
+
 from .diagnostics import Diagnostic
 from .plan import Plan, StreamNode
 from .source import Span
+
+# SessionCatalog.validateName: a table's name in Spark's session catalog, checked on Spark
+# 4.3.0 (`my.s one` fails with INVALID_SCHEMA_OR_RELATION_NAME when the pipeline runs)
+TABLE_NAME = re.compile(r"[A-Za-z0-9_]+")
 
 
 def job_warnings(plan: Plan) -> list[Diagnostic]:
@@ -63,6 +69,19 @@ def pipeline_refusals(plan: Plan) -> list[Diagnostic]:
                 "--spark` shows what changes)",
             )
         )
+    for node in plan.nodes:
+        span = node.name_span if isinstance(node, StreamNode) else node.analysis.name_span
+        if not TABLE_NAME.fullmatch(node.name):
+            out.append(
+                Diagnostic(
+                    "E032",
+                    f"`{node.name}` cannot name a table or view of a pipeline: Spark's session "
+                    "catalog takes only letters, digits and `_` in a table name",
+                    span,
+                    "not a table name",
+                    "rename it to letters, digits and `_`",
+                )
+            )
     for stream in plan.streams:
         if stream.source is None:
             out.append(

@@ -330,7 +330,7 @@ def pipeline_notes(plan: Plan) -> list[str]:
     needs = job_packages(plan)
     if needs:
         notes.append(
-            "the pipeline needs Spark's connector packages: spark-pipelines run --packages "
-            + ",".join(needs)
+            "the pipeline needs Spark's connector packages (spark-submit's options come before "
+            "`run`): spark-pipelines --packages " + ",".join(needs) + " run"
         )
     return notes

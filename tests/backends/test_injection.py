@@ -33,10 +33,13 @@ from unittest import mock
 
 import pytest
 import sqlglot
+import yaml
 from sqlglot import exp
+from sqlglot.tokens import TokenType
 
 from sjoin.api import check_text
-from sjoin.compiler.backends import pyspark, pytext
+from sjoin.compiler.backends import pipeline, pyspark, pytext
+from sjoin.compiler.backends.pipeline import compile_pipeline
 from sjoin.compiler.backends.pyspark import compile_pyspark
 from sjoin.compiler.plan import Plan
 
@@ -632,3 +635,135 @@ def test_reproduction_quote_in_a_stream_name(tmp_path: Path) -> None:
     code = compile_pyspark(result.plan, "q.sjoin")
     tree = ast.parse(code)
     assert "it's" in strings(tree)
+
+
+# ------------------------------------------------------------------ the pipeline target
+#
+# The same places and payloads in `sjoin compile --target pipeline`'s project: its Python
+# module has the benign module's AST (constants blanked), each SQL file the benign file's
+# tokens as Spark's lexer splits them (names and strings blanked: sqlglot's Spark tokenizer,
+# which unescapes back-quoted names and strings as Spark does) and as many lines (a comment
+# stays one line), the YAML the benign YAML's keys; and the payload comes back exactly from
+# a Python literal, an SQL name or string, or a YAML value.
+
+PIPELINE_STORAGE = "file:///work/ZQFILE/pipeline-storage"
+# a sink's checkpoint: SDP keeps each flow's checkpoint under the pipeline's storage
+NOT_IN_PIPELINE = {"ZQCHKA", "ZQCHKB", "ZQCHKC", "ZQNCHK"}
+
+
+def generate_pipeline(kind: str, marker: str | None, payload: str) -> dict[str, str]:
+    plan, path, storage, name = PLANS[kind], SPEC_PATH, PIPELINE_STORAGE, "ZQFILE"
+    if marker is not None:
+        plan = substitute(plan, marker, payload)
+        path, storage, name = (t.replace(marker, payload) for t in (path, storage, name))
+    return compile_pipeline(plan, name, storage, path, formatted=False)
+
+
+def sql_tokens(text: str) -> tuple[list[str], list[str]]:
+    """A SQL file's token shape (names and strings blanked) and its names, strings and
+    comments as Spark reads them."""
+    from sqlglot.dialects.spark import Spark
+
+    shape, values = [], []
+    for token in Spark().tokenize(text):
+        values.extend(token.comments)
+        if token.token_type in (TokenType.VAR, TokenType.IDENTIFIER, TokenType.STRING):
+            shape.append("STRING" if token.token_type == TokenType.STRING else "NAME")
+            values.append(token.text)
+        else:
+            shape.append(f"{token.token_type.name} {token.text}")
+    return shape, values
+
+
+def pipeline_shape(files: dict[str, str]) -> tuple[dict[str, Any], list[str]]:
+    """Each file's shape, and every text the files hold as values."""
+    shapes: dict[str, Any] = {}
+    values: list[str] = []
+    for path, text in files.items():
+        if path.endswith(".sql"):
+            # SQL has no escapes in a back-quoted name: a name is written as it is, line
+            # breaks too (Spark's lexer reads them as part of the name; the tokens below
+            # show that nothing else changed). A lone surrogate or a CR in a name never
+            # reaches a plan from a spec (the checker refuses both where they stand).
+            shape, found = sql_tokens(text)
+            shapes[path] = (shape, sum(1 for line in text.splitlines() if line.startswith("--")))
+            values.extend(found)
+            continue
+        text.encode("utf-8")  # no lone surrogate reaches a file
+        for line in text.splitlines():
+            assert "\u2028" not in line and "\u2029" not in line and "\x85" not in line
+        if path.endswith(".py"):
+            tree = ast.parse(text)
+            values.extend(strings(tree))
+            shapes[path] = blanked(tree)
+        else:
+            spec = yaml.safe_load(text)
+            conf = spec.get("configuration", {})
+            shapes[path] = (sorted(spec), len(conf), len(text.splitlines()))
+            values.extend([spec["name"], spec["storage"], *conf.values()])
+    return shapes, values
+
+
+PIPELINE_BASELINES: dict[str, dict[str, Any]] = {}
+
+
+@pytest.mark.parametrize("payload", sorted(PAYLOADS), ids=str)
+def test_payload_in_every_place_of_the_pipeline(payload: str) -> None:
+    text = PAYLOADS[payload]
+    for kind, marker in PLACES:
+        try:
+            if kind not in PIPELINE_BASELINES:
+                PIPELINE_BASELINES[kind] = pipeline_shape(generate_pipeline(kind, None, ""))[0]
+            files = generate_pipeline(kind, marker, text)
+            shapes, values = pipeline_shape(files)
+            assert shapes == PIPELINE_BASELINES[kind]
+            if text and marker not in NOT_IN_PIPELINE | {"ZQFILE"}:  # ZQFILE: in comments
+                assert any(text in v for v in values), "the payload is kept, exactly"
+        except (AssertionError, ValueError, yaml.YAMLError) as err:
+            raise AssertionError(f"{payload!r} in place {marker} ({kind}): {err}") from None
+
+
+def test_every_place_holds_its_marker_in_the_benign_pipeline() -> None:
+    """Every place reaches the project, except the sinks' checkpoints (unused by SDP)."""
+    missing = []
+    for kind, marker in PLACES:
+        files = generate_pipeline(kind, None, "")
+        if not any(marker in text for text in files.values()):
+            missing.append((kind, marker))
+    assert {marker for _, marker in missing} == NOT_IN_PIPELINE, missing
+
+
+def test_every_line_of_the_pipeline_back_end_runs_under_the_cases() -> None:
+    """A new branch of the pipeline back end must get a place in this test."""
+    files = {inspect.getfile(pipeline)}
+    seen: set[tuple[str, int]] = set()
+
+    def tracer(frame: FrameType, event: str, arg: Any) -> Callable[..., Any] | None:
+        if frame.f_code.co_filename not in files:
+            return None
+        seen.add((frame.f_code.co_filename, frame.f_lineno))
+        return tracer
+
+    previous = sys.gettrace()
+    sys.settrace(tracer)
+    try:
+        for payload in ("", PAYLOADS["python-call"], PAYLOADS["every-escape"]):
+            for kind, marker in PLACES:
+                generate_pipeline(kind, marker, payload)
+        for kind in PLANS:
+            compile_pipeline(PLANS[kind], "p", PIPELINE_STORAGE, SPEC_PATH)
+            pipeline.pipeline_notes(PLANS[kind])
+        # a relation named as the first sink would be: the sink's name moves aside
+        taken = substitute(PLANS["available-now"], "ZQNG", "sink_0")
+        assert pipeline.sink_names(taken) == ["sink_0_", "sink_1"]
+    finally:
+        sys.settrace(previous)
+    missing = sorted(
+        (path, line)
+        for path in files
+        for line in _executable_lines(path)
+        if (path, line) not in seen
+    )
+    assert not missing, "pipeline back-end lines no injection case reaches: " + ", ".join(
+        f"{path.rsplit('/', 1)[-1]}:{line}" for path, line in missing
+    )

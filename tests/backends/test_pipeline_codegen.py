@@ -73,6 +73,15 @@ def test_example_project_with_file_sources_snapshot(spec: Path, text_snapshot) -
 
 
 REFUSED = {
+    "stream-name": (
+        "stream `my.s one` (k BIGINT, t TIMESTAMP) watermark t delay 1 second from rate ()",
+        "`my.s one` cannot name a table",
+    ),
+    "join-name": (
+        "stream s (k BIGINT, t TIMESTAMP) watermark t delay 1 second from rate ()\n"
+        "join `j-1` = s AS a INNER JOIN s AS b ON a.k = b.k AND a.t = b.t",
+        "`j-1` cannot name a table",
+    ),
     "old-spark": (
         "spark 4.0\nstream s (k BIGINT, t TIMESTAMP) watermark t delay 1 second from rate ()",
         "Spark 4.0",
