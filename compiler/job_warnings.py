@@ -66,7 +66,7 @@ def pipeline_refusals(plan: Plan) -> list[Diagnostic]:
                 plan.spark_span or Span(0, 0),
                 "before Spark 4.1",
                 "plan for the Spark that runs the pipeline: `spark 4.1` or later (`sjoin diff "
-                "--spark` shows what changes)",
+                f"SPEC --spark {plan.spark} --to 4.1` lists what changes)",
             )
         )
     for node in plan.nodes:

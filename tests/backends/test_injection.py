@@ -557,6 +557,8 @@ def test_every_line_of_the_back_end_runs_under_the_cases() -> None:
                 generate(kind, marker, payload)
         for kind in PLANS:
             generate(kind, None, "", formatted=True)
+        # a table name as readStream.table parses it (the pipeline target's flows)
+        assert ast.literal_eval(pytext.table_ref("a.b")) == "`a.b`"
         with mock.patch.object(pyspark.subprocess, "run", side_effect=OSError("no ruff")):
             assert pyspark.format_python("x = 1\n") == "x = 1\n"  # unformatted, still valid
     finally:

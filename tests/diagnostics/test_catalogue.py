@@ -92,6 +92,7 @@ def expectations(path: Path) -> list[Expect]:
 
 
 COMPILE_ONLY = ("W008", "W009")  # reported by `sjoin compile`, not `check`
+PIPELINE_ONLY = ("E032",)  # reported by `sjoin compile --target pipeline` only
 
 
 def check(path: Path) -> CheckResult:
@@ -102,6 +103,13 @@ def check(path: Path) -> CheckResult:
         assert result.plan is not None
         result.diagnostics = sorted(
             [*result.diagnostics, *job_warnings(result.plan)], key=lambda d: d.span.start
+        )
+    if path.name.startswith(PIPELINE_ONLY):
+        from sjoin.compiler.job_warnings import pipeline_refusals
+
+        assert result.plan is not None
+        result.diagnostics = sorted(
+            [*result.diagnostics, *pipeline_refusals(result.plan)], key=lambda d: d.span.start
         )
     return result
 
