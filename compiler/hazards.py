@@ -396,7 +396,7 @@ def _check_modes(
                     f"among its grouping keys; Spark {plan.spark}: {spark_text}",
                     rel.analysis.mode_span or rel.analysis.name_span,
                     "append needs a watermark",
-                    _window_hint(rel),
+                    _window_hint(plan, rel),
                 )
             )
             checks.append(
@@ -407,8 +407,28 @@ def _check_modes(
     return checks
 
 
-def _window_hint(agg: AggregateNode) -> str:
-    times = agg.analysis.input_event_time
+def _window_hint(plan: Plan, agg: AggregateNode) -> str:
+    times = list(agg.analysis.input_event_time)
+    source = plan.node(agg.input)
+    if isinstance(source, (JoinNode, AggregateNode)):
+        # the planner's word on which of the input's columns keep watermark metadata
+        kept = {o.name for o in source.output if o.event_time}
+        lost = [name for name in times if name not in kept]
+        times = [name for name in times if name in kept]
+        if lost:
+            why = (
+                f"`{agg.alias}.{lost[0]}` carries no watermark: join `{agg.input}` recomputes "
+                "it beside the window it projects for its key (a side keeps one event-time "
+                "column)"
+            )
+            windows = {o.name for o in source.output if o.type.name == "window"}
+            if not times:
+                return (
+                    f"{why}; output that window from `{agg.input}` and group by it, or use "
+                    "OUTPUT MODE update or complete"
+                )
+            if times[0] in windows:
+                return f"{why}; group by `{agg.alias}.{times[0]}`, which keeps it"
     if not times:
         return (
             f"`{agg.input}` carries no event-time column: keep one in its SELECT, "

@@ -7,6 +7,7 @@ into the shared diagnostics.
 
 from __future__ import annotations
 
+from collections.abc import Collection, Mapping
 from dataclasses import replace
 from typing import Literal
 
@@ -113,7 +114,7 @@ class Planner:
             elif isinstance(rel, Join):
                 nodes.append(self.plan_join(rel))
             else:
-                nodes.append(self.plan_aggregate(rel))
+                nodes.append(self.plan_aggregate(rel, {n.name: n for n in nodes}))
         # the output mode of a query rooted at each operator: its aggregate's, else append
         modes: dict[str, OutputMode] = {
             n.name: n.mode if isinstance(n, AggregateNode) else "append"
@@ -506,8 +507,17 @@ class Planner:
         return StateRule("never", reason=reason)
 
     # ------------------------------------------------------------------ aggregates
-    def plan_aggregate(self, a: Aggregate) -> AggregateNode:
-        index = next((i for i, k in enumerate(a.group_by) if _event_time_key(k)), None)
+    def plan_aggregate(self, a: Aggregate, planned: Mapping[str, PlanNode]) -> AggregateNode:
+        source = planned.get(a.input.relation)
+        # the input's columns that lost their watermark metadata where it was planned: a
+        # join side's time column recomputed beside its projected window (``JoinNode``'s
+        # ``OutputColumn.event_time``), which Spark then does not see as event time
+        plain = {
+            o.name
+            for o in (source.output if isinstance(source, (JoinNode, AggregateNode)) else ())
+            if not o.event_time
+        }
+        index = next((i for i, k in enumerate(a.group_by) if _event_time_key(k, plain)), None)
         key = a.group_by[index] if index is not None else None
         return AggregateNode(
             name=a.name,
@@ -811,14 +821,19 @@ def _output_event_time(node: exp.Expression, stripped: set[tuple[str, str]]) -> 
     return False
 
 
-def _event_time_key(node: exp.Expression) -> bool:
+def _event_time_key(node: exp.Expression, plain: Collection[str] = ()) -> bool:
     """A key Spark sees as an attribute with watermark metadata (a window is projected as
-    one by the generated code, and inherits its time column's metadata)."""
+    one by the generated code, and inherits its time column's metadata); ``plain``: the
+    input's columns that the operator below outputs without it."""
     if isinstance(node, exp.Column):
-        return annotate.is_event_time(node)
+        return annotate.is_event_time(node) and node.name not in plain
     if annotate.is_call(node, "window"):
         inner = node.expressions[0]
-        return isinstance(inner, exp.Column) and annotate.is_event_time(inner)
+        return (
+            isinstance(inner, exp.Column)
+            and annotate.is_event_time(inner)
+            and inner.name not in plain
+        )
     return False
 
 
