@@ -168,16 +168,33 @@ def _spark_rows(folder: Path, columns: list[str]) -> Counter[tuple[Any, ...]]:
     return rows
 
 
-def _run_pipeline(project: Path, remote: str, database: str) -> str:
-    """`spark-pipelines run` (the CLI's own module) on the shared server, in ``database``."""
-    from pyspark.sql import SparkSession
+# the database of one pipeline, made on the shared server by a client of its own
+_CREATE_DATABASE = """
+import sys
+from pyspark.sql import SparkSession
+spark = SparkSession.builder.remote(sys.argv[1]).getOrCreate()
+spark.sql("CREATE DATABASE IF NOT EXISTS " + sys.argv[2])
+spark.stop()
+"""
 
-    spark = SparkSession.builder.remote(remote).getOrCreate()
-    spark.sql(f"CREATE DATABASE IF NOT EXISTS {database}")
-    spark.stop()  # this client's session only: the server serves the pipeline next
+
+def _run_pipeline(project: Path, remote: str, database: str) -> str:
+    """`spark-pipelines run` (the CLI's own module) on the shared server, in ``database``.
+
+    Every Spark Connect client runs in a child process: a Connect session made in this
+    process sets SPARK_CONNECT_MODE_ENABLED in its environment for good, and every classic
+    session the other Spark tests make afterwards would then fail (CONNECT_URL_NOT_SET)."""
+    env = dict(os.environ, SPARK_REMOTE=remote, PYSPARK_PYTHON=sys.executable)
+    made = subprocess.run(
+        [sys.executable, "-c", _CREATE_DATABASE, remote, database],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert made.returncode == 0, made.stderr[-3000:]
     spec = project / "spark-pipeline.yml"
     spec.write_text(spec.read_text(encoding="utf-8") + f"database: {database}\n", encoding="utf-8")
-    env = dict(os.environ, SPARK_REMOTE=remote, PYSPARK_PYTHON=sys.executable)
     done = subprocess.run(
         [sys.executable, "-m", "pyspark.pipelines.cli", "run", "--spec", str(spec)],
         cwd=project,
