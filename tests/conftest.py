@@ -3,9 +3,13 @@ one Spark session of a test run."""
 
 from __future__ import annotations
 
+import importlib.util
 import os
+import sys
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
+from types import ModuleType
 
 import pytest
 from hypothesis import HealthCheck, settings
@@ -108,3 +112,41 @@ def verify_spark(request):  # type: ignore[no-untyped-def]
         pytest.fail(f"SJOIN_VERIFY_PYTHON={python}: {err}")
     request.addfinalizer(remote.close)
     return remote
+
+
+def load_script(name: str) -> ModuleType:
+    """A script of scripts/ as a module (they are not part of the package)."""
+    spec = importlib.util.spec_from_file_location(name, ROOT / "scripts" / f"{name}.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # dataclasses look their module up
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.fixture(scope="session")
+def connect_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """The one local Spark Connect server of the test run, sc://HOST:PORT, that runs every
+    pipeline with SDP's CLI (scripts/pipeline_catalogue.py starts it: `local[2]`, session
+    time zone UTC, no retry of a failed flow). Its clients must run in child processes: a
+    Connect session made in the test process sets SPARK_CONNECT_MODE_ENABLED in its
+    environment for good, and every classic session made afterwards would fail.
+
+    Without Java, pyspark[connect] or pyyaml the tests are skipped with the reason, except
+    in CI, where they must fail (the rule of the `spark` fixture)."""
+    from sjoin.jvm.spark_driver import SparkUnavailable, check_java
+
+    try:
+        import grpc  # noqa: F401  (Spark Connect's client)
+        import pyspark  # noqa: F401
+        import yaml  # noqa: F401  (spark-pipelines reads its spec with it)
+
+        check_java()
+    except (ImportError, SparkUnavailable) as err:
+        reason = f"pipelines run on Spark Connect: pyspark[connect], pyyaml, Java 17+: {err}"
+        if os.environ.get("CI"):
+            pytest.fail(reason)
+        pytest.skip(reason)
+    catalogue = load_script("pipeline_catalogue")
+    with catalogue.connect_server(tmp_path_factory.mktemp("connect")) as remote:
+        yield remote

@@ -15,9 +15,10 @@ whether the no-data batch runs. Rows are compared as multisets (a pipeline write
 sink's files in no defined order), values normalised (Spark writes timestamps with
 milliseconds, decimals as JSON numbers).
 
-One Spark Connect server serves every pipeline of the run (a module fixture), each pipeline in
-its own database; the pipelines set `spark.sql.shuffle.partitions` to 2 where the spec leaves
-it unset (the only conf the test adds; results do not depend on it).
+One Spark Connect server serves every pipeline of the test run (the session fixture
+`connect_server` of tests/conftest.py, which tests/pipelines/ shares), each pipeline in its
+own database; the pipelines set `spark.sql.shuffle.partitions` to 2 where the spec leaves it
+unset (the only conf the test adds; results do not depend on it).
 """
 
 from __future__ import annotations
@@ -26,12 +27,9 @@ import dataclasses
 import datetime as dt
 import json
 import os
-import socket
 import subprocess
 import sys
-import time
 from collections import Counter
-from collections.abc import Iterator
 from decimal import Decimal
 from pathlib import Path
 from typing import Any
@@ -50,65 +48,6 @@ from ..conftest import ROOT
 pytestmark = pytest.mark.spark
 
 EXAMPLES = sorted(p.stem for p in (ROOT / "examples").glob("*.sjoin"))
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-@pytest.fixture(scope="module")
-def connect_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    """One local Spark Connect server for every pipeline of the module: sc://HOST:PORT."""
-    pytest.importorskip("grpc", reason="Spark Connect needs pyspark[connect]")
-    pytest.importorskip("yaml", reason="spark-pipelines reads its spec with pyyaml")
-    import pyspark
-
-    home = Path(pyspark.__file__).parent
-    port = _free_port()
-    work = tmp_path_factory.mktemp("connect")
-    log = (work / "server.log").open("w")
-    env = dict(os.environ, SPARK_HOME=str(home), PYSPARK_PYTHON=sys.executable)
-    server = subprocess.Popen(
-        [
-            str(home / "bin" / "spark-submit"),
-            "--class",
-            "org.apache.spark.sql.connect.service.SparkConnectServer",
-            "--master",
-            "local[2]",
-            "--conf",
-            f"spark.connect.grpc.binding.port={port}",
-            "--conf",
-            "spark.connect.grpc.binding.address=127.0.0.1",
-            "--conf",
-            f"spark.sql.warehouse.dir={work / 'warehouse'}",
-            "--conf",
-            "spark.ui.enabled=false",
-            "spark-internal",
-        ],
-        cwd=work,
-        env=env,
-        stdout=log,
-        stderr=subprocess.STDOUT,
-    )
-    try:
-        deadline = time.monotonic() + 300
-        while True:
-            with socket.socket() as s:
-                if s.connect_ex(("127.0.0.1", port)) == 0:
-                    break
-            if server.poll() is not None or time.monotonic() > deadline:
-                raise RuntimeError((work / "server.log").read_text()[-3000:])
-            time.sleep(1)
-        yield f"sc://127.0.0.1:{port}"
-    finally:
-        server.terminate()
-        try:
-            server.wait(timeout=60)
-        except subprocess.TimeoutExpired:  # pragma: no cover
-            server.kill()
-        log.close()
 
 
 def pipeline_plan(plan: Plan, data: Path, out: Path) -> Plan:
