@@ -23,8 +23,9 @@ way) and the session time zone UTC.
 
 The outcome of a case (`expected.json`):
 - `verdict`: `accepted` (the run COMPLETED) or `rejected`;
-- for a rejected case, `error`: the error class (`condition`), SQLSTATE and the first line of
-  the message of the exception the run ended with, and the flow that failed (from the log);
+- for a rejected case, `error`: the flow that failed and the first line of its error as SDP's
+  log prints it, its error class (`condition`, and `cause`: the class a failed streaming
+  query ended with), and `run`: the exception the run ended with (`_error`);
 - for an accepted one, `tables`: every table of the pipeline, its columns (name, Spark type)
   and its final rows (Spark's JSON of each row, null fields filled in, sorted), and `flows`:
   for each flow, its micro-batches as its checkpoint holds them: the batch's watermark, and
@@ -60,7 +61,7 @@ HOST = "127.0.0.1"
 BASE_MTIME = 1_767_225_600  # 2026-01-01T00:00:00Z: input file NN gets BASE + NN seconds
 RUN_TIMEOUT = 600  # seconds for one case's child process
 MARK = "@@catalogue@@ "  # the child's result line on its stdout
-JOBS = 3  # cases run at a time on the one server
+JOBS = 4  # cases run at a time on the one server
 
 
 def spark_home() -> Path:

@@ -26,6 +26,7 @@ watermark; the SQL keeps both, and Spark fails).
 
 from __future__ import annotations
 
+import functools
 import json
 import subprocess
 import sys
@@ -96,9 +97,19 @@ def target(case: str, kind: str) -> Path:
     return catalogue.CATALOGUE / case if kind == "pipeline" else EQUIVALENTS / f"{case}.sjoin"
 
 
+@functools.cache
+def _reads_pipelines() -> bool:
+    """Whether `sjoin check` reads a pipeline project (asked once, of the first case)."""
+    return not _front_end_missing(
+        sjoin("check", "--format", "json", str(target(CASES[0], "pipeline")))
+    )
+
+
 def _check(case: str, kind: str) -> list[dict[str, Any]]:
     """The errors `sjoin check --format json` reports; an expected failure while sjoin
     does not read a pipeline project."""
+    if kind == "pipeline" and not _reads_pipelines():
+        pytest.xfail(NOT_MERGED)
     done = sjoin("check", "--format", "json", str(target(case, kind)))
     if kind == "pipeline" and _front_end_missing(done):
         pytest.xfail(NOT_MERGED)
