@@ -311,6 +311,17 @@ def generate(shape: Shape, rows: int, batches: int, workdir: Path) -> tuple[Path
 
 def run_wall(spec: Path, trace: Path, engine: str, relation: str | None = None) -> float:
     """`sjoin run` as a new process, output to /dev/null; its wall seconds."""
+    return run_times(spec, trace, engine, relation)["wall"]
+
+
+def run_times(
+    spec: Path, trace: Path, engine: str, relation: str | None = None
+) -> dict[str, float]:
+    """`sjoin run` as a new process, output to /dev/null: its wall seconds and its CPU
+    seconds (user + system, all its threads): on a machine whose cores are shared, the CPU
+    time is what the run costs, the wall time also what it waited for a core."""
+    import resource
+
     args = [
         sys.executable,
         "-m",
@@ -325,12 +336,15 @@ def run_wall(spec: Path, trace: Path, engine: str, relation: str | None = None) 
         engine,
         *(["--relation", relation] if relation is not None else []),
     ]
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
     done = subprocess.run(args, cwd=ROOT, capture_output=True, text=True, check=False)
     wall = time.perf_counter() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
     if done.returncode != 0:
         raise SystemExit(f"{' '.join(args)} failed (exit {done.returncode}):\n{done.stderr}")
-    return wall
+    cpu = after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime
+    return {"wall": wall, "cpu": cpu}
 
 
 def auto_choice(spec: Path, trace: Path, relation: str | None = None) -> tuple[str, str]:
@@ -352,6 +366,8 @@ class Cell:
     auto: str
     reason: str
     load: float = 0.0  # the load average when the cell was measured
+    # both measures' medians (``seconds`` is the one compared: ``--metric``)
+    times: dict[str, dict[str, float]] | None = None
 
     @property
     def faster(self) -> str:
@@ -368,6 +384,7 @@ def measure(
     grid: Sequence[tuple[int, int]],
     repeat: int,
     workdir: Path,
+    metric: str = "wall",
 ) -> list[Cell]:
     cells = []
     for rows, batches in grid:
@@ -378,26 +395,33 @@ def measure(
             )
             continue
         spec, trace = generate(shape, rows, batches, workdir)
-        walls: dict[str, list[float]] = {e: [] for e in ENGINES}
+        runs: dict[str, dict[str, list[float]]] = {
+            m: {e: [] for e in ENGINES} for m in ("wall", "cpu")
+        }
         load = os.getloadavg()[0]
         for _ in range(repeat):  # interleaved: a slow spell does not land on one engine
             for engine in ENGINES:
-                walls[engine].append(run_wall(spec, trace, engine, shape.relation))
+                got = run_times(spec, trace, engine, shape.relation)
+                for m, value in got.items():
+                    runs[m][engine].append(value)
         auto, reason = auto_choice(spec, trace, shape.relation)
+        times = {m: {e: statistics.median(v) for e, v in by.items()} for m, by in runs.items()}
         cell = Cell(
             rows,
             batches,
             trace.stat().st_size / 1e6,
-            {e: statistics.median(w) for e, w in walls.items()},
+            times[metric],
             auto,
             reason,
             (load + os.getloadavg()[0]) / 2,
+            times,
         )
         print(
             f"    {shape.name:16} {rows:>6,} rows x {batches:>4} batches "
-            f"({cell.mb:6.2f} MB): reference {cell.seconds['reference']:6.2f} s, "
-            f"columnar {cell.seconds['columnar']:6.2f} s; auto: {auto} ({reason}); "
-            f"load {cell.load:.1f}",
+            f"({cell.mb:6.2f} MB): wall reference {times['wall']['reference']:6.2f} s, "
+            f"columnar {times['wall']['columnar']:6.2f} s; CPU reference "
+            f"{times['cpu']['reference']:6.2f} s, columnar {times['cpu']['columnar']:6.2f} s; "
+            f"auto: {auto} ({reason}); load {cell.load:.1f}",
             flush=True,
         )
         cells.append(cell)
@@ -525,6 +549,13 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument(
         "--json", type=Path, help="also write every cell's figures to this file (JSON)"
     )
+    parser.add_argument(
+        "--metric",
+        choices=["wall", "cpu"],
+        default="wall",
+        help="what the engines are compared on: wall seconds, or CPU seconds (user + system, "
+        "all threads: on a loaded machine, what each run costs rather than what it waited)",
+    )
     parser.add_argument("--no-scan", action="store_true", help="skip the scan's cost")
     parser.add_argument("--scan-only", action="store_true", help="only the scan's cost")
     parser.add_argument("--workdir", type=Path, default=Path("/tmp/sjoin-engine-crossover"))
@@ -541,15 +572,15 @@ def main(argv: Sequence[str] | None = None) -> None:
     started = time.perf_counter()
     print(
         f"grid: {len(grid)} cells per shape, {args.repeat} runs per engine per cell "
-        f"(medians), `sjoin run` as new processes; load average at the start "
-        f"{os.getloadavg()[0]:.1f}"
+        f"(medians), `sjoin run` as new processes, compared on {args.metric} seconds; load "
+        f"average at the start {os.getloadavg()[0]:.1f}"
     )
     worst: list[tuple[float, str]] = []
     records: list[dict[str, Any]] = []
     for name in [] if args.scan_only else shapes:
         shape = SHAPES[name]
         print(f"\n{name}: {shape.what}")
-        cells = measure(shape, grid, args.repeat, args.workdir)
+        cells = measure(shape, grid, args.repeat, args.workdir, args.metric)
         print()
         table(
             [
@@ -586,6 +617,7 @@ def main(argv: Sequence[str] | None = None) -> None:
                 "batches": c.batches,
                 "mb": round(c.mb, 3),
                 "seconds": c.seconds,
+                "times": c.times,
                 "auto": c.auto,
                 "reason": c.reason,
                 "load": round(c.load, 2),
