@@ -234,7 +234,8 @@ def test_the_runtime_names_load_on_first_use() -> None:
 )
 def test_check_plan_and_compile_load_no_engine(argv: list[str], tmp_path: Path) -> None:
     """Cold `check`, `plan` and `compile` import no engine (the runner, the operators,
-    polars, pyarrow, pyspark) and no printer they do not print with (rich)."""
+    polars, pyarrow, pyspark), no printer they do not print with (rich), and, for a spec
+    without a regex, no regex engine (``javaregex.py``, RE2)."""
     args = [a.replace("{tmp}", str(tmp_path)) for a in argv]
     script = (
         "import sys\n"
@@ -244,11 +245,12 @@ def test_check_plan_and_compile_load_no_engine(argv: list[str], tmp_path: Path) 
         "    main()\n"
         "except SystemExit as stop:\n"
         "    assert stop.code in (0, None), stop.code\n"
-        "heavy = ('polars', 'pyarrow', 'pyspark', 'py4j', 'rich', 'numpy')\n"
+        "heavy = ('polars', 'pyarrow', 'pyspark', 'py4j', 'rich', 'numpy', 're2')\n"
         "bad = sorted({m.split('.')[0] for m in sys.modules if m.split('.')[0] in heavy})\n"
         "engine = sorted(m for m in sys.modules if m.startswith('sjoin.runtime.')\n"
         "                and m not in ('sjoin.runtime.errors', 'sjoin.runtime.files'))\n"
         "assert not bad and not engine, (bad, engine)\n"
+        "assert 'sjoin.compiler.javaregex' not in sys.modules\n"
     )
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
