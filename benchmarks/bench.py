@@ -18,6 +18,13 @@
    columnar engine's state evicting nothing and 1% (eviction_columnar.py).
 5. A cold `sjoin check` and `sjoin compile` of each example (a new process each time).
 
+`--startup` runs only the start-up section (issue 26, item 6), on its own so that no Spark
+run just before disturbs it: N cold processes each of `sjoin --version`, `--help`, `check`,
+`compile` and `plan` of an example, interleaved; median, p90, best and CPU time against the
+targets, the machine's load, and whether `--version`/`--help` import sqlglot or lark.
+
+    .venv/bin/python benchmarks/bench.py --startup --markdown docs/benchmarks.md
+
 Each engine run is a new process (engines.py, startup.py, eviction.py), so start-up and
 peak memory are its own. Run it on a quiet machine: both engines share its cores.
 """
@@ -806,6 +813,155 @@ def write_markdown(path: Path, report: Report, header: str, marker: str = "bench
     print(f"\nwrote the figures into {path}")
 
 
+# ------------------------------------------------------------------ start-up (issue 26, item 6)
+
+# the median wall time of a cold process of each command (None: the issue sets no target)
+TARGET_STARTUP_S: dict[str, float | None] = {
+    "--version": 0.1,
+    "--help": 0.1,
+    "check": 0.25,
+    "compile": 0.25,
+    "plan": None,
+}
+STARTUP_SPEC = ROOT / "examples" / "ad_attribution.sjoin"
+# what `--version` and `--help` must not import
+HEAVY_MODULES = ("sqlglot", "lark", "polars", "pyarrow", "pyspark")
+
+
+def sjoin_command() -> list[str]:
+    """The `sjoin` console script beside this interpreter (what a user runs), else
+    ``python -m sjoin``."""
+    script = Path(sys.executable).parent / "sjoin"
+    return [str(script)] if script.is_file() else [sys.executable, "-m", "sjoin"]
+
+
+def startup_commands(spec: Path, scratch: Path) -> dict[str, list[str]]:
+    return {
+        "--version": ["--version"],
+        "--help": ["--help"],
+        "check": ["check", str(spec)],
+        "compile": ["compile", str(spec), "-o", str(scratch / "job.py")],
+        "plan": ["plan", str(spec)],
+    }
+
+
+def cold_process(argv: Sequence[str], env: dict[str, str]) -> tuple[float, float]:
+    """Wall and CPU (user + system) seconds of one process, which must succeed."""
+    import resource
+
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    start = time.perf_counter()
+    done = subprocess.run(argv, capture_output=True, env=env, check=False)
+    wall = time.perf_counter() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    if done.returncode != 0:
+        raise ChildFailed(f"{' '.join(argv)} exited {done.returncode}:\n{done.stderr.decode()}")
+    cpu = after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime
+    return wall, cpu
+
+
+def p90(values: Sequence[float]) -> float:
+    ordered = sorted(values)
+    return ordered[max(0, -(-9 * len(ordered) // 10) - 1)]
+
+
+def startup(runs: int, spec: Path, out: Report) -> None:
+    """Issue 26, item 6: ``runs`` cold processes of each command, interleaved (a slow spell
+    of the machine falls on every command alike), with the parser cache of a fresh
+    ``XDG_CACHE_HOME`` (written by one run before: the first run a user makes)."""
+    sjoin = sjoin_command()
+    with tempfile.TemporaryDirectory(prefix="sjoin-startup-") as scratch:
+        env = {**os.environ, "XDG_CACHE_HOME": str(Path(scratch) / "cache")}
+        commands = startup_commands(spec, Path(scratch))
+        first, _ = cold_process([*sjoin, *commands["check"]], env)  # builds the parser
+        loads = [os.getloadavg()[0]]
+        walls: dict[str, list[float]] = {name: [] for name in commands}
+        cpus: dict[str, list[float]] = {name: [] for name in commands}
+        for _ in range(runs):
+            for name, args in commands.items():
+                wall, cpu = cold_process([*sjoin, *args], env)
+                walls[name].append(wall)
+                cpus[name].append(cpu)
+            loads.append(os.getloadavg()[0])
+        # what --version and --help import (python -X importtime: one line per module)
+        imported = {}
+        for name in ("--version", "--help"):
+            done = subprocess.run(
+                [sys.executable, "-X", "importtime", "-m", "sjoin", name],
+                capture_output=True,
+                text=True,
+                env=env,
+                check=True,
+            )
+            lines = done.stderr.splitlines()
+            modules = {line.rsplit("|", 1)[-1].strip().split(".")[0] for line in lines}
+            imported[name] = sorted(modules & set(HEAVY_MODULES))
+    program = " ".join(Path(a).name for a in sjoin)
+    out.section(
+        f"7. Start-up: {runs} cold processes of each command (`{program} ...`, {spec.name}), "
+        "interleaved"
+    )
+    rows = []
+    for name in commands:
+        target = TARGET_STARTUP_S[name]
+        w = walls[name]
+        shown = " ".join(Path(a).name if a.startswith("/") else a for a in commands[name])
+        rows.append(
+            [
+                f"`sjoin {shown}`",
+                f"{statistics.median(w):.3f}",
+                f"{p90(w):.3f}",
+                f"{min(w):.3f}",
+                f"{statistics.median(cpus[name]):.3f}",
+                "-" if target is None else f"< {target}",
+            ]
+        )
+    out.table(
+        f"seconds; load average {min(loads):.1f}-{max(loads):.1f} during the runs (2 cores: "
+        "above 2, the wall time includes waiting for a core; the CPU time, user + system, "
+        "is what a quiet machine's wall time would be)",
+        ["command", "median", "p90", "best", "median CPU", "target (median)"],
+        rows,
+    )
+    out.text(
+        f"first `sjoin check`, the parser cache empty (it builds and writes it): {first:.3f} s"
+    )
+    for name in commands:
+        target = TARGET_STARTUP_S[name]
+        if target is None:
+            continue
+        median, cpu = statistics.median(walls[name]), statistics.median(cpus[name])
+        out.figure(
+            f"cold `sjoin {name}`{'' if name.startswith('-') else ' ' + spec.name}: median "
+            f"{median:.3f} s (p90 {p90(walls[name]):.3f} s, CPU {cpu:.3f} s)",
+            median < target,
+            f"< {target} s",
+        )
+    heavy = ", ".join(HEAVY_MODULES)
+    for name, found in imported.items():
+        out.figure(
+            f"`sjoin {name}` imports {', '.join(found) if found else 'none of ' + heavy}",
+            not found,
+            "neither sqlglot nor lark",
+        )
+
+
+def startup_main(opts: argparse.Namespace) -> None:
+    """`bench.py --startup`: section 7 alone, its figures between the startup markers."""
+    header = (
+        f"Machine: {machine()}. Run on {time.strftime('%Y-%m-%d')}, load average "
+        f"{os.getloadavg()[0]:.1f} at the start; command: `.venv/bin/python benchmarks/bench.py"
+        f"{''.join(' ' + a for a in sys.argv[1:])}`."
+    )
+    print(header)
+    report = Report()
+    startup(opts.startup_runs, opts.startup_spec, report)
+    missed = [text for text, ok, _ in report.verdicts if not ok]
+    print(f"\n{len(report.verdicts) - len(missed)} of {len(report.verdicts)} targets met")
+    if opts.markdown is not None:
+        write_markdown(opts.markdown, report, header, "startup")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -836,7 +992,25 @@ def main() -> None:
         default=20_000,
         help="with --production: run the reference engine up to this N (default 20,000)",
     )
+    parser.add_argument(
+        "--startup",
+        action="store_true",
+        help="only the start-up section (issue 26, item 6): cold sjoin --version, --help, "
+        "check, compile and plan",
+    )
+    parser.add_argument(
+        "--startup-runs", type=count, default=21, help="with --startup: runs of each (21)"
+    )
+    parser.add_argument(
+        "--startup-spec",
+        type=Path,
+        default=STARTUP_SPEC,
+        help="with --startup: the spec checked, compiled and planned (ad_attribution)",
+    )
     opts = parser.parse_args()
+    if opts.startup:
+        startup_main(opts)
+        return
     if opts.production:
         production_main(opts)
         return

@@ -21,6 +21,17 @@ Shapes (rows per batch counts the trace lines of a batch, all streams together):
   the window's end); a minute of event time per batch, about 20 rows per device;
 * ``funnel_decimal`` (not run by default): the same with amount DECIMAL(10, 2); every
   operator runs columnar (before DECIMAL did, only the first join did).
+* ``uniform``, ``skewed``, ``outer``, ``window_agg`` (``--shapes production``): issue 26's
+  four production-shaped workloads (workload.py ``generate_shape``, its JSON-lines trace,
+  run with ``--relation`` of the spec's sink as bench.py runs them): (a) the inner range
+  join, keys uniform; (b) left keys Zipf-skewed (s = 1.1) with one hot key; (c) a LEFT OUTER
+  range join, 30% of left rows unmatched, 5% late rows per side (its generator needs 50 rows
+  per side per batch or more: smaller cells are left out); (d) a window-key join feeding a
+  windowed aggregate with DECIMAL amounts (read row by row: a DECIMAL has no bulk form).
+
+``--cells 180x120 500x600`` measures those cells (rows per batch x batches) instead of the
+grid: those two are the traces reported in issues 23 and 26 (2.1 MB of 120 batches, 29.7 MB
+of 600 batches on the benchmark join).
 
 Each cell runs each engine ``--repeat`` times, interleaved, and keeps the medians. Per shape
 and engine it fits ``seconds = fixed + per_batch * batches + per_row * rows`` (least squares
@@ -49,7 +60,8 @@ HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 sys.path.insert(0, str(HERE))
 
-from workload import SPEC, _iso, count, rows_of_batch  # noqa: E402 - not a package
+from workload import SHAPES as SHAPED  # noqa: E402 - not a package
+from workload import SPEC, _iso, count, generate_shape, rows_of_batch  # noqa: E402
 
 ENGINES = ("reference", "columnar")
 T0_US = 1_767_254_400_000_000  # 2026-01-01T08:00:00Z
@@ -197,6 +209,39 @@ class Shape:
     what: str
     spec: Callable[[], str]
     trace: Callable[[IO[str], int, int], None]
+    # `sjoin run --relation`: the query the run executes (None: the spec's queries)
+    relation: str | None = None
+    # writes the spec and the trace of (rows per batch, batches) into a directory, instead
+    # of ``spec`` and ``trace`` (the production-shaped workloads of workload.py)
+    make: Callable[[int, int, Path], tuple[Path, Path]] | None = None
+    min_rows: int = 1  # rows per batch below which the generator cannot make the trace
+
+
+def _production_shape(name: str) -> Shape:
+    """Issue 26's workload ``name`` (workload.py) as a shape: ``rows`` per batch are
+    ``rows // 2`` per side; the JSON-lines trace (a Parquet trace always runs columnar)."""
+    shaped = SHAPED[name]
+
+    def make(rows: int, batches: int, directory: Path) -> tuple[Path, Path]:
+        spec = directory / f"{name}.jsonl.sjoin"
+        trace = directory / "trace.jsonl"
+        if not (spec.exists() and trace.exists()):
+            work = generate_shape(directory, name, rows // 2, batches, jsonl=True)
+            assert work.spec("jsonl") == spec and work.jsonl_trace == trace
+        return spec, trace
+
+    def unused(*_: Any) -> Any:
+        raise AssertionError("made by generate_shape")
+
+    return Shape(
+        name,
+        shaped.title,
+        unused,
+        unused,
+        relation=shaped.relation,
+        make=make,
+        min_rows=100 if name == "outer" else 2,
+    )
 
 
 SHAPES = {
@@ -240,12 +285,17 @@ SHAPES = {
         ),
     )
 }
+SHAPES.update({name: _production_shape(name) for name in SHAPED})
 DEFAULT_SHAPES = ["bench", "bench_reordered", "ad_attribution", "checkout_funnel"]
+# ``--shapes production``: issue 26's four workloads
+PRODUCTION = list(SHAPED)
 
 
 def generate(shape: Shape, rows: int, batches: int, workdir: Path) -> tuple[Path, Path]:
     directory = workdir / f"{shape.name}-{rows}x{batches}"
     directory.mkdir(parents=True, exist_ok=True)
+    if shape.make is not None:
+        return shape.make(rows, batches, directory)
     spec, trace = directory / "spec.sjoin", directory / "trace.jsonl"
     spec.write_text(shape.spec())
     if not trace.exists():
@@ -259,8 +309,19 @@ def generate(shape: Shape, rows: int, batches: int, workdir: Path) -> tuple[Path
 # ------------------------------------------------------------------------------ measuring
 
 
-def run_wall(spec: Path, trace: Path, engine: str) -> float:
+def run_wall(spec: Path, trace: Path, engine: str, relation: str | None = None) -> float:
     """`sjoin run` as a new process, output to /dev/null; its wall seconds."""
+    return run_times(spec, trace, engine, relation)["wall"]
+
+
+def run_times(
+    spec: Path, trace: Path, engine: str, relation: str | None = None
+) -> dict[str, float]:
+    """`sjoin run` as a new process, output to /dev/null: its wall seconds and its CPU
+    seconds (user + system, all its threads): on a machine whose cores are shared, the CPU
+    time is what the run costs, the wall time also what it waited for a core."""
+    import resource
+
     args = [
         sys.executable,
         "-m",
@@ -273,22 +334,25 @@ def run_wall(spec: Path, trace: Path, engine: str) -> float:
         os.devnull,
         "--engine",
         engine,
+        *(["--relation", relation] if relation is not None else []),
     ]
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
-    done = subprocess.run(
-        args, cwd=ROOT, capture_output=True, text=True, check=False
-    )
+    done = subprocess.run(args, cwd=ROOT, capture_output=True, text=True, check=False)
     wall = time.perf_counter() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
     if done.returncode != 0:
         raise SystemExit(f"{' '.join(args)} failed (exit {done.returncode}):\n{done.stderr}")
-    return wall
+    cpu = after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime
+    return {"wall": wall, "cpu": cpu}
 
 
-def auto_choice(spec: Path, trace: Path) -> tuple[str, str]:
-    from sjoin.api import check_file
+def auto_choice(spec: Path, trace: Path, relation: str | None = None) -> tuple[str, str]:
+    """What `sjoin run --engine auto` runs (planned as the run plans it: for ``relation``)."""
+    from sjoin.api import check_text
     from sjoin.runtime import choose_engine
 
-    plan = check_file(spec).plan
+    plan = check_text(spec.read_text(), str(spec), relation).plan
     assert plan is not None
     return choose_engine(plan, trace)
 
@@ -301,6 +365,9 @@ class Cell:
     seconds: dict[str, float]
     auto: str
     reason: str
+    load: float = 0.0  # the load average when the cell was measured
+    # both measures' medians (``seconds`` is the one compared: ``--metric``)
+    times: dict[str, dict[str, float]] | None = None
 
     @property
     def faster(self) -> str:
@@ -317,27 +384,44 @@ def measure(
     grid: Sequence[tuple[int, int]],
     repeat: int,
     workdir: Path,
+    metric: str = "wall",
 ) -> list[Cell]:
     cells = []
     for rows, batches in grid:
+        if rows < shape.min_rows:
+            print(
+                f"    {shape.name:16} {rows:>6,} rows x {batches:>4} batches: left out "
+                f"(the generator needs {shape.min_rows} rows per batch or more)"
+            )
+            continue
         spec, trace = generate(shape, rows, batches, workdir)
-        walls: dict[str, list[float]] = {e: [] for e in ENGINES}
+        runs: dict[str, dict[str, list[float]]] = {
+            m: {e: [] for e in ENGINES} for m in ("wall", "cpu")
+        }
+        load = os.getloadavg()[0]
         for _ in range(repeat):  # interleaved: a slow spell does not land on one engine
             for engine in ENGINES:
-                walls[engine].append(run_wall(spec, trace, engine))
-        auto, reason = auto_choice(spec, trace)
+                got = run_times(spec, trace, engine, shape.relation)
+                for m, value in got.items():
+                    runs[m][engine].append(value)
+        auto, reason = auto_choice(spec, trace, shape.relation)
+        times = {m: {e: statistics.median(v) for e, v in by.items()} for m, by in runs.items()}
         cell = Cell(
             rows,
             batches,
             trace.stat().st_size / 1e6,
-            {e: statistics.median(w) for e, w in walls.items()},
+            times[metric],
             auto,
             reason,
+            (load + os.getloadavg()[0]) / 2,
+            times,
         )
         print(
             f"    {shape.name:16} {rows:>6,} rows x {batches:>4} batches "
-            f"({cell.mb:6.2f} MB): reference {cell.seconds['reference']:6.2f} s, "
-            f"columnar {cell.seconds['columnar']:6.2f} s; auto: {auto}",
+            f"({cell.mb:6.2f} MB): wall reference {times['wall']['reference']:6.2f} s, "
+            f"columnar {times['wall']['columnar']:6.2f} s; CPU reference "
+            f"{times['cpu']['reference']:6.2f} s, columnar {times['cpu']['columnar']:6.2f} s; "
+            f"auto: {auto} ({reason}); load {cell.load:.1f}",
             flush=True,
         )
         cells.append(cell)
@@ -411,6 +495,14 @@ def scan_cost(workdir: Path, repeat: int) -> dict[str, Any]:
 # ------------------------------------------------------------------------------ main
 
 
+def cell_argument(text: str) -> tuple[int, int]:
+    """``--cells``: ROWSxBATCHES, each a ``count``."""
+    rows, sep, batches = text.partition("x")
+    if not sep:
+        raise argparse.ArgumentTypeError(f"a cell is ROWSxBATCHES, such as 180x120, not {text!r}")
+    return count(rows), count(batches)
+
+
 def table(header: list[str], rows: list[list[str]]) -> None:
     widths = [max(len(str(x)) for x in col) for col in zip(header, *rows, strict=True)]
     for line in [header, *rows]:
@@ -440,13 +532,36 @@ def main(argv: Sequence[str] | None = None) -> None:
         default=128_000,
         help="leave out the cells with more rows in all (default 128000)",
     )
+    parser.add_argument(
+        "--cells",
+        type=cell_argument,
+        nargs="+",
+        help="measure these cells, ROWSxBATCHES (rows per batch x data batches), not the grid",
+    )
     parser.add_argument("--repeat", type=count, default=3)
-    parser.add_argument("--shapes", nargs="+", choices=sorted(SHAPES), default=DEFAULT_SHAPES)
+    parser.add_argument(
+        "--shapes",
+        nargs="+",
+        choices=[*sorted(SHAPES), "production"],
+        default=DEFAULT_SHAPES,
+        help="production: issue 26's four workloads (uniform skewed outer window_agg)",
+    )
+    parser.add_argument(
+        "--json", type=Path, help="also write every cell's figures to this file (JSON)"
+    )
+    parser.add_argument(
+        "--metric",
+        choices=["wall", "cpu"],
+        default="wall",
+        help="what the engines are compared on: wall seconds, or CPU seconds (user + system, "
+        "all threads: on a loaded machine, what each run costs rather than what it waited)",
+    )
     parser.add_argument("--no-scan", action="store_true", help="skip the scan's cost")
     parser.add_argument("--scan-only", action="store_true", help="only the scan's cost")
     parser.add_argument("--workdir", type=Path, default=Path("/tmp/sjoin-engine-crossover"))
     args = parser.parse_args(argv)
-    grid = [
+    shapes = [s for name in args.shapes for s in (PRODUCTION if name == "production" else [name])]
+    grid = args.cells or [
         (r, b)
         for b in sorted(set(args.batches))
         for r in sorted(set(args.rows))
@@ -457,14 +572,15 @@ def main(argv: Sequence[str] | None = None) -> None:
     started = time.perf_counter()
     print(
         f"grid: {len(grid)} cells per shape, {args.repeat} runs per engine per cell "
-        f"(medians), `sjoin run` as new processes; load average at the start "
-        f"{os.getloadavg()[0]:.1f}"
+        f"(medians), `sjoin run` as new processes, compared on {args.metric} seconds; load "
+        f"average at the start {os.getloadavg()[0]:.1f}"
     )
     worst: list[tuple[float, str]] = []
-    for name in [] if args.scan_only else args.shapes:
+    records: list[dict[str, Any]] = []
+    for name in [] if args.scan_only else shapes:
         shape = SHAPES[name]
         print(f"\n{name}: {shape.what}")
-        cells = measure(shape, grid, args.repeat, args.workdir)
+        cells = measure(shape, grid, args.repeat, args.workdir, args.metric)
         print()
         table(
             [
@@ -494,6 +610,22 @@ def main(argv: Sequence[str] | None = None) -> None:
             ],
         )
         worst += [(c.regret, f"{name} {c.rows:,}x{c.batches}") for c in cells]
+        records += [
+            {
+                "shape": name,
+                "rows": c.rows,
+                "batches": c.batches,
+                "mb": round(c.mb, 3),
+                "seconds": c.seconds,
+                "times": c.times,
+                "auto": c.auto,
+                "reason": c.reason,
+                "load": round(c.load, 2),
+            }
+            for c in cells
+        ]
+        if args.json is not None:  # after each shape: a long run keeps what it measured
+            args.json.write_text(json.dumps(records, indent=1) + "\n")
         if len({c.rows for c in cells}) < 2 or len({c.batches for c in cells}) < 2:
             print("\n    (no fit: it needs two row counts and two batch counts)")
             continue
@@ -503,7 +635,7 @@ def main(argv: Sequence[str] | None = None) -> None:
             f"{ref[2] * 1e6:.1f} us/row; columnar {col[0]:.2f} + {col[1] * 1e3:.2f} ms/batch"
             f" + {col[2] * 1e6:.1f} us/row"
         )
-        for batches in sorted(set(args.batches)):
+        for batches in sorted({c.batches for c in cells}):
             even = break_even(ref, col, batches)
             fitted = "never (no saving per row)" if even is None else f"{even:,.0f}"
             print(

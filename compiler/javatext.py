@@ -11,9 +11,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from functools import cache
-from typing import Final
+from typing import TYPE_CHECKING, Final
 
-from . import javaregex
+if TYPE_CHECKING:
+    from . import javaregex
 
 _EPOCH: Final = datetime(1970, 1, 1, tzinfo=UTC)
 _MONTHS: Final = ("January", "February", "March", "April", "May", "June", "July", "August",
@@ -29,7 +30,9 @@ _LETTERS: Final[dict[str, int]] = {
 DATE_PATTERN_LETTERS: Final = "".join(_LETTERS)
 
 
-PatternError = javaregex.PatternError  # text Spark would reject, or sjoin cannot run exactly
+class PatternError(ValueError):
+    """Text Spark would reject, or that sjoin cannot run exactly as Spark does (raised by
+    the regex engine too, ``javaregex.py``: one class)."""
 
 
 Field = Callable[[datetime], str]
@@ -136,7 +139,10 @@ def date_pattern(text: str) -> DatePattern:
 @cache
 def java_regex(text: str) -> javaregex.JavaRegex:
     """A Java regex, parsed as Java reads it and run in linear time (compiler/javaregex.py);
-    PatternError when Spark would reject it or sjoin cannot run it exactly."""
+    PatternError when Spark would reject it or sjoin cannot run it exactly.  The regex
+    engine (and RE2) is loaded here, on the first regex: a spec without one never loads it."""
+    from . import javaregex
+
     try:
         return javaregex.parse(text)
     except javaregex.PatternError as err:

@@ -13,25 +13,59 @@ hands names on: the runner and the calls are in ``runner.py``, the sinks in ``si
 checkpoint protocol in ``recovery.py`` (the directory in ``checkpoint.py``), the batch records
 and line formats in ``output.py``, the making of them in ``emit.py``, the engine choice in
 ``choice.py``.
+
+The names are loaded on first use (PEP 562), each from its own module: ``from ..runtime
+import UsageError`` (what `sjoin compile` needs to check its output path) imports
+``errors.py``, not the runner, the operators and the trace readers.
 """
 
 from __future__ import annotations
 
-from .choice import EngineChoice, TraceShape, choose_engine, scan_trace
-from .errors import (
-    CheckpointError,
-    QueryError,
-    RunError,
-    UnsafeFileError,
-    UnsupportedExpression,
-    UsageError,
-)
-from .files import Place
-from .operators import ENGINES, EngineName
-from .output import BatchOutput, RunResult, RunSummary, output_line, progress_line
-from .runner import TraceInput, delta_options, iter_batches, run, run_to_files
-from .sinks import OUTPUT_FORMATS, OutputFormat
-from .trace import BadRow, TraceError
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .choice import EngineChoice, TraceShape, choose_engine, scan_trace
+    from .errors import (
+        CheckpointError,
+        QueryError,
+        RunError,
+        UnsafeFileError,
+        UnsupportedExpression,
+        UsageError,
+    )
+    from .files import Place
+    from .operators import ENGINES, EngineName
+    from .output import BatchOutput, RunResult, RunSummary, output_line, progress_line
+    from .runner import TraceInput, delta_options, iter_batches, run, run_to_files
+    from .sinks import OUTPUT_FORMATS, OutputFormat
+    from .trace import BadRow, TraceError
+
+# each public name -> the module (of this folder) that defines it
+_HOMES = {
+    **dict.fromkeys(["EngineChoice", "TraceShape", "choose_engine", "scan_trace"], "choice"),
+    **dict.fromkeys(
+        [
+            "CheckpointError",
+            "QueryError",
+            "RunError",
+            "UnsafeFileError",
+            "UnsupportedExpression",
+            "UsageError",
+        ],
+        "errors",
+    ),
+    "Place": "files",
+    **dict.fromkeys(["ENGINES", "EngineName"], "operators"),
+    **dict.fromkeys(
+        ["BatchOutput", "RunResult", "RunSummary", "output_line", "progress_line"], "output"
+    ),
+    **dict.fromkeys(
+        ["TraceInput", "delta_options", "iter_batches", "run", "run_to_files"], "runner"
+    ),
+    **dict.fromkeys(["OUTPUT_FORMATS", "OutputFormat"], "sinks"),
+    **dict.fromkeys(["BadRow", "TraceError"], "trace"),
+}
 
 __all__ = [
     "ENGINES",
@@ -62,3 +96,17 @@ __all__ = [
     "run_to_files",
     "scan_trace",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    """A public name on first use, from its module (then kept here)."""
+    home = _HOMES.get(name)
+    if home is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f".{home}", __name__), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})

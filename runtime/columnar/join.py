@@ -539,6 +539,8 @@ class ColumnarJoin(JoinStateMixin):
     def _left_pass(
         self, rows: pl.DataFrame, late_us: int | None, threshold: int | None, m: JoinMetrics
     ) -> pl.DataFrame:
+        if rows.height == 0:  # no row to drop, probe with, mark or store: no output
+            return pl.DataFrame()
         lw = len(self.left_cols)
         frame = self._input(self._late(rows, 0, late_us, m), "L", lw)
         parts: list[pl.DataFrame] = []
@@ -571,6 +573,8 @@ class ColumnarJoin(JoinStateMixin):
     def _right_pass(
         self, rows: pl.DataFrame, late_us: int | None, threshold: int | None, m: JoinMetrics
     ) -> pl.DataFrame:
+        if rows.height == 0:
+            return pl.DataFrame()
         rw = len(self.right_cols)
         frame = self._input(self._late(rows, 1, late_us, m), "R", rw)
         parts: list[pl.DataFrame] = []
@@ -604,6 +608,8 @@ class ColumnarJoin(JoinStateMixin):
     ) -> pl.DataFrame:
         """LeftSemi from Spark 4.2: right rows probe the stored left rows first; a matched
         left row is emitted once and removed from state at once (counted as removed)."""
+        if rows.height == 0:
+            return pl.DataFrame()
         rw = len(self.right_cols)
         frame = self._input(self._late(rows, 1, late_us, m), "R", rw)
         ok = self._pre(frame, self.pre_right, "R", rw)
@@ -626,6 +632,8 @@ class ColumnarJoin(JoinStateMixin):
     def _semi_left_last(
         self, rows: pl.DataFrame, late_us: int | None, m: JoinMetrics
     ) -> pl.DataFrame:
+        if rows.height == 0:
+            return pl.DataFrame()
         lw = len(self.left_cols)
         frame = self._input(self._late(rows, 0, late_us, m), "L", lw)
         ok = self._pre(frame, self.pre_left, "L", lw)

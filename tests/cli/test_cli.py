@@ -198,3 +198,78 @@ def test_the_package_api_loads_on_first_use() -> None:
         "    raise SystemExit('no AttributeError')\n"
     )
     subprocess.run([sys.executable, "-c", script], check=True)
+
+
+def test_the_runtime_names_load_on_first_use() -> None:
+    """``sjoin.runtime``'s names come from their own modules on first use (PEP 562): `sjoin
+    compile` checks its output path with ``runtime.files`` without loading the engine."""
+    script = (
+        "import sys\n"
+        "from sjoin.runtime import Place, UsageError\n"
+        "loaded = sorted(m for m in sys.modules if m.startswith('sjoin.runtime'))\n"
+        "assert loaded == ['sjoin.runtime', 'sjoin.runtime.errors', 'sjoin.runtime.files'], "
+        "loaded\n"
+        "import sjoin.runtime as runtime\n"
+        "for name in runtime.__all__:\n"
+        "    assert getattr(runtime, name) is not None, name\n"
+        "assert set(runtime.__all__) <= set(dir(runtime))\n"
+        "try:\n"
+        "    runtime.nothing\n"
+        "except AttributeError as err:\n"
+        "    assert 'nothing' in str(err)\n"
+        "else:\n"
+        "    raise SystemExit('no AttributeError')\n"
+    )
+    subprocess.run([sys.executable, "-c", script], check=True)
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["check", str(EXAMPLES[0])],
+        ["plan", "--format", "json", str(EXAMPLES[0])],
+        ["compile", str(EXAMPLES[0]), "-o", "{tmp}/job.py"],
+    ],
+    ids=lambda a: a[0] + ("-json" if "json" in a else ""),
+)
+def test_check_plan_and_compile_load_no_engine(argv: list[str], tmp_path: Path) -> None:
+    """Cold `check`, `plan` and `compile` import no engine (the runner, the operators,
+    polars, pyarrow, pyspark), no printer they do not print with (rich), and, for a spec
+    without a regex, no regex engine (``javaregex.py``, RE2)."""
+    args = [a.replace("{tmp}", str(tmp_path)) for a in argv]
+    script = (
+        "import sys\n"
+        f"sys.argv = ['sjoin', *{args!r}]\n"
+        "from sjoin.cli.main import main\n"
+        "try:\n"
+        "    main()\n"
+        "except SystemExit as stop:\n"
+        "    assert stop.code in (0, None), stop.code\n"
+        "heavy = ('polars', 'pyarrow', 'pyspark', 'py4j', 'rich', 'numpy', 're2')\n"
+        "bad = sorted({m.split('.')[0] for m in sys.modules if m.split('.')[0] in heavy})\n"
+        "engine = sorted(m for m in sys.modules if m.startswith('sjoin.runtime.')\n"
+        "                and m not in ('sjoin.runtime.errors', 'sjoin.runtime.files'))\n"
+        "assert not bad and not engine, (bad, engine)\n"
+        "assert 'sjoin.compiler.javaregex' not in sys.modules\n"
+    )
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+
+
+def test_the_compiler_is_loaded_once_with_its_objects_frozen() -> None:
+    """The first command of a process loads the compiler with the collector paused and
+    freezes what it loaded (``cli.main._load_compiler``); the collector is on again after,
+    and a second command freezes nothing more."""
+    script = (
+        "import gc, sys\n"
+        "from sjoin.cli import main as cli\n"
+        f"spec = {str(EXAMPLES[0])!r}\n"
+        "assert gc.get_freeze_count() == 0 and 'sjoin.api' not in sys.modules\n"
+        "cli.load(__import__('pathlib').Path(spec))\n"
+        "frozen = gc.get_freeze_count()\n"
+        "assert frozen > 50_000, frozen\n"
+        "assert gc.isenabled()\n"
+        "cli.load(__import__('pathlib').Path(spec))\n"
+        "assert gc.get_freeze_count() == frozen\n"
+    )
+    subprocess.run([sys.executable, "-c", script], check=True)
