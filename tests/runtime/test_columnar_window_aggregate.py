@@ -16,7 +16,9 @@ real Spark (``test_parity.py``) and on both engines (``test_engines.py``).
 
 from __future__ import annotations
 
+import json
 from decimal import Decimal
+from pathlib import Path
 from typing import Any
 
 import polars as pl
@@ -25,6 +27,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from sjoin.compiler.plan import Plan
+from sjoin.runtime import run
 from sjoin.runtime.aggregate import AggregateOperator
 from sjoin.runtime.batches import Frame, Rows
 from sjoin.runtime.columnar.aggregate import ColumnarAggregate
@@ -35,6 +38,7 @@ from sjoin.runtime.operators import columns_of, place
 from sjoin.runtime.output import output_line
 from sjoin.runtime.values import json_converter
 
+from ..parity.scenarios import SCENARIOS
 from .harness import plan_of
 
 JOIN = """spark 4.3
@@ -289,3 +293,33 @@ def test_random_batches_agree_with_the_reference(
         evict += de * 1000
         late = min(late + dl * 1000, evict)
         step(ref, col, rows, late, evict, as_frame=frames[n])
+
+
+CHECKPOINTED = [
+    "window_key_join_then_group_by_window_append",
+    "window_key_join_then_group_by_window_update",
+    "window_key_join_then_window_values_update",
+]
+
+
+@pytest.mark.parametrize(
+    "engines", [("columnar", "columnar"), ("columnar", "reference"), ("reference", "columnar")]
+)
+@pytest.mark.parametrize("name", CHECKPOINTED)
+def test_a_checkpointed_run_resumes_on_either_engine(
+    tmp_path: Path, name: str, engines: tuple[Any, Any]
+) -> None:
+    """A run stopped after two batches resumes from its checkpoint on either engine with the
+    output and progress of a clean run (the snapshot passes ``snapshot.py``'s checks)."""
+    scenario = SCENARIOS[name]
+    plan = plan_of(scenario.spec)
+    records = scenario.trace_input()
+    trace, head = tmp_path / "trace.jsonl", tmp_path / "head.jsonl"
+    trace.write_text("".join(json.dumps(r) + "\n" for r in records))
+    head.write_text("".join(json.dumps(r) + "\n" for r in records if r["batch"] < 2))
+    clean = run(plan, trace)
+    checkpoint = tmp_path / "chk"
+    first = run(plan, head, checkpoint=checkpoint, engine=engines[0])
+    second = run(plan, trace, checkpoint=checkpoint, engine=engines[1])
+    assert first.output_lines() + second.output_lines() == clean.output_lines()
+    assert first.progress_lines() + second.progress_lines() == clean.progress_lines()
