@@ -523,9 +523,19 @@ class ColumnarAggregate:
     def _decimal_results(self, groups: pl.DataFrame) -> dict[int, pl.Series]:
         """Each DECIMAL sum's or avg's result per group: the reference accumulator's
         ``result`` of the group's state, group after group and call after call, so an
-        ANSI overflow is raised for the group and call the reference raises it for."""
+        ANSI overflow is raised for the group and call the reference raises it for.
+
+        Where every call is a ``sum`` and no group's sum overflowed under ANSI (no error to
+        raise), the results are columns: a sum's result type is its buffer's, which its
+        value fits while the flag is not set (``decimal_sum_vec``), so the result is the
+        unscaled sum at the argument's scale, NULL for no value or (without ANSI) an
+        overflowed sum."""
         if not self.decimal_results:
             return {}
+        if all(acc.name == "sum" for acc in self.decimal_results.values()) and not (
+            self.ansi and any(groups.get_column(f"f{j}").any() for j in self.decimal_results)
+        ):
+            return self._decimal_sums(groups)
         states = []
         for j, acc in self.decimal_results.items():
             scale = self.accs[j].scale or 0
@@ -557,6 +567,27 @@ class ColumnarAggregate:
             dtype = decimal_dtype(acc.decimal[1][1])
             out[j] = pl.Series(f"g{j}", column, dtype=dtype, strict=True)
         return out
+
+    def _decimal_sums(self, groups: pl.DataFrame) -> dict[int, pl.Series]:
+        """``_decimal_results`` of sums, as columns: each unscaled Int128 sum made the
+        DECIMAL it holds (as a DECIMAL of scale 0, times 10 ** -scale: exact, the product's
+        scale the sum of the two), NULL where it overflowed."""
+        columns = []
+        for j, acc in self.decimal_results.items():
+            scale = self.accs[j].scale or 0
+            assert acc.decimal is not None
+            value = pl.col(f"a{j}").cast(pl.Decimal(38, 0))
+            if scale:
+                value = value * pl.lit(_scaled(1, scale), dtype=decimal_dtype(scale))
+            columns.append(
+                pl.when(pl.col(f"f{j}"))
+                .then(None)
+                .otherwise(value)
+                .cast(decimal_dtype(acc.decimal[1][1]))
+                .alias(f"g{j}")
+            )
+        frame = groups.select(columns)
+        return {j: frame.get_column(f"g{j}") for j in self.decimal_results}
 
     def _output(self, groups: pl.DataFrame) -> Any:
         if groups.height == 0:
