@@ -251,9 +251,9 @@ SHAPES = {
 }
 SINK_FORMATS = {"parquet": "parquet", "jsonl": "json"}  # sjoin's --output-format -> Spark's
 # (d) groups by the window the join projects, which keeps the event-time watermark in Spark's
-# plan; grouping by window(x.t) over the join's `L.t AS t` instead, which sjoin checks and runs,
-# Spark 4.3 refuses: "append ... not supported for streaming aggregations without watermark"
-# (the generated join rewrites each side's t as timestamp_micros(unix_micros(t)))
+# plan; grouping by window(x.t) over the join's `L.t AS t` instead, Spark 4.3 refuses ("append
+# ... not supported for streaming aggregations without watermark": the generated join rewrites
+# each side's t as timestamp_micros(unix_micros(t))), and so does `sjoin check` (E023)
 
 
 @dataclass(frozen=True)

@@ -3,10 +3,12 @@ metrics and errors as the row-at-a-time reference (``runtime/aggregate.py``), wh
 readable definition.
 
 State is one frame of groups: the keys ``k0..`` (a tumbling ``window()`` key is its start;
-its end is start + duration), the accumulator columns ``a0..`` (and ``b{j}``, the row count of
-an ``avg``), ``_seq`` (insertion order: the reference's dict order) and ``_t`` (the
-watermark key's time, the value the eviction index holds).  Evicted groups come out in
-(``_t``, ``_seq``) order, as the reference's index pops them.
+its end is start + duration; a key that is an input window column, which another operator
+output, is that window, a struct ``{start, end}``: ``windows.WINDOW``), the accumulator
+columns ``a0..`` (and ``b{j}``, the row count of an ``avg``), ``_seq`` (insertion order: the
+reference's dict order) and ``_t`` (the watermark key's time, the value the eviction index
+holds: a window's end, which Spark's eviction reads of a window key).  Evicted groups come out
+in (``_t``, ``_seq``) order, as the reference's index pops them.
 
 Per batch, the rows whose key is late are dropped (distinct keys counted), and the batch's
 rows are grouped together with one *pseudo-row* per group already in state carrying its
@@ -24,14 +26,16 @@ over (state, row 1, row 2, ...) exactly as the reference's ``Accumulator.update`
   accumulator's, computed per output group;
 * ``min``/``max`` keep the first of equal values (``-0.0`` vs ``0.0``), order NaN above every
   number (``spark_rules.min_step`` / ``max_step``);
-* ``approx_count_distinct`` keeps the set of distinct values (a list column).
+* ``approx_count_distinct`` keeps the set of distinct values (a list column);
+* of windows (an input window column): ``count`` counts the non-NULL ones, ``min``/``max``
+  order them by (start, end), as the reference's tuples and Spark's structs compare.
 
-Outputs that are a key or an aggregate call are columns; other output expressions, and
-outputs whose type has no columnar form (a window), are computed by the reference evaluator
-over the output rows (the reference's ``_output``).  ``support.aggregate_unsupported`` names
-what this operator does not run (sliding windows, computed keys or arguments, floating keys,
-DECIMAL values of no fixed scale, ...): the query runs such an aggregate on the reference
-operator.
+Outputs that are a key or an aggregate call are columns (a window a struct column, named in
+the output ``Frame.windows``); other output expressions are computed by the reference
+evaluator over the output rows (the reference's ``_output``, windows as tuples).
+``support.aggregate_unsupported`` names what this operator does not run (sliding windows,
+computed keys or arguments, floating keys, DECIMAL values of no fixed scale, ...): the query
+runs such an aggregate on the reference operator.
 ``snapshot``/``restore`` use the reference's form, so either engine resumes the other's
 checkpoint.
 """
@@ -65,6 +69,7 @@ from .spark_rules_vec import (
     watermark_passed_vec,
 )
 from .support import Accumulation, AggregateKey, AggregatePlan, aggregate_plan
+from .windows import WINDOW, join_dtype, rows_of, window_end, window_series
 
 Row = tuple[Any, ...]
 _INTS = {"tinyint", "smallint", "int", "bigint"}
@@ -73,8 +78,55 @@ _EXACT = Context(prec=200)
 
 
 def _dtype(kind: str, scale: int | None) -> Any:
-    """The dtype of a key's or argument's values (a DECIMAL's at its scale)."""
+    """The dtype of a key's or argument's values (a DECIMAL's at its scale, a window's the
+    struct ``WINDOW``)."""
+    if kind == "window":
+        return WINDOW
     return decimal_dtype(scale or 0) if kind == "decimal" else dtype_of(kind)
+
+
+def _tuple(value: Any) -> Any:
+    """A window struct's value (a dict) as the reference's ``(start, end)``; None stays."""
+    return None if value is None else (value["start"], value["end"])
+
+
+def _below(hit: pl.DataFrame, a: str, batch: pl.DataFrame, x: str, limit: int) -> bool:
+    """Whether no prefix of any group's running sum can reach ``limit`` in magnitude this
+    batch: the largest sum in state (column ``a`` of the groups the batch updates) plus the
+    batch's values' magnitudes (column ``x``; a DECIMAL's unscaled integers) stay below
+    half of it, reckoned in doubles (their relative error, under 10 ** -9 here, is covered
+    by the other half many times over).  Then every prefix fits and the sum is a plain
+    ``sum``: no cumulative sum to find where one overflows."""
+
+    def magnitude(frame: pl.DataFrame, column: str, largest: bool) -> float:
+        if frame.height == 0:
+            return 0.0
+        c = pl.col(column)
+        if isinstance(frame.schema[column], pl.Decimal):
+            c = c.to_physical()
+        c = c.cast(pl.Float64).abs()
+        found = frame.select(c.max() if largest else c.sum()).item()
+        return 0.0 if found is None else float(found)
+
+    return magnitude(hit, a, True) + magnitude(batch, x, False) < limit / 2
+
+
+def _plain_sum(v: pl.Expr) -> pl.Expr:
+    """A group's sum of integers (a DECIMAL's unscaled ones) known not to overflow: NULL
+    when it has no value, as a running sum that never started."""
+    return pl.when(v.count() > 0).then(v.sum())
+
+
+def _struct(value: Any) -> Any:
+    """A reference window ``(start, end)`` as a ``WINDOW`` struct's value; None stays."""
+    return None if value is None else {"start": value[0], "end": value[1]}
+
+
+def _window_order(v: pl.Expr) -> pl.Expr:
+    """A window column's order as one Int128 (start, then end; NULL for a NULL window)."""
+    start = v.struct.field("start").cast(pl.Int128)
+    end = v.struct.field("end").cast(pl.Int128)
+    return pl.when(v.is_not_null()).then(start * (1 << 64) + (end + (1 << 63)))
 
 
 def _unscaled(value: Decimal, scale: int) -> int:
@@ -137,7 +189,8 @@ class ColumnarAggregate:
             compile_expr(o.expr, layout, ansi=ansi, resolve=resolve) for o in node.output
         ]
         self.output_kinds = [o.type.name for o in node.output]
-        self.output_dtypes = [dtype_of(o.type) for o in node.output]
+        self.output_dtypes = [join_dtype(o.type) for o in node.output]
+        self.output_windows = tuple(o for o, k in enumerate(self.output_kinds) if k == "window")
         self.columnar_output = all(d is not None for d in self.output_dtypes)
         self.fast = self.columnar_output and len(direct) == len(node.output)
         self.direct = direct
@@ -191,7 +244,21 @@ class ColumnarAggregate:
         c = pl.col(f"k{self.watermark_key}")
         if key.window is not None:
             return (c + key.window[0]).cast(pl.Int64)
+        if key.kind == "window":
+            return window_end(c).cast(pl.Int64)
         return c.cast(pl.Int64)
+
+    def _key_tuple(self, values: Sequence[Any]) -> tuple[Any, ...]:
+        """A group's key columns (``k0..``) as the reference's key: a window as its
+        ``(start, end)``."""
+        return tuple(
+            (v, v + key.window[0])
+            if key.window is not None and v is not None
+            else _tuple(v)
+            if key.kind == "window"
+            else v
+            for key, v in zip(self.keys, values, strict=True)
+        )
 
     def _batch(self, data: Batch) -> pl.DataFrame:
         """The batch's rows as keys ``k..``, arguments ``x..`` and row number ``_row``, rows
@@ -207,7 +274,9 @@ class ColumnarAggregate:
             if rows:
                 frame = pl.DataFrame(
                     [
-                        pl.Series(
+                        window_series(f"c{i}", [r[i] for r in rows])
+                        if self.column_dtypes[i] == WINDOW
+                        else pl.Series(
                             f"c{i}",
                             [r[i] for r in rows],
                             dtype=self.column_dtypes[i],
@@ -293,21 +362,14 @@ class ColumnarAggregate:
             m.num_rows_removed = evicted.height
             out = self._output(evicted)
         m.num_rows_total = self.state.height
-        return (Frame(out) if self.columnar_output else Rows(out)), m
+        return (Frame(out, self.output_windows) if self.columnar_output else Rows(out)), m
 
     def _dropped(self, data: Batch, late: pl.DataFrame) -> Dropped:
         """The input rows of ``late`` (``_batch``'s rows whose group is late) with each one's
         group key in the reference's form (a window as its (start, end)) and its time."""
         rows = data.to_rows()
         times = late.select(self._time_expr().alias("_t")).get_column("_t").to_list()
-        keys = []
-        for values in late.select(self.key_names).rows():
-            keys.append(
-                tuple(
-                    v if key.window is None or v is None else (v, v + key.window[0])
-                    for key, v in zip(self.keys, values, strict=True)
-                )
-            )
+        keys = [self._key_tuple(values) for values in late.select(self.key_names).rows()]
         picked = [rows[i] for i in late.get_column("_row").to_list()]
         return Dropped(0, picked, times, keys)
 
@@ -361,11 +423,17 @@ class ColumnarAggregate:
                 if j in self.decimal_results:
                     total_type = self.decimal_results[j].decimal
                     assert total_type is not None
-                    gone, total = decimal_sum_vec(v, pl.col(f"g{j}"), total_type[0][0])
+                    if _below(hit, a, batch, x, 10 ** total_type[0][0]):
+                        gone = pl.col(f"g{j}").any()
+                        total = pl.when(gone).then(None).otherwise(_plain_sum(v))
+                    else:
+                        gone, total = decimal_sum_vec(v, pl.col(f"g{j}"), total_type[0][0])
                     aggs.append(gone.alias(f"f{j}"))
                     aggs.append(total.alias(a))
                 elif acc.kind in _FLOATS:
                     aggs.append(double_sum_vec(v).alias(a))
+                elif _below(hit, a, batch, x, 2**63):
+                    aggs.append(_plain_sum(v).alias(a))
                 else:
                     cs = v.cast(pl.Int128).cum_sum()
                     total = cs.drop_nulls().last()
@@ -379,6 +447,10 @@ class ColumnarAggregate:
                         overflow.append((j, f"o{j}"))
             elif acc.kind in _FLOATS:
                 aggs.append((float_min_vec(v) if acc.name == "min" else float_max_vec(v)).alias(a))
+            elif acc.kind == "window":  # equal windows are the same value: any one of them
+                highest = acc.name == "max"
+                ordered = v.sort_by(_window_order(v), descending=highest, nulls_last=True)
+                aggs.append(ordered.first().alias(a))
             elif acc.name == "min":
                 aggs.append(v.min().alias(a))
             else:
@@ -460,8 +532,11 @@ class ColumnarAggregate:
     def _results(self, groups: pl.DataFrame) -> pl.DataFrame:
         """The group tuples (keys, then each call's result) as columns ``g0..``."""
         columns: list[pl.Expr] = []
-        for i, _ in enumerate(self.keys):
-            columns.append(pl.col(f"k{i}").alias(f"g{i}"))
+        for i, key in enumerate(self.keys):
+            k = pl.col(f"k{i}")
+            if key.window is not None:
+                k = pl.when(k.is_not_null()).then(pl.struct(start=k, end=k + key.window[0]))
+            columns.append(k.alias(f"g{i}"))
         n = len(self.keys)
         decimals = self._decimal_results(groups)
         for j, acc in enumerate(self.accs):
@@ -481,9 +556,19 @@ class ColumnarAggregate:
     def _decimal_results(self, groups: pl.DataFrame) -> dict[int, pl.Series]:
         """Each DECIMAL sum's or avg's result per group: the reference accumulator's
         ``result`` of the group's state, group after group and call after call, so an
-        ANSI overflow is raised for the group and call the reference raises it for."""
+        ANSI overflow is raised for the group and call the reference raises it for.
+
+        Where every call is a ``sum`` and no group's sum overflowed under ANSI (no error to
+        raise), the results are columns: a sum's result type is its buffer's, which its
+        value fits while the flag is not set (``decimal_sum_vec``), so the result is the
+        unscaled sum at the argument's scale, NULL for no value or (without ANSI) an
+        overflowed sum."""
         if not self.decimal_results:
             return {}
+        if all(acc.name == "sum" for acc in self.decimal_results.values()) and not (
+            self.ansi and any(groups.get_column(f"f{j}").any() for j in self.decimal_results)
+        ):
+            return self._decimal_sums(groups)
         states = []
         for j, acc in self.decimal_results.items():
             scale = self.accs[j].scale or 0
@@ -516,6 +601,27 @@ class ColumnarAggregate:
             out[j] = pl.Series(f"g{j}", column, dtype=dtype, strict=True)
         return out
 
+    def _decimal_sums(self, groups: pl.DataFrame) -> dict[int, pl.Series]:
+        """``_decimal_results`` of sums, as columns: each unscaled Int128 sum made the
+        DECIMAL it holds (as a DECIMAL of scale 0, times 10 ** -scale: exact, the product's
+        scale the sum of the two), NULL where it overflowed."""
+        columns = []
+        for j, acc in self.decimal_results.items():
+            scale = self.accs[j].scale or 0
+            assert acc.decimal is not None
+            value = pl.col(f"a{j}").cast(pl.Decimal(38, 0))
+            if scale:
+                value = value * pl.lit(_scaled(1, scale), dtype=decimal_dtype(scale))
+            columns.append(
+                pl.when(pl.col(f"f{j}"))
+                .then(None)
+                .otherwise(value)
+                .cast(decimal_dtype(acc.decimal[1][1]))
+                .alias(f"g{j}")
+            )
+        frame = groups.select(columns)
+        return {j: frame.get_column(f"g{j}") for j in self.decimal_results}
+
     def _output(self, groups: pl.DataFrame) -> Any:
         if groups.height == 0:
             return self._empty_output()
@@ -527,23 +633,21 @@ class ColumnarAggregate:
                     for o, d in enumerate(self.output_dtypes)
                 ]
             )
-        tuples = results.rows()
-        windows = [(i, k.window[0]) for i, k in enumerate(self.keys) if k.window is not None]
-        if windows:
-            fixed = []
-            for group in tuples:
-                cells = list(group)
-                for i, duration in windows:
-                    cells[i] = (cells[i], cells[i] + duration)
-                fixed.append(tuple(cells))
-            tuples = fixed
+        n = len(self.keys)
+        windows = [i for i, k in enumerate(self.keys) if k.is_window]
+        windows += [
+            n + j for j, a in enumerate(self.accs) if a.kind == "window" and a.name != "count"
+        ]
+        tuples = rows_of(results, list(results.columns), windows)
         outputs = self.outputs
         rows = [tuple(g(group, None) for g in outputs) for group in tuples]
         if not self.columnar_output:
             return rows
         return pl.DataFrame(
             [
-                pl.Series(f"c{o}", [r[o] for r in rows], dtype=d, strict=True)
+                window_series(f"c{o}", [r[o] for r in rows])
+                if o in self.output_windows
+                else pl.Series(f"c{o}", [r[o] for r in rows], dtype=d, strict=True)
                 for o, d in enumerate(self.output_dtypes)
             ]
         )
@@ -570,13 +674,16 @@ class ColumnarAggregate:
         }
         flags = {j: state.get_column(f"f{j}").to_list() for j in self.decimal_results}
         for r, row in enumerate(state.select(names).rows()):
-            key = tuple(
-                (v, v + k.window[0]) if k.window is not None and v is not None else v
-                for v, k in zip(row[:n], self.keys, strict=True)
-            )
+            key = self._key_tuple(row[:n])
             states: list[list[Any]] = []
             for j, acc in enumerate(self.accs):
                 value = row[n + j]
+                if acc.kind == "window" and acc.name != "count":  # structs as tuples
+                    value = (
+                        [_tuple(v) for v in value]
+                        if acc.name == "approx_count_distinct"
+                        else _tuple(value)
+                    )
                 if j in self.decimal_results:  # unscaled, or overflowed (DECIMAL_OVERFLOW)
                     value = (
                         DECIMAL_OVERFLOW
@@ -605,10 +712,22 @@ class ColumnarAggregate:
         for key, states in groups:
             for i, k in enumerate(self.keys):
                 v = key[i]
-                columns[f"k{i}"].append(v[0] if k.window is not None and v is not None else v)
+                columns[f"k{i}"].append(
+                    v[0]
+                    if k.window is not None and v is not None
+                    else _struct(v)
+                    if k.kind == "window"
+                    else v
+                )
             for j, acc in enumerate(self.accs):
                 s = states[j]
                 value = s[0]
+                if acc.kind == "window" and acc.name != "count":  # tuples as structs
+                    value = (
+                        [_struct(v) for v in value]
+                        if acc.name == "approx_count_distinct"
+                        else _struct(value)
+                    )
                 if j in self.decimal_results:
                     gone = value is not None and value.is_nan()
                     columns[f"f{j}"].append(gone)

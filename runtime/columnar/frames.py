@@ -195,16 +195,41 @@ def _date_text(c: pl.Expr) -> pl.Expr:
 
 
 def _each_distinct_once(
-    column: pl.Series, text: Callable[[pl.Expr], pl.Expr]
+    column: pl.Series, text: Callable[[pl.Expr], pl.Expr], step: int = 1
 ) -> pl.Expr | pl.Series:
     """``text`` of a time column, formatting each distinct value once when values repeat (a
     join's output repeats each stored row's times; event times are often whole milliseconds):
-    formatting costs about six times the lookup that spreads the texts back."""
+    formatting costs about six times the lookup that spreads the texts back.  When every
+    value is the smallest one plus a multiple of ``step`` (a millisecond of a timestamp's
+    microseconds) over a range of at most half as many steps as values, each step of the
+    range is formatted and the texts are gathered by position, which costs a third of the
+    lookup of each distinct value."""
+    gathered = _on_grid(column, text, step)
+    if gathered is not None:
+        return gathered
     distinct = column.unique()
     if 2 * len(distinct) > len(column):
         return text(pl.col(column.name))
     texts = pl.DataFrame([distinct]).select(text(pl.col(column.name))).to_series()
     return column.replace_strict(distinct, texts, return_dtype=pl.String)
+
+
+def _on_grid(column: pl.Series, text: Callable[[pl.Expr], pl.Expr], step: int) -> pl.Series | None:
+    """``_each_distinct_once``'s texts gathered by position from those of each ``step`` of
+    the column's range; None when its values are not on such a grid (or it is too wide)."""
+    low, high = column.min(), column.max()
+    if not (isinstance(low, int) and isinstance(high, int)):
+        return None
+    if (high - low) // step >= len(column) // 2:
+        return None
+    c = pl.col(column.name)
+    if not pl.DataFrame([column]).select(((c - low) % step == 0).all()).item():
+        return None
+    grid = pl.int_range(0, (high - low) // step + 1, eager=True) * step + low
+    texts = pl.DataFrame([grid.alias(column.name)]).select(text(c)).to_series()
+    null = pl.DataFrame([pl.Series(column.name, [None], dtype=column.dtype)]).select(text(c))
+    gathered = pl.lit(texts).gather((c - low) // step).fill_null(null.item())
+    return pl.DataFrame([column]).select(gathered).to_series()
 
 
 CHUNK_ROWS = 1_000_000  # lines per chunk of text: a batch's text is never all in memory
@@ -220,13 +245,11 @@ def json_chunks(
     """The §7 output lines of ``frame`` (``{"batch": B, "relation": R, "row": {...}}``, with
     ``"trace_batch": T`` after the batch when given) as UTF-8, each line ending in LF, in
     chunks of up to ``CHUNK_ROWS`` lines: byte for byte what the reference writer makes of
-    the same rows (``output_line``), built column by column with no Python object per row.
-    Each chunk's lines are one string column that polars' CSV writer puts out unquoted, which
-    costs a tenth of joining them into one Python string and encoding that (no line holds a
-    raw LF or CR: JSON escapes both)."""
-    for lines in _line_frames(frame, batch, relation, columns, trace_batch):
+    the same rows (``output_line``), built column by column with no Python object per row
+    (``_write_chunk``)."""
+    for opening, tokens in _token_frames(frame, batch, relation, columns, trace_batch):
         buffer = io.BytesIO()
-        _write_csv(lines, buffer)
+        _write_chunk(opening, tokens, buffer)
         yield buffer.getvalue()
 
 
@@ -241,45 +264,98 @@ def write_json_lines(
     """``json_chunks``' bytes written straight into a binary file by polars' CSV writer: no
     bytes object of the chunk is made (growing it, copying it out and writing it cost about
     a third of the writer's time: issue 26)."""
-    for lines in _line_frames(frame, batch, relation, columns, trace_batch):
-        into.flush()  # what the file holds in Python's buffer goes first
-        _write_csv(lines, into)
+    for opening, tokens in _token_frames(frame, batch, relation, columns, trace_batch):
+        _write_chunk(opening, tokens, into)
 
 
-def _line_frames(
+def _token_frames(
     frame: pl.DataFrame,
     batch: int,
     relation: str,
     columns: Sequence[tuple[str, str]],
     trace_batch: int | None,
-) -> Iterator[pl.DataFrame]:
-    """Each chunk's lines as a frame of one string column."""
+) -> Iterator[tuple[str, pl.DataFrame]]:
+    """Each chunk's lines as the text that opens every line, up to its first value, and a
+    frame of one token per column (``_tokens``)."""
+    opening = f'{{"batch": {dumps(batch)}, '
+    if trace_batch is not None:
+        opening += f'"trace_batch": {dumps(trace_batch)}, '
+    opening += f'"relation": {dumps(relation)}, "row": {{'
+    if columns:
+        opening += json.dumps(columns[0][0], ensure_ascii=False) + ": "
     for start in range(0, frame.height, CHUNK_ROWS):
         part = frame.slice(start, CHUNK_ROWS)
-        yield part.select(_line_expr(part, batch, relation, columns, trace_batch).alias("l"))
+        yield opening, part.select(_tokens(part, columns))
 
 
-def _write_csv(lines: pl.DataFrame, into: IO[bytes]) -> None:
-    lines.write_csv(into, include_header=False, quote_style="never", line_terminator="\n")
-
-
-def _line_expr(
-    frame: pl.DataFrame,
-    batch: int,
-    relation: str,
-    columns: Sequence[tuple[str, str]],
-    trace_batch: int | None,
-) -> pl.Expr:
-    head = f'{{"batch": {dumps(batch)}, '
-    if trace_batch is not None:
-        head += f'"trace_batch": {dumps(trace_batch)}, '
-    head += f'"relation": {dumps(relation)}, "row": {{'
-    parts: list[pl.Expr] = [pl.lit(head)]
+def _tokens(frame: pl.DataFrame, columns: Sequence[tuple[str, str]]) -> list[pl.Expr]:
+    """One token per column: the JSON text of its value, after the column's key for every
+    column but the first (``' "name": value'``; the first one's key ends the line's opening).
+    Written with ``,`` between them, the tokens are a line's row.  The first column, if it
+    is an integer, is the column itself: the CSV writer writes its digits, and NULL as
+    ``null``.  A time column's tokens are looked up per distinct value with the key in
+    them, a string column's made with its quotes in one concatenation."""
+    tokens = []  # (a frame of no columns has no rows: nothing to write)
     for i, (column, kind) in enumerate(columns):
         name = f"c{i}"
-        prefix = ("" if i == 0 else ", ") + json.dumps(column, ensure_ascii=False) + ": "
-        parts.append(pl.lit(prefix))
-        text = _json_expr(name, kind, frame.get_column(name))
-        parts.append(text if isinstance(text, pl.Expr) else pl.lit(text))
-    parts.append(pl.lit("}}"))
-    return pl.concat_str(parts)
+        key = "" if i == 0 else " " + json.dumps(column, ensure_ascii=False) + ": "
+        tokens.append(_json_token(name, kind, frame.get_column(name), key).alias(f"t{i}"))
+    return tokens
+
+
+def _json_token(name: str, kind: str, column: pl.Series, key: str) -> pl.Expr:
+    """``key`` followed by the JSON text of each value of ``column``, exactly as
+    ``values.dumps`` writes the JSON-ready value (``json_converter``) of the reference
+    runtime (``_json_expr``)."""
+    c = pl.col(name)
+    if kind in ("tinyint", "smallint", "int", "bigint", "interval") and not key:
+        return c  # digits and null: the CSV writer's
+    if kind == "boolean":
+        return (
+            pl.when(c.is_null())
+            .then(pl.lit(key + "null"))
+            .when(c)
+            .then(pl.lit(key + "true"))
+            .otherwise(pl.lit(key + "false"))
+        )
+    if kind in ("string", "binary") and not column.str.contains_any(_ESCAPED).any():
+        return (pl.lit(key + '"') + c + pl.lit('"')).fill_null(key + "null")
+    if kind == "timestamp" and not _outside(column, MIN_TIMESTAMP_US, MAX_TIMESTAMP_US):
+        return _as_expr(
+            _each_distinct_once(column, lambda t: pl.lit(key) + _timestamp_text(t), 1000)
+        )
+    if kind == "date" and not _outside(column, _MIN_DAY, _MAX_DAY):
+        return _as_expr(_each_distinct_once(column, lambda t: pl.lit(key) + _date_text(t)))
+    text = _as_expr(_json_expr(name, kind, column))
+    return pl.lit(key) + text if key else text
+
+
+_ESCAPED = ['"', "\\", *map(chr, range(32))]  # what JSON escapes in a string (values.dumps)
+
+
+def _outside(column: pl.Series, low: int, high: int) -> bool:
+    return bool(((column < low) | (column > high)).any())
+
+
+def _write_chunk(opening: str, tokens: pl.DataFrame, into: IO[bytes]) -> None:
+    """A chunk's lines written by polars' CSV writer, unquoted, ``,`` between the tokens of
+    a row: each row's line ends with ``}}`` and LF, and, but for the last, the next line's
+    opening, which the chunk starts with.  So a line costs no concatenation of its parts (a
+    third of what building each line as one string cost, issue 26), and no line holds a raw
+    LF or CR (JSON escapes both)."""
+    into.write(opening.encode("utf-8"))
+    into.flush()  # what the file holds in Python's buffer goes first
+    last = tokens.height - 1
+    _write_csv(tokens.head(last), into, "}}\n" + opening)
+    _write_csv(tokens.tail(1), into, "}}\n")
+
+
+def _write_csv(tokens: pl.DataFrame, into: IO[bytes], line_end: str) -> None:
+    tokens.write_csv(
+        into,
+        include_header=False,
+        separator=",",
+        quote_style="never",
+        null_value="null",
+        line_terminator=line_end,
+    )

@@ -8,8 +8,10 @@ struct of two times), computed or floating keys, non-deterministic functions, a 
 too wide for 64-bit arithmetic or on a window, or a window whose sizes are.  An aggregate is
 not columnar with sliding windows, computed keys or arguments, floating keys, a function
 other than count, sum, avg, min, max and approx_count_distinct (of non-floating values), or
-no grouping key.  DECIMAL values are columnar where their scale is fixed (``decimals.py``,
-also applied by ``operators.place``).
+no grouping key.  An aggregate groups by, counts, and takes the min, max and distinct
+count of an input column that is a window (another operator's window output, a struct
+``{start, end}`` in a frame).  DECIMAL values are columnar where their scale is fixed
+(``decimals.py``, also applied by ``operators.place``).
 """
 
 from __future__ import annotations
@@ -199,16 +201,26 @@ def canonical_line_pattern(
 # ---------------------------------------------------------------------------- aggregates
 
 _FLOATS = {"double", "float"}
-_GROUP_KEY_KINDS = _INTS | {"timestamp", "date", "string", "binary", "boolean", "decimal"}
+# an input column of kind "window" (a window another operator output: a struct {start, end}
+# in a frame) is a key, and the argument of count, min, max and approx_count_distinct
+_GROUP_KEY_KINDS = _INTS | {"timestamp", "date", "string", "binary", "boolean", "decimal", "window"}
+# (a window is ordered by (start, end), as the reference's tuples and Spark's structs are)
 _ORDERED = _INTS | _FLOATS | {"timestamp", "date", "string", "binary", "boolean", "decimal"}
+_ORDERED = _ORDERED | {"window"}
 
 
 @dataclass(frozen=True, slots=True)
 class AggregateKey:
     column: int  # the input column: the key's value, or a window's time
-    kind: str
+    kind: str  # the input column's kind ("window": the column is a window, the key its value)
     window: tuple[int, int] | None  # (duration, start) in µs of a tumbling window()
     scale: int | None = None  # a DECIMAL key's scale
+
+    @property
+    def is_window(self) -> bool:
+        """Whether the key's values are windows: a ``window()`` of a time column, or an
+        input column that is a window (its event time is the window's end)."""
+        return self.window is not None or self.kind == "window"
 
 
 @dataclass(frozen=True, slots=True)
@@ -267,7 +279,7 @@ def aggregate_plan(
         if kinds[index] not in _GROUP_KEY_KINDS:
             return (
                 f"grouping key `{key.sql(dialect='spark')}` is {kinds[index]} (only integer, "
-                "TIMESTAMP, DATE, STRING, BINARY and BOOLEAN keys are columnar)"
+                "TIMESTAMP, DATE, STRING, BINARY, BOOLEAN, DECIMAL and window keys are columnar)"
             )
         keys.append(AggregateKey(index, kinds[index], None, _scale(key)))
     accs: list[Accumulation] = []
@@ -297,7 +309,7 @@ def aggregate_plan(
             if index is None:
                 return f"the argument of `{text}` is computed, not a column"
             kind = kind_of(args[0], layout)
-            if not columnar_kind(kind) or kind != kinds[index]:
+            if not (columnar_kind(kind) or kind == "window") or kind != kinds[index]:
                 return f"the argument of `{text}` is {kind}, which has no columnar form"
             if fn.name in ("sum", "avg") and kind not in _INTS | _FLOATS | {"decimal"}:
                 return f"`{text}` adds {kind} values"

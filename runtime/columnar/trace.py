@@ -19,7 +19,9 @@ every bad row is then reported with its line and column exactly as the reference
 **Parquet.** ``read_parquet_trace`` reads a directory with one folder per stream and one file
 per batch (``<stream>/batch-NNNN.parquet``, as ``benchmarks/workload.py`` writes for Spark's
 file source): batch NNNN is the files of that number, in ascending order.  Each value is held
-to the JSON reader's rules (``trace.typed_value_problem``), with its words.
+to the JSON reader's rules (``trace.typed_value_problem``), with its words; a stream's batch
+is a frame, its DECIMAL(p, s) columns ``Decimal(38, s)`` columns (checked and scaled as
+columns; only a file column of more than s fraction digits is rounded value by value).
 
 Both readers keep one contract (docs/testing.md, "What a trace may hold"), which
 ``tests/runtime/test_reader_contract.py`` checks value by value.
@@ -40,7 +42,7 @@ from urllib.parse import unquote
 import polars as pl
 
 from ...compiler.types import SqlType
-from ..batches import Batch, Frame, Rows
+from ..batches import Batch, Frame
 from ..errors import RunError, UsageError
 from ..files import folder_name
 from ..trace import (
@@ -336,15 +338,6 @@ def _parquet_frame(path: Path, schema: StreamSchema) -> Batch:
     out = []
     for i, (column, kind) in enumerate(zip(schema.columns, schema.types, strict=True)):
         out.append(_parquet_column(path, frame.get_column(column), kind, column).alias(f"c{i}"))
-    if any(kind.name == "decimal" for kind in schema.types):
-        # DECIMAL has no frame form: the rows as tuples (the columnar engine runs the
-        # operators that read them on the reference engine)
-        lists = [series.to_list() for series in out]
-        for i, kind in enumerate(schema.types):
-            if kind.name == "decimal":
-                convert = converter(kind)
-                lists[i] = [None if v is None else convert(v) for v in lists[i]]
-        return Rows(list(zip(*lists, strict=True)))
     return Frame(pl.DataFrame(out))
 
 
@@ -403,9 +396,7 @@ def _parquet_column(path: Path, values: pl.Series, kind: SqlType, column: str) -
     elif name == "decimal":
         if not isinstance(dtype, pl.Decimal) and not dtype.is_integer():
             raise wrong
-        out = values  # converted by the caller, once checked here (held as Decimal)
-        refused = [typed_value_problem(kind, v) is not None for v in values.to_list()]
-        _refuse(path, values, column, kind, pl.Series(refused, dtype=pl.Boolean))
+        out = _decimal_column(path, values, kind, column)
     elif name in ("double", "float"):
         if not dtype.is_float():
             raise wrong
@@ -426,6 +417,38 @@ def _parquet_column(path: Path, values: pl.Series, kind: SqlType, column: str) -
             f"{path}: column `{column}` is {kind!s}, which a Parquet trace cannot hold yet"
         )
     return out
+
+
+def _decimal_column(path: Path, values: pl.Series, kind: SqlType, column: str) -> pl.Series:
+    """A Parquet DECIMAL or integer column as DECIMAL(p, s) values: a polars ``Decimal(38,
+    s)`` column (``frames.dtype_of``), each value the JSON reader's (``trace.converter``:
+    at most p - s integer digits, rounded HALF_UP to s digits).  A column of at most s
+    fraction digits needs no rounding: its values are scaled up exactly, and the digit
+    check is one comparison of the unscaled integers; a column of more fraction digits is
+    rounded value by value by the JSON reader's converter."""
+    precision, scale = kind.params
+    dtype = values.dtype
+    source = dtype.scale if isinstance(dtype, pl.Decimal) else 0
+    target = pl.Decimal(38, scale)
+    if source > scale:
+        convert = converter(kind)
+        refused = [typed_value_problem(kind, v) is not None for v in values.to_list()]
+        _refuse(path, values, column, kind, pl.Series(refused, dtype=pl.Boolean))
+        return pl.Series(
+            values.name,
+            [None if v is None else convert(v) for v in values.to_list()],
+            dtype=target,
+            strict=True,
+        )
+    # |value| < 10 ** (p - s), i.e. its unscaled integer at the file's scale below this
+    bound = pl.lit(10 ** (precision - scale + source), dtype=pl.Int128)
+    unscaled = pl.col("v").to_physical() if source else pl.col("v")
+    unscaled = unscaled.cast(pl.Int128)
+    bad = pl.DataFrame([values.alias("v")]).select(
+        ((unscaled >= bound) | (unscaled <= -bound)).alias("bad")
+    )
+    _refuse(path, values, column, kind, bad.get_column("bad"))
+    return values.cast(target)
 
 
 def _refuse(

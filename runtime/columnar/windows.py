@@ -1,12 +1,14 @@
-"""Windows in the columnar join: a ``window()`` value, the reference runtime's ``(start_us,
-end_us)`` tuple, is a polars struct ``{start: Int64, end: Int64}`` (``WINDOW``) in a frame, and
-NULL where the reference holds None.  A side projects its windows after its filters as the
-reference's ``SideInput.filter_above`` does (a NULL time makes no row; a sliding window makes
-one row per window containing the time, latest first); state predicates and late filters read
-a window's end; and wherever values cross to the reference evaluator or a snapshot,
-``rows_of`` turns each struct back into the tuple (an output batch's rows: ``Frame.windows``),
-so the values are the reference's.  ``tests/runtime/test_columnar_windows.py`` holds both
-forms equal.
+"""Windows in the columnar join and aggregate: a ``window()`` value, the reference runtime's
+``(start_us, end_us)`` tuple, is a polars struct ``{start: Int64, end: Int64}`` (``WINDOW``)
+in a frame, and NULL where the reference holds None (an aggregate's key or argument that is an
+input window column, and its window outputs, too: ``aggregate.py``).  A side projects its
+windows after its filters as the reference's ``SideInput.filter_above`` does (a NULL time
+makes no row; a sliding window makes one row per window containing the time, latest first);
+state predicates and late filters read a window's end; and wherever values cross to the
+reference evaluator or a snapshot, ``rows_of`` turns each struct back into the tuple (an
+output batch's rows: ``Frame.windows``), so the values are the reference's.
+``tests/runtime/test_columnar_windows.py`` and ``test_columnar_window_aggregate.py`` hold
+both forms equal.
 """
 
 from __future__ import annotations

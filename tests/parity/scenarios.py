@@ -418,6 +418,71 @@ add(
     AGG_BATCHES,
 )
 
+# an aggregate over a window-key join that groups by, or aggregates, the window the join
+# outputs (issue 26, workload (d)): the key is the window struct, its event time the window's
+# end (Spark's eviction of a struct key reads its second field), DECIMAL amounts summed
+WIN_AGG = """spark 4.3
+stream l (k BIGINT, t TIMESTAMP, amount DECIMAL(12, 2)) watermark t delay 10 seconds
+stream r (k BIGINT, t TIMESTAMP, v STRING) watermark t delay 10 seconds
+join j = l AS L INNER JOIN r AS R
+  ON L.k = R.k AND window(L.t, INTERVAL 10 SECONDS) = window(R.t, INTERVAL 10 SECONDS)
+  SELECT L.k AS k, window(L.t, INTERVAL 10 SECONDS) AS w, L.amount AS amount, R.v AS rv
+"""
+
+
+def amount_row(k: int, seconds: float, amount: str) -> dict[str, Any]:
+    return {"k": k, "t": ts(seconds), "amount": amount}
+
+
+WIN_AGG_BATCHES = [
+    {
+        "l": [
+            amount_row(1, 101, "1.25"),
+            amount_row(1, 104, "2.50"),
+            amount_row(2, 105, "3.00"),
+            amount_row(1, 112, "0.10"),
+        ],
+        "r": [row(1, 109, "a"), row(2, 108, "b"), row(1, 115, "c")],
+    },
+    # the watermark is 105 s: window [100, 110) still open, a row of it joins the state
+    {
+        "l": [amount_row(3, 131, "5.00"), amount_row(1, 107, "9.99")],
+        "r": [row(3, 135, "d"), row(1, 102, "e")],
+    },
+    # the watermark moves to 190 s: every window ends before it (append emits them)
+    {"l": [amount_row(4, 200, "1.00")], "r": [row(4, 200, "h")]},
+    # rows of a closed window: the join drops them as late
+    {"l": [amount_row(1, 150, "7.77"), amount_row(4, 205, "0.01")], "r": [row(1, 151, "z")]},
+]
+add(
+    "window_key_join_then_group_by_window_append",
+    WIN_AGG
+    + """aggregate a = j AS x GROUP BY x.k, x.w
+  SELECT x.k AS k, x.w AS w, count(*) AS n, sum(x.amount) AS total
+  OUTPUT MODE append
+""",
+    WIN_AGG_BATCHES,
+)
+add(
+    "window_key_join_then_group_by_window_update",
+    WIN_AGG
+    + """aggregate a = j AS x GROUP BY x.w
+  SELECT x.w AS w, count(x.w) AS n, approx_count_distinct(x.k) AS keys, max(x.rv) AS top
+  OUTPUT MODE update
+""",
+    WIN_AGG_BATCHES,
+)
+add(
+    "window_key_join_then_window_values_update",
+    WIN_AGG
+    + """aggregate a = j AS x GROUP BY x.k
+  SELECT x.k AS k, min(x.w) AS first_w, max(x.w) AS last_w, count(x.w) AS n,
+    approx_count_distinct(x.w) AS windows
+  OUTPUT MODE update
+""",
+    WIN_AGG_BATCHES,
+)
+
 # ------------------------------------------------------------------ value types
 TYPED = """spark 4.3
 stream l (k BIGINT, t TIMESTAMP, amount DECIMAL(10, 2), d DATE) watermark t delay 10 seconds

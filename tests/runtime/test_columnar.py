@@ -145,3 +145,56 @@ def test_repeated_times_are_formatted_once_and_written_alike(kind: str) -> None:
     assert b"".join(got).decode() == (
         _reference_lines(2, "j", ["t", "i"], [kind, "bigint"], rows) + "\n"
     )
+
+
+T0 = 1_767_225_600_000_000  # 2026-01-01T00:00:00Z
+
+
+@pytest.mark.parametrize(
+    ("kind", "values"),
+    [
+        # whole milliseconds over a short range: each millisecond of it formatted, gathered
+        ("timestamp", [T0, T0 + 1_000, None, T0 + 9_000, T0 + 5_000, T0]),
+        ("timestamp", [-1_000, 0, None, 2_000]),  # before 1970: the floor of negatives
+        ("timestamp", [T0, T0 + 1, T0 + 1_000, None]),  # a value off the millisecond grid
+        ("date", [20_000, 20_001, None, 20_003, 20_010]),
+        ("date", [-719_162, -719_161, 2_932_896]),  # a range wider than the values: a lookup
+    ],
+    ids=["ms-grid", "ms-grid-negative", "off-grid", "day-grid", "wide-range"],
+)
+@pytest.mark.parametrize("first", [True, False], ids=["first-column", "later-column"])
+def test_times_on_a_grid_are_written_as_the_reference_writes_them(
+    kind: str, values: list[int | None], first: bool
+) -> None:
+    """A time column whose values are a few steps apart (a join's output repeats a few
+    seconds of whole-millisecond times) is formatted per step of its range and gathered by
+    position; NULLs, negative times and values off the grid land as the reference writes
+    them, as the first column (the key in the line's opening) or a later one."""
+    rows = [(values[i * 5 % len(values)], i) for i in range(40)]
+    step, text = (1000, frames._timestamp_text) if kind == "timestamp" else (1, frames._date_text)
+    on_grid = frames._on_grid(to_frame(rows, [kind, "bigint"]).get_column("c0"), text, step)
+    assert (on_grid is not None) == (values[2] is None)  # (the grid cases hold a NULL third)
+    kinds = [kind, "bigint"]
+    names = ["t", "i"]
+    if not first:
+        rows = [(i, t) for t, i in rows]
+        kinds, names = kinds[::-1], names[::-1]
+    got = json_chunks(to_frame(rows, kinds), 4, "j", list(zip(names, kinds, strict=True)))
+    assert b"".join(got).decode() == _reference_lines(4, "j", names, kinds, rows) + "\n"
+
+
+@pytest.mark.parametrize("rows", [1, 2, 7], ids=["one", "two", "seven"])
+def test_each_line_of_a_chunk_opens_and_closes_once(rows: int, monkeypatch: Any) -> None:
+    """A chunk's first line opens with the chunk and each line's end opens the next one: a
+    chunk of one row, and chunks cut anywhere, give the reference's lines and nothing more."""
+    monkeypatch.setattr(frames, "CHUNK_ROWS", 3)
+    table = [(i, None if i % 3 else f"v{i}", i % 2 == 0) for i in range(rows)]
+    kinds = ["bigint", "string", "boolean"]
+    names = ["k", "v", "b"]
+    frame = to_frame(table, kinds)
+    want = _reference_lines(9, "j", names, kinds, table) + "\n"
+    got = b"".join(json_chunks(frame, 9, "j", list(zip(names, kinds, strict=True))))
+    assert got.decode() == want
+    into = io.BytesIO()
+    write_json_lines(frame, 9, "j", list(zip(names, kinds, strict=True)), None, into)
+    assert into.getvalue().decode() == want

@@ -231,3 +231,60 @@ def test_parquet_trace_errors_name_the_file(tmp_path: Path) -> None:
     (root / "zzz").mkdir()
     with pytest.raises(UsageError, match=r"`zzz` is not a stream of the spec"):
         read_trace_columns(root, SCHEMAS)
+
+
+DECIMAL_SPEC = """spark 4.3
+stream d (k BIGINT, t TIMESTAMP, amount DECIMAL(12, 2)) watermark t delay 1 second
+stream o (k BIGINT, t TIMESTAMP) watermark t delay 1 second
+join j = d AS D INNER JOIN o AS O ON D.k = O.k
+"""
+
+
+@pytest.mark.parametrize(
+    "column",
+    [
+        pl.Series("amount", ["1.25", "-0.00", None, "9999999999.99"]).cast(pl.Decimal(12, 2)),
+        pl.Series("amount", ["1.2", "-7", None, "0.1"]).cast(pl.Decimal(10, 1)),  # scaled up
+        pl.Series("amount", ["1.255", "-1.005", None, "0.004"]).cast(pl.Decimal(20, 3)),  # HALF_UP
+        pl.Series("amount", [1, -3, None, 10**10 - 1], dtype=pl.Int64),
+        pl.Series("amount", [0, 7, None], dtype=pl.UInt64),
+    ],
+    ids=["same-scale", "fewer-digits", "more-digits", "int64", "uint64"],
+)
+def test_a_parquet_decimal_column_is_a_decimal_frame_column(
+    tmp_path: Path, column: pl.Series
+) -> None:
+    """A DECIMAL(p, s) column of a Parquet trace is a ``Decimal(38, s)`` column of the
+    stream's frame (the columnar operators read it as it is), holding the values the JSON
+    reader reads from the same numbers."""
+    schemas = schemas_of(plan_of(DECIMAL_SPEC))
+    n = column.len()
+    stamps = pl.Series("t", [1767225600000000] * n).cast(pl.Datetime("us", "UTC"))
+    root = tmp_path / "pq"
+    _write_parquet(root, "d", 0, pl.DataFrame([pl.Series("k", range(n)), stamps, column]))
+    (batch,) = read_trace_columns(root, schemas).batches
+    got = batch.rows["d"]
+    assert isinstance(got, Frame)
+    assert got.frame.get_column("c2").dtype == pl.Decimal(38, 2)
+    texts = ["null" if v is None else str(v) for v in column.to_list()]
+    path = tmp_path / "d.jsonl"
+    head = '{"batch": 0, "stream": "d", "row": {"k": '
+    path.write_text(
+        "".join(
+            f'{head}{i}, "t": "2026-01-01T00:00:00Z", "amount": {text}}}}}\n'
+            for i, text in enumerate(texts)
+        )
+    )
+    want = read_trace(path, schemas).batches[0].rows["d"].to_rows()
+    assert got.to_rows() == want
+    assert [repr(r[2]) for r in got.to_rows()] == [repr(r[2]) for r in want]
+
+
+def test_a_parquet_decimal_beyond_its_type_is_refused_with_its_row(tmp_path: Path) -> None:
+    schemas = schemas_of(plan_of(DECIMAL_SPEC))
+    stamps = pl.Series("t", [1767225600000000] * 3).cast(pl.Datetime("us", "UTC"))
+    amounts = pl.Series("amount", ["1", "-9999999999.99", "-10000000000.00"])
+    frame = pl.DataFrame([pl.Series("k", [1, 2, 3]), stamps, amounts.cast(pl.Decimal(14, 2))])
+    _write_parquet(tmp_path / "pq", "d", 0, frame)
+    with pytest.raises(RunError, match=r"row 3: column `amount`: .*does not fit DECIMAL\(12, 2\)"):
+        read_trace_columns(tmp_path / "pq", schemas)
