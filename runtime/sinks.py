@@ -151,6 +151,9 @@ def path_sink(path: Path, kind: str, option: str, durable: bool = True) -> Sink:
     return FileSink(path, kind, option, durable)
 
 
+KEEP_CACHED = 256 << 20  # bytes of an output file kept in the page cache behind its end
+
+
 class FileSink(Sink):
     """An output file written so that it can be rewound to the end of a committed batch.
     A ``durable`` one (a run with ``--checkpoint``) is synced to the disk after each batch,
@@ -209,6 +212,19 @@ class FileSink(Sink):
         self.handle.flush()
         if self.durable:
             os.fsync(self.handle.fileno())
+        self._release()
+
+    def _release(self) -> None:
+        """Let the kernel write out, and then drop from memory, what lies more than
+        ``KEEP_CACHED`` bytes behind the end of the file: the run never reads it again.
+        Without it a long output (gigabytes of JSON lines) stays in memory as dirty pages
+        until the kernel throttles the writer to the disk's pace and reclaims memory in the
+        writer's own time (issue 26: 2 GiB written in 4 MB pieces took 1.9-4.7 s of system
+        time and 7-21 s, and 0.6 s and 2.2 s with this)."""
+        assert self.handle is not None
+        end = self.handle.tell()
+        if end > KEEP_CACHED and hasattr(os, "posix_fadvise"):
+            os.posix_fadvise(self.handle.fileno(), 0, end - KEEP_CACHED, os.POSIX_FADV_DONTNEED)
 
     def close(self) -> None:
         if self.handle is not None:
