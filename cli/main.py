@@ -814,7 +814,9 @@ def diff(
     type=click.Path(dir_okay=False, path_type=Path),
     help="Write every row an operator dropped as late here, a JSON line each: its batch, "
     "operator and input, stream and trace line, event time and the watermark that dropped "
-    "it (docs/late-rows.md). Per batch they are numRowsDroppedByWatermark.",
+    "it (docs/late-rows.md). Per batch they are numRowsDroppedByWatermark. With --checkpoint "
+    "a resumed run continues the file as one run would have written it; a file the "
+    "checkpoint's run did not write is refused.",
 )
 @click.option(
     "--checkpoint",

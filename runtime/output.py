@@ -48,6 +48,10 @@ class BatchOutput:
     # the rows the batch's operators dropped as late, one JSON-ready record each, when the
     # run keeps them (`sjoin run --late-rows`, ``late.py``)
     late: list[dict[str, Any]] = field(default_factory=list)
+    # the same lines as written, for a batch read back from a checkpoint (its records are
+    # kept as the text the run wrote, so a restart writes them again byte for byte); None:
+    # made from ``late``
+    late_lines: bytes | None = None
 
     @classmethod
     def of(
@@ -114,6 +118,8 @@ class BatchOutput:
 
     def late_text(self) -> list[bytes]:
         """The ``--late-rows`` lines of the batch, UTF-8, each ending in LF."""
+        if self.late_lines is not None:
+            return [self.late_lines] if self.late_lines else []
         return [(dumps(record) + "\n").encode("utf-8") for record in self.late]
 
     def write_text(self, into: IO[bytes], trace_batches: bool = False) -> None:

@@ -22,6 +22,8 @@ from .sinks import Sink
 from .snapshot import SnapshotError, check_snapshot
 from .trace import Trace
 
+DIGEST = "_sha256"  # an offset's key + this: the SHA-256 of the file's first bytes up to it
+
 
 class Recovery:
     """The commits of a run with ``--checkpoint``, and its resumption from the last one."""
@@ -35,8 +37,10 @@ class Recovery:
         trace: Trace,
         sinks: Sequence[Sink],
         keep_outputs: bool,
+        late_rows: bool = False,
     ) -> None:
         self.checkpoint = checkpoint
+        self.late_rows = late_rows  # the run writes --late-rows: each commit keeps them
         self.plan = plan
         self.relation = relation
         self.engine = engine
@@ -47,12 +51,13 @@ class Recovery:
         self.consumed_hash = hashlib.sha256()
         self.consumed = 0
 
-    def resume(self) -> tuple[BatchOutput | None, dict[str, int | None], int, bool]:
+    def resume(self) -> tuple[BatchOutput | None, dict[str, Any], int, bool]:
         """The checkpoint's pending batch (None for a new run), each rewindable sink's
-        recorded size, the step to run next, and whether the pending batch must be delivered
-        again (it never got out to a sink that cannot be rewound)."""
+        recorded size (and, under ``KEY_sha256``, the SHA-256 of its content then), the step
+        to run next, and whether the pending batch must be delivered again (it never got out
+        to a sink that cannot be rewound)."""
         pending: BatchOutput | None = None
-        offsets: dict[str, int | None] = {}
+        offsets: dict[str, Any] = {}
         step = 0
         redeliver = False
         saved = self.checkpoint.load()
@@ -123,11 +128,14 @@ class Recovery:
             return f"it has {len(batches)} batch(es), but the checkpoint consumed {consumed}"
         return f"one of its first {consumed} batches differs from the one the checkpoint consumed"
 
-    def _restore(self, saved: dict[str, Any]) -> tuple[BatchOutput, dict[str, int | None]]:
+    def _restore(self, saved: dict[str, Any]) -> tuple[BatchOutput, dict[str, Any]]:
         """Load the engine's state and the pending batch; a snapshot whose parts do not fit
         is refused as a whole."""
         offsets = saved["offsets"]
-        if not all(v is None or (type(v) is int and v >= 0) for v in offsets.values()):
+        if not all(
+            v is None or (type(v) is int and v >= 0) or (k.endswith(DIGEST) and type(v) is str)
+            for k, v in offsets.items()
+        ):
             raise CheckpointError(self._malformed("its output offsets"))
         names = {"parquet": "Parquet", "delta": "Delta tables"}
         made = next((names[k] for k in names if k in offsets), "JSON lines")
@@ -150,9 +158,15 @@ class Recovery:
                 f"the checkpoint in {self.directory} is malformed: its `{err.where}` "
                 f"cannot be used ({err.problem}); use a new checkpoint directory"
             ) from None
+        late = saved["pending"]["late"]
+        if self.late_rows:
+            self._check_late(late, offsets)
         try:
             self.engine.restore(saved["engine"])
-            pending = BatchOutput.of(**saved["pending"])
+            fields = {k: v for k, v in saved["pending"].items() if k != "late"}
+            pending = BatchOutput.of(**fields)
+            if late is not None:
+                pending = replace(pending, late_lines=late.encode("utf-8"))
             if parquet:
                 outputs: dict[str, Batch] = {
                     str(k): Rows(list(v)) for k, v in saved["pending_outputs"].items()
@@ -174,6 +188,22 @@ class Recovery:
         ):
             raise CheckpointError(self._malformed("its trace position"))
         return pending, offsets
+
+    def _check_late(self, late: str | None, offsets: dict[str, Any]) -> None:
+        """A run that writes --late-rows resumes only a checkpoint whose run wrote them to a
+        file too: else the late rows of the batches it committed would be missing."""
+        files = [s for s in self.sinks if s.kind == "late" and s.rewindable]
+        recorded = all(
+            s.offset_key in offsets and f"{s.offset_key}{DIGEST}" in offsets for s in files
+        )
+        if late is None or not recorded:
+            made = "without --late-rows" if late is None else "writing its late rows elsewhere"
+            raise CheckpointError(
+                f"the checkpoint in {self.directory} was made by a run {made}: the late rows "
+                "of the batches it committed are not in a file it recorded, and a resumed run "
+                "would lack them; resume it without --late-rows, or start a new checkpoint "
+                "directory to list them all"
+            )
 
     def _malformed(self, what: str) -> str:
         return (
@@ -225,11 +255,24 @@ class Recovery:
                     "progress": out.progress,
                     "state_sides": out.state_sides,
                     "trace_batch": out.trace_batch,
+                    # its --late-rows lines, written again on a restart (None: not kept)
+                    "late": b"".join(out.late_text()).decode("utf-8") if self.late_rows else None,
                 },
-                "offsets": {s.offset_key: s.size() for s in self.sinks if s.rewindable},
+                "offsets": self._offsets(),
                 **({"pending_outputs": raw_outputs(out)} if self.keep_outputs else {}),
             }
         )
+
+    def _offsets(self) -> dict[str, Any]:
+        """Each rewindable sink's size, and the SHA-256 of what a file holds."""
+        offsets: dict[str, Any] = {}
+        for sink in self.sinks:
+            if sink.rewindable:
+                offsets[sink.offset_key] = sink.size()
+                digest = sink.digest()
+                if digest is not None:
+                    offsets[f"{sink.offset_key}{DIGEST}"] = digest
+        return offsets
 
     @property
     def directory(self) -> str:

@@ -25,10 +25,11 @@ from .late import LateRecords
 from .operators import ENGINES, EngineName, place
 from .output import BatchOutput, RunResult, RunSummary
 from .query import BatchResult, Engine
-from .recovery import Recovery
+from .recovery import DIGEST, Recovery
 from .sinks import (
     OUTPUT_FORMATS,
     DeltaSink,
+    FileSink,
     MemorySink,
     OutputFormat,
     ParquetSink,
@@ -270,12 +271,6 @@ class Runner:
         self.relation = relation
         self.relations = self.engine.output_relations()
         if late_rows:
-            if checkpoint is not None:
-                raise UsageError(
-                    "--late-rows cannot be kept across a --checkpoint's restarts yet (a "
-                    "resumed run would not have the late rows of the batches before it): "
-                    "run without --checkpoint to see them"
-                )
             self.engine.keep_late_rows()
         directory = isinstance(trace, (str, os.PathLike)) and Path(trace).is_dir()
         if isinstance(trace, Trace) and checkpoint is not None:
@@ -320,6 +315,8 @@ class Runner:
 
         for sink in sinks:
             sink.bind(plan, self.relations)
+            if checkpoint is not None and isinstance(sink, FileSink):
+                sink.checkpoint = f"the checkpoint in {checkpoint}"
         reads = [*also_read]
         if isinstance(trace, (str, os.PathLike)):
             reads.append(Place("--trace", Path(trace), tree=Path(trace).is_dir()))
@@ -349,6 +346,7 @@ class Runner:
                 self.trace,
                 sinks,
                 self.keep_outputs,
+                late_rows,
             )
             if self.checkpoint is not None
             else None
@@ -416,12 +414,21 @@ class Runner:
 
     def _run(self) -> Iterator[BatchOutput]:
         pending: BatchOutput | None = None
-        offsets: dict[str, int | None] = {}
+        offsets: dict[str, Any] = {}
         redeliver = False
         if self.recovery is not None:
             pending, offsets, self.step, redeliver = self.recovery.resume()
-        for sink in self.sinks:
-            sink.start(offsets.get(sink.offset_key) if sink.rewindable else None)
+        # every file is checked against the checkpoint before any is cut back to it
+        marks = [
+            (offsets.get(s.offset_key), offsets.get(f"{s.offset_key}{DIGEST}"))
+            if s.rewindable
+            else (None, None)
+            for s in self.sinks
+        ]
+        for sink, (offset, digest) in zip(self.sinks, marks, strict=True):
+            sink.verify(offset, digest)
+        for sink, (offset, digest) in zip(self.sinks, marks, strict=True):
+            sink.start(offset, digest)
         if pending is not None:
             for sink in self.sinks:
                 if sink.rewindable or redeliver:

@@ -1,10 +1,13 @@
 """Where a run's lines and rows go, batch by batch: a sink per destination (the caller's
 memory, a shown table, stdout or another stream, a pipe, a file rewound on restart, a Parquet
 or Delta output directory).  A rewindable sink reports its size to each checkpoint commit and
-is cut back to it on restart (``recovery.py``)."""
+is cut back to it on restart (``recovery.py``); a file written with a checkpoint also reports
+the SHA-256 of what it holds, and a restart refuses a file whose committed part is not that
+(another run's file, or one edited since) rather than cut it."""
 
 from __future__ import annotations
 
+import hashlib
 import io
 import os
 import sys
@@ -43,9 +46,19 @@ class Sink:
             return out.late_text()
         return [(out.progress_line(self.trace_batches) + "\n").encode("utf-8")]
 
-    def start(self, offset: int | None) -> None: ...
+    def start(self, offset: int | None, digest: str | None = None) -> None:
+        """Open for a run that resumes after ``offset`` (None: a new run); ``digest``: the
+        SHA-256 of what the sink held at that offset, as the checkpoint recorded it."""
+
+    def verify(self, offset: int | None, digest: str | None = None) -> None:
+        """Check, before any sink is started, that what the sink holds is what a resumed
+        run's checkpoint recorded (``offset``, ``digest``); raise ``CheckpointError`` if not."""
 
     def size(self) -> int | None:
+        return None
+
+    def digest(self) -> str | None:
+        """The SHA-256 of what the sink holds (None: not tracked)."""
         return None
 
     def write(self, chunks: Iterable[bytes]) -> None: ...
@@ -123,7 +136,7 @@ class PipeSink(StreamSink):
     def places(self, relations: Sequence[str]) -> list[Place]:
         return [Place(self.option, self.path)]
 
-    def start(self, offset: int | None) -> None:
+    def start(self, offset: int | None, digest: str | None = None) -> None:
         try:
             self.stream = open(self.path, "w", encoding="utf-8")  # noqa: SIM115 - close()
         except OSError as err:
@@ -157,23 +170,32 @@ KEEP_CACHED = 256 << 20  # bytes of an output file kept in the page cache behind
 class FileSink(Sink):
     """An output file written so that it can be rewound to the end of a committed batch.
     A ``durable`` one (a run with ``--checkpoint``) is synced to the disk after each batch,
-    so that the size the next commit records is on the disk even if the machine stops;
-    without a checkpoint nothing reads that size, and the sync would only make the run wait
-    for the disk (at 1.4 million lines a batch, most of the run's time)."""
+    so that the size the next commit records is on the disk even if the machine stops, and
+    keeps the SHA-256 of what it holds, which the commit records beside the size; without a
+    checkpoint nothing reads either, and the sync would only make the run wait for the disk
+    (at 1.4 million lines a batch, most of the run's time)."""
 
     rewindable = True
+    CHUNK = 1 << 20
 
     def __init__(self, path: Path, kind: str, option: str, durable: bool = True) -> None:
         self.path = path
         self.kind = kind
         self.option = option
         self.durable = durable
-        self.handle: io.BufferedWriter | None = None
+        self.handle: io.BufferedRandom | None = None
+        self.checkpoint = "the checkpoint"  # named in refusals (``Runner`` sets its path)
+        self.hash = hashlib.sha256()
+        self.hashed = 0  # the bytes of the file ``hash`` has read
 
     def places(self, relations: Sequence[str]) -> list[Place]:
         return [Place(self.option, self.path)]
 
-    def start(self, offset: int | None) -> None:
+    def verify(self, offset: int | None, digest: str | None = None) -> None:
+        """Open the file and check that it holds what the checkpoint recorded: at least
+        ``offset`` bytes, whose SHA-256 is ``digest``; nothing is cut yet (``start``)."""
+        if self.handle is not None:
+            return
         try:
             handle = open(self.path, "r+b" if self.path.exists() else "w+b")  # noqa: SIM115
         except OSError as err:
@@ -182,16 +204,51 @@ class FileSink(Sink):
         if offset is not None and end < offset:
             handle.close()
             raise CheckpointError(
-                f"{self.path} is shorter than the checkpoint recorded ({end} < {offset} bytes): "
-                "restart with the same output files, or with a new checkpoint directory"
+                f"{self.path} is shorter than {self.checkpoint} recorded ({end} < {offset} "
+                "bytes): restart with the same output files, or with a new checkpoint directory"
             )
-        handle.truncate(offset or 0)
-        handle.seek(offset or 0)
         self.handle = handle  # type: ignore[assignment]
+        self.hash, self.hashed = hashlib.sha256(), 0
+        if offset and (self.durable or digest is not None):
+            self._hash_to(offset)
+            if digest is not None and self.hash.hexdigest() != digest:
+                self.close()
+                raise CheckpointError(
+                    f"{self.path} is not the {self.option} file that the run of "
+                    f"{self.checkpoint} wrote: its first {offset} bytes differ from what it "
+                    "recorded (another run's file, or edited since); restart with that run's "
+                    "file as it was, or with a new checkpoint directory"
+                )
+
+    def start(self, offset: int | None, digest: str | None = None) -> None:
+        self.verify(offset, digest)
+        assert self.handle is not None
+        self.handle.truncate(offset or 0)
+        self.handle.seek(offset or 0)
+
+    def _hash_to(self, end: int) -> None:
+        """Fold the file's bytes from ``hashed`` up to ``end`` into ``hash``; the handle is
+        left at ``end``."""
+        assert self.handle is not None
+        self.handle.seek(self.hashed)
+        while self.hashed < end:
+            chunk = self.handle.read(min(self.CHUNK, end - self.hashed))
+            if not chunk:
+                break
+            self.hash.update(chunk)
+            self.hashed += len(chunk)
+        self.handle.seek(end)
 
     def size(self) -> int | None:
         assert self.handle is not None
         return self.handle.tell()
+
+    def digest(self) -> str | None:
+        if not self.durable:
+            return None
+        assert self.handle is not None
+        self._hash_to(self.handle.tell())
+        return self.hash.hexdigest()
 
     def deliver(self, out: BatchOutput) -> None:
         if self.kind != "rows":
@@ -255,7 +312,7 @@ class ParquetSink(Sink):
     def places(self, relations: Sequence[str]) -> list[Place]:
         return folder_places(self.directory, relations)
 
-    def start(self, offset: int | None) -> None:
+    def start(self, offset: int | None, digest: str | None = None) -> None:
         if offset is None:
             self.writer.clear()
         else:
@@ -306,7 +363,7 @@ class DeltaSink(Sink):
     def places(self, relations: Sequence[str]) -> list[Place]:
         return folder_places(self.directory, relations)
 
-    def start(self, offset: int | None) -> None:
+    def start(self, offset: int | None, digest: str | None = None) -> None:
         if offset is None:
             self.writer.clear()
         self.commits = offset or 0

@@ -16,6 +16,7 @@ the first field at fault.
 
 from __future__ import annotations
 
+import json
 import math
 from collections.abc import Callable, Mapping, Sequence
 from decimal import Decimal
@@ -35,7 +36,9 @@ from .values import json_converter
 INT64 = 2**63
 _INT_BOUNDS = {"tinyint": 2**7, "smallint": 2**15, "int": 2**31, "bigint": INT64}
 _INT64_KINDS = ("timestamp", "date", "interval")
-_PENDING = ("batch", "query", "watermark", "data", "rows", "progress", "state_sides", "trace_batch")
+_PENDING = (
+    "batch", "query", "watermark", "data", "rows", "progress", "state_sides", "trace_batch", "late",
+)  # fmt: skip
 _TOP = ("fingerprint", "backlog", "step", "trace", "engine", "pending", "offsets")
 _OPERATOR_METRICS = (
     "relation",
@@ -44,7 +47,8 @@ _OPERATOR_METRICS = (
     "numRowsRemoved",
     "numRowsDroppedByWatermark",
 )
-_OFFSETS = ("rows", "progress", "parquet", "delta")
+_FILES = ("rows", "progress", "late")  # a file's offset: its SHA-256 beside it
+_OFFSETS = (*_FILES, "parquet", "delta", *(f"{k}_sha256" for k in _FILES))
 
 Check = Callable[[Any], str | None]  # a value -> what is wrong with it, or None
 
@@ -256,6 +260,10 @@ class _Walk:
 # ------------------------------------------------------------------------ snapshot
 
 
+def _is_sha256(value: Any) -> bool:
+    return type(value) is str and len(value) == 64 and not value.strip("0123456789abcdef")
+
+
 def check_snapshot(data: Mapping[str, Any], engine: Engine, keep_outputs: bool) -> None:
     """Raise ``SnapshotError`` unless ``data`` is, in every field, a snapshot that
     ``engine``'s plan and relation could have written (``engine`` is a reference engine of
@@ -274,15 +282,18 @@ def check_snapshot(data: Mapping[str, Any], engine: Engine, keep_outputs: bool) 
     walk.at("trace").exact_dict(trace, ("batches", "sha256"))
     walk.at("batches").integer(trace["batches"], 0)
     walk.up()
-    sha = trace["sha256"]
-    if type(sha) is not str or len(sha) != 64 or sha.strip("0123456789abcdef"):
+    if not _is_sha256(trace["sha256"]):
         walk.at("sha256").fail("expected 64 hexadecimal digits")
     walk.up()
     offsets = data["offsets"]
     walk.at("offsets").exact_dict(offsets, (), optional=_OFFSETS)
     for key, value in offsets.items():
-        walk.at(key).optional_integer(value, 0)
-        walk.up()
+        if key.endswith("_sha256"):
+            if value is not None and not _is_sha256(value):
+                walk.at(key).fail("expected 64 hexadecimal digits or null")
+        else:
+            walk.at(key).optional_integer(value, 0)
+            walk.up()
     walk.up()
     queries = {q.root: q for q in engine.queries}
     _check_engine(walk.at("engine"), data["engine"], engine)
@@ -596,6 +607,26 @@ def _check_pending(walk: _Walk, value: Any, engine: Engine) -> None:
             walk.up()
         walk.up()
     walk.up()
+    _check_late(walk.at("late"), value["late"], value["batch"])
+    walk.up()
+
+
+def _check_late(walk: _Walk, late: Any, batch: int) -> None:
+    """The pending batch's ``--late-rows`` lines (null: the run kept none): JSON objects,
+    one a line, each of that batch."""
+    if late is None:
+        return
+    if type(late) is not str:
+        walk.fail(f"expected the late rows' lines or null, got {_what(late)}")
+    if late and not late.endswith("\n"):
+        walk.fail("the late rows' lines end in a line feed")
+    for number, line in enumerate(late[:-1].split("\n") if late else []):
+        try:
+            record = json.loads(line)
+        except ValueError:
+            record = None
+        if type(record) is not dict or record.get("batch") != batch:
+            walk.at(number).fail(f"expected a late row of batch {batch} as a JSON object")
 
 
 def _check_progress(walk: _Walk, value: Any, pending: Any, query: Any, queries: int) -> None:

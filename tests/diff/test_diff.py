@@ -240,3 +240,32 @@ def test_trace_that_does_not_fit_a_spec_is_named(tmp_path: Path) -> None:
     assert code == 1
     assert "query attributed: not compared: 19 bad row(s)" in out
     assert "unknown stream `clicks`" in out and "--bad-rows" not in out
+
+
+DECIMALS = """spark 4.3
+stream s (k STRING, t TIMESTAMP, d DECIMAL({p}, 2)) watermark t delay 10 seconds
+aggregate a = s AS S GROUP BY S.k, window(S.t, INTERVAL 10 SECONDS)
+  SELECT S.k AS k, {call}(S.d) AS x
+  OUTPUT MODE append
+"""
+
+
+@pytest.mark.parametrize(
+    ("call", "old", "new", "verdict"),
+    [
+        ("sum", 7, 8, "resumes"),  # both summed as an unscaled BIGINT (p + 10 <= 18)
+        ("sum", 8, 9, "fails"),  # BIGINT -> DECIMAL(19, 2) and its empty flag
+        ("avg", 10, 11, "resumes"),  # both averaged as a BIGINT: DOUBLE sum, count
+        ("avg", 11, 12, "fails"),  # DOUBLE -> DECIMAL(22, 2)
+    ],
+)
+def test_decimal_buffers_follow_sparks_decimal_aggregates(
+    call: str, old: int, new: int, verdict: str
+) -> None:
+    """Spark's DecimalAggregates rewrites a sum or average of a narrow DECIMAL over its
+    unscaled value, so a precision change inside those bounds keeps the state's value
+    schema (the schemas checked on Spark: tests/spark/test_capacity_on_spark.py)."""
+    plans = [check_text(DECIMALS.format(p=p, call=call)).plan for p in (old, new)]
+    assert plans[0] is not None and plans[1] is not None
+    (op,) = diff_plans(plans[0], plans[1]).queries[0].operators
+    assert op.verdict == verdict, op

@@ -263,11 +263,10 @@ def test_cli_table_shows_late_count(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     "extra,message",
     [
-        (["--checkpoint", "{tmp}/chk"], "--late-rows cannot be kept across a --checkpoint"),
         (["--output", "{late}"], "--late-rows"),
         (["--progress", "{late}"], "--late-rows"),
     ],
-    ids=["with-checkpoint", "same-as-output", "same-as-progress"],
+    ids=["same-as-output", "same-as-progress"],
 )
 def test_cli_late_rows_refusals(tmp_path: Path, extra: list[str], message: str) -> None:
     spec, trace = _files(tmp_path, "late_and_at_watermark_inner")
