@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..api import CheckResult, check_text
+from ..api import CheckResult
 from ..compiler.diff import SpecDiff, VersionDiff, diff_plans, diff_versions, pair_queries
 from ..compiler.model import SUPPORTED_SPARK, SparkVersion
 from ..compiler.plan import Plan
@@ -234,7 +234,7 @@ def at_version(spec: CheckResult, version: str) -> CheckResult:
     is not one sjoin models raises DiffUsageError, as ``parse_version`` does."""
     parsed = SparkVersion.parse(parse_version(version, "the Spark version"))
     assert parsed is not None  # parse_version accepted it
-    return check_text(spec.source.text, spec.source.path, spec.relation, parsed)
+    return spec.recheck(spec.relation, parsed)
 
 
 def diff_upgrade(
