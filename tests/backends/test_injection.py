@@ -41,8 +41,8 @@ from sqlglot.tokens import TokenType
 from sjoin.api import check_text
 from sjoin.compiler.backends import pipeline, pyspark, pytext
 from sjoin.compiler.backends.pipeline import compile_pipeline
-from sjoin.compiler.backends.sjointext import Unwritable
 from sjoin.compiler.backends.pyspark import compile_pyspark
+from sjoin.compiler.backends.sjointext import Unwritable
 from sjoin.compiler.plan import Plan
 
 PAYLOADS = {
