@@ -274,6 +274,12 @@ class SqlToAst(ToAst):
         super().__init__(offset)
         self.refusals: list[sqlast.Refusal] = []
 
+    def _within(self, span: Span) -> None:
+        """Forget the refusals inside ``span``: what holds them is refused whole."""
+        self.refusals = [
+            r for r in self.refusals if not (span.start <= r.span.start and r.span.end <= span.end)
+        ]
+
     def _refuse(
         self, message: str, span: Span, label: str, help: str | None = None
     ) -> exp.Expression:
@@ -427,6 +433,15 @@ class SqlToAst(ToAst):
             )
         call: exp.Expression = super().func_call(meta, [name, args])
         return call
+
+    @v_args(meta=True)
+    def named_argument(self, meta: Meta, kids: list[Any]) -> exp.Expression:
+        return self._refuse(
+            f"the named argument `{kids[0].text} => ...`",
+            self._span(meta),
+            "not modelled",
+            "sjoin's functions take their arguments in order",
+        )
 
     @v_args(meta=True)
     def distinct_args(self, meta: Meta, kids: list[Any]) -> _Clause:
@@ -724,6 +739,7 @@ class SqlToAst(ToAst):
     def stream_function(self, meta: Meta, kids: list[Any]) -> sqlast.TableRead:
         call, tail = kids
         span = self._span(meta)
+        self._within(span)  # the call is refused whole: not its arguments one by one
         self._refuse(
             f"a table-valued function as a streaming source ({call.name}(...))",
             span,
@@ -736,6 +752,7 @@ class SqlToAst(ToAst):
     def function_read(self, meta: Meta, kids: list[Any]) -> sqlast.TableRead:
         call, tail = kids
         span = self._span(meta)
+        self._within(span)  # the call is refused whole: not its arguments one by one
         self._refuse(
             f"a table-valued function in FROM ({call.name}(...))",
             span,
