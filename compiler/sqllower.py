@@ -294,7 +294,7 @@ class Lowering:
                 "a flow writes a streaming table",
             )
             return
-        if target.query is not None:
+        if isinstance(target.statement, sqlast.CreateDataset) and target.statement.query:
             self._error(
                 f"the flow `{flow.name.text}` writes `{target.name}`, which has a query of its own",
                 flow.target.span,
@@ -444,12 +444,48 @@ class Lowering:
             self.broken.add(dataset.name)
             return
         substitute = _substitution([s for s in sides])
+        # `*` of a subquery that adds columns (windows) is not the stream's `*`
+        projected = {
+            s.alias
+            for s in sides
+            if s.columns is not None
+            and (not s.star or any(not isinstance(e, exp.Column) for e in s.columns.values()))
+        }
+        for item in query.select:
+            if (
+                projected
+                and _is_star(item.expr)
+                and (not isinstance(item.expr, exp.Column) or item.expr.table in projected)
+            ):
+                self._error(
+                    "`*` over a subquery's columns",
+                    item.span,
+                    "not modelled",
+                    "name the columns: sjoin expands `*` to the stream's own columns",
+                )
+                self.broken.add(dataset.name)
+                return
         select = tuple(_item(i, substitute) for i in query.select)
         statements: list[ast.Statement] = []
         if query.joins:
             step = query.joins[0]
             how = cast(JoinType, step.how)  # a CROSS JOIN is refused when parsed
             assert step.on is not None  # a join without ON is refused when parsed
+            window = next(
+                (c for c in step.on.find_all(exp.Anonymous) if c.name.lower() == "window"), None
+            )
+            if window is not None:
+                self._error(
+                    "window() in a join's ON",
+                    _span_of_expr(window),
+                    "Spark cannot resolve it here",
+                    "Spark resolves window() only in an operator of one input (a join's ON "
+                    "fails with INTERNAL_ERROR): project it in a subquery, "
+                    "(SELECT *, window(t, '10 minutes') AS w FROM STREAM(a) WATERMARK ...) AS "
+                    "x, and join on x.w = y.w",
+                )
+                self.broken.add(dataset.name)
+                return
             on = _rewrite(step.on, substitute)
             left, right = sides
             if query.where is not None:
@@ -801,7 +837,7 @@ class Lowering:
             if not self._watermark(source.name.text, read.watermark, source.name, alias, columns):
                 return None
         ref = ast.RelRef(source.name, alias, read.span)
-        return _Side(ref, read.span, None if star else columns, marker, alias.text)
+        return _Side(ref, read.span, columns, marker, alias.text, star)
 
 
 # ------------------------------------------------------------------ helpers
@@ -814,6 +850,7 @@ class _Side:
     columns: dict[str, exp.Expression] | None = None  # a subquery's: name -> expression
     marker: str | None = None
     alias: str = ""
+    star: bool = False  # a subquery's `*`: every column of its stream besides ``columns``
 
     def __post_init__(self) -> None:
         self.alias = self.alias or self.ref.alias_text
@@ -936,9 +973,10 @@ def _substitution(sides: list[_Side]) -> Substitute:
     def fix(node: exp.Expression) -> exp.Expression:
         if isinstance(node, exp.Column) and not isinstance(node.this, exp.Star):
             side = by_alias.get(node.table) if node.table else None
-            if side is None and not node.table:
+            if side is None and not node.table:  # unqualified: when no other side may hold it
                 owners = [s for s in by_alias.values() if node.name in (s.columns or {})]
-                side = owners[0] if len(owners) == 1 and len(by_alias) == len(sides) else None
+                known = all(s.columns is not None and not s.star for s in sides)
+                side = owners[0] if len(owners) == 1 and known else None
             if side is not None and side.columns is not None and node.name in side.columns:
                 inner = side.columns[node.name]
                 span = annotate.span(node) or Span(0, 0)
@@ -1001,8 +1039,13 @@ def _item(item: ast.SelectItem, substitute: Substitute) -> ast.SelectItem:
         return item
     expr = _rewrite(item.expr, substitute)
     alias = item.alias
-    if alias is None and isinstance(item.expr, exp.Column) and not isinstance(expr, exp.Column):
-        alias = ast.Ident(item.expr.name, _span_of_expr(item.expr))  # x.w -> window(...) AS w
+    written = item.expr
+    if (
+        alias is None
+        and isinstance(written, exp.Column)
+        and (not isinstance(expr, exp.Column) or expr.name != written.name)
+    ):  # x.w -> window(...) AS w; x.k -> join.x_k AS k: the column keeps its name
+        alias = ast.Ident(written.name, _span_of_expr(written))
     return ast.SelectItem(expr, alias, item.span)
 
 
