@@ -162,7 +162,8 @@ def test_streams_take_their_watermark_and_source_from_the_sql(tmp_path: Path) ->
     assert streams == [
         "stream a (\n    k  BIGINT,\n    t  TIMESTAMP,\n    s  STRING\n)\n"
         "watermark t delay 1 second\nfrom json (path = 'in/a')",
-        "stream b (\n    k  BIGINT,\n    t  TIMESTAMP,\n    s  STRING\n)\nwatermark t delay 1 second",
+        "stream b (\n    k  BIGINT,\n    t  TIMESTAMP,\n    s  STRING\n)\n"
+        "watermark t delay 1 second",
     ]
 
 
