@@ -8,6 +8,7 @@ becomes one E999 diagnostic (an sjoin bug), never a traceback.
 
 from __future__ import annotations
 
+import dataclasses
 import gc
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -172,7 +173,7 @@ def check_pipeline(
     Never raises on what the files say; a path that is no pipeline (missing, unreadable,
     not UTF-8, a directory without spark-pipeline.yml) raises ``PipelineError``."""
     from .compiler.project import read_pipeline
-    from .compiler.sqllower import lower
+    from .compiler.sqllower import lower, sql_help
 
     _supported(spark, "check_pipeline")
     diags = Diagnostics()
@@ -189,6 +190,9 @@ def check_pipeline(
         return lower(project.given, diags)
 
     result = _check(source, diags, read, relation, spark)
+    result.diagnostics = [  # the help in the pipeline's own terms
+        dataclasses.replace(d, help=sql_help(d.help)) for d in result.diagnostics
+    ]
     result.again = lambda again_relation, again_spark: check_pipeline(
         path, again_relation, again_spark, trace
     )

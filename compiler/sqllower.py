@@ -394,6 +394,7 @@ class Lowering:
         """The relations, each after the relations it reads (SQL files may define them in
         any order); a cycle is refused."""
         pending = list(self.relations)
+        running = {name for name, _, _ in self._run_views_only_read()}
         done: set[str] = {d.name for d in self.datasets.values() if d.kind == "stream"}
         out: list[ast.Statement] = []
         while pending:
@@ -408,9 +409,34 @@ class Lowering:
                 break
             for item in ready:
                 pending.remove(item)
-                out.extend(item[1])
+                if item[0] in running:
+                    out.extend(item[1])
                 done.add(item[0])
         return out
+
+    def _run_views_only_read(self) -> list[tuple[str, list[ast.Statement], set[str]]]:
+        """The relations that run: SDP runs a temporary view only inlined into a flow that
+        reads it, so a view that no table or flow reads (through other views) runs nowhere:
+        W011, and it is left out (its errors would be no error of the pipeline's)."""
+        reads = {name: depends for name, _, depends in self.relations}
+        views = {n for n in reads if self.datasets.get(n) is not None and self.datasets[n].view}
+        running: set[str] = set()
+        todo = [n for n in reads if n not in views]
+        while todo:
+            name = todo.pop()
+            if name in running:
+                continue
+            running.add(name)
+            todo.extend(d for d in reads.get(name, ()) if d in reads)
+        for name in sorted(views - running):
+            self._warn(
+                f"the temporary view `{name}` runs nowhere: no table or flow reads it",
+                self.datasets[name].span,
+                "not checked",
+                "SDP runs a view inlined into the flows that read it; read it, or make it a "
+                "streaming table",
+            )
+        return [r for r in self.relations if r[0] in running]
 
     def _fresh(self, base: str) -> str:
         name = base
@@ -1022,9 +1048,9 @@ def _window_intervals(node: exp.Expression) -> exp.Expression:
     if not changed:
         return node
     out = exp.Anonymous(this=node.this, expressions=args)
-    span, name_span = annotate.span(node), annotate.name_span(node)
-    if span is not None:
-        annotate.set_span(out, span)
+    call_span, name_span = annotate.span(node), annotate.name_span(node)
+    if call_span is not None:
+        annotate.set_span(out, call_span)
     if name_span is not None:
         annotate.set_name_span(out, name_span)
     return out
@@ -1128,3 +1154,31 @@ def _rename(
 def lower(given: PipelineInput, diags: Diagnostics) -> ast.SpecFile:
     """The .sjoin AST of a pipeline: every statement's spans point into its files."""
     return Lowering(given, diags).lower()
+
+
+_SJOIN_HELP = (
+    (
+        re.compile(r"declare a watermark on ((?:`(?:[^`]|``)*`(?: and )?)+)"),
+        lambda m: (
+            "read "
+            + m[1]
+            + " with a WATERMARK clause: STREAM("
+            + (m[1][1:-1] if m[1].count("`") == 2 else "name")
+            + ") WATERMARK col DELAY OF INTERVAL ..."
+        ),
+    ),
+    (
+        re.compile(r"`set ([a-z_]+) = ([^`]*)`"),
+        lambda m: f"a `-- sjoin: set {m[1]} = {m[2]}` line",
+    ),
+)
+
+
+def sql_help(text: str | None) -> str | None:
+    """A help that tells what to write in .sjoin terms, told in a pipeline's SQL: where the
+    watermark goes, how a setting without a Spark conf is set."""
+    if text is None:
+        return None
+    for pattern, replace in _SJOIN_HELP:
+        text = pattern.sub(replace, text)
+    return text

@@ -911,6 +911,11 @@ def _check_characters(text: str, start: int, end: int, scan: _Scan, diags: Diagn
     breaks, lone surrogates, the line and paragraph separators, bidirectional controls),
     anywhere in the file, each replaced by a space in the text returned."""
     found = [m.start() for m in HOSTILE.finditer(text, start, end)]
+    # a CR inside a string or a quoted name: a line break a message quoting it would carry
+    # to the terminal (an LF is kept: Spark's names and strings may span lines)
+    for a, b in scan.literals:
+        found.extend(i for i in range(a, b) if text[i] == "\r")
+    found.sort()
     if not found:
         return text
     chars = list(text)
@@ -919,7 +924,12 @@ def _check_characters(text: str, start: int, end: int, scan: _Scan, diags: Diagn
         chars[pos] = " "
         if count >= 100:
             continue
-        if ch in BIDI_CONTROLS:
+        if ch == "\r":
+            label = "line break"
+            help = (
+                "a string or a quoted name of sjoin cannot hold a CR: write it as \\r in a string"
+            )
+        elif ch in BIDI_CONTROLS:
             label = "bidirectional control"
             help = (
                 f"remove the {char_name(ch)}: it makes the text display in another order than "
@@ -933,9 +943,10 @@ def _check_characters(text: str, start: int, end: int, scan: _Scan, diags: Diagn
                 if ord(ch) <= 0xFFFF and not 0xD800 <= ord(ch) <= 0xDFFF
                 else f"remove the {char_name(ch)}"
             )
+        where = " in a string or a quoted name" if ch == "\r" else ""
         diags.add(
             "E008",
-            f"{char_name(ch)} is not allowed in a pipeline's SQL file",
+            f"{char_name(ch)} is not allowed{where} in a pipeline's SQL file",
             Span(pos, pos + 1),
             label,
             help,

@@ -76,6 +76,16 @@ def pipeline(tmp_path: Path, place: str, payload: str) -> Path:
     return path
 
 
+def refused_cr(place: str, text: str, path: Path) -> bool:
+    """A CR in a quoted name is refused where it stands (E008: a message quoting the name
+    would carry it to the terminal); in a string literal it is written as Spark's escape."""
+    if place == "string" or "\r" not in text:
+        return False
+    result = check_pipeline(path)
+    assert [d.code for d in result.diagnostics if d.severity == "error"][:1] == ["E008"]
+    return True
+
+
 def planned(path: Path):  # type: ignore[no-untyped-def]
     result = check_pipeline(path)
     errors = [d for d in result.diagnostics if d.severity == "error"]
@@ -91,6 +101,8 @@ def test_payload_reaches_the_job_only_as_a_literal(
 ) -> None:
     text = PAYLOADS[payload]
     benign = planned(_benign(tmp_path))
+    if refused_cr(place, text, pipeline(tmp_path, place, text)):
+        return
     hostile = planned(pipeline(tmp_path, place, text))
     base = python_ast.parse(compile_pyspark(benign.plan, "p.sql", formatted=False))
     tree = python_ast.parse(compile_pyspark(hostile.plan, "p.sql", formatted=False))
@@ -109,6 +121,8 @@ def test_payload_reaches_the_job_only_as_a_literal(
 def test_payload_keeps_the_pipelines_sql_shape(tmp_path: Path, place: str, payload: str) -> None:
     text = PAYLOADS[payload]
     benign = planned(_benign(tmp_path)).plan
+    if refused_cr(place, text, pipeline(tmp_path, place, text)):
+        return
     hostile = planned(pipeline(tmp_path, place, text)).plan
     storage = "file:///tmp/storage"
     base = compile_pipeline(benign, "p", storage, "p.sql", formatted=False)
@@ -126,6 +140,8 @@ def test_payload_keeps_the_pipelines_sql_shape(tmp_path: Path, place: str, paylo
 def test_fmt_to_sjoin_writes_the_payload_back_or_refuses(tmp_path: Path, payload: str) -> None:
     text = PAYLOADS[payload]
     for place in BENIGN:
+        if refused_cr(place, text, pipeline(tmp_path, place, text)):
+            continue
         result = planned(pipeline(tmp_path, place, text))
         assert result.spec is not None
         try:

@@ -406,6 +406,10 @@ REFUSALS = {
         "ON x.k = y.k",
         "E033", "CREATE TEMPORARY VIEW v1", "reads itself",
     ),
+    "a temporary view no table or flow reads": (
+        f"CREATE TEMPORARY VIEW v AS SELECT x.k FROM {WA} x LEFT JOIN STREAM(b) y ON x.k = y.k",
+        "W011", "v AS SELECT", "runs nowhere",
+    ),
     "-- sjoin: from before no streaming table": (
         "-- sjoin: from json (path = 'x')\nCREATE TEMPORARY VIEW v AS SELECT * FROM STREAM(a)",
         "E033", "-- sjoin: from", "stands before no CREATE STREAMING TABLE",
@@ -415,6 +419,34 @@ REFUSALS = {
         "E033", "stream s (k INT)", "holds a `spark`, `set` or `sink` statement",
     ),
 }  # fmt: skip
+
+
+def test_an_unread_view_is_not_judged(tmp_path: Path) -> None:
+    """SDP runs a view only inlined into a flow: an unread view's E021 is no error of the
+    pipeline's (Spark never starts it)."""
+    result = check(
+        tmp_path,
+        f"CREATE TEMPORARY VIEW v AS SELECT x.k FROM {WA} x LEFT JOIN STREAM(b) y ON x.k = y.k",
+    )
+    codes = [d.code for d in result.diagnostics]
+    assert "W011" in codes and not [d for d in result.diagnostics if d.severity == "error"]
+    read = check(
+        tmp_path,
+        f"CREATE TEMPORARY VIEW v AS SELECT x.k FROM {WA} x LEFT JOIN STREAM(b) y ON x.k = y.k;"
+        "\nCREATE STREAMING TABLE c AS SELECT v.k, count(*) AS n FROM STREAM(v) GROUP BY v.k",
+    )
+    assert "E021" in [d.code for d in read.diagnostics]
+
+
+def test_help_is_told_in_the_pipelines_terms(tmp_path: Path) -> None:
+    result = check(
+        tmp_path,
+        f"CREATE STREAMING TABLE j AS SELECT x.k FROM {WA} x LEFT JOIN STREAM(b) y ON x.k = y.k",
+    )
+    (e021,) = [d for d in result.diagnostics if d.code == "E021"]
+    assert e021.help == (
+        "read `b` with a WATERMARK clause: STREAM(b) WATERMARK col DELAY OF INTERVAL ..."
+    )
 
 
 @pytest.mark.parametrize("name", sorted(REFUSALS))
