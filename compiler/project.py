@@ -216,10 +216,8 @@ def _spec(text: str, offset: int, diags: Diagnostics) -> tuple[list[Conf], list[
         return [], []
     confs: list[Conf] = []
     libraries: list[tuple[str, Span]] = []
-    keys = set()
     for key_node, value in root.value:
         key = key_node.value
-        keys.add(key)
         if key not in SPEC_FIELDS:
             diags.add(
                 "E033",
@@ -232,15 +230,8 @@ def _spec(text: str, offset: int, diags: Diagnostics) -> tuple[list[Conf], list[
             confs.extend(_configuration(value, span, diags))
         elif key == "libraries":
             libraries.extend(_libraries(value, span, diags))
-    for required in ("name", "storage"):
-        if required not in keys:
-            diags.add(
-                "E033",
-                f"spark-pipeline.yml has no `{required}`",
-                Span(offset, offset),
-                "SDP refuses it",
-                f"add `{required}: ...`",
-            )
+    # `name` and `storage` are SDP's to require (a run may add them to its copy): sjoin
+    # reads only the libraries and the confs
     return confs, libraries
 
 

@@ -42,7 +42,7 @@ from sqlglot import exp
 from . import annotate, ast, settings, sqlast
 from .diagnostics import Diagnostics
 from .expr import conjuncts, copy_tree
-from .model import JOIN_KINDS, JoinType
+from .model import JOIN_KINDS, JoinType, SparkVersion
 from .source import Span
 from .sqlparse import single_unit
 
@@ -118,6 +118,7 @@ class Lowering:
         self.statements: list[ast.Statement] = []
         self.relations: list[tuple[str, list[ast.Statement], set[str]]] = []
         self.taken: set[str] = set()
+        self.spark = ""  # the pipeline's `-- sjoin: spark` (empty: the newest sjoin models)
 
     # -------------------------------------------------------------- the whole pipeline
     def lower(self) -> ast.SpecFile:
@@ -126,6 +127,8 @@ class Lowering:
         for file in [*self.given.sql, *self.given.schemas]:
             self.broken.update(file.broken)
             for ann in file.annotations:
+                if isinstance(ann.statement, ast.SparkDecl):
+                    self.spark = self.spark or ann.statement.version
                 if isinstance(ann.statement, ast.SinkDecl):
                     sinks.append(ann.statement)
                 elif isinstance(ann.statement, (ast.SparkDecl, ast.SetDecl)):
@@ -467,6 +470,9 @@ class Lowering:
                 "sjoin models a join of two relations per query: define the first join as a "
                 "temporary view (CREATE TEMPORARY VIEW v AS ...) and join `STREAM(v)`",
             )
+            self.broken.add(dataset.name)
+            return
+        if not self._subquery_columns(query, sides):
             self.broken.add(dataset.name)
             return
         substitute = _substitution([s for s in sides])
@@ -862,8 +868,61 @@ class Lowering:
             del self.watermarks[source.name.text]
             if not self._watermark(source.name.text, read.watermark, source.name, alias, columns):
                 return None
+        mark = self.watermarks.get(source.name.text)
+        time = mark.column.text if mark is not None else None
+        kept = star or any(
+            isinstance(e, exp.Column) and e.name == time and time not in recomputed
+            for e in columns.values()
+        )
+        if time in windows and kept and self._one_event_time_per_input():
+            shown = [n for n, e in columns.items() if not isinstance(e, exp.Column)]
+            self.diags.add(
+                "E025",
+                f"input `{alias.text}` carries 2 event-time columns (`{time}` and its window "
+                f"`{shown[0]}`); Spark fails at the first batch with MULTIPLE_EVENT_TIME_COLUMNS",
+                read.span,
+                "several watermarked columns",
+                f"recompute the time beside its window (timestamp_micros(unix_micros({time})) "
+                f"AS {time}), or leave `{time}` out of the subquery",
+            )
+            return None
         ref = ast.RelRef(source.name, alias, read.span)
         return _Side(ref, read.span, columns, marker, alias.text, star)
+
+    def _subquery_columns(self, query: sqlast.Query, sides: list[_Side]) -> bool:
+        """Each column of a subquery the query names is one the subquery projects (E004)."""
+        projected = {s.alias: s for s in sides if s.columns is not None and not s.star}
+        if not projected:
+            return True
+        nodes = [i.expr for i in query.select]
+        nodes += [j.on for j in query.joins if j.on is not None]
+        nodes += [n for n in (query.where, *(query.group_by or ())) if n is not None]
+        for node in nodes:
+            for column in node.find_all(exp.Column):
+                side = projected.get(column.table)
+                if side is None or isinstance(column.this, exp.Star):
+                    continue
+                assert side.columns is not None
+                if column.name in side.columns or column.name == side.marker:
+                    continue
+                self.diags.add(
+                    "E004",
+                    f"`{side.alias}` has no column `{column.name}`: its subquery projects "
+                    + ", ".join(f"`{n}`" for n in side.columns),
+                    _span_of_expr(column),
+                    "unknown column",
+                )
+                return False
+        return True
+
+    def _one_event_time_per_input(self) -> bool:
+        """Spark 3.5+ with several stateful operators allowed (its default) fails a join input
+        with two event-time columns (E025); the Spark is the pipeline's `-- sjoin: spark`."""
+        version = SparkVersion.parse(self.spark) if self.spark else None
+        if version is not None and not version.at_least(3, 5):
+            return False
+        confs = {c.key: c.value.strip().strip("'\"").lower() for c in self.given.confs}
+        return confs.get("spark.sql.streaming.statefulOperator.allowMultiple") != "false"
 
 
 # ------------------------------------------------------------------ helpers

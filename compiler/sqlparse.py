@@ -765,15 +765,10 @@ class SqlToAst(ToAst):
         _options, watermark, alias = kids
         return _Tail(watermark, alias)
 
-    @v_args(meta=True)
-    def options_clause(self, meta: Meta, kids: list[Any]) -> None:
-        self._refuse(
-            "options of a read",
-            self._span(meta),
-            "not modelled",
-            "sjoin reads a dataset as the pipeline defines it; set a source's options where "
-            "the stream is defined",
-        )
+    def options_clause(self, kids: list[Any]) -> None:
+        """``WITH ('maxFilesPerTrigger' = '1')`` on a read: how the source cuts its input into
+        micro-batches, which a trace says for sjoin (its batches); read past."""
+        return None
 
     def table_alias(self, kids: list[Any]) -> ast.Ident:
         return kids[0]  # type: ignore[no-any-return]
