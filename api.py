@@ -8,8 +8,9 @@ becomes one E999 diagnostic (an sjoin bug), never a traceback.
 
 from __future__ import annotations
 
+import dataclasses
 import gc
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field, fields, is_dataclass
 from pathlib import Path
@@ -36,12 +37,25 @@ class CheckResult:
     diagnostics: list[Diagnostic] = field(default_factory=list)
     bound: BoundSpec | None = None
     plan: Plan | None = None
+    spec: SpecFile | None = None  # the AST the binder read (of a .sjoin text or a pipeline)
     relation: str | None = None  # the query root the plan was made for (`--relation`)
     spark: SparkVersion | None = None  # the version it was planned for over its `spark` line
+    # how to check the same input again, for another query root or Spark version (a
+    # pipeline's files are read again; a .sjoin spec's text is checked again)
+    again: Callable[[str | None, SparkVersion | None], CheckResult] | None = field(
+        default=None, repr=False, compare=False
+    )
 
     @property
     def ok(self) -> bool:
         return not any(d.severity == "error" for d in self.diagnostics)
+
+    def recheck(self, relation: str | None, spark: SparkVersion | None) -> CheckResult:
+        """The same spec (or pipeline) checked again, planned for the query rooted at
+        ``relation`` and for Spark ``spark`` (over its own `spark` statement)."""
+        if self.again is not None:
+            return self.again(relation, spark)
+        return check_text(self.source.text, self.source.path, relation, spark)
 
     def plan_json(self) -> dict[str, Any]:
         """The plan JSON of the language brief (§5); requires a plan."""
@@ -75,20 +89,39 @@ def check_text(
     E031 where it passes the limit, and it is neither bound nor planned.  Each limit is
     checked before the work it bounds (the text before parsing, the number of relations
     before binding, the number of columns as they are bound)."""
-    if spark is not None and spark.minor_version not in SUPPORTED_SPARK:
-        supported = ", ".join(f"{a}.{b}" for a, b in SUPPORTED_SPARK)
-        raise ValueError(f"check_text: sjoin models Spark {supported}, not {spark}")
+    _supported(spark, "check_text")
     # past the length limit only one more character is kept: the place of the refusal
     source = Source(path, text[: limits.MAX_SPEC_CHARS + 1])
     diags = Diagnostics()
+
+    def read() -> SpecFile | None:
+        if limits.refuse_text(source.text, diags):
+            return None
+        return parse(source, diags)
+
+    return _check(source, diags, read, relation, spark)
+
+
+def _supported(spark: SparkVersion | None, caller: str) -> None:
+    if spark is not None and spark.minor_version not in SUPPORTED_SPARK:
+        supported = ", ".join(f"{a}.{b}" for a, b in SUPPORTED_SPARK)
+        raise ValueError(f"{caller}: sjoin models Spark {supported}, not {spark}")
+
+
+def _check(
+    source: Source,
+    diags: Diagnostics,
+    read: Callable[[], SpecFile | None],
+    relation: str | None,
+    spark: SparkVersion | None,
+) -> CheckResult:
+    """Bind and plan the AST ``read`` gives (None: refused past a size limit)."""
     result = CheckResult(source, relation=relation, spark=spark)
     spec: SpecFile | None = None
     try:
         with _collector_paused():
-            if limits.refuse_text(source.text, diags):
-                return _refused(result, diags)
-            spec = parse(source, diags)
-            if limits.refuse_statements(spec, diags):
+            spec = result.spec = read()
+            if spec is None or limits.refuse_statements(spec, diags):
                 return _refused(result, diags)
             result.bound = bind(spec, source, diags, spark)
             if any(d.code == "E031" for d in diags.items):
@@ -121,6 +154,64 @@ def check_text(
         bound is not None and bool(bound.broken_watermarks),
     )
     return result
+
+
+def check_pipeline(
+    path: str | Path,
+    relation: str | None = None,
+    spark: SparkVersion | None = None,
+    trace: str | Path | None = None,
+) -> CheckResult:
+    """THE entry point of the SQL front end: the pipeline at ``path`` (a Spark Declarative
+    Pipelines SQL file, or a project: its directory or its spark-pipeline.yml) read into the
+    same AST a .sjoin spec parses to, then bound and planned as ``check_text`` does.  Every
+    diagnostic's span is a place in one of its files (``result.source.locate``).
+
+    ``trace``: a JSON-lines trace from which the columns of a stream the pipeline defines in
+    Python, and the schema file does not declare, are inferred (W012 says so).
+
+    Never raises on what the files say; a path that is no pipeline (missing, unreadable,
+    not UTF-8, a directory without spark-pipeline.yml) raises ``PipelineError``."""
+    from .compiler.project import read_pipeline
+    from .compiler.sqllower import lower, sql_help
+
+    _supported(spark, "check_pipeline")
+    diags = Diagnostics()
+    project = read_pipeline(path, diags)
+    source = project.source
+
+    def read() -> SpecFile | None:
+        if limits.refuse_text(source.text, diags):
+            return None
+        if trace is not None:
+            from .compiler.inference import infer_streams
+
+            project.given.inferred = infer_streams(project.given, Path(trace), diags)
+        return lower(project.given, diags)
+
+    result = _check(source, diags, read, relation, spark)
+    result.diagnostics = [  # the help in the pipeline's own terms
+        dataclasses.replace(d, help=sql_help(d.help)) for d in result.diagnostics
+    ]
+    result.again = lambda again_relation, again_spark: check_pipeline(
+        path, again_relation, again_spark, trace
+    )
+    return result
+
+
+def check_any(
+    path: str | Path,
+    relation: str | None = None,
+    spark: SparkVersion | None = None,
+    trace: str | Path | None = None,
+) -> CheckResult:
+    """A .sjoin spec, or a pipeline (``check_pipeline``) when ``path`` is a .sql file, a
+    spark-pipeline.yml or a directory."""
+    from .compiler.project import is_pipeline
+
+    if is_pipeline(path):
+        return check_pipeline(path, relation, spark, trace)
+    return check_file(path, relation, spark)
 
 
 def _refused(result: CheckResult, diags: Diagnostics) -> CheckResult:

@@ -24,7 +24,7 @@ from typing import Any, Literal
 
 import pytest
 
-from .api import CheckResult, check_file
+from .api import CheckResult, check_any
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -34,7 +34,8 @@ def pytest_configure(config: pytest.Config) -> None:
 
 
 def _checked(spec: str | Path, relation: str | None = None) -> CheckResult:
-    result = check_file(spec, relation)
+    """A .sjoin spec, or a pipeline (a .sql file, a project directory), without errors."""
+    result = check_any(spec, relation)
     errors = [d for d in result.diagnostics if d.severity == "error"]
     if errors or result.plan is None:
         from .cli.render import render_plain

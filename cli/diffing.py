@@ -11,8 +11,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..api import CheckResult, check_text
+from ..api import CheckResult
 from ..compiler.diff import SpecDiff, VersionDiff, diff_plans, diff_versions, pair_queries
+from ..compiler.explain import plan_json
 from ..compiler.model import SUPPORTED_SPARK, SparkVersion
 from ..compiler.plan import Plan
 from .render import shown_value
@@ -196,12 +197,27 @@ class _Report:
 @dataclass
 class ChangeReport(_Report):
     diff: SpecDiff
+    # OLD and NEW plan alike, every query, operator and setting (a .sjoin spec and its
+    # pipeline SQL twin, say): the same pipeline in two syntaxes
+    same_plan: bool = False
+
+    def to_dict(self) -> dict[str, Any]:
+        out = super().to_dict()
+        out["same_plan"] = self.same_plan
+        return out
+
+    def text(self) -> str:
+        if not self.same_plan:
+            return super().text()
+        same = "OLD and NEW are the same pipeline: every query, operator and setting plans alike"
+        return same + "\n\n" + super().text()
 
 
 def diff_change(old: CheckResult, new: CheckResult, trace: Path | None) -> ChangeReport:
     """`sjoin diff OLD NEW [--trace T]`; both specs must have planned without errors."""
     assert old.plan is not None and new.plan is not None
     report = ChangeReport(diff_plans(old.plan, new.plan))
+    report.same_plan = plan_json(old.plan, []) == plan_json(new.plan, [])
     if trace is not None:
         roots = pair_queries(old.plan, new.plan)
         report.trace = compare_runs((old.plan, new.plan), roots, trace, ("OLD", "NEW"), False)
@@ -234,7 +250,7 @@ def at_version(spec: CheckResult, version: str) -> CheckResult:
     is not one sjoin models raises DiffUsageError, as ``parse_version`` does."""
     parsed = SparkVersion.parse(parse_version(version, "the Spark version"))
     assert parsed is not None  # parse_version accepted it
-    return check_text(spec.source.text, spec.source.path, spec.relation, parsed)
+    return spec.recheck(spec.relation, parsed)
 
 
 def diff_upgrade(

@@ -44,7 +44,8 @@ COLOR = click.option(
     show_default=True,
     help="Color the text output (NO_COLOR is honoured).",
 )
-SPEC = click.argument("spec", type=click.Path(dir_okay=False, path_type=Path))
+# a .sjoin spec, or a pipeline: a .sql file, or a project (its directory or spark-pipeline.yml)
+SPEC = click.argument("spec", type=click.Path(path_type=Path))
 TRACE = click.option(
     "--trace",
     "trace",
@@ -141,12 +142,21 @@ def _load_compiler() -> None:
             gc.enable()
 
 
-def load(path: Path, relation: str | None = None) -> CheckResult:
+def load(path: Path, relation: str | None = None, trace: Path | None = None) -> CheckResult:
     """Read and check one spec (planned for the query rooted at ``relation``, when given);
-    an unreadable file is a usage error (exit 2)."""
+    an unreadable file is a usage error (exit 2).  A .sql file, a spark-pipeline.yml or a
+    directory is a Spark Declarative Pipeline, read by the SQL front end
+    (``api.check_pipeline``; with ``trace``, the columns of the streams it defines in Python
+    and does not declare are inferred from it)."""
     _load_compiler()
-    from ..api import check_text, read_spec
+    from ..api import check_pipeline, check_text, read_spec
+    from ..compiler.project import PipelineError, is_pipeline
 
+    if is_pipeline(path):
+        try:
+            return check_pipeline(path, relation, trace=trace)
+        except PipelineError as err:
+            raise click.UsageError(str(err)) from None
     try:
         text = read_spec(path)
     except FileNotFoundError:
@@ -170,7 +180,7 @@ def main() -> None:
 
 
 @main.command()
-@click.argument("specs", nargs=-1, required=True, type=click.Path(dir_okay=False, path_type=Path))
+@click.argument("specs", nargs=-1, required=True, type=click.Path(path_type=Path))
 @FORMAT
 @COLOR
 @last_resort
@@ -376,7 +386,7 @@ def compile_(spec: Path, target: str, output: Path | None, color: str) -> None:
     from ..runtime.files import check_places
 
     try:
-        check_places([Place("the spec", spec)], [Place("--output", output)])
+        check_places([Place("the spec", spec, tree=spec.is_dir())], [Place("--output", output)])
     except UsageError as err:
         raise click.UsageError(str(err)) from None
     try:
@@ -394,7 +404,7 @@ def _write_pipeline(printer: Printer, plan: Plan, spec: Path, output: Path) -> N
     from ..runtime.files import check_places
 
     try:
-        check_places([Place("the spec", spec)], [Place("--output", output)])
+        check_places([Place("the spec", spec, tree=spec.is_dir())], [Place("--output", output)])
     except UsageError as err:
         raise click.UsageError(str(err)) from None
     if output.exists() and not output.is_dir():
@@ -415,6 +425,70 @@ def _write_pipeline(printer: Printer, plan: Plan, spec: Path, output: Path) -> N
         f"({len(files)} files; run it there with `spark-pipelines run`)",
         "green",
     )
+
+
+@main.command(name="fmt")
+@SPEC
+@click.option(
+    "--to",
+    "to",
+    type=click.Choice(["sjoin", "sql"]),
+    required=True,
+    help="sjoin: a .sjoin spec (of a pipeline's SQL, or a spec laid out anew); sql: one "
+    "Spark Declarative Pipelines SQL file (docs/pipelines.md).",
+)
+@click.option(
+    "-o",
+    "--output",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Write it here instead of stdout.",
+)
+@COLOR
+@last_resort
+def fmt_(spec: Path, to: str, output: Path | None, color: str) -> None:
+    """Convert SPEC between the two syntaxes: a pipeline's SQL (a .sql file, or a project
+    directory) into a .sjoin spec with --to sjoin, a .sjoin spec into a pipeline SQL file
+    with --to sql. Either reads back to the same plan.
+
+    Exit status: 0 converted, 1 SPEC has errors or holds text the other syntax cannot
+    hold, 2 usage error.
+    """
+    from ..compiler.backends.sjointext import Unwritable
+
+    printer = Printer(color)
+    result = load(spec)
+    printer.diagnostics((d, result.source) for d in result.diagnostics)
+    if not result.ok or result.spec is None or result.plan is None:
+        sys.exit(1)
+    try:
+        if to == "sjoin":
+            from ..compiler.backends.pytext import comment
+            from ..compiler.unparse import spec_text
+
+            header = "-- " + comment(f"converted by `sjoin fmt --to sjoin` from {spec}")[2:]
+            text = spec_text(result.spec, header)
+        else:
+            from ..compiler.backends.pipeline import pipeline_sql
+
+            text = pipeline_sql(result.plan, spec.as_posix())
+    except Unwritable as err:
+        printer.note(f"sjoin fmt: error: {err}", "red")
+        sys.exit(1)
+    if output is None:
+        click.echo(text, nl=False)
+        return
+    from ..runtime import Place, UsageError
+    from ..runtime.files import check_places
+
+    try:
+        check_places([Place("the spec", spec, tree=spec.is_dir())], [Place("--output", output)])
+        output.write_text(text, encoding="utf-8")
+    except UsageError as err:
+        raise click.UsageError(str(err)) from None
+    except OSError as err:
+        raise click.UsageError(f"cannot write {output}: {err.strerror}") from None
+    printer.note(f"{output}: {'.sjoin spec' if to == 'sjoin' else 'pipeline SQL'} of {spec}",
+                 "green")  # fmt: skip
 
 
 @main.command()
@@ -486,7 +560,7 @@ def verify(
     if kafka is not None and kafka != "local" and not _KAFKA_ADDRESS.fullmatch(kafka):
         raise click.UsageError(f"--kafka takes HOST:PORT or `local`, not {kafka!r}")
     printer = Printer(color)
-    result = load(spec, relation)
+    result = load(spec, relation, trace)
     printer.diagnostics((d, result.source) for d in result.diagnostics)
     if not result.ok or result.plan is None:
         sys.exit(1)
@@ -712,8 +786,8 @@ def _verify_progress(printer: Printer) -> Iterator[Callable[[Any], None]]:
 
 
 @main.command()
-@click.argument("old", type=click.Path(dir_okay=False, path_type=Path))
-@click.argument("new", required=False, type=click.Path(dir_okay=False, path_type=Path))
+@click.argument("old", type=click.Path(path_type=Path))
+@click.argument("new", required=False, type=click.Path(path_type=Path))
 @click.option("--spark", "from_spark", metavar="A", help="With one SPEC: the Spark it runs on now.")
 @click.option("--to", "to_spark", metavar="B", help="With one SPEC: the Spark to upgrade to.")
 @click.option(
@@ -955,7 +1029,7 @@ def run(
         show_rows = TableWriter(stdout, colored).show
     try:
         policy = bad_rows_policy(bad_rows)
-        reads = [Place("the spec", spec)]
+        reads = [Place("the spec", spec, tree=spec.is_dir())]
         writes = [Place("--report", report)] if report is not None else []
         # before anything is written (the report's own check makes its file): every path
         # the user named; the run checks them again with its relation folders
@@ -974,7 +1048,7 @@ def run(
     except UsageError as err:
         raise click.UsageError(str(err)) from None
     printer = Printer(color)
-    result = load(spec, relation)
+    result = load(spec, relation, None if isinstance(trace, str) or trace.is_dir() else trace)
     printer.diagnostics((d, result.source) for d in result.diagnostics)
     if not result.ok or result.plan is None:
         sys.exit(1)

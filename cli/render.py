@@ -43,8 +43,10 @@ def segments(d: Diagnostic, src: Source) -> Segments:
     A line longer than ``MAX_LINE_SHOWN`` characters is shown as that many of its columns,
     from ``CONTEXT_SHOWN`` before the diagnostic's column, with ``...`` where it is cut: a
     large generated spec may hold a whole join on one line, and each diagnostic on it would
-    otherwise print all of it."""
-    line, col = src.line_col(d.span.start)
+    otherwise print all of it.  The place is in the file ``src.locate`` gives (one of a
+    pipeline project's files)."""
+    src, span = src.locate(d.span)
+    line, col = src.line_col(span.start)
     length = src.line_length(line)
     first, last = 1, length
     if length > MAX_LINE_SHOWN:
@@ -55,9 +57,9 @@ def segments(d: Diagnostic, src: Source) -> Segments:
     at = len(cut_before) + col - first  # the diagnostic's column in ``text``, 0-based
     prefix = text[:at]
     pad = "".join("\t" if ch == "\t" else " " * _cells(ch) for ch in prefix)
-    line_start = d.span.start - col + 1
-    end = min(d.span.end, line_start + last)  # the span's end on the line shown
-    underlined = text[at : max(at, end - d.span.start + at)]
+    line_start = span.start - col + 1
+    end = min(span.end, line_start + last)  # the span's end on the line shown
+    underlined = text[at : max(at, end - span.start + at)]
     carets = "^" * max(1, sum(_cells(ch) for ch in underlined))
     gutter = " " * len(str(line))
     style = STYLES[d.severity]
@@ -85,8 +87,9 @@ def render_plain(d: Diagnostic, src: Source) -> str:
 
 def to_dict(d: Diagnostic, src: Source) -> dict[str, Any]:
     """The JSON record of a diagnostic (the `diagnostics` entries of the plan JSON)."""
-    line, col = src.line_col(d.span.start)
-    end_line, end_col = src.line_col(d.span.end)
+    src, span = src.locate(d.span)
+    line, col = src.line_col(span.start)
+    end_line, end_col = src.line_col(span.end)
     return {
         "code": d.code,
         "col": col,

@@ -291,6 +291,27 @@ CODES: Final[dict[str, Code]] = {
             "available when it starts, so a `trigger` other than 'available_now' has no "
             "meaning. The PySpark job (`--target pyspark`, the default) runs all of them.",
         ),
+        # ------------------------------------------------------------ SQL pipelines
+        Code(
+            "E033",
+            "error",
+            "not modelled in a SQL pipeline",
+            "Reported when sjoin reads a Spark Declarative Pipeline's SQL (a .sql file or a "
+            "project directory, docs/pipelines.md): this part of the pipeline is valid Spark "
+            "SQL, or is how Spark runs it, but sjoin cannot model it, or Spark refuses it in a "
+            "streaming query. Among them: a read of a stream without STREAM (a batch read, a "
+            "stream-static join), a streaming table between two joins or aggregates (reading it "
+            "starts a second query, and no watermark crosses a table: make it a temporary "
+            "view), two reads of one stream with different WATERMARK clauses (sjoin models one "
+            "watermark per stream), a watermark on an expression, a WHERE after an outer join "
+            "(other than `WHERE y.k IS NULL`, a left anti join), LEFT ANTI JOIN of two streams "
+            "(Spark refuses it), more than one join in one query, a table-valued function as a "
+            "source (open-source Spark's SQL has no streaming file or Kafka reader: define the "
+            "stream in Python and declare its columns in sjoin-schemas.sql), NOT NULL columns, "
+            "DISTINCT, HAVING, ORDER BY, the operators `<=>`, `||`, RLIKE, and a conf or a "
+            "`-- sjoin:` line given twice with different values. The message names the "
+            "construct and the help the way to write it that sjoin reads.",
+        ),
         # ------------------------------------------------------------ internal
         Code(
             "E999",
@@ -378,6 +399,26 @@ CODES: Final[dict[str, Code]] = {
             "prune, such as a second event-time column (E025). The message quotes the error "
             "that `--relation NAME` reports. Without a sink in the spec any relation may be "
             "started, so this is that error itself.",
+        ),
+        Code(
+            "W011",
+            "warning",
+            "part of a pipeline sjoin does not check",
+            "Reported when sjoin reads a SQL pipeline: this part of it is outside sjoin's "
+            "model, and changes nothing sjoin checks: a materialized view or a persisted view "
+            "(recomputed in batch), a streaming table whose query keeps no state and whose "
+            "columns are not declared, a Spark conf sjoin does not model (the plan assumes "
+            "Spark's default), a Python file sjoin cannot read, or a dataset whose name a "
+            "Python file computes.",
+        ),
+        Code(
+            "W012",
+            "warning",
+            "columns inferred from the trace",
+            "A stream the pipeline defines in Python has no declared columns (sjoin-schemas.sql "
+            "declares them, docs/pipelines.md), so sjoin took them from the trace: the message "
+            "lists them as a column list to copy into the schema file. An integer is BIGINT, a "
+            "number with a fraction DOUBLE, an ISO-8601 string TIMESTAMP, other text STRING.",
         ),
     )
 }

@@ -256,6 +256,9 @@ class Plan:
     # was made for, the `set` statement that pins it); a job warns where its cluster differs
     assumed_conf: dict[str, tuple[str, str]] = field(default_factory=dict)
     setting_spans: dict[str, Span] = field(default_factory=dict)  # the settings a spec sets
+    # the `set` statements (as .sjoin writes them) of the settings the spec sets that are no
+    # Spark conf: what a pipeline's SQL holds in `-- sjoin:` lines (the rest: spark_conf)
+    set_statements: tuple[str, ...] = ()
     spark_span: Span | None = None  # the spec's `spark` statement, when it has one
 
     @property

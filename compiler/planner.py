@@ -47,7 +47,7 @@ from .plan import (
     StreamNode,
     WindowColumn,
 )
-from .settings import assumed_conf, job_conf, settings_of
+from .settings import assumed_conf, job_conf, own_settings, settings_of
 from .split import ConditionSplit, conjoin, not_null_columns, sides, split_condition
 from .sql import spark_sql as _sql
 from .state import expand_between, legacy_terms, value_bounds
@@ -136,6 +136,7 @@ class Planner:
             spark_conf=job_conf(self.settings, self.spec.settings),
             assumed_conf=assumed_conf(self.settings, self.spec.settings),
             setting_spans={name: s.span for name, s in self.spec.settings.items()},
+            set_statements=own_settings(self.settings, self.spec.settings),
             spark_span=self.spec.spark_span,
         )
         found, checks = hazards.check(plan)

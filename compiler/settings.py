@@ -160,6 +160,16 @@ def assumed_conf(settings: Settings, chosen: Iterable[str]) -> dict[str, tuple[s
     }
 
 
+def own_settings(settings: Settings, chosen: Iterable[str]) -> tuple[str, ...]:
+    """The `set` statements of the settings in ``chosen`` that are no Spark conf (sjoin's
+    own: what no Spark conf of a pipeline can say)."""
+    return tuple(
+        f"set {name} = {setting_literal(name, settings.value(name))}"
+        for name, spec in SETTINGS.items()
+        if spec.spark_conf is None and name in set(chosen)
+    )
+
+
 def semantic_conf(settings: Settings) -> dict[str, str]:
     """Every conf the results depend on, at the value the plan was made for: what a
     verification run sets, so that Spark runs the plan sjoin explained."""

@@ -159,3 +159,27 @@ class Source:
     @staticmethod
     def _shown(text: str) -> str:
         return visible(LINE_BREAK.sub("\n", text))
+
+    def locate(self, span: Span) -> tuple[Source, Span]:
+        """The file a span is in and the span there: for one file, itself and the span
+        (``ProjectSource`` holds several)."""
+        return self, span
+
+
+@dataclass(frozen=True)
+class ProjectSource(Source):
+    """The text of several files read as one (a pipeline project: its spark-pipeline.yml,
+    SQL and Python files): spans are offsets in the whole text, and ``locate`` gives the
+    file a span is in and the span in that file, which is what a diagnostic shows."""
+
+    parts: tuple[tuple[int, Source], ...] = ()
+
+    def locate(self, span: Span) -> tuple[Source, Span]:
+        if not self.parts:
+            return self, span
+        starts = [start for start, _ in self.parts]
+        i = max(0, bisect.bisect_right(starts, span.start) - 1)
+        start, file = self.parts[i]
+        local_start = max(0, span.start - start)
+        local_end = max(local_start, min(span.end - start, len(file.text)))
+        return file, Span(min(local_start, len(file.text)), local_end)

@@ -47,15 +47,15 @@ OPTIONS: Final[dict[str, Any]] = {
 _FORMAT: Final = b"sjoin-parser-cache 1"
 
 
-def grammar_text() -> str:
-    return resources.files(__name__).joinpath("sjoin.lark").read_text(encoding="utf-8")
+def grammar_text(name: str = "sjoin.lark") -> str:
+    return resources.files(__name__).joinpath(name).read_text(encoding="utf-8")
 
 
-def cache_key(text: str) -> str:
+def cache_key(text: str, options: dict[str, Any] | None = None) -> str:
     """What the built parser depends on: the grammar, the options, Lark and Python."""
     parts = [
         text,
-        repr(sorted(OPTIONS.items())),
+        repr(sorted((OPTIONS if options is None else options).items())),
         f"lark {lark.__version__}",
         f"python {sys.version_info[0]}.{sys.version_info[1]}",
     ]
@@ -75,14 +75,34 @@ def cache_file(key: str) -> Path | None:
 
 @lru_cache(maxsize=1)
 def parser() -> Lark:
-    text = grammar_text()
-    key = cache_key(text)
+    return _parser("sjoin.lark")
+
+
+@lru_cache(maxsize=1)
+def sql_parser() -> Lark:
+    """The parser of one statement of a pipeline's SQL file (``pipeline_sql.lark``)."""
+    return _parser("pipeline_sql.lark")
+
+
+@lru_cache(maxsize=1)
+def clause_parser() -> Lark:
+    """The .sjoin grammar started at a `from` clause: a `-- sjoin: from ...` annotation of a
+    pipeline's SQL file (compiler/sqlparse.py)."""
+    return _parser("sjoin.lark", start="from_clause")
+
+
+def _parser(name: str, **extra: Any) -> Lark:
+    """The parser of grammar ``name`` with OPTIONS (and ``extra`` ones), from the cache when
+    it holds it, else built and kept there."""
+    options = {**OPTIONS, **extra}
+    text = grammar_text(name)
+    key = cache_key(text, options)
     path = cache_file(key)
     if path is not None:
-        cached = read_cache(path, key)
+        cached = read_cache(path, key, options)
         if cached is not None:
             return cached
-    built = Lark(text, **OPTIONS)
+    built = Lark(text, **options)
     if path is not None:
         write_cache(built, path, key)
     return built
@@ -96,7 +116,7 @@ def _owned(st: os.stat_result) -> bool:
     return st.st_uid == getuid() and not st.st_mode & (stat.S_IWGRP | stat.S_IWOTH)
 
 
-def read_cache(path: Path, key: str) -> Lark | None:
+def read_cache(path: Path, key: str, options: dict[str, Any] | None = None) -> Lark | None:
     """The parser in ``path``, or None when there is none to trust (``parser``)."""
     try:
         with open(path, "rb") as file:
@@ -113,8 +133,8 @@ def read_cache(path: Path, key: str) -> Lark | None:
     except Exception:  # missing, unreadable or not what it says: build the parser instead
         return None
     # the loaded parser is the one these options build
-    options = loaded.options
-    if any(getattr(options, name, None) != value for name, value in OPTIONS.items()):
+    wanted = OPTIONS if options is None else options
+    if any(getattr(loaded.options, name, None) != value for name, value in wanted.items()):
         return None
     return loaded
 

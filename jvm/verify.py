@@ -41,7 +41,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-from ..api import CheckResult, check_text
+from ..api import CheckResult
 from ..compiler.model import SUPPORTED_SPARK, SparkVersion
 from ..compiler.plan import JoinNode, Plan, StreamNode
 from ..compiler.settings import semantic_conf
@@ -463,8 +463,8 @@ def like_local(spec: CheckResult, local: str) -> tuple[CheckResult, str]:
 
     The runtime follows the plan's version, so comparing it with the Spark that runs is
     comparing like with like.  A local version sjoin does not model keeps the target plan.
-    The spec's text is planned again with the local ``X.Y`` as ``check_text``'s ``spark``
-    (it wins over the `spark` statement; the text is not changed, so every diagnostic
+    The spec is planned again with the local ``X.Y`` as its ``spark`` (``CheckResult.recheck``:
+    it wins over the `spark` statement; the text is not changed, so every diagnostic
     points at the user's lines).  The result may have errors: the spec does not plan for the
     local version."""
     assert spec.plan is not None, "like_local needs a planned spec"
@@ -483,7 +483,7 @@ def like_local(spec: CheckResult, local: str) -> tuple[CheckResult, str]:
             f"the runtime follows the spec's target, Spark {target}, so version-dependent "
             "behaviour may differ"
         )
-    again = check_text(spec.source.text, spec.source.path, spec.relation, SparkVersion(*minor))
+    again = spec.recheck(spec.relation, SparkVersion(*minor))
     wanted = f"{target.major}.{target.minor}"
     return again, (
         f"the spec targets Spark {target}; comparing the runtime as Spark {as_text}, "
@@ -512,7 +512,7 @@ def verify_spec(
         raise ValueError("verify_spec needs a spec without errors")
     if relation is not None and relation != spec.relation:
         # planned for the query that runs: what its errors are (W010 becomes the error)
-        spec = check_text(spec.source.text, spec.source.path, relation, spec.spark)
+        spec = spec.recheck(relation, spec.spark)
         if spec.plan is None or not spec.ok:
             errors = [d for d in spec.diagnostics if d.severity == "error"]
             raise SpecError(

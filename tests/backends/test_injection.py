@@ -20,6 +20,7 @@ tested even on text the front end would reject), the job is generated, and:
 from __future__ import annotations
 
 import ast
+import contextlib
 import dataclasses
 import inspect
 import re
@@ -41,6 +42,7 @@ from sjoin.api import check_text
 from sjoin.compiler.backends import pipeline, pyspark, pytext
 from sjoin.compiler.backends.pipeline import compile_pipeline
 from sjoin.compiler.backends.pyspark import compile_pyspark
+from sjoin.compiler.backends.sjointext import Unwritable
 from sjoin.compiler.plan import Plan
 
 PAYLOADS = {
@@ -649,7 +651,8 @@ def test_reproduction_quote_in_a_stream_name(tmp_path: Path) -> None:
 # a Python literal, an SQL name or string, or a YAML value.
 
 PIPELINE_STORAGE = "file:///work/ZQFILE/pipeline-storage"
-# a sink's checkpoint: SDP keeps each flow's checkpoint under the pipeline's storage
+# a sink's checkpoint: SDP keeps each flow's checkpoint under the pipeline's storage, so it
+# is only in sjoin-schemas.sql's `-- sjoin: sink` line (a comment for Spark's lexer)
 NOT_IN_PIPELINE = {"ZQCHKA", "ZQCHKB", "ZQCHKC", "ZQNCHK"}
 
 
@@ -726,13 +729,17 @@ def test_payload_in_every_place_of_the_pipeline(payload: str) -> None:
 
 
 def test_every_place_holds_its_marker_in_the_benign_pipeline() -> None:
-    """Every place reaches the project, except the sinks' checkpoints (unused by SDP)."""
+    """Every place reaches the project, the sinks' checkpoints (unused by SDP) only in
+    sjoin-schemas.sql."""
     missing = []
     for kind, marker in PLACES:
         files = generate_pipeline(kind, None, "")
+        files.pop("sjoin-schemas.sql")
         if not any(marker in text for text in files.values()):
             missing.append((kind, marker))
     assert {marker for _, marker in missing} == NOT_IN_PIPELINE, missing
+    for kind, marker in PLACES:
+        assert marker in "".join(generate_pipeline(kind, None, "").values())
 
 
 def test_every_line_of_the_pipeline_back_end_runs_under_the_cases() -> None:
@@ -752,9 +759,15 @@ def test_every_line_of_the_pipeline_back_end_runs_under_the_cases() -> None:
         for payload in ("", PAYLOADS["python-call"], PAYLOADS["every-escape"]):
             for kind, marker in PLACES:
                 generate_pipeline(kind, marker, payload)
+                plan = substitute(PLANS[kind], marker, payload)
+                with contextlib.suppress(Unwritable):  # `sjoin fmt --to sql` refuses it
+                    pipeline.pipeline_sql(plan, SPEC_PATH)
         for kind in PLANS:
             compile_pipeline(PLANS[kind], "p", PIPELINE_STORAGE, SPEC_PATH)
             pipeline.pipeline_notes(PLANS[kind])
+            pipeline.pipeline_sql(PLANS[kind], SPEC_PATH)
+        with contextlib.suppress(Unwritable):  # a SET ends at `;`
+            pipeline.pipeline_sql(substitute(PLANS["sources"], "ZQTZ", "a;b"), SPEC_PATH)
         # a relation named as the first sink would be: the sink's name moves aside
         taken = substitute(PLANS["available-now"], "ZQNG", "sink_0")
         assert pipeline.sink_names(taken) == ["sink_0_", "sink_1"]

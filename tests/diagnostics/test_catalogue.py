@@ -1,4 +1,8 @@
-"""The catalogue of broken specs: one file per case in ``cases/``, named ``<CODE>_<what>.sjoin``.
+"""The catalogue of broken specs: one file per case in ``cases/``, named ``<CODE>_<what>.sjoin``,
+or a pipeline's SQL file ``<CODE>_<what>.sql`` (read by the SQL front end, its diagnostics in
+the .sql file), or a pipeline project directory ``<CODE>_<what>/`` (its expectations are the
+``# expect:`` lines of its spark-pipeline.yml, each naming the file it points into; a
+``trace.jsonl`` in it is given as ``--trace`` is).
 
 Each case file starts with header lines
 
@@ -29,23 +33,30 @@ U+D800), the only way to keep one in a file.
 
 from __future__ import annotations
 
+import contextlib
 import re
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
-from sjoin.api import CheckResult, check_text, read_spec
+from sjoin.api import CheckResult, check_pipeline, check_text, read_spec
 from sjoin.cli.render import render_plain
 from sjoin.compiler.codes import CODES
 from sjoin.compiler.source import Source
 
 CASES_DIR = Path(__file__).parent / "cases"
-CASES = sorted(CASES_DIR.glob("*.sjoin"))
-NAME = re.compile(r"(?P<code>[EW]\d{3})_[a-z0-9_]+\.sjoin")
+CASES = sorted(
+    [
+        *CASES_DIR.glob("*.sjoin"),
+        *CASES_DIR.glob("*.sql"),
+        *(p for p in CASES_DIR.iterdir() if p.is_dir()),
+    ]
+)
+NAME = re.compile(r"(?P<code>[EW]\d{3})_[a-z0-9_]+(\.sjoin|\.sql|)")
 EXPECT = re.compile(
-    r"--\s*expect:\s*(?P<code>[EW]\d{3})\s+at\s+(?P<line>\d+):(?P<col>\d+)"
-    r'(?P<texts>(?:\s+"[^"]*")*)\s*$'
+    r"(?:--|#)\s*expect:\s*(?P<code>[EW]\d{3})\s+at\s+(?:(?P<file>[\w./-]+):)?"
+    r'(?P<line>\d+):(?P<col>\d+)(?P<texts>(?:\s+"[^"]*")*)\s*$'
 )
 NOT_EXPECTED = {"E999"}  # an internal error has no case: the fuzz tests hunt for it
 
@@ -56,10 +67,13 @@ class Expect:
     line: int
     col: int
     texts: tuple[str, ...] = ()
+    file: str | None = None  # in a project case: the file it points into
 
     def matches(self, found: Found) -> bool:
-        return (found.code, found.line, found.col) == (self.code, self.line, self.col) and all(
-            text in found.message for text in self.texts
+        return (
+            (found.code, found.line, found.col) == (self.code, self.line, self.col)
+            and self.file in (None, found.file)
+            and all(text in found.message for text in self.texts)
         )
 
     def __str__(self) -> str:
@@ -73,21 +87,27 @@ class Found:
     line: int
     col: int
     message: str
+    file: str = ""
 
     def __str__(self) -> str:
-        return f"{self.code} at {self.line}:{self.col}: {self.message}"
+        return f"{self.code} at {self.file}:{self.line}:{self.col}: {self.message}"
+
+
+def header(path: Path) -> Path:
+    """The file of a case that holds its expectations."""
+    return path / "spark-pipeline.yml" if path.is_dir() else path
 
 
 def expectations(path: Path) -> list[Expect]:
     """The ``-- expect:`` header lines of a case (they must come first in the file)."""
     found = []
-    for line in read_spec(path).split("\n"):
-        if not line.startswith("-- expect:"):
+    for line in read_spec(header(path)).split("\n"):
+        if not line.startswith(("-- expect:", "# expect:")):
             break
         m = EXPECT.fullmatch(line.strip())
         assert m is not None, f"{path.name}: malformed header line {line!r}"
         texts = tuple(re.findall(r'"([^"]*)"', m["texts"]))
-        found.append(Expect(m["code"], int(m["line"]), int(m["col"]), texts))
+        found.append(Expect(m["code"], int(m["line"]), int(m["col"]), texts, m["file"]))
     return found
 
 
@@ -96,6 +116,13 @@ PIPELINE_ONLY = ("E032",)  # reported by `sjoin compile --target pipeline` only
 
 
 def check(path: Path) -> CheckResult:
+    if path.suffix != ".sjoin":  # a pipeline: its paths relative to the catalogue, as shown
+        trace = path / "trace.jsonl" if path.is_dir() else None
+        with contextlib.chdir(CASES_DIR.parent):
+            return check_pipeline(
+                Path("cases") / path.name,
+                trace=trace if trace is not None and trace.exists() else None,
+            )
     result = check_text(read_spec(path), f"cases/{path.name}")
     if path.name.startswith(COMPILE_ONLY):
         from sjoin.compiler.job_warnings import job_warnings
@@ -117,8 +144,11 @@ def check(path: Path) -> CheckResult:
 def diagnostics(result: CheckResult) -> list[Found]:
     out = []
     for d in result.diagnostics:
-        line, col = result.source.line_col(d.span.start)
-        out.append(Found(d.code, d.severity, line, col, d.message))
+        source, span = result.source.locate(d.span)
+        line, col = source.line_col(span.start)
+        shown = Path(source.path)
+        where = shown.relative_to(Path("cases") / shown.parts[1]).as_posix()
+        out.append(Found(d.code, d.severity, line, col, d.message, where))
     return out
 
 
@@ -158,9 +188,10 @@ def test_case_file_is_well_formed(path: Path) -> None:
     )
     for exp in expected:
         assert exp.code in CODES, f"{path.name}: {exp.code} is not in compiler/codes.py"
-    source = Source(path.name, read_spec(path))  # its lines, as diagnostics count them
-    last_line, _ = source.line_col(len(source.text))
     for exp in expected:
+        where = path / exp.file if exp.file else path
+        source = Source(path.name, read_spec(where))  # its lines, as diagnostics count them
+        last_line, _ = source.line_col(len(source.text))
         assert exp.line <= last_line, f"{path.name}: {exp} is past the end of the file"
         assert exp.col <= len(source.line_text(exp.line)) + 1, (
             f"{path.name}: {exp} is past its line"

@@ -12,11 +12,10 @@ what is waiting when it starts, batch after batch, and Spark runs no no-data bat
 two data batches, only after the last (the recordings show it; sjoin runs a trace file as
 batches that each arrive after the one before has run unless told otherwise).
 
-Until the SQL front end (issue 28, part 2) is merged, `sjoin check` does not accept a
-pipeline project, and each of those tests is an expected failure (strict=False).
+The SQL front end (issue 28, part 2: `api.check_pipeline`) reads each project.
 
-The same questions are asked today of each case written as a `.sjoin` spec by hand
-(tests/pipelines/equivalents/CASE.sjoin), on the same micro-batches: these pass now. Two
+The same questions are asked of each case written as a `.sjoin` spec by hand
+(tests/pipelines/equivalents/CASE.sjoin), on the same micro-batches. Two
 cases have none: `left_anti_range` (a `.sjoin` LEFT ANTI join is compiled as a left outer
 join that keeps the unmatched rows, which Spark runs; the SQL LEFT ANTI join, run as written,
 Spark rejects) and `window_key_with_time_column` (a `.sjoin` join on windows keeps no second
@@ -26,7 +25,6 @@ watermark; the SQL keeps both, and Spark fails).
 
 from __future__ import annotations
 
-import functools
 import json
 import subprocess
 import sys
@@ -40,7 +38,6 @@ from ..conftest import load_script
 
 catalogue = load_script("pipeline_catalogue")
 CASES = catalogue.cases()
-NOT_MERGED = "SQL front end (issue 28 part 2) not merged"
 
 # The diagnostic that stands for Spark's error, per rejected case (docs/diagnostics.md). None:
 # any error: a `.sjoin` LEFT ANTI join is compiled as a left outer join that keeps the
@@ -80,15 +77,6 @@ def sjoin(*args: str) -> subprocess.CompletedProcess[str]:
     )
 
 
-def _front_end_missing(done: subprocess.CompletedProcess[str]) -> bool:
-    """`sjoin check PROJECT_DIR` before part 2: a usage error (the argument must be a file),
-    or, given a .sql file, a syntax error at its first `CREATE`."""
-    said = done.stdout + done.stderr
-    return (done.returncode == 2 and "is a directory" in said) or (
-        done.returncode == 1 and "unexpected `CREATE`" in said
-    )
-
-
 EQUIVALENTS = Path(__file__).parent / "equivalents"
 
 
@@ -97,22 +85,9 @@ def target(case: str, kind: str) -> Path:
     return catalogue.CATALOGUE / case if kind == "pipeline" else EQUIVALENTS / f"{case}.sjoin"
 
 
-@functools.cache
-def _reads_pipelines() -> bool:
-    """Whether `sjoin check` reads a pipeline project (asked once, of the first case)."""
-    return not _front_end_missing(
-        sjoin("check", "--format", "json", str(target(CASES[0], "pipeline")))
-    )
-
-
 def _check(case: str, kind: str) -> list[dict[str, Any]]:
-    """The errors `sjoin check --format json` reports; an expected failure while sjoin
-    does not read a pipeline project."""
-    if kind == "pipeline" and not _reads_pipelines():
-        pytest.xfail(NOT_MERGED)
+    """The errors `sjoin check --format json` reports."""
     done = sjoin("check", "--format", "json", str(target(case, kind)))
-    if kind == "pipeline" and _front_end_missing(done):
-        pytest.xfail(NOT_MERGED)
     assert done.returncode in (0, 1), done.stdout + done.stderr
     diagnostics: list[dict[str, Any]] = json.loads(done.stdout)["diagnostics"]
     errors = [d for d in diagnostics if d["severity"] == "error"]

@@ -1,0 +1,417 @@
+"""A pipeline's files: a SQL file, or a Spark Declarative Pipelines project directory.
+
+A project is what ``spark-pipelines`` reads: ``spark-pipeline.yml`` (or ``.yaml``) names
+the source files with its ``libraries`` globs (``folder/**`` or a file path, as SDP allows)
+and gives Spark confs in ``configuration``.  Its SQL files are parsed
+(``compiler/sqlparse.py``), its Python files only read for the names of the datasets they
+define (``@dp.table``, ``@dp.materialized_view``, ``@dp.temporary_view``,
+``dp.create_streaming_table``, ``dp.create_sink``, ``@dp.append_flow``): sjoin runs no
+Python.  The columns of a stream the pipeline defines in Python are declared in the schema
+file, ``sjoin-schemas.sql`` next to ``spark-pipeline.yml`` (``CREATE STREAMING TABLE name
+(col TYPE, ...)`` statements, outside every libraries glob: SDP never reads it).
+
+Every file read is one part of a ``ProjectSource``: spans are places in their files.  What
+cannot be read at all (no such path, not UTF-8, no spark-pipeline.yml in a directory) is a
+``PipelineError`` for the caller (a usage error); what a file says wrongly is a diagnostic.
+"""
+
+from __future__ import annotations
+
+import ast as python_ast
+import glob as globbing
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from . import limits, sqlast
+from .diagnostics import Diagnostics
+from .source import ProjectSource, Source, Span
+from .sqllower import SCHEMA_FILE, Conf, PipelineInput, PythonDataset
+from .sqlparse import parse_sql
+
+SPEC_NAMES = ("spark-pipeline.yml", "spark-pipeline.yaml")
+SPEC_FIELDS = ("name", "storage", "catalog", "database", "schema", "configuration", "libraries")
+
+
+class PipelineError(ValueError):
+    """A path that is no pipeline sjoin can read (the message says why)."""
+
+
+@dataclass
+class Project:
+    """The files of a pipeline, read: the source of all their text and what they say."""
+
+    root: Path
+    source: ProjectSource
+    given: PipelineInput
+    files: list[Path] = field(default_factory=list)
+
+
+def is_pipeline(path: str | Path) -> bool:
+    """Whether ``path`` is read as a pipeline (a .sql file, a spark-pipeline.yml, or a
+    directory) rather than as a .sjoin spec."""
+    p = Path(path)
+    return p.suffix.lower() == ".sql" or p.name in SPEC_NAMES or p.is_dir()
+
+
+def _read(path: Path) -> str:
+    try:
+        with open(path, encoding="utf-8", errors="surrogatepass", newline="") as f:
+            return f.read(limits.MAX_SPEC_CHARS + 1)
+    except FileNotFoundError:
+        raise PipelineError(f"no such file: {path}") from None
+    except IsADirectoryError:
+        raise PipelineError(f"{path} is a directory") from None
+    except UnicodeDecodeError as err:
+        raise PipelineError(f"{path} is not UTF-8 text (byte {err.start})") from None
+    except OSError as err:
+        raise PipelineError(f"cannot read {path}: {err.strerror}") from None
+
+
+class _Texts:
+    """The files' texts laid end to end, each at its offset in the whole."""
+
+    def __init__(self, shown_root: Path | None) -> None:
+        self.parts: list[tuple[int, Source]] = []
+        self.chunks: list[str] = []
+        self.length = 0
+        self.shown_root = shown_root
+
+    def add(self, path: Path, shown: str | None = None) -> tuple[int, int]:
+        text = _read(path)
+        start = self.length
+        self.parts.append((start, Source(shown or str(path), text)))
+        self.chunks.append(text)
+        self.length += len(text)
+        # a line break between files keeps a statement of one from running into the next
+        self.chunks.append("\n")
+        self.length += 1
+        return start, start + len(text)
+
+    def source(self, path: str) -> ProjectSource:
+        return ProjectSource(path, "".join(self.chunks), tuple(self.parts))
+
+
+def read_pipeline(path: str | Path, diags: Diagnostics) -> Project:
+    """The pipeline at ``path``: a .sql file (with ``sjoin-schemas.sql`` beside it, when
+    there is one), or a project (its directory, or its spark-pipeline.yml)."""
+    p = Path(path)
+    if p.is_dir():
+        found = [p / n for n in SPEC_NAMES if (p / n).is_file()]
+        if not found:
+            raise PipelineError(
+                f"{p} is a directory without spark-pipeline.yml: give a .sjoin spec, a "
+                "pipeline's .sql file or a pipeline project's directory"
+            )
+        if len(found) > 1:
+            raise PipelineError(f"{p} holds both spark-pipeline.yml and spark-pipeline.yaml")
+        return _project(found[0], diags)
+    if p.name in SPEC_NAMES:
+        return _project(p, diags)
+    if not p.exists():
+        raise PipelineError(f"no such file: {p}")
+    texts = _Texts(None)
+    given = PipelineInput()
+    start, end = texts.add(p)
+    files = [p]
+    schema = p.parent / SCHEMA_FILE
+    schema_range = None
+    if schema.is_file() and schema.resolve() != p.resolve():
+        schema_range = texts.add(schema)
+        files.append(schema)
+    source = texts.source(str(p))
+    given.sql.append(parse_sql(source.text, start, end, str(p), diags))
+    if schema_range is not None:
+        given.schemas.append(parse_sql(source.text, *schema_range, str(schema), diags))
+    given.span = Span(0, len(source.text))
+    return Project(p.parent, source, given, files)
+
+
+def _project(spec: Path, diags: Diagnostics) -> Project:
+    root = spec.parent
+    texts = _Texts(root)
+    spec_range = texts.add(spec)
+    spec_text = texts.chunks[0]
+    settings, libraries = _spec(spec_text, spec_range[0], diags)
+    given = PipelineInput(confs=settings)
+    files: list[tuple[Path, str]] = []
+    seen: set[Path] = set()
+    for pattern, span in libraries:
+        matched = _glob(root, pattern, span, diags)
+        for file in matched:
+            key = file.resolve()
+            if key in seen:
+                continue
+            seen.add(key)
+            files.append((file, file.relative_to(root).as_posix()))
+    ranges = []
+    for file, shown in files:
+        if file.suffix not in (".sql", ".py"):
+            continue
+        ranges.append((file, shown, texts.add(file, str(root / shown))))
+    schema = root / SCHEMA_FILE
+    schema_range = None
+    if schema.is_file():
+        if schema.resolve() in seen:
+            diags.add(
+                "E033",
+                f"a libraries glob matches {SCHEMA_FILE}",
+                Span(spec_range[0], spec_range[0]),
+                "SDP would run it",
+                f"keep {SCHEMA_FILE} out of every glob: SDP would define its tables a second time",
+            )
+        else:
+            schema_range = texts.add(schema, str(root / SCHEMA_FILE))
+    source = texts.source(str(root))
+    for file, shown, (start, end) in ranges:
+        if file.suffix == ".sql":
+            given.sql.append(parse_sql(source.text, start, end, str(root / shown), diags))
+        else:
+            given.python.extend(_python(source.text, start, end, diags))
+    if schema_range is not None:
+        given.schemas.append(parse_sql(source.text, *schema_range, str(schema), diags))
+    for file, shown in files:
+        if file.suffix not in (".sql", ".py"):
+            diags.add(
+                "E033",
+                f"`{shown}` is matched by a libraries glob, and is no .sql or .py file",
+                Span(spec_range[0], spec_range[0]),
+                "SDP refuses it",
+                "SDP reads .py and .sql files only (PIPELINE_UNSUPPORTED_DEFINITIONS_FILE_"
+                "EXTENSION): move it out of the glob's folder",
+            )
+    given.span = Span(0, len(source.text))
+    return Project(root, source, given, [spec, *(f for f, _ in files)])
+
+
+# ------------------------------------------------------------------ spark-pipeline.yml
+
+
+def _spec(text: str, offset: int, diags: Diagnostics) -> tuple[list[Conf], list[tuple[str, Span]]]:
+    """The confs and the libraries globs of spark-pipeline.yml, each with its place."""
+    try:
+        import yaml  # type: ignore[import-untyped]
+    except ImportError:  # pragma: no cover - pyyaml is a dependency of sjoin
+        raise PipelineError("reading spark-pipeline.yml needs pyyaml: pip install pyyaml") from None
+    try:
+        root = yaml.compose(text, Loader=yaml.SafeLoader)
+    except yaml.YAMLError as err:
+        mark = getattr(err, "problem_mark", None) or getattr(err, "context_mark", None)
+        at = offset + (mark.index if mark is not None else 0)
+        diags.add(
+            "E001",
+            f"spark-pipeline.yml is not valid YAML: {getattr(err, 'problem', None) or err}",
+            Span(at, at + 1),
+            "here",
+        )
+        return [], []
+
+    def span(node: Any) -> Span:
+        return Span(offset + node.start_mark.index, offset + node.end_mark.index)
+
+    if not isinstance(root, yaml.MappingNode):
+        where = span(root) if root is not None else Span(offset, offset)
+        diags.add("E033", "spark-pipeline.yml holds no mapping of fields", where,
+                  "not a pipeline spec")  # fmt: skip
+        return [], []
+    confs: list[Conf] = []
+    libraries: list[tuple[str, Span]] = []
+    for key_node, value in root.value:
+        key = key_node.value
+        if key not in SPEC_FIELDS:
+            diags.add(
+                "E033",
+                f"`{key}` is no field of a pipeline spec",
+                span(key_node),
+                "SDP refuses it",
+                "a spec has the fields " + ", ".join(SPEC_FIELDS),
+            )
+        elif key == "configuration":
+            confs.extend(_configuration(value, span, diags))
+        elif key == "libraries":
+            libraries.extend(_libraries(value, span, diags))
+    # `name` and `storage` are SDP's to require (a run may add them to its copy): sjoin
+    # reads only the libraries and the confs
+    return confs, libraries
+
+
+def _configuration(node: Any, span: Any, diags: Diagnostics) -> list[Conf]:
+    import yaml  # type: ignore[import-untyped]
+
+    if not isinstance(node, yaml.MappingNode):
+        diags.add("E033", "`configuration` is no mapping of confs", span(node), "not a mapping")
+        return []
+    out = []
+    for key, value in node.value:
+        if not isinstance(value, yaml.ScalarNode) or value.tag != "tag:yaml.org,2002:str":
+            diags.add(
+                "E033",
+                f"the value of `{key.value}` is no string",
+                span(value),
+                "not a string",
+                'SDP takes strings only: quote it ("4")',
+            )
+            continue
+        out.append(Conf(str(key.value), str(value.value), span(key), span(value),
+                        Span(span(key).start, span(value).end)))  # fmt: skip
+    return out
+
+
+def _libraries(node: Any, span: Any, diags: Diagnostics) -> list[tuple[str, Span]]:
+    import yaml  # type: ignore[import-untyped]
+
+    out = []
+    entries = node.value if isinstance(node, yaml.SequenceNode) else None
+    if entries is None:
+        diags.add("E033", "`libraries` is no list", span(node), "not a list")
+        return []
+    for entry in entries:
+        include = None
+        if isinstance(entry, yaml.MappingNode):
+            for k, v in entry.value:
+                if k.value == "glob" and isinstance(v, yaml.MappingNode):
+                    for k2, v2 in v.value:
+                        if k2.value == "include" and isinstance(v2, yaml.ScalarNode):
+                            include = v2
+        if include is None:
+            diags.add(
+                "E033",
+                "a library that is no `glob: {include: ...}`",
+                span(entry),
+                "not read",
+                "write `- glob:\\n    include: transformations/**`",
+            )
+            continue
+        out.append((str(include.value), span(include)))
+    return out
+
+
+def _glob(root: Path, pattern: str, span: Span, diags: Diagnostics) -> list[Path]:
+    """The files a libraries glob matches, as SDP matches them (a file path, or a folder's
+    ``/**``, every file under it; any other glob is refused), in a stable order."""
+    if globbing.has_magic(pattern):
+        prefix = pattern[:-3] if pattern.endswith("/**") else None
+        if prefix is None or globbing.has_magic(prefix):
+            diags.add(
+                "E033",
+                f"SDP refuses the glob `{pattern}`",
+                span,
+                "not a file or a folder/**",
+                "write a file path, or a folder followed by /** (PIPELINE_SPEC_INVALID_GLOB_"
+                "PATTERN)",
+            )
+            return []
+        pattern += "/*"
+    found = [p for p in root.glob(pattern) if p.is_file() and "__pycache__" not in p.parts]
+    return sorted(found)
+
+
+# ------------------------------------------------------------------ Python files
+
+_DECORATORS = {
+    "table": "table",
+    "materialized_view": "materialized_view",
+    "temporary_view": "temporary_view",
+    "view": "temporary_view",
+    "append_flow": "flow",
+}
+_CALLS = {"create_streaming_table": "streaming_table", "create_sink": "sink"}
+
+
+def _python(text: str, start: int, end: int, diags: Diagnostics) -> list[PythonDataset]:
+    """The datasets a Python file of the pipeline defines, by name (sjoin runs no Python):
+    each ``@dp.table``-like decorator and ``dp.create_*`` call whose name it can read."""
+    code = text[start:end]
+    lines = [0]
+    for i, ch in enumerate(code):
+        if ch == "\n":
+            lines.append(i + 1)
+
+    def at(node: Any) -> Span:
+        line = getattr(node, "lineno", 1)
+        col = getattr(node, "col_offset", 0)
+        end_line = getattr(node, "end_lineno", line) or line
+        end_col = getattr(node, "end_col_offset", col) or col
+        a = start + lines[min(line, len(lines)) - 1] + _utf8_col(code, lines, line, col)
+        b = start + lines[min(end_line, len(lines)) - 1] + _utf8_col(code, lines, end_line, end_col)
+        return Span(a, max(a, b))
+
+    try:
+        tree = python_ast.parse(code)
+    except (SyntaxError, ValueError) as err:
+        line = getattr(err, "lineno", 1) or 1
+        pos = start + lines[min(line, len(lines)) - 1]
+        diags.add(
+            "W011",
+            f"sjoin cannot read this Python file: {getattr(err, 'msg', err)}",
+            Span(pos, pos + 1),
+            "not read",
+            "the datasets it defines are unknown to sjoin",
+        )
+        return []
+    out: list[PythonDataset] = []
+    for node in python_ast.walk(tree):
+        if isinstance(node, (python_ast.FunctionDef, python_ast.AsyncFunctionDef)):
+            for deco in node.decorator_list:
+                call = deco if isinstance(deco, python_ast.Call) else None
+                func = call.func if call is not None else deco
+                kind = _DECORATORS.get(_attr(func))
+                if kind is None:
+                    continue
+                keyword = "target" if kind == "flow" else "name"
+                name = _keyword(call, keyword) if call is not None else None
+                given = call is not None and any(k.arg == keyword for k in call.keywords)
+                if kind == "flow" and name is None:
+                    continue
+                if name is None and given:
+                    diags.add("W011", "sjoin cannot read the name of this dataset", at(deco),
+                              "not a string literal")  # fmt: skip
+                    continue
+                out.append(PythonDataset(name or node.name, kind, at(deco)))
+        elif isinstance(node, python_ast.Call):
+            kind = _CALLS.get(_attr(node.func))
+            if kind is None:
+                continue
+            name = _keyword(node, "name")
+            if name is None and node.args and isinstance(node.args[0], python_ast.Constant):
+                name = node.args[0].value if isinstance(node.args[0].value, str) else None
+            if name is None:
+                diags.add("W011", "sjoin cannot read the name of this dataset", at(node),
+                          "not a string literal")  # fmt: skip
+                continue
+            out.append(PythonDataset(name, kind, at(node)))
+    return out
+
+
+def _utf8_col(code: str, lines: list[int], line: int, col: int) -> int:
+    """Python's column (UTF-8 bytes) as characters."""
+    begin = lines[min(line, len(lines)) - 1]
+    row = code[begin : begin + col * 4]
+    count = 0
+    for i, ch in enumerate(row):
+        if count >= col:
+            return i
+        count += len(ch.encode("utf-8", "surrogatepass"))
+    return len(row)
+
+
+def _attr(node: Any) -> str:
+    if isinstance(node, python_ast.Attribute):
+        return node.attr
+    if isinstance(node, python_ast.Name):
+        return node.id
+    return ""
+
+
+def _keyword(call: Any, name: str) -> str | None:
+    for keyword in call.keywords:
+        if keyword.arg == name:
+            value = keyword.value
+            if isinstance(value, python_ast.Constant) and isinstance(value.value, str):
+                return value.value
+            return None
+    return None
+
+
+__all__ = ["PipelineError", "Project", "SqlFile", "is_pipeline", "read_pipeline"]
+SqlFile = sqlast.SqlFile

@@ -1,0 +1,127 @@
+"""One bound model from both syntaxes: a spec and its pipeline SQL plan alike.
+
+- every example, compiled to a pipeline project (`compile --target pipeline`, with JSON
+  sources so that every stream is a table the pipeline reads), read back from the project's
+  directory, plans as the spec does;
+- every example -> `fmt --to sql` -> `fmt --to sjoin` plans as the example at each step;
+- every hand-written pipeline (tests/sqlfront/pipelines) -> `fmt --to sjoin` -> `fmt --to
+  sql` plans as the pipeline at each step, and its plan JSON is snapshotted.
+
+"Plans alike" is the plan JSON (docs/plan-json.md) with the diagnostics' places left out:
+the same names, keys, state rules, filters, watermarks, checks, settings and sinks.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from sjoin.api import CheckResult, check_pipeline, check_text, read_spec
+from sjoin.compiler import ast
+from sjoin.compiler.backends.pipeline import compile_pipeline, pipeline_sql
+from sjoin.compiler.diagnostics import Diagnostics
+from sjoin.compiler.job_warnings import pipeline_refusals
+from sjoin.compiler.model import SparkVersion
+from sjoin.compiler.parse import parse
+from sjoin.compiler.source import Source, Span
+from sjoin.compiler.unparse import spec_text
+
+from ..conftest import EXAMPLES
+
+HERE = Path(__file__).parent
+PIPELINES = sorted((HERE / "pipelines").glob("*.sql"))
+PLACES = ("line", "col", "end_line", "end_col", "file")
+
+
+def alike(result: CheckResult) -> dict[str, Any]:
+    """The plan JSON without the diagnostics' places."""
+    assert result.plan is not None, [d.message for d in result.diagnostics]
+    data = result.plan_json()
+    data["diagnostics"] = [
+        {k: v for k, v in d.items() if k not in PLACES} for d in data["diagnostics"]
+    ]
+    return data
+
+
+def with_json_sources(text: str) -> str:
+    """The spec with each stream read `from json` (a pipeline reads its own inputs)."""
+    spec = parse(Source("x", text), Diagnostics())
+    statements = []
+    for stmt in spec.statements:
+        if isinstance(stmt, ast.StreamDecl):
+            name = stmt.name.text
+            option = ast.OptionDecl(
+                ast.Ident("path", Span(0, 0)), ast.Value(f"in/{name}", "string", Span(0, 0)),
+                Span(0, 0),
+            )  # fmt: skip
+            source = ast.FormatDecl(ast.Ident("json", Span(0, 0)), (option,), Span(0, 0))
+            stmt = dataclasses.replace(stmt, source=source)
+        statements.append(stmt)
+    return spec_text(dataclasses.replace(spec, statements=tuple(statements)))
+
+
+@pytest.mark.parametrize("example", EXAMPLES, ids=lambda p: p.stem)
+def test_compiled_project_reads_back_to_the_same_plan(example: Path, tmp_path: Path) -> None:
+    spec = check_text(with_json_sources(read_spec(example)), example.name, spark=SparkVersion(4, 3))
+    assert spec.ok and spec.plan is not None
+    assert pipeline_refusals(spec.plan) == []
+    root = tmp_path / "project"
+    files = compile_pipeline(spec.plan, example.stem, (root / "storage").as_uri(), "x.sjoin")
+    for relative, text in files.items():
+        (root / relative).parent.mkdir(parents=True, exist_ok=True)
+        (root / relative).write_text(text, encoding="utf-8")
+    back = check_pipeline(root)
+    assert back.ok, [d.message for d in back.diagnostics]
+    assert alike(back) == alike(spec)
+
+
+@pytest.mark.parametrize("example", EXAMPLES, ids=lambda p: p.stem)
+def test_example_to_sql_to_sjoin(example: Path, tmp_path: Path) -> None:
+    spec = check_text(read_spec(example), example.name)
+    assert spec.ok and spec.plan is not None
+    sql = tmp_path / f"{example.stem}.sql"
+    sql.write_text(pipeline_sql(spec.plan, example.name), encoding="utf-8")
+    as_sql = check_pipeline(sql)
+    assert as_sql.ok and as_sql.spec is not None, [d.message for d in as_sql.diagnostics]
+    assert alike(as_sql) == alike(spec)
+    again = check_text(spec_text(as_sql.spec), "again.sjoin")
+    assert alike(again) == alike(spec)
+
+
+@pytest.mark.parametrize("pipeline", PIPELINES, ids=lambda p: p.stem)
+def test_pipeline_to_sjoin_to_sql(pipeline: Path, tmp_path: Path) -> None:
+    original = check_pipeline(pipeline)
+    assert original.ok and original.spec is not None, [d.message for d in original.diagnostics]
+    as_sjoin = check_text(spec_text(original.spec), "x.sjoin")
+    assert as_sjoin.ok and as_sjoin.plan is not None
+    assert alike(as_sjoin) == alike(original)
+    sql = tmp_path / "again.sql"
+    sql.write_text(pipeline_sql(as_sjoin.plan, "x.sjoin"), encoding="utf-8")
+    assert alike(check_pipeline(sql)) == alike(original)
+
+
+@pytest.mark.parametrize("pipeline", PIPELINES, ids=lambda p: p.stem)
+def test_pipeline_plan_snapshot(pipeline: Path, json_snapshot) -> None:  # type: ignore[no-untyped-def]
+    with contextlib.chdir(HERE):
+        result = check_pipeline(Path("pipelines") / pipeline.name)
+    assert result.plan is not None
+    assert result.plan_json() == json_snapshot
+
+
+def test_the_sql_and_its_sjoin_twin_diff_as_the_same(tmp_path: Path) -> None:
+    """`sjoin diff` of a .sjoin spec and its pipeline SQL: the same pipeline."""
+    from click.testing import CliRunner
+
+    from sjoin.cli.main import main
+
+    example = next(p for p in EXAMPLES if p.stem == "iot_window_join")
+    sql = tmp_path / "twin.sql"
+    done = CliRunner().invoke(main, ["fmt", str(example), "--to", "sql", "-o", str(sql)])
+    assert done.exit_code == 0, done.output
+    done = CliRunner().invoke(main, ["diff", str(example), str(sql), "--color", "never"])
+    assert done.exit_code == 0, done.output
+    assert done.output.startswith("OLD and NEW are the same pipeline")

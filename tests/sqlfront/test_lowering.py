@@ -1,0 +1,471 @@
+"""What each form of a pipeline's SQL becomes (compiler/sqllower.py): the .sjoin text of the
+AST the binder reads, statement by statement; and every refusal, with its code, its place and
+why."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from sjoin.api import CheckResult, check_pipeline
+from sjoin.compiler.unparse import statement
+
+STREAMS = """CREATE STREAMING TABLE a (k BIGINT, t TIMESTAMP, s STRING);
+CREATE STREAMING TABLE b (k BIGINT, t TIMESTAMP, s STRING);
+"""
+WA = "STREAM(a) WATERMARK t DELAY OF INTERVAL 1 SECOND"
+WB = "STREAM(b) WATERMARK t DELAY OF INTERVAL 1 SECOND"
+RANGE = "x.k = y.k AND y.t BETWEEN x.t AND x.t + INTERVAL 1 MINUTE"
+
+
+def check(tmp_path: Path, sql: str, head: str = STREAMS) -> CheckResult:
+    path = tmp_path / "p.sql"
+    path.write_text(head + sql, encoding="utf-8")
+    return check_pipeline(path)
+
+
+def relations(result: CheckResult) -> list[str]:
+    """The .sjoin text of every statement but the streams."""
+    assert result.spec is not None
+    return [statement(s) for s in result.spec.statements if not statement(s).startswith("stream")]
+
+
+FORMS = {
+    "inner join, WHERE a condition of ON": (
+        f"CREATE STREAMING TABLE j AS SELECT x.k, y.s FROM {WA} AS x JOIN {WB} AS y ON {RANGE} "
+        "WHERE x.s = 'a' OR y.s = 'b'",
+        [
+            "join j = a AS x INNER JOIN b AS y\n    ON  x.k = y.k\n"
+            "    AND y.t BETWEEN x.t AND x.t + INTERVAL 1 MINUTE\n"
+            "    AND (x.s = 'a' OR y.s = 'b')\n    SELECT x.k,\n           y.s"
+        ],
+    ),
+    "left semi join, WHERE a condition of ON": (
+        f"CREATE STREAMING TABLE j AS SELECT x.* FROM {WA} AS x LEFT SEMI JOIN {WB} AS y "
+        f"ON {RANGE} WHERE x.s IS NOT NULL",
+        [
+            "join j = a AS x LEFT SEMI JOIN b AS y\n    ON  x.k = y.k\n"
+            "    AND y.t BETWEEN x.t AND x.t + INTERVAL 1 MINUTE\n"
+            "    AND x.s IS NOT NULL\n    SELECT x.*"
+        ],
+    ),
+    "left anti join: LEFT OUTER + a right key IS NULL": (
+        f"CREATE STREAMING TABLE j AS SELECT x.k FROM {WA} AS x LEFT JOIN {WB} AS y ON {RANGE} "
+        "WHERE y.k IS NULL",
+        [
+            "join j = a AS x LEFT ANTI JOIN b AS y\n    ON  x.k = y.k\n"
+            "    AND y.t BETWEEN x.t AND x.t + INTERVAL 1 MINUTE\n    SELECT x.k"
+        ],
+    ),
+    "left anti join: LEFT OUTER + the right side's marker IS NULL": (
+        f"CREATE STREAMING TABLE j AS SELECT x.k FROM {WA} AS x LEFT JOIN "
+        f"(SELECT k, t, TRUE AS m FROM {WB}) AS y ON {RANGE} WHERE y.m IS NULL",
+        [
+            "join j = a AS x LEFT ANTI JOIN b AS y\n    ON  x.k = y.k\n"
+            "    AND y.t BETWEEN x.t AND x.t + INTERVAL 1 MINUTE\n    SELECT x.k"
+        ],
+    ),
+    "aggregate of a stream": (
+        f"CREATE STREAMING TABLE c AS SELECT window(t, '1 minute') AS w, count(*) AS n "
+        f"FROM {WA} GROUP BY window(t, '1 minute')",
+        [
+            "aggregate c = a\n    GROUP BY window(t, INTERVAL 1 MINUTE)\n"
+            "    SELECT window(t, INTERVAL 1 MINUTE) AS w,\n           count(*) AS n"
+        ],
+    ),
+    "no aliases: the relations' names": (
+        "CREATE STREAMING TABLE j AS SELECT a.k FROM STREAM(a) JOIN STREAM b ON a.k = b.k",
+        ["join j = a INNER JOIN b\n    ON  a.k = b.k\n    SELECT a.k"],
+    ),
+    "a flow by position: the table's column names": (
+        "CREATE STREAMING TABLE out (key BIGINT, text STRING);\n"
+        "CREATE FLOW f AS INSERT INTO out SELECT x.k, y.s FROM STREAM(a) x JOIN STREAM(b) y "
+        "ON x.k = y.k",
+        [
+            "join out = a AS x INNER JOIN b AS y\n    ON  x.k = y.k\n"
+            "    SELECT x.k AS key,\n           y.s AS text"
+        ],
+    ),
+    "an aggregate over a join in one query": (
+        f"CREATE STREAMING TABLE c AS SELECT x.k, count(*) AS n, max(y.k) AS yk FROM {WA} x "
+        f"JOIN {WB} y ON {RANGE} GROUP BY x.k, window(x.t, '1 minute')",
+        [
+            "join c_join = a AS x INNER JOIN b AS y\n    ON  x.k = y.k\n"
+            "    AND y.t BETWEEN x.t AND x.t + INTERVAL 1 MINUTE\n"
+            "    SELECT x.k AS x_k,\n           y.k AS y_k,\n           x.t AS t",
+            "aggregate c = c_join\n    GROUP BY c_join.x_k, window(c_join.t, INTERVAL 1 MINUTE)"
+            "\n    SELECT c_join.x_k AS k,\n           count(*) AS n,\n"
+            "           max(c_join.y_k) AS yk",
+        ],
+    ),
+    "a chain through a temporary view, defined after its reader": (
+        "CREATE STREAMING TABLE c AS SELECT v.k, count(*) AS n FROM STREAM(v) "
+        "GROUP BY v.k, window(v.t, '1 minute');\n"
+        f"CREATE TEMPORARY VIEW v AS SELECT x.k, x.t FROM {WA} x JOIN {WB} y ON {RANGE}",
+        [
+            "join v = a AS x INNER JOIN b AS y\n    ON  x.k = y.k\n"
+            "    AND y.t BETWEEN x.t AND x.t + INTERVAL 1 MINUTE\n"
+            "    SELECT x.k,\n           x.t",
+            "aggregate c = v\n    GROUP BY v.k, window(v.t, INTERVAL 1 MINUTE)\n"
+            "    SELECT v.k,\n           count(*) AS n",
+        ],
+    ),
+    "a window key projected in subqueries": (
+        "CREATE STREAMING TABLE j AS SELECT x.k, x.w AS win FROM "
+        f"(SELECT k, timestamp_micros(unix_micros(t)) AS t, window(t, '10 seconds') AS w "
+        f"FROM {WA}) AS x JOIN (SELECT k, window(t, '10 seconds') AS w FROM {WB}) AS y "
+        "ON x.k = y.k AND x.w = y.w",
+        [
+            "join j = a AS x INNER JOIN b AS y\n    ON  x.k = y.k\n"
+            "    AND window(x.t, INTERVAL 10 SECONDS) = window(y.t, INTERVAL 10 SECONDS)\n"
+            "    SELECT x.k,\n           window(x.t, INTERVAL 10 SECONDS) AS win"
+        ],
+    ),
+    "settings: SET and -- sjoin: lines": (
+        "-- sjoin: spark 4.1\n-- sjoin: set allow_unemitted_outer_rows = true\n"
+        "SET spark.sql.shuffle.partitions = 4;\n"
+        "SET spark.sql.streaming.stateStore.providerClass = "
+        "org.apache.spark.sql.execution.streaming.state.RocksDBStateStoreProvider;\n"
+        f"-- sjoin: sink j to json (path = 'out/j')\n"
+        f"CREATE STREAMING TABLE j AS SELECT x.k FROM {WA} x JOIN {WB} y ON {RANGE}",
+        [
+            "spark 4.1",
+            "set allow_unemitted_outer_rows = true",
+            "set shuffle_partitions = 4",
+            "set state_store = rocksdb",
+            "join j = a AS x INNER JOIN b AS y\n    ON  x.k = y.k\n"
+            "    AND y.t BETWEEN x.t AND x.t + INTERVAL 1 MINUTE\n    SELECT x.k",
+            "sink j to json (path = 'out/j')",
+        ],
+    ),
+}
+
+
+@pytest.mark.parametrize("name", sorted(FORMS))
+def test_form(tmp_path: Path, name: str) -> None:
+    sql, expected = FORMS[name]
+    result = check(tmp_path, sql)
+    errors = [d for d in result.diagnostics if d.severity == "error"]
+    assert not errors, [d.message for d in errors]
+    assert relations(result) == expected
+
+
+def test_streams_take_their_watermark_and_source_from_the_sql(tmp_path: Path) -> None:
+    result = check(
+        tmp_path,
+        f"CREATE STREAMING TABLE j AS SELECT x.k FROM {WA} x JOIN {WB} y ON {RANGE}",
+        head="-- sjoin: from json (path = 'in/a')\n" + STREAMS,
+    )
+    assert result.ok and result.spec is not None
+    streams = [statement(s) for s in result.spec.statements if statement(s).startswith("stream")]
+    assert streams == [
+        "stream a (\n    k  BIGINT,\n    t  TIMESTAMP,\n    s  STRING\n)\n"
+        "watermark t delay 1 second\nfrom json (path = 'in/a')",
+        "stream b (\n    k  BIGINT,\n    t  TIMESTAMP,\n    s  STRING\n)\n"
+        "watermark t delay 1 second",
+    ]
+
+
+# ------------------------------------------------------------------ refusals
+
+# (SQL after the two streams, the code, the text the diagnostic starts at, a message part)
+REFUSALS = {
+    "batch read of a stream": (
+        f"CREATE STREAMING TABLE j AS SELECT x.k FROM {WA} x JOIN b y ON x.k = y.k",
+        "E033", "b y", "read without STREAM",
+    ),
+    "streaming table read by a join": (
+        f"CREATE STREAMING TABLE j AS SELECT x.k, x.t FROM {WA} x JOIN {WB} y ON {RANGE};\n"
+        "CREATE STREAMING TABLE c AS SELECT count(*) AS n FROM STREAM(j) GROUP BY j.k",
+        "E033", "j) GROUP", "second streaming query",
+    ),
+    "two watermarks for one stream": (
+        f"CREATE STREAMING TABLE j AS SELECT x.k FROM {WA} x JOIN {WB} y ON {RANGE};\n"
+        "CREATE STREAMING TABLE j2 AS SELECT x.k FROM STREAM(a) WATERMARK t DELAY OF "
+        f"INTERVAL 2 SECONDS x JOIN {WB} y ON {RANGE}",
+        "E033", "WATERMARK t DELAY OF INTERVAL 2", "another watermark",
+    ),
+    "watermark on an expression": (
+        "CREATE STREAMING TABLE j AS SELECT x.k FROM STREAM(a) WATERMARK t + INTERVAL 1 "
+        f"SECOND AS t2 DELAY OF INTERVAL 1 SECOND x JOIN {WB} y ON {RANGE}",
+        "E033", "t + INTERVAL 1", "a watermark on an expression",
+    ),
+    "watermark on a join's view": (
+        f"CREATE TEMPORARY VIEW v AS SELECT x.k, x.t FROM {WA} x JOIN {WB} y ON {RANGE};\n"
+        "CREATE STREAMING TABLE c AS SELECT count(*) AS n FROM STREAM(v) WATERMARK t DELAY "
+        "OF INTERVAL 1 SECOND GROUP BY v.k",
+        "E033", "WATERMARK t DELAY OF INTERVAL 1 SECOND GROUP", "output of a join",
+    ),
+    "LEFT ANTI JOIN of streams": (
+        f"CREATE STREAMING TABLE j AS SELECT x.k FROM {WA} x LEFT ANTI JOIN {WB} y ON {RANGE}",
+        "E033", "LEFT ANTI", "no LEFT ANTI join of two streams",
+    ),
+    "WHERE after an outer join": (
+        f"CREATE STREAMING TABLE j AS SELECT x.k FROM {WA} x FULL JOIN {WB} y ON {RANGE} "
+        "WHERE y.s = 'x'",
+        "E033", "y.s = 'x'", "WHERE after a FULL OUTER JOIN",
+    ),
+    "WHERE before an aggregate": (
+        f"CREATE STREAMING TABLE c AS SELECT count(*) AS n FROM {WA} WHERE s = 'x' GROUP BY k",
+        "E033", "s = 'x'", "WHERE before an aggregate",
+    ),
+    "window() in ON": (
+        f"CREATE STREAMING TABLE j AS SELECT x.k FROM {WA} x JOIN {WB} y ON x.k = y.k AND "
+        "window(x.t, '1 minute') = window(y.t, '1 minute')",
+        "E033", "window(x.t", "window() in a join's ON",
+    ),
+    "star over a projecting subquery": (
+        f"CREATE STREAMING TABLE j AS SELECT * FROM (SELECT k, window(t, '1 minute') AS w "
+        f"FROM {WA}) x JOIN {WB} y ON x.k = y.k",
+        "E033", "*", "`*` over a subquery's columns",
+    ),
+    "a time column beside its window (two event-time columns)": (
+        f"CREATE STREAMING TABLE j AS SELECT x.k FROM (SELECT *, window(t, '1 minute') AS w "
+        f"FROM {WA}) x JOIN {WB} y ON x.k = y.k",
+        "E025", "(SELECT *", "2 event-time columns",
+    ),
+    "a column the subquery does not project": (
+        f"CREATE STREAMING TABLE j AS SELECT x.s FROM (SELECT k, window(t, '1 minute') AS w "
+        f"FROM {WA}) x JOIN {WB} y ON x.k = y.k",
+        "E004", "x.s", "has no column `s`",
+    ),
+    "computed column in a subquery": (
+        f"CREATE STREAMING TABLE j AS SELECT x.k FROM (SELECT k, upper(s) AS u FROM {WA}) x "
+        f"JOIN {WB} y ON x.k = y.k",
+        "E033", "upper(s) AS u", "a computed column in a subquery",
+    ),
+    "time recomputed without its window": (
+        "CREATE STREAMING TABLE j AS SELECT x.k FROM (SELECT k, timestamp_micros(unix_micros(t))"
+        f" AS t FROM {WA}) x JOIN {WB} y ON x.k = y.k",
+        "E033", "(SELECT k", "recomputed without its window",
+    ),
+    "subquery with WHERE": (
+        f"CREATE STREAMING TABLE j AS SELECT x.k FROM (SELECT k, t FROM {WA} WHERE k > 0) x "
+        f"JOIN {WB} y ON x.k = y.k",
+        "E033", "(SELECT k", "a subquery with WHERE",
+    ),
+    "two joins in one query": (
+        f"CREATE STREAMING TABLE j AS SELECT x.k FROM {WA} x JOIN {WB} y ON x.k = y.k "
+        f"JOIN {WB} z ON y.k = z.k",
+        "E033", "JOIN STREAM(b) WATERMARK t DELAY OF INTERVAL 1 SECOND z", "more than one join",
+    ),
+    "cross join": (
+        f"CREATE STREAMING TABLE j AS SELECT x.k FROM {WA} x CROSS JOIN {WB} y",
+        "E033", "CROSS", "CROSS JOIN",
+    ),
+    "join without ON": (
+        f"CREATE STREAMING TABLE j AS SELECT x.k FROM {WA} x JOIN {WB} y",
+        "E033", "JOIN STREAM(b)", "a join without ON",
+    ),
+    "comma join": (
+        f"CREATE STREAMING TABLE j AS SELECT x.k FROM {WA} x, {WB} y",
+        "E033", "FROM", "separated by commas",
+    ),
+    "USING": (
+        f"CREATE STREAMING TABLE j AS SELECT x.k FROM {WA} x JOIN {WB} y USING (k)",
+        "E033", "USING (k)", "USING",
+    ),
+    "DISTINCT": (
+        "CREATE STREAMING TABLE j AS SELECT DISTINCT x.k FROM STREAM(a) x",
+        "E033", "DISTINCT", "SELECT DISTINCT",
+    ),
+    "HAVING": (
+        f"CREATE STREAMING TABLE c AS SELECT k, count(*) AS n FROM {WA} GROUP BY k "
+        "HAVING count(*) > 1",
+        "E033", "HAVING", "HAVING",
+    ),
+    "ORDER BY": (
+        f"CREATE STREAMING TABLE c AS SELECT k, count(*) AS n FROM {WA} GROUP BY k ORDER BY k",
+        "E033", "ORDER BY", "ORDER BY",
+    ),
+    "a count of distinct values": (
+        f"CREATE STREAMING TABLE c AS SELECT count(DISTINCT s) AS n FROM {WA} GROUP BY k",
+        "E033", "count(DISTINCT", "DISTINCT",
+    ),
+    "null-safe equality": (
+        f"CREATE STREAMING TABLE j AS SELECT x.k FROM {WA} x JOIN {WB} y ON x.k <=> y.k",
+        "E033", "x.k <=> y.k", "null-safe equality",
+    ),
+    "string concatenation": (
+        f"CREATE STREAMING TABLE j AS SELECT x.s || y.s AS s2 FROM {WA} x JOIN {WB} y "
+        "ON x.k = y.k",
+        "E033", "x.s || y.s", "`||`",
+    ),
+    "RLIKE": (
+        f"CREATE STREAMING TABLE j AS SELECT x.k FROM {WA} x JOIN {WB} y ON x.k = y.k "
+        "AND x.s RLIKE 'a.*'",
+        "E033", "x.s RLIKE", "RLIKE",
+    ),
+    "IS DISTINCT FROM": (
+        f"CREATE STREAMING TABLE j AS SELECT x.k FROM {WA} x JOIN {WB} y ON x.k = y.k "
+        "AND x.s IS DISTINCT FROM y.s",
+        "E033", "x.s IS DISTINCT", "DISTINCT FROM",
+    ),
+    "IS TRUE": (
+        f"CREATE STREAMING TABLE j AS SELECT x.k FROM {WA} x JOIN {WB} y ON x.k = y.k "
+        "AND (x.k > 1) IS TRUE",
+        "E033", "(x.k > 1) IS TRUE", "IS [NOT] TRUE",
+    ),
+    "try_cast": (
+        f"CREATE STREAMING TABLE j AS SELECT try_cast(x.s AS INT) AS i FROM {WA} x JOIN {WB} y "
+        "ON x.k = y.k",
+        "E033", "try_cast(", "try_cast",
+    ),
+    "interval of a month and a day": (
+        f"CREATE STREAMING TABLE j AS SELECT x.k FROM {WA} x JOIN {WB} y ON x.k = y.k "
+        "AND y.t < x.t + INTERVAL 1 MONTH 1 DAY",
+        "E033", "INTERVAL 1 MONTH 1 DAY", "no fixed length",
+    ),
+    "interval from unit to unit": (
+        f"CREATE STREAMING TABLE j AS SELECT x.k FROM {WA} x JOIN {WB} y ON x.k = y.k "
+        "AND y.t < x.t + INTERVAL '1:30' HOUR TO MINUTE",
+        "E033", "INTERVAL '1:30'", "from one unit to another",
+    ),
+    "table-valued function": (
+        "CREATE STREAMING TABLE raw AS SELECT * FROM STREAM read_files('/in', format => 'json')",
+        "E033", "STREAM read_files", "table-valued function",
+    ),
+    "file read as a batch table": (
+        "CREATE STREAMING TABLE raw AS SELECT * FROM STREAM(json.`/in`)",
+        "E033", "json.`/in`", "reads files as a batch table",
+    ),
+    "qualified name": (
+        "CREATE STREAMING TABLE raw AS SELECT * FROM STREAM(db.a)",
+        "E033", "db.a", "a qualified name",
+    ),
+    "NOT NULL column": (
+        "CREATE STREAMING TABLE c (k BIGINT NOT NULL)",
+        "E033", "NOT NULL", "NOT NULL",
+    ),
+    "generated column": (
+        "CREATE STREAMING TABLE c (k BIGINT, d BIGINT GENERATED ALWAYS AS (k + 1))",
+        "E033", "GENERATED", "generated column",
+    ),
+    "a view's column list": (
+        f"CREATE TEMPORARY VIEW v (a, b) AS SELECT x.k, x.t FROM {WA} x JOIN {WB} y ON {RANGE}",
+        "E033", "(a, b)", "column list",
+    ),
+    "a bare query": (
+        "SELECT * FROM STREAM(a)",
+        "E033", "SELECT *", "defines no dataset",
+    ),
+    "RESET": ("RESET spark.sql.shuffle.partitions", "E033", "RESET", "RESET"),
+    "SET without a value": ("SET spark.sql.shuffle.partitions", "E033", "SET", "sets no conf"),
+    "a conf set twice": (
+        "SET spark.sql.shuffle.partitions = 4;\nSET spark.sql.shuffle.partitions = 5",
+        "E033", "5", "two values",
+    ),
+    "a conf sjoin does not model": (
+        "SET spark.sql.adaptive.enabled = false",
+        "W011", "spark.sql.adaptive.enabled", "does not model the conf",
+    ),
+    "a flow into a view": (
+        f"CREATE TEMPORARY VIEW v AS SELECT x.k FROM {WA} x JOIN {WB} y ON {RANGE};\n"
+        "CREATE FLOW f AS INSERT INTO v SELECT * FROM STREAM(a)",
+        "E033", "v SELECT", "writes a temporary view",
+    ),
+    "a flow into a table with a query": (
+        f"CREATE STREAMING TABLE j AS SELECT x.k FROM {WA} x JOIN {WB} y ON {RANGE};\n"
+        "CREATE FLOW f AS INSERT INTO j SELECT * FROM STREAM(a)",
+        "E033", "j SELECT", "has a query of its own",
+    ),
+    "two flows, one of them a join": (
+        "CREATE STREAMING TABLE j (k BIGINT);\n"
+        f"CREATE FLOW f1 AS INSERT INTO j SELECT x.k FROM {WA} x JOIN {WB} y ON {RANGE};\n"
+        "CREATE FLOW f2 AS INSERT INTO j SELECT k FROM STREAM(b)",
+        "E033", "f2", "written by 2 flows",
+    ),
+    "a flow's columns are not the table's": (
+        "CREATE STREAMING TABLE j (k BIGINT, n BIGINT);\n"
+        f"CREATE FLOW f AS INSERT INTO j BY NAME SELECT x.k, y.t FROM {WA} x JOIN {WB} y "
+        f"ON {RANGE}",
+        "E033", "SELECT x.k, y.t", "not the columns of `j`",
+    ),
+    "a flow into a table no SQL defines": (
+        "CREATE FLOW f AS INSERT INTO nowhere SELECT * FROM STREAM(a)",
+        "E003", "nowhere", "which the pipeline's SQL does not define",
+    ),
+    "a dataset defined twice": (
+        "CREATE STREAMING TABLE a (k BIGINT)",
+        "E002", "a (k BIGINT)", "defined twice",
+    ),
+    "a read of a materialized view": (
+        f"CREATE MATERIALIZED VIEW m AS SELECT k FROM a;\n"
+        f"CREATE STREAMING TABLE j AS SELECT x.k FROM {WA} x JOIN STREAM(m) y ON x.k = y.k",
+        "E033", "m) y", "a materialized view",
+    ),
+    "a stateless table without columns": (
+        "CREATE STREAMING TABLE clean AS SELECT * FROM STREAM(a);\n"
+        f"CREATE STREAMING TABLE j AS SELECT x.k FROM {WA} x JOIN STREAM(clean) y ON x.k = y.k",
+        "E033", "clean) y", "columns of `clean` are not known",
+    ),
+    "a view that keeps no state": (
+        "CREATE TEMPORARY VIEW clean AS SELECT * FROM STREAM(a) WHERE k > 0;\n"
+        f"CREATE STREAMING TABLE j AS SELECT x.k FROM {WA} x JOIN STREAM(clean) y ON x.k = y.k",
+        "E033", "clean) y", "columns of `clean` are not known",
+    ),
+    "a cycle": (
+        "CREATE TEMPORARY VIEW v1 AS SELECT x.k, x.t FROM STREAM(v2) x JOIN STREAM(b) y "
+        "ON x.k = y.k;\n"
+        "CREATE TEMPORARY VIEW v2 AS SELECT x.k, x.t FROM STREAM(v1) x JOIN STREAM(b) y "
+        "ON x.k = y.k",
+        "E033", "CREATE TEMPORARY VIEW v1", "reads itself",
+    ),
+    "a temporary view no table or flow reads": (
+        f"CREATE TEMPORARY VIEW v AS SELECT x.k FROM {WA} x LEFT JOIN STREAM(b) y ON x.k = y.k",
+        "W011", "v AS SELECT", "runs nowhere",
+    ),
+    "-- sjoin: from before no streaming table": (
+        "-- sjoin: from json (path = 'x')\nCREATE TEMPORARY VIEW v AS SELECT * FROM STREAM(a)",
+        "E033", "-- sjoin: from", "stands before no CREATE STREAMING TABLE",
+    ),
+    "-- sjoin: with a stream statement": (
+        "-- sjoin: stream s (k INT)\nCREATE STREAMING TABLE c (k BIGINT)",
+        "E033", "stream s (k INT)", "holds a `spark`, `set` or `sink` statement",
+    ),
+}  # fmt: skip
+
+
+def test_an_unread_view_is_not_judged(tmp_path: Path) -> None:
+    """SDP runs a view only inlined into a flow: an unread view's E021 is no error of the
+    pipeline's (Spark never starts it)."""
+    result = check(
+        tmp_path,
+        f"CREATE TEMPORARY VIEW v AS SELECT x.k FROM {WA} x LEFT JOIN STREAM(b) y ON x.k = y.k",
+    )
+    codes = [d.code for d in result.diagnostics]
+    assert "W011" in codes and not [d for d in result.diagnostics if d.severity == "error"]
+    read = check(
+        tmp_path,
+        f"CREATE TEMPORARY VIEW v AS SELECT x.k FROM {WA} x LEFT JOIN STREAM(b) y ON x.k = y.k;"
+        "\nCREATE STREAMING TABLE c AS SELECT v.k, count(*) AS n FROM STREAM(v) GROUP BY v.k",
+    )
+    assert "E021" in [d.code for d in read.diagnostics]
+
+
+def test_help_is_told_in_the_pipelines_terms(tmp_path: Path) -> None:
+    result = check(
+        tmp_path,
+        f"CREATE STREAMING TABLE j AS SELECT x.k FROM {WA} x LEFT JOIN STREAM(b) y ON x.k = y.k",
+    )
+    (e021,) = [d for d in result.diagnostics if d.code == "E021"]
+    assert e021.help == (
+        "read `b` with a WATERMARK clause: STREAM(b) WATERMARK col DELAY OF INTERVAL ..."
+    )
+
+
+@pytest.mark.parametrize("name", sorted(REFUSALS))
+def test_refusal(tmp_path: Path, name: str) -> None:
+    sql, code, at, part = REFUSALS[name]
+    result = check(tmp_path, sql)
+    text = result.source.text
+    found = [d for d in result.diagnostics if d.code == code]
+    assert found, [(d.code, d.message) for d in result.diagnostics]
+    first = found[0]
+    assert text[first.span.start : first.span.start + len(at)] == at, (
+        text[first.span.start : first.span.end],
+        first.message,
+    )
+    assert part in first.message
+    assert "E999" not in [d.code for d in result.diagnostics]
