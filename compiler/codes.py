@@ -408,8 +408,9 @@ CODES: Final[dict[str, Code]] = {
             "model, and changes nothing sjoin checks: a materialized view or a persisted view "
             "(recomputed in batch), a streaming table whose query keeps no state and whose "
             "columns are not declared, a Spark conf sjoin does not model (the plan assumes "
-            "Spark's default), a Python file sjoin cannot read, or a dataset whose name a "
-            "Python file computes.",
+            "Spark's default), a Python file sjoin cannot read, a dataset whose name a "
+            "Python file computes, or a temporary view no table or flow reads (SDP runs a view "
+            "only inlined into the flows that read it).",
         ),
         Code(
             "W012",
