@@ -29,8 +29,12 @@ def shape(text: str, parser: Lark) -> Any:
     """The parse of ``text`` with every position (or the syntax error, with its place)."""
     try:
         tree = parser.parse(text)
-    except Exception as err:  # lark's syntax errors: compared as they are reported
-        return ("error", type(err).__name__, str(err))
+    except Exception as err:  # lark's syntax errors: compared by kind, place and what was
+        # expected, as a sorted list (lark's text lists a set, in an order that varies between
+        # a built and a loaded parser; sjoin's own messages sort it: compiler/parse.py)
+        expected = getattr(err, "expected", None) or getattr(err, "allowed", None) or ()
+        where = tuple(getattr(err, name, None) for name in ("line", "column", "pos_in_stream"))
+        return ("error", type(err).__name__, where, sorted(expected))
 
     def walk(node: Any) -> Any:
         if isinstance(node, Tree):
