@@ -221,14 +221,16 @@ def check(specs: tuple[Path, ...], fmt: str, color: str) -> None:
     "--rates",
     metavar="STREAM=ROWS/UNIT,...",
     help="Predict each stateful operator's state at these input rates, e.g. "
-    "impressions=5000/s,clicks=200/s (UNIT s, min, h or d): state rows and bytes, bytes per "
-    "partition, null-padded rows' latency, output rows per second, growth (docs/capacity.md).",
+    "impressions=5000/s,clicks=200/s (UNIT s, min, h or d): state rows and bytes (a join's per "
+    "side, an aggregate's groups), bytes per partition, null-padded rows' and windows' latency, "
+    "output rows per second, growth (docs/capacity.md).",
 )
 @click.option(
     "--keys",
     metavar="N",
-    help="With --rates: the number of distinct join keys, uniformly spread [default: every "
-    "row its own key; output rows are then not predicted].",
+    help="With --rates: the number of distinct join keys, and of an aggregate's grouping "
+    "values besides its window, uniformly spread [default: every row its own key; output "
+    "rows, and an aggregate of a join, are then not predicted].",
 )
 @click.option(
     "--trigger",
@@ -1075,6 +1077,7 @@ def run(
                     capacity = predict(
                         result.plan,
                         measured[0],
+                        keys=measured[2],
                         trigger_ms=measured[1],
                         trigger_source="the trace's batches",
                     )

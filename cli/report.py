@@ -284,12 +284,18 @@ class _Section:
         capacity: Capacity | None = None,
     ) -> None:
         self.plan = plan
-        self.predicted = {  # (operator, side) -> predicted steady state rows
-            (op.name, s.side): s.rows
-            for op in (capacity.operators if capacity is not None else ())
-            for s in op.sides
-            if s.rows is not None
+        operators = capacity.operators if capacity is not None else ()
+        # (operator, side) -> predicted steady state rows; an aggregate's side: "groups"
+        self.predicted = {
+            (op.name, s.side): s.rows for op in operators for s in op.sides if s.rows is not None
         }
+        self.predicted.update(
+            {
+                (op.name, "groups"): op.rows
+                for op in operators
+                if op.kind == "aggregate" and op.rows is not None and op.rows_at is None
+            }
+        )
         self.capacity = capacity
         self.query = query
         self.batches = batches
@@ -517,6 +523,10 @@ class _Section:
                 self.x, [b.state.get(name, 0) for b in self.batches], color=color, **style
             )
             legend.append((line, f"{name} ({kind})"))
+            predicted = self.predicted.get((name, "groups"))
+            if predicted is not None:
+                mark = ax.axhline(predicted, color=color, linestyle=":", linewidth=1.2, zorder=1)
+                legend.append((mark, f"{name}: groups predicted"))
         ax.set_ylim(bottom=0)
         ax.yaxis.set_major_locator(MaxNLocator(integer=True))
         self._finish(fig, ax, legend)
@@ -538,9 +548,10 @@ class _Section:
         ]
         if not parts:
             return ""
+        keys = "" if a.keys is None else f", {a.keys:,} keys"
         return (
             " Dotted: the steady state <code>sjoin plan --rates</code> predicts "
-            f"({', '.join(parts)} rows) at the trace's rates ({rates}, a batch every "
+            f"({', '.join(parts)} rows) at the trace's rates ({rates}{keys}, a batch every "
             f"{a.trigger_ms / 1000:g} s of event time: {_e(a.trigger_source)}); the measured "
             "lines reach it after warm-up (docs/capacity.md)."
         )
@@ -625,22 +636,52 @@ __all__ = [
 ]
 
 
-def trace_rates(plan: Plan, path: Path) -> tuple[dict[str, float], int] | None:
+def key_columns(plan: Plan) -> dict[str, set[str]]:
+    """Per stream, its columns that a join key, or the grouping of an aggregate of the
+    stream, reads directly (a window's time aside): whose distinct values are the keys."""
+    from sqlglot import exp
+
+    streams = {s.name for s in plan.streams}
+    out: dict[str, set[str]] = {}
+    for node in plan.nodes:
+        if isinstance(node, JoinNode):
+            for pair in node.keys:
+                for side, expr in zip((node.left, node.right), pair, strict=True):
+                    if side.relation in streams and isinstance(expr, exp.Column):
+                        out.setdefault(side.relation, set()).add(expr.name)
+        elif isinstance(node, AggregateNode) and node.input in streams:
+            for i, key in enumerate(node.group_by):
+                if isinstance(key, exp.Column) and i != node.watermark_key_index:
+                    out.setdefault(node.input, set()).add(key.name)
+    return out
+
+
+def trace_rates(plan: Plan, path: Path) -> tuple[dict[str, float], int, int | None] | None:
     """The rates of a JSON-lines trace, for the predicted lines: each stream's rows per
-    second of event time (its watermark column) and the event time between batches (the
-    median step of the batches' newest event time); None when the trace has no event time
-    to measure by (no watermarked stream, fewer than two batches)."""
+    second of event time (its watermark column), the event time between batches (the
+    median step of the batches' newest event time) and the keys (the most distinct values
+    of a column a join key or a stream aggregate's grouping reads; None: no such column);
+    None when the trace has no event time to measure by (no watermarked stream, fewer than
+    two batches)."""
     from ..runtime.trace import read_trace, schemas_of
 
     trace = read_trace(path, schemas_of(plan), "skip")
     times: dict[str, list[int]] = {}
     counts: dict[str, int] = {s.name: 0 for s in plan.streams}
     newest: list[int] = []
+    keyed = key_columns(plan)
+    values: dict[tuple[str, str], set[Any]] = {}
     for batch in trace.batches:
         top = None
         for stream in plan.streams:
             rows = batch.rows_of(stream.name)
             counts[stream.name] += len(rows)
+            names = [c.name for c in stream.columns]
+            for column in keyed.get(stream.name, ()):
+                j = names.index(column)
+                values.setdefault((stream.name, column), set()).update(
+                    r[j] for r in rows if r[j] is not None
+                )
             if stream.watermark_column is None or not rows:
                 continue
             i = [c.name for c in stream.columns].index(stream.watermark_column)
@@ -662,4 +703,5 @@ def trace_rates(plan: Plan, path: Path) -> tuple[dict[str, float], int] | None:
         span_us = max(ts) - min(ts) if len(ts) > 1 else 0
         # n evenly spaced rows span n - 1 gaps; a stream without event times: the trace's
         rates[name] = (n - 1) / (span_us / 1_000_000) if span_us else n / whole_s
-    return rates, step_us // 1000
+    keys = max((len(v) for v in values.values() if v), default=None)
+    return rates, step_us // 1000, keys

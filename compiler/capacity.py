@@ -31,9 +31,15 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from functools import partial
+from typing import Any, Literal
 
+from sqlglot import exp
+
+from . import annotate
+from .capacity_groups import Arrivals, Groups, phases, point_state, seen_by, window_state
 from .plan import AggregateNode, JoinNode, Plan, Side, StreamNode
 from .types import SqlType, duration_ms, format_ms, is_digits, is_number_text
 
@@ -46,11 +52,21 @@ from .types import SqlType, duration_ms, format_ms, is_digits, is_number_text
 # the runs of `benchmarks/capacity.py --measure` on Spark 4.3.0 (docs/capacity.md).
 ENTRY_OVERHEAD_BYTES = 199.5  # measured: see above
 STORE_OVERHEAD_BYTES = 1485.0  # measured: per state store instance (4 per join per partition)
+# An aggregate's store holds an entry per group (key: the grouping keys, value: the aggregation
+# buffers), in the same maps: the bytes per group beyond its UnsafeRow pair, fitted by least
+# squares over the runs of `benchmarks/capacity.py --measure-aggregates` on Spark 4.3.0 given
+# the store's fixed cost above.  (The groups a batch rewrites cost more in principle, a new
+# pair beside the previous version's; the runs do not tell that apart from the noise of
+# SizeEstimator's sampling, docs/capacity.md.)
+GROUP_OVERHEAD_BYTES = 207.7  # measured: see above
 MEASURED_ON = "Spark 4.3.0, HDFS-backed state store"
 
 DEFAULT_STRING_BYTES = 16  # an assumption, printed with the prediction: --string-bytes
 STORES_PER_JOIN_PARTITION = 4  # per side: keyToNumValues and keyWithIndexToValue
 COUNT_ROW_BYTES = 16  # keyToNumValues' value: one BIGINT (8-byte bit set + 8-byte slot)
+# approx_count_distinct's buffer (HyperLogLogPlusPlus at its default relative error 0.05):
+# 2^9 registers of 6 bits, 10 to a 64-bit word: 52 BIGINT fields
+SKETCH_WORDS = 52
 
 MAX_RATE_DIGITS = 12
 MAX_KEY_DIGITS = 15
@@ -182,6 +198,15 @@ def unsafe_row_bytes(kinds: list[SqlType | str], string_bytes: int) -> int:
     return 8 * ((len(kinds) + 63) // 64) + sum(field_bytes(k, string_bytes) for k in kinds)
 
 
+def buffer_kinds(types: tuple[str, ...] | list[str]) -> list[SqlType | str]:
+    """An aggregation buffer's fields (``AggregateNode.buffer_types``), a sketch as its
+    words."""
+    out: list[SqlType | str] = []
+    for kind in types:
+        out.extend(["bigint"] * SKETCH_WORDS if kind == "SKETCH" else [kind])
+    return out
+
+
 # ---------------------------------------------------------------- the prediction
 
 
@@ -215,6 +240,52 @@ class SideCapacity:
 
 
 @dataclass(frozen=True, slots=True)
+class AggregateCapacity:
+    """What an aggregate keeps: a group per key (and window) that has a row."""
+
+    mode: str  # append, update or complete
+    input_rate: float | None  # rows per second reaching it (None: not predicted)
+    grouping: str  # "window", "time" (an event time itself) or "keys" (no time)
+    window_ms: float | None
+    slide_ms: float | None
+    lag_ms: float | None  # its eviction watermark behind the newest event time (None: none)
+    groups_per_window: float | None  # a window's groups once all its rows are in
+    updated_per_batch: float | None  # groups a batch updates (numRowsUpdated)
+    key_bytes: int  # the state's key UnsafeRow: the grouping keys
+    value_bytes: int  # its value UnsafeRow: the aggregation buffers
+    emission_ms: tuple[float, float] | None  # append: after a window's end, it comes out
+    reason: str | None  # why its state never shrinks
+
+
+@dataclass(frozen=True, slots=True)
+class _Time:
+    """An aggregate's time grouping: a window of ``column`` (None length: the column itself)."""
+
+    column: str
+    length_ms: float | None
+    slide_ms: float | None
+    start_ms: float
+
+
+def _linear(per_second: float) -> Callable[[float], float]:
+    return lambda elapsed_ms: per_second * elapsed_ms / 1000
+
+
+def _time_to(groups: Groups, target: float) -> float:
+    """The event time until an aggregate that never evicts holds ``target`` groups."""
+    if target <= 0:
+        return 0.0
+    hi = 1000.0
+    while seen_by(groups, hi) < target and hi < 1e13:
+        hi *= 2
+    lo = hi / 2
+    for _ in range(30):
+        mid = (lo + hi) / 2
+        lo, hi = (mid, hi) if seen_by(groups, mid) < target else (lo, mid)
+    return hi
+
+
+@dataclass(frozen=True, slots=True)
 class OperatorCapacity:
     name: str
     kind: str  # "join" or "aggregate"
@@ -229,6 +300,9 @@ class OperatorCapacity:
     output_per_second: float | None
     null_latency_ms: dict[str, tuple[float, float]]  # preserved side -> (min, max)
     notes: tuple[str, ...]
+    aggregate: AggregateCapacity | None = None
+    # state rows after an elapsed event time, for a state that grows (or fills up) for ever
+    rows_at: Callable[[float], float] | None = field(default=None, compare=False, repr=False)
 
 
 @dataclass(frozen=True, slots=True)
@@ -310,6 +384,7 @@ class _Model:
         self.a = a
         self.streams = streams
         self.output: dict[str, float | None] = {}
+        self.warm: dict[str, float] = {}  # per operator: event time until it is steady
 
     def rate(self, relation: str) -> float | None:
         if relation in self.streams:
@@ -362,6 +437,8 @@ class _Model:
         growth_bytes = [s.bytes_per_hour for s in sides if s.bytes_per_hour is not None]
         output, latency = self.join_output(node, sides, delay, lag)
         self.output[node.name] = output
+        upstream = max(self.warm.get(s.relation, 0.0) for s in (node.left, node.right))
+        self.warm[node.name] = upstream + (max(warm) if warm else 0.0)
         return OperatorCapacity(
             name=node.name,
             kind="join",
@@ -376,6 +453,7 @@ class _Model:
             output_per_second=output,
             null_latency_ms=latency,
             notes=tuple(notes),
+            rows_at=None if bounded or not growth_rows else _linear(sum(growth_rows) / 3600),
         )
 
     def side(self, node: JoinNode, side: Side, delay: float | None, lag: int) -> SideCapacity:
@@ -498,27 +576,297 @@ class _Model:
     # ------------------------------------------------------------ aggregates
 
     def aggregate(self, node: AggregateNode) -> OperatorCapacity:
+        """An aggregate's groups (``capacity_groups``): per window, the keys that have a row
+        in it; the windows the eviction watermark has not passed; a grouping without a
+        time, or complete mode, never evicts."""
+        a = self.a
         rate = self.rate(node.input)
+        key_bytes = unsafe_row_bytes(list(node.key_types), a.string_bytes)
+        value_bytes = unsafe_row_bytes(buffer_kinds(node.buffer_types), a.string_bytes)
+        entry = key_bytes + value_bytes
+        time, others = self.grouping(node)
+        groups, why_not = self.groups_of(node, time, others)
+        delay = self.delay_ms(node.name)
+        reason = None
+        if node.mode == "complete":
+            reason = "complete mode keeps every group for ever (Spark evicts none)"
+        elif node.watermark_key is None:
+            reason = "no grouping key carries a watermark: no group is ever evicted"
+        elif delay is None:
+            reason = "no watermark reaches it: no group is ever evicted"
+        lag = None
+        if reason is None and delay is not None:
+            use = node.watermarks.eviction
+            lag = delay + a.trigger_ms * (1 if use.batch == "this" else 2)
+            if use.source == "propagated":
+                lag -= self.offset(node.input)
+        upstream = self.warm.get(node.input, 0.0)
+        notes: list[str] = []
+        if time is not None and time.start_ms:
+            notes.append("the windows' start offset is not modelled (taken as 0)")
+        if why_not is not None:
+            notes.append(f"its groups are not predicted: {why_not}")
+        joined = isinstance(self.plan.node(node.input), JoinNode)
+        if groups is not None and groups.by == "rows" and joined:
+            notes.append(
+                "grouped by columns other than its join's keys: each row taken to draw its "
+                "group among --keys values, uniformly (approximate)"
+            )
+        elif groups is not None and groups.by == "rows" and groups.groups is None:
+            notes.append("no --keys: every row taken as its own group (an upper bound)")
+        elif groups is not None and groups.by == "key" and not joined:
+            notes.append("its grouping keys taken to have --keys values, uniformly drawn")
+        tau = a.trigger_ms
+        rows = touched = per_window = per_second = None
+        warm = rows_hour = None
+        emission: tuple[float, float] | None = None
+        rows_at: Callable[[float], float] | None = None
+        if groups is not None and time is not None and time.length_ms is not None:
+            length, slide = time.length_ms, time.slide_ms or time.length_ms
+            ws = window_state(groups, length, slide, lag, tau)
+            per_window, per_second = ws.full, ws.per_second
+            if lag is not None:
+                rows, touched = ws.rows, ws.touched
+                warm = upstream + length + lag
+                emission = (lag, lag + tau)
+            else:
+                rows_hour = per_second * 3600
+                touched = ws.touched
+                rows_at = _linear(per_second)
+        elif groups is not None and time is not None:  # grouped by an event time itself
+            ps = point_state(groups, lag if lag is not None else 0.0, tau)
+            per_window, per_second = None, ps.per_second
+            if lag is not None:
+                rows, touched = ps.rows, ps.touched
+                warm = upstream + lag
+                emission = (lag, lag + tau)
+            else:
+                rows_hour = per_second * 3600
+                rows_at = _linear(per_second)
+        elif groups is not None:  # no time: every group seen so far stays
+            if groups.by == "rows" and groups.groups is None:
+                per_second = groups.keys * groups.arrivals.drawn(0.0, 1000.0, 1e3 + 1e9)
+                rows_hour = per_second * 3600
+                rows_at = _linear(per_second)
+            else:
+                steady = seen_by(groups, 1e10)
+                rows = steady
+                warm = upstream + _time_to(groups, 0.95 * steady)
+                rows_at = partial(seen_by, groups)
+            if tau > 0:  # the rows of a batch can only touch the groups of recent rows
+                recent = groups.arrivals.horizon() + tau
+                ends = [1e9 + t for t in phases(tau, max(tau, 1))]
+                touched = sum(groups.touched(t - recent, 1e18, t, tau) for t in ends) / len(ends)
+        bounded = rows is not None and (reason is None or rows_hour is None)
+        if reason is not None and rows is not None:
+            notes.append(f"{reason}: it holds every group it has seen, at most the --keys values")
+        output = None
+        if per_second is not None and node.mode == "append":
+            output = per_second
+        elif touched is not None and node.mode == "update" and tau > 0:
+            output = touched * 1000 / tau
+        elif node.mode == "complete" and rows is not None and tau > 0:
+            output = rows * 1000 / tau
+        byts = partition = bytes_hour = None
+        stores = a.partitions * STORE_OVERHEAD_BYTES
+        if rows is not None:
+            payload = rows * (entry + GROUP_OVERHEAD_BYTES)
+            byts = payload + stores
+            used = max(1.0, min(float(a.partitions), rows))
+            partition = payload / used + STORE_OVERHEAD_BYTES
+        if rows_hour is not None:
+            bytes_hour = rows_hour * (entry + GROUP_OVERHEAD_BYTES)
         self.output[node.name] = None
+        self.warm[node.name] = warm if warm is not None else upstream
+        detail = AggregateCapacity(
+            mode=node.mode,
+            input_rate=rate,
+            grouping="window" if time is not None and time.length_ms is not None
+            else "time" if time is not None else "keys",
+            window_ms=None if time is None else time.length_ms,
+            slide_ms=None if time is None else time.slide_ms or time.length_ms,
+            lag_ms=lag,
+            groups_per_window=per_window,
+            updated_per_batch=touched,
+            key_bytes=key_bytes,
+            value_bytes=value_bytes,
+            emission_ms=emission if node.mode == "append" else None,
+            reason=reason,
+        )  # fmt: skip
         return OperatorCapacity(
             name=node.name,
             kind="aggregate",
             sides=(),
-            rows=None,
-            bytes=None,
-            partition_bytes=None,
-            bounded=node.watermark_key is not None and node.mode == "append",
-            warm_up_ms=None,
-            rows_per_hour=None,
-            bytes_per_hour=None,
-            output_per_second=None,
+            rows=rows,
+            bytes=byts,
+            partition_bytes=partition,
+            bounded=bounded,
+            warm_up_ms=warm if bounded else None,
+            rows_per_hour=rows_hour,
+            bytes_per_hour=bytes_hour,
+            output_per_second=output,
             null_latency_ms={},
-            notes=(
-                "an aggregate's state is not modelled yet: its groups depend on the "
-                "distribution of its grouping keys (input "
-                f"{'?' if rate is None else human_count(rate)} rows/s)",
-            ),
+            notes=tuple(notes),
+            aggregate=detail,
+            rows_at=rows_at,
         )
+
+    def offset(self, relation: str) -> float:
+        """How far behind its input watermark the watermark a relation hands on is (a
+        join's: the lowest of its sides' state watermarks)."""
+        node = self.plan.node(relation)
+        if isinstance(node, JoinNode):
+            below = min(self.offset(node.left.relation), self.offset(node.right.relation))
+            own = [s.state.offset_ms for s in (node.left, node.right) if s.state.offset_ms]
+            return below + min([0, *own])
+        if isinstance(node, AggregateNode):
+            return self.offset(node.input)
+        return 0.0
+
+    def grouping(self, node: AggregateNode) -> tuple[_Time | None, list[str]]:
+        """The aggregate's time grouping (a window() call, a window column, or the event
+        time itself) and the input columns its other grouping keys read."""
+        columns = self.input_columns(node.input)
+        time: _Time | None = None
+        others: list[str] = []
+        for index, key in enumerate(node.group_by):
+            if annotate.is_call(key, "window"):
+                args = list(key.expressions)
+                lengths = [annotate.micros(x) for x in args[1:]]
+                inner = args[0]
+                if isinstance(inner, exp.Column) and lengths and lengths[0]:
+                    slide = lengths[1] if len(lengths) > 1 else None
+                    start = lengths[2] if len(lengths) > 2 else 0
+                    time = _Time(
+                        inner.name,
+                        lengths[0] / 1000,
+                        (slide or lengths[0]) / 1000,
+                        (start or 0) / 1000,
+                    )
+                    continue
+            if isinstance(key, exp.Column):
+                window = self.window_column(node.input, key.name)
+                if window is not None:
+                    time = window
+                    continue
+                kind = columns.get(key.name)
+                if index == node.watermark_key_index and kind is not None and kind != "window":
+                    time = _Time(key.name, None, None, 0.0)
+                    continue
+            others.extend(c.name for c in key.find_all(exp.Column))
+        return time, others
+
+    def input_columns(self, relation: str) -> dict[str, str]:
+        node = self.plan.node(relation)
+        if isinstance(node, StreamNode):
+            return {c.name: c.type.name for c in node.columns}
+        if isinstance(node, JoinNode | AggregateNode):
+            return {o.name: o.type.name for o in node.output}
+        return {}
+
+    def window_column(self, relation: str, name: str) -> _Time | None:
+        """A window a join projects and outputs as ``name`` (a window key's)."""
+        node = self.plan.node(relation)
+        if not isinstance(node, JoinNode):
+            return None
+        out = next((o for o in node.output if o.name == name), None)
+        if out is None or not isinstance(out.expr, exp.Column):
+            return None
+        for side in (node.left, node.right):
+            for w in side.windows:
+                if w.name == out.expr.name and out.expr.table == side.alias:
+                    slide = (w.slide_us or w.duration_us) / 1000
+                    return _Time(name, w.duration_us / 1000, slide, 0.0)
+        return None
+
+    def groups_of(
+        self, node: AggregateNode, time: _Time | None, others: list[str]
+    ) -> tuple[Groups | None, str | None]:
+        """How the aggregate's input makes its groups, or why that is not predicted."""
+        a = self.a
+        source = self.plan.node(node.input)
+        if isinstance(source, StreamNode):
+            rate = self.a.rates[source.name] / 1000
+            if not others:
+                return Groups(Arrivals("stream", rate), 1.0, "none"), None
+            if a.keys is None:
+                return Groups(Arrivals("stream", rate), 1.0, "rows", None), None
+            return Groups(Arrivals("stream", rate / a.keys), float(a.keys), "key"), None
+        if not isinstance(source, JoinNode):
+            return None, "an aggregate of an aggregate's output is not modelled"
+        rates = [self.rate(source.left.relation), self.rate(source.right.relation)]
+        if a.keys is None:
+            return None, "give --keys (the join's output depends on its keys)"
+        if rates[0] is None or rates[1] is None:
+            return None, "the rate of its join's inputs is not predicted"
+        sides = self.sides_of(source, [*others, *([time.column] if time else [])])
+        either = {"left", "right"}
+        x_sides = set.intersection(either, *sides.values()) if sides else either
+        timed = sides.get(time.column, either) if time is not None else either
+        if not x_sides:
+            x_sides = timed
+        x = "left" if "left" in x_sides else "right"
+        if x not in source.kind.output_sides:
+            x = source.kind.output_sides[0]
+        keyed = all(sides.get(c) == either for c in others)
+        by: Literal["key", "none", "rows"] = "none" if not others else "key" if keyed else "rows"
+        geometry = self.geometry(source, x)
+        if geometry is None:
+            return None, f"its join `{source.name}` has no time range or window to match in"
+        n = a.keys
+        side = source.left if x == "left" else source.right
+        rx, ry = (rates[0], rates[1]) if x == "left" else (rates[1], rates[0])
+        emit: Literal["matched", "preserved", "unmatched"] = (
+            "unmatched" if source.kind.drops_matched
+            else "preserved" if side.preserved
+            else "matched"
+        )  # fmt: skip
+        delay = self.delay_ms(source.name) or 0.0
+        lag = delay + a.trigger_ms * (1 if source.watermarks.eviction.batch == "this" else 2)
+        rule = side.state
+        null = math.inf if rule.eviction == "never" else lag - (rule.offset_ms or 0)
+        arrivals = Arrivals(
+            "pair",
+            rx / n / 1000,
+            ry / n / 1000,
+            range_ms=geometry[0],
+            window_ms=geometry[1],
+            emit=emit,
+            null_ms=null,
+        )
+        return Groups(arrivals, float(n), by, float(n)), None
+
+    def sides_of(self, join: JoinNode, names: list[str]) -> dict[str, set[str]]:
+        """Per output column of ``join`` named in ``names``: the sides whose rows give its
+        value (both for a join key, equal on both sides)."""
+        keys = {k.sql() for pair in join.keys for k in pair}
+        alias = {join.left.alias: "left", join.right.alias: "right"}
+        out: dict[str, set[str]] = {}
+        for name in names:
+            column = next((o for o in join.output if o.name == name), None)
+            if column is None:
+                continue
+            if column.expr.sql() in keys:
+                out[name] = {"left", "right"}
+                continue
+            found = {alias[c.table] for c in column.expr.find_all(exp.Column) if c.table in alias}
+            if found:
+                out[name] = found
+        return out
+
+    def geometry(
+        self, join: JoinNode, x: str
+    ) -> tuple[tuple[float, float] | None, float | None] | None:
+        """Where a row of side ``x`` meets the other side's: a time range relative to its
+        own time, or its window; None when the condition has neither."""
+        if join.time_range is not None:
+            lo, hi = join.time_range.lower_us / 1000, join.time_range.upper_us / 1000
+            return ((lo, hi) if x == "left" else (-hi, -lo)), None
+        for w in (*join.left.windows, *join.right.windows):
+            return None, w.duration_us / 1000
+        if join.left.state.eviction == "never" or join.right.state.eviction == "never":
+            return None, None
+        return None
 
 
 # ---------------------------------------------------------------- rendering
@@ -541,6 +889,7 @@ def capacity_json(cap: Capacity) -> dict[str, Any]:
             "state_store": a.state_store,
             "entry_overhead_bytes": ENTRY_OVERHEAD_BYTES,
             "store_overhead_bytes": STORE_OVERHEAD_BYTES,
+            "group_overhead_bytes": GROUP_OVERHEAD_BYTES,
             "overheads_measured_on": MEASURED_ON,
         },
         "operators": [
@@ -563,6 +912,7 @@ def capacity_json(cap: Capacity) -> dict[str, Any]:
                     side: [_num(lo, 0), _num(hi, 0)]
                     for side, (lo, hi) in op.null_latency_ms.items()
                 },
+                **({"aggregate": _aggregate_json(op.aggregate)} if op.aggregate else {}),
                 "sides": {
                     s.side: {
                         "relation": s.relation,
@@ -588,6 +938,25 @@ def capacity_json(cap: Capacity) -> dict[str, Any]:
     }
 
 
+def _aggregate_json(g: AggregateCapacity) -> dict[str, Any]:
+    return {
+        "mode": g.mode,
+        "input_rows_per_second": _num(g.input_rate, 3),
+        "grouping": g.grouping,
+        "window_ms": _num(g.window_ms, 0),
+        "slide_ms": _num(g.slide_ms, 0),
+        "eviction_lag_ms": _num(g.lag_ms, 0),
+        "groups_per_window": _num(g.groups_per_window),
+        "updated_per_batch": _num(g.updated_per_batch),
+        "key_bytes": g.key_bytes,
+        "value_bytes": g.value_bytes,
+        "emitted_after_window_end_ms": None
+        if g.emission_ms is None
+        else [_num(g.emission_ms[0], 0), _num(g.emission_ms[1], 0)],
+        "never_shrinks": g.reason,
+    }
+
+
 def human_count(x: float) -> str:
     if x >= 1e9:
         return f"{x / 1e9:.1f} billion"
@@ -609,6 +978,40 @@ def _ms(x: float) -> str:
     return format_ms(round(x))
 
 
+def _aggregate_lines(op: OperatorCapacity, g: AggregateCapacity) -> list[str]:
+    """An aggregate's groups line: what it holds and why that much."""
+    sizes = (
+        f"{g.key_bytes} B a key + {g.value_bytes} B a buffer, {GROUP_OVERHEAD_BYTES:.0f} B "
+        "each in the store"
+    )
+    if g.grouping == "window" and g.window_ms is not None:
+        every = "" if g.slide_ms == g.window_ms else f" every {_ms(g.slide_ms or 0)}"
+        shape = f"windows of {_ms(g.window_ms)}{every}"
+        if g.groups_per_window is not None:
+            shape += f", {human_count(g.groups_per_window)} groups a window"
+    elif g.grouping == "time":
+        shape = "a group per event time"
+    else:
+        shape = "a group per key"
+    if op.rows is not None and op.bytes is not None:
+        if g.lag_ms is not None:
+            kept = f"kept until the watermark, {_ms(g.lag_ms)} behind the newest row, passes it"
+        else:
+            kept = f"every group seen so far ({g.reason})"
+        desc = f"{human_count(op.rows)} rows, {human_bytes(op.bytes)} ({shape}, {kept}; {sizes})"
+    elif op.rows_per_hour is not None and op.bytes_per_hour is not None:
+        desc = (
+            f"GROWS WITHOUT LIMIT: +{human_count(op.rows_per_hour)} rows/hour, "
+            f"+{human_bytes(op.bytes_per_hour)}/hour ({shape}; {g.reason})"
+        )
+    else:
+        desc = f"not predicted ({shape})"
+    lines = [f"    {'groups':<15}{desc}"]
+    if g.updated_per_batch is not None:
+        lines.append(f"    {'updated':<15}{human_count(g.updated_per_batch)} groups a batch")
+    return lines
+
+
 def capacity_text(cap: Capacity) -> list[str]:
     """The `capacity` section of `sjoin plan --rates`."""
     a = cap.assumptions
@@ -621,7 +1024,10 @@ def capacity_text(cap: Capacity) -> list[str]:
         f"{a.partitions} shuffle partitions",
     ]
     for op in cap.operators:
-        lines.append(f"  {op.kind} {op.name}")
+        mode = f" ({op.aggregate.mode})" if op.aggregate is not None else ""
+        lines.append(f"  {op.kind} {op.name}{mode}")
+        if op.aggregate is not None:
+            lines.extend(_aggregate_lines(op, op.aggregate))
         for s in op.sides:
             rate = "?" if s.rate is None else human_count(s.rate)
             if s.bounded and s.rows is not None and s.bytes is not None:
@@ -654,8 +1060,24 @@ def capacity_text(cap: Capacity) -> list[str]:
                 f"    {'null rows':<15}{side} rows with no match come out {_ms(lo)} to "
                 f"{_ms(hi)} after their event time"
             )
+        if op.aggregate is not None and op.aggregate.emission_ms is not None:
+            lo, hi = op.aggregate.emission_ms
+            what = "window's groups" if op.aggregate.grouping == "window" else "row's group"
+            end = "its end" if op.aggregate.grouping == "window" else "its event time"
+            span = _ms(lo) if hi <= lo else f"{_ms(lo)} to {_ms(hi)}"
+            lines.append(
+                f"    {'results':<15}a {what} come out {span} after {end}, "
+                "when the watermark passes it"
+            )
         if op.output_per_second is not None:
             lines.append(f"    {'output':<15}{human_count(op.output_per_second)} rows/s")
+        elif op.aggregate is not None:
+            why = (
+                "batches back to back"
+                if cap.assumptions.trigger_ms <= 0
+                else "its groups are not predicted"
+            )
+            lines.append(f"    {'output':<15}not predicted ({why})")
         elif op.kind == "join":
             why = "give --keys" if a.keys is None else "no time range or window bounds a match"
             lines.append(f"    {'output':<15}not predicted ({why})")

@@ -95,13 +95,43 @@ def test_bad_options_are_usage_errors(args: list[str], message: str) -> None:
     assert "E999" not in err and "Traceback" not in err
 
 
-def test_the_docs_example_is_the_output() -> None:
-    """docs/capacity.md shows the section `sjoin plan --rates` prints, as it prints it."""
+def test_the_docs_examples_are_the_output() -> None:
+    """docs/capacity.md shows the section `sjoin plan --rates` prints, as it prints it: a
+    join's, and a chain of joins feeding an aggregate."""
     doc = (ROOT / "docs" / "capacity.md").read_text()
-    command = "$ sjoin plan examples/ad_attribution.sjoin "
-    start = doc.index(command)
-    args = doc[start + len(command) : doc.index("\n", start)].split()
-    shown = doc[doc.index("...\n", start) + 4 : doc.index("```", start)]
-    code, out, _ = invoke("plan", AD, *args)
-    assert code == 0
-    assert out[out.index("capacity at steady state") :] == shown
+    command = "$ sjoin plan examples/"
+    starts = [i for i in range(len(doc)) if doc.startswith(command, i)]
+    assert len(starts) == 2
+    for start in starts:
+        line = doc[start + 2 : doc.index("\n", start)].split()
+        shown = doc[doc.index("...\n", start) + 4 : doc.index("```", start)]
+        code, out, _ = invoke(*line[1:2], str(ROOT / line[2]), *line[3:])
+        assert code == 0
+        assert out[out.index("capacity at steady state") :] == shown
+
+
+FUNNEL = str(next(p for p in EXAMPLES if p.stem == "checkout_funnel"))
+FUNNEL_RATES = "impressions=100/s,clicks=10/s,purchases=2/s"
+
+
+def test_an_aggregate_in_text_and_json() -> None:
+    code, out, err = invoke("plan", FUNNEL, "--rates", FUNNEL_RATES, "--keys", "5000")
+    assert code == 0, err
+    section = out[out.index("capacity at steady state") :]
+    assert "  aggregate revenue (append)\n    groups         " in section
+    assert "groups a window, kept until the watermark" in section
+    assert "    results        a window's groups come out" in section
+    assert "grouped by columns other than its join's keys" in section
+    code, out, err = invoke(
+        "plan", FUNNEL, "--format", "json", "--rates", FUNNEL_RATES, "--keys", "5000"
+    )
+    assert code == 0, err
+    ops = json.loads(out)["capacity"]["operators"]
+    assert [op["kind"] for op in ops] == ["join", "join", "aggregate"]
+    agg = ops[2]["aggregate"]
+    assert agg["mode"] == "append" and agg["grouping"] == "window"
+    assert agg["window_ms"] == agg["slide_ms"] == 600_000
+    assert agg["key_bytes"] == 8 + (8 + 16) + (8 + 24) and agg["value_bytes"] == 8 + 8 + 8
+    assert agg["emitted_after_window_end_ms"][0] == agg["eviction_lag_ms"]
+    assert ops[2]["state_rows"] > 0 and ops[2]["sides"] == {}
+    assert "aggregate" not in ops[0]

@@ -27,6 +27,7 @@ from sjoin.compiler.capacity import (
     unsafe_row_bytes,
     window_tail_ms,
 )
+from sjoin.compiler.capacity_groups import Arrivals
 from sjoin.compiler.types import SqlType
 
 from ..conftest import EXAMPLES, ROOT
@@ -279,3 +280,189 @@ def test_predicted_rows_and_output_match_the_runtime(
         trigger_s = cap.assumptions.trigger_ms / 1000
         elapsed = trigger_s * case.batches
         assert observed.rows_runtime == pytest.approx(op.rows_per_hour / 3600 * elapsed, rel=0.10)
+
+
+# ---------------------------------------------------------------- aggregates
+
+BUFFERS = """\
+spark 4.3
+set shuffle_partitions = 4
+set trigger = '10 seconds'
+stream s (k STRING, t TIMESTAMP, g BIGINT, x DOUBLE, i INT, d DECIMAL(10, 2),
+          e DECIMAL(30, 2), b BOOLEAN, d8 DECIMAL(8, 2))
+  watermark t delay 10 seconds
+aggregate a = s AS S
+  GROUP BY S.k, window(S.t, INTERVAL 10 SECONDS)
+  SELECT S.k AS k, window(S.t, INTERVAL 10 SECONDS) AS w, {calls}
+  OUTPUT MODE append
+"""
+
+
+@pytest.mark.parametrize(
+    ("call", "value"),
+    [
+        ("count(*)", ["bigint"]),
+        ("count(S.x)", ["bigint"]),
+        ("sum(S.g)", ["bigint"]),
+        ("sum(S.i)", ["bigint"]),  # an integer sum is a BIGINT
+        ("sum(S.x)", ["double"]),
+        ("sum(S.d)", ["decimal(20,2)", "boolean"]),  # DECIMAL(p + 10, s) and isEmpty
+        ("sum(S.d8)", ["bigint"]),  # DecimalAggregates: the unscaled BIGINT's sum
+        ("avg(S.i)", ["double", "bigint"]),
+        ("avg(S.d)", ["double", "bigint"]),  # DecimalAggregates: p + 4 <= 15
+        ("avg(S.e)", ["decimal(38,2)", "bigint"]),  # 16 bytes of variable-length data
+        ("min(S.k)", ["string"]),
+        ("max(S.t)", ["timestamp"]),
+        ("approx_count_distinct(S.g)", ["bigint"] * 52),  # HyperLogLog++'s 52 words
+    ],
+)
+def test_aggregate_state_layout(call: str, value: list[str]) -> None:
+    """The state's key (the grouping keys: a string and a window struct) and value (the
+    aggregation buffers, as Spark 4.3's state schema has them: test_capacity_on_spark.py)."""
+    result = check_text(BUFFERS.format(calls=f"{call} AS c"))
+    assert result.ok and result.plan is not None, result.diagnostics
+    cap = predict(result.plan, {"s": 100}, keys=50)
+    (op,) = cap.operators
+    assert op.aggregate is not None
+    assert op.aggregate.key_bytes == 8 + (8 + 16) + (8 + 24)
+    assert op.aggregate.value_bytes == unsafe_row_bytes(list(value), 16)
+
+
+def test_a_stream_aggregate_keeps_its_open_windows() -> None:
+    """By hand: a batch every 10 s, tumbling windows of 10 s, the watermark 10 s + a
+    trigger behind: after each batch three windows are kept (the one whose end the
+    watermark reaches exactly is not evicted), each with N (1 - e^(-rL/N)) keys."""
+    result = check_text(BUFFERS.format(calls="count(*) AS c"))
+    assert result.plan is not None
+    cap = predict(result.plan, {"s": 100}, keys=50)
+    (op,) = cap.operators
+    per_window = 50 * -math.expm1(-100 * 10 / 50)
+    assert op.rows == pytest.approx(3 * per_window)
+    assert op.aggregate is not None
+    assert op.aggregate.groups_per_window == pytest.approx(per_window)
+    assert op.aggregate.lag_ms == 20_000
+    assert op.aggregate.emission_ms == (20_000, 30_000)
+    assert op.output_per_second == pytest.approx(per_window / 10)
+    # each batch's rows are one window's: it updates that window's groups
+    assert op.aggregate.updated_per_batch == pytest.approx(per_window)
+    assert op.warm_up_ms == 10_000 + 20_000
+    assert op.bytes is not None and op.partition_bytes is not None
+    assert op.bounded and op.rows_at is None
+
+
+GROWING = """\
+spark 4.3
+set trigger = '5 seconds'
+stream s (k BIGINT, t TIMESTAMP) watermark t delay 10 seconds
+aggregate a = s AS S GROUP BY {keys} SELECT {select}, count(*) AS n OUTPUT MODE {mode}
+"""
+
+
+def test_complete_mode_grows_with_a_slope() -> None:
+    window = "window(S.t, INTERVAL 1 MINUTE)"
+    spec = GROWING.format(keys=f"S.k, {window}", select=f"S.k, {window} AS w", mode="complete")
+    result = check_text(spec)
+    assert result.ok and result.plan is not None, result.diagnostics
+    cap = predict(result.plan, {"s": 10}, keys=100)
+    (op,) = cap.operators
+    assert not op.bounded and op.rows is None and op.bytes is None
+    per_window = 100 * -math.expm1(-10 * 60 / 100)
+    assert op.rows_per_hour == pytest.approx(per_window * 60)
+    assert op.aggregate is not None and "complete mode" in (op.aggregate.reason or "")
+    text = "\n".join(capacity_text(cap))
+    assert "GROWS WITHOUT LIMIT" in text and "complete mode keeps every group" in text
+    data = capacity_json(cap)["operators"][0]
+    assert data["growth"]["rows_per_hour"] == pytest.approx(per_window * 60, abs=0.1)
+    assert data["aggregate"]["never_shrinks"] == op.aggregate.reason
+
+
+def test_a_grouping_without_a_time_fills_up_to_the_keys() -> None:
+    """Update mode grouped by a key alone never evicts: with --keys it holds every key in
+    the end; without, each row is its own group and it grows at the input rate."""
+    result = check_text(GROWING.format(keys="S.k", select="S.k", mode="update"))
+    assert result.ok and result.plan is not None, result.diagnostics
+    (op,) = predict(result.plan, {"s": 10}, keys=1000).operators
+    assert op.bounded and op.rows == pytest.approx(1000)
+    assert op.rows_at is not None
+    assert op.rows_at(60_000) == pytest.approx(1000 * -math.expm1(-10 * 60 / 1000))
+    assert op.warm_up_ms == pytest.approx(1000 * math.log(20) / 10 * 1000, rel=0.01)
+    assert op.aggregate is not None and op.aggregate.updated_per_batch == pytest.approx(
+        1000 * -math.expm1(-10 * 5 / 1000)
+    )
+    (grows,) = predict(result.plan, {"s": 10}).operators
+    assert not grows.bounded and grows.rows_per_hour == pytest.approx(36_000)
+
+
+def test_an_aggregate_of_a_join_needs_keys() -> None:
+    plan = plan_of(next(p for p in EXAMPLES if p.stem == "checkout_funnel"))
+    rates = {"impressions": 100, "clicks": 10, "purchases": 2}
+    agg = next(op for op in predict(plan, rates).operators if op.kind == "aggregate")
+    assert agg.rows is None and any("give --keys" in n for n in agg.notes)
+    text = "\n".join(capacity_text(predict(plan, rates)))
+    assert "aggregate revenue (append)" in text and "not predicted" in text
+    agg = next(op for op in predict(plan, rates, keys=5000).operators if op.kind == "aggregate")
+    assert agg.rows is not None and agg.rows > 0 and agg.output_per_second is not None
+    # its warm-up waits for both joins below it
+    assert agg.warm_up_ms is not None and agg.warm_up_ms > 3_600_000
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "inner -> append",
+        "left-outer -> sliding append",
+        "inner -> update",
+        "window-key -> append",
+        "inner -> update, no time",
+    ],
+)
+def test_predicted_groups_match_the_runtime(bench: ModuleType, name: str) -> None:
+    """A join feeding an aggregate: the aggregate's groups after warm-up within 10% of the
+    runtime's numRowsTotal (a grouping without a time: at the last batch), its output rows
+    per second within 10%."""
+    (case,) = [c for c in bench.CASES if c.name == name]
+    cap, observed, log = bench.run_case(case)
+    assert observed.rows_runtime == pytest.approx(bench.predicted_rows(case, cap), rel=0.10), log
+    op = bench.operator_of(cap, case.operator)
+    assert observed.output_runtime == pytest.approx(op.output_per_second, rel=0.10), log
+
+
+# ---------------------------------------------------------------- the group arithmetic
+
+
+def test_a_window_key_pair_is_exact() -> None:
+    """Every row of a window meets the same rows of the other side: a key has a pair in the
+    window when each side has a row in it, (1 - e^-a)(1 - e^-b)."""
+    lam_x, lam_y, w = 0.002, 0.0005, 10_000.0
+    arrivals = Arrivals("pair", lam_x, lam_y, window_ms=w)
+    for t in (2_500.0, 7_000.0, 10_000.0, 50_000.0):
+        seen = min(t, w)
+        exact = -math.expm1(-lam_x * seen) * -math.expm1(-lam_y * seen)
+        assert arrivals.exists(0.0, w, t) == pytest.approx(exact, rel=1e-9)
+
+
+@pytest.mark.parametrize("lam_x", [1e-6, 0.05])
+def test_a_range_pair_in_its_limits(lam_x: float) -> None:
+    """Few rows x a key: a pair is one x's chance of meeting a y; many: the y side alone
+    decides, over the union of the x rows' ranges (the window widened by the range)."""
+    lam_y, lo, hi, w = 0.0002, 0.0, 20_000.0, 10_000.0
+    arrivals = Arrivals("pair", lam_x, lam_y, range_ms=(lo, hi))
+    got = arrivals.exists(0.0, w, 1e9)
+    if lam_x < 1e-3:
+        assert got == pytest.approx(lam_x * w * -math.expm1(-lam_y * (hi - lo)), rel=0.01)
+    else:
+        assert got == pytest.approx(-math.expm1(-lam_y * (w + hi - lo)), rel=0.01)
+
+
+def test_a_preserved_row_makes_its_group_when_its_null_row_is_out() -> None:
+    """A LEFT OUTER row without a match comes out once the join's watermark passes it: by
+    then its key has a group whether it met a row or not."""
+    arrivals = Arrivals(
+        "pair", 0.001, 0.0, range_ms=(0.0, 10_000.0), emit="preserved", null_ms=25_000.0
+    )
+    assert arrivals.exists(0.0, 10_000.0, 20_000.0) == 0.0  # no match, no null row yet
+    late = arrivals.exists(0.0, 10_000.0, 100_000.0)
+    assert late == pytest.approx(-math.expm1(-0.001 * 10_000))
+    assert Arrivals("stream", 0.001).exists(0.0, 10_000.0, 4_000.0) == pytest.approx(
+        -math.expm1(-4.0)
+    )

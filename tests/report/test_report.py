@@ -15,7 +15,7 @@ from click.testing import CliRunner
 
 from sjoin.api import check_file, check_text
 from sjoin.cli.main import main
-from sjoin.cli.report import BatchFigures, Report, render
+from sjoin.cli.report import BatchFigures, Report, render, trace_rates
 from sjoin.compiler.plan import Plan
 from sjoin.runtime import RunResult, run
 
@@ -465,15 +465,51 @@ def test_predicted_state_rows_beside_the_measured(tmp_path: Path) -> None:
     assert "j: left predicted" in text and "j: right predicted" in text
     caption = re.search(r"Dotted: (.*?)</figcaption>", text)
     assert caption is not None
-    assert (
-        "(<code>j</code> left 3,500, <code>j</code> right 1,500 rows) at the trace's rates "
-        "(<code>a</code> 100/s, <code>b</code> 100/s, a batch every 5 s of event time: the "
-        "trace&#x27;s batches)"
-    ) in caption.group(1)
+    # the keys: the join key's distinct values in the trace (most of the 2,000 drawn)
+    assert re.search(
+        r"\(<code>j</code> left 3,500, <code>j</code> right 1,500 rows\) at the trace's rates "
+        r"\(<code>a</code> 100/s, <code>b</code> 100/s, 1,9[0-9][0-9] keys, a batch every 5 s "
+        r"of event time: the trace&#x27;s batches\)",
+        caption.group(1),
+    )
     measured = [b for b in run(result.plan, trace).batches if b.data][-1].state_sides["j"]
     assert measured[0] == pytest.approx(3500, rel=0.1) and measured[1] == pytest.approx(
         1500, rel=0.1
     )
+
+
+def test_predicted_groups_beside_the_measured(tmp_path: Path) -> None:
+    """A join feeding an aggregate: the page draws the aggregate's predicted groups at the
+    trace's rates and keys (the distinct values of the join key in the trace) beside its
+    measured groups, which after warm-up are within 10% of it."""
+    from ..planner.test_capacity import load_bench
+
+    bench = load_bench()
+    (case,) = [c for c in bench.CASES if c.name == "inner -> append"]
+    result = check_text(case.spec)
+    assert result.plan is not None
+    records = bench.generate(result.plan, case.rates, case.keys, 5, case.batches)
+    spec, trace, page = tmp_path / "j.sjoin", tmp_path / "t.jsonl", tmp_path / "r.html"
+    spec.write_text(case.spec)
+    trace.write_text("".join(json.dumps(r) + "\n" for r in records))
+    measured = trace_rates(result.plan, trace)
+    assert measured is not None and measured[2] is not None
+    assert measured[2] == pytest.approx(case.keys, rel=0.02)  # nearly every key drawn
+    code, _, err = invoke(
+        "run", str(spec), "--trace", str(trace), "--output", str(tmp_path / "o"),
+        "--report", str(page),
+    )  # fmt: skip
+    assert code == 0, err
+    text = page.read_text()
+    assert "g: groups predicted" in text and "j: left predicted" in text
+    caption = re.search(r"Dotted: (.*?)</figcaption>", text)
+    assert caption is not None
+    found = re.search(r"<code>g</code> groups ([0-9,]+)", caption.group(1))
+    assert found is not None
+    predicted = float(found.group(1).replace(",", ""))
+    batches = [b for b in run(result.plan, trace, relation="g").batches if b.data][-10:]
+    groups = [bench.metrics(b.progress["operators"], "g")["numRowsTotal"] for b in batches]
+    assert sum(groups) / len(groups) == pytest.approx(predicted, rel=0.1)
 
 
 def test_no_prediction_without_event_time() -> None:
