@@ -563,6 +563,9 @@ def test_every_line_of_the_back_end_runs_under_the_cases() -> None:
         assert ast.literal_eval(pytext.table_ref("a.b")) == "`a.b`"
         with mock.patch.object(pyspark.subprocess, "run", side_effect=OSError("no ruff")):
             assert pyspark.format_python("x = 1\n") == "x = 1\n"  # unformatted, still valid
+        # ruff's binary not found by its finder: `python -m ruff`
+        with mock.patch("ruff.find_ruff_bin", side_effect=FileNotFoundError("no ruff binary")):
+            assert pyspark.format_python("x=1\n") == "x = 1\n"
     finally:
         sys.settrace(previous)
     missing = sorted(

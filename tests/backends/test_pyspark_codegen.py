@@ -142,9 +142,33 @@ def test_user_text_never_becomes_code(column: str, value: str, option: str) -> N
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
     }
     assert calls <= {
-        "RuntimeError", "print", "build", "read_inputs", "start_sinks", "check_conf", "main"
-    }, (
-        calls
-    )  # no user text became a call
+        "RuntimeError",
+        "print",
+        "build",
+        "read_inputs",
+        "start_sinks",
+        "check_conf",
+        "main",
+    }, calls  # no user text became a call
     names = {node.id for node in ast.walk(tree) if isinstance(node, ast.Name)}
     assert "__import__" not in names
+
+
+def test_the_job_is_laid_out_by_ruffs_own_binary(monkeypatch: pytest.MonkeyPatch) -> None:
+    """`compile` runs ruff's binary as ruff's finder locates it (no new Python interpreter:
+    20 ms of a cold compile); without it, `python -m ruff`, which lays the text out alike."""
+    import ruff
+
+    from sjoin.compiler.backends import pyspark
+
+    text = "x=[1,\n  2]\n"
+    assert pyspark._ruff() == [ruff.find_ruff_bin()]
+    direct = pyspark.format_python(text)
+    assert direct == "x = [1, 2]\n"
+
+    def missing() -> str:
+        raise FileNotFoundError("no ruff binary")
+
+    monkeypatch.setattr(ruff, "find_ruff_bin", missing)
+    assert pyspark._ruff() == [sys.executable, "-m", "ruff"]
+    assert pyspark.format_python(text) == direct
