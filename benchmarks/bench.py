@@ -865,23 +865,42 @@ def p90(values: Sequence[float]) -> float:
     return ordered[max(0, -(-9 * len(ordered) // 10) - 1)]
 
 
-def startup(runs: int, spec: Path, out: Report) -> None:
+def startup(runs: int, spec: Path, out: Report, against: Path | None = None) -> None:
     """Issue 26, item 6: ``runs`` cold processes of each command, interleaved (a slow spell
     of the machine falls on every command alike), with the parser cache of a fresh
-    ``XDG_CACHE_HOME`` (written by one run before: the first run a user makes)."""
+    ``XDG_CACHE_HOME`` (written by one run before: the first run a user makes).  With
+    ``against`` (another sjoin installed there by ``pip install --target``), each run is
+    paired with one of that sjoin (``python -m sjoin`` under ``PYTHONPATH``, as this one then
+    runs too), and a second table compares their CPU times."""
     sjoin = sjoin_command()
     with tempfile.TemporaryDirectory(prefix="sjoin-startup-") as scratch:
         env = {**os.environ, "XDG_CACHE_HOME": str(Path(scratch) / "cache")}
         commands = startup_commands(spec, Path(scratch))
+        other = None
+        if against is not None:  # both as `python -m sjoin`, each on its own PYTHONPATH
+            sjoin = [sys.executable, "-m", "sjoin"]
+            here = tempfile.mkdtemp(prefix="sjoin-here-", dir=scratch)
+            subprocess.run(
+                [sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", "--target",
+                 here, str(ROOT)],
+                check=True,
+                capture_output=True,
+            )  # fmt: skip
+            other = {**env, "PYTHONPATH": str(against)}
+            env = {**env, "PYTHONPATH": here}
+            cold_process([*sjoin, *commands["check"]], other)
         first, _ = cold_process([*sjoin, *commands["check"]], env)  # builds the parser
         loads = [os.getloadavg()[0]]
         walls: dict[str, list[float]] = {name: [] for name in commands}
         cpus: dict[str, list[float]] = {name: [] for name in commands}
+        before: dict[str, list[float]] = {name: [] for name in commands}
         for _ in range(runs):
             for name, args in commands.items():
                 wall, cpu = cold_process([*sjoin, *args], env)
                 walls[name].append(wall)
                 cpus[name].append(cpu)
+                if other is not None:
+                    before[name].append(cold_process([*sjoin, *args], other)[1])
             loads.append(os.getloadavg()[0])
         # what --version and --help import (python -X importtime: one line per module)
         imported = {}
@@ -926,6 +945,21 @@ def startup(runs: int, spec: Path, out: Report) -> None:
     out.text(
         f"first `sjoin check`, the parser cache empty (it builds and writes it): {first:.3f} s"
     )
+    if against is not None:
+        out.table(
+            f"CPU seconds (user + system), medians, each run of this tree paired with one of "
+            f"the sjoin in {against}",
+            ["command", against.name, "this tree", "change"],
+            [
+                [
+                    f"`sjoin {name}`",
+                    f"{statistics.median(before[name]):.3f}",
+                    f"{statistics.median(cpus[name]):.3f}",
+                    f"{statistics.median(cpus[name]) / statistics.median(before[name]) - 1:+.0%}",
+                ]
+                for name in commands
+            ],
+        )
     for name in commands:
         target = TARGET_STARTUP_S[name]
         if target is None:
@@ -955,7 +989,7 @@ def startup_main(opts: argparse.Namespace) -> None:
     )
     print(header)
     report = Report()
-    startup(opts.startup_runs, opts.startup_spec, report)
+    startup(opts.startup_runs, opts.startup_spec, report, opts.startup_against)
     missed = [text for text, ok, _ in report.verdicts if not ok]
     print(f"\n{len(report.verdicts) - len(missed)} of {len(report.verdicts)} targets met")
     if opts.markdown is not None:
@@ -1006,6 +1040,12 @@ def main() -> None:
         type=Path,
         default=STARTUP_SPEC,
         help="with --startup: the spec checked, compiled and planned (ad_attribution)",
+    )
+    parser.add_argument(
+        "--startup-against",
+        type=Path,
+        help="with --startup: also time the sjoin installed in this folder (pip install "
+        "--target DIR of another commit), each run paired with one of this tree",
     )
     opts = parser.parse_args()
     if opts.startup:

@@ -205,6 +205,7 @@ def test_benchmark_counts_are_ascii_digits(key: str) -> None:
 SCRIPTS = {
     "bench --sizes": (["benchmarks/bench.py", "--sizes", "10", "{v}"], "--sizes"),
     "bench --repeat": (["benchmarks/bench.py", "--repeat", "{v}"], "--repeat"),
+    "bench --startup-runs": (["benchmarks/bench.py", "--startup-runs", "{v}"], "--startup-runs"),
     "profile_runtime --n": (["benchmarks/profile_runtime.py", "--n", "{v}"], "--n"),
     "columnar_choice --n": (["benchmarks/columnar_choice.py", "--n", "{v}"], "--n"),
     "columnar_choice --repeat": (["benchmarks/columnar_choice.py", "--repeat", "{v}"], "--repeat"),
@@ -217,6 +218,10 @@ SCRIPTS = {
     "engine_crossover --max-rows": (
         ["benchmarks/engine_crossover.py", "--max-rows", "{v}"],
         "--max-rows",
+    ),
+    "engine_crossover --cells": (
+        ["benchmarks/engine_crossover.py", "--cells", "10x{v}"],
+        "--cells",
     ),
     "engine_crossover --repeat": (
         ["benchmarks/engine_crossover.py", "--repeat", "{v}"],

@@ -377,3 +377,145 @@ def test_a_path_that_is_not_a_regular_file_is_not_read(tmp_path: Path) -> None:
         "the trace is not a regular file that can be scanned",
     )
     assert scan_trace(tmp_path / "missing.jsonl") is None
+
+
+# --------------------------------------------------------- the measured traces (issue 26)
+
+# The facts `auto` reads for each measured shape: (columnar operators, operators, why the
+# trace is read row by row or None)
+SHAPE_FACTS: dict[str, tuple[int, int, str | None]] = {
+    "uniform": (1, 1, None),
+    "skewed": (1, 1, None),
+    "outer": (1, 1, None),
+    # the aggregate on the reference engine; DECIMAL amounts have no bulk form
+    "window_agg": (1, 2, "column `l.amount` is DECIMAL(12, 2)"),
+    "bench": (1, 1, None),
+    "ad_attribution": (1, 1, None),
+    "checkout_funnel": (3, 3, "column `purchases.amount` is DOUBLE"),
+}
+# (shape, rows per batch, data batches, CPU s on the reference engine, on the columnar one):
+# medians of 3 `sjoin run` processes of each engine, interleaved (benchmarks/engine_crossover.py
+# --metric cpu; docs/benchmarks.md, "Which engine auto runs"): issue 26's four workloads
+# (uniform, skewed, outer, window_agg), the traces of many small batches it reports (180 x
+# 120 and 500 x 600 on the benchmark join), and issue 23's shapes around the crossover
+MEASURED = [
+    ("uniform", 10, 20, 0.44, 0.84),
+    ("uniform", 100, 20, 0.46, 0.86),
+    ("uniform", 300, 20, 0.48, 0.97),
+    ("uniform", 1000, 20, 0.58, 1.06),
+    ("uniform", 2000, 20, 0.77, 1.01),
+    ("uniform", 5000, 20, 1.44, 1.09),
+    ("uniform", 20000, 20, 6.88, 2.19),
+    ("uniform", 10, 120, 0.44, 1.46),
+    ("uniform", 100, 120, 0.58, 1.73),
+    ("uniform", 300, 120, 0.61, 1.87),
+    ("uniform", 1000, 120, 1.27, 2.24),
+    ("uniform", 2000, 120, 2.44, 2.64),
+    ("uniform", 10, 600, 0.52, 5.45),
+    ("uniform", 100, 600, 0.91, 5.74),
+    ("uniform", 300, 600, 1.70, 7.29),
+    ("skewed", 10, 20, 0.41, 0.81),
+    ("skewed", 100, 20, 0.45, 0.87),
+    ("skewed", 300, 20, 0.49, 0.86),
+    ("skewed", 1000, 20, 0.61, 1.07),
+    ("skewed", 2000, 20, 0.75, 0.98),
+    ("skewed", 5000, 20, 1.26, 1.02),
+    ("skewed", 20000, 20, 5.89, 2.15),
+    ("skewed", 10, 120, 0.45, 1.48),
+    ("skewed", 100, 120, 0.52, 1.71),
+    ("skewed", 300, 120, 0.68, 2.07),
+    ("skewed", 1000, 120, 1.36, 1.98),
+    ("skewed", 2000, 120, 2.23, 2.50),
+    ("skewed", 10, 600, 0.59, 4.92),
+    ("skewed", 100, 600, 0.83, 5.65),
+    ("skewed", 300, 600, 1.68, 6.58),
+    ("outer", 100, 20, 0.44, 0.89),
+    ("outer", 300, 20, 0.47, 0.88),
+    ("outer", 1000, 20, 0.66, 0.88),
+    ("outer", 2000, 20, 0.87, 1.20),
+    ("outer", 5000, 20, 1.69, 1.28),
+    ("outer", 20000, 20, 5.03, 1.71),
+    ("outer", 100, 120, 0.59, 2.37),
+    ("outer", 300, 120, 0.82, 2.48),
+    ("outer", 1000, 120, 1.65, 2.49),
+    ("outer", 2000, 120, 2.93, 2.81),
+    ("outer", 100, 600, 1.15, 8.37),
+    ("outer", 300, 600, 2.37, 8.86),
+    ("window_agg", 10, 20, 0.43, 0.93),
+    ("window_agg", 100, 20, 0.41, 0.85),
+    ("window_agg", 300, 20, 0.47, 0.98),
+    ("window_agg", 1000, 20, 0.62, 1.09),
+    ("window_agg", 2000, 20, 0.80, 1.27),
+    ("window_agg", 5000, 20, 1.58, 1.86),
+    ("window_agg", 20000, 20, 6.51, 6.49),
+    ("window_agg", 10, 120, 0.43, 1.62),
+    ("window_agg", 100, 120, 0.52, 1.67),
+    ("window_agg", 300, 120, 0.70, 2.00),
+    ("window_agg", 1000, 120, 1.45, 2.38),
+    ("window_agg", 2000, 120, 2.92, 3.72),
+    ("window_agg", 10, 600, 0.56, 5.13),
+    ("window_agg", 100, 600, 1.00, 6.14),
+    ("window_agg", 300, 600, 1.97, 6.84),
+    ("bench", 180, 120, 0.53, 1.57),
+    ("bench", 500, 600, 2.21, 6.29),
+    ("bench", 1000, 20, 0.53, 0.79),
+    ("bench", 4000, 20, 0.99, 0.88),
+    ("bench", 16000, 8, 1.80, 0.88),
+    ("bench", 1000, 120, 1.17, 1.66),
+    ("bench", 2000, 120, 2.12, 2.25),
+    ("ad_attribution", 180, 120, 0.75, 2.13),
+    ("ad_attribution", 500, 600, 4.96, 7.94),
+    ("ad_attribution", 1000, 20, 0.63, 0.94),
+    ("ad_attribution", 4000, 20, 1.23, 1.03),
+    ("ad_attribution", 16000, 8, 1.66, 1.00),
+    ("ad_attribution", 1000, 120, 2.06, 2.37),
+    ("ad_attribution", 2000, 120, 3.39, 2.68),
+    ("checkout_funnel", 180, 120, 0.72, 3.09),
+    ("checkout_funnel", 500, 600, 4.34, 14.03),
+    ("checkout_funnel", 1000, 20, 0.56, 1.02),
+    ("checkout_funnel", 4000, 20, 1.12, 1.35),
+    ("checkout_funnel", 16000, 8, 1.63, 1.35),
+    ("checkout_funnel", 1000, 120, 1.78, 3.60),
+    ("checkout_funnel", 2000, 120, 3.10, 4.48),
+    # the 30 MB shape's batch count with larger batches (--repeat 2)
+    ("uniform", 1000, 600, 4.03, 6.61),
+    ("uniform", 2000, 600, 9.02, 8.98),
+    ("outer", 1000, 600, 6.99, 9.42),
+    ("outer", 2000, 600, 11.42, 9.61),
+]
+# engines within this ratio are at their crossover: which is faster there depends on what
+# no rule reads before the run (the join's fan-out: at 2,000 rows x 120 batches the inner
+# joins run faster on the reference engine, the outer ones on the columnar engine)
+CROSSOVER = 1.15
+
+
+def _measured_choice(shape: str, rows: int, batches: int) -> str:
+    columnar, operators, row_by_row = SHAPE_FACTS[shape]
+    facts = PlanFacts(columnar, operators, row_by_row, None)
+    return decide(TraceShape(rows * batches, batches, 0), facts)[0]
+
+
+@pytest.mark.parametrize(
+    ("shape", "rows", "batches", "reference", "columnar"),
+    [m for m in MEASURED if max(m[3], m[4]) / min(m[3], m[4]) > CROSSOVER],
+    ids=lambda x: str(x),
+)
+def test_auto_picks_the_faster_engine_on_the_measured_traces(
+    shape: str, rows: int, batches: int, reference: float, columnar: float
+) -> None:
+    faster = "reference" if reference < columnar else "columnar"
+    assert _measured_choice(shape, rows, batches) == faster
+
+
+def test_at_the_crossover_auto_costs_little() -> None:
+    """Over every measured trace, the crossover's included: auto's engine costs at most
+    1.15x the faster one's time, and all its picks together 1% more than the faster ones."""
+    picked = best = 0.0
+    for shape, rows, batches, reference, columnar in MEASURED:
+        times = {"reference": reference, "columnar": columnar}
+        engine = _measured_choice(shape, rows, batches)
+        assert times[engine] <= CROSSOVER * min(times.values()), (shape, rows, batches)
+        picked += times[engine]
+        best += min(times.values())
+    assert picked <= 1.01 * best
+    assert len(MEASURED) >= 70
