@@ -641,7 +641,7 @@ def _ruff() -> list[str]:
     finds it the same way, in a new interpreter that costs a cold compile 20 ms more),
     else ``python -m ruff``."""
     try:
-        from ruff import find_ruff_bin
+        from ruff import find_ruff_bin  # type: ignore[import-untyped]  # no py.typed
 
         return [find_ruff_bin()]
     except (ImportError, OSError):  # not installed, or its binary not found (RuffNotFound)
