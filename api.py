@@ -207,7 +207,7 @@ def check_any(
 ) -> CheckResult:
     """A .sjoin spec, or a pipeline (``check_pipeline``) when ``path`` is a .sql file, a
     spark-pipeline.yml or a directory."""
-    from .compiler.project import is_pipeline
+    from .compiler.source import is_pipeline
 
     if is_pipeline(path):
         return check_pipeline(path, relation, spark, trace)

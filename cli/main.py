@@ -150,9 +150,11 @@ def load(path: Path, relation: str | None = None, trace: Path | None = None) -> 
     and does not declare are inferred from it)."""
     _load_compiler()
     from ..api import check_pipeline, check_text, read_spec
-    from ..compiler.project import PipelineError, is_pipeline
+    from ..compiler.source import is_pipeline
 
     if is_pipeline(path):
+        from ..compiler.project import PipelineError
+
         try:
             return check_pipeline(path, relation, trace=trace)
         except PipelineError as err:

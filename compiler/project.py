@@ -25,11 +25,10 @@ from typing import Any
 
 from . import limits, sqlast
 from .diagnostics import Diagnostics
-from .source import ProjectSource, Source, Span
+from .source import SPEC_NAMES, ProjectSource, Source, Span, is_pipeline
 from .sqllower import SCHEMA_FILE, Conf, PipelineInput, PythonDataset
 from .sqlparse import parse_sql
 
-SPEC_NAMES = ("spark-pipeline.yml", "spark-pipeline.yaml")
 SPEC_FIELDS = ("name", "storage", "catalog", "database", "schema", "configuration", "libraries")
 
 
@@ -45,13 +44,6 @@ class Project:
     source: ProjectSource
     given: PipelineInput
     files: list[Path] = field(default_factory=list)
-
-
-def is_pipeline(path: str | Path) -> bool:
-    """Whether ``path`` is read as a pipeline (a .sql file, a spark-pipeline.yml, or a
-    directory) rather than as a .sjoin spec."""
-    p = Path(path)
-    return p.suffix.lower() == ".sql" or p.name in SPEC_NAMES or p.is_dir()
 
 
 def _read(path: Path) -> str:

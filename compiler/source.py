@@ -16,9 +16,22 @@ import bisect
 import re
 import unicodedata
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 LINE_BREAK = re.compile(r"\r\n?|\n")
+
+# the names of a Spark Declarative Pipelines project's spec file
+SPEC_NAMES = ("spark-pipeline.yml", "spark-pipeline.yaml")
+
+
+def is_pipeline(path: str | Path) -> bool:
+    """Whether ``path`` is read as a pipeline (a .sql file, a spark-pipeline.yml, or a
+    directory: ``compiler/project.py``) rather than as a .sjoin spec.  Here, beside the
+    sources, so that telling the two apart loads nothing of the SQL front end (`sjoin
+    check` of a .sjoin spec never loads it)."""
+    p = Path(path)
+    return p.suffix.lower() == ".sql" or p.name in SPEC_NAMES or p.is_dir()
 
 # Characters a spec may never hold outside the places that allow them (see compiler/parse.py
 # for where TAB and CR are allowed): C0 and C1 controls but TAB, LF and CR; lone surrogates;

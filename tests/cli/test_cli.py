@@ -234,8 +234,9 @@ def test_the_runtime_names_load_on_first_use() -> None:
 )
 def test_check_plan_and_compile_load_no_engine(argv: list[str], tmp_path: Path) -> None:
     """Cold `check`, `plan` and `compile` import no engine (the runner, the operators,
-    polars, pyarrow, pyspark), no printer they do not print with (rich), and, for a spec
-    without a regex, no regex engine (``javaregex.py``, RE2)."""
+    polars, pyarrow, pyspark), no printer they do not print with (rich), for a .sjoin spec
+    no SQL front end (``project.py``, ``sqlparse.py``, ...: ``source.is_pipeline`` tells
+    them apart) and, for a spec without a regex, no regex engine (``javaregex.py``, RE2)."""
     args = [a.replace("{tmp}", str(tmp_path)) for a in argv]
     script = (
         "import sys\n"
@@ -251,6 +252,9 @@ def test_check_plan_and_compile_load_no_engine(argv: list[str], tmp_path: Path) 
         "                and m not in ('sjoin.runtime.errors', 'sjoin.runtime.files'))\n"
         "assert not bad and not engine, (bad, engine)\n"
         "assert 'sjoin.compiler.javaregex' not in sys.modules\n"
+        "front = [m for m in sys.modules if m.rpartition('.')[2] in\n"
+        "         ('project', 'sqlast', 'sqlparse', 'sqllower', 'inference')]\n"
+        "assert not front, front\n"
     )
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
