@@ -42,6 +42,7 @@ import pickle
 import re
 import sys
 import time
+import weakref
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
@@ -85,11 +86,29 @@ class _PlainUnpickler(pickle.Unpickler):
         )
 
 
+# id(plan) -> (the plan, weakly; relation -> fingerprint): a run commits after every batch,
+# and the plan's JSON (its SQL written out by sqlglot) costs more than a small run's batch.
+# A Plan is frozen; it holds dicts, so it is no dict key itself.
+_FINGERPRINTS: dict[int, tuple[weakref.ref[Plan], dict[str | None, str]]] = {}
+
+
 def fingerprint(plan: Plan, relation: str | None) -> str:
     """What a checkpoint's state depends on: the canonical plan JSON (every decision the run
     reads: relations, conditions, columns, state rules, watermark use, version quirks,
     settings) and the relation chosen.  Sinks are left out: the runtime writes none of them.
     A changed spec or another Spark target cannot reuse the checkpoint."""
+    key = id(plan)
+    entry = _FINGERPRINTS.get(key)
+    if entry is None or entry[0]() is not plan:
+        entry = (weakref.ref(plan, lambda _: _FINGERPRINTS.pop(key, None)), {})
+        _FINGERPRINTS[key] = entry
+    known = entry[1]
+    if relation not in known:
+        known[relation] = _fingerprint(plan, relation)
+    return known[relation]
+
+
+def _fingerprint(plan: Plan, relation: str | None) -> str:
     canonical = plan_json(plan, [])
     canonical.pop("sinks", None)
     canonical["relation"] = relation
