@@ -38,9 +38,8 @@ def test_sjoin_diff_says_what_spark_does(
 ) -> None:
     old, new = plan_of(case.old), plan_of(case.new)
     query = diff_plans(old, new).queries[0]
-    outcome = restart(
-        spark, case.old, case.new, OLD_BATCHES, [renamed(b, case) for b in NEW_BATCHES]
-    )
+    new_batches = [renamed(b, case) for b in NEW_BATCHES]
+    outcome = restart(spark, case.old, case.new, OLD_BATCHES, new_batches, templates)
     assert outcome.resumed == (query.verdict != "fails"), (query, outcome)
     if not outcome.resumed:
         assert outcome.error == query.error, outcome.message
