@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Install sjoin and its development tools into .venv, say what the Spark parts need, and get
 # the browser tests their tools (chromium, mermaid's bundle) where it can.
-# Idempotent: a second run only reinstalls the project itself (non-editable, as users get it).
+# Idempotent: a second run only reinstalls the project itself (non-editable, as users get it:
+# pip installs a project named by its folder again whatever its version, since pip 10).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 python=${PYTHON:-python3}
@@ -13,7 +14,6 @@ fi
 # setuptools reuses build/: a module moved or deleted since the last build would ship again
 rm -rf build
 .venv/bin/python -m pip install --quiet --disable-pip-version-check '.[dev]'
-.venv/bin/python -m pip install --quiet --disable-pip-version-check --no-deps --force-reinstall .
 
 # The compiler and the reference runtime need no JVM; local Spark (tests, `sjoin verify`) does.
 if ! command -v java >/dev/null 2>&1; then
