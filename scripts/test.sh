@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The whole test suite, as CI runs it: set up, lint, import rules and types of the installed
-# package, then every test (real-Spark tests included) against the installed package, then the
-# parity suite again on Spark 3.5.
+# package, then every test (real-Spark tests included) against the installed package; without
+# arguments the parity suite also runs on Spark 3.5.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
@@ -11,14 +11,19 @@ bash scripts/setup.sh
 # package, docs/architecture.md: nothing here shadows it)
 .venv/bin/lint-imports --no-cache --config pyproject.toml >/dev/null
 .venv/bin/mypy --no-incremental -p sjoin
-# the slowest tests, to keep the run well under its budget
-.venv/bin/pytest --durations=25 "$@"
 
 # The parity suite once more on the newest Spark 3.5 (Java 17), as `sjoin verify --spark 3.5`
 # runs it: in sjoin's cached environment (~/.cache/sjoin/spark-3.5, made on first use with pip,
 # a few minutes) through the driver in a child process; the specs are re-planned for 3.5.
 # Only for the whole suite (no arguments), as CI runs it; SJOIN_SKIP_SPARK35=1 leaves it out.
+parity=()
 if [ $# -eq 0 ] && [ -z "${SJOIN_SKIP_SPARK35:-}" ]; then
     python35=$(.venv/bin/python -c 'from sjoin.jvm.spark_env import ensure_env; print(ensure_env("3.5"))')
-    SJOIN_VERIFY_PYTHON=$python35 .venv/bin/pytest -q tests/parity/test_parity.py
+    parity=(--parity-python "$python35")
 fi
+# Two processes (pytest-xdist): one runs the tests on the run's one Spark session and Kafka
+# broker, in order; the other the rest, the Spark 3.5 parity run among them (tests/conftest.py).
+# SJOIN_TEST_PROCESSES=0 runs everything in this process. The slowest tests, to keep the run
+# well under its budget.
+.venv/bin/pytest -n "${SJOIN_TEST_PROCESSES:-2}" --dist loadgroup --durations=25 \
+    ${parity[@]+"${parity[@]}"} "$@"

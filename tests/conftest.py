@@ -4,12 +4,16 @@ one Spark session of a test run."""
 from __future__ import annotations
 
 import importlib.util
+import json
 import os
+import shutil
 import sys
 import tempfile
+from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
 from types import ModuleType
+from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, settings
@@ -34,6 +38,122 @@ settings.register_profile(
 settings.register_profile("dev", max_examples=50, deadline=None)
 settings.register_profile("many", max_examples=20_000, deadline=None)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
+
+# --------------------------------------------------------------------------- two processes
+# scripts/test.sh runs the suite in two worker processes (pytest-xdist: `-n 2 --dist
+# loadgroup`). The tests on the run's own JVMs (those using a fixture that starts one: the
+# Spark session, the Kafka broker, the Spark Connect server) are one group that one worker
+# runs in order, so the run still starts one of each; the parity suite on another pyspark
+# (--parity-python: its JVM in a child process) is a second group. The other worker runs
+# that and the rest meanwhile: the Spark tests that start their own JVM (spark-submit, a
+# cluster, Spark Connect, a child's Spark) too.  Run alone (no -n), pytest runs as before.
+#
+# The groups are sjoin's scheduler's, not xdist_group marks: pytest 9.2 keeps a test's id
+# where pytest-xdist 3.8 no longer changes it, so loadgroup saw every test alone. Each worker
+# writes the group of each test it collected into a folder of the run (the controller makes
+# it and hands it down in the environment); the scheduler reads it when it schedules.
+# (parity_spark, tests/parity/test_parity.py: the local session, or a --parity-python child's)
+JVM_FIXTURES = frozenset(
+    {"spark", "verify_spark", "kafka_spark", "kafka_broker", "parity_spark", "connect_server"}
+)
+GROUPS_ENV = "SJOIN_TEST_GROUPS"
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption(
+        "--parity-python",
+        action="append",
+        default=[],
+        metavar="PATH",
+        help="also run the parity suite (tests/parity/test_parity.py) on the pyspark of the "
+        "interpreter PATH, in one child process (as `sjoin verify --python PATH` runs a job); "
+        "scripts/test.sh passes Spark 3.5's",
+    )
+
+
+def jvm_group(item: pytest.Item) -> str | None:
+    """The group of a test that runs on a JVM: "jvm" (the run's Spark session or broker),
+    "parity-python" (a child process's Spark), or None."""
+    callspec = getattr(item, "callspec", None)
+    if callspec is not None and callspec.params.get("parity_spark"):
+        return "parity-python"
+    if JVM_FIXTURES & set(getattr(item, "fixturenames", ())):
+        return "jvm"
+    return None
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    distributed = config.getoption("numprocesses", None) and config.getoption("dist", "no") != "no"
+    if distributed and not hasattr(config, "workerinput"):  # the controller, before workers
+        folder = tempfile.mkdtemp(prefix="sjoin-test-groups-")
+        os.environ[GROUPS_ENV] = folder
+        config.add_cleanup(lambda: shutil.rmtree(folder, ignore_errors=True))
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    folder = os.environ.get(GROUPS_ENV)
+    workerinput = getattr(config, "workerinput", None)
+    if folder and workerinput is not None:  # a worker: every test's group, for the scheduler
+        groups = {item.nodeid: jvm_group(item) for item in items}
+        path = Path(folder) / f"{workerinput['workerid']}.json"
+        path.with_suffix(".tmp").write_text(json.dumps(groups), encoding="utf-8")
+        path.with_suffix(".tmp").replace(path)
+
+
+@pytest.hookimpl(optionalhook=True)  # a hook of pytest-xdist
+def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
+    """``--dist loadgroup``: xdist's scope scheduling, a scope being a test's group (the
+    biggest first: the JVM group starts at once on one worker) or, outside them, the test."""
+    if config.getoption("dist", "no") != "loadgroup":
+        return None
+    from xdist.scheduler import LoadScopeScheduling
+
+    class GroupScheduling(LoadScopeScheduling):  # type: ignore[misc]
+        groups: dict[str, str | None] | None = None
+
+        def _split_scope(self, nodeid: str) -> str:
+            if self.groups is None:
+                found = sorted(Path(os.environ[GROUPS_ENV]).glob("*.json"))
+                assert found, "no worker said which group its tests are in"
+                self.groups = json.loads(found[0].read_text(encoding="utf-8"))
+            return f"group {self.groups[nodeid]}" if self.groups.get(nodeid) else nodeid
+
+    return GroupScheduling(config, log)
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_call(item: pytest.Item) -> Iterator[None]:
+    """Only the "jvm" group may start the run's Spark session (in another worker it would be
+    a second one): a test that uses the session takes the `spark` fixture, or it fails here
+    saying so."""
+    driver = sys.modules.get("sjoin.jvm.spark_driver")
+    before = getattr(driver, "_session", None)
+    result = yield
+    driver = sys.modules.get("sjoin.jvm.spark_driver")
+    started = before is None and getattr(driver, "_session", None) is not None
+    if started and jvm_group(item) != "jvm":
+        pytest.fail(f"{item.nodeid} started the Spark session: use the spark fixture", False)
+    return result
+
+
+# the inputs the fuzz tests checked (tests/fuzz/conftest.py puts them in each test's report)
+FUZZ_TOTALS: Counter[str] = Counter()
+
+
+def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    if report.when == "call":
+        for key, value in report.user_properties:
+            if key == "fuzz inputs":
+                FUZZ_TOTALS.update(value)
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
+    if not FUZZ_TOTALS:
+        return
+    total = sum(FUZZ_TOTALS.values())
+    terminalreporter.write_sep("-", f"fuzz: {total} inputs checked")
+    for name, count in sorted(FUZZ_TOTALS.items()):
+        terminalreporter.write_line(f"  {name}: {count}")
 
 
 class TextSnapshot(SingleFileSnapshotExtension):

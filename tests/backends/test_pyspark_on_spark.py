@@ -264,7 +264,7 @@ def test_left_anti_matched_row_with_null_values_is_not_unmatched(
     assert ids == [2]
 
 
-def test_job_runs_with_spark_submit_style_main(tmp_path: Path) -> None:
+def test_job_runs_with_spark_submit_style_main(spark: Any, tmp_path: Path) -> None:
     """`python job.py` with json file sources and a parquet sink runs to completion on a
     bounded input (trigger available_now) and writes the expected rows."""
     for stream in ("temperature", "humidity"):
@@ -289,9 +289,7 @@ def test_job_runs_with_spark_submit_style_main(tmp_path: Path) -> None:
     )
     assert done.returncode == 0, done.stderr[-3000:]
     assert "sjoin: warning" not in done.stderr  # Spark's defaults are the values planned for
-    from sjoin.jvm.spark_driver import get_spark
-
-    out = get_spark().read.parquet(str(tmp_path / "out" / "climate")).collect()
+    out = spark.read.parquet(str(tmp_path / "out" / "climate")).collect()
     assert [(r.device_id, r.celsius, r.percent) for r in out] == [("d1", 20.5, 55.0)]
 
 
@@ -356,17 +354,16 @@ def test_names_spark_reads_as_paths_run_as_the_runtime_runs(spark: Any) -> None:
     assert all(len(q.state_cleanup) == 2 for q in report.queries)
 
 
-def test_check_conf_reads_sparks_own_conf_values(capsys: pytest.CaptureFixture[str]) -> None:
+def test_check_conf_reads_sparks_own_conf_values(
+    spark: Any, capsys: pytest.CaptureFixture[str]
+) -> None:
     """The job's start-up check compares ASSUMED_CONF with what Spark itself reports: silent
     at the values planned for, one warning for a policy the cluster sets otherwise."""
-    from sjoin.jvm.spark_driver import get_spark
-
     result = check_text((ROOT / "examples" / "ride_matching.sjoin").read_text(), "r.sjoin")
     assert result.ok and result.plan is not None
     text = compile_pyspark(result.plan, "r.sjoin")
     job: dict[str, Any] = {}
     exec(compile(text, "job.py", "exec"), job)
-    spark = get_spark()
     key = "spark.sql.streaming.noDataMicroBatches.enabled"
     before = spark.conf.get(key)
     job["check_conf"](spark)

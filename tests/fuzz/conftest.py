@@ -1,10 +1,11 @@
-"""Counts the inputs the fuzz tests feed to the checker and reports the total at the end of
-the run, so that the size of the fuzzing is visible in every CI log.
+"""Counts the inputs the fuzz tests feed to the checker; the total is reported at the end of
+the run (tests/conftest.py), so that the size of the fuzzing is visible in every CI log.
 """
 
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Iterator
 
 import pytest
 
@@ -17,10 +18,14 @@ def fuzz_inputs() -> Counter[str]:
     return FUZZ_INPUTS
 
 
-def pytest_terminal_summary(terminalreporter) -> None:  # type: ignore[no-untyped-def]
-    if not FUZZ_INPUTS:
-        return
-    total = sum(FUZZ_INPUTS.values())
-    terminalreporter.write_sep("-", f"fuzz: {total} inputs checked")
-    for name, count in sorted(FUZZ_INPUTS.items()):
-        terminalreporter.write_line(f"  {name}: {count}")
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_call(item: pytest.Item) -> Iterator[None]:
+    """The inputs a test checked go with its report (a property of the test), so that the
+    total is right when the tests run in several processes (pytest-xdist)."""
+    before = Counter(FUZZ_INPUTS)
+    try:
+        return (yield)
+    finally:
+        added = FUZZ_INPUTS - before
+        if added:
+            item.user_properties.append(("fuzz inputs", dict(added)))
