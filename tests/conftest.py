@@ -216,6 +216,24 @@ def spark():  # type: ignore[no-untyped-def]
 
 
 @pytest.fixture(scope="session")
+def spark_version() -> str:
+    """The version of the local Spark (the installed pyspark's), for a test that runs Spark in
+    a process of its own (spark-submit, `sjoin verify` in a child): this one starts no JVM.
+    Without Java or pyspark it skips, or fails in CI, as `spark` does."""
+    from sjoin.jvm.spark_driver import SparkUnavailable, check_java
+
+    try:
+        import pyspark
+
+        check_java()
+    except (ImportError, SparkUnavailable) as err:
+        if os.environ.get("CI"):
+            pytest.fail(str(err))
+        pytest.skip(str(err))
+    return str(pyspark.__version__)
+
+
+@pytest.fixture(scope="session")
 def verify_spark(request):  # type: ignore[no-untyped-def]
     """What the parity tests verify on: the local session (`spark`), or, with
     SJOIN_VERIFY_PYTHON=PATH, the pyspark of that interpreter in one child process for the

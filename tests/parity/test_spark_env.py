@@ -121,7 +121,7 @@ def test_cli_usage_errors_of_spark_and_python(tmp_path: Path) -> None:
 
 
 @pytest.mark.spark
-def test_cli_python_runs_the_job_in_a_child(spark: Any) -> None:
+def test_cli_python_runs_the_job_in_a_child(spark_version: str) -> None:
     """--python with this very interpreter: the job runs in a child process (its own JVM)."""
     done = subprocess.run(
         [
@@ -134,5 +134,5 @@ def test_cli_python_runs_the_job_in_a_child(spark: Any) -> None:
     )
     assert done.returncode == 0, done.stdout + done.stderr
     report = json.loads(done.stdout)
-    assert report["agree"] is True and report["spark_version"] == spark.version
+    assert report["agree"] is True and report["spark_version"] == spark_version
     assert report["queries"][0]["spark_batches"] > 0

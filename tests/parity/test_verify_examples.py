@@ -33,7 +33,7 @@ def test_every_example_verifies(spark: Any, name: str) -> None:
     assert "Spark and the runtime agree on" in done.stderr
 
 
-def test_the_cli_compares_like_with_like_and_keeps_spark_quiet(spark: Any) -> None:
+def test_the_cli_compares_like_with_like_and_keeps_spark_quiet(spark_version: str) -> None:
     """A fresh process (its own JVM): ad_attribution targets Spark 4.0, the local Spark is
     4.3; one note says so, and neither stream has a line of Spark's log."""
     done = subprocess.run(
@@ -43,7 +43,7 @@ def test_the_cli_compares_like_with_like_and_keeps_spark_quiet(spark: Any) -> No
         check=False,
     )
     assert done.returncode == 0, done.stdout + done.stderr
-    local = ".".join(spark.version.split(".")[:2])
+    local = ".".join(spark_version.split(".")[:2])
     out = done.stdout.splitlines()
     if local != "4.0":
         assert out[0] == (
