@@ -19,7 +19,7 @@ bash scripts/setup.sh
 parity=()
 if [ $# -eq 0 ] && [ -z "${SJOIN_SKIP_SPARK35:-}" ]; then
     python35=$(.venv/bin/python -c 'from sjoin.jvm.spark_env import ensure_env; print(ensure_env("3.5"))')
-    parity=(--parity-python "$python35")
+    parity=("--parity-python=$python35")  # one word: pytest takes a separate value for a path, and roots the run there
 fi
 # Two processes (pytest-xdist): one runs the tests on the run's one Spark session and Kafka
 # broker, in order; the other the rest, the Spark 3.5 parity run among them (tests/conftest.py).
