@@ -5,9 +5,9 @@ The public API: check a spec, plan it.  Nothing here imports pyspark.
 
 from __future__ import annotations
 
-__version__ = "0.1.0"
-
 from typing import TYPE_CHECKING, Any
+
+from .version import __version__
 
 if TYPE_CHECKING:
     from .api import CheckResult, check_file, check_text, plan_file, plan_text

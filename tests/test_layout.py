@@ -155,3 +155,13 @@ def test_join_types_are_tested_through_the_join_kinds_table() -> None:
         if literal_tuple.search(line)
     ]
     assert offenders == []
+
+
+def test_the_version_is_the_one_pyproject_declares() -> None:
+    """version.py holds the version the CLI prints and the back ends stamp on a job: it must be
+    the one the package is built with (pyproject.toml), which importlib.metadata would read."""
+    from sjoin import __version__
+    from sjoin.version import __version__ as stamped
+
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+    assert __version__ == stamped == project["version"]

@@ -22,6 +22,7 @@ from functools import singledispatch
 
 from sqlglot import exp
 
+from ...version import __version__
 from .. import annotate
 from ..connectors import DELTA_RELEASES, packages
 from ..explain import predicate_text
@@ -490,9 +491,6 @@ DELTA_SESSION_CONF = {
 def compile_pyspark(plan: Plan, spec_path: str = "<spec>", formatted: bool = True) -> str:
     """The text of the PySpark job for ``plan`` (laid out by ruff unless ``formatted`` is
     false, which property tests use to stay fast)."""
-    from importlib.metadata import version  # not `sjoin`: back ends never load the front end
-
-    __version__ = version("sjoin")
     streams = plan.streams
     valued = [s for s in streams if s.source is not None and _value_schema(s) != _schema(s)]
     valued = [s for s in valued if _value_schema(s)]  # a value read at all
