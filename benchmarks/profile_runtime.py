@@ -79,7 +79,19 @@ def main() -> None:
 
 def _profile_shape(profiler: Any, directory: Path, opts: argparse.Namespace) -> None:
     """`sjoin run --engine columnar --backlog --relation R --output ...` in this process."""
-    import polars  # noqa: F401 - imported before the clock starts, as a run imports it once
+    run = _shape_run(directory, opts)
+    start = time.perf_counter()
+    profiler.start()
+    summary = run()
+    profiler.stop()
+    print(f"{summary.rows:,} output rows in {time.perf_counter() - start:.2f} s", flush=True)
+
+
+def _shape_run(directory: Path, opts: argparse.Namespace) -> Any:
+    """The workload ``opts.shape`` generated under ``directory`` and planned, and the run of
+    it that ``sjoin run --engine columnar --backlog`` makes, to call when the clock starts
+    (polars is imported before: a run imports it once)."""
+    import polars  # noqa: F401
 
     from sjoin.api import check_file
     from sjoin.runtime import run_to_files
@@ -88,9 +100,7 @@ def _profile_shape(profiler: Any, directory: Path, opts: argparse.Namespace) -> 
     plan = check_file(work.spec(opts.output_format)).plan
     assert plan is not None
     output = directory / ("out.jsonl" if opts.output_format == "jsonl" else "out")
-    start = time.perf_counter()
-    profiler.start()
-    summary = run_to_files(
+    return lambda: run_to_files(
         plan,
         work.trace,
         relation=work.shape.relation,
@@ -99,19 +109,12 @@ def _profile_shape(profiler: Any, directory: Path, opts: argparse.Namespace) -> 
         engine="columnar",
         backlog=True,
     )
-    profiler.stop()
-    print(f"{summary.rows:,} output rows in {time.perf_counter() - start:.2f} s", flush=True)
 
 
 def _cpu_per_stage(directory: Path, opts: argparse.Namespace) -> None:
     """``_profile_shape``'s run, with the CPU time of each stage (``time.process_time``
     around the functions named in ``STAGES``; a stage inside another counts in both)."""
     import importlib
-
-    import polars  # noqa: F401 - imported before the clock starts, as a run imports it once
-
-    from sjoin.api import check_file
-    from sjoin.runtime import run_to_files
 
     spent: dict[str, float] = {}
 
@@ -130,20 +133,9 @@ def _cpu_per_stage(directory: Path, opts: argparse.Namespace) -> None:
     for label, (module, owner, name) in STAGES.items():
         found = importlib.import_module(module)
         timed(getattr(found, owner) if owner else found, name, label)
-    work = generate_shape(directory / "work", opts.shape, opts.n, opts.batches)
-    plan = check_file(work.spec(opts.output_format)).plan
-    assert plan is not None
-    output = directory / ("out.jsonl" if opts.output_format == "jsonl" else "out")
+    run = _shape_run(directory, opts)
     start, cpu = time.perf_counter(), time.process_time()
-    summary = run_to_files(
-        plan,
-        work.trace,
-        relation=work.shape.relation,
-        output=output,
-        output_format=opts.output_format,
-        engine="columnar",
-        backlog=True,
-    )
+    summary = run()
     wall, cpu = time.perf_counter() - start, time.process_time() - cpu
     print(
         f"{opts.shape} N={opts.n:,}, {opts.batches} batches, {opts.output_format}: "
