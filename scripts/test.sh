@@ -24,6 +24,6 @@ fi
 # Two processes (pytest-xdist): one runs the tests on the run's one Spark session and Kafka
 # broker, in order; the other the rest, the Spark 3.5 parity run among them (tests/conftest.py).
 # SJOIN_TEST_PROCESSES=0 runs everything in this process. The slowest tests, to keep the run
-# well under its budget.
-.venv/bin/pytest -n "${SJOIN_TEST_PROCESSES:-2}" --dist loadgroup --durations=25 \
+# well under its budget; -rs names every skipped test and why.
+.venv/bin/pytest -n "${SJOIN_TEST_PROCESSES:-2}" --dist loadgroup --durations=25 -rs \
     ${parity[@]+"${parity[@]}"} "$@"
