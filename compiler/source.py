@@ -33,6 +33,7 @@ def is_pipeline(path: str | Path) -> bool:
     p = Path(path)
     return p.suffix.lower() == ".sql" or p.name in SPEC_NAMES or p.is_dir()
 
+
 # Characters a spec may never hold outside the places that allow them (see compiler/parse.py
 # for where TAB and CR are allowed): C0 and C1 controls but TAB, LF and CR; lone surrogates;
 # the line and paragraph separators; the bidirectional embeddings, overrides and isolates

@@ -55,4 +55,3 @@ class Frame:
 
 
 Batch: TypeAlias = Rows | Frame
-

@@ -7,6 +7,7 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
 bash scripts/setup.sh
 .venv/bin/ruff check --quiet .
+.venv/bin/ruff format --check --quiet .  # laid out as ruff lays it out (the generated jobs are too)
 # import rules and types, checked on the installed package (the checkout's root is that
 # package, docs/architecture.md: nothing here shadows it)
 .venv/bin/lint-imports --no-cache --config pyproject.toml >/dev/null

@@ -106,9 +106,7 @@ class Scenario:
         return plan_of(self.spec)
 
     def run_runtime(self, engine: EngineName = "reference") -> list[Observed]:
-        result = run(
-            self.plan, trace_records(self.batches), relation=self.relation, engine=engine
-        )
+        result = run(self.plan, trace_records(self.batches), relation=self.relation, engine=engine)
         return observe_runtime(result, self.relation)
 
     def run_spark(self, spark: Any) -> list[Observed]:

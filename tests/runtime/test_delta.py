@@ -75,9 +75,7 @@ def _shape(trace: Any) -> list[tuple[int, dict[str, list[int]]]]:
     """(version, {stream: keys}) per replayed micro-batch."""
     out = []
     for batch in trace.batches:
-        rows = {
-            s: sorted(int(k) for k, *_ in f.to_rows()) for s, f in batch.rows.items()
-        }
+        rows = {s: sorted(int(k) for k, *_ in f.to_rows()) for s, f in batch.rows.items()}
         out.append((batch.value, rows))
     return out
 

@@ -50,9 +50,7 @@ def test_a_sum_of_negative_zeros_is_zero(engine: str) -> None:
     assert checked.plan is not None
     result = run(checked.plan, _trace(), engine=engine)
     sums = [
-        json.dumps([row["sx"], row["ax"], row["sf"]])
-        for b in result.batches
-        for _, row in b.rows
+        json.dumps([row["sx"], row["ax"], row["sf"]]) for b in result.batches for _, row in b.rows
     ]
     assert sums and all("-0.0" not in s for s in sums), sums
 
