@@ -865,7 +865,7 @@ class Binder:
                 if value <= 2**63 - 1
                 else (t.SqlType("decimal", (len(whole), 0)))
             )
-        return t.SqlType("decimal", (max(1, len(whole) + len(frac)), len(frac)))
+        return t.literal_decimal(text)
 
     def _interval(self, node: exp.Interval, scope: Scope, agg: bool) -> SqlType:
         unit = node.unit.name.lower() if node.unit else ""
@@ -1020,7 +1020,9 @@ class Binder:
         op = type(node)
         result: SqlType | None = None
         if a.is_numeric and b.is_numeric:
-            result = t.DOUBLE if op is exp.Div else t.common_type(a, b)
+            result = t.arith_type(
+                SYMBOLS[op], a, b, _literal_digits(node.this), _literal_digits(node.expression)
+            )
         elif op in (exp.Add, exp.Sub):
             if (a.is_temporal and b == t.INTERVAL) or (
                 op is exp.Add and a == t.INTERVAL and b.is_temporal
@@ -1332,6 +1334,13 @@ def _integer_literal(node: exp.Expression) -> int | None:
     if isinstance(node, exp.Literal) and not node.is_string and node.this.isdigit():
         return int(node.this)
     return None
+
+
+def _literal_digits(node: exp.Expression) -> int | None:
+    """The digits of an integer literal operand (also negated or in parentheses), which Spark
+    types by its digits beside a DECIMAL (``DecimalType.fromLiteral``); None for another."""
+    value = _integer_literal(node)
+    return None if value is None else len(str(abs(value)))
 
 
 def _constant(kind: SqlType) -> Callable[[Binder, Any, Scope, bool], SqlType]:

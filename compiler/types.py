@@ -130,6 +130,91 @@ def avg_type(arg: SqlType) -> SqlType:
     return DOUBLE
 
 
+INTEGER_PRECISION: Final = {"tinyint": 3, "smallint": 5, "int": 10, "bigint": 20}
+MIN_ADJUSTED_SCALE: Final = 6  # Spark's DecimalType.MINIMUM_ADJUSTED_SCALE
+
+
+def adjust_precision_scale(precision: int, scale: int) -> SqlType:
+    """Spark's ``DecimalType.adjustPrecisionScale`` (spark.sql.decimalOperations.
+    allowPrecisionLoss, true by default): a DECIMAL of more than 38 digits keeps its integer
+    digits and gives up scale, down to at least min(scale, 6) digits of it."""
+    if precision <= MAX_DECIMAL_PRECISION:
+        return SqlType("decimal", (precision, scale))
+    int_digits = precision - scale
+    min_scale = min(scale, MIN_ADJUSTED_SCALE)
+    return SqlType(
+        "decimal", (MAX_DECIMAL_PRECISION, max(MAX_DECIMAL_PRECISION - int_digits, min_scale))
+    )
+
+
+def _decimal_operand(arg: SqlType, literal_digits: int | None) -> tuple[int, int] | None:
+    """(precision, scale) an operand takes part as in DECIMAL arithmetic (Spark's
+    ``DecimalPrecision``): a DECIMAL its own; an integer literal DECIMAL(its digits, 0)
+    (``DecimalType.fromLiteral``); another integer DECIMAL(10, 0) for INT, (20, 0) for
+    BIGINT, (5, 0) for SMALLINT, (3, 0) for TINYINT."""
+    if arg.name == "decimal" and len(arg.params) == 2:
+        return arg.params[0], arg.params[1]
+    if arg.name in INTEGER_PRECISION:
+        if literal_digits is not None:
+            return max(literal_digits, 1), 0
+        return INTEGER_PRECISION[arg.name], 0
+    return None
+
+
+def arith_type(
+    op: str,
+    a: SqlType,
+    b: SqlType,
+    a_literal_digits: int | None = None,
+    b_literal_digits: int | None = None,
+) -> SqlType | None:
+    """The type of ``a op b`` for numbers (op one of ``+ - * / %``), as Spark 3.4+/4.x types
+    it, or None when an operand is not a number.  A DOUBLE or FLOAT operand makes a DOUBLE;
+    integers give the wider integer, and a quotient of integers a DOUBLE; with a DECIMAL
+    operand (an integer one taking part as ``_decimal_operand`` says; ``*_literal_digits``:
+    the digits of an integer literal operand) the result is a DECIMAL:
+
+    - ``+`` ``-``: (max(s1, s2) + max(p1 - s1, p2 - s2) + 1, max(s1, s2))
+    - ``*``: (p1 + p2 + 1, s1 + s2)
+    - ``/``: (p1 - s1 + s2 + max(6, s1 + p2 + 1), max(6, s1 + p2 + 1))
+    - ``%``: (min(p1 - s1, p2 - s2) + max(s1, s2), max(s1, s2))
+
+    each adjusted to at most 38 digits by ``adjust_precision_scale``.  Recorded from Spark
+    in tests/bind/spark_decimal_arith.json."""
+    if not (a.is_numeric and b.is_numeric):
+        return None
+    if {a.name, b.name} & {"float", "double"}:
+        return DOUBLE
+    if "decimal" not in (a.name, b.name):
+        if op == "/":
+            return DOUBLE
+        return a if NUMERIC.index(a.name) >= NUMERIC.index(b.name) else b
+    left, right = _decimal_operand(a, a_literal_digits), _decimal_operand(b, b_literal_digits)
+    if left is None or right is None:
+        return None
+    (p1, s1), (p2, s2) = left, right
+    if op in ("+", "-"):
+        scale = max(s1, s2)
+        return adjust_precision_scale(max(p1 - s1, p2 - s2) + scale + 1, scale)
+    if op == "*":
+        return adjust_precision_scale(p1 + p2 + 1, s1 + s2)
+    if op == "/":
+        scale = max(MIN_ADJUSTED_SCALE, s1 + p2 + 1)
+        return adjust_precision_scale(p1 - s1 + s2 + scale, scale)
+    if op == "%":
+        scale = max(s1, s2)
+        return adjust_precision_scale(min(p1 - s1, p2 - s2) + scale, scale)
+    raise ValueError(f"not an arithmetic operator: {op!r}")
+
+
+def literal_decimal(text: str) -> SqlType:
+    """The DECIMAL type Spark gives a number literal with a point (``1.5``, ``0.05``):
+    precision = its significant digits (leading zeros do not count), at least its scale."""
+    whole, _, frac = text.partition(".")
+    digits = (whole + frac).lstrip("0")
+    return SqlType("decimal", (max(len(digits), len(frac), 1), len(frac)))
+
+
 def common_type(a: SqlType, b: SqlType) -> SqlType | None:
     """The type two operands are compared or combined as, or None when incompatible."""
     if a == b or b in (NULL, UNKNOWN):

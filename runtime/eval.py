@@ -28,7 +28,7 @@ from sqlglot import exp
 
 from ..compiler import annotate, javatext
 from ..compiler.functions import ALIASES, FUNCTIONS
-from ..compiler.types import SqlType
+from ..compiler.types import SqlType, arith_type
 from .errors import QueryError, UnsupportedExpression
 from .values import (
     US_PER_DAY,
@@ -43,7 +43,6 @@ Getter: TypeAlias = Callable[[Any, Any], Any]
 Resolver: TypeAlias = Callable[[exp.Expression], "Getter | None"]
 
 DECIMAL_CONTEXT: Final = Context(prec=200)
-MAX_PRECISION: Final = 38
 # The most bytes a Spark string holds (a Java byte array: ByteArrayMethods.
 # MAX_ROUNDED_ARRAY_LENGTH); a function that would make a longer one fails.
 MAX_STRING_BYTES: Final = 2**31 - 1 - 15
@@ -562,15 +561,30 @@ def _java_mod(x: Any, y: Any) -> Any:
     return -r if x < 0 else r
 
 
-def decimal_divide_scale(left: tuple[int, int], right: tuple[int, int]) -> int:
-    """Result scale of decimal division (Spark, allowPrecisionLoss=true)."""
-    (p1, s1), (p2, s2) = left, right
-    scale = max(6, s1 + p2 + 1)
-    precision = p1 - s1 + s2 + scale
-    if precision <= MAX_PRECISION:
-        return scale
-    int_digits = precision - scale
-    return max(MAX_PRECISION - int_digits, min(scale, 6))
+_SYMBOLS: Final[dict[type[exp.Expression], str]] = {
+    exp.Add: "+",
+    exp.Sub: "-",
+    exp.Mul: "*",
+    exp.Div: "/",
+    exp.Mod: "%",
+}
+
+
+def decimal_arith_shape(node: exp.Expression) -> tuple[int, int]:
+    """(precision, scale) of the DECIMAL result of arithmetic ``node``: the type the binder
+    gave it (``types.arith_type``, Spark's ``DecimalPrecision`` with precision loss allowed),
+    or, on an expression the binder did not type, that rule over its operands' shapes."""
+    found = annotate.sql_type(node)
+    if isinstance(found, SqlType) and found.name == "decimal" and len(found.params) == 2:
+        return found.params[0], found.params[1]
+    left, right = node.this, node.expression
+    result = arith_type(
+        _SYMBOLS[type(node)],
+        SqlType("decimal", decimal_shape(left, kind_of(left))),
+        SqlType("decimal", decimal_shape(right, kind_of(right))),
+    )
+    assert result is not None and len(result.params) == 2
+    return result.params[0], result.params[1]
 
 
 def _arith(node: exp.Expression, ctx: CompileContext) -> Getter:
@@ -591,10 +605,7 @@ def _arith(node: exp.Expression, ctx: CompileContext) -> Getter:
     if kr in _FLOATS:
         fn = _float_op(op_type, ansi)
     elif kr == "decimal":
-        scale = None
-        if op_type is exp.Div:
-            scale = decimal_divide_scale(decimal_shape(left, ka), decimal_shape(right, kb))
-        fn = _decimal_op(op_type, ansi, scale)
+        fn = _decimal_op(op_type, ansi, *decimal_arith_shape(node))
     elif kr in _INT_BITS:
         fn = _int_op(op_type, kr, ansi)
     elif kr in ("null", "unknown"):
@@ -634,33 +645,40 @@ def _float_op(op_type: type[exp.Expression], ansi: bool) -> Callable[[Any, Any],
 
 
 def _decimal_op(
-    op_type: type[exp.Expression], ansi: bool, scale: int | None
+    op_type: type[exp.Expression], ansi: bool, precision: int, scale: int
 ) -> Callable[[Any, Any], Any]:
+    """DECIMAL arithmetic as Spark computes it: the exact result (a quotient to 200 digits)
+    rounded HALF_UP to the result type's scale (``decimal_arith_shape``), and when it does
+    not fit the type's precision NULL, or with ANSI NUMERIC_VALUE_OUT_OF_RANGE (checked on
+    Spark 4.3: ``tests/bind/test_decimal_arith_types.py``)."""
     c = DECIMAL_CONTEXT
+    quantum = Decimal(1).scaleb(-scale)
 
-    def check(d: Decimal) -> Decimal | None:
-        if len(d.as_tuple().digits) > MAX_PRECISION and d.adjusted() >= MAX_PRECISION - 1:
+    def fit(d: Decimal) -> Decimal | None:
+        d = d.quantize(quantum, rounding=ROUND_HALF_UP, context=c)
+        if d and d.adjusted() >= precision - scale:
             if ansi:
-                raise QueryError("NUMERIC_VALUE_OUT_OF_RANGE", f"{d} does not fit DECIMAL(38)")
+                raise QueryError(
+                    "NUMERIC_VALUE_OUT_OF_RANGE",
+                    f"{d} cannot be represented as DECIMAL({precision}, {scale})",
+                )
             return None
         return unsigned_zero(d)
 
     if op_type is exp.Add:
-        return lambda x, y: check(c.add(_as_decimal(x), _as_decimal(y)))
+        return lambda x, y: fit(c.add(_as_decimal(x), _as_decimal(y)))
     if op_type is exp.Sub:
-        return lambda x, y: check(c.subtract(_as_decimal(x), _as_decimal(y)))
+        return lambda x, y: fit(c.subtract(_as_decimal(x), _as_decimal(y)))
     if op_type is exp.Mul:
-        return lambda x, y: check(c.multiply(_as_decimal(x), _as_decimal(y)))
-    quantum = Decimal(1).scaleb(-(scale or 0))
+        return lambda x, y: fit(c.multiply(_as_decimal(x), _as_decimal(y)))
 
     def div(x: Any, y: Any) -> Any:
         if y == 0:
             _divide_by_zero(ansi)
             return None
         if op_type is exp.Mod:
-            return _java_mod(_as_decimal(x), _as_decimal(y))
-        q = c.divide(_as_decimal(x), _as_decimal(y))
-        return check(q.quantize(quantum, rounding=ROUND_HALF_UP, context=c))
+            return fit(_java_mod(_as_decimal(x), _as_decimal(y)))
+        return fit(c.divide(_as_decimal(x), _as_decimal(y)))
 
     return div
 

@@ -3,15 +3,15 @@ without polars (``operators.placement`` asks before polars is imported).
 
 A DECIMAL column is a polars ``Decimal(38, s)`` column (``frames.dtype_of``): every value at
 one scale ``s``, the scale of the column's SQL type.  The reference runtime's values are
-Python ``Decimal``s whose scale is what the evaluator's arithmetic leaves (``eval.py``: a sum
-keeps the larger scale, a product adds them, a quotient is rounded to Spark's division
-scale, a cast to DECIMAL(p, s) rounds to s), which is not always the scale the plan's type
-says.  So an operator runs columnar only when every DECIMAL value it reads or writes is known,
-from the expression alone, to be at its column's scale with at most 38 digits: ``value_shape``
-derives the (precision, scale) of an expression's DECIMAL values by the evaluator's own rules,
-and ``decimal_unsupported`` names the first output (of the operator, or of a relation it
-reads) where that fails, so that only such an operator, not every DECIMAL, runs on the
-reference operator.
+Python ``Decimal``s whose scale is what the evaluator leaves (``eval.py``: arithmetic rounds
+to its result type's scale, ``types.arith_type``; a cast to DECIMAL(p, s) rounds to s; but
+a function or a CASE without a DECIMAL type keeps its argument's scale), which is not always
+the scale the plan's type says.  So an operator runs columnar only when every DECIMAL value
+it reads or writes is known, from the expression alone, to be at its column's scale with at
+most 38 digits: ``value_shape`` derives the (precision, scale) of an expression's DECIMAL
+values by the evaluator's own rules, and ``decimal_unsupported`` names the first output (of
+the operator, or of a relation it reads) where that fails, so that only such an operator, not
+every DECIMAL, runs on the reference operator.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from sqlglot import exp
 from ...compiler import annotate
 from ...compiler.plan import AggregateNode, JoinNode, OutputColumn, Plan, StreamNode
 from ...compiler.types import SqlType
-from ..eval import INT_PRECISION, decimal_divide_scale, decimal_shape, kind_of
+from ..eval import decimal_arith_shape, decimal_shape, kind_of
 
 Shape = tuple[int, int]  # (precision, scale) of an expression's DECIMAL values
 MAX_DIGITS = 38  # what a polars Decimal (and Spark's DECIMAL) holds
@@ -66,49 +66,21 @@ def _involves_decimal(node: exp.Expression) -> bool:
     return any(isinstance(sub, exp.Expression) and _decimal_kind(sub) for sub in node.walk())
 
 
-def _operand(node: exp.Expression) -> Shape:
-    """The shape of an arithmetic operand as a DECIMAL: its own DECIMAL values', or an
-    integer's (its digits, scale 0)."""
-    shape = value_shape(node)
-    if shape is not None:
-        return shape
-    kind = kind_of(node)
-    if isinstance(node, exp.Literal) and not node.is_string:
-        return decimal_shape(node, kind)
-    if isinstance(node, exp.Paren):
-        return _operand(node.this)
-    if kind in INT_PRECISION:
-        return INT_PRECISION[kind], 0
-    raise Unfixed(f"`{node.sql(dialect='spark')}` is {kind.upper()}, added to a DECIMAL")
-
-
 def _arith(node: exp.Expression) -> Shape | None:
-    left, right = node.this, node.expression
-    ka, kb, kr = kind_of(left), kind_of(right), kind_of(node)
+    ka, kb, kr = kind_of(node.this), kind_of(node.expression), kind_of(node)
     if {ka, kb} & {"timestamp", "date", "interval"}:
         return None
     divides = isinstance(node, exp.Div)
     # the result's kind as eval._arith picks it: a quotient of numbers is a DOUBLE, but of
-    # DECIMALs (and integers) a DECIMAL, whatever the plan's type says
+    # DECIMALs (and integers) a DECIMAL
     if divides and kr != "decimal" and "decimal" not in (ka, kb):
         kr = "double"
     if divides and "decimal" in (ka, kb) and not {ka, kb} & set(_FLOATS):
         kr = "decimal"
     if kr != "decimal":
         return None
-    (pa, sa), (pb, sb) = _operand(left), _operand(right)
-    ia, ib = pa - sa, pb - sb
-    if isinstance(node, (exp.Add, exp.Sub)):
-        scale = max(sa, sb)
-        return max(ia, ib) + 1 + scale, scale
-    if isinstance(node, exp.Mul):
-        return pa + pb, sa + sb
-    if isinstance(node, exp.Mod):
-        scale = max(sa, sb)
-        return min(ia, ib) + scale, scale
-    # the quotient is rounded to the scale eval.py's division takes from the plan's types
-    scale = decimal_divide_scale(decimal_shape(left, ka), decimal_shape(right, kb))
-    return ia + sb + 1 + scale, scale
+    # eval.py rounds every DECIMAL result of arithmetic to its type's scale
+    return decimal_arith_shape(node)
 
 
 def value_shape(node: exp.Expression) -> Shape | None:

@@ -506,6 +506,46 @@ add(
     ],
 )
 
+# DECIMAL arithmetic typed as Spark types it (types.arith_type): a product's, a quotient's and
+# a sum's scale decide each value's text; L.amount * R.price is DECIMAL(38, 6) after
+# precision loss, so its values are rounded HALF_UP to 6 places
+ARITH = """spark 4.3
+stream l (k BIGINT, t TIMESTAMP, amount DECIMAL(12, 2)) watermark t delay 10 seconds
+stream r (k BIGINT, t TIMESTAMP, price DECIMAL(38, 10), qty BIGINT) watermark t delay 10 seconds
+join j = l AS L LEFT OUTER JOIN r AS R
+  ON L.k = R.k AND R.t BETWEEN L.t AND L.t + INTERVAL 5 SECONDS
+  SELECT L.k AS k, L.amount * R.price AS cost, L.amount / R.qty AS per, L.amount + 1 AS plus1,
+    L.amount / 3 AS third, L.amount * R.qty AS aq, L.amount % R.qty AS rem,
+    L.amount - R.price AS diff, L.amount * 0.05 AS fee, (L.amount + R.price) * -2 AS twice
+"""
+
+
+def priced(k: int, seconds: float, price: str, qty: int) -> dict[str, Any]:
+    return {"k": k, "t": ts(seconds), "price": price, "qty": qty}
+
+
+add(
+    "decimal_arithmetic_types",
+    ARITH,
+    [
+        {
+            "l": [
+                {"k": 1, "t": ts(100), "amount": "10.55"},
+                {"k": 2, "t": ts(100), "amount": "1.00"},
+                {"k": 3, "t": ts(100), "amount": "-1.00"},
+                {"k": 4, "t": ts(100), "amount": "-7.77"},
+            ],
+            "r": [
+                priced(1, 101, "1.2345678912", 3),
+                priced(2, 101, "0.0000025000", 7),
+                priced(3, 102, "0.0000025000", -4),
+                priced(4, 102, "99999999.9999999999", 1000000),
+            ],
+        },
+        {"l": [{"k": 5, "t": ts(200), "amount": "0.01"}], "r": []},
+    ],
+)
+
 # ------------------------------------------------------------------ one watermark or many
 
 # examples/checkout_funnel.sjoin with allowMultiple set either way.  After data batch 1 the

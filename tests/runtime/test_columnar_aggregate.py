@@ -264,7 +264,7 @@ def test_a_snapshot_resumes_on_the_other_engine(first: str) -> None:
         ),
         ("S.x AS x, count(*) AS n", "S.x", "double"),
         ("upper(S.k) AS k, count(*) AS n", "upper(S.k)", "computed"),
-        ("S.k AS k, sum(S.d) * sum(S.d) AS s", "S.k", "DECIMAL values of scale 4"),
+        ("S.k AS k, abs(sum(S.d)) AS s", "S.k", "does not derive the scale"),
         ("S.k AS k, sum(S.i + 1) AS s", "S.k", "computed"),
         ("S.k AS k, approx_count_distinct(S.x) AS n", "S.k", "NaN"),
     ],

@@ -354,3 +354,34 @@ def test_time_range_edges_are_exact() -> None:
         (10_000_001, False),
     ):
         assert _compiled(text, "4.3")(row(t=lt), row(t=0)) is want
+
+
+BIG38 = "99999999999999999999999999999999999999"
+
+
+@pytest.mark.parametrize(
+    ("text", "value", "expected"),
+    [
+        # rounded half up to the result type's scale (types.arith_type; Spark 4.3 gives these)
+        ("A.d * CAST(0.0000025 AS DECIMAL(38, 10))", "1.00", Decimal("0.000003")),
+        ("A.d * CAST(0.0000025 AS DECIMAL(38, 10))", "-1.00", Decimal("-0.000003")),
+        ("A.d + 1", "2.50", Decimal("3.50")),
+        ("A.d / 3", "10.00", Decimal("3.333333")),
+        ("A.d * 0.05", "1.10", Decimal("0.0550")),
+        ("A.d % 3", "10.00", Decimal("1.00")),
+        ("A.d * CAST(1 AS DECIMAL(38, 10))", "-0.00", Decimal("0.000000")),
+    ],
+)
+def test_decimal_arithmetic_keeps_its_types_scale(text: str, value: str, expected: Any) -> None:
+    got = ev(text, {"d": Decimal(value)})
+    assert got == expected and str(got) == str(expected)
+
+
+def test_decimal_arithmetic_overflow_is_null_without_ansi_and_an_error_with() -> None:
+    """Checked on Spark 4.3 with spark.sql.ansi.enabled false (NULL) and true (the error:
+    tests/runtime/test_eval_vs_spark.py)."""
+    text = f"CAST(A.x AS DECIMAL(38, 0)) + {BIG38}"
+    assert ev(text, {"x": 1}, spark="3.5") is None
+    with pytest.raises(QueryError, match="NUMERIC_VALUE_OUT_OF_RANGE"):
+        ev(text, {"x": 1})
+    assert ev(text, {"x": -1}) == Decimal("9" * 37 + "8")

@@ -31,6 +31,9 @@ NULLS = dict.fromkeys(NAMES)
 EXPRESSIONS = [
     "A.x / 2", "A.x % 3", "A.i % 2", "-A.i * A.x", "A.x + A.y", "A.d + 1", "A.d * A.x",
     "A.d / 3", "A.d / A.y", "A.y / 4", "A.x - A.i * 2",
+    # DECIMAL arithmetic at its Spark type's scale (types.arith_type): compared with it
+    "A.d * A.d", "A.d / 7", "A.d % 5", "A.d * 0.05 + A.i", "A.d - A.x", "A.d * -2",
+    "A.d / A.d", "A.d / A.x * CAST(1.5 AS DECIMAL(38, 30))",
     "A.x > A.y", "A.s LIKE '%llo\\_W%'", "A.s LIKE 'H%'", "A.x IN (1, 7, NULL)",
     "A.i IN (1, NULL)", "A.x BETWEEN A.i AND 7", "NOT (A.b AND A.i > 0)",
     "CASE WHEN A.x > 5 THEN 'big' ELSE 'small' END", "CASE A.i WHEN -3 THEN 1.5 ELSE 2 END",
@@ -87,6 +90,8 @@ def _same(mine: Any, want: Any) -> bool:
     """Equal values; NaN is the same as NaN, as Spark's own comparisons treat it."""
     if isinstance(mine, float) and isinstance(want, float) and math.isnan(mine):
         return math.isnan(want)
+    if isinstance(mine, Decimal) and isinstance(want, Decimal):  # and the same scale (text)
+        return mine == want and mine.as_tuple().exponent == want.as_tuple().exponent
     return bool(mine == want)
 
 
@@ -140,6 +145,12 @@ ERRORS = {
     "element_at(split(A.s, '_'), 5)": "INVALID_ARRAY_INDEX_IN_ELEMENT_AT",
     "element_at(split(A.s, '_'), 0)": "INVALID_INDEX_OF_ZERO",
     "pmod(A.x, 0)": "REMAINDER_BY_ZERO",
+    "CAST(A.x AS DECIMAL(38, 0)) * 99999999999999999999999999999999999999": (
+        "NUMERIC_VALUE_OUT_OF_RANGE"
+    ),
+    "CAST(A.x AS DECIMAL(38, 0)) + 99999999999999999999999999999999999999": (
+        "NUMERIC_VALUE_OUT_OF_RANGE"
+    ),
     "regexp_extract(A.s, '(H)', A.x)": "REGEX_GROUP_INDEX",
 }
 
