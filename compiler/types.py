@@ -215,8 +215,33 @@ def literal_decimal(text: str) -> SqlType:
     return SqlType("decimal", (max(len(digits), len(frac), 1), len(frac)))
 
 
+def wider_decimal_type(a: SqlType, b: SqlType) -> SqlType | None:
+    """The DECIMAL two numbers, one at least a DECIMAL, are combined as (Spark's
+    ``DecimalPrecision.widerDecimalType``): an integer taking part as DECIMAL(10, 0) for INT,
+    (20, 0) BIGINT, (5, 0) SMALLINT, (3, 0) TINYINT (an integer literal too, by its type),
+    scale = max(s1, s2), DECIMAL(max(p1 - s1, p2 - s2) + scale, scale); of more than 38
+    digits it keeps its integer digits and gives up scale, down to 0
+    (``DecimalType.boundedPreferIntegralDigits``, Spark 3.5+ unless
+    spark.sql.legacy.decimal.retainFractionDigitsOnTruncate): DECIMAL(38, 10) with
+    DECIMAL(38, 0) is DECIMAL(38, 0).  Recorded from Spark in
+    tests/bind/spark_decimal_common.json.  None when an operand is not a DECIMAL or integer."""
+    left, right = _decimal_operand(a, None), _decimal_operand(b, None)
+    if left is None or right is None:
+        return None
+    (p1, s1), (p2, s2) = left, right
+    scale = max(s1, s2)
+    precision = max(p1 - s1, p2 - s2) + scale
+    if precision <= MAX_DECIMAL_PRECISION:
+        return SqlType("decimal", (precision, scale))
+    return SqlType(
+        "decimal", (MAX_DECIMAL_PRECISION, max(0, scale - (precision - MAX_DECIMAL_PRECISION)))
+    )
+
+
 def common_type(a: SqlType, b: SqlType) -> SqlType | None:
-    """The type two operands are compared or combined as, or None when incompatible."""
+    """The type two operands are compared or combined as (a CASE's or coalesce's value, both
+    sides of a comparison), or None when incompatible.  Two numbers with a DECIMAL among them
+    widen to ``wider_decimal_type``."""
     if a == b or b in (NULL, UNKNOWN):
         return a
     if a in (NULL, UNKNOWN):
@@ -226,7 +251,8 @@ def common_type(a: SqlType, b: SqlType) -> SqlType | None:
         if "double" in (a.name, b.name) or "float" in (a.name, b.name):
             return DOUBLE
         if a.name == "decimal" or b.name == "decimal":
-            return a if a.name == "decimal" else b
+            wider = wider_decimal_type(a, b)  # None for a DECIMAL without its (p, s)
+            return wider if wider is not None else (a if a.name == "decimal" else b)
         return a if order.index(a.name) >= order.index(b.name) else b
     if a.is_temporal and b.is_temporal:
         return TIMESTAMP

@@ -4,14 +4,16 @@ without polars (``operators.placement`` asks before polars is imported).
 A DECIMAL column is a polars ``Decimal(38, s)`` column (``frames.dtype_of``): every value at
 one scale ``s``, the scale of the column's SQL type.  The reference runtime's values are
 Python ``Decimal``s whose scale is what the evaluator leaves (``eval.py``: arithmetic rounds
-to its result type's scale, ``types.arith_type``; a cast to DECIMAL(p, s) rounds to s; but
-a function or a CASE without a DECIMAL type keeps its argument's scale), which is not always
-the scale the plan's type says.  So an operator runs columnar only when every DECIMAL value
-it reads or writes is known, from the expression alone, to be at its column's scale with at
-most 38 digits: ``value_shape`` derives the (precision, scale) of an expression's DECIMAL
-values by the evaluator's own rules, and ``decimal_unsupported`` names the first output (of
-the operator, or of a relation it reads) where that fails, so that only such an operator, not
-every DECIMAL, runs on the reference operator.
+to its result type's scale, ``types.arith_type``; a cast to DECIMAL(p, s) rounds to s; a
+CASE, coalesce, nvl, if, greatest or least casts each branch to its type,
+``types.common_type``; but one whose DECIMAL type has no (precision, scale) keeps its
+argument's scale), which is not always the scale the plan's type says.  So an operator runs
+columnar only when every DECIMAL value it reads or writes is known, from the expression alone,
+to be at its column's scale with at most 38 digits: ``value_shape`` derives the (precision,
+scale) of an expression's DECIMAL values by the evaluator's own rules, and
+``decimal_unsupported`` names the first output (of the operator, or of a relation it reads)
+where that fails, so that only such an operator, not every DECIMAL, runs on the reference
+operator.
 """
 
 from __future__ import annotations
@@ -47,6 +49,10 @@ _NOT_DECIMAL_FUNCTIONS = frozenset(
     {"floor", "ceil", "sqrt", "signum", "concat", "lpad", "rpad", "length", "count"}
     | {"timestamp_seconds", "timestamp_millis", "approx_count_distinct"}
 )
+
+# functions whose value is one of their arguments', each cast by eval.py to the call's type
+# (``types.common_type``: DECIMALs widen to ``types.wider_decimal_type``)
+_ONE_OF_ITS_ARGUMENTS = frozenset({"coalesce", "nvl", "if", "greatest", "least"})
 
 
 def _function(node: exp.Anonymous) -> str:
@@ -120,6 +126,13 @@ def value_shape(node: exp.Expression) -> Shape | None:
         if found is not None and len(found.params) == 2:
             return found.params[0], found.params[1]  # every branch cast to the CASE's type
         raise Unfixed(f"`{node.sql(dialect='spark')}` keeps each branch's own scale")
+    if isinstance(node, exp.Anonymous) and _function(node) in _ONE_OF_ITS_ARGUMENTS:
+        found = annotate.sql_type(node)
+        if not _decimal_kind(node):
+            return None
+        if found is not None and len(found.params) == 2:
+            return found.params[0], found.params[1]  # every argument cast to the call's type
+        raise Unfixed(f"`{node.sql(dialect='spark')}` keeps each argument's own scale")
     if not _decimal_kind(node) and (
         isinstance(node, _NEVER_DECIMAL)
         or (isinstance(node, exp.Anonymous) and _function(node) in _NOT_DECIMAL_FUNCTIONS)

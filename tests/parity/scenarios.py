@@ -546,6 +546,39 @@ add(
     ],
 )
 
+# a value that is one of two DECIMALs (CASE, coalesce) is typed as Spark widens them
+# (types.wider_decimal_type): DECIMAL(12, 2) with DECIMAL(10, 4) is DECIMAL(14, 4), so every
+# value, from either side, is written at scale 4; with an INT DECIMAL(12, 2); with a
+# DECIMAL(38, 10) DECIMAL(38, 10) (bounded, not adjusted)
+WIDE = """spark 4.3
+stream l (k BIGINT, t TIMESTAMP, amount DECIMAL(12, 2), n INT) watermark t delay 10 seconds
+stream r (k BIGINT, t TIMESTAMP, rate DECIMAL(10, 4), price DECIMAL(38, 10))
+  watermark t delay 10 seconds
+join j = l AS L LEFT OUTER JOIN r AS R
+  ON L.k = R.k AND R.t BETWEEN L.t AND L.t + INTERVAL 5 SECONDS
+  SELECT L.k AS k, CASE WHEN L.k > 1 THEN L.amount ELSE R.rate END AS pick,
+    coalesce(R.rate, L.amount) AS first, CASE WHEN L.k = 2 THEN L.n ELSE L.amount END AS n_or,
+    coalesce(R.price, L.amount) AS wide
+"""
+add(
+    "decimal_case_coalesce_widen",
+    WIDE,
+    [
+        {
+            "l": [
+                {"k": 1, "t": ts(100), "amount": "10.55", "n": 7},
+                {"k": 2, "t": ts(100), "amount": "1.50", "n": -3},
+                {"k": 3, "t": ts(100), "amount": "-7.77", "n": 0},
+            ],
+            "r": [
+                {"k": 1, "t": ts(101), "rate": "0.1234", "price": "1.2345678912"},
+                {"k": 2, "t": ts(101), "rate": None, "price": None},
+            ],
+        },
+        {"l": [{"k": 5, "t": ts(200), "amount": "0.01", "n": 1}], "r": []},
+    ],
+)
+
 # ------------------------------------------------------------------ one watermark or many
 
 # examples/checkout_funnel.sjoin with allowMultiple set either way.  After data batch 1 the

@@ -218,8 +218,13 @@ FALLBACK = (
         ("L.a / R.b", None),
         ("L.a % R.q", None),
         ("L.c * L.c", None),  # DECIMAL(38, 0): NULL or an error when it overflows
+        # a value that is one of its arguments: each cast to the call's (widened) type
+        ("coalesce(L.a, R.q)", None),
+        ("nvl(L.a, R.q)", None),
+        ("if(L.k > 0, L.a, R.q)", None),
+        ("greatest(L.a, R.q)", None),
+        ("least(L.a, 2)", None),
         # results that keep each value's own scale
-        ("coalesce(L.a, R.q)", "does not derive the scale"),
         ("round(L.a, 1)", "does not derive the scale"),
         ("abs(L.a)", "does not derive the scale"),
         ("CASE WHEN L.k > 0 THEN L.a ELSE R.q END", None),  # each branch cast to the type
