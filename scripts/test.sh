@@ -10,7 +10,7 @@ bash scripts/setup.sh
 .venv/bin/ruff format --check --quiet .  # laid out as ruff lays it out (the generated jobs are too)
 # import rules and types, checked on the installed package (the checkout's root is that
 # package, docs/architecture.md: nothing here shadows it)
-.venv/bin/lint-imports --no-cache --config pyproject.toml >/dev/null
+.venv/bin/lint-imports --no-cache pyproject.toml >/dev/null  # the file positional: --config is deprecated (2.17)
 .venv/bin/mypy --no-incremental -p sjoin
 
 # The parity suite once more on the newest Spark 3.5 (Java 17), as `sjoin verify --spark 3.5`
