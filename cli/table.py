@@ -5,7 +5,10 @@ Each executed batch that emits rows gets a title line (the Spark batch id, the t
 whose step ran it, whether it is a no-data batch, the watermark, the rows dropped as late)
 and one table per relation with rows; a batch without rows prints nothing unless it dropped
 late rows (its title alone).  ``NULL`` stands for a null, as Spark's
-``show()`` prints it.  JSON lines stay the format for pipes and files (the language brief,
+``show()`` prints it.  No value is ever broken across lines: a table that does not fit the
+terminal's width shows its rows as records instead (one ``column  value`` line each, as psql's
+``\\x auto`` does), and no line is wrapped here (a line longer than the terminal is the
+terminal's to wrap).  JSON lines stay the format for pipes and files (the language brief,
 §7): ``sjoin run`` picks the table only when stdout is a terminal and no ``--output`` is
 given, or when asked with ``--format table``.
 """
@@ -17,10 +20,12 @@ from typing import Any, TextIO
 
 from rich import box
 from rich.console import Console
+from rich.measure import Measurement
 from rich.table import Table
 from rich.text import Text
 
 from ..runtime import BatchOutput
+from ..runtime.values import dumps
 
 
 def shown(text: str) -> Text:
@@ -34,14 +39,15 @@ def shown(text: str) -> Text:
 
 
 def cell(value: Any) -> Text:
-    """One value as the table shows it: NULL for null, JSON for a struct or an array."""
+    """One value as the table shows it: NULL for null, a string as it is, anything else as
+    `run` writes it in a JSON line (``values.dumps``: a DECIMAL's exact digits, a struct or an
+    array as JSON), a non-finite double without the JSON string's quotes (``NaN``)."""
     if value is None:
         return Text("NULL", style="dim")
-    if isinstance(value, bool):
-        return Text("true" if value else "false")
-    if isinstance(value, (dict, list)):
-        return shown(json.dumps(value, ensure_ascii=False))
-    return shown(str(value))
+    if isinstance(value, str):
+        return shown(value)
+    text = dumps(value)
+    return shown(json.loads(text) if text.startswith('"') else text)
 
 
 def title(out: BatchOutput) -> Text:
@@ -86,26 +92,48 @@ class TableWriter:
         late = any(op.get("numRowsDroppedByWatermark") for op in out.progress.get("operators", []))
         if not out.row_count:
             if late:  # a batch that only dropped rows says so: late rows are never invisible
-                self.console.print(title(out))
+                self.line(title(out))
                 self.console.print()
                 self.console.file.flush()
             return
         by_relation: dict[str, list[dict[str, Any]]] = {}
         for relation, row in out.rows:
             by_relation.setdefault(relation, []).append(row)
-        self.console.print(title(out))
+        self.line(title(out))
         for relation, rows in by_relation.items():
-            table = Table(
-                title=shown(f"{relation}: {len(rows)} row{'s' if len(rows) != 1 else ''}"),
-                title_justify="left",
-                box=box.SIMPLE_HEAD,
-                show_edge=False,
-                pad_edge=False,
-            )
+            caption = shown(f"{relation}: {len(rows)} row{'s' if len(rows) != 1 else ''}")
+            table = Table(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False)
             for name in rows[0]:
-                table.add_column(shown(name), overflow="fold")
-            for row in rows:
-                table.add_row(*(cell(v) for v in row.values()))
-            self.console.print(table)
+                table.add_column(shown(name), no_wrap=True, overflow="ignore")
+            cells = [[cell(v) for v in row.values()] for row in rows]
+            for values in cells:
+                table.add_row(*values)
+            self.line(caption)
+            if self.fits(table):
+                self.console.print(table)
+            else:
+                self.records([shown(name) for name in rows[0]], cells)
         self.console.print()
         self.console.file.flush()
+
+    def line(self, text: Text) -> None:
+        """One line as it is: rich neither wraps nor crops it (soft wrap)."""
+        self.console.print(text, soft_wrap=True)
+
+    def fits(self, table: Table) -> bool:
+        """Whether the table at its natural width (every value on one line) fits the console."""
+        unbounded = self.console.options.update_width(1 << 30)
+        return Measurement.get(self.console, unbounded, table).maximum <= self.console.width
+
+    def records(self, names: list[Text], rows: list[list[Text]]) -> None:
+        """Rows too wide for a table, one record each: a ``-[ row N ]-`` line, then a
+        ``column  value`` line per column (names aligned), each value whole on its line."""
+        width = max(name.cell_len for name in names)
+        for n, values in enumerate(rows, 1):
+            self.line(Text(f"-[ row {n} ]-", style="dim"))
+            for name, value in zip(names, values, strict=True):
+                line = name.copy()
+                line.stylize("bold")
+                line.append(" " * (width - name.cell_len + 2))
+                line.append_text(value)
+                self.line(line)

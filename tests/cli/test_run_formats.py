@@ -10,6 +10,7 @@ import re
 import subprocess
 import sys
 from datetime import datetime, timedelta
+from decimal import Decimal
 from pathlib import Path
 
 import pytest
@@ -262,3 +263,54 @@ def test_verify_progress_shows_a_query_name_as_text(monkeypatch: pytest.MonkeyPa
             progress.batch = batch
             advance(progress)
     assert "query `[/]` (1 of 1)" in err.getvalue()
+
+
+# item 13 of issue 35: at 80 columns a timestamp's `Z` went to the next line (rich folded the
+# cell). A value is never broken: a table that does not fit shows its rows as records.
+WIDE_VALUES = {
+    "order_id": 7,
+    "order_time": "2026-01-01T09:00:00Z",
+    "amount": Decimal("12.50"),
+    "carrier": None,
+    "note": "x" * 150 + "end",
+    "city": "東京都千代田区",
+    "tags": ["a", "b"],
+}
+
+
+@pytest.mark.parametrize("width", [20, 40, 60, 79, 80, 100, 120, 200, 400])
+@pytest.mark.parametrize("columns", [["order_id", "order_time", "amount"], list(WIDE_VALUES)])
+def test_no_value_is_broken_across_lines_at_any_width(width: int, columns: list[str]) -> None:
+    import io
+
+    from sjoin.cli.table import TableWriter, cell
+    from sjoin.runtime import BatchOutput
+
+    row = {name: WIDE_VALUES[name] for name in columns}
+    rows = [("j", row), ("j", {**row, "order_id": 8, "amount": Decimal("-0.5")})]
+    progress = {"batch": 3, "operators": []}
+    out = BatchOutput.of(3, "j", "2026-01-01T08:50:00Z", True, rows, progress, trace_batch=1)
+    text = io.StringIO()
+    TableWriter(text, color=False, width=width).show(out)
+    lines = text.getvalue().splitlines()
+    assert lines[0] == "batch 3 · trace batch 1 · watermark 2026-01-01T08:50:00Z"  # unwrapped
+    assert lines[1] == "j: 2 rows"
+    for _, values in rows:
+        for name, value in values.items():
+            whole = str(cell(value))
+            assert any(whole in line for line in lines), (name, whole, lines)
+    as_records = any(line.startswith("-[ row ") for line in lines)
+    natural = len("2026-01-01T09:00:00Z") + len("order_id   ") + len("   amount")
+    if width >= 400 or (width >= natural and len(columns) == 3):
+        assert not as_records  # a table that fits is a table
+    if as_records:
+        assert [line for line in lines if line.startswith("-[ row ")] == [
+            "-[ row 1 ]-",
+            "-[ row 2 ]-",
+        ]
+        for line in lines[2:]:
+            name = line.split()[0] if line.strip() else ""
+            assert not line.strip() or line.startswith("-[ row ") or name in columns, line
+    else:  # every line of the table fits the width, each row on one line
+        assert all(len(line.rstrip()) <= width for line in lines[2:])
+        assert sum(line.startswith("7 ") for line in lines) == 1
