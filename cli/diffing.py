@@ -5,7 +5,6 @@ batches whose output rows (or, across versions, state metrics) differ.
 
 from __future__ import annotations
 
-import json
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -16,7 +15,8 @@ from ..compiler.diff import SpecDiff, VersionDiff, diff_plans, diff_versions, pa
 from ..compiler.explain import plan_json
 from ..compiler.model import SUPPORTED_SPARK, SparkVersion
 from ..compiler.plan import Plan
-from .render import shown_value
+from ..runtime.values import dumps
+from .render import count, shown_value
 
 MAX_BATCHES = 3  # differing batches shown per query
 MAX_ROWS = 3  # rows shown per side of a batch
@@ -83,25 +83,38 @@ class TraceDiff:
             diffs = self.queries[query]
             a, b = self.batches.get(query, (0, 0))
             if not diffs:
-                lines.append(f"  query {query}: same output in every batch ({old}: {a} batches, "
-                             f"{new}: {b})")  # fmt: skip
+                lines.append(f"  query {query}: same output in every batch "
+                             f"({old}: {count(a, 'batch')}, {new}: {b})")  # fmt: skip
                 continue
-            lines.append(f"  query {query}: differs (the first {len(diffs)} such batches)")
+            first = (
+                "the first such batch"
+                if len(diffs) == 1
+                else f"the first {len(diffs)} such batches"
+            )
+            lines.append(f"  query {query}: differs ({first})")
             for d in diffs:
                 lines.append(f"    batch {d.batch}:")
-                for label, rows, count in ((old, d.only_old, d.counts[0]),
-                                           (new, d.only_new, d.counts[1])):  # fmt: skip
-                    if count:
-                        lines.append(f"      only in {label} ({count} rows):")
-                        lines.extend(f"        {json.dumps(r, sort_keys=True)}" for r in rows)
-                        if count > len(rows):
-                            lines.append(f"        ... {count - len(rows)} more")
+                for label, rows, n in ((old, d.only_old, d.counts[0]),
+                                       (new, d.only_new, d.counts[1])):  # fmt: skip
+                    if n:
+                        lines.append(f"      only in {label} ({count(n, 'row')}):")
+                        lines.extend(f"        {dumps(r)}" for r in rows)  # as `run` writes it
+                        if n > len(rows):
+                            lines.append(f"        ... {n - len(rows)} more")
                 lines.extend(f"      {m}" for m in d.metrics)
         return "\n".join(lines)
 
 
 def _key(row: dict[str, Any]) -> str:
-    return json.dumps(row, sort_keys=True, default=str)
+    """A row's identity for the comparison: its values as `run` writes them (values.dumps, a
+    DECIMAL's exact digits), its columns in name order (a reordered SELECT is the same row)."""
+    return dumps(dict(sorted(row.items())))
+
+
+def _keep(row: dict[str, Any], seen: dict[str, dict[str, Any]]) -> str:
+    key = _key(row)
+    seen.setdefault(key, row)
+    return key
 
 
 def compare_runs(
@@ -135,8 +148,9 @@ def compare_runs(
         found: list[BatchDifference] = []
         for batch in sorted(set(by_batch[0]) | set(by_batch[1])):
             a, b = by_batch[0].get(batch), by_batch[1].get(batch)
-            rows_a = Counter(_key(r) for rel, r in (a.rows if a else []) if rel == old_root)
-            rows_b = Counter(_key(r) for rel, r in (b.rows if b else []) if rel == new_root)
+            seen: dict[str, dict[str, Any]] = {}  # each row as it came out, by its key
+            rows_a = Counter(_keep(r, seen) for rel, r in (a.rows if a else []) if rel == old_root)
+            rows_b = Counter(_keep(r, seen) for rel, r in (b.rows if b else []) if rel == new_root)
             only_a, only_b = rows_a - rows_b, rows_b - rows_a
             changed = _metric_changes(a, b) if metrics else []
             if not only_a and not only_b and not changed:
@@ -144,8 +158,8 @@ def compare_runs(
             found.append(
                 BatchDifference(
                     batch,
-                    [json.loads(k) for k in sorted(only_a.elements())][:MAX_ROWS],
-                    [json.loads(k) for k in sorted(only_b.elements())][:MAX_ROWS],
+                    [seen[k] for k in sorted(only_a.elements())][:MAX_ROWS],
+                    [seen[k] for k in sorted(only_b.elements())][:MAX_ROWS],
                     (only_a.total(), only_b.total()),
                     changed,
                 )

@@ -1346,9 +1346,10 @@ def capture(
         lines = write_trace(result.plan, trace, output)
     except UsageError as err:
         raise click.UsageError(str(err)) from None
-    skipped = f", {len(trace.bad_rows)} bad rows skipped" if trace.bad_rows else ""
+    skipped = f", {count(len(trace.bad_rows), 'bad row')} skipped" if trace.bad_rows else ""
     printer.note(
-        f"{output}: {lines} rows in {len(trace.batches)} batch(es) from {trace.source}{skipped}; "
+        f"{output}: {count(lines, 'row')} in {count(len(trace.batches), 'batch')} from "
+        f"{trace.source}{skipped}; "
         f"run it as the replay runs it: sjoin run {spec} --trace {output} --backlog",
         "green",
     )

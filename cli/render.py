@@ -7,7 +7,6 @@ rich at all, which keeps a cold `sjoin check` fast, and a terminal gets them col
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 import unicodedata
@@ -166,7 +165,9 @@ class Printer:
         self.out.write([(text, "")])
 
     def json(self, data: Any) -> None:
-        self.out.write([(json.dumps(data, indent=2, sort_keys=True, ensure_ascii=False), "")])
+        from ..runtime.values import dumps_indented  # a row's DECIMAL as `run` writes it
+
+        self.out.write([(dumps_indented(data), "")])
 
     def note(self, text: str, style: str = "") -> None:
         self.err.write([(text, style)])

@@ -73,11 +73,11 @@ _ONE_US = timedelta(microseconds=1)
 # ------------------------------------------------------------------------------ the report
 
 
-_METRIC_WORDS = {
-    "numRowsTotal": "holds {} rows in its state after the batch",
-    "numRowsUpdated": "wrote {} rows to its state",
-    "numRowsRemoved": "removed {} rows from its state",
-    "numRowsDroppedByWatermark": "dropped {} late input rows (behind the watermark)",
+_METRIC_WORDS = {  # what the operator did, and the noun counted ({} is the count and noun)
+    "numRowsTotal": ("holds {} in its state after the batch", "row"),
+    "numRowsUpdated": ("wrote {} to its state", "row"),
+    "numRowsRemoved": ("removed {} from its state", "row"),
+    "numRowsDroppedByWatermark": ("dropped {} (behind the watermark)", "late input row"),
 }
 _OPERATOR_KINDS = {v: k for k, v in OPERATOR_NAMES.items()}
 
@@ -132,8 +132,10 @@ class MetricDifference:
         words = _METRIC_WORDS.get(metric)
         if relation and words is not None:
             kind = self.operator or "operator"
+            said = _count(s, words[1]) if type(s) is int else str(s)
             return (
-                f"the {kind} `{relation}` {words.format(s)} in Spark, {r} in the runtime ({metric})"
+                f"the {kind} `{relation}` {words[0].format(said)} in Spark, {r} in the runtime "
+                f"({metric})"
             )
         return f"{self.what}: {s!r} in Spark, {r!r} in the runtime"
 

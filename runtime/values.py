@@ -258,6 +258,28 @@ def dumps(value: Any) -> str:
         return _dumps(value)
 
 
+def dumps_indented(value: Any, indent: int = 2) -> str:
+    """JSON text laid out as ``json.dumps(value, indent=indent, sort_keys=True)`` lays it out
+    (a command's ``--format json`` document), its values written as ``dumps`` writes them: a
+    row's DECIMAL as its exact digits, as `run` writes it, not a string."""
+    try:
+        return json.dumps(value, indent=indent, sort_keys=True, ensure_ascii=False, allow_nan=False)
+    except (TypeError, ValueError):  # decimals and NaN take the path below
+        return _indented(value, indent, 0)
+
+
+def _indented(value: Any, indent: int, level: int) -> str:
+    inner, outer = " " * (indent * (level + 1)), " " * (indent * level)
+    if isinstance(value, dict) and value:
+        items = sorted((str(k), v) for k, v in value.items())
+        fields = (f"{inner}{_dumps(k)}: {_indented(v, indent, level + 1)}" for k, v in items)
+        return "{\n" + ",\n".join(fields) + "\n" + outer + "}"
+    if isinstance(value, (list, tuple)) and value:
+        items = (f"{inner}{_indented(v, indent, level + 1)}" for v in value)
+        return "[\n" + ",\n".join(items) + "\n" + outer + "]"
+    return _dumps(value)
+
+
 def _dumps(value: Any) -> str:
     if value is None:
         return "null"

@@ -269,3 +269,49 @@ def test_decimal_buffers_follow_sparks_decimal_aggregates(
     assert plans[0] is not None and plans[1] is not None
     (op,) = diff_plans(plans[0], plans[1]).queries[0].operators
     assert op.verdict == verdict, op
+
+
+def test_trace_rows_are_shown_as_run_writes_them(tmp_path: Path) -> None:
+    """Issue 35, item 14: a differing row is shown as `sjoin run` writes it (a DECIMAL as its
+    exact digits, not a string; the columns in the relation's order), in text and in JSON, and
+    every count is said in the singular or the plural as it is."""
+    spec = EXAMPLE["unpaid_orders"]  # amount DECIMAL(10, 2)
+    new = tmp_path / "longer.sjoin"
+    new.write_text(spec.read_text().replace("INTERVAL 15 MINUTES", "INTERVAL 25 MINUTES"))
+    trace = str(spec.with_suffix(".trace.jsonl"))
+    code, ran, _ = run("run", str(spec), "--trace", trace)
+    assert code == 0
+    written = {json.loads(line)["row"]["order_id"]: line for line in ran.splitlines()}
+    code, out, _ = run("diff", str(spec), str(new), "--trace", trace)
+    assert code == 1
+    shown = [line.strip() for line in out.splitlines() if line.strip().startswith("{")]
+    old_rows = [line for line in shown if json.loads(line)["order_id"] in written]
+    assert old_rows and all(f'"row": {line}}}' in written[json.loads(line)["order_id"]]
+                            for line in old_rows)  # fmt: skip
+    assert '"amount": 127.40' in out and '"127.40"' not in out
+    code, out, _ = run("diff", str(spec), str(new), "--trace", trace, "--format", "json")
+    assert code == 1 and '"amount": 127.40' in out and '"127.40"' not in out
+    rows = json.loads(out)["trace"]["queries"]["unpaid"]["differences"][0]["only_old"]
+    assert all(isinstance(r["amount"], float) for r in rows)
+
+    spec = EXAMPLE["ad_attribution"]
+    wider = tmp_path / "wider.sjoin"
+    wider.write_text(spec.read_text().replace("INTERVAL 1 HOUR", "INTERVAL 2 HOURS"))
+    trace = str(spec.with_suffix(".trace.jsonl"))
+    code, out, _ = run("diff", str(spec), str(wider), "--trace", trace)
+    assert code == 1 and "only in NEW (1 row):" in out and "(1 rows)" not in out
+    code, out, _ = run("diff", str(spec), str(spec), "--trace", trace)
+    assert code == 0 and re.search(
+        r"same output in every batch \(OLD: \d+ batches, NEW: \d+\)", out
+    )
+
+
+def test_counts_are_said_in_the_singular_or_the_plural() -> None:
+    from sjoin.cli.diffing import BatchDifference, TraceDiff
+
+    one = TraceDiff(("OLD", "NEW"), {"q": [BatchDifference(2, [{"a": 1}], [], (1, 0))]})
+    one.batches["q"] = (1, 1)
+    text = one.text()
+    assert "differs (the first such batch)" in text and "only in OLD (1 row):" in text
+    same = TraceDiff(("OLD", "NEW"), {"q": []}, batches={"q": (1, 1)})
+    assert "(OLD: 1 batch, NEW: 1)" in same.text()

@@ -278,7 +278,7 @@ def test_capture_reports_skipped_records_and_writes_only_good_rows(  # type: ign
         "--bad-rows", "skip",
     )  # fmt: skip
     assert code == 0, err
-    assert "4 rows in 1 batch(es)" in err and "3 bad rows skipped" in err
+    assert "4 rows in 1 batch from" in err and "3 bad rows skipped" in err
     lines = [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()]
     assert lines[0] == {
         "batch": 0,

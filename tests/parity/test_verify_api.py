@@ -267,9 +267,9 @@ def test_difference_in_words_rows_watermark_and_metrics() -> None:
         "  the join `j` holds 4 rows in its state after the batch in Spark, 3 in the runtime "
         "(numRowsTotal)",
         "  the join `j` wrote 2 rows to its state in Spark, 1 in the runtime (numRowsUpdated)",
-        "  the aggregate `counts` removed 1 rows from its state in Spark, 0 in the runtime "
+        "  the aggregate `counts` removed 1 row from its state in Spark, 0 in the runtime "
         "(numRowsRemoved)",
-        "  the join `j` dropped 1 late input rows (behind the watermark) in Spark, 0 in the "
+        "  the join `j` dropped 1 late input row (behind the watermark) in Spark, 0 in the "
         "runtime (numRowsDroppedByWatermark)",
         "  1 row came out only in Spark:",
         '    {"k": 1, "v": "a"}',
