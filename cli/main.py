@@ -1070,12 +1070,15 @@ def run(
         except html_report.ReportError as err:
             raise click.UsageError(str(err)) from None
         capacity = None
+        span_ms, no_prediction = None, "rates are measured in a JSON-lines trace file only"
         if url is None and Path(trace).is_file():  # the predicted lines: at the trace's rates
             from ..compiler.capacity import CapacityError, predict
 
             measured = html_report.trace_rates(result.plan, Path(trace))
-            if measured is not None:
-                with contextlib.suppress(CapacityError):
+            no_prediction = measured if isinstance(measured, str) else None
+            if not isinstance(measured, str):
+                span_ms = measured.span_ms
+                try:
                     capacity = predict(
                         result.plan,
                         measured[0],
@@ -1083,11 +1086,15 @@ def run(
                         trigger_ms=measured[1],
                         trigger_source="the trace's batches",
                     )
+                except CapacityError as err:
+                    no_prediction = f"the trace's rates predict nothing: {err}"
         pictures = html_report.Report(
             result.plan,
             spec=spec.as_posix(),
             trace=url if url is not None else Path(trace).as_posix(),
             capacity=capacity,
+            span_ms=span_ms,
+            no_prediction=no_prediction,
         )
     source: Any = trace
     if url is not None:

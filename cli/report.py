@@ -31,7 +31,9 @@ from typing import TYPE_CHECKING, Any
 from .. import __version__
 from ..compiler.capacity import Capacity, human_count
 from ..compiler.plan import AggregateNode, JoinNode, Plan
+from ..compiler.types import format_ms
 from ..runtime import BatchOutput
+from .render import count
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
@@ -155,12 +157,21 @@ class Report:
     ``on_batch``) and makes the page (``html``)."""
 
     def __init__(
-        self, plan: Plan, *, spec: str, trace: str, capacity: Capacity | None = None
+        self,
+        plan: Plan,
+        *,
+        spec: str,
+        trace: str,
+        capacity: Capacity | None = None,
+        span_ms: int | None = None,
+        no_prediction: str | None = None,
     ) -> None:
         self.plan = plan
         self.spec = spec
         self.trace = trace
         self.capacity = capacity  # `sjoin plan --rates` at the trace's rates: drawn dotted
+        self.span_ms = span_ms  # the event time the trace spans (Measured.span_ms)
+        self.no_prediction = no_prediction  # why nothing is drawn dotted (text), if so
         self.batches: list[BatchFigures] = []
 
     def add(self, out: BatchOutput, total: int = 0) -> None:
@@ -178,7 +189,17 @@ class Report:
             queries.setdefault(b.query, []).append(b)
         with matplotlib.rc_context(RC):
             sections = [
-                _Section(self.plan, name, batches, order, colors, index, self.capacity).html()
+                _Section(
+                    self.plan,
+                    name,
+                    batches,
+                    order,
+                    colors,
+                    index,
+                    self.capacity,
+                    self.span_ms,
+                    self.no_prediction,
+                ).html()
                 for index, (name, batches) in enumerate(queries.items())
             ]
         return _page(self, list(queries), sections)
@@ -282,9 +303,21 @@ class _Section:
         colors: dict[str, str],
         index: int,
         capacity: Capacity | None = None,
+        span_ms: int | None = None,
+        no_prediction: str | None = None,
     ) -> None:
         self.plan = plan
-        operators = capacity.operators if capacity is not None else ()
+        self.no_prediction = no_prediction
+        every = capacity.operators if capacity is not None else ()
+        # an operator whose state takes longer to be steady than the trace spans is not drawn
+        # dotted: the measured lines could not reach the line, which would read as a miss
+        self.unsteady = {
+            op.name: op.warm_up_ms
+            for op in every
+            if span_ms is not None and op.warm_up_ms is not None and op.warm_up_ms > span_ms
+        }
+        self.span_ms = span_ms
+        operators = [op for op in every if op.name not in self.unsteady]
         # (operator, side) -> predicted steady state rows; an aggregate's side: "groups"
         self.predicted = {
             (op.name, s.side): s.rows for op in operators for s in op.sides if s.rows is not None
@@ -533,27 +566,39 @@ class _Section:
         return self._svg(fig, "state")
 
     def _predicted(self) -> str:
-        """The caption's sentence on the dotted lines: what they predict, at which rates."""
+        """The caption's sentence on the dotted lines: what they predict, at which rates; or
+        why there are none (the trace too short to have a rate, an operator not steady within
+        the trace)."""
+        if self.no_prediction is not None:
+            return f" No predicted (dotted) line: {_e(self.no_prediction)}."
+        unsteady = "".join(
+            f" No predicted line for <code>{_e(op)}</code>: its state is steady after "
+            f"{_e(format_ms(round(ms)))} of event time, more than the trace spans "
+            f"({_e(format_ms(self.span_ms or 0))})."
+            for op, ms in sorted(self.unsteady.items())
+            if op in self.operators
+        )
         cap = self.capacity
         if cap is None or not self.predicted:
-            return ""
+            return unsteady
         a = cap.assumptions
         rates = ", ".join(
             f"<code>{_e(k)}</code> {_e(human_count(v))}/s" for k, v in sorted(a.rates.items())
         )
         parts = [
             f"<code>{_e(op)}</code> {side} {_e(human_count(rows))}"
+            f" {'row' if human_count(rows) == '1' else 'rows'}"
             for (op, side), rows in self.predicted.items()
             if op in self.operators
         ]
         if not parts:
-            return ""
+            return unsteady
         keys = "" if a.keys is None else f", {a.keys:,} keys"
         return (
             " Dotted: the steady state <code>sjoin plan --rates</code> predicts "
-            f"({', '.join(parts)} rows) at the trace's rates ({rates}{keys}, a batch every "
+            f"({', '.join(parts)}) at the trace's rates ({rates}{keys}, a batch every "
             f"{a.trigger_ms / 1000:g} s of event time: {_e(a.trigger_source)}); the measured "
-            "lines reach it after warm-up (docs/capacity.md)."
+            "lines reach it after warm-up (docs/capacity.md)." + unsteady
         )
 
     def _has_sides(self, name: str) -> bool:
@@ -642,6 +687,7 @@ def key_columns(plan: Plan) -> dict[str, set[str]]:
     from sqlglot import exp
 
     streams = {s.name for s in plan.streams}
+    columns = {s.name: {c.name for c in s.columns} for s in plan.streams}
     out: dict[str, set[str]] = {}
     for node in plan.nodes:
         if isinstance(node, JoinNode):
@@ -653,16 +699,42 @@ def key_columns(plan: Plan) -> dict[str, set[str]]:
             for i, key in enumerate(node.group_by):
                 if isinstance(key, exp.Column) and i != node.watermark_key_index:
                     out.setdefault(node.input, set()).add(key.name)
-    return out
+    # a name the planner made (a window's `__window_0`) is no column of the stream's rows
+    return {stream: names & columns[stream] for stream, names in out.items()}
 
 
-def trace_rates(plan: Plan, path: Path) -> tuple[dict[str, float], int, int | None] | None:
+# A trace too short to have a rate predicts nothing (issue 35: 3 rows over 8 days of the demo
+# trace made "rates" of 4.36e-06/s and dotted lines from them). The trigger is the median step
+# of the batches' newest event time: it takes MIN_STEPS steps (MIN_STEPS + 1 batches that
+# advance event time) to be a median of several. A stream's rate is its rows over their event
+# time span; n rows arriving at random (Poisson) give it a relative error of about 1/sqrt(n),
+# a third at 9 rows: each stream needs MIN_ROWS rows with an event time (a quarter at 16).
+MIN_STEPS = 4
+MIN_ROWS = 16
+
+
+@dataclass(frozen=True)
+class Measured:
+    """A trace's rates (rows/s per stream), event time between batches, keys (None: no key
+    column), and the event time it spans (first to newest row): what the prediction is at."""
+
+    rates: dict[str, float]
+    step_ms: int
+    keys: int | None
+    span_ms: int
+
+    def __getitem__(self, i: int) -> Any:  # (rates, step_ms, keys), as a tuple
+        return (self.rates, self.step_ms, self.keys)[i]
+
+
+def trace_rates(plan: Plan, path: Path) -> Measured | str:
     """The rates of a JSON-lines trace, for the predicted lines: each stream's rows per
     second of event time (its watermark column), the event time between batches (the
     median step of the batches' newest event time) and the keys (the most distinct values
     of a column a join key or a stream aggregate's grouping reads; None: no such column);
-    None when the trace has no event time to measure by (no watermarked stream, fewer than
-    two batches)."""
+    or, when the trace is too short to have a rate (no event time to measure by, fewer than
+    MIN_STEPS steps of it between batches, a stream with fewer than MIN_ROWS rows with an
+    event time), why not, as a sentence (text) for the page."""
     from ..runtime.trace import read_trace, schemas_of
 
     trace = read_trace(path, schemas_of(plan), "skip")
@@ -692,8 +764,20 @@ def trace_rates(plan: Plan, path: Path) -> tuple[dict[str, float], int, int | No
         if top is not None:
             newest.append(top)
     steps = sorted(b - a for a, b in itertools.pairwise(newest) if b > a)
-    if not steps:
-        return None
+    if not times:
+        return "the trace has no event time to measure rates by (no row of a watermarked stream)"
+    if len(steps) < MIN_STEPS:
+        return (
+            f"the trace has {count(len(steps) + 1, 'batch')} whose newest event time advances; "
+            f"a rate and the event time between batches take at least {MIN_STEPS + 1}"
+        )
+    few = sorted(name for name in counts if len(times.get(name, ())) < MIN_ROWS)
+    if few:
+        shown = ", ".join(f"`{n}` {count(len(times.get(n, ())), 'row')}" for n in few)
+        return (
+            f"too few rows with an event time to measure a rate ({shown}; a rate from n rows "
+            f"is off by about 1/√n: at least {MIN_ROWS} each)"
+        )
     step_us = steps[len(steps) // 2]
     every = [t for ts in times.values() for t in ts]
     whole_s = (max(every) - min(every) + step_us) / 1_000_000
@@ -704,4 +788,4 @@ def trace_rates(plan: Plan, path: Path) -> tuple[dict[str, float], int, int | No
         # n evenly spaced rows span n - 1 gaps; a stream without event times: the trace's
         rates[name] = (n - 1) / (span_us / 1_000_000) if span_us else n / whole_s
     keys = max((len(v) for v in values.values() if v), default=None)
-    return rates, step_us // 1000, keys
+    return Measured(rates, step_us // 1000, keys, (max(every) - min(every)) // 1000)

@@ -467,7 +467,7 @@ def test_predicted_state_rows_beside_the_measured(tmp_path: Path) -> None:
     assert caption is not None
     # the keys: the join key's distinct values in the trace (most of the 2,000 drawn)
     assert re.search(
-        r"\(<code>j</code> left 3,500, <code>j</code> right 1,500 rows\) at the trace's rates "
+        r"\(<code>j</code> left 3,500 rows, <code>j</code> right 1,500 rows\) at the trace's rates "
         r"\(<code>a</code> 100/s, <code>b</code> 100/s, 1,9[0-9][0-9] keys, a batch every 5 s "
         r"of event time: the trace&#x27;s batches\)",
         caption.group(1),
@@ -518,3 +518,85 @@ def test_no_prediction_without_event_time() -> None:
     assert plan is not None
     page = render(plan, run(plan, TWO_TRACE).batches, spec="s", trace="t")
     assert "predicted" not in page and "Dotted" not in page
+
+
+def _caption(page: Path) -> str:
+    found = re.search(r"State rows each stateful operator keeps.*?</figcaption>", page.read_text())
+    assert found is not None
+    return found.group(0)
+
+
+def test_no_prediction_from_a_trace_too_short_to_have_a_rate(tmp_path: Path) -> None:
+    """Issue 35, item 16: the `sjoin init` demo trace (3 batches, 3 orders over 8 days) made
+    rates of 4.36e-06/s and dotted lines from them. A trace with fewer than 5 batches that
+    advance event time, or a stream with fewer than 16 rows with an event time, predicts
+    nothing, and the caption says why."""
+    from sjoin.cli.report import MIN_ROWS, MIN_STEPS
+    from sjoin.cli.scaffold import scaffold
+
+    spec, trace, _ = scaffold("shipped", tmp_path)
+    assert isinstance(trace_rates(check_file(spec).plan, trace), str)  # type: ignore[arg-type]
+    page = tmp_path / "demo.html"
+    code, _, err = invoke("run", str(spec), "--trace", str(trace), "--report", str(page))
+    assert code == 0, err
+    caption = _caption(page)
+    assert "predicted" not in page.read_text().replace("No predicted (dotted) line", "")
+    assert (
+        "No predicted (dotted) line: the trace has 3 batches whose newest event time advances; "
+        f"a rate and the event time between batches take at least {MIN_STEPS + 1}."
+    ) in caption
+    example = {p.stem: p for p in EXAMPLES}["checkout_funnel"]  # 9 purchases
+    page = tmp_path / "funnel.html"
+    code, _, err = invoke(
+        "run", str(example), "--trace", str(example.with_suffix(".trace.jsonl")),
+        "--report", str(page),
+    )  # fmt: skip
+    assert code == 0, err
+    assert (
+        "No predicted (dotted) line: too few rows with an event time to measure a rate "
+        f"(`purchases` 9 rows; a rate from n rows is off by about 1/\u221an: at least {MIN_ROWS} "
+        "each)."
+    ) in _caption(page)
+    assert "predicted</text>" not in page.read_text()  # no legend entry
+
+
+def test_no_predicted_line_for_a_state_not_steady_within_the_trace(tmp_path: Path) -> None:
+    """Rates measured well, but the trace ends before the join's state is steady: its
+    dotted line would stand where the measured one cannot reach; the caption says so."""
+    from ..planner.test_capacity import load_bench
+
+    bench = load_bench()
+    (case,) = [c for c in bench.CASES if c.name == "left-outer"]
+    result = check_text(case.spec)
+    assert result.plan is not None
+    records = bench.generate(result.plan, case.rates, case.keys, 5, 6)  # 30 s of event time
+    spec, trace, page = tmp_path / "j.sjoin", tmp_path / "t.jsonl", tmp_path / "r.html"
+    spec.write_text(case.spec)
+    trace.write_text("".join(json.dumps(r) + "\n" for r in records))
+    measured = trace_rates(result.plan, trace)
+    assert not isinstance(measured, str) and measured.span_ms < 30_000
+    code, _, err = invoke(
+        "run", str(spec), "--trace", str(trace), "--output", str(tmp_path / "o"),
+        "--report", str(page),
+    )  # fmt: skip
+    assert code == 0, err
+    caption = _caption(page)
+    assert re.search(
+        r"No predicted line for <code>j</code>: its state is steady after [^<]+ of event time, "
+        r"more than the trace spans \(2[0-9] seconds?[^)]*\)\.",
+        caption,
+    ), caption
+    assert "j: left predicted" not in page.read_text()
+
+
+def test_a_report_of_a_window_aggregate_over_a_stream(tmp_path: Path) -> None:
+    """The keys of a stream aggregate by a window are its stream's columns only: the
+    window's planner-made name `__window_0` made the shipped iot example's report E999."""
+    example = {p.stem: p for p in EXAMPLES}["iot_window_join"]
+    page = tmp_path / "iot.html"
+    code, _, err = invoke(
+        "run", str(example), "--trace", str(example.with_suffix(".trace.jsonl")),
+        "--report", str(page),
+    )  # fmt: skip
+    assert code == 0 and "E999" not in err, err
+    assert "Dotted: the steady state" in page.read_text()
