@@ -83,6 +83,7 @@ class Run:
     spec: Path
     trace: Path | Sequence[Mapping[str, Any]]
     result: Any  # sjoin.runtime.RunResult
+    plan: Any = None  # sjoin.compiler.plan.Plan: the column types a failure shows values by
 
     def rows(self, relation: str | None = None) -> list[dict[str, Any]]:
         """Every output row of ``relation`` (default: of every relation), in output order."""
@@ -96,11 +97,18 @@ class Run:
         ``by="batch"`` keys on Spark's batch ids, which count the no-data batches too;
         ``by="trace_batch"`` on the trace's own ``batch`` values: the rows of a trace batch's
         data batch and of the no-data batches that ran after it (docs/testing.md)."""
+        return {
+            key: [_json_ready(row) for row in rows]
+            for key, rows in self._emitted(relation, by).items()
+        }
+
+    def _emitted(self, relation: str | None, by: BatchKey) -> dict[int, list[dict[str, Any]]]:
+        """``batches`` with the rows as the runtime holds them (a DECIMAL a Decimal)."""
         if by not in ("batch", "trace_batch"):
             raise ValueError(f"by must be 'batch' or 'trace_batch', not {by!r}")
         out: dict[int, list[dict[str, Any]]] = {}
         for batch in self.result.batches:
-            rows = [_json_ready(row) for rel, row in batch.rows if relation in (None, rel)]
+            rows = [row for rel, row in batch.rows if relation in (None, rel)]
             if rows:
                 key = batch.batch if by == "batch" else batch.trace_batch
                 out.setdefault(key, []).extend(rows)
@@ -123,19 +131,118 @@ class Run:
         batches that ran after it).  Numbers are compared by value (``49.99`` equals a
         DECIMAL ``49.99``, ``1`` equals ``1.0``)."""
 
+        __tracebackhide__ = True  # a failure shows the user's call, not this method
+
         def canon(rows: Sequence[Mapping[str, Any]]) -> list[str]:
             return sorted(_canonical(_json_ready(dict(r))) for r in rows)
 
-        got = {b: canon(rows) for b, rows in self.batches(relation, by=by).items()}
+        emitted = self._emitted(relation, by)
+        got = {b: canon(rows) for b, rows in emitted.items()}
         want = {b: canon(rows) for b, rows in expected.items()}
         if only:
             got = {b: got.get(b, []) for b in want}
         else:
             want = {b: rows for b, rows in want.items() if rows}
-        assert got == want, f"{by}es differ: got {self.batches(relation, by=by)}"
+        if got != want:  # not an `assert`: pytest would print every batch of both sides
+            raise AssertionError(self._difference(expected, emitted, relation, only, by))
+
+    def _difference(
+        self,
+        expected: Mapping[int, Sequence[Mapping[str, Any]]],
+        emitted: dict[int, list[dict[str, Any]]],
+        relation: str | None,
+        only: bool,
+        by: BatchKey,
+    ) -> str:
+        """The batches whose rows differ, and in each only the rows that differ (those
+        expected and not emitted, those emitted and not expected), each value as its column's
+        type says (a BIGINT ``101``, not ``101.0``) and as `sjoin run` writes it."""
+        from collections import Counter
+
+        from .runtime.values import dumps
+
+        types = self._column_types(relation)
+        label = by.replace("_", " ")  # "batch", "trace batch"
+        keys = sorted(set(expected) | (set() if only else set(emitted)))
+        lines = []
+        for key in keys:
+            want_rows = [_typed(dict(r), types) for r in expected.get(key, [])]
+            got_rows = emitted.get(key, [])
+            missing = Counter(_canonical(_json_ready(r)) for r in want_rows)
+            extra = Counter(_canonical(_json_ready(r)) for r in got_rows)
+            missing, extra = missing - extra, extra - missing
+            if not missing and not extra:
+                continue
+            head = f"  {label} {key}:"
+            if key not in expected:
+                head += f" not listed, emitted {_count(len(got_rows), 'row')}"
+            lines.append(head)
+            for what, rows, left in (
+                ("expected, not emitted", want_rows, missing),
+                ("emitted, not expected", got_rows, extra),
+            ):
+                shown = []
+                for row in rows:
+                    canonical = _canonical(_json_ready(row))
+                    if left[canonical]:
+                        left[canonical] -= 1
+                        shown.append(f"      {dumps(row)}")
+                if shown:
+                    lines.append(f"    {what} ({_count(len(shown), 'row')}):")
+                    lines.extend(shown)
+        names = [relation] if relation is not None else list(self.result.relations)
+        where = f" of `{names[0]}`" if len(names) == 1 else ""
+        listed = "" if only else f" (every {label} that emits rows is to be listed, or only=True)"
+        differing = _count(sum(line.startswith(f"  {label} ") for line in lines), label)
+        return f"the rows{where} differ in {differing}{listed}:\n" + "\n".join(lines)
+
+    def _column_types(self, relation: str | None) -> dict[str, Any]:
+        """Column -> SqlType of the relation compared (of the run's one output relation when
+        none is named); empty when unknown."""
+        names = [relation] if relation is not None else list(self.result.relations)
+        node = self.plan.node(names[0]) if self.plan is not None and len(names) == 1 else None
+        if node is None:
+            return {}
+        columns = node.columns if hasattr(node, "columns") else node.output
+        return {c.name: c.type for c in columns}
 
     def progress(self) -> list[dict[str, Any]]:
         return [b.progress for b in self.result.batches]
+
+
+def _count(n: int, noun: str) -> str:
+    from .cli.render import count
+
+    return count(n, noun)
+
+
+_INTEGERS = ("tinyint", "smallint", "int", "bigint")
+
+
+def _typed(row: dict[str, Any], types: Mapping[str, Any]) -> dict[str, Any]:
+    """An expected row with each number as its column's type holds it (``types``: column ->
+    SqlType): an integral number of an integer column as an int (``101``, not ``101.0``), a
+    DOUBLE's as a float, a DECIMAL(p, s)'s as its digits at scale s (``49.90``); anything
+    else as written."""
+    import contextlib
+    import math
+    from decimal import Decimal
+
+    out = dict(row)
+    for name, value in row.items():
+        kind = types.get(name)
+        if kind is None or isinstance(value, bool) or not isinstance(value, (int, float)):
+            continue
+        if not math.isfinite(value):
+            continue
+        if kind.name in _INTEGERS and float(value).is_integer():
+            out[name] = int(value)
+        elif kind.name in ("double", "float"):
+            out[name] = float(value)
+        elif kind.name == "decimal" and len(kind.params) == 2:
+            with contextlib.suppress(ArithmeticError):  # more digits than a context holds
+                out[name] = Decimal(str(value)).quantize(Decimal(1).scaleb(-kind.params[1]))
+    return out
 
 
 def _json_ready(row: Mapping[str, Any]) -> dict[str, Any]:
@@ -179,7 +286,9 @@ def sjoin_run(request: pytest.FixtureRequest) -> Callable[..., Run]:
         result = _checked(path, relation)
         assert result.plan is not None
         trace_in = Path(trace) if isinstance(trace, (str, Path)) else list(trace)
-        outcome = Run(path, trace_in, run_plan(result.plan, trace_in, relation=relation))
+        outcome = Run(
+            path, trace_in, run_plan(result.plan, trace_in, relation=relation), result.plan
+        )
         if request.node.get_closest_marker("sjoin_spark") is not None:
             _verify_on_spark(result, trace_in, relation)
         return outcome

@@ -185,3 +185,15 @@ def test_the_import_rules_step_of_the_test_script_runs_without_a_warning() -> No
         "optional-dependencies"
     ]["dev"]
     assert "import-linter>=2.17" in dev
+
+
+def test_the_docs_cite_no_text_users_do_not_have() -> None:
+    """The docs point at docs: the project's internal language brief (its sections, `§7`) is
+    not shipped, so a user cannot follow a reference to it (issue 35, item 15)."""
+    offenders = [
+        f"{doc.relative_to(ROOT).as_posix()}:{n}: {line.strip()}"
+        for doc in [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]
+        for n, line in enumerate(doc.read_text(encoding="utf-8").splitlines(), 1)
+        if re.search(r"\bbrief\b|§", line, re.IGNORECASE)
+    ]
+    assert offenders == []

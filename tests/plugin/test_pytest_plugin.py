@@ -123,7 +123,7 @@ def test_assert_batches_keys_on_spark_batch_ids_or_trace_batches(tmp_path: Path)
     result.assert_batches(by_trace, by="trace_batch")
     assert result.batches(by="trace_batch") == by_trace
     result.assert_batches({1: [unshipped]}, by="trace_batch", only=True)
-    with pytest.raises(AssertionError, match="trace_batches differ"):
+    with pytest.raises(AssertionError, match="differ in 1 trace batch:"):
         result.assert_batches({3: [unshipped]}, by="trace_batch", only=True)
     with pytest.raises(ValueError, match="trace_batch"):
         result.batches(by="spark")  # type: ignore[arg-type]
