@@ -110,6 +110,13 @@ def last_resort(fn: F) -> F:
         except BrokenPipeError:  # e.g. `sjoin run ... | head`: the reader has all it wants
             os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
             sys.exit(0)
+        except MemoryError:  # a limit of the machine, not a defect: said as such
+            click.echo(
+                "sjoin: error: out of memory: the input needs more memory than this process "
+                "may use (values or batches too large for it; docs/language.md#limits)",
+                err=True,
+            )
+            sys.exit(1)
         except Exception as err:
             click.echo(
                 f"sjoin: error[E999]: internal error: {type(err).__name__}: {err} "

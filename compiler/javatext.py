@@ -180,14 +180,21 @@ def group_count(pattern: str) -> int:
     return java_regex(pattern).groups
 
 
-def replace_all(regex: javaregex.JavaRegex, s: str, replace: Replacement) -> str:
-    """Java's ``Matcher.replaceAll`` (Spark's regexp_replace from position 1)."""
+def replace_all(
+    regex: javaregex.JavaRegex, s: str, replace: Replacement, most: int | None = None
+) -> str | None:
+    """Java's ``Matcher.replaceAll`` (Spark's regexp_replace from position 1); None, as
+    soon as it is known, when the result would be longer than ``most`` characters."""
     pieces: list[str] = []
     last = 0
+    size = 0
     for spans in regex.finditer(s):
         start, end = spans[0]
         pieces.append(s[last:start])
         pieces.append(replace([None if a < 0 else s[a:b] for a, b in spans]))
+        size += start - last + len(pieces[-1])
+        if most is not None and size > most:
+            return None
         last = end
     if not pieces:
         return s

@@ -46,6 +46,12 @@ DECIMAL_CONTEXT: Final = Context(prec=200)
 # The most bytes a Spark string holds (a Java byte array: ByteArrayMethods.
 # MAX_ROUNDED_ARRAY_LENGTH); a function that would make a longer one fails.
 MAX_STRING_BYTES: Final = 2**31 - 1 - 15
+# The most bytes of a string a function builds in sjoin's runtime (both engines evaluate
+# functions here): lpad, rpad, concat and regexp_replace make a longer value fail the run with
+# SJOIN_STRING_TOO_LONG, before it is built (docs/language.md). Spark builds up to
+# MAX_STRING_BYTES, but a test engine that held 20 rows of lpad(v, 100000000, 'xy') would
+# need 4 GB and end in a MemoryError; 64 MiB is 64 times Kafka's default message size.
+MAX_BUILT_STRING_BYTES: Final = 2**26
 _INT_BITS: Final = {"tinyint": 8, "smallint": 16, "int": 32, "bigint": 64}
 INT_PRECISION: Final = {"tinyint": 3, "smallint": 5, "int": 10, "bigint": 20}
 _FLOATS: Final = ("double", "float")
@@ -1504,7 +1510,7 @@ def _f_rand(node: exp.Anonymous, ctx: CompileContext) -> Getter:
 
 
 def _f_concat(node: exp.Anonymous, ctx: CompileContext) -> Getter:
-    return _strict(lambda *parts: "".join(parts), _text_args(node, ctx))
+    return _strict(_built_concat, _text_args(node, ctx))
 
 
 def _simple(fn: Callable[..., Any]) -> Callable[[exp.Anonymous, CompileContext], Getter]:
@@ -1589,9 +1595,17 @@ def _f_regexp_replace(node: exp.Anonymous, ctx: CompileContext) -> Getter:
         return _const(None)
     regex = javatext.java_regex(text)
     replace = javatext.java_replacement(replacement, regex.groups)
-    return _strict(
-        lambda s: javatext.replace_all(regex, s, replace), [_compile(node.expressions[0], ctx)]
-    )
+
+    def replace_all(s: str) -> str:
+        out = javatext.replace_all(regex, s, replace, MAX_BUILT_STRING_BYTES)
+        if out is None:  # more characters than that: at least as many bytes
+            _check_built("regexp_replace", MAX_BUILT_STRING_BYTES, more_than=True)
+            raise AssertionError("unreachable")  # pragma: no cover
+        if len(out) > MAX_BUILT_STRING_BYTES // 4:
+            _check_built("regexp_replace", _utf8_size(out))
+        return out
+
+    return _strict(replace_all, [_compile(node.expressions[0], ctx)])
 
 
 def _pad(left: bool) -> Callable[[exp.Anonymous, CompileContext], Getter]:
@@ -1615,19 +1629,41 @@ def _pad(left: bool) -> Callable[[exp.Anonymous, CompileContext], Getter]:
                 return s[: max(length, 0)]
             count, rest = divmod(spaces, len(fill))
             size = _utf8_size(s) + count * _utf8_size(fill) + _utf8_size(fill[:rest])
-            if size > MAX_STRING_BYTES:
-                raise QueryError(
-                    "SJOIN_STRING_TOO_LONG",
-                    f"{name} to {length} characters makes a string of {size:,} bytes; Spark's "
-                    f"strings hold at most {MAX_STRING_BYTES:,} (Spark fails too, with "
-                    "java.lang.OutOfMemoryError or ArithmeticException: integer overflow)",
-                )
+            _check_built(f"{name} to {length} characters", size)
             padding = fill * count + fill[:rest]
             return padding + s if left else s + padding
 
         return _strict(pad, getters)
 
     return rule
+
+
+def _check_built(what: str, size: int, more_than: bool = False) -> None:
+    """A string of ``size`` UTF-8 bytes (``more_than``: more than ``size``) that a function
+    is about to build: over Spark's string size it fails as Spark fails; over the runtime's
+    MAX_BUILT_STRING_BYTES the run stops, saying Spark would build it."""
+    said = f"more than {size:,}" if more_than else f"{size:,}"
+    if size > MAX_STRING_BYTES:
+        raise QueryError(
+            "SJOIN_STRING_TOO_LONG",
+            f"{what} makes a string of {said} bytes; Spark's strings hold at most "
+            f"{MAX_STRING_BYTES:,} (Spark fails too, with java.lang.OutOfMemoryError or "
+            "ArithmeticException: integer overflow)",
+        )
+    if size > MAX_BUILT_STRING_BYTES or (more_than and size == MAX_BUILT_STRING_BYTES):
+        raise QueryError(
+            "SJOIN_STRING_TOO_LONG",
+            f"{what} makes a string of {said} bytes; sjoin's runtime builds strings of at "
+            f"most {MAX_BUILT_STRING_BYTES:,} bytes (64 MiB; Spark's hold up to 2 GiB: run "
+            "such values on Spark, docs/language.md)",
+        )
+
+
+def _built_concat(*parts: str) -> str:
+    """``concat``: the parts joined, their size checked before (``_check_built``)."""
+    if sum(map(len, parts)) > MAX_BUILT_STRING_BYTES // 4:  # may be over: count the bytes
+        _check_built("concat", sum(map(_utf8_size, parts)))
+    return "".join(parts)
 
 
 def _utf8_size(s: str) -> int:

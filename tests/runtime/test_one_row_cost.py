@@ -199,3 +199,96 @@ def test_round_to_any_scale_is_bounded(text: str, row: dict[str, Any], want: Any
     start = time.perf_counter()
     assert ev(text, row, row) == want
     assert time.perf_counter() - start < FAST
+
+
+# --------------------------------------------------------------- strings a function builds
+# Issue 35, item 24: `lpad(v, 100000000, 'xy')` over 20 rows ended in E999 on a MemoryError.
+# The runtime builds strings of at most MAX_BUILT_STRING_BYTES (64 MiB) with every function
+# that builds one, on both engines, and fails before building a longer one.
+
+BUILT = [
+    "lpad(A.s, 100000000, 'xy')",
+    "rpad(A.s, 70000000)",
+    "lpad(A.s, A.n, '€')",  # "ab" and 22,369,621 characters of 3 bytes: 64 MiB and 1 byte
+    "concat(lpad(A.s, 40000000, 'x'), rpad(A.s, 40000000, 'y'))",
+    "concat(A.s, lpad(A.s, 60000000, 'x'), lpad(A.s, 10000000, 'é'))",
+    "regexp_replace(lpad(A.s, 100000, 'x'), 'x', A2)",  # 1,000 characters for each x
+]
+
+
+@pytest.mark.parametrize("engine", ["reference", "columnar"])
+@pytest.mark.parametrize("expression", BUILT)
+def test_a_string_past_the_runtimes_size_fails_before_it_is_built(
+    expression: str, engine: str
+) -> None:
+    from sjoin.runtime import RunError
+    from sjoin.runtime.eval import MAX_BUILT_STRING_BYTES
+
+    assert MAX_BUILT_STRING_BYTES == 2**26
+    expression = expression.replace("A2", "'" + "y" * 1_000 + "'")
+    spec = (
+        "stream a (k BIGINT, s STRING, n INT, t TIMESTAMP) watermark t delay 1 second\n"
+        "stream b (k BIGINT, t TIMESTAMP) watermark t delay 1 second\n"
+        "join j = a AS A INNER JOIN b AS B ON A.k = B.k AND A.t = B.t "
+        f"SELECT A.k, {expression} AS v\n"
+    )
+    t0 = "2026-01-01T00:00:00Z"
+    extra = {"s": "ab", "n": 22_369_623}
+    records = [
+        {"batch": 0, "stream": s, "row": {"k": k, "t": t0, **(extra if s == "a" else {})}}
+        for k in range(20)
+        for s in ("a", "b")
+    ]
+    start = time.process_time()
+    with pytest.raises(RunError, match=r"SJOIN_STRING_TOO_LONG.*at most 67,108,864 bytes"):
+        run(plan_of(spec), records, engine=engine)  # type: ignore[arg-type]
+    assert time.process_time() - start < FAST
+
+
+@pytest.mark.parametrize(
+    ("expression", "size"),
+    [
+        ("lpad(A.s, A.i, 'x')", 2**26),  # exactly the limit: built
+        ("concat(A.s, lpad(A.s, A.i - 4, 'x'))", None),
+    ],
+)
+def test_a_string_up_to_the_runtimes_size_is_built(expression: str, size: int | None) -> None:
+    row = {"s": "ab", "i": 2**26}
+    value = ev(expression, row, row)
+    if size is not None:
+        assert len(value.encode()) == size
+    else:
+        assert value.startswith("abx") and len(value) == 2 + 2**26 - 4
+
+
+def test_out_of_memory_is_said_as_such(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A run that runs out of memory all the same says so, exit 1: not E999."""
+    from click.testing import CliRunner
+
+    from sjoin.cli import main as cli
+
+    def exhausted(*args: Any, **kwargs: Any) -> Any:
+        raise MemoryError
+
+    monkeypatch.setattr(cli, "load", exhausted)
+    result = CliRunner().invoke(cli.main, ["check", "x.sjoin"])
+    assert result.exit_code == 1
+    assert "E999" not in result.stderr and "error: out of memory" in result.stderr
+
+
+def test_a_long_date_format_pattern_is_parsed_once_and_renders_in_linear_time() -> None:
+    """A 100,000-character pattern of 50,000 fields: parsed once per distinct pattern, then
+    each row in milliseconds (issue 35 measured 11 s of CPU a row)."""
+    from sjoin.compiler import javatext
+
+    pattern = "h " * 49_990
+    javatext.date_pattern.cache_clear()
+    start = time.process_time()
+    ev(f"date_format(A.t, '{pattern}')", {"t": 0}, {"t": 0})
+    first = time.process_time() - start
+    start = time.process_time()
+    for _ in range(20):
+        value = ev(f"date_format(A.t, '{pattern}')", {"t": 0}, {"t": 0})
+    assert value == "12 " * 49_989 + "12 "
+    assert javatext.date_pattern.cache_info().misses == 1
+    assert time.process_time() - start < max(FAST, 20 * first)
