@@ -1077,7 +1077,8 @@ def run(
         except html_report.ReportError as err:
             raise click.UsageError(str(err)) from None
         capacity = None
-        span_ms, no_prediction = None, "rates are measured in a JSON-lines trace file only"
+        span_ms: int | None = None
+        no_prediction: str | None = "rates are measured in a JSON-lines trace file only"
         if url is None and Path(trace).is_file():  # the predicted lines: at the trace's rates
             from ..compiler.capacity import CapacityError, predict
 

@@ -271,12 +271,12 @@ def dumps_indented(value: Any, indent: int = 2) -> str:
 def _indented(value: Any, indent: int, level: int) -> str:
     inner, outer = " " * (indent * (level + 1)), " " * (indent * level)
     if isinstance(value, dict) and value:
-        items = sorted((str(k), v) for k, v in value.items())
-        fields = (f"{inner}{_dumps(k)}: {_indented(v, indent, level + 1)}" for k, v in items)
+        pairs = sorted(((str(k), v) for k, v in value.items()), key=lambda kv: kv[0])
+        fields = (f"{inner}{_dumps(k)}: {_indented(v, indent, level + 1)}" for k, v in pairs)
         return "{\n" + ",\n".join(fields) + "\n" + outer + "}"
     if isinstance(value, (list, tuple)) and value:
-        items = (f"{inner}{_indented(v, indent, level + 1)}" for v in value)
-        return "[\n" + ",\n".join(items) + "\n" + outer + "]"
+        elements = (f"{inner}{_indented(v, indent, level + 1)}" for v in value)
+        return "[\n" + ",\n".join(elements) + "\n" + outer + "]"
     return _dumps(value)
 
 
