@@ -7,6 +7,7 @@ rich at all, which keeps a cold `sjoin check` fast, and a terminal gets them col
 
 from __future__ import annotations
 
+import json
 import os
 import sys
 import unicodedata
@@ -165,9 +166,13 @@ class Printer:
         self.out.write([(text, "")])
 
     def json(self, data: Any) -> None:
-        from ..runtime.values import dumps_indented  # a row's DECIMAL as `run` writes it
+        try:  # check, plan and compile load no runtime: their documents are plain JSON
+            text = json.dumps(data, indent=2, sort_keys=True, ensure_ascii=False, allow_nan=False)
+        except (TypeError, ValueError):  # a row's DECIMAL or NaN, written as `run` writes it
+            from ..runtime.values import dumps_indented
 
-        self.out.write([(dumps_indented(data), "")])
+            text = dumps_indented(data)
+        self.out.write([(text, "")])
 
     def note(self, text: str, style: str = "") -> None:
         self.err.write([(text, style)])
