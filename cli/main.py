@@ -383,6 +383,7 @@ def compile_(spec: Path, target: str, output: Path | None, color: str) -> None:
             f"{','.join(needs)} {job} (docs/kafka.md)",
             "yellow",
         )
+        printer.note(_jars_line("spark-submit", spec, shlex.quote(job)), "yellow")
     if output is None:
         click.echo(code, nl=False)
         return
@@ -424,6 +425,10 @@ def _write_pipeline(printer: Printer, plan: Plan, spec: Path, output: Path) -> N
         raise click.UsageError(f"cannot write {err.filename}: {err.strerror}") from None
     for note in pipeline_notes(plan):
         printer.note(note, "yellow")
+    from ..compiler.backends.pyspark import job_packages
+
+    if job_packages(plan):
+        printer.note(_jars_line("spark-pipelines", spec, "run", absolute=True), "yellow")
     printer.note(
         f"{output}: Spark Declarative Pipelines project for {spec} "
         f"({len(files)} files; run it there with `spark-pipelines run`)",
@@ -1396,6 +1401,20 @@ def init(name: str, directory: Path, color: str) -> None:
         f"next: {sjoin} plan {shlex.quote(str(files[0]))}; "
         f"{pytest} {test} --snapshot-update; {pytest} {test}"
     )
+
+
+def _jars_line(command: str, spec: Path, rest: str, absolute: bool = False) -> str:
+    """The connector line that works on this machine, beside the cluster's ``--packages``
+    one: that names the spec's Spark version's connector, which the registry may not serve
+    (``sjoin jars`` falls back to the newest release it serves, and fetches it once).
+    ``absolute``: the paths as run from another folder (a pipeline project's)."""
+    tool = _tool("sjoin")
+    if absolute:
+        beside = Path(sys.executable).with_name("sjoin")
+        tool = shlex.quote(str(beside.resolve())) if "/" in tool else tool
+        spec = spec.resolve()
+    jars = f"{tool} jars {shlex.quote(spec.as_posix())}"
+    return f'with this machine\'s pyspark: {command} --jars "$({jars})" {rest} (sjoin jars)'
 
 
 def _tool(name: str) -> str:
