@@ -229,10 +229,12 @@ def check(specs: tuple[Path, ...], fmt: str, color: str) -> None:
 )
 @click.option(
     "--keys",
-    metavar="N",
+    metavar="N|COLUMN=N,...",
     help="With --rates: the number of distinct join keys, and of an aggregate's grouping "
-    "values besides its window, uniformly spread [default: every row its own key; output "
-    "rows, and an aggregate of a join, are then not predicted].",
+    "values besides its window, uniformly spread; per column, e.g. "
+    "order_id=5000000,merchant_id=5000 (a plain N beside them: the columns not named) "
+    "[default: every row its own key; output rows, and an aggregate of a join, are then not "
+    "predicted].",
 )
 @click.option(
     "--trigger",
@@ -267,6 +269,7 @@ def plan(
         capacity_json,
         capacity_text,
         parse_count,
+        parse_keys,
         parse_rates,
         parse_trigger,
         predict,
@@ -284,7 +287,7 @@ def plan(
         raise click.UsageError("--rates prints with --format text or json, not mermaid")
     try:
         parsed = None if rates is None else parse_rates(rates)
-        n_keys = None if keys is None else parse_count("--keys", keys)
+        n_keys, key_columns = (None, {}) if keys is None else parse_keys(keys)
         trigger_ms = None if trigger is None else parse_trigger(trigger)
         n_bytes = (
             DEFAULT_STRING_BYTES
@@ -298,7 +301,12 @@ def plan(
     if parsed is not None and result.plan is not None and result.ok:
         try:
             capacity = predict(
-                result.plan, parsed, keys=n_keys, trigger_ms=trigger_ms, string_bytes=n_bytes
+                result.plan,
+                parsed,
+                keys=n_keys,
+                trigger_ms=trigger_ms,
+                string_bytes=n_bytes,
+                key_columns=key_columns,
             )
         except CapacityError as err:
             raise click.UsageError(str(err)) from None
