@@ -1368,6 +1368,79 @@ def capture(
 
 
 @main.command()
+@SPEC
+@TRACE
+@click.option(
+    "--to",
+    "url",
+    required=True,
+    metavar="kafka://HOST:PORT",
+    help="The brokers to write the spec's topics on (kafka:// alone: the spec's "
+    "bootstrap_servers).",
+)
+@click.option(
+    "--partitions",
+    type=click.IntRange(1, 1000),
+    default=2,
+    show_default=True,
+    help="The partitions of a topic made now (an existing topic keeps its own).",
+)
+@click.option(
+    "--timeout",
+    type=click.FloatRange(0.1, 300),
+    default=10.0,
+    show_default=True,
+    help="Seconds to wait for the brokers to answer before giving up.",
+)
+@COLOR
+@last_resort
+def produce(spec: Path, trace: Path, url: str, partitions: int, timeout: float, color: str) -> None:
+    """Write the rows of trace T into the topics of SPEC's Kafka sources at
+    kafka://HOST:PORT, as `sjoin verify --kafka` writes them: each trace batch in order, a
+    stream's row i into partition i mod n of its topic, keyed by i (or by its key_column),
+    stamped with its timestamp_column's time (else the producer's clock), the value the JSON
+    the job's from_json reads. Then run your compiled job against the broker, or `sjoin run
+    SPEC --trace kafka://HOST:PORT`. Topics that do not exist are made (--partitions, no
+    time retention). Rows of streams not read from kafka are not produced, and said.
+
+    Exit status: 0 produced, 1 the spec or the trace has errors, a row no record can carry
+    (nothing produced) or a record the broker refused, 2 usage error (a URL, broker, topic
+    or source that cannot be used: nothing produced).
+    """
+    from ..runtime import RunError, UsageError
+    from ..runtime.kafka_trace import is_kafka_url
+
+    if not is_kafka_url(url):
+        raise click.UsageError(f"--to takes kafka://HOST:PORT, not {url!r}")
+    printer = Printer(color)
+    result = load(spec)
+    printer.diagnostics((d, result.source) for d in result.diagnostics)
+    if not result.ok or result.plan is None:
+        sys.exit(1)
+    from ..jvm.produce import produce_trace, summary, targets
+    from ..runtime.trace import read_trace, schemas_of
+
+    try:
+        targets(result.plan, url)  # the URL and the sources first: before reading the trace
+        if not trace.is_file():  # (a device such as /dev/zero has no end, a FIFO waits)
+            raise UsageError(f"trace {trace} is not a regular file: give a JSON-lines trace")
+        read = read_trace(trace, schemas_of(result.plan))
+        produced = produce_trace(result.plan, read, url, partitions=partitions, timeout_s=timeout)
+    except UsageError as err:
+        raise click.UsageError(str(err)) from None
+    except RunError as err:
+        printer.note(f"sjoin produce: {err}", "red")
+        sys.exit(1)
+    for line in summary(produced):
+        printer.note(f"sjoin produce: {line}")
+    printer.note(
+        f"sjoin produce: {sum(r for *_, r in produced.streams.values())} rows produced; read "
+        f"them back with: sjoin run {shlex.quote(spec.as_posix())} --trace {shlex.quote(url)}",
+        "green",
+    )
+
+
+@main.command()
 @click.argument("name")
 @click.option(
     "--dir",
