@@ -236,10 +236,12 @@ def check(specs: tuple[Path, ...], fmt: str, color: str) -> None:
 )
 @click.option(
     "--keys",
-    metavar="N",
+    metavar="N|COLUMN=N,...",
     help="With --rates: the number of distinct join keys, and of an aggregate's grouping "
-    "values besides its window, uniformly spread [default: every row its own key; output "
-    "rows, and an aggregate of a join, are then not predicted].",
+    "values besides its window, uniformly spread; per column, e.g. "
+    "order_id=5000000,merchant_id=5000 (a plain N beside them: the columns not named) "
+    "[default: every row its own key; output rows, and an aggregate of a join, are then not "
+    "predicted].",
 )
 @click.option(
     "--trigger",
@@ -274,6 +276,7 @@ def plan(
         capacity_json,
         capacity_text,
         parse_count,
+        parse_keys,
         parse_rates,
         parse_trigger,
         predict,
@@ -291,7 +294,7 @@ def plan(
         raise click.UsageError("--rates prints with --format text or json, not mermaid")
     try:
         parsed = None if rates is None else parse_rates(rates)
-        n_keys = None if keys is None else parse_count("--keys", keys)
+        n_keys, key_columns = (None, {}) if keys is None else parse_keys(keys)
         trigger_ms = None if trigger is None else parse_trigger(trigger)
         n_bytes = (
             DEFAULT_STRING_BYTES
@@ -305,7 +308,12 @@ def plan(
     if parsed is not None and result.plan is not None and result.ok:
         try:
             capacity = predict(
-                result.plan, parsed, keys=n_keys, trigger_ms=trigger_ms, string_bytes=n_bytes
+                result.plan,
+                parsed,
+                keys=n_keys,
+                trigger_ms=trigger_ms,
+                string_bytes=n_bytes,
+                key_columns=key_columns,
             )
         except CapacityError as err:
             raise click.UsageError(str(err)) from None
@@ -390,6 +398,7 @@ def compile_(spec: Path, target: str, output: Path | None, color: str) -> None:
             f"{','.join(needs)} {job} (docs/kafka.md)",
             "yellow",
         )
+        printer.note(_jars_line("spark-submit", spec, shlex.quote(job)), "yellow")
     if output is None:
         click.echo(code, nl=False)
         return
@@ -431,6 +440,10 @@ def _write_pipeline(printer: Printer, plan: Plan, spec: Path, output: Path) -> N
         raise click.UsageError(f"cannot write {err.filename}: {err.strerror}") from None
     for note in pipeline_notes(plan):
         printer.note(note, "yellow")
+    from ..compiler.backends.pyspark import job_packages
+
+    if job_packages(plan):
+        printer.note(_jars_line("spark-pipelines", spec, "run", absolute=True), "yellow")
     printer.note(
         f"{output}: Spark Declarative Pipelines project for {spec} "
         f"({len(files)} files; run it there with `spark-pipelines run`)",
@@ -1371,6 +1384,79 @@ def capture(
 
 
 @main.command()
+@SPEC
+@TRACE
+@click.option(
+    "--to",
+    "url",
+    required=True,
+    metavar="kafka://HOST:PORT",
+    help="The brokers to write the spec's topics on (kafka:// alone: the spec's "
+    "bootstrap_servers).",
+)
+@click.option(
+    "--partitions",
+    type=click.IntRange(1, 1000),
+    default=2,
+    show_default=True,
+    help="The partitions of a topic made now (an existing topic keeps its own).",
+)
+@click.option(
+    "--timeout",
+    type=click.FloatRange(0.1, 300),
+    default=10.0,
+    show_default=True,
+    help="Seconds to wait for the brokers to answer before giving up.",
+)
+@COLOR
+@last_resort
+def produce(spec: Path, trace: Path, url: str, partitions: int, timeout: float, color: str) -> None:
+    """Write the rows of trace T into the topics of SPEC's Kafka sources at
+    kafka://HOST:PORT, as `sjoin verify --kafka` writes them: each trace batch in order, a
+    stream's row i into partition i mod n of its topic, keyed by i (or by its key_column),
+    stamped with its timestamp_column's time (else the producer's clock), the value the JSON
+    the job's from_json reads. Then run your compiled job against the broker, or `sjoin run
+    SPEC --trace kafka://HOST:PORT`. Topics that do not exist are made (--partitions, no
+    time retention). Rows of streams not read from kafka are not produced, and said.
+
+    Exit status: 0 produced, 1 the spec or the trace has errors, a row no record can carry
+    (nothing produced) or a record the broker refused, 2 usage error (a URL, broker, topic
+    or source that cannot be used: nothing produced).
+    """
+    from ..runtime import RunError, UsageError
+    from ..runtime.kafka_trace import is_kafka_url
+
+    if not is_kafka_url(url):
+        raise click.UsageError(f"--to takes kafka://HOST:PORT, not {url!r}")
+    printer = Printer(color)
+    result = load(spec)
+    printer.diagnostics((d, result.source) for d in result.diagnostics)
+    if not result.ok or result.plan is None:
+        sys.exit(1)
+    from ..jvm.produce import produce_trace, summary, targets
+    from ..runtime.trace import read_trace, schemas_of
+
+    try:
+        targets(result.plan, url)  # the URL and the sources first: before reading the trace
+        if not trace.is_file():  # (a device such as /dev/zero has no end, a FIFO waits)
+            raise UsageError(f"trace {trace} is not a regular file: give a JSON-lines trace")
+        read = read_trace(trace, schemas_of(result.plan))
+        produced = produce_trace(result.plan, read, url, partitions=partitions, timeout_s=timeout)
+    except UsageError as err:
+        raise click.UsageError(str(err)) from None
+    except RunError as err:
+        printer.note(f"sjoin produce: {err}", "red")
+        sys.exit(1)
+    for line in summary(produced):
+        printer.note(f"sjoin produce: {line}")
+    printer.note(
+        f"sjoin produce: {sum(r for *_, r in produced.streams.values())} rows produced; read "
+        f"them back with: sjoin run {shlex.quote(spec.as_posix())} --trace {shlex.quote(url)}",
+        "green",
+    )
+
+
+@main.command()
 @click.argument("name")
 @click.option(
     "--dir",
@@ -1412,6 +1498,20 @@ def init(name: str, directory: Path, color: str) -> None:
         f"next: {sjoin} plan {shlex.quote(str(files[0]))}; "
         f"{pytest} {test} --snapshot-update; {pytest} {test}"
     )
+
+
+def _jars_line(command: str, spec: Path, rest: str, absolute: bool = False) -> str:
+    """The connector line that works on this machine, beside the cluster's ``--packages``
+    one: that names the spec's Spark version's connector, which the registry may not serve
+    (``sjoin jars`` falls back to the newest release it serves, and fetches it once).
+    ``absolute``: the paths as run from another folder (a pipeline project's)."""
+    tool = _tool("sjoin")
+    if absolute:
+        beside = Path(sys.executable).with_name("sjoin")
+        tool = shlex.quote(str(beside.resolve())) if "/" in tool else tool
+        spec = spec.resolve()
+    jars = f"{tool} jars {shlex.quote(spec.as_posix())}"
+    return f'with this machine\'s pyspark: {command} --jars "$({jars})" {rest} (sjoin jars)'
 
 
 def _tool(name: str) -> str:

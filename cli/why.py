@@ -12,7 +12,6 @@ the plan and the recorded operators, never worked out again here.
 from __future__ import annotations
 
 import re
-from decimal import Decimal, InvalidOperation
 from pathlib import Path
 from typing import Any
 
@@ -23,7 +22,7 @@ from ..compiler.plan import AggregateNode, JoinNode, Plan, Side, StreamNode
 from ..compiler.sql import written_sql
 from ..runtime.lineage import Event, Lineage, Output
 from ..runtime.operators import columns_of, inputs_of
-from ..runtime.trace import BadRow, Trace, read_value
+from ..runtime.trace import BadRow, Trace, read_json_value, read_value
 from ..runtime.values import dumps, format_timestamp, format_watermark, json_converter
 
 Row = tuple[Any, ...]
@@ -49,24 +48,33 @@ def locate(
     stripped = text.strip()
     if not stripped:
         raise WhyError(f"{what} is empty: give FILE:LINE, LINE, or `stream: column = value`")
-    if stripped.isdigit():
-        return _line(int(stripped), trace_path, log, trace, what)
+    if _DIGITS.fullmatch(stripped):  # ASCII digits only: `²` is a digit to isdigit()
+        return _line(stripped, trace_path, log, trace, what)
     found = re.fullmatch(r"(.*):([0-9]+)", stripped, re.DOTALL)
     if found is not None and plan.node(found.group(1).strip()) is None:
-        file, number = found.group(1), int(found.group(2))
+        file, number = found.group(1), found.group(2)
         if not _same_file(Path(file), trace_path):
             raise WhyError(
-                f"{what} `{text}` names a line of {file}, but the trace is {trace_path}: "
+                f"{what} {_q(text)} names a line of {_cut(file)}, but the trace is {trace_path}: "
                 "name a line of the --trace file"
             )
         return _line(number, trace_path, log, trace, what)
     if ":" not in stripped:
         raise WhyError(
-            f"{what} `{text}` is neither FILE:LINE nor `stream: column = value`: "
+            f"{what} {_q(text)} is neither FILE:LINE nor `stream: column = value`: "
             "write e.g. `clicks: ad_id = 7`"
         )
     stream, _, predicate = stripped.partition(":")
     return _matching(stream.strip(), predicate, text, plan, log, what)
+
+
+def _q(text: str) -> str:
+    """An argument as a message quotes it: back-quoted, a long one cut in the middle."""
+    return f"`{_cut(text)}`"
+
+
+def _cut(text: str) -> str:
+    return text if len(text) <= 120 else f"{text[:60]}...{text[-40:]} ({len(text)} characters)"
 
 
 def _same_file(a: Path, b: Path) -> bool:
@@ -76,7 +84,22 @@ def _same_file(a: Path, b: Path) -> bool:
         return False
 
 
-def _line(number: int, trace_path: Path, log: Lineage, trace: Trace, what: str) -> int:
+_DIGITS = re.compile(r"[0-9]+")
+# a line number longer than this is beyond any file (and never made an int: Python refuses
+# to read one of more than 4,300 digits)
+_MAX_LINE_DIGITS = 18
+
+
+def _line(digits: str, trace_path: Path, log: Lineage, trace: Trace, what: str) -> int:
+    """The line ``digits`` (ASCII digits) names, when it holds a row."""
+    if len(digits.lstrip("0")) > _MAX_LINE_DIGITS:
+        total = _count_lines(trace_path)
+        shown = digits if len(digits) <= 40 else f"{digits[:12]}...{digits[-6:]}"
+        raise WhyError(
+            f"{what}: {trace_path} has no line {shown} ({len(digits)} digits; it has "
+            f"{total} line{'s' if total != 1 else ''})"
+        )
+    number = int(digits)
     if number in log.rows_at:
         return number
     bad: BadRow | None = next((b for b in trace.bad_rows if b.line == number), None)
@@ -110,7 +133,7 @@ def _tokens(predicate: str, offset: int, text: str, what: str) -> list[tuple[str
         if m is None or m.end() == at:
             column = offset + at + 1
             raise WhyError(
-                f"{what} `{text}`, column {column}: unexpected `{predicate[at]}`; write "
+                f"{what} {_q(text)}, column {column}: unexpected `{predicate[at]}`; write "
                 "`column = value` conditions joined by AND (strings in single quotes)"
             )
         if m.lastgroup is not None:
@@ -124,11 +147,11 @@ def _matching(stream: str, predicate: str, text: str, plan: Plan, log: Lineage, 
     if not isinstance(node, StreamNode):
         names = ", ".join(s.name for s in plan.streams)
         kind = "is not a stream" if node is not None else "is not a stream of the spec"
-        raise WhyError(f"{what} `{text}`: `{stream}` {kind}; streams: {names}")
+        raise WhyError(f"{what} {_q(text)}: {_q(stream)} {kind}; streams: {names}")
     offset = text.index(":") + 1
     tokens = _tokens(predicate, offset, text, what)
     if not tokens:
-        raise WhyError(f"{what} `{text}`: no condition after `{stream}:`; write `column = value`")
+        raise WhyError(f"{what} {_q(text)}: no condition after `{stream}:`; write `column = value`")
     columns = {c.name: (i, c) for i, c in enumerate(node.columns)}
     tests: list[tuple[int, Any, str]] = []  # (column index, value or a NULL test, words)
     i = 0
@@ -136,10 +159,12 @@ def _matching(stream: str, predicate: str, text: str, plan: Plan, log: Lineage, 
     def expect(kinds: tuple[str, ...], words: str) -> tuple[str, str, int]:
         nonlocal i
         if i >= len(tokens):
-            raise WhyError(f"{what} `{text}`: it ends where {words} should be")
+            raise WhyError(f"{what} {_q(text)}: it ends where {words} should be")
         tok = tokens[i]
         if tok[0] not in kinds:
-            raise WhyError(f"{what} `{text}`, column {tok[2]}: expected {words}, got `{tok[1]}`")
+            raise WhyError(
+                f"{what} {_q(text)}, column {tok[2]}: expected {words}, got {_q(tok[1])}"
+            )
         i += 1
         return tok
 
@@ -149,8 +174,8 @@ def _matching(stream: str, predicate: str, text: str, plan: Plan, log: Lineage, 
             name = name[1:-1].replace("``", "`")
         if name not in columns:
             raise WhyError(
-                f"{what} `{text}`, column {at}: `{stream}` has no column `{name}`; its columns: "
-                + ", ".join(columns)
+                f"{what} {_q(text)}, column {at}: `{stream}` has no column {_q(name)}; its "
+                "columns: " + ", ".join(columns)
             )
         index, column = columns[name]
         if i < len(tokens) and tokens[i][0] == "name" and tokens[i][1].upper() == "IS":
@@ -160,7 +185,7 @@ def _matching(stream: str, predicate: str, text: str, plan: Plan, log: Lineage, 
                 negate, i = True, i + 1
             _, word, at2 = expect(("name",), "NULL")
             if word.upper() != "NULL":
-                raise WhyError(f"{what} `{text}`, column {at2}: expected NULL, got `{word}`")
+                raise WhyError(f"{what} {_q(text)}, column {at2}: expected NULL, got {_q(word)}")
             tests.append((index, ("not null",) if negate else ("null",), f"{name} IS NULL"))
         else:
             expect(("op",), "`=`")
@@ -171,18 +196,18 @@ def _matching(stream: str, predicate: str, text: str, plan: Plan, log: Lineage, 
             break
         _, word, at4 = expect(("name",), "AND")
         if word.upper() != "AND":
-            raise WhyError(f"{what} `{text}`, column {at4}: expected AND, got `{word}`")
+            raise WhyError(f"{what} {_q(text)}, column {at4}: expected AND, got {_q(word)}")
     found = [
         line
         for line, (_, s, row) in sorted(log.rows_at.items())
         if s == stream and all(_holds(row[c], v) for c, v, _ in tests)
     ]
     if not found:
-        raise WhyError(f"{what} `{text}`: no row of `{stream}` in the trace has that")
+        raise WhyError(f"{what} {_q(text)}: no row of `{stream}` in the trace has that")
     if len(found) > 1:
         shown = ", ".join(str(n) for n in found[:10]) + (", ..." if len(found) > 10 else "")
         raise WhyError(
-            f"{what} `{text}`: {len(found)} rows of `{stream}` have that (lines {shown}); "
+            f"{what} {_q(text)}: {len(found)} rows of `{stream}` have that (lines {shown}); "
             "add a condition, or name one by its line"
         )
     return found[0]
@@ -201,32 +226,37 @@ def _holds(value: Any, test: Any) -> bool:
 def _literal(
     kind: str, literal: str, at: int, sql_type: Any, name: str, text: str, what: str
 ) -> Any:
+    # the value is read by the trace reader's own rules and limits (runtime/trace.py): a
+    # string as a JSON string, a number or true/false as its JSON text, so a ROW names a
+    # value exactly when a trace line could hold it (and `1e999999999` is never expanded)
+    string: str | None = None  # a string's value, else the value's JSON text
+    json_text = ""
     if kind == "string":
-        raw: Any = literal[1:-1].replace("''", "'")
+        string = literal[1:-1].replace("''", "'")
     elif kind == "number":
-        try:
-            number = Decimal(literal)
-        except InvalidOperation:  # pragma: no cover - the token is a number
-            number = Decimal(0)
-        raw = int(number) if number == number.to_integral_value() and "." not in literal else number
+        if re.match(r"-?0[0-9]", literal):
+            raise WhyError(
+                f"{what} {_q(text)}, column {at}: {_q(literal)} has a leading zero, which a "
+                "number in a trace (JSON) may not have"
+            )
+        json_text = literal
     elif literal.lower() in ("true", "false"):
-        raw = literal.lower() == "true"
+        json_text = literal.lower()
     elif literal.upper() == "NULL":
-        raise WhyError(f"{what} `{text}`, column {at}: write `{name} IS NULL` (NULL never equals)")
+        raise WhyError(
+            f"{what} {_q(text)}, column {at}: write `{name} IS NULL` (NULL never equals)"
+        )
     else:
         raise WhyError(
-            f"{what} `{text}`, column {at}: expected a value (a number, 'a string', true or "
-            f"false), got `{literal}`"
+            f"{what} {_q(text)}, column {at}: expected a value (a number, 'a string', true or "
+            f"false), got {_q(literal)}"
         )
     try:
-        return read_value(sql_type, raw)
+        if string is not None:
+            return read_value(sql_type, string)
+        return read_json_value(sql_type, json_text)
     except ValueError as err:
-        if isinstance(raw, Decimal):
-            try:
-                return read_value(sql_type, float(raw))
-            except ValueError:
-                pass
-        raise WhyError(f"{what} `{text}`, column {at}: `{name}` is {sql_type}: {err}") from None
+        raise WhyError(f"{what} {_q(text)}, column {at}: `{name}` is {sql_type}: {err}") from None
 
 
 # ------------------------------------------------------------------------------ words
@@ -610,11 +640,12 @@ class Teller:
                 )
             elif e.kind == "late":
                 group = self._group(node, e.detail["group"])
+                words = _group_words(group)
                 told.append(
                     self._event(
                         e,
                         "late",
-                        f"dropped as late for group {group}: its time "
+                        f"dropped as late for group {words}: its time "
                         f"{format_timestamp(e.detail['time_us'])} is at or below the "
                         f"late-events watermark {format_watermark(e.detail['watermark_ms'])}",
                         group=group,
@@ -631,7 +662,7 @@ class Teller:
                     and o.group == key
                     and o.batch >= e.batch
                 ]
-                text = f"folded into group {group}"
+                text = f"folded into group {_group_words(group)}"
                 text += (
                     "; the group came out in batch " + ", ".join(str(o.batch) for o in outs)
                     if outs
@@ -648,11 +679,16 @@ class Teller:
                 )
         return told
 
-    def _group(self, node: AggregateNode, key: tuple[Any, ...]) -> list[Any]:
-        cells = []
-        for kind, v in zip(node.key_types, key, strict=True):
+    def _group(self, node: AggregateNode, key: tuple[Any, ...]) -> dict[str, Any]:
+        """A group as its keys' values, JSON-ready, each named by the output column that
+        is that key (else by the key's SQL)."""
+        cells: dict[str, Any] = {}
+        for expr, kind, v in zip(node.group_by, node.key_types, key, strict=True):
+            name = next((c.name for c in node.output if c.expr == expr), None)
+            if name is None or name in cells:
+                name = written_sql(expr)
             convert = json_converter(kind.lower())
-            cells.append(v if v is None or convert is None else convert(v))
+            cells[name] = v if v is None or convert is None else convert(v)
         return cells
 
     # ---------------------------------------------------------------- two rows
@@ -879,7 +915,7 @@ def text(found: dict[str, Any]) -> str:
     row = found["row"]
     lines = [
         f"line {row['line']}: a row of `{row['stream']}` in trace batch {row['trace_batch']}: "
-        + ", ".join(f"{k} = {v if v is not None else 'NULL'}" for k, v in row["values"].items())
+        + ", ".join(f"{k} = {_cell(v)}" for k, v in row["values"].items())
     ]
     for section in found["operators"]:
         what = section["row"]
@@ -904,6 +940,21 @@ def text(found: dict[str, Any]) -> str:
     else:
         lines.append("it is part of no output row")
     return "\n".join(lines)
+
+
+def _cell(value: Any) -> str:
+    """A value as `run` shows it in a table: NULL, true/false, JSON for a struct."""
+    if value is None:
+        return "NULL"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (dict, list)):
+        return dumps(value)
+    return str(value)
+
+
+def _group_words(group: dict[str, Any]) -> str:
+    return ", ".join(f"{k} = {_cell(v)}" for k, v in group.items()) or "() (no grouping key)"
 
 
 def _row_words(d: dict[str, Any]) -> str:

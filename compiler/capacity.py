@@ -29,6 +29,7 @@ the result (``Capacity``), ``capacity_json`` and ``capacity_text`` render it.
 
 from __future__ import annotations
 
+import difflib
 import math
 import re
 from collections.abc import Callable
@@ -135,6 +136,37 @@ def parse_count(option: str, text: str, digits: int = MAX_KEY_DIGITS) -> int:
     return int(text)
 
 
+def parse_keys(text: str) -> tuple[int | None, dict[str, int]]:
+    """``--keys``: ``5000`` (every join and grouping key column), or a count per column,
+    ``order_id=5000000,merchant_id=5000``, with a plain count beside them for the columns not
+    named: -> (that count or None, column -> count).  The names are checked against the
+    spec's columns by ``predict``."""
+    usage = (
+        "takes N or COLUMN=N[,...] (N a count above 0 in 1 to "
+        f"{MAX_KEY_DIGITS} of the digits 0-9; a plain N counts every column not named), e.g. "
+        "order_id=5000000,merchant_id=5000"
+    )
+    default: int | None = None
+    columns: dict[str, int] = {}
+    if not text:
+        raise CapacityError("--keys", f"{usage}, not an empty value")
+    for part in text.split(","):
+        name, eq, count = part.rpartition("=")
+        if not eq:
+            if default is not None:
+                raise CapacityError("--keys", "gives a plain count twice: name the columns")
+            if not is_digits(count):
+                raise CapacityError("--keys", f"{usage}, not {_shown(part)}")
+            default = parse_count("--keys", count)
+            continue
+        if _NAME.fullmatch(name) is None or not is_digits(count):
+            raise CapacityError("--keys", f"{usage}, not {_shown(part)}")
+        if name in columns:
+            raise CapacityError("--keys", f"gives column `{name}` twice")
+        columns[name] = parse_count(f"--keys {name}=", count)
+    return default, columns
+
+
 def parse_trigger(text: str) -> int:
     """``10s``, ``500ms``, ``2min``, ``1h`` or the spec's form ``10 seconds`` -> milliseconds
     (0: batches back to back)."""
@@ -219,6 +251,8 @@ class Assumptions:
     string_bytes: int
     partitions: int
     state_store: str
+    # distinct values per column (``--keys COLUMN=N``), over ``keys`` for those columns
+    key_columns: dict[str, int] = field(default_factory=dict)
 
 
 @dataclass(frozen=True, slots=True)
@@ -320,11 +354,15 @@ def predict(
     trigger_ms: int | None = None,
     string_bytes: int = DEFAULT_STRING_BYTES,
     trigger_source: str = "--trigger",
+    key_columns: dict[str, int] | None = None,
 ) -> Capacity:
     """The steady state of every stateful operator of ``plan`` at ``rates`` (rows/s per
     stream).  A rate for a name that is not a stream of the spec, or no rate for a stream
-    that feeds a stateful operator, is a ``CapacityError`` of ``--rates``."""
+    that feeds a stateful operator, is a ``CapacityError`` of ``--rates``; ``key_columns``
+    naming no column of the spec, one of ``--keys``."""
     streams = {s.name: s for s in plan.streams}
+    key_columns = dict(key_columns or {})
+    unused = _check_key_columns(plan, key_columns)
     unknown = sorted(set(rates) - set(streams))
     if unknown:
         known = ", ".join(sorted(streams)) or "none"
@@ -339,12 +377,8 @@ def predict(
         )
     if trigger_ms is not None:
         source = trigger_source
-    elif plan.settings.trigger not in ("", "available_now", "once"):
-        amount, _, unit = plan.settings.trigger.partition(" ")
-        trigger_ms = duration_ms(amount, unit) or 0
-        source = "the spec's trigger"
     else:
-        trigger_ms, source = 0, "none: batches back to back"
+        trigger_ms, source = _spec_trigger(plan)
     assumptions = Assumptions(
         rates=dict(rates),
         keys=keys,
@@ -353,18 +387,99 @@ def predict(
         string_bytes=string_bytes,
         partitions=plan.settings.shuffle_partitions,
         state_store=plan.settings.state_store,
+        key_columns=key_columns,
     )
     model = _Model(plan, assumptions, streams)
     operators = tuple(model.operator(n) for n in stateful)
     notes = ["filters are assumed to keep every row (their selectivity is not in the spec)"]
-    if keys is None:
+    if keys is None and not key_columns:
         notes.append("no --keys: every row taken as its own key (bytes an upper bound)")
+    elif keys is None and model.uncounted:
+        notes.append(
+            "no plain --keys count: a key column not named in --keys taken as every row its own key"
+        )
+    notes.extend(
+        f"--keys names `{c}`, which is no join key and no grouping key: it changes nothing"
+        for c in unused
+    )
     if plan.settings.state_store != "hdfs":
         notes.append(
             f"the spec uses the {plan.settings.state_store} state store: bytes are what the "
             "HDFS-backed store would hold; RocksDB reports its own memory"
         )
     return Capacity(assumptions, operators, tuple(notes))
+
+
+def _spec_trigger(plan: Plan) -> tuple[int, str]:
+    """The spec's time between batches, and where it comes from."""
+    if plan.settings.trigger not in ("", "available_now", "once"):
+        amount, _, unit = plan.settings.trigger.partition(" ")
+        return duration_ms(amount, unit) or 0, "the spec's trigger"
+    return 0, "none: batches back to back"
+
+
+@dataclass(frozen=True, slots=True)
+class AggregateLag:
+    """How far an aggregate's eviction watermark runs behind the newest event time of its
+    input at steady state (``sjoin plan`` without ``--rates``): its streams' delay, a
+    trigger or two (the watermark a batch evicts with is the previous batch's), less the
+    offset of the joins' state watermarks below it; or why it has none."""
+
+    lag_ms: float | None
+    delay_ms: float | None  # the streams' delay (the policy's pick)
+    trigger_ms: int
+    trigger_source: str
+    offset_ms: float  # the joins' state offset below it (0: read from streams)
+    reason: str | None  # why no group is ever evicted
+    windowed: bool  # its time grouping is a window (else an event time itself, or none)
+
+
+def aggregate_lag(plan: Plan, node: AggregateNode) -> AggregateLag:
+    """``node``'s watermark lag, the model of ``predict`` without rates (the spec's
+    trigger, else batches back to back)."""
+    trigger_ms, source = _spec_trigger(plan)
+    streams = {s.name: s for s in plan.streams}
+    a = Assumptions({}, None, trigger_ms, source, DEFAULT_STRING_BYTES, 1, "hdfs")
+    model = _Model(plan, a, streams)
+    delay = model.delay_ms(node.name)
+    reason = model.no_eviction(node, delay)
+    offset = model.offset(node.input) if node.watermarks.eviction.source == "propagated" else 0.0
+    lag = None if reason is not None else model.lag(node, delay)
+    time, _ = model.grouping(node)
+    windowed = time is not None and time.length_ms is not None
+    return AggregateLag(lag, delay, trigger_ms, source, offset, reason, windowed)
+
+
+def _key_names(expr: exp.Expression) -> list[str]:
+    return [c.name for c in expr.find_all(exp.Column)]
+
+
+def _check_key_columns(plan: Plan, key_columns: dict[str, int]) -> list[str]:
+    """``CapacityError`` of ``--keys`` for a name that is no column of the spec (with a
+    did-you-mean); the names that are no join key and no grouping key (they change
+    nothing), in their order."""
+    columns: list[str] = []
+    used: set[str] = set()
+    for node in plan.nodes:
+        if isinstance(node, StreamNode):
+            names = [c.name for c in node.columns]
+        else:
+            names = [o.name for o in node.output]
+        if isinstance(node, JoinNode):
+            used.update(n for pair in node.keys for k in pair for n in _key_names(k))
+        elif isinstance(node, AggregateNode):
+            used.update(n for k in node.group_by for n in _key_names(k))
+        columns.extend(n for n in names if n not in columns)
+    for name in key_columns:
+        if name not in columns:
+            close = difflib.get_close_matches(name, columns, n=1, cutoff=0.6)
+            hint = f"did you mean `{close[0]}`? " if close else ""
+            shown = ", ".join(columns[:30]) + (", ..." if len(columns) > 30 else "")
+            raise CapacityError(
+                "--keys",
+                f"names `{name}`, which is no column of the spec; {hint}(columns: {shown})",
+            )
+    return [n for n in key_columns if n not in used]
 
 
 def _streams_under(plan: Plan, name: str) -> set[str]:
@@ -385,6 +500,41 @@ class _Model:
         self.streams = streams
         self.output: dict[str, float | None] = {}
         self.warm: dict[str, float] = {}  # per operator: event time until it is steady
+        self.uncounted = False  # a key column had no --keys count (every row its own key)
+
+    def count_of(self, names: list[str]) -> int | None:
+        """Distinct values of the columns ``names`` together: the counts of those named in
+        ``--keys COLUMN=N`` multiplied, and the plain ``--keys N`` once for all the others
+        together (so a plain N alone means N values, as it always did); None when a column
+        has no count (every row its own key)."""
+        return self._product([self.a.key_columns.get(n) for n in dict.fromkeys(names)])
+
+    def join_keys(self, node: JoinNode) -> int | None:
+        """A join's distinct keys: per key pair ``L.a = R.b`` the smaller of the counts given
+        for its columns (only those values can match), multiplied over the pairs (those
+        without a count: the plain ``--keys N`` once, ``count_of``)."""
+        counts: list[int | None] = []
+        for pair in node.keys:
+            given = [
+                self.a.key_columns[n]
+                for k in pair
+                for n in _key_names(k)
+                if n in self.a.key_columns
+            ]
+            counts.append(min(given) if given else None)
+        return self._product(counts)
+
+    def _product(self, counts: list[int | None]) -> int | None:
+        product = 1
+        for count in counts:
+            if count is not None:
+                product = min(product * count, 10**18)
+        if any(c is None for c in counts) or not counts:
+            if self.a.keys is None:
+                self.uncounted = True
+                return None
+            product = min(product * self.a.keys, 10**18)
+        return product
 
     def rate(self, relation: str) -> float | None:
         if relation in self.streams:
@@ -419,7 +569,8 @@ class _Model:
                 "fed by another stateful operator: its input rate is that operator's "
                 "predicted output and its rows are taken as current (approximate)"
             )
-        sides = tuple(self.side(node, s, delay, lag) for s in (node.left, node.right))
+        n_keys = self.join_keys(node)
+        sides = tuple(self.side(node, s, delay, lag, n_keys) for s in (node.left, node.right))
         bounded = all(s.bounded for s in sides)
         rows = sum(s.rows for s in sides) if all(s.rows is not None for s in sides) else None  # type: ignore[misc]
         stores = STORES_PER_JOIN_PARTITION * a.partitions * STORE_OVERHEAD_BYTES
@@ -428,14 +579,14 @@ class _Model:
             if all(s.bytes is not None for s in sides)
             else None
         )
-        used = a.partitions if a.keys is None else min(a.partitions, a.keys)
+        used = a.partitions if n_keys is None else min(a.partitions, n_keys)
         partition = None
         if byts is not None:
             partition = (byts - stores) / used + STORES_PER_JOIN_PARTITION * STORE_OVERHEAD_BYTES
         warm = [s.retention_ms for s in sides if s.retention_ms is not None]
         growth_rows = [s.rows_per_hour for s in sides if s.rows_per_hour is not None]
         growth_bytes = [s.bytes_per_hour for s in sides if s.bytes_per_hour is not None]
-        output, latency = self.join_output(node, sides, delay, lag)
+        output, latency = self.join_output(node, sides, delay, lag, n_keys)
         self.output[node.name] = output
         upstream = max(self.warm.get(s.relation, 0.0) for s in (node.left, node.right))
         self.warm[node.name] = upstream + (max(warm) if warm else 0.0)
@@ -456,7 +607,9 @@ class _Model:
             rows_at=None if bounded or not growth_rows else _linear(sum(growth_rows) / 3600),
         )
 
-    def side(self, node: JoinNode, side: Side, delay: float | None, lag: int) -> SideCapacity:
+    def side(
+        self, node: JoinNode, side: Side, delay: float | None, lag: int, n_keys: int | None
+    ) -> SideCapacity:
         a = self.a
         rate = self.rate(side.relation)
         rule = side.state
@@ -488,12 +641,12 @@ class _Model:
         rows = keys_in_state = byts = per_hour = bytes_hour = None
         if rate is not None and retention is not None:
             rows = rate * copies * retention / 1000
-            keys_in_state = self.distinct(rows, rate, window_ms)
+            keys_in_state = self.distinct(rows, rate, window_ms, n_keys)
             byts = self.bytes(rows, keys_in_state, row_bytes, key_bytes)
         elif rate is not None:
             per_hour = rate * 3600
             per_key = key_bytes + ENTRY_OVERHEAD_BYTES
-            new_keys = per_hour if a.keys is None else 0.0  # N keys fill up, then stay
+            new_keys = per_hour if n_keys is None else 0.0  # N keys fill up, then stay
             bytes_hour = per_hour * (row_bytes + ENTRY_OVERHEAD_BYTES) + new_keys * per_key
         return SideCapacity(
             side=side.name,
@@ -512,10 +665,10 @@ class _Model:
             reason=None if bounded else (rule.reason or "no watermark reaches this operator"),
         )
 
-    def distinct(self, rows: float, rate: float, window_ms: float | None) -> float:
-        """Distinct state keys among ``rows`` rows of uniformly drawn keys (a window key:
-        per live window)."""
-        n = self.a.keys
+    @staticmethod
+    def distinct(rows: float, rate: float, window_ms: float | None, n: int | None) -> float:
+        """Distinct state keys among ``rows`` rows of ``n`` uniformly drawn keys (a window
+        key: per live window)."""
         if n is None:
             return rows
         if window_ms is None or rate <= 0:
@@ -529,7 +682,12 @@ class _Model:
         return rows * (row_bytes + ENTRY_OVERHEAD_BYTES) + keys * (key_bytes + ENTRY_OVERHEAD_BYTES)
 
     def join_output(
-        self, node: JoinNode, sides: tuple[SideCapacity, ...], delay: float | None, lag: int
+        self,
+        node: JoinNode,
+        sides: tuple[SideCapacity, ...],
+        delay: float | None,
+        lag: int,
+        n: int | None,
     ) -> tuple[float | None, dict[str, tuple[float, float]]]:
         """Output rows per second and, per preserved side, the latency of its null-padded
         rows (event time to emission)."""
@@ -544,9 +702,8 @@ class _Model:
                 latency[s.side] = (low, high)
         left, right = (s.rate for s in sides)
         width_ms = self.match_width_ms(node)
-        if left is None or right is None or width_ms is None or self.a.keys is None:
+        if left is None or right is None or width_ms is None or n is None:
             return None, latency
-        n = self.a.keys
         # expected matches of a left row among the right rows, and of a right row
         lam_left = right * width_ms / 1000 / n
         lam_right = left * width_ms / 1000 / n
@@ -587,19 +744,8 @@ class _Model:
         time, others = self.grouping(node)
         groups, why_not = self.groups_of(node, time, others)
         delay = self.delay_ms(node.name)
-        reason = None
-        if node.mode == "complete":
-            reason = "complete mode keeps every group for ever (Spark evicts none)"
-        elif node.watermark_key is None:
-            reason = "no grouping key carries a watermark: no group is ever evicted"
-        elif delay is None:
-            reason = "no watermark reaches it: no group is ever evicted"
-        lag = None
-        if reason is None and delay is not None:
-            use = node.watermarks.eviction
-            lag = delay + a.trigger_ms * (1 if use.batch == "this" else 2)
-            if use.source == "propagated":
-                lag -= self.offset(node.input)
+        reason = self.no_eviction(node, delay)
+        lag = None if reason is not None else self.lag(node, delay)
         upstream = self.warm.get(node.input, 0.0)
         notes: list[str] = []
         if time is not None and time.start_ms:
@@ -711,6 +857,29 @@ class _Model:
             rows_at=rows_at,
         )
 
+    @staticmethod
+    def no_eviction(node: AggregateNode, delay: float | None) -> str | None:
+        """Why an aggregate never evicts a group, or None when it does."""
+        if node.mode == "complete":
+            return "complete mode keeps every group for ever (Spark evicts none)"
+        if node.watermark_key is None:
+            return "no grouping key carries a watermark: no group is ever evicted"
+        if delay is None:
+            return "no watermark reaches it: no group is ever evicted"
+        return None
+
+    def lag(self, node: AggregateNode, delay: float | None) -> float | None:
+        """How far the aggregate's eviction watermark is behind its input's newest event
+        time: the delay, a trigger (two with the previous batch's watermark), less the
+        offset of the joins' state watermarks it is propagated from."""
+        if delay is None:
+            return None
+        use = node.watermarks.eviction
+        lag = delay + self.a.trigger_ms * (1 if use.batch == "this" else 2)
+        if use.source == "propagated":
+            lag -= self.offset(node.input)
+        return lag
+
     def offset(self, relation: str) -> float:
         """How far behind its input watermark the watermark a relation hands on is (a
         join's: the lowest of its sides' state watermarks)."""
@@ -789,13 +958,15 @@ class _Model:
             rate = self.a.rates[source.name] / 1000
             if not others:
                 return Groups(Arrivals("stream", rate), 1.0, "none"), None
-            if a.keys is None:
+            groups = self.count_of(others)
+            if groups is None:
                 return Groups(Arrivals("stream", rate), 1.0, "rows", None), None
-            return Groups(Arrivals("stream", rate / a.keys), float(a.keys), "key"), None
+            return Groups(Arrivals("stream", rate / groups), float(groups), "key"), None
         if not isinstance(source, JoinNode):
             return None, "an aggregate of an aggregate's output is not modelled"
         rates = [self.rate(source.left.relation), self.rate(source.right.relation)]
-        if a.keys is None:
+        n = self.join_keys(source)
+        if n is None:
             return None, "give --keys (the join's output depends on its keys)"
         if rates[0] is None or rates[1] is None:
             return None, "the rate of its join's inputs is not predicted"
@@ -813,7 +984,6 @@ class _Model:
         geometry = self.geometry(source, x)
         if geometry is None:
             return None, f"its join `{source.name}` has no time range or window to match in"
-        n = a.keys
         side = source.left if x == "left" else source.right
         rx, ry = (rates[0], rates[1]) if x == "left" else (rates[1], rates[0])
         emit: Literal["matched", "preserved", "unmatched"] = (
@@ -834,7 +1004,8 @@ class _Model:
             emit=emit,
             null_ms=null,
         )
-        return Groups(arrivals, float(n), by, float(n)), None
+        drawn = self.count_of(others) if by == "rows" else n
+        return Groups(arrivals, float(n), by, None if drawn is None else float(drawn)), None
 
     def sides_of(self, join: JoinNode, names: list[str]) -> dict[str, set[str]]:
         """Per output column of ``join`` named in ``names``: the sides whose rows give its
@@ -882,6 +1053,7 @@ def capacity_json(cap: Capacity) -> dict[str, Any]:
         "assumptions": {
             "rates_per_second": dict(sorted(a.rates.items())),
             "keys": a.keys,
+            "key_columns": dict(a.key_columns),
             "trigger_ms": a.trigger_ms,
             "trigger_source": a.trigger_source,
             "string_bytes": a.string_bytes,
@@ -978,6 +1150,12 @@ def _ms(x: float) -> str:
     return format_ms(round(x))
 
 
+def _span(lo: float, hi: float) -> str:
+    """``lo to hi``, or the one value when they print the same (batches back to back)."""
+    low, high = _ms(lo), _ms(hi)
+    return low if high == low else f"{low} to {high}"
+
+
 def _aggregate_lines(op: OperatorCapacity, g: AggregateCapacity) -> list[str]:
     """An aggregate's groups line: what it holds and why that much."""
     sizes = (
@@ -1017,6 +1195,9 @@ def capacity_text(cap: Capacity) -> list[str]:
     a = cap.assumptions
     rates = ", ".join(f"{k} {human_count(v)}/s" for k, v in sorted(a.rates.items()))
     keys = f"{a.keys:,} keys" if a.keys is not None else "every row its own key"
+    if a.key_columns:
+        named = ", ".join(f"{c} {n:,}" for c, n in a.key_columns.items())
+        keys = f"keys {named}" + ("" if a.keys is None else f", other key columns {a.keys:,}")
     trigger = f"trigger {_ms(a.trigger_ms)} ({a.trigger_source})"
     lines = [
         "capacity at steady state",
@@ -1057,14 +1238,14 @@ def capacity_text(cap: Capacity) -> list[str]:
             )
         for side, (lo, hi) in op.null_latency_ms.items():
             lines.append(
-                f"    {'null rows':<15}{side} rows with no match come out {_ms(lo)} to "
-                f"{_ms(hi)} after their event time"
+                f"    {'null rows':<15}{side} rows with no match come out {_span(lo, hi)} "
+                "after their event time"
             )
         if op.aggregate is not None and op.aggregate.emission_ms is not None:
             lo, hi = op.aggregate.emission_ms
             what = "window's groups" if op.aggregate.grouping == "window" else "row's group"
             end = "its end" if op.aggregate.grouping == "window" else "its event time"
-            span = _ms(lo) if hi <= lo else f"{_ms(lo)} to {_ms(hi)}"
+            span = _span(lo, hi)
             lines.append(
                 f"    {'results':<15}a {what} come out {span} after {end}, "
                 "when the watermark passes it"

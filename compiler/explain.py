@@ -224,10 +224,42 @@ def plan_text(plan: Plan) -> str:
                 f"  watermarks       late rows: {watermark_text(node.watermarks.late_rows)}; "
                 f"eviction: {watermark_text(node.watermarks.eviction)}"
             )
+            lines.append(f"  results          {_results_text(plan, node)}")
     lines.append("")
     lines.append("checks")
     lines.extend(_check_text(c) for c in plan.checks)
     return "\n".join(lines)
+
+
+def _results_text(plan: Plan, node: AggregateNode) -> str:
+    """When an aggregate's groups come out (append) or leave state (update): how far its
+    eviction watermark runs behind the newest event time of its input, and why that far
+    (the model of `plan --rates`, capacity.aggregate_lag, at the spec's trigger)."""
+    from .capacity import aggregate_lag
+
+    lag = aggregate_lag(plan, node)
+    if lag.lag_ms is None:
+        return str(lag.reason)
+    why = [f"its streams' delay {format_ms(round(lag.delay_ms or 0))}"]
+    if lag.offset_ms < 0:
+        why.append(f"{format_ms(round(-lag.offset_ms))} held back by the join state below it")
+    if lag.trigger_ms > 0:
+        times = "once" if node.watermarks.eviction.batch == "this" else "twice"
+        why.append(f"the trigger {format_ms(lag.trigger_ms)} {times} ({lag.trigger_source})")
+    else:
+        why.append("batches back to back")
+    behind = (
+        f"the watermark runs {format_ms(round(lag.lag_ms))} behind the newest row of its input "
+        f"({', '.join(why)})"
+    )
+    span = format_ms(round(lag.lag_ms))
+    if lag.trigger_ms > 0:
+        span += f" to {format_ms(round(lag.lag_ms + lag.trigger_ms))}"
+    end = "a window's groups" if lag.windowed else "an event time's groups"
+    after = "its end" if lag.windowed else "that time"
+    if node.mode == "append":
+        return f"{end} come out {span} after {after}: {behind}"
+    return f"updated groups come out every batch; {end} leave state {span} after {after}: {behind}"
 
 
 def _join_text(node: JoinNode) -> list[str]:

@@ -140,19 +140,24 @@ class KafkaFeeder:
     """The producing side of a ``KafkaStreamDriver``, with no Spark of its own: ``produce``
     puts a trace batch's rows into each stream's topic (``topics``) on ``bootstrap``. Alone
     it feeds a job whose Spark runs in a child process (``RemoteSpark``), which holds the
-    queries' progress locks while this process produces."""
+    queries' progress locks while this process produces, and `sjoin produce` writes a trace
+    into a broker (``jvm/produce.py``). ``partitions``: every topic's, or each stream's."""
 
     def __init__(
         self,
         bootstrap: str,
         topics: Mapping[str, str],
-        partitions: int = 2,
+        partitions: int | Mapping[str, int] = 2,
         record_columns: Mapping[str, Mapping[str, str]] | None = None,
     ) -> None:
         from confluent_kafka import Producer
 
         self._topics = dict(topics)
-        self._partitions = partitions
+        self._partitions = (
+            dict(partitions)
+            if isinstance(partitions, Mapping)
+            else dict.fromkeys(topics, partitions)
+        )
         # per stream, the columns its source reads from the record (``Format.record_columns``)
         self._record_columns = {k: dict(v) for k, v in (record_columns or {}).items()}
         self._sent = dict.fromkeys(topics, 0)
@@ -199,7 +204,7 @@ class KafkaFeeder:
                 self._topics[name],
                 key=key,
                 value=text,
-                partition=position % self._partitions,
+                partition=position % self._partitions[name],
                 on_delivery=lambda err, msg, stamp=stamp: delivered(err, msg, stamp),
                 **extra,
             )

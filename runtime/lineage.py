@@ -22,6 +22,7 @@ kept alive by the ``Lineage``, so no identity is reused while it lasts.
 from __future__ import annotations
 
 import os
+import stat
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -29,6 +30,7 @@ from typing import Any
 from ..compiler.plan import AggregateNode, JoinNode, Plan
 from .aggregate import AggregateOperator
 from .batches import Batch, Rows
+from .errors import UsageError
 from .join import JoinMetrics, JoinOperator, SideState
 from .operators import columns_of
 from .query import BatchResult, Engine, Query
@@ -95,6 +97,8 @@ class Lineage:
         self.batch = 0
         self.watermark_ms: int | None = None
         self.operators: dict[tuple[str, str], Any] = {}  # (query, join) -> its TracedJoin
+        # (query, aggregate, group) -> the rows folded into the group, with their batches
+        self.folded: dict[tuple[str, str, Any], list[tuple[int, Row]]] = {}
 
     def event(self, row: Row, kind: str, relation: str, side: int, **detail: Any) -> None:
         found = self.events.get(id(row))
@@ -102,6 +106,9 @@ class Lineage:
             found = self.events[id(row)] = []
             self._keep.append(row)
         found.append(Event(kind, self.query, self.batch, relation, side, detail))
+        if kind == "grouped":
+            key = (self.query, relation, detail["group"])
+            self.folded.setdefault(key, []).append((self.batch, row))
 
     def output(
         self,
@@ -161,7 +168,9 @@ class Lineage:
         return found
 
     def lines_of(self, row: Row) -> list[int]:
-        """The trace lines a row came from (a join's output: both sides', recursively)."""
+        """The trace lines a row came from (a join's output: both sides', recursively; an
+        aggregate's: those of every row folded into its group up to the batch it came out
+        in, the rows ``descendants`` follows to it)."""
         line = self.origin.get(id(row))
         if line is not None:
             return [line]
@@ -171,6 +180,9 @@ class Lineage:
         out = self.output_of.get(id(row))
         if out is None:
             return []
+        if out.group is not None:
+            folded = self.folded.get((out.query, out.relation, out.group), [])
+            return [n for batch, r in folded if batch <= out.batch for n in self.lines_of(r)]
         return [n for p in (out.left, out.right) if p is not None for n in self.lines_of(p)]
 
 
@@ -394,7 +406,18 @@ def trace_run(
     plan: Plan, trace: str | os.PathLike[str], relation: str | None = None
 ) -> tuple[Lineage, Trace]:
     """Run ``plan`` over a JSON-lines trace file on the observed reference engine (bad
-    rows skipped: ``why`` names them when asked for one)."""
+    rows skipped: ``why`` names them when asked for one).  ``UsageError`` for a path that is
+    not a regular file: a device such as /dev/zero has no end, and a FIFO has no lines to
+    name (it is not even opened: that would wait for a writer)."""
+    try:
+        mode = os.stat(trace).st_mode
+    except OSError as err:
+        raise UsageError(f"cannot read trace {trace}: {err.strerror or err}") from None
+    if not stat.S_ISREG(mode):
+        raise UsageError(
+            f"trace {trace} is not a regular file ({_kind(mode)}): `why` reads a JSON-lines "
+            "file, whose rows it names by line"
+        )
     schemas = schemas_of(plan)
     read = read_trace(trace, schemas, "skip", lines=True)
     log = Lineage()
@@ -412,3 +435,13 @@ def trace_run(
         log.data[(result.query, result.batch_id)] = result.data
         log.results.append(result)
     return log, read
+
+
+def _kind(mode: int) -> str:
+    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+        return "a device"
+    if stat.S_ISFIFO(mode):
+        return "a FIFO"
+    if stat.S_ISSOCK(mode):
+        return "a socket"
+    return "a directory" if stat.S_ISDIR(mode) else "not a file"

@@ -249,6 +249,19 @@ def read_value(kind: SqlType, value: Any) -> Any:
         raise ValueError(str(err)) from None
 
 
+def read_json_value(kind: SqlType, text: str) -> Any:
+    """A value written as JSON text (``7``, ``-1.5e3``, ``true``) as the runtime value of
+    ``kind``, read exactly as a trace line's value is: the same JSON reader, with its limits
+    (``MAX_NUMBER_CHARS``, Python's digits of an integer), and the same ``converter``;
+    ``ValueError`` with the trace reader's reason when a trace may not hold it."""
+    try:
+        return converter(kind)(_load(text))
+    except _Blank:
+        raise ValueError("no value") from None
+    except _Bad as err:
+        raise ValueError(str(err)) from None
+
+
 def converter(kind: SqlType) -> Converter:
     """A function turning a JSON value into the runtime value of ``kind`` (or raising).
     What each type accepts is the trace contract (docs/testing.md, "What a trace may

@@ -277,3 +277,42 @@ def test_the_compiler_is_loaded_once_with_its_objects_frozen() -> None:
         "assert gc.get_freeze_count() == frozen\n"
     )
     subprocess.run([sys.executable, "-c", script], check=True)
+
+
+@pytest.mark.parametrize("target", ["pyspark", "pipeline"])
+def test_compile_of_a_kafka_spec_prints_the_line_that_works_here(
+    tmp_path: Path, target: str
+) -> None:
+    """Beside the cluster's `--packages` line (the spec's Spark version's connector, which
+    the registry may not serve), `compile` prints the line that runs the job with this
+    machine's pyspark: `--jars "$(sjoin jars SPEC)"`; its command substitution, run by a
+    shell where the user runs the job (here, or the pipeline project's folder), prints the
+    connector's jars, files that exist (issue 35)."""
+    import re
+    import shlex
+
+    spec = ROOT / "examples" / "unpaid_orders.sjoin"
+    out = tmp_path / ("job.py" if target == "pyspark" else "project")
+    code, _, err = run("compile", str(spec), "--target", target, "-o", str(out))
+    assert code == 0, err
+    assert "--packages org.apache.spark:spark-sql-kafka-0-10_2.13:4.3.0" in err
+    command = "spark-submit" if target == "pyspark" else "spark-pipelines"
+    rest = shlex.quote(str(out)) if target == "pyspark" else "run"
+    found = re.search(
+        rf'with this machine\'s pyspark: {command} --jars "\$\((.+?) jars (.+?)\)" '
+        rf"{re.escape(rest)} \(sjoin jars\)",
+        err,
+    )
+    assert found is not None, err
+    where = Path.cwd() if target == "pyspark" else out
+    jars = subprocess.run(
+        ["bash", "-c", f"{found.group(1)} jars {found.group(2)}"],
+        cwd=where,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert jars.returncode == 0, jars.stderr
+    paths = [Path(p) for p in jars.stdout.strip().split(",")]
+    assert any("spark-sql-kafka-0-10" in p.name for p in paths), paths
+    assert all(p.is_file() for p in paths), paths

@@ -54,6 +54,9 @@ def check_explained(spec: str, trace_path: Path, relation: str | None) -> int:
         life = teller.life(line)
         for out in life["outputs"]:
             reported.add((out["relation"], out["batch"], dumps(out["row"]), tuple(out["lines"])))
+            # an output row the line is part of names the line among those that fed it (an
+            # aggregate's too: every row folded into its group up to that batch)
+            assert line in out["lines"], (line, out)
         for section in life["operators"]:
             node = joins.get(section["relation"])
             if node is None:
@@ -265,3 +268,199 @@ def test_every_line_of_every_value_type(tmp_path: Path, fmt: str) -> None:
         main, ["why", str(spec_path), "--trace", str(trace_path), "1", "--format", "json"]
     )
     assert '"amount": 10.50' in first.stdout
+
+
+# ---------------------------------------------------------------- aggregates (issue 35)
+
+AGG_STREAM = """spark 4.3
+stream clicks (ad_id BIGINT, brand STRING, t TIMESTAMP) watermark t delay 10 seconds
+aggregate per_window = clicks AS c
+  GROUP BY c.brand, window(c.t, INTERVAL 1 MINUTE)
+  SELECT c.brand, window(c.t, INTERVAL 1 MINUTE) AS w, count(*) AS n
+  OUTPUT MODE append
+aggregate per_brand = clicks AS c
+  GROUP BY c.brand
+  SELECT c.brand, count(*) AS n
+  OUTPUT MODE update
+"""
+
+
+def _click(ad: int, brand: str, seconds: int) -> dict[str, Any]:
+    return {
+        "ad_id": ad,
+        "brand": brand,
+        "t": f"2026-01-01T00:{seconds // 60:02d}:{seconds % 60:02d}Z",
+    }
+
+
+# lines 1-3 in batch 0, 4 in batch 1, 5 in batch 2 (moves the watermark past the first window)
+AGG_BATCHES = [
+    {"clicks": [_click(1, "acme", 5), _click(2, "acme", 20), _click(3, "zed", 30)]},
+    {"clicks": [_click(4, "acme", 50)]},
+    {"clicks": [_click(5, "acme", 200)]},
+]
+
+
+@pytest.mark.parametrize(
+    "relation,group,lines",
+    [
+        (
+            "per_window",
+            {
+                "brand": "acme",
+                "w": {"start": "2026-01-01T00:00:00Z", "end": "2026-01-01T00:01:00Z"},
+            },
+            [1, 2, 4],
+        ),
+        ("per_brand", {"brand": "acme"}, [1, 2]),
+    ],
+    ids=["windowed", "keyed"],
+)
+def test_aggregate_output_names_its_lines_and_group(
+    tmp_path: Path, relation: str, group: dict[str, Any], lines: list[int]
+) -> None:
+    """An aggregate's output row names the trace lines folded into its group (not `(lines
+    )`), and the group is its keys' values by column name, in JSON and in text."""
+    result, _ = _why(
+        tmp_path, "1", "--relation", relation, "--format", "json", spec=AGG_STREAM,
+        batches=AGG_BATCHES,
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    life = json.loads(result.stdout)
+    grouped = [e for s in life["operators"] for e in s["events"] if e["what"] == "grouped"]
+    assert grouped and all(e["group"] == group for e in grouped), grouped
+    outs = [o for o in life["outputs"] if o["relation"] == relation]
+    assert outs, life["outputs"]
+    # the first output of the group: the lines folded into it by then
+    assert outs[0]["lines"] == lines, outs
+    assert all(o["lines"] and 1 in o["lines"] for o in outs)
+    text, _ = _why(tmp_path, "1", "--relation", relation, spec=AGG_STREAM, batches=AGG_BATCHES)
+    assert text.exit_code == 0, text.output
+    assert "(lines )" not in text.stdout and "{'" not in text.stdout and "['" not in text.stdout
+    words = ", ".join(
+        f"{k} = {json.dumps(v) if isinstance(v, dict) else v}" for k, v in group.items()
+    )
+    assert f"folded into group {words}" in text.stdout, text.stdout
+    assert f"(lines {', '.join(map(str, lines))})" in text.stdout, text.stdout
+
+
+def test_aggregate_after_a_join_names_both_sides_lines(tmp_path: Path) -> None:
+    """Downstream of a join, an aggregate's output row names the lines of both sides of
+    every joined row folded into its group, and the section of the aggregate names the
+    joined row by its lines."""
+    example = Path(__file__).parents[2] / "examples"
+    spec_path = example / "checkout_funnel.sjoin"
+    trace_path = example / "checkout_funnel.trace.jsonl"
+    result = CliRunner().invoke(
+        main, ["why", str(spec_path), "--trace", str(trace_path), "3", "--format", "json"]
+    )
+    assert result.exit_code == 0, result.output
+    life = json.loads(result.stdout)
+    revenue = [o for o in life["outputs"] if o["relation"] == "revenue"]
+    assert revenue and revenue[0]["lines"] == [1, 2, 3], revenue
+    section = next(s for s in life["operators"] if s["relation"] == "revenue")
+    assert section["row"]["lines"] == [1, 2, 3]
+    grouped = next(e for e in section["events"] if e["what"] == "grouped")
+    assert grouped["group"] == {
+        "campaign": "brand",
+        "purchase_window": {"start": "2026-01-01T08:20:00Z", "end": "2026-01-01T08:30:00Z"},
+    }
+    text = CliRunner().invoke(main, ["why", str(spec_path), "--trace", str(trace_path), "3"])
+    assert "`revenue` batch 11: " in text.stdout and text.stdout.rstrip().endswith(
+        "(lines 1, 2, 3)"
+    ), text.stdout
+    assert 'folded into group campaign = brand, purchase_window = {"start": ' in text.stdout
+
+
+# ---------------------------------------------------------------- hostile arguments (issue 35)
+
+BIG = "9" * 5000
+# every path an argument takes (LINE, FILE:LINE, a condition's number / string / boolean,
+# on BIGINT, DOUBLE, DECIMAL and TIMESTAMP columns), each with a value that broke or hung it
+HOSTILE_SPEC = """spark 4.3
+stream l (k BIGINT, t TIMESTAMP, v STRING, d DECIMAL(10, 2), x DOUBLE, b BOOLEAN)
+  watermark t delay 10 seconds
+stream r (k BIGINT, t TIMESTAMP, v STRING) watermark t delay 10 seconds
+join j = l AS L INNER JOIN r AS R
+  ON L.k = R.k AND L.t BETWEEN R.t - INTERVAL 5 SECONDS AND R.t + INTERVAL 10 SECONDS
+"""
+HOSTILE_BATCHES = [
+    {
+        "l": [{**row(1, 100, "a"), "d": "1.50", "x": 2.5, "b": True}],
+        "r": [row(1, 100, "b")],
+    }
+]
+HOSTILE = [
+    ("\u00b2", "is neither FILE:LINE nor"),  # a superscript two: isdigit() but not int()
+    ("\u0663", "is neither FILE:LINE nor"),  # an Arabic-Indic three
+    (BIG, "has no line 999999999999...999999 (5000 digits; it has 2 lines)"),
+    ("TRACE:" + BIG, "has no line 999999999999...999999 (5000 digits"),
+    ("00000000000000000000000000001", None),  # leading zeros: line 1
+    (
+        "l: k = 1e999999999",
+        "`k` is BIGINT: expected BIGINT (a JSON integer), got number 1E+999999999",
+    ),
+    ("l: k = " + BIG, "more than the 4300 digits a number may have"),
+    ("l: k = -" + BIG, "more than the 4300 digits a number may have"),
+    ("l: k = 99999999999999999999", "is out of range for BIGINT"),
+    ("l: d = 1e999999999", "does not fit DECIMAL(10, 2)"),
+    ("l: d = 1e-999999999", "no row of `l` in the trace has that"),
+    ("l: d = '1e999999999'", "does not fit DECIMAL(10, 2)"),
+    ("l: d = 1." + "5" * 2000, "more than the 1000 a number with a fraction or an exponent"),
+    ("l: d = '" + "1" * 2000 + "'", "`d` is DECIMAL(10, 2): expected DECIMAL(10, 2)"),
+    ("l: d = 1.5", None),
+    ("l: x = 1e999999999", "is out of range for DOUBLE"),
+    ("l: x = 2.5", None),
+    ("l: x = 01", "has a leading zero"),
+    ("l: b = 1", "`b` is BOOLEAN: expected BOOLEAN"),
+    ("l: t = " + BIG, "`t` is TIMESTAMP"),
+    ("l: v = '" + "\u00b2" * 100_000 + "'", "no row of `l` in the trace has that"),
+    ("l: " + "k = 1 AND " * 20_000 + "k = 1", None),
+]
+
+
+@pytest.mark.parametrize("arg,message", HOSTILE, ids=[f"{i}" for i in range(len(HOSTILE))])
+def test_hostile_row_arguments(tmp_path: Path, arg: str, message: str | None) -> None:
+    """Every path a ROW or ROW2 takes, with values that ended in E999 or never ended: each
+    is read by the trace reader's own rules and limits, in bounded time, and either names
+    its row or is a usage error (exit 2) saying why."""
+    import time
+
+    arg = arg.encode().decode("unicode_escape") if "\\u" in arg else arg
+    spec_path, trace_path = _write(tmp_path, HOSTILE_SPEC, records(HOSTILE_BATCHES))
+    arg = arg.replace("TRACE", str(trace_path))
+    for args in ([arg], ["1", "--with", arg]):
+        started = time.process_time()
+        result = CliRunner().invoke(
+            main, ["why", str(spec_path), "--trace", str(trace_path), *args]
+        )
+        assert time.process_time() - started < 10
+        assert "Traceback" not in result.output and "E999" not in result.output, result.output
+        if message is None:
+            assert result.exit_code == 0, result.output
+            continue
+        assert result.exit_code == 2, result.output
+        assert message in " ".join(result.stderr.split()), result.stderr[:500]
+        assert ("Error: ROW2" in result.stderr) is (len(args) > 1), result.stderr[:500]
+        assert len(result.stderr) < 2000  # a long argument is quoted cut, not whole
+
+
+@pytest.mark.parametrize("kind", ["device", "fifo", "directory"])
+def test_trace_that_is_not_a_file(tmp_path: Path, kind: str) -> None:
+    """`--trace /dev/zero` (no end), a FIFO (never opened: that would wait) or a folder:
+    a usage error naming it, at once."""
+    import os
+
+    spec_path, _ = _write(tmp_path, PAIR_SPEC, records(PAIR_BATCHES))
+    if kind == "device":
+        trace = Path("/dev/zero")
+    elif kind == "fifo":
+        trace = tmp_path / "fifo"
+        os.mkfifo(trace)
+    else:
+        trace = tmp_path
+    result = CliRunner().invoke(main, ["why", str(spec_path), "--trace", str(trace), "1"])
+    assert result.exit_code == 2, result.output
+    assert "Traceback" not in result.output and "E999" not in result.output
+    words = "is not a regular file" if kind != "directory" else "is a directory"
+    assert words in " ".join(result.stderr.split()), result.stderr
