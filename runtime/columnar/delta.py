@@ -27,11 +27,12 @@ Options that start elsewhere or filter (``startingVersion``, ``startingTimestamp
 Parquet, read with polars; reading needs no Delta library.
 
 **Delta output** (``--output-format delta --output DIR``): a Delta table per relation,
-``DIR/<relation>/``, written with delta-rs (the ``deltalake`` package, ``sjoin[delta]``): a
-new run replaces each table's rows and schema in one commit, then each batch that gives the
-relation rows appends one commit, marked with its batch id (``sjoin.batch`` in the commit's
-information), so a restart from a checkpoint that writes the pending batch again finds it
-there and writes nothing twice. Column types are those of the Parquet output.
+``DIR/<relation>/``, written with delta-rs (the ``deltalake`` package and pyarrow,
+``sjoin[delta]``): a new run replaces each table's rows and schema in one commit, then each
+batch that gives the relation rows appends one commit, marked with its batch id
+(``sjoin.batch`` in the commit's information), so a restart from a checkpoint that writes
+the pending batch again finds it there and writes nothing twice. Column types are those of
+the Parquet output.
 """
 
 from __future__ import annotations
@@ -485,18 +486,29 @@ def delta_unsupported_column(
     return next(((n, t) for n, t in columns if t.name == "interval"), None)
 
 
+def _importable(name: str) -> bool:
+    try:
+        __import__(name)
+    except ImportError:
+        return False
+    return True
+
+
 class DeltaWriter:
     """Writes each batch's relations as commits to a Delta table per relation under
     ``directory`` (the module's docstring)."""
 
     def __init__(self, directory: Path, columns: dict[str, list[tuple[str, SqlType]]]) -> None:
-        try:
-            import deltalake
-        except ImportError:
+        missing = [name for name in ("deltalake", "pyarrow") if not _importable(name)]
+        if missing:
             raise UsageError(
-                "--output-format delta writes with delta-rs, which is not installed: "
-                "pip install 'sjoin[delta]'"
-            ) from None
+                "--output-format delta writes with delta-rs (the deltalake package) and hands "
+                f"it rows as Arrow tables (pyarrow); {' and '.join(missing)} "
+                f"{'is' if len(missing) == 1 else 'are'} not installed: pip install "
+                "'sjoin[delta]'"
+            )
+        import deltalake
+
         self.deltalake = deltalake
         self.directory = directory
         self.columns = columns

@@ -500,6 +500,42 @@ join j = l AS a INNER JOIN r AS b ON a.k = b.k AND a.t BETWEEN b.t - INTERVAL 1 
     assert read_table(tmp_path / "cli" / folder_name(plan.joins[0].name))
 
 
+@pytest.mark.parametrize("module", ["pyarrow", "deltalake"])
+def test_delta_output_without_its_packages_says_what_to_install(
+    module: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """deltalake 1.x no longer installs pyarrow, which polars' to_arrow needs: `sjoin[delta]`
+    installs both, and a missing one is a usage error naming it (issue 35), not a failed
+    commit saying "No module named 'pyarrow'"."""
+    import tomllib
+
+    extras = tomllib.loads((Path(__file__).parents[2] / "pyproject.toml").read_text())
+    wanted = extras["project"]["optional-dependencies"]["delta"]
+    assert {w.split(">")[0] for w in wanted} == {"deltalake", "pyarrow"}
+    monkeypatch.setitem(__import__("sys").modules, module, None)  # import raises ImportError
+    spec = EXAMPLES[0]
+    trace = spec.with_suffix(".trace.jsonl")
+    with pytest.raises(
+        UsageError, match=f"{module} is not installed: pip install 'sjoin\\[delta\\]'"
+    ):
+        run_to_files(plan_of(spec.read_text()), trace, output=tmp_path / "o", output_format="delta")
+    result = CliRunner().invoke(
+        main,
+        [
+            "run",
+            str(spec),
+            "--trace",
+            str(trace),
+            "--output-format",
+            "delta",
+            "--output",
+            str(tmp_path / "c"),
+        ],
+    )
+    assert result.exit_code == 2, result.output
+    assert f"{module} is not installed" in result.stderr and "E999" not in result.output
+
+
 # ------------------------------------------------------------------------ the job
 
 
