@@ -931,7 +931,7 @@ def _describe(reading: _Reading, root: Path, asked: bool) -> str:
     at = f"version {reading.start}" + (
         "" if reading.start == reading.latest else f" (of {reading.latest})"
     )
-    when = "" if asked else " (its latest; --delta-at-start says otherwise)"
+    when = "" if asked else " (its latest; --delta-at-start N starts it at N)"
     if reading.initial is None:
         first = "startingVersion latest: it reads nothing until the next version"
     else:

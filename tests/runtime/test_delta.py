@@ -552,8 +552,8 @@ def test_sjoin_run_says_how_versions_map_to_batches(tmp_path: Path) -> None:
     result = CliRunner().invoke(main, args)
     assert result.exit_code == 0, result.output
     assert (
-        f"Delta trace: `l` ({trace / 'l'}) starts at version 4 (its latest; --delta-at-start "
-        "says otherwise); its first read is the snapshot of version 4 (5 files)" in result.stderr
+        f"Delta trace: `l` ({trace / 'l'}) starts at version 4 (its latest; --delta-at-start N "
+        "starts it at N); its first read is the snapshot of version 4 (5 files)" in result.stderr
     )
     assert (
         "Delta trace: trace batch 1: the first read (`l` 5 files, `r` 2 files): 3 "
