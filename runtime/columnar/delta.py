@@ -693,7 +693,7 @@ def _check_protocol(version: _Version) -> None:
         raise RunError(
             f"{where}: the table needs a Delta reader of version {reader} "
             f"(minReaderVersion); Spark's Delta source reads up to version "
-            f"{MAX_READER_VERSION} and refuses it (DELTA_INVALID_PROTOCOL_VERSION)"
+            f"{MAX_READER_VERSION} and refuses the table (DELTA_INVALID_PROTOCOL_VERSION)"
         )
     if reader == MAX_READER_VERSION:
         unknown = [
