@@ -74,9 +74,10 @@ RUN_TRACE = click.option(
     type=TraceSource(),
     help='Input rows, JSON Lines: {"batch": 0, "stream": ..., "row": {...}}; or (columnar '
     "engine) a directory of Parquet files, <stream>/batch-NNNN.parquet, one per stream per "
-    "batch; or a directory of Delta tables, <stream>/, replayed a table version per "
-    "micro-batch (docs/kafka.md, Delta Lake); or kafka://HOST:PORT: replay the spec's Kafka "
-    "topics there, cut into micro-batches as Spark's Kafka source cuts them (docs/kafka.md).",
+    "batch; or a directory of Delta tables, <stream>/, read as the job's Delta source reads "
+    "them (--delta-at-start; docs/kafka.md, Delta Lake); or kafka://HOST:PORT: replay the "
+    "spec's Kafka topics there, cut into micro-batches as Spark's Kafka source cuts them "
+    "(docs/kafka.md).",
 )
 MAX_OFFSETS = click.option(
     "--max-offsets-per-trigger",
@@ -965,6 +966,16 @@ def diff(
 @MAX_OFFSETS
 @STARTING_OFFSETS
 @click.option(
+    "--delta-at-start",
+    "delta_at_start",
+    metavar="VERSION|STREAM=VERSION",
+    multiple=True,
+    help="A Delta trace: the job started when the tables were at this version (a number or "
+    "latest; STREAM=VERSION for one table): its first micro-batch reads them as they were "
+    "then, and each later version arrives as a micro-batch of its own; 0 replays every "
+    "commit one at a time [default: latest, the job starts on the tables as they are].",
+)
+@click.option(
     "--backlog/--no-backlog",
     default=None,
     help="Run the trace's batches back to back, as Spark runs batches that were all waiting "
@@ -995,6 +1006,7 @@ def run(
     engine: str,
     max_offsets: int | None,
     starting_offsets: str | None,
+    delta_at_start: tuple[str, ...],
     backlog: bool | None,
     verbose: bool,
     color: str,
@@ -1117,6 +1129,14 @@ def run(
             span_ms=span_ms,
             no_prediction=no_prediction,
         )
+    at_start = None
+    if delta_at_start:
+        from ..runtime.columnar.delta import delta_start
+
+        try:
+            at_start = delta_start(delta_at_start, (s.name for s in result.plan.streams))
+        except UsageError as err:
+            raise click.UsageError(str(err)) from None
     source: Any = trace
     if url is not None:
         source = _replay(
@@ -1160,6 +1180,7 @@ def run(
                 also_written=writes,
                 backlog=backlog,
                 late_rows=late_rows,
+                delta_at_start=at_start,
             )
         except UsageError as err:
             raise click.UsageError(str(err)) from None

@@ -4,10 +4,11 @@ replays the same tables (``runtime/columnar/delta.py``).
 
 ``write_trace_tables`` writes each stream of a trace as a Delta table: trace batch ``i`` is
 version ``i`` of every table (an empty commit where the batch has no row of the stream), so
-``sjoin run --trace DIR`` replays exactly the trace's batches for any query that reads a
-stream of each batch. ``DeltaRunner`` runs ``verify``'s queries with the job's own
-``read_inputs`` reading copies of those tables into which version ``i`` is published (data
-files, then the commit file) under the queries' progress locks, so each round is read as
+``sjoin run --trace DIR --delta-at-start 0`` replays exactly the trace's batches for any
+query that reads a stream of each batch. ``DeltaRunner`` runs ``verify``'s queries with the
+job's own ``read_inputs`` reading copies of those tables into which the versions up to the
+job's start are published before it starts, and each later version ``i`` (data files, then
+the commit file) under the queries' progress locks, so each round is read as
 Spark's Delta source reads a table whose versions arrive while the query runs; the query's
 own sink, retargeted to a Delta table (``delta_plan``), runs beside it.
 
@@ -142,8 +143,11 @@ class DeltaRunner:
     """Runs each query of a plan's generated job on ``spark`` (a session with Delta, or a
     ``RemoteSpark`` made by ``remote_delta_spark``) with its sources reading the Delta tables
     under ``staged`` (``write_trace_tables``), a version per trace batch (``verify``'s
-    ``make_runner``). ``runs`` keeps each call's root and folder, where ``out/<relation>`` is
-    the Delta table its sink wrote."""
+    ``make_runner``). ``at_start``: each table's version when the job starts, as
+    ``sjoin run --delta-at-start`` takes it (default: its latest): the versions up to it
+    are published before the job starts, each later one while the queries wait. ``runs``
+    keeps each call's root and folder, where ``out/<relation>`` is the Delta table its sink
+    wrote."""
 
     def __init__(
         self,
@@ -152,8 +156,10 @@ class DeltaRunner:
         directory: str | os.PathLike[str] | None = None,
         *,
         with_sinks: bool = True,
+        at_start: Mapping[str, int | None] | None = None,
     ) -> None:
         self.spark = spark
+        self.at_start: Mapping[str, int | None] = at_start or {}
         self.staged = Path(staged)
         self._fixed = Path(directory) if directory is not None else None
         self.directory = self._fixed or Path(".")
@@ -168,11 +174,31 @@ class DeltaRunner:
 
     def versions(self) -> list[int]:
         """The table version of each trace batch of the staged tables."""
+        return [batch.value for batch in self._trace().batches]
+
+    def _trace(self) -> Any:
         from ..runtime.columnar.delta import read_delta_trace
 
         assert self.plan is not None
-        trace = read_delta_trace(self.staged, schemas_of(self.plan), delta_options(self.plan))
-        return [batch.value for batch in trace.batches]
+        return read_delta_trace(
+            self.staged,
+            schemas_of(self.plan),
+            delta_options(self.plan),
+            at_start=self.at_start,
+        )
+
+    def starts(self) -> dict[str, int]:
+        """Each stream's table version when the job starts (``at_start``, as the replay
+        takes it: a version past a table's latest is its latest)."""
+        from ..runtime.columnar.delta import latest_version
+
+        assert self.plan is not None
+        out = {}
+        for stream in self.plan.streams:
+            latest = latest_version(self.staged / folder_name(stream.name))
+            asked = self.at_start.get(stream.name, self.at_start.get("*"))
+            out[stream.name] = latest if asked is None else min(asked, latest)
+        return out
 
     def __call__(
         self,
@@ -202,6 +228,7 @@ class DeltaRunner:
                 for s in plan.streams
             },
             "versions": self.versions(),
+            "starts": self.starts(),
             "sinks": [root]
             if self.with_sinks and any(s.relation == root for s in plan.sinks)
             else [],

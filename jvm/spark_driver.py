@@ -509,17 +509,20 @@ def run_delta_job_query(
     ``read_inputs``): ``delta["tables"]`` maps each stream to ``[staged, live]`` (every
     stream the job reads), ``delta["versions"]`` gives the table version of each trace batch
     (as many as ``feeds``), ``delta["sinks"]`` names the relations whose sinks the job starts
-    beside the captured query. Version 0 of every table is published before the queries
-    start; each later version while their progress locks are held, then the queries settle.
+    beside the captured query; ``delta["starts"]`` each stream's table version when the job
+    starts (default 0). The versions up to it are published before the queries start; each
+    later version while their progress locks are held, then the queries settle.
     ``confs`` are set for the run (restored after). Spark's failures propagate."""
     tables: Mapping[str, Sequence[str]] = delta["tables"]
     versions: Sequence[int] = delta["versions"]
+    starts: Mapping[str, int] = delta.get("starts") or {s: 0 for s in tables}
     if len(versions) != len(feeds):
         raise ValueError(f"{len(versions)} versions for {len(feeds)} trace batches")
     with session_confs(spark, confs):
-        for staged, live in tables.values():
-            publish_version(staged, live, 0)
-        published = {0}
+        for stream, (staged, live) in tables.items():
+            for version in range(starts[stream] + 1):
+                publish_version(staged, live, version)
+        published = set(range(min(starts.values(), default=0) + 1))
         inputs = job.read_inputs(spark)
         rels = job.build(spark, inputs)
         driver = JobStreamDriver(spark, inputs)
@@ -530,8 +533,9 @@ def run_delta_job_query(
             for number, version in enumerate(versions, 1):
                 if version not in published:
                     with driver.locked():
-                        for staged, live in tables.values():
-                            publish_version(staged, live, version)
+                        for stream, (staged, live) in tables.items():
+                            if version > starts[stream]:
+                                publish_version(staged, live, version)
                     published.add(version)
                     driver.settle()
                 if on_batch is not None:

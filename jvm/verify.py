@@ -559,6 +559,7 @@ def verify(
     on_progress: OnProgress | None = None,
     verbose: bool = False,
     make_runner: Callable[[Plan, str], SparkRunner] | None = None,
+    delta_at_start: Mapping[str, int | None] | None = None,
 ) -> VerifyReport:
     """Run ``plan`` over ``trace`` on the runtime and on local Spark and compare them.
 
@@ -580,7 +581,7 @@ def verify(
     roots = query_roots(plan, relation)  # UsageError for a stream or unknown relation
     if not isinstance(trace, (str, os.PathLike)):
         trace = list(trace)  # read twice: once here, once by the runtime
-    parsed = _read_any_trace(plan, trace, bad_rows)
+    parsed = _read_any_trace(plan, trace, bad_rows, delta_at_start)
     if spark is None:
         from .spark_driver import get_spark
 
@@ -612,7 +613,9 @@ def verify(
 
             tick(0)
             policy: BadRowPolicy = "skip" if parsed.bad_rows else "stop"
-            runtime = run(plan, trace, relation=root, bad_rows=policy)
+            runtime = run(
+                plan, trace, relation=root, bad_rows=policy, delta_at_start=delta_at_start
+            )
             _compare_query(plan, root, parsed, runtime, runner, query, tick)
             query.seconds = time.perf_counter() - started
             report.queries.append(query)
@@ -620,10 +623,13 @@ def verify(
 
 
 def _read_any_trace(
-    plan: Plan, trace: str | os.PathLike[str] | list[Any], bad_rows: BadRowPolicy
+    plan: Plan,
+    trace: str | os.PathLike[str] | list[Any],
+    bad_rows: BadRowPolicy,
+    delta_at_start: Mapping[str, int | None] | None = None,
 ) -> Trace:
     """The trace as rows per batch: a JSON-lines trace, or a directory the runtime reads
-    (a Delta trace replayed a table version at a time, or a Parquet trace)."""
+    (a Delta trace read as the job's Delta source reads it, or a Parquet trace)."""
     if not isinstance(trace, (str, os.PathLike)) or not Path(trace).is_dir():
         return read_trace(trace, schemas_of(plan), bad_rows)
     from ..runtime import delta_options
@@ -633,7 +639,9 @@ def _read_any_trace(
 
     directory = Path(trace)
     if is_delta_trace(directory):
-        parsed = read_delta_trace(directory, schemas_of(plan), delta_options(plan))
+        parsed = read_delta_trace(
+            directory, schemas_of(plan), delta_options(plan), at_start=delta_at_start
+        )
     else:
         parsed = read_parquet_trace(directory, schemas_of(plan))
     for batch in parsed.batches:  # frames (runtime rows where a frame cannot hold a column)

@@ -370,14 +370,17 @@ class Engine:
     def _settles(self, trace: Trace, query: Query) -> bool:
         """Whether ``query`` runs the no-data batches Spark would run after the cursor's
         trace batch: always when the trace is fed a batch at a time; for a backlog (every
-        batch waiting when the query started) only when the query's sources have nothing in
-        the next batch (Spark runs a data batch whenever one has data), and after the last
+        batch waiting when the query started), or before a batch that was waiting when this
+        one ran (``TraceBatch.queued``), only when the query's sources have nothing in the
+        next batch (Spark runs a data batch whenever one has data), and after the last
         batch unless the trigger is ``once`` (one batch, then Spark stops; ``available_now``
         runs the no-data batches its last data batch calls for, then stops: seen on Spark
         4.3, tests/kafka/test_record_columns.py)."""
+        following = self.cursor.trace_index + 1
+        if following < len(trace.batches) and trace.batches[following].queued:
+            return not query.reads(trace.batches[following])
         if not trace.backlog:
             return True
-        following = self.cursor.trace_index + 1
         if following < len(trace.batches):
             return not query.reads(trace.batches[following])
         return self.plan.settings.trigger != "once"

@@ -9,7 +9,7 @@ import contextlib
 import gc
 import os
 import sys
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import replace
 from pathlib import Path
@@ -65,6 +65,7 @@ def run(
     engine: EngineChoice = "auto",
     backlog: bool | None = None,
     late_rows: bool = False,
+    delta_at_start: Mapping[str, int | None] | None = None,
 ) -> RunResult:
     """Run ``plan`` over a trace (a JSONL path, or an iterable of JSON lines or record
     dicts) and return every executed batch.  With ``checkpoint`` the run resumes from the
@@ -75,7 +76,8 @@ def run(
     batches back to back, as Spark runs batches that were all waiting when it started (None:
     as the trace says, ``Trace.backlog``; a trace file is fed a batch at a time).
     ``late_rows``: give each batch the rows its operators dropped as late
-    (``BatchOutput.late``)."""
+    (``BatchOutput.late``).  ``delta_at_start``: a Delta trace's tables' versions when the
+    job starts (``columnar.delta.read_delta_trace``; default: each table's latest)."""
     runner = Runner(
         plan,
         trace,
@@ -86,6 +88,7 @@ def run(
         engine=engine,
         backlog=backlog,
         late_rows=late_rows,
+        delta_at_start=delta_at_start,
     )
     result = RunResult(bad_rows=list(runner.trace.bad_rows), relations=runner.relations)
     total = len(runner.trace.batches)
@@ -134,6 +137,7 @@ def run_to_files(
     also_written: Sequence[Place] = (),
     backlog: bool | None = None,
     late_rows: str | os.PathLike[str] | None = None,
+    delta_at_start: Mapping[str, int | None] | None = None,
 ) -> RunSummary:
     """``sjoin run``: stream output lines to ``output`` (default ``stdout``) and progress
     lines to ``progress`` as each batch completes.  Skipped bad rows are reported on
@@ -193,11 +197,12 @@ def run_to_files(
         also_written=also_written,
         backlog=backlog,
         late_rows=late_rows is not None,
+        delta_at_start=delta_at_start,
     )
     count = rows = late = 0
     with contextlib.closing(runner):
         if notes is not None:
-            for line in runner.engine_notes():
+            for line in [*runner.engine_notes(), *runner.trace.notes]:
                 notes(line)
         for bad in runner.trace.bad_rows:
             print(f"{bad.located(runner.trace.source)} (skipped)", file=err_stream)
@@ -247,6 +252,7 @@ class Runner:
         also_written: Sequence[Place] = (),
         backlog: bool | None = None,
         late_rows: bool = False,
+        delta_at_start: Mapping[str, int | None] | None = None,
     ) -> None:
         self.plan = plan
         self.checkpoint: Checkpoint | None = None
@@ -289,8 +295,6 @@ class Runner:
         def read() -> Trace:
             """The trace: one already read (a replayed topic), a Delta trace, a Parquet
             trace or JSON lines (in bulk on the columnar engine)."""
-            if isinstance(trace, Trace):
-                return trace
             if directory:
                 from .columnar.delta import is_delta_trace, read_delta_trace
 
@@ -300,8 +304,16 @@ class Runner:
                         Path(trace),
                         schemas_of(plan),
                         delta_options(plan),
+                        at_start=delta_at_start,
                         digests=checkpoint is not None,
                     )
+            if delta_at_start:
+                raise UsageError(
+                    f"--delta-at-start applies to a Delta trace (<stream>/ Delta tables), "
+                    f"and {getattr(trace, 'source', trace)} is none"
+                )
+            if isinstance(trace, Trace):
+                return trace
             reader = read_trace
             if engine == "columnar":  # JSON lines in bulk, and Parquet traces
                 from .columnar.trace import read_trace_columns as reader

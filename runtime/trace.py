@@ -185,6 +185,10 @@ class TraceBatch:
     # bulk reader's always, as a column): where ``sjoin run --late-rows`` and ``sjoin why``
     # say a row came from; empty for a trace without lines (Parquet, Delta, a replayed topic)
     lines: dict[str, Any] = field(default_factory=dict)
+    # waiting when the batch before it ran: the rest of a Delta read that the source's
+    # admission limits cut (``columnar/delta.py``); Spark runs it next, with no no-data
+    # batch between them
+    queued: bool = False
 
     def rows_of(self, stream: str) -> list[Row]:
         """A stream's rows in this batch as runtime rows (a stream with none: [])."""
@@ -201,6 +205,8 @@ class Trace:
     # --backlog`): Spark runs them back to back, each query's no-data batches only once its
     # sources have nothing in the next batch (``query.Engine``)
     backlog: bool = False
+    # what ``--verbose`` says of how the trace was read (a Delta trace: versions to batches)
+    notes: list[str] = field(default_factory=list)
 
     @property
     def row_count(self) -> int:

@@ -11,6 +11,7 @@ skips, except in CI, where it fails."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 from collections import Counter
@@ -22,6 +23,9 @@ from typing import Any
 import pytest
 
 from sjoin.api import check_file
+from sjoin.compiler.model import Format
+from sjoin.compiler.plan import Plan, StreamNode
+from sjoin.compiler.source import Span
 from sjoin.jvm.delta_driver import (
     DELTA_SPARK,
     DeltaRunner,
@@ -38,6 +42,7 @@ pytestmark = pytest.mark.spark
 
 ROOT = Path(__file__).resolve().parents[2]
 SPEC = ROOT / "examples" / "ride_matching.sjoin"  # a full outer join: no-data batches too
+FROM_0 = {"*": 0}  # the job started on version 0: each later commit arrives on its own
 
 
 @pytest.fixture(scope="module")
@@ -81,16 +86,79 @@ def test_a_job_reads_and_writes_delta_as_sjoin_run_does(delta_spark, tmp_path): 
     tables = tmp_path / "tables"
     write_trace_tables(plan, SPEC.with_suffix(".trace.jsonl"), tables)
 
-    runner = DeltaRunner(delta_spark, tables, tmp_path / "spark")
-    report = verify(plan, tables, spark=delta_spark, make_runner=runner.for_plan)
+    runner = DeltaRunner(delta_spark, tables, tmp_path / "spark", at_start=FROM_0)
+    report = verify(
+        plan, tables, spark=delta_spark, make_runner=runner.for_plan, delta_at_start=FROM_0
+    )
     assert report.agree, report.text()
     assert [q.relation for q in report.queries] == ["matched"]
     assert report.queries[0].spark_batches == report.queries[0].runtime_batches >= 10
 
     out = tmp_path / "runtime-out"
-    summary = run_to_files(plan, tables, output=out, output_format="delta")
+    summary = run_to_files(plan, tables, output=out, output_format="delta", delta_at_start=FROM_0)
     runtime_rows = read_table(out / folder_name("matched"))
     assert len(runtime_rows) == summary.rows > 0
     ((root, folder),) = runner.runs
     spark_rows = read_table(folder / "out" / folder_name(root))
     assert _rows(spark_rows) == _rows(runtime_rows)
+
+
+def _with_options(plan: Plan, options: dict[str, str]) -> Plan:
+    """``plan`` with every stream read ``from delta`` with ``options`` (its path is set by
+    ``delta_plan``)."""
+    nodes = []
+    for node in plan.nodes:
+        if isinstance(node, StreamNode):
+            source = Format("delta", (("path", "x"), *options.items()), Span(0, 0))
+            node = dataclasses.replace(node, source=source)
+        nodes.append(node)
+    return dataclasses.replace(plan, nodes=tuple(nodes))
+
+
+# (the job's start, the `from delta` options, the micro-batches with rows it reads): the
+# example's 7 trace batches are versions 0-6 of each table, one file per version with rows
+STARTS = {
+    # all 7 versions there when the job starts: one snapshot, one micro-batch (then the
+    # no-data batch its watermark calls for), not 7 (issue 35)
+    "latest": ({}, {}, 1),
+    # the snapshot cut by maxFilesPerTrigger: 2 files a batch, run back to back
+    "latest, maxFilesPerTrigger 2": ({}, {"maxFilesPerTrigger": "2"}, 4),
+    # started at version 4: versions 0-4 in the first batch, 5 and 6 each on its own
+    "at 4": ({"*": 4}, {}, 3),
+    # startingVersion 2 at version 4: the files versions 2-4 add (admitted across their
+    # bounds, 2 a batch), then 5 and 6
+    "at 4, startingVersion 2, maxFilesPerTrigger 2": (
+        {"*": 4},
+        {"startingVersion": "2", "maxFilesPerTrigger": "2"},
+        4,
+    ),
+    # startingVersion latest: nothing at the start, then 5 and 6
+    "at 4, startingVersion latest": ({"*": 4}, {"startingVersion": "latest"}, 2),
+}
+
+
+@pytest.mark.parametrize("case", list(STARTS))
+def test_a_job_started_on_tables_with_many_versions_reads_them_as_sjoin_run_does(
+    case: str,
+    delta_spark,  # type: ignore[no-untyped-def]
+    tmp_path: Path,
+) -> None:
+    at_start, options, data_batches = STARTS[case]
+    checked = check_file(SPEC)
+    planned, _ = like_local(checked, delta_spark.version)
+    assert planned.plan is not None
+    plan = delta_plan(_with_options(planned.plan, options), tmp_path / "spec")
+    tables = tmp_path / "tables"
+    write_trace_tables(plan, SPEC.with_suffix(".trace.jsonl"), tables)
+
+    runner = DeltaRunner(delta_spark, tables, tmp_path / "spark", at_start=at_start)
+    report = verify(
+        plan, tables, spark=delta_spark, make_runner=runner.for_plan, delta_at_start=at_start
+    )
+    assert report.agree, report.text()
+    (query,) = report.queries
+    assert query.spark_batches == query.runtime_batches
+    from sjoin.runtime import run
+
+    result = run(plan, tables, delta_at_start=at_start)
+    assert sum(1 for b in result.batches if b.data) == data_batches

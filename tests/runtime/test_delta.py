@@ -80,10 +80,14 @@ def _shape(trace: Any) -> list[tuple[int, dict[str, list[int]]]]:
     return out
 
 
-def _read(directory: Path, plan: Any) -> Any:
+# the job started on version 0 of every table: each later commit is a micro-batch of its own
+FROM_0 = {"*": 0}
+
+
+def _read(directory: Path, plan: Any, at_start: Any = FROM_0) -> Any:
     from sjoin.runtime import delta_options
 
-    return read_delta_trace(directory, schemas_of(plan), delta_options(plan))
+    return read_delta_trace(directory, schemas_of(plan), delta_options(plan), at_start=at_start)
 
 
 # ------------------------------------------------------------------------ the replay
@@ -95,7 +99,7 @@ def test_an_example_trace_as_delta_tables_replays_its_batches(spec: Path, tmp_pa
     trace = spec.with_suffix(".trace.jsonl")
     write_trace_tables(plan, trace, tmp_path / "tables")
     expected = run(plan, trace, engine="reference").batches
-    got = run(plan, tmp_path / "tables").batches
+    got = run(plan, tmp_path / "tables", delta_at_start=FROM_0).batches
     assert [(b.batch, b.rows, b.progress) for b in got] == [
         (b.batch, b.rows, b.progress) for b in expected
     ]
@@ -125,7 +129,7 @@ def test_a_version_is_a_micro_batch_even_without_rows(tmp_path: Path) -> None:
         (2, {"l": []}),
     ]
     # a query that reads r only runs in round 0; one that reads l runs in every round
-    result = run(plan, tmp_path)
+    result = run(plan, tmp_path, delta_at_start=FROM_0)
     assert [b.trace_batch for b in result.batches if b.data] == [0, 1, 2]
 
 
@@ -239,7 +243,7 @@ REFUSED = {
         _metadata(lambda m: m.update(schemaString=m["schemaString"].replace('"v"', '"w"'))),
         "the table lacks v",
     ),
-    "not json": (1, lambda a: "x", "not a Delta action"),
+    "not json": (1, lambda a: "x", "is not JSON"),
 }
 _meta0: dict[str, Any] = {}
 
@@ -327,7 +331,9 @@ def test_a_commit_that_rewrites_rows_is_refused_unless_the_options_say(
 @pytest.mark.parametrize(
     ("option", "message"),
     [
-        ("startingVersion = '1'", "startingVersion cannot be replayed"),
+        ("startingVersion = '-1'", "startingVersion must be a version \\(0 or more\\)"),
+        ("startingVersion = 'LATEST'", "startingVersion must be a version"),
+        ("startingVersion = '2'", "startingVersion 2 is after the table's version when the job"),
         ("startingTimestamp = '2026-01-01'", "startingTimestamp cannot be replayed"),
         ("readChangeFeed = 'true'", "readChangeFeed cannot be replayed"),
         ("excludeRegex = 'x'", "excludeRegex cannot be replayed"),
@@ -376,6 +382,204 @@ def test_the_reference_engine_refuses_a_delta_trace_and_auto_picks_columnar(
     from sjoin.runtime import choose_engine
 
     assert choose_engine(plan, tmp_path) == ("columnar", "a Delta trace")
+
+
+# ------------------------------------------------------------------------ the job's start
+
+
+def _versions(table: Path, count: int, *, files: int = 1, first: int = 0) -> None:
+    """``count`` commits of a key each (``first``, ``first + 1``, ...), ``files`` files each."""
+    for k in range(first, first + count):
+        _append(table, [k * 10 + i for i in range(files)], files=files)
+
+
+def test_a_job_started_on_many_versions_reads_them_as_one_snapshot(tmp_path: Path) -> None:
+    """Spark's Delta source reads the table as the job finds it in its first micro-batch,
+    whatever number of versions it holds (issue 35: 7 batches before, 2 on Spark)."""
+    plan = _plan()
+    _versions(tmp_path / "l", 7)
+    _versions(tmp_path / "r", 3)
+    assert _shape(_read(tmp_path, plan, at_start=None)) == [
+        (2, {"l": [0, 10, 20, 30, 40, 50, 60], "r": [0, 10, 20]})
+    ]
+    result = run(plan, tmp_path)  # the default: every table at its latest
+    assert [b.trace_batch for b in result.batches if b.data] == [2]
+
+
+@pytest.mark.parametrize(
+    ("at_start", "expected"),
+    [
+        # versions up to 4 in the first read, then 5 and 6 each as it arrives
+        ({"*": 4}, [(4, [0, 10, 20, 30, 40]), (5, [50]), (6, [60])]),
+        ({"*": 0}, [(v, [v * 10]) for v in range(7)]),
+        ({"*": 99}, [(6, [0, 10, 20, 30, 40, 50, 60])]),  # past its latest: its latest
+        ({"l": 5, "*": 1}, [(5, [0, 10, 20, 30, 40, 50]), (6, [60])]),
+    ],
+)
+def test_the_versions_a_job_started_on_are_its_first_read(
+    at_start: Any, expected: Any, tmp_path: Path
+) -> None:
+    plan = _plan()
+    _versions(tmp_path / "l", 7)
+    assert [(v, r["l"]) for v, r in _shape(_read(tmp_path, plan, at_start))] == expected
+
+
+def test_tables_started_at_different_versions_line_up_by_version(tmp_path: Path) -> None:
+    plan = _plan()
+    _versions(tmp_path / "l", 5)
+    _versions(tmp_path / "r", 5)
+    shape = _shape(_read(tmp_path, plan, {"l": 3, "r": 1}))
+    assert shape == [
+        (1, {"l": [0, 10, 20, 30], "r": [0, 10]}),  # the first read: the lowest start's value
+        (2, {"r": [20]}),
+        (3, {"r": [30]}),
+        (4, {"l": [40], "r": [40]}),
+    ]
+
+
+def test_the_snapshot_holds_the_files_not_removed_and_refuses_no_removal(
+    tmp_path: Path,
+) -> None:
+    """Removes before the start only shape the snapshot (Spark validates the commits it
+    reads as changes, not those inside the snapshot); a file added without dataChange (a
+    compaction) is in it."""
+    plan = _plan()
+    table = tmp_path / "l"
+    _versions(table, 3)
+    _rewrite(table, 2, lambda a: [*a, _remove_first_file(a, table)])  # rewrites rows
+    with pytest.raises(RunError, match="version 2 changes rows"):
+        _read(tmp_path, plan)  # read as a change from version 0
+    assert _shape(_read(tmp_path, plan, None)) == [(2, {"l": [10, 20]})]
+    _rewrite(
+        table,
+        1,
+        lambda a: [{**x, "add": {**x["add"], "dataChange": False}} if "add" in x else x for x in a],
+    )
+    assert _shape(_read(tmp_path, plan, None)) == [(2, {"l": [10, 20]})]
+    assert [
+        (v, r["l"])
+        for v, r in _shape(
+            _read(tmp_path, _plan("\nfrom delta (path = 'x', ignoreChanges = 'true')"), {"*": 0})
+        )
+    ] == [(0, [0]), (1, []), (2, [20])]
+
+
+def test_a_cut_snapshot_runs_back_to_back(tmp_path: Path) -> None:
+    """maxFilesPerTrigger cuts the first read: its parts were all waiting, so no no-data
+    batch comes between them (Spark runs a data batch whenever its source has data)."""
+    plan = _plan("\nfrom delta (path = 'x', maxFilesPerTrigger = '2')")
+    _versions(tmp_path / "l", 5)
+    _versions(tmp_path / "r", 5)
+    trace = _read(tmp_path, plan, None)
+    assert [(v, r["l"]) for v, r in _shape(trace)] == [
+        (4, [0, 10]),
+        (4, [20, 30]),
+        (4, [40]),
+    ]
+    assert [b.queued for b in trace.batches] == [False, True, True]
+    result = run(plan, tmp_path)
+    kinds = [(b.trace_batch, b.data) for b in result.batches]
+    assert kinds[:3] == [(4, True), (4, True), (4, True)], kinds
+    assert all(not data for _, data in kinds[3:])
+
+
+@pytest.mark.parametrize(
+    ("options", "at_start", "expected"),
+    [
+        # the changes of versions 2..4, admitted across their bounds (the first read's trace
+        # batch value: the version the job starts at), then 5 and 6
+        (
+            "startingVersion = '2', maxFilesPerTrigger = '2'",
+            {"*": 4},
+            [
+                (4, [20, 21]),
+                (4, [30, 31]),
+                (4, [40, 41]),
+                (5, [50, 51]),
+                (6, [60, 61]),
+            ],
+        ),
+        (
+            "startingVersion = '2', maxFilesPerTrigger = '3'",
+            {"*": 4},
+            [
+                (4, [20, 21, 30]),
+                (4, [31, 40, 41]),
+                (5, [50, 51]),
+                (6, [60, 61]),
+            ],
+        ),
+        ("startingVersion = '2'", None, [(6, [20, 21, 30, 31, 40, 41, 50, 51, 60, 61])]),
+        ("startingVersion = '0'", {"*": 0}, [(v, [v * 10, v * 10 + 1]) for v in range(7)]),
+        # nothing when the job starts: the source waits for the next version
+        ("startingVersion = 'latest'", {"*": 4}, [(5, [50, 51]), (6, [60, 61])]),
+        ("startingVersion = 'latest'", None, []),
+    ],
+)
+def test_starting_version_reads_changes_from_it(
+    options: str, at_start: Any, expected: Any, tmp_path: Path
+) -> None:
+    plan = _plan(f"\nfrom delta (path = 'x', {options})")
+    _versions(tmp_path / "l", 7, files=2)
+    shape = _shape(_read(tmp_path, plan, at_start))
+    assert [(v, r["l"]) for v, r in shape] == expected
+
+
+def test_delta_at_start_values(tmp_path: Path) -> None:
+    from sjoin.runtime.columnar.delta import delta_start
+
+    assert delta_start(["3"], ["l", "r"]) == {"*": 3}
+    assert delta_start(["latest", "l=2"], ["l", "r"]) == {"*": None, "l": 2}
+    assert delta_start(["r = LATEST"], ["l", "r"]) == {"r": None}
+    for bad, message in [
+        ("-1", "give a table version"),
+        ("x=1", "`x` is not a stream of the spec"),
+        ("1.5", "give a table version"),
+        ("9" * 5000, "give a table version"),
+        ("²", "give a table version"),
+    ]:
+        with pytest.raises(UsageError, match=message):
+            delta_start([bad], ["l", "r"])
+
+
+def test_sjoin_run_says_how_versions_map_to_batches(tmp_path: Path) -> None:
+    spec = tmp_path / "s.sjoin"
+    spec.write_text(SPEC.format(l_from="\nfrom delta (path = 'x', maxFilesPerTrigger = '2')"))
+    trace = tmp_path / "trace"
+    _versions(trace / "l", 5)
+    _versions(trace / "r", 2)
+    args = ["run", str(spec), "--trace", str(trace), "--verbose"]
+    result = CliRunner().invoke(main, args)
+    assert result.exit_code == 0, result.output
+    assert (
+        f"Delta trace: `l` ({trace / 'l'}) starts at version 4 (its latest; --delta-at-start N "
+        "starts it at N); its first read is the snapshot of version 4 (5 files)" in result.stderr
+    )
+    assert (
+        "Delta trace: trace batch 1: the first read (`l` 5 files, `r` 2 files): 3 "
+        "micro-batches (admission limits)" in result.stderr
+    )
+    result = CliRunner().invoke(main, [*args, "--delta-at-start", "3"])
+    assert result.exit_code == 0, result.output
+    assert f"`r` ({trace / 'r'}) starts at version 1 (of 1); its first" not in result.stderr
+    assert (
+        "starts at version 3 (of 4); its first read is the snapshot of version 3" in result.stderr
+    )
+    assert "Delta trace: trace batch 4: version 4 (`l` 1 file): 1 micro-batch" in result.stderr
+    for bad, message in [
+        (["--delta-at-start", "x=1"], "`x` is not a stream of the spec"),
+        (["--delta-at-start", "soon"], "give a table version"),
+    ]:
+        result = CliRunner().invoke(main, [*args, *bad])
+        assert result.exit_code == 2 and message in result.stderr, result.output
+    jsonl = tmp_path / "t.jsonl"
+    jsonl.write_text(
+        '{"batch": 0, "stream": "l", "row": {"k": 1, "t": "2026-01-01T00:00:00Z", "v": "a"}}\n'
+    )
+    result = CliRunner().invoke(
+        main, ["run", str(spec), "--trace", str(jsonl), "--delta-at-start", "0"]
+    )
+    assert result.exit_code == 2 and "--delta-at-start applies to a Delta trace" in result.stderr
 
 
 # ------------------------------------------------------------------------ the output
@@ -498,6 +702,42 @@ join j = l AS a INNER JOIN r AS b ON a.k = b.k AND a.t BETWEEN b.t - INTERVAL 1 
     )
     assert result.exit_code == 0, result.output
     assert read_table(tmp_path / "cli" / folder_name(plan.joins[0].name))
+
+
+@pytest.mark.parametrize("module", ["pyarrow", "deltalake"])
+def test_delta_output_without_its_packages_says_what_to_install(
+    module: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """deltalake 1.x no longer installs pyarrow, which polars' to_arrow needs: `sjoin[delta]`
+    installs both, and a missing one is a usage error naming it (issue 35), not a failed
+    commit saying "No module named 'pyarrow'"."""
+    import tomllib
+
+    extras = tomllib.loads((Path(__file__).parents[2] / "pyproject.toml").read_text())
+    wanted = extras["project"]["optional-dependencies"]["delta"]
+    assert {w.split(">")[0] for w in wanted} == {"deltalake", "pyarrow"}
+    monkeypatch.setitem(__import__("sys").modules, module, None)  # import raises ImportError
+    spec = EXAMPLES[0]
+    trace = spec.with_suffix(".trace.jsonl")
+    with pytest.raises(
+        UsageError, match=f"{module} is not installed: pip install 'sjoin\\[delta\\]'"
+    ):
+        run_to_files(plan_of(spec.read_text()), trace, output=tmp_path / "o", output_format="delta")
+    result = CliRunner().invoke(
+        main,
+        [
+            "run",
+            str(spec),
+            "--trace",
+            str(trace),
+            "--output-format",
+            "delta",
+            "--output",
+            str(tmp_path / "c"),
+        ],
+    )
+    assert result.exit_code == 2, result.output
+    assert f"{module} is not installed" in result.stderr and "E999" not in result.output
 
 
 # ------------------------------------------------------------------------ the job
