@@ -8,6 +8,7 @@ exception still ends in a one-line message and exit 1, never a traceback.
 from __future__ import annotations
 
 import contextlib
+import errno
 import functools
 import os
 import re
@@ -111,15 +112,30 @@ def last_resort(fn: F) -> F:
         except BrokenPipeError:  # e.g. `sjoin run ... | head`: the reader has all it wants
             os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
             sys.exit(0)
-        except Exception as err:
-            click.echo(
-                f"sjoin: error[E999]: internal error: {type(err).__name__}: {err} "
-                "(please report it)",
-                err=True,
-            )
+        except OSError as err:
+            if err.filename is not None or err.errno not in _FULL:
+                raise _internal(err) from None
+            # a write that names no file: stdout's (`sjoin plan > /dev/full`); every file
+            # sjoin opens itself names its path (runtime/files.py)
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+            click.echo(f"sjoin: error: cannot write stdout: {err.strerror}", err=True)
             sys.exit(1)
+        except Exception as err:
+            raise _internal(err) from None
 
     return wrapper  # type: ignore[return-value]
+
+
+_FULL = {errno.ENOSPC, getattr(errno, "EDQUOT", errno.ENOSPC), errno.EFBIG, errno.EIO}
+
+
+def _internal(err: Exception) -> SystemExit:
+    """Say `error[E999]` for ``err``; the exit to raise."""
+    click.echo(
+        f"sjoin: error[E999]: internal error: {type(err).__name__}: {err} (please report it)",
+        err=True,
+    )
+    return SystemExit(1)
 
 
 def _load_compiler() -> None:

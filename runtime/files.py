@@ -302,8 +302,12 @@ class Folder:
         except FileExistsError as err:
             err.filename = str(self.path / name)
             raise
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(payload)
+        try:
+            with os.fdopen(fd, "wb") as handle:
+                handle.write(payload)
+        except OSError as err:  # a full disk: named, for the caller's message
+            err.filename = str(self.path / name)
+            raise
 
     def _temporary(self, name: str, mode: int = 0o666) -> tuple[str, int]:
         for _ in range(100):

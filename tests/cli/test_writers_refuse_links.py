@@ -415,3 +415,56 @@ def test_json_lines_of_the_written_trace(tmp_path: Path) -> None:
     assert lines and all(json.loads(line)["stream"] for line in lines)
     with pytest.raises(UsageError, match=f"cannot write the trace to {tmp_path}/no/t.jsonl"):
         write_trace(plan, trace, tmp_path / "no" / "t.jsonl")
+
+
+FULL_STDOUT = [
+    ["compile", str(SPEC)],
+    ["plan", str(SPEC)],
+    ["run", str(SPEC), "--trace", str(TRACE), "--format", "table"],
+]
+
+
+@pytest.mark.parametrize("command", FULL_STDOUT, ids=["compile", "plan", "run --format table"])
+def test_any_command_on_a_full_stdout_says_so(command: list[str]) -> None:
+    import subprocess
+    import sys
+
+    if not os.path.exists("/dev/full"):
+        pytest.skip("no /dev/full on this system")
+    with open("/dev/full", "w") as full:
+        done = subprocess.run(
+            [sys.executable, "-m", "sjoin", *command],
+            stdout=full,
+            stderr=subprocess.PIPE,
+            text=True,
+            check=False,
+        )
+    assert done.returncode == 1, done.stderr
+    assert "cannot write stdout: No space left on device" in done.stderr
+    assert "E999" not in done.stderr and "Exception ignored" not in done.stderr
+
+
+def _enospc(*args: object, **kwargs: object) -> None:
+    raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+
+def test_a_full_disk_under_a_parquet_output_names_the_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(files_mod.Folder, "write", _enospc)
+    out = tmp_path / "out"
+    code, err = cli("run", SPEC, "--trace", TRACE, "--output-format", "parquet", "--output", out)
+    assert code == 1, err
+    assert f"cannot write {out / RELATION / 'batch-0000.parquet'}: No space left" in err, err
+
+
+def test_a_full_disk_under_init_names_the_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def full(self: files_mod.Folder, name: str, payload: bytes) -> None:
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), str(self.path / name))
+
+    monkeypatch.setattr(files_mod.Folder, "create", full)
+    result = CliRunner().invoke(main, ["init", "demo", "--dir", str(tmp_path)])
+    assert result.exit_code != 0 and "E999" not in result.stderr, result.stderr
+    assert f"cannot write {tmp_path / 'demo.sjoin'}: No space left" in result.stderr
