@@ -63,3 +63,13 @@ def test_a_replay_with_5000_brokers_is_a_usage_error() -> None:
     many = "kafka://" + ",".join(f"127.0.0.{i % 250}:{9000 + i}" for i in range(5_000))
     code, err = cli("run", SPEC, "--trace", many)
     assert code == 2 and "names 5,000 brokers" in err, err
+
+
+def test_a_spec_naming_5000_brokers_is_refused_before_the_client(tmp_path: Path) -> None:
+    """`--trace kafka://` reads the spec's own bootstrap_servers: bounded the same way."""
+    many = ",".join(f"10.0.{i // 250}.{i % 250}:9092" for i in range(5_000))
+    spec = tmp_path / "s.sjoin"
+    spec.write_text(SPEC.read_text().replace("localhost:9092", many))
+    code, err = cli("run", spec, "--trace", "kafka://")
+    assert code == 2 and "bootstrap_servers names 5,000 brokers" in err, err
+    assert len(err) < 2_000
