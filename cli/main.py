@@ -126,7 +126,7 @@ def last_resort(fn: F) -> F:
     return wrapper  # type: ignore[return-value]
 
 
-_FULL = {errno.ENOSPC, getattr(errno, "EDQUOT", errno.ENOSPC), errno.EFBIG, errno.EIO}
+_FULL = {errno.ENOSPC, getattr(errno, "EDQUOT", errno.ENOSPC), errno.EFBIG}  # writes only
 
 
 def _internal(err: Exception) -> SystemExit:
