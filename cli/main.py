@@ -8,6 +8,7 @@ exception still ends in a one-line message and exit 1, never a traceback.
 from __future__ import annotations
 
 import contextlib
+import errno
 import functools
 import os
 import re
@@ -26,6 +27,7 @@ from .render import Printer, count, summary, to_dict
 if TYPE_CHECKING:
     from ..api import CheckResult
     from ..compiler.plan import Plan
+    from ..runtime.files import Place
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -118,15 +120,30 @@ def last_resort(fn: F) -> F:
                 err=True,
             )
             sys.exit(1)
-        except Exception as err:
-            click.echo(
-                f"sjoin: error[E999]: internal error: {type(err).__name__}: {err} "
-                "(please report it)",
-                err=True,
-            )
+        except OSError as err:
+            if err.filename is not None or err.errno not in _FULL:
+                raise _internal(err) from None
+            # a write that names no file: stdout's (`sjoin plan > /dev/full`); every file
+            # sjoin opens itself names its path (runtime/files.py)
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+            click.echo(f"sjoin: error: cannot write stdout: {err.strerror}", err=True)
             sys.exit(1)
+        except Exception as err:
+            raise _internal(err) from None
 
     return wrapper  # type: ignore[return-value]
+
+
+_FULL = {errno.ENOSPC, getattr(errno, "EDQUOT", errno.ENOSPC), errno.EFBIG}  # writes only
+
+
+def _internal(err: Exception) -> SystemExit:
+    """Say `error[E999]` for ``err``; the exit to raise."""
+    click.echo(
+        f"sjoin: error[E999]: internal error: {type(err).__name__}: {err} (please report it)",
+        err=True,
+    )
+    return SystemExit(1)
 
 
 def _load_compiler() -> None:
@@ -178,6 +195,19 @@ def load(path: Path, relation: str | None = None, trace: Path | None = None) -> 
     except OSError as err:
         raise click.UsageError(f"cannot read {path}: {err.strerror}") from None
     return check_text(text, str(path), relation)
+
+
+def _read_places(spec: Path, result: CheckResult | None = None) -> list[Place]:
+    """Every file a command read, for ``files.check_places``: the spec (a project's folder
+    as a tree) and, once it is loaded, each file of a pipeline (its spark-pipeline.yml,
+    every SQL and Python file it includes, sjoin-schemas.sql), wherever they lie, so that
+    no output is written over any of them."""
+    from ..runtime.files import Place
+
+    places = [Place("the spec", spec, tree=spec.is_dir())]
+    for _, part in getattr(result.source, "parts", ()) if result is not None else ():
+        places.append(Place("the pipeline's file", Path(part.path)))
+    return places
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -384,7 +414,7 @@ def compile_(spec: Path, target: str, output: Path | None, color: str) -> None:
         sys.exit(1)
     if target == "pipeline":
         assert output is not None
-        _write_pipeline(printer, result.plan, spec, output)
+        _write_pipeline(printer, result.plan, spec, output, _read_places(spec, result))
         return
     if output is not None and output.is_dir():
         raise click.UsageError(f"--output {output} is a directory: give the job's file name")
@@ -403,42 +433,43 @@ def compile_(spec: Path, target: str, output: Path | None, color: str) -> None:
     if output is None:
         click.echo(code, nl=False)
         return
-    from ..runtime import Place, UsageError
-    from ..runtime.files import check_places
+    from ..runtime import Place, RunError
+    from ..runtime.files import check_places, write_named
 
     try:
-        check_places([Place("the spec", spec, tree=spec.is_dir())], [Place("--output", output)])
-    except UsageError as err:
+        check_places(_read_places(spec, result), [Place("--output", output)])
+        write_named(output, code)
+    except RunError as err:
         raise click.UsageError(str(err)) from None
-    try:
-        output.write_text(code, encoding="utf-8")
-    except OSError as err:
-        raise click.UsageError(f"cannot write {output}: {err.strerror}") from None
     printer.note(f"{output}: PySpark job for {spec}", "green")
 
 
-def _write_pipeline(printer: Printer, plan: Plan, spec: Path, output: Path) -> None:
+def _write_pipeline(
+    printer: Printer, plan: Plan, spec: Path, output: Path, reads: list[Place]
+) -> None:
     """`sjoin compile --target pipeline -o DIR`: the project's files under DIR (made if
     missing; files of an earlier compile are replaced, nothing else in DIR is touched)."""
     from ..compiler.backends.pipeline import compile_pipeline, pipeline_notes
-    from ..runtime import Place, UsageError
-    from ..runtime.files import check_places
+    from ..runtime import Place, RunError
+    from ..runtime.files import check_places, write_tree
 
     try:
-        check_places([Place("the spec", spec, tree=spec.is_dir())], [Place("--output", output)])
-    except UsageError as err:
+        check_places(reads, [Place("--output", output)])
+    except RunError as err:
         raise click.UsageError(str(err)) from None
     if output.exists() and not output.is_dir():
         raise click.UsageError(f"--output {output} is a file: --target pipeline writes a directory")
     root = output.resolve()
     files = compile_pipeline(plan, spec.stem, (root / "pipeline-storage").as_uri(), spec.as_posix())
-    try:
-        for relative, text in files.items():
-            path = root / relative
-            path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_text(text, encoding="utf-8")
-    except OSError as err:
-        raise click.UsageError(f"cannot write {err.filename}: {err.strerror}") from None
+    try:  # DIR is the user's; nothing under it is written through a link (files.py)
+        check_places(reads, [Place("--output", output / relative) for relative in files])
+        write_tree(
+            output,
+            {relative: text.encode("utf-8") for relative, text in files.items()},
+            "the pipeline project directory",
+        )
+    except RunError as err:
+        raise click.UsageError(str(err)) from None
     for note in pipeline_notes(plan):
         printer.note(note, "yellow")
     from ..compiler.backends.pyspark import job_packages
@@ -502,16 +533,14 @@ def fmt_(spec: Path, to: str, output: Path | None, color: str) -> None:
     if output is None:
         click.echo(text, nl=False)
         return
-    from ..runtime import Place, UsageError
-    from ..runtime.files import check_places
+    from ..runtime import Place, RunError
+    from ..runtime.files import check_places, write_named
 
     try:
-        check_places([Place("the spec", spec, tree=spec.is_dir())], [Place("--output", output)])
-        output.write_text(text, encoding="utf-8")
-    except UsageError as err:
+        check_places(_read_places(spec, result), [Place("--output", output)])
+        write_named(output, text)
+    except RunError as err:
         raise click.UsageError(str(err)) from None
-    except OSError as err:
-        raise click.UsageError(f"cannot write {output}: {err.strerror}") from None
     printer.note(f"{output}: {'.sjoin spec' if to == 'sjoin' else 'pipeline SQL'} of {spec}",
                  "green")  # fmt: skip
 
@@ -1070,17 +1099,15 @@ def run(
         # before anything is written (the report's own check makes its file): every path
         # the user named; the run checks them again with its relation folders
         traces = [] if isinstance(trace, str) else [Place("--trace", trace, tree=trace.is_dir())]
-        check_places(
-            [*reads, *traces],
-            [
-                *writes,
-                *([Place("--output", output)] if output is not None else []),
-                *([Place("--progress", progress)] if progress is not None else []),
-                *([Place("--late-rows", late_rows)] if late_rows is not None else []),
-                *([Place("--bad-rows", policy)] if isinstance(policy, Path) else []),
-                *([Place("--checkpoint", checkpoint, tree=True)] if checkpoint else []),
-            ],
-        )
+        named = [
+            *writes,
+            *([Place("--output", output)] if output is not None else []),
+            *([Place("--progress", progress)] if progress is not None else []),
+            *([Place("--late-rows", late_rows)] if late_rows is not None else []),
+            *([Place("--bad-rows", policy)] if isinstance(policy, Path) else []),
+            *([Place("--checkpoint", checkpoint, tree=True)] if checkpoint else []),
+        ]
+        check_places([*reads, *traces], named)
     except UsageError as err:
         raise click.UsageError(str(err)) from None
     printer = Printer(color)
@@ -1088,6 +1115,11 @@ def run(
     printer.diagnostics((d, result.source) for d in result.diagnostics)
     if not result.ok or result.plan is None:
         sys.exit(1)
+    reads = _read_places(spec, result)  # a pipeline's every file, now that it is read
+    try:
+        check_places([*reads, *traces], named)
+    except UsageError as err:
+        raise click.UsageError(str(err)) from None
     pictures = None
     if report is not None:
         from . import report as html_report
@@ -1366,7 +1398,8 @@ def capture(
     Exit status: 0 written, 1 the spec has errors or a record is bad (--bad-rows stop),
     2 usage error (a URL, option, broker or topic that cannot be used).
     """
-    from ..runtime import UsageError
+    from ..runtime import Place, RunError
+    from ..runtime.files import check_places
     from ..runtime.kafka_trace import is_kafka_url, write_trace
 
     if not is_kafka_url(url):
@@ -1377,6 +1410,16 @@ def capture(
     if not result.ok or result.plan is None:
         sys.exit(1)
     policy = bad_rows if bad_rows in ("stop", "skip") else Path(bad_rows)
+    try:
+        check_places(
+            _read_places(spec, result),
+            [
+                Place("--output", output),
+                *([Place("--bad-rows", policy)] if isinstance(policy, Path) else []),
+            ],
+        )
+    except RunError as err:
+        raise click.UsageError(str(err)) from None
     replay = _replay(
         printer,
         "capture",
@@ -1393,7 +1436,7 @@ def capture(
         printer.note(f"{bad.located(trace.source)} (skipped)")
     try:
         lines = write_trace(result.plan, trace, output)
-    except UsageError as err:
+    except RunError as err:
         raise click.UsageError(str(err)) from None
     skipped = f", {count(len(trace.bad_rows), 'bad row')} skipped" if trace.bad_rows else ""
     printer.note(

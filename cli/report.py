@@ -20,7 +20,6 @@ from __future__ import annotations
 import html
 import io
 import itertools
-import os
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -101,26 +100,27 @@ def require_matplotlib() -> None:
 def check_target(path: Path) -> None:
     """Fail before a run, not after it, when the report cannot be written at ``path``.  The
     path is the user's, followed when it is a link (as ``write`` follows it); the file that
-    the check makes is removed where it was made, not the link to it."""
+    the check makes is removed where it was made, not the link to it (``files``)."""
+    from ..runtime.errors import RunError
+    from ..runtime.files import check_writable
+
     if path.is_dir():
         raise ReportError(f"cannot write the report to {path}: it is a directory")
-    target = Path(os.path.realpath(path))
-    existed = target.exists()
     try:
-        with open(target, "a", encoding="utf-8"):
-            pass
-    except OSError as err:
-        raise ReportError(f"cannot write the report to {path}: {err.strerror}") from None
-    if not existed:
-        target.unlink()
+        check_writable(path, "the report to ")
+    except RunError as err:
+        raise ReportError(str(err)) from None
 
 
 def write(path: Path, text: str) -> None:
     """Write the page; a failure is a ``ReportError`` with the reason, not a traceback."""
+    from ..runtime.errors import RunError
+    from ..runtime.files import write_named
+
     try:
-        path.write_text(text, encoding="utf-8")
-    except OSError as err:
-        raise ReportError(f"cannot write the report to {path}: {err.strerror}") from None
+        write_named(path, text, "the report to ")
+    except RunError as err:
+        raise ReportError(str(err)) from None
 
 
 @dataclass(frozen=True, slots=True)

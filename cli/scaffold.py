@@ -14,7 +14,7 @@ import re
 from pathlib import Path
 
 from ..runtime.errors import UnsafeFileError
-from ..runtime.files import Folder
+from ..runtime.files import Folder, cannot_write
 
 SPEC = """\
 -- {name}.sjoin: which orders were shipped within a day, and which were not?
@@ -151,4 +151,6 @@ def scaffold(name: str, directory: Path) -> list[Path]:
         raise ScaffoldError(f"refusing to overwrite {err.filename}") from None
     except UnsafeFileError as err:
         raise ScaffoldError(str(err)) from None
+    except OSError as err:  # a full disk, no permission: the path and the reason
+        raise ScaffoldError(str(cannot_write(err.filename or directory, err))) from None
     return list(files)

@@ -27,7 +27,6 @@ import io
 import os
 import stat
 import sys
-import tempfile
 from functools import lru_cache
 from importlib import resources
 from pathlib import Path
@@ -146,17 +145,8 @@ def write_cache(built: Lark, path: Path, key: str) -> None:
     built.save(buffer)
     payload = buffer.getvalue()
     header = b"%s %s %s\n" % (_FORMAT, key.encode(), hashlib.sha256(payload).hexdigest().encode())
-    temporary: str | None = None
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-        handle, temporary = tempfile.mkstemp(prefix=".", suffix=".tmp", dir=path.parent)
-        with os.fdopen(handle, "wb") as file:
-            file.write(header + payload)
-        os.replace(temporary, path)
-        temporary = None
-    except OSError:
-        pass
-    finally:
-        if temporary is not None:
-            with contextlib.suppress(OSError):
-                os.unlink(temporary)
+    from ..runtime.errors import UnsafeFileError
+    from ..runtime.files import write_owned
+
+    with contextlib.suppress(OSError, UnsafeFileError):  # a link there is not written through
+        write_owned(path, header + payload, "the parser cache", folder_mode=0o700, mode=0o600)

@@ -37,7 +37,10 @@ from ..compiler.connectors import (
     scala_of,
     spark_line,
 )
+from ..runtime.files import make_folders, replace_folder, write_owned
 from .spark_env import cache_dir
+
+_WHAT = "the jars cache"
 
 __all__ = [
     "KAFKA_BROKER",
@@ -155,11 +158,11 @@ def ensure_jars(
             command,
         )
     directory = jar_dir(name)
-    directory.parent.mkdir(parents=True, exist_ok=True)
+    make_folders(directory.parent)
     say(f"fetching {', '.join(coordinates)} with Maven into {directory} (once)")
     with tempfile.TemporaryDirectory(prefix=f".{name}-", dir=directory.parent) as work:
         pom = Path(work) / "pom.xml"
-        pom.write_text(_pom(coordinates), encoding="utf-8")
+        write_owned(pom, _pom(coordinates).encode(), _WHAT)
         out = Path(work) / "jars"
         try:
             done = subprocess.run(
@@ -189,10 +192,8 @@ def ensure_jars(
                 f"{reason or f'exit status {done.returncode}'}",
                 command,
             )
-        (out / _DONE).write_text(" ".join(coordinates) + "\n", encoding="utf-8")
-        if directory.exists():
-            shutil.rmtree(directory)
-        out.rename(directory)
+        write_owned(out / _DONE, (" ".join(coordinates) + "\n").encode(), _WHAT)
+        replace_folder(out, directory, _WHAT)
     found = cached(name, coordinates)
     if found is None:
         raise JarsUnavailable(f"Maven fetched no jar for {', '.join(coordinates)}", command)
@@ -241,8 +242,7 @@ def connector_jars(
             except JarsUnavailable as err:
                 failure = failure or err
                 if release == spark and shutil.which("mvn") is not None:
-                    refused.parent.mkdir(parents=True, exist_ok=True)
-                    refused.write_text(f"{err}\n", encoding="utf-8")
+                    write_owned(refused, f"{err}\n".encode(), _WHAT)
                 continue
             paths.extend(jars.paths)
             coordinates.append(coordinate)

@@ -412,9 +412,10 @@ def spark_row(values: tuple[Any, ...], stream: StreamNode) -> dict[str, Any]:
 def write_job(plan: Plan, directory: str) -> Path:
     """The generated PySpark job of ``plan``, written into ``directory``."""
     from ..compiler.backends.pyspark import compile_pyspark
+    from ..runtime.files import write_owned
 
     path = Path(directory) / "sjoin_verify_job.py"
-    path.write_text(compile_pyspark(plan, "verify"), encoding="utf-8")
+    write_owned(path, compile_pyspark(plan, "verify").encode("utf-8"), "verify's folder")
     return path
 
 

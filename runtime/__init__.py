@@ -33,6 +33,7 @@ if TYPE_CHECKING:
         UnsafeFileError,
         UnsupportedExpression,
         UsageError,
+        WriteError,
     )
     from .files import Place
     from .operators import ENGINES, EngineName
@@ -50,6 +51,7 @@ _HOMES = {
             "QueryError",
             "RunError",
             "UnsafeFileError",
+            "WriteError",
             "UnsupportedExpression",
             "UsageError",
         ],
@@ -87,6 +89,7 @@ __all__ = [
     "UnsafeFileError",
     "UnsupportedExpression",
     "UsageError",
+    "WriteError",
     "choose_engine",
     "delta_options",
     "iter_batches",

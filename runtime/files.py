@@ -18,6 +18,14 @@ follows (docs/testing.md, "Files a run writes").
 4. **No path is written that is read, or written twice.**  ``check_places`` refuses an
    output that is the spec or the trace, another output, or lies inside a folder another
    option owns (the checkpoint directory), before anything is written.
+5. **Every write goes through this module.**  A file named on the command line is written
+   with ``write_named`` or opened with ``open_named``; a tree of files sjoin names itself
+   under a directory the user named (a pipeline project of ``sjoin compile``) with
+   ``write_tree``; everything in a folder sjoin owns through ``Folder``.  A write that fails
+   (a full disk, no permission) is a ``WriteError`` naming the file and the reason
+   (``cannot_write``), never an internal error.  ``tests/test_layout.py`` holds the rest of
+   the package to it: no module but this one calls ``open`` to write, ``write_text``,
+   ``mkdir``, ``os.replace`` and the like.
 """
 
 from __future__ import annotations
@@ -27,14 +35,15 @@ import errno
 import os
 import re
 import secrets
+import shutil
 import stat
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO
+from typing import IO, Any
 from urllib.parse import quote
 
-from .errors import UnsafeFileError, UsageError
+from .errors import UnsafeFileError, UsageError, WriteError
 
 _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 _CLOEXEC = getattr(os, "O_CLOEXEC", 0)
@@ -113,12 +122,33 @@ class Folder:
     def names(self) -> list[str]:
         return sorted(os.listdir(self.fd))
 
+    def refuse_links_inside(self) -> None:
+        """Refuse a symbolic link anywhere among this folder's entries (a library that
+        writes by path, delta-rs, would follow it)."""
+        with os.scandir(self.fd) as entries:
+            for entry in entries:
+                if entry.is_symlink():
+                    self._refuse_link(entry.name)
+
+    def still_at(self, parent: Folder, name: str) -> None:
+        """Refuse, before a library writes by path, a folder that is no longer this one at
+        ``parent``'s ``name`` (replaced by a link, or by another folder, since it was
+        opened)."""
+        found = parent.lstat(name)
+        if found is not None:
+            parent._refuse_link(name, found)
+        if found is None or not os.path.samestat(found, os.fstat(self.fd)):
+            raise UnsafeFileError(
+                f"{self.path} was replaced while sjoin wrote in it ({self.what}); remove "
+                "what replaced it, or use another directory"
+            )
+
     def _refuse_link(self, name: str, found: os.stat_result | None = None) -> None:
         found = self.lstat(name) if found is None else found
         if found is not None and stat.S_ISLNK(found.st_mode):
             raise UnsafeFileError(
                 f"{self.path / name} is a symbolic link inside {self.what} {self.path}: sjoin "
-                "never follows a link in a folder it owns (it could make the run write, read "
+                "never follows a link in a folder it owns (it could make sjoin write, read "
                 "or delete files elsewhere); remove the link, or use another directory"
             )
 
@@ -224,7 +254,12 @@ class Folder:
         return fd
 
     def write(
-        self, name: str, payload: bytes | Callable[[IO[bytes]], None], *, sync: bool = True
+        self,
+        name: str,
+        payload: bytes | Callable[[IO[bytes]], None],
+        *,
+        sync: bool = True,
+        mode: int = 0o666,
     ) -> None:
         """Make ``name`` hold ``payload`` (bytes, or a function writing to a binary file)
         atomically: a new temporary file, created exclusively under an unpredictable name,
@@ -235,7 +270,7 @@ class Folder:
             self._refuse_link(name, found)
             if not stat.S_ISREG(found.st_mode):
                 raise self._not_regular(name, found.st_mode)
-        temporary, fd = self._temporary(name)
+        temporary, fd = self._temporary(name, mode)
         try:
             with os.fdopen(fd, "wb") as handle:
                 if isinstance(payload, bytes):
@@ -267,17 +302,21 @@ class Folder:
         except FileExistsError as err:
             err.filename = str(self.path / name)
             raise
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(payload)
+        try:
+            with os.fdopen(fd, "wb") as handle:
+                handle.write(payload)
+        except OSError as err:  # a full disk: named, for the caller's message
+            err.filename = str(self.path / name)
+            raise
 
-    def _temporary(self, name: str) -> tuple[str, int]:
+    def _temporary(self, name: str, mode: int = 0o666) -> tuple[str, int]:
         for _ in range(100):
             temporary = f".{name}.{secrets.token_hex(8)}{TEMPORARY_SUFFIX}"
             try:
                 fd = os.open(
                     temporary,
                     os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NOFOLLOW | _CLOEXEC,
-                    0o666,
+                    mode,
                     dir_fd=self.fd,
                 )
             except FileExistsError:
@@ -307,6 +346,180 @@ class Folder:
                     os.unlink(name, dir_fd=self.fd)
                 except OSError:  # a directory of that name, or gone already: not ours
                     continue
+
+
+class LibraryFolder:
+    """A folder sjoin owns that a library writes by path (delta-rs writes a Delta table per
+    relation): ``name`` in ``parent``, made when missing, held open without following a
+    link.  ``ready`` checks it before each write and gives the path to hand the library:
+    the folder is still the one held (not replaced by a link), its ``inner`` folders
+    (``_delta_log``) are no links, and no entry of those is a link; the folder's own entries
+    are checked once, when it is opened (the library's later files there are its own, under
+    names nobody can guess).  A library that writes by path cannot be held to a descriptor,
+    so this refuses what is planted before the run or between its writes."""
+
+    def __init__(self, parent: Folder, name: str, inner: Sequence[str] = ()) -> None:
+        self.parent = parent
+        self.name = name
+        self.inner = tuple(inner)
+        self.folder: Folder | None = None
+
+    def ready(self) -> str:
+        if self.folder is None:
+            folder = self.parent.child(self.name, create=True)
+            assert folder is not None
+            self.folder = folder
+            folder.refuse_links_inside()
+        folder = self.folder
+        folder.still_at(self.parent, self.name)
+        for name in self.inner:
+            inner = folder.child(name, create=False)
+            if inner is not None:
+                with inner:
+                    inner.refuse_links_inside()
+        return str(folder.path)
+
+    def close(self) -> None:
+        if self.folder is not None:
+            self.folder.close()
+            self.folder = None
+
+
+# ------------------------------------------------------------------ writes (rule 5)
+
+
+def cannot_write(path: str | os.PathLike[str], err: OSError, what: str = "") -> WriteError:
+    """The error of a write to ``path`` that failed with ``err`` (``what`` names it before
+    its path: "the bad rows to "): its path and the reason; a full disk says so, and that
+    the file holds what was written before."""
+    reason = err.strerror or str(err)
+    if err.errno in (errno.ENOSPC, getattr(errno, "EDQUOT", errno.ENOSPC)):
+        reason += " (the disk or the quota is full: the file holds what was written before)"
+    return WriteError(f"cannot write {what}{os.fspath(path)}: {reason}")
+
+
+def open_named(path: Path, mode: str = "wb", what: str = "") -> IO[Any]:
+    """The file the user named at ``path`` (rule 1: followed when a link, as a shell
+    redirection follows it) opened to write with ``mode`` (``wb``, ``w+b`` to make or
+    truncate, ``r+b`` to keep, or a text mode, UTF-8).  A path that cannot be opened (a
+    missing folder, no permission) is a ``UsageError``; the caller turns a failure to
+    write, flush or close into ``cannot_write``'s ``WriteError``."""
+    try:
+        if "b" in mode:
+            return open(path, mode)
+        return open(path, mode, encoding="utf-8", errors="backslashreplace")
+    except OSError as err:
+        raise UsageError(str(cannot_write(path, err, what))) from None
+
+
+def write_named(path: Path, payload: bytes | str, what: str = "") -> None:
+    """Make the file the user named at ``path`` (rule 1) hold ``payload`` (text as UTF-8):
+    made or truncated, written, flushed and closed.  A path that cannot be opened is a
+    ``UsageError``, a failure after that (a full disk) a ``WriteError``, each naming it."""
+    data = payload.encode("utf-8") if isinstance(payload, str) else payload
+    handle = open_named(path, "wb", what)
+    try:
+        with handle:
+            handle.write(data)
+    except OSError as err:
+        raise cannot_write(path, err, what) from None
+
+
+def check_writable(path: Path, what: str = "") -> None:
+    """Fail before a run, not after it, when the file the user named at ``path`` (rule 1,
+    followed) cannot be written: it is opened to append (made when missing, nothing of it
+    changed) and, when this made it, removed again where it was made (not the link to it).
+    A ``UsageError`` naming it, with the reason."""
+    target = Path(os.path.realpath(path))
+    existed = os.path.lexists(target)
+    try:
+        with open(target, "ab"):
+            pass
+    except OSError as err:
+        raise UsageError(str(cannot_write(path, err, what))) from None
+    if not existed:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(target)
+
+
+def make_folders(path: Path, mode: int = 0o777) -> None:
+    """Make the folder ``path`` and its missing parents (a cache's, the user's to place:
+    rule 1, followed)."""
+    os.makedirs(path, mode=mode, exist_ok=True)
+
+
+def write_owned(
+    path: Path, payload: bytes, what: str, *, folder_mode: int = 0o777, mode: int = 0o666
+) -> None:
+    """Make ``path``, a file sjoin names in a folder of its own (a cache: the parser's, the
+    jars'), hold ``payload``: the folder made when missing (``folder_mode``), the file
+    written under a new temporary name and renamed (rule 2: a link at it is refused,
+    never written through).  Raises ``OSError`` or ``UnsafeFileError``."""
+    make_folders(path.parent, folder_mode)
+    with Folder.open(path.parent, what, create=False) as folder:
+        folder.write(path.name, payload, sync=False, mode=mode)
+
+
+def replace_folder(new: Path, final: Path, what: str) -> None:
+    """Put the folder ``new`` (made by sjoin beside ``final``) in the place of ``final``,
+    removing the folder an earlier run left there; a link at ``final`` is refused, never
+    followed or deleted through.  Raises ``OSError`` or ``UnsafeFileError``."""
+    try:
+        found = os.lstat(final)
+    except FileNotFoundError:
+        found = None
+    if found is not None:
+        if stat.S_ISLNK(found.st_mode):
+            raise UnsafeFileError(
+                f"{final} is a symbolic link where sjoin keeps {what}: sjoin never follows "
+                "a link in a folder it owns; remove the link"
+            )
+        shutil.rmtree(final)
+    os.rename(new, final)
+
+
+def write_tree(directory: Path, files: dict[str, bytes], what: str) -> None:
+    """Write ``files`` (a path relative to ``directory``, parts separated by ``/`` -> its
+    bytes) under ``directory``: the user's (rule 1, made when missing), while every folder
+    and file beneath it that sjoin names is sjoin's (rule 2).  Everything is checked before
+    anything is written: a symbolic link (to a file, a folder, or dangling) or something of
+    the wrong kind at any of those paths is refused (``UnsafeFileError``, naming it); each
+    file is then written under a new temporary name and renamed, replacing the file of an
+    earlier write.  Other files in those folders are left as they are.  A failure to write
+    is a ``WriteError``."""
+    current = directory
+    try:
+        with contextlib.ExitStack() as stack:
+            root = stack.enter_context(Folder.open(directory, what))
+            folders: dict[tuple[str, ...], Folder | None] = {(): root}
+
+            def folder(parts: tuple[str, ...], create: bool) -> Folder | None:
+                if parts in folders and (folders[parts] is not None or not create):
+                    return folders[parts]
+                parent = folder(parts[:-1], create)
+                child = None if parent is None else parent.child(parts[-1], create=create)
+                if child is not None:
+                    stack.enter_context(child)
+                folders[parts] = child
+                return child
+
+            split = [tuple(relative.split("/")) for relative in files]
+            for *parents, leaf in split:  # the checks, before anything is written
+                holder = folder(tuple(parents), create=False)
+                if holder is not None:
+                    found = holder.lstat(leaf)
+                    if found is not None:
+                        holder._refuse_link(leaf, found)
+                        if not stat.S_ISREG(found.st_mode):
+                            raise holder._not_regular(leaf, found.st_mode)
+            for (*parents, leaf), payload in zip(split, files.values(), strict=True):
+                current = directory.joinpath(*parents)
+                holder = folder(tuple(parents), create=True)
+                assert holder is not None
+                current = holder.path / leaf
+                holder.write(leaf, payload, sync=False)
+    except OSError as err:
+        raise cannot_write(current, err) from None
 
 
 # ------------------------------------------------------------------ places (rule 4)

@@ -113,6 +113,39 @@ def parse_limit(text: str | None, where: str) -> int | None:
     return value
 
 
+MAX_PARTITION = 2**31 - 1  # a partition is an Int in Spark's startingOffsets JSON
+MAX_OFFSET = 2**63 - 1  # an offset a Long
+
+
+def _shown(value: object, limit: int = 60) -> str:
+    """``value`` quoted for a message, its middle left out past ``limit`` characters."""
+    text = repr(value)
+    return text if len(text) <= limit else f"{text[: limit // 2]}...{text[-limit // 4 :]}"
+
+
+def _json_depth(text: str) -> int:
+    """How deep the objects and arrays of the JSON ``text`` nest (strings skipped), read
+    without parsing, so that JSON nested 30,000 deep is refused before ``json.loads``."""
+    depth = deepest = 0
+    in_string = escaped = False
+    for c in text:
+        if in_string:
+            if escaped:
+                escaped = False
+            elif c == "\\":
+                escaped = True
+            elif c == '"':
+                in_string = False
+        elif c == '"':
+            in_string = True
+        elif c in "[{":
+            depth += 1
+            deepest = max(deepest, depth)
+        elif c in "]}":
+            depth -= 1
+    return deepest
+
+
 def parse_starting(text: str, where: str) -> Starting:
     """``startingOffsets``: ``earliest``, ``latest`` (any case, as Spark reads them) or
     Spark's JSON, ``{"topic": {"0": 23, "1": -2}}`` with -2 for earliest and -1 for latest."""
@@ -120,6 +153,12 @@ def parse_starting(text: str, where: str) -> Starting:
     if word in ("earliest", "latest"):
         return "earliest" if word == "earliest" else "latest"
     example = '{"orders": {"0": 23, "1": -2}} (-2: earliest, -1: latest)'
+    depth = _json_depth(text)
+    if depth > 2:
+        raise OffsetError(
+            f"{where}: startingOffsets nests {depth:,} levels deep; it is JSON of two, a topic "
+            f"and its partitions, such as {example}"
+        )
     try:
         data = json.loads(text)
     except ValueError:
@@ -127,7 +166,7 @@ def parse_starting(text: str, where: str) -> Starting:
     if not isinstance(data, dict) or not data:
         raise OffsetError(
             f"{where}: startingOffsets must be earliest, latest or JSON such as {example}, "
-            f"got {text!r}"
+            f"got {_shown(text)}"
         )
     out: dict[str, dict[int, int]] = {}
     for topic, partitions in data.items():
@@ -138,15 +177,23 @@ def parse_starting(text: str, where: str) -> Starting:
             )
         offsets: dict[int, int] = {}
         for key, value in partitions.items():
-            if not (isinstance(key, str) and key.isascii() and key.isdigit()):
+            if not (
+                isinstance(key, str)
+                and key.isascii()
+                and key.isdigit()
+                and len(key) <= 10
+                and int(key) <= MAX_PARTITION
+            ):
                 raise OffsetError(
-                    f"{where}: startingOffsets names partition {key!r} of topic {topic!r}; "
-                    "a partition is a number"
+                    f"{where}: startingOffsets names partition {_shown(key)} of topic "
+                    f"{_shown(topic)}; a partition is a number from 0 to {MAX_PARTITION} "
+                    "(Spark's Int)"
                 )
-            if type(value) is not int or value < EARLIEST:
+            if type(value) is not int or not EARLIEST <= value <= MAX_OFFSET:
                 raise OffsetError(
-                    f"{where}: startingOffsets gives {value!r} for partition {key} of topic "
-                    f"{topic!r}; an offset is a number >= 0, or -2 (earliest) or -1 (latest)"
+                    f"{where}: startingOffsets gives {_shown(value)} for partition {key} of "
+                    f"topic {_shown(topic)}; an offset is a number >= 0 and at most {MAX_OFFSET} "
+                    "(Spark's Long), or -2 (earliest) or -1 (latest)"
                 )
             offsets[int(key)] = value
         out[topic] = offsets

@@ -37,6 +37,7 @@ from ..compiler.model import Format
 from ..compiler.plan import Plan, StreamNode
 from .batches import Rows
 from .errors import UsageError
+from .files import cannot_write, open_named
 from .kafka_offsets import (
     Cut,
     OffsetError,
@@ -80,15 +81,39 @@ def parse_url(url: str) -> str | None:
     rest = url[len(KAFKA_SCHEME) :].rstrip("/")
     if not rest:
         return None
-    addresses = rest.split(",")
+    shown = repr(url) if len(url) <= 80 else repr(url[:60] + "...")
+    addresses = check_servers(rest, shown)
     for address in addresses:
         port = address.rsplit(":", 1)[-1]
         if not _ADDRESS.fullmatch(address) or not 0 < int(port) < 65536:
             raise UsageError(
-                f"{url!r}: {address!r} is not HOST:PORT; write kafka://HOST:PORT (or "
+                f"{shown}: {address!r} is not HOST:PORT; write kafka://HOST:PORT (or "
                 "kafka://HOST:PORT,HOST:PORT, or kafka:// for the spec's bootstrap_servers)"
             )
     return ",".join(addresses)
+
+
+MAX_BROKERS = 100  # addresses in one bootstrap list
+MAX_ADDRESS = 260  # characters of one: a host name has at most 253, then :PORT
+
+
+def check_servers(text: str, where: str) -> list[str]:
+    """The addresses of a bootstrap list, bounded before it reaches the Kafka client
+    (librdkafka aborts the process on some thousands of them): at most ``MAX_BROKERS``,
+    each at most ``MAX_ADDRESS`` characters."""
+    addresses = text.split(",")
+    if len(addresses) > MAX_BROKERS:
+        raise UsageError(
+            f"{where} names {len(addresses):,} brokers; a bootstrap list needs a few, and "
+            f"sjoin takes at most {MAX_BROKERS}"
+        )
+    for address in addresses:
+        if len(address.strip()) > MAX_ADDRESS:
+            raise UsageError(
+                f"{where}: a broker address of {len(address.strip()):,} characters; HOST:PORT "
+                f"has at most {MAX_ADDRESS} (a host name at most 253)"
+            )
+    return addresses
 
 
 class Record(NamedTuple):
@@ -271,6 +296,7 @@ def _source(
         raise UsageError(
             f"{where} names no bootstrap_servers; give them in the URL, kafka://HOST:PORT"
         )
+    check_servers(chosen, f"{where}: bootstrap_servers")
     given = [k for k, _ in target.options if k.lower() in _STRATEGIES]
     if len(given) != 1:
         raise UsageError(
@@ -615,7 +641,7 @@ def write_trace(plan: Plan, trace: Trace, path: str | os.PathLike[str]) -> int:
     order = [s.name for s in plan.streams]
     count = 0
     try:
-        with open(path, "w", encoding="utf-8") as out:
+        with open_named(Path(path), "w", "the trace to ") as out:
             for batch in trace.batches:
                 for stream in sorted(batch.rows, key=order.index):
                     names = columns[stream]
@@ -629,5 +655,5 @@ def write_trace(plan: Plan, trace: Trace, path: str | os.PathLike[str]) -> int:
                         )
                         count += 1
     except OSError as err:
-        raise UsageError(f"cannot write the trace to {path}: {err.strerror or err}") from None
+        raise cannot_write(path, err, "the trace to ") from None
     return count

@@ -418,11 +418,18 @@ class Runner:
             self.close()
 
     def close(self) -> None:
-        """Close the sinks and release the checkpoint (again: no harm)."""
+        """Close the sinks and release the checkpoint (again: no harm); every one is
+        closed even when one fails (a full disk), and the first failure is raised."""
+        failure: BaseException | None = None
         for sink in self.sinks:
-            sink.close()
+            try:
+                sink.close()
+            except Exception as err:
+                failure = failure or err
         if self.checkpoint is not None:
             self.checkpoint.close()
+        if failure is not None:
+            raise failure
 
     def _run(self) -> Iterator[BatchOutput]:
         pending: BatchOutput | None = None

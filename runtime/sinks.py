@@ -16,8 +16,8 @@ from pathlib import Path
 from typing import IO, Literal
 
 from ..compiler.plan import Plan
-from .errors import CheckpointError, UsageError
-from .files import Place, folder_name
+from .errors import CheckpointError
+from .files import Place, cannot_write, folder_name, open_named
 from .output import BatchOutput
 
 OutputFormat = Literal["jsonl", "parquet", "delta"]
@@ -99,29 +99,48 @@ class ShowSink(Sink):
 
 
 class StreamSink(Sink):
+    """A stream this process holds (stdout, stderr): a failure to write to it (a full
+    disk, a closed pipe) is a ``WriteError`` naming it."""
+
     def __init__(self, stream: IO[str], kind: str) -> None:
         self.stream = stream
         self.kind = kind
+
+    @property
+    def shown(self) -> str:
+        """The stream's name in messages."""
+        path = getattr(self, "path", None)
+        return (
+            str(path)
+            if path is not None
+            else str(getattr(self.stream, "name", "a stream")).strip("<>")
+        )
 
     def deliver(self, out: BatchOutput) -> None:
         binary = getattr(self.stream, "buffer", None)  # a text stream's bytes underneath
         if self.kind != "rows" or binary is None:
             self.write(self.text(out))
             return
-        self.stream.flush()  # what was written as text goes first
-        out.write_text(binary, self.trace_batches)
-        binary.flush()
+        try:
+            self.stream.flush()  # what was written as text goes first
+            out.write_text(binary, self.trace_batches)
+            binary.flush()
+        except OSError as err:
+            raise cannot_write(self.shown, err) from None
 
     def write(self, chunks: Iterable[bytes]) -> None:
         binary = getattr(self.stream, "buffer", None)  # a text stream's bytes underneath
-        if binary is not None:
-            self.stream.flush()  # what was written as text goes first
-        for chunk in chunks:
+        try:
             if binary is not None:
-                binary.write(chunk)
-            else:
-                self.stream.write(chunk.decode("utf-8"))
-        (binary or self.stream).flush()
+                self.stream.flush()  # what was written as text goes first
+            for chunk in chunks:
+                if binary is not None:
+                    binary.write(chunk)
+                else:
+                    self.stream.write(chunk.decode("utf-8"))
+            (binary or self.stream).flush()
+        except OSError as err:
+            raise cannot_write(self.shown, err) from None
 
 
 class PipeSink(StreamSink):
@@ -137,14 +156,16 @@ class PipeSink(StreamSink):
         return [Place(self.option, self.path)]
 
     def start(self, offset: int | None, digest: str | None = None) -> None:
-        try:
-            self.stream = open(self.path, "w", encoding="utf-8")  # noqa: SIM115 - close()
-        except OSError as err:
-            raise UsageError(f"cannot write {self.path}: {err}") from None
+        self.stream = open_named(self.path, "w")
 
     def close(self) -> None:
-        if hasattr(self, "stream"):
-            self.stream.close()
+        stream = getattr(self, "stream", None)
+        if stream is not None:
+            del self.stream
+            try:
+                stream.close()
+            except OSError as err:  # what it still held could not be written
+                raise cannot_write(self.path, err) from None
 
 
 def path_sink(path: Path, kind: str, option: str, durable: bool = True) -> Sink:
@@ -196,10 +217,7 @@ class FileSink(Sink):
         ``offset`` bytes, whose SHA-256 is ``digest``; nothing is cut yet (``start``)."""
         if self.handle is not None:
             return
-        try:
-            handle = open(self.path, "r+b" if self.path.exists() else "w+b")  # noqa: SIM115
-        except OSError as err:
-            raise UsageError(f"cannot write {self.path}: {err}") from None
+        handle = open_named(self.path, "r+b" if self.path.exists() else "w+b")
         end = handle.seek(0, os.SEEK_END)
         if offset is not None and end < offset:
             handle.close()
@@ -223,7 +241,10 @@ class FileSink(Sink):
     def start(self, offset: int | None, digest: str | None = None) -> None:
         self.verify(offset, digest)
         assert self.handle is not None
-        self.handle.truncate(offset or 0)
+        try:
+            self.handle.truncate(offset or 0)
+        except OSError as err:
+            raise cannot_write(self.path, err) from None
         self.handle.seek(offset or 0)
 
     def _hash_to(self, end: int) -> None:
@@ -255,14 +276,20 @@ class FileSink(Sink):
             self.write(self.text(out))
             return
         assert self.handle is not None
-        out.write_text(self.handle, self.trace_batches)  # columns: straight into the file
-        self._sync()
+        try:
+            out.write_text(self.handle, self.trace_batches)  # columns: straight into the file
+            self._sync()
+        except OSError as err:  # a full disk: the checkpoint still holds the batch pending
+            raise cannot_write(self.path, err) from None
 
     def write(self, chunks: Iterable[bytes]) -> None:
         assert self.handle is not None
-        for chunk in chunks:
-            self.handle.write(chunk)
-        self._sync()
+        try:
+            for chunk in chunks:
+                self.handle.write(chunk)
+            self._sync()
+        except OSError as err:  # a full disk: the checkpoint still holds the batch pending
+            raise cannot_write(self.path, err) from None
 
     def _sync(self) -> None:
         assert self.handle is not None
@@ -288,8 +315,11 @@ class FileSink(Sink):
 
     def close(self) -> None:
         if self.handle is not None:
-            self.handle.close()
-            self.handle = None
+            handle, self.handle = self.handle, None
+            try:
+                handle.close()
+            except OSError as err:  # what it still held could not be written
+                raise cannot_write(self.path, err) from None
 
 
 class ParquetSink(Sink):
@@ -379,3 +409,7 @@ class DeltaSink(Sink):
         assert out.make_outputs is not None
         self.commits += self.writer.write(out.batch, out.make_outputs(), again=self.again)
         self.again = False
+
+    def close(self) -> None:
+        if hasattr(self, "writer"):
+            self.writer.close()

@@ -45,6 +45,7 @@ from ..compiler.plan import Plan
 from ..compiler.types import SqlType
 from .batches import Batch, Row, Rows
 from .errors import RunError, UsageError
+from .files import cannot_write, open_named
 from .values import (
     MAX_TIMESTAMP_US,
     MIN_TIMESTAMP_US,
@@ -658,11 +659,11 @@ def _read(
 
 def write_bad_rows(path: Path, bad: Sequence[BadRow]) -> None:
     try:
-        with path.open("w", encoding="utf-8", errors="backslashreplace") as out:
+        with open_named(path, "w", "the bad rows to ") as out:
             for b in bad:
                 out.write(dumps(b.to_json()) + "\n")
     except OSError as err:
-        raise UsageError(f"cannot write the bad rows to {path}: {err.strerror or err}") from None
+        raise cannot_write(path, err, "the bad rows to ") from None
 
 
 def _line_bytes(record: Any) -> bytes:

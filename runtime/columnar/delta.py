@@ -67,7 +67,7 @@ import polars as pl
 from ...compiler.types import SqlType
 from ..batches import Batch, Frame, Rows
 from ..errors import RunError, UsageError
-from ..files import folder_name
+from ..files import Folder, LibraryFolder, cannot_write, folder_name
 from ..trace import StreamSchema, Trace, TraceBatch
 from .frames import dtype_of
 from .parquet_out import output_frame, unsupported_column
@@ -1050,6 +1050,9 @@ def _importable(name: str) -> bool:
     return True
 
 
+_WHAT = "the Delta output directory"
+
+
 class DeltaWriter:
     """Writes each batch's relations as commits to a Delta table per relation under
     ``directory`` (the module's docstring)."""
@@ -1077,25 +1080,67 @@ class DeltaWriter:
                 )
         if directory.exists() and not directory.is_dir():
             raise UsageError(f"{directory} is not a directory (--output-format delta)")
-        for relation in columns:
-            table = self._table(relation)
-            if table.exists() and not (table / "_delta_log").is_dir() and any(table.iterdir()):
-                raise UsageError(
-                    f"{table} holds files but no Delta table; sjoin run writes a Delta table "
-                    "there: choose another --output"
-                )
+        self.root: Folder | None = None
+        self.tables: dict[str, LibraryFolder] = {}
+        if directory.is_dir():  # before the run: what is there already (a link refused)
+            try:
+                with Folder.open(directory, _WHAT, create=False) as root:
+                    for relation in columns:
+                        self._check(root, relation)
+            except OSError as err:
+                raise UsageError(f"cannot read {directory}: {err.strerror or err}") from None
 
-    def _table(self, relation: str) -> Path:
-        return self.directory / folder_name(relation)
+    def _check(self, root: Folder, relation: str) -> None:
+        """A relation's folder as the run finds it: none, or a Delta table, or empty; a
+        link at it, in it or in its ``_delta_log`` is refused (``files.LibraryFolder``)."""
+        table = root.child(folder_name(relation), create=False)
+        if table is None:
+            return
+        with table:
+            table.refuse_links_inside()
+            log = table.child("_delta_log", create=False)
+            if log is None and table.names():
+                raise UsageError(
+                    f"{table.path} holds files but no Delta table; sjoin run writes a Delta "
+                    "table there: choose another --output"
+                )
+            if log is not None:
+                with log:
+                    log.refuse_links_inside()
+
+    def _table(self, relation: str) -> str:
+        """The path of the relation's table to hand delta-rs, checked (no link at it, in
+        it or in its log) just before each use (``files.LibraryFolder``)."""
+        library = self.tables.get(relation)
+        if library is None:
+            if self.root is None:
+                try:
+                    self.root = Folder.open(self.directory, _WHAT)
+                except OSError as err:
+                    raise cannot_write(self.directory, err) from None
+            library = self.tables[relation] = LibraryFolder(
+                self.root, folder_name(relation), ["_delta_log"]
+            )
+        try:
+            return library.ready()
+        except OSError as err:
+            raise cannot_write(self.directory / folder_name(relation), err) from None
+
+    def close(self) -> None:
+        for library in self.tables.values():
+            library.close()
+        self.tables = {}
+        if self.root is not None:
+            self.root.close()
+            self.root = None
 
     def _commit(self, relation: str, frame: pl.DataFrame, mode: str, marks: dict[str, str]) -> None:
         table = self._table(relation)
         try:
-            table.mkdir(parents=True, exist_ok=True)
             properties = self.deltalake.CommitProperties(custom_metadata=marks)
             if mode == "overwrite":
                 self.deltalake.write_deltalake(
-                    str(table),
+                    table,
                     frame.to_arrow(),
                     mode="overwrite",
                     schema_mode="overwrite",
@@ -1103,10 +1148,10 @@ class DeltaWriter:
                 )
             else:
                 self.deltalake.write_deltalake(
-                    str(table), frame.to_arrow(), mode="append", commit_properties=properties
+                    table, frame.to_arrow(), mode="append", commit_properties=properties
                 )
         except OSError as err:
-            raise UsageError(f"cannot write {table}: {err.strerror or err}") from None
+            raise cannot_write(table, err) from None
         except Exception as err:  # delta-rs raises its own kinds (a table it cannot commit to)
             raise RunError(f"cannot write the Delta table {table}: {err}") from None
 
@@ -1119,10 +1164,10 @@ class DeltaWriter:
     def _last_batch(self, relation: str) -> int | None:
         """The batch id of the table's latest commit, if sjoin wrote it for a batch."""
         table = self._table(relation)
-        if not (table / "_delta_log").is_dir():
+        if not (Path(table) / "_delta_log").is_dir():
             return None
         try:
-            history = self.deltalake.DeltaTable(str(table)).history(1)
+            history = self.deltalake.DeltaTable(table).history(1)
         except Exception as err:
             raise RunError(f"cannot read the Delta table {table}: {err}") from None
         mark = history[0].get("sjoin.batch") if history else None

@@ -25,7 +25,7 @@ import polars as pl
 from ...compiler.types import SqlType
 from ..batches import Batch, Frame
 from ..errors import UsageError
-from ..files import Folder, folder_name
+from ..files import Folder, cannot_write, folder_name
 from .frames import to_frame
 
 _UTC = pl.Datetime("us", "UTC")
@@ -236,10 +236,11 @@ class ParquetWriter:
             frame = output_frame(values, self.columns[relation])
             folder = self._folder(relation, create=True)
             assert folder is not None
+            name = _FILE.format(batch)
             try:
-                folder.write(_FILE.format(batch), _parquet_bytes(frame), sync=False)
-            except OSError as err:
-                raise UsageError(f"cannot write {folder.path}: {err.strerror or err}") from None
+                folder.write(name, _parquet_bytes(frame), sync=False)
+            except OSError as err:  # a full disk: the checkpoint still holds the batch pending
+                raise cannot_write(folder.path / name, err) from None
             written += 1
         return written
 

@@ -135,6 +135,29 @@ def test_a_link_inside_a_folder_sjoin_owns_is_refused(
     assert link.is_symlink() and os.readlink(link) == str(target)
 
 
+@pytest.mark.parametrize(("what", "where", "options", "folder"), OWNED, ids=[o[0] for o in OWNED])
+def test_a_link_of_the_other_kind_inside_a_folder_sjoin_owns_is_refused(
+    tmp_path: Path, bait: Path, what: str, where: str, options: list[str], folder: bool
+) -> None:
+    """The same paths, each with a link of the other kind: to a folder where sjoin keeps a
+    file, to a file where it keeps a folder (issue 35, item 18)."""
+    link = tmp_path / where
+    link.parent.mkdir(parents=True, exist_ok=True)
+    target = bait / "victim" if folder else bait
+    link.symlink_to(target)
+    before = tree(bait)
+    args = [o if o not in ("out", "ck") else tmp_path / o for o in options if o != "-"]
+    if "--output-format" in args:
+        args += ["--output", tmp_path / "out"]
+    elif "-" not in options:
+        args += ["--output", tmp_path / "o.jsonl"]
+    code, err = cli(*run_args(*args))
+    assert code == 1, err
+    assert f"{link} is a symbolic link inside" in err and "never follows" in err, err
+    assert tree(bait) == before
+    assert link.is_symlink() and os.readlink(link) == str(target)
+
+
 def test_a_link_planted_where_a_restart_writes_is_refused(tmp_path: Path, bait: Path) -> None:
     """A restart rewrites the pending batch's files and writes new ones: a link at any of
     their names is refused, not written through."""
