@@ -1063,7 +1063,7 @@ def _statement(
             )
             return None
         key = m["key"].strip("`")
-        value = m["value"]
+        value = set_value(m["value"])
         return sqlast.SetConf(
             key,
             value,
@@ -1091,6 +1091,16 @@ def _statement(
             broken.append(name.text)
         return None
     return found  # type: ignore[no-any-return]
+
+
+def set_value(written: str) -> str:
+    """The value Spark's ``SET key = value`` sets: the text after ``=`` as written (trimmed;
+    quotes are part of it: ``SET k = 'UTC'`` sets ``'UTC'``), but a value that is one
+    back-quoted name is that name (``SET k = `a``b``` sets ``a`b``; checked on Spark
+    4.3.0)."""
+    text = written.strip()
+    m = re.fullmatch(r"`((?:[^`]|``)*)`", text)
+    return m[1].replace("``", "`") if m else text
 
 
 def _sql_syntax_error(err: UnexpectedInput, chunk: str, offset: int, diags: Diagnostics) -> None:

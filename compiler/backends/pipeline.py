@@ -29,6 +29,7 @@ File names hold no user text.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 
 from sqlglot import exp
@@ -367,6 +368,21 @@ def schema_sql(plan: Plan, spec_path: str) -> str:
     return text + (streams + ";\n" if streams else "")
 
 
+_PLAIN_VALUE = re.compile(r"[A-Za-z0-9_.:/+\-]+")
+
+
+def set_value_sql(value: str) -> str:
+    """``value`` as the text after ``SET key =`` that Spark reads back as exactly ``value``:
+    as written when it is plain (letters, digits, ``_ . : / + -``), else as one back-quoted
+    name (``sql.spark_sql``), which Spark's SET unquotes (``SET k = `a``b``` sets ``a`b``)
+    and SDP's statement splitter skips (a `;` or a quote in it ends nothing; checked on
+    Spark 4.3.0).  Raw, Spark would keep the quotes of ``'UTC'``, trim spaces, and split a
+    `;`; ``sqlparse.set_value`` reads it back."""
+    if _PLAIN_VALUE.fullmatch(value):
+        return value
+    return spark_sql(exp.Identifier(this=value, quoted=True))
+
+
 def pipeline_sql(plan: Plan, spec_path: str) -> str:
     """The whole spec as one pipeline SQL file (`sjoin fmt --to sql`): the settings (a SET
     per Spark conf), each stream declared by its columns, each join and aggregate as
@@ -380,9 +396,7 @@ def pipeline_sql(plan: Plan, spec_path: str) -> str:
     statements = []
     for conf, value in plan.spark_conf.items():
         string(value)  # no line break, no control character
-        if ";" in value:
-            raise Unwritable(f"the value of {conf} holds a `;`, which ends a SET statement")
-        statements.append(f"SET {conf} = {value}\n")
+        statements.append(f"SET {conf} = {set_value_sql(value)}\n")
     consumed = _consumed(plan)
     for node in plan.nodes:
         if isinstance(node, StreamNode):
