@@ -64,8 +64,14 @@ def _real(path: Path) -> Path:
 
 def _read(path: Path, room: int) -> str:
     """The text of ``path``, at most ``room`` characters of it (what is left of the
-    project's ``MAX_SPEC_CHARS``, and one more: enough for the E031 that refuses it)."""
+    project's ``MAX_SPEC_CHARS``, and one more: enough for the E031 that refuses it).  A
+    path that is no regular file (a FIFO, a device) is refused before it is opened: opening
+    a FIFO waits for a writer."""
     try:
+        if os.path.exists(path) and not stat.S_ISREG(os.stat(path).st_mode):
+            if os.path.isdir(path):
+                raise IsADirectoryError
+            raise PipelineError(f"{path} is not a regular file")
         with open(path, encoding="utf-8", errors="surrogatepass", newline="") as f:
             return f.read(room)
     except FileNotFoundError:

@@ -372,3 +372,20 @@ def test_outside_files_are_named_by_their_place_only_in_every_printer(
         out = sjoin(*args, str(root))
         assert SECRET not in out.output and "E999" not in out.output, (args, out.output)
     assert os.path.islink(root / "transformations" / "creds.sql")
+
+
+@pytest.mark.parametrize("name", ["p.sql", "spark-pipeline.yml"])
+def test_a_fifo_or_a_device_given_is_a_usage_error_not_a_hang(tmp_path: Path, name: str) -> None:
+    os.mkfifo(tmp_path / name)
+    out = sjoin("check", str(tmp_path / name))
+    assert out.exit_code == 2 and "is not a regular file" in out.output, out.output
+    (tmp_path / "z.sql").symlink_to("/dev/zero")
+    out = sjoin("check", str(tmp_path / "z.sql"))
+    assert out.exit_code == 2 and "is not a regular file" in out.output, out.output
+
+
+def test_a_fifo_a_glob_matches_is_left_out_as_pathlib_leaves_it(tmp_path: Path) -> None:
+    root = project(tmp_path, "transformations/**")
+    os.mkfifo(root / "transformations" / "f.sql")
+    (root / "transformations" / "z.sql").symlink_to("/dev/zero")
+    assert check_pipeline(root).ok
