@@ -22,7 +22,7 @@ from .compiler import annotate, limits
 from .compiler.ast import SpecFile
 from .compiler.bind import bind
 from .compiler.bound import BoundSpec
-from .compiler.diagnostics import Diagnostic, Diagnostics
+from .compiler.diagnostics import Diagnostic, Diagnostics, shown
 from .compiler.explain import plan_json
 from .compiler.model import SUPPORTED_SPARK, SparkVersion
 from .compiler.parse import parse
@@ -181,7 +181,7 @@ def check_pipeline(
     source = project.source
 
     def read() -> SpecFile | None:
-        if limits.refuse_text(source.text, diags):
+        if project.refused:  # past a size limit (read_pipeline reported the E031)
             return None
         if trace is not None:
             from .compiler.inference import infer_streams
@@ -190,8 +190,10 @@ def check_pipeline(
         return lower(project.given, diags)
 
     result = _check(source, diags, read, relation, spark)
-    result.diagnostics = [  # the help in the pipeline's own terms
-        dataclasses.replace(d, help=sql_help(d.help)) for d in result.diagnostics
+    result.diagnostics = [  # the help in the pipeline's own terms; no text of a file
+        # outside the project's folder (diagnostics.shown)
+        shown(dataclasses.replace(d, help=sql_help(d.help)), source)
+        for d in result.diagnostics
     ]
     result.again = lambda again_relation, again_spark: check_pipeline(
         path, again_relation, again_spark, trace

@@ -15,7 +15,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any, TextIO
 
-from ..compiler.diagnostics import Diagnostic
+from ..compiler.diagnostics import Diagnostic, shown
 from ..compiler.source import Source
 
 STYLES = {"error": "bold red", "warning": "bold yellow"}
@@ -44,9 +44,20 @@ def segments(d: Diagnostic, src: Source) -> Segments:
     from ``CONTEXT_SHOWN`` before the diagnostic's column, with ``...`` where it is cut: a
     large generated spec may hold a whole join on one line, and each diagnostic on it would
     otherwise print all of it.  The place is in the file ``src.locate`` gives (one of a
-    pipeline project's files)."""
+    pipeline project's files).  A file outside a project's folder is named by its path and
+    place only: no line of it is shown (``diagnostics.shown``)."""
+    d = shown(d, src)
     src, span = src.locate(d.span)
     line, col = src.line_col(span.start)
+    if src.outside:
+        out: Segments = [
+            (f"{src.path}:{line}:{col}: ", ""),
+            (f"{d.severity}[{d.code}]", STYLES[d.severity]),
+            (f": {d.message}\n", "bold"),
+        ]
+        if d.help:
+            out += [("  = ", "blue"), ("help", "bold"), (f": {d.help}", "")]
+        return out
     length = src.line_length(line)
     first, last = 1, length
     if length > MAX_LINE_SHOWN:
@@ -63,7 +74,7 @@ def segments(d: Diagnostic, src: Source) -> Segments:
     carets = "^" * max(1, sum(_cells(ch) for ch in underlined))
     gutter = " " * len(str(line))
     style = STYLES[d.severity]
-    out: Segments = [
+    out = [
         (f"{src.path}:{line}:{col}: ", ""),
         (f"{d.severity}[{d.code}]", style),
         (f": {d.message}\n", "bold"),
@@ -87,6 +98,7 @@ def render_plain(d: Diagnostic, src: Source) -> str:
 
 def to_dict(d: Diagnostic, src: Source) -> dict[str, Any]:
     """The JSON record of a diagnostic (the `diagnostics` entries of the plan JSON)."""
+    d = shown(d, src)
     src, span = src.locate(d.span)
     line, col = src.line_col(span.start)
     end_line, end_col = src.line_col(span.end)

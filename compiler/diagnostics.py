@@ -7,10 +7,11 @@ reports every independent problem.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 
 from .codes import CODES, Severity
-from .source import Span
+from .source import ProjectSource, Source, Span
 
 
 def excerpt(text: str, width: int = 40) -> str:
@@ -54,3 +55,46 @@ class Diagnostics:
         return sorted(
             self.items, key=lambda d: (d.span.start, d.severity != "error", d.code, d.message)
         )
+
+
+OUTSIDE_HELP = (
+    "the file is outside the project's folder (a link to a file elsewhere, or a libraries "
+    "glob that climbs out of the folder): SDP reads it, and sjoin checks it, but shows none "
+    "of its text, only its place (docs/pipelines.md)"
+)
+_QUOTED = re.compile(r"`([^`\n]+)`")
+
+
+def shown(d: Diagnostic, source: Source) -> Diagnostic:
+    """``d`` as it may be shown: a diagnostic in a file outside a pipeline project's folder
+    (``Source.outside``) keeps its code and place, and says no more of the file than its
+    code's title (its message, label and help may quote the file); a diagnostic elsewhere
+    has each back-quoted text that only an outside file holds (a did-you-mean of a name
+    defined there, say) shown as `...`.  Every printer of diagnostics goes through it
+    (``cli/render.py``), and so do a pipeline's check results (``api.check_pipeline``)."""
+    if not isinstance(source, ProjectSource) or not any(f.outside for _, f in source.parts):
+        return d
+    file, _ = source.locate(d.span)
+    if file.outside:
+        if d.help == OUTSIDE_HELP:
+            return d
+        title = CODES[d.code].title
+        return Diagnostic(d.code, f"{title}, in a file outside the project", d.span, "",
+                          OUTSIDE_HELP)  # fmt: skip
+    inside = [f.text for _, f in source.parts if not f.outside]
+    outside = [f.text for _, f in source.parts if f.outside]
+
+    def hide(text: str) -> str:
+        def one(m: re.Match[str]) -> str:
+            quoted = m[1]
+            if any(quoted in t for t in outside) and not any(quoted in t for t in inside):
+                return "`...`"
+            return m[0]
+
+        return _QUOTED.sub(one, text)
+
+    message, label = hide(d.message), hide(d.label)
+    help = hide(d.help) if d.help is not None else None
+    if (message, label, help) == (d.message, d.label, d.help):
+        return d
+    return Diagnostic(d.code, message, d.span, label, help)

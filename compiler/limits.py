@@ -21,6 +21,11 @@ Each limit is checked before the work it bounds, so that a refusal is itself fas
 - ``MAX_COLUMNS``: the columns of all relations together, counted by the binder before it
   builds each relation's columns (``ColumnBudget``): a join without SELECT keeps every column
   of both sides, so a chain of n such joins has n² columns and a self-join of self-joins 2^n.
+- ``MAX_GLOB_ENTRIES``: the files and folders a pipeline project's ``libraries`` globs walk
+  (``compiler/project.py``), counted as they are listed: a glob that climbs out of the
+  project (``../../**``) would otherwise walk the whole file system.  The project's files
+  together are held to ``MAX_SPEC_CHARS`` (each read only up to what is left of it), and
+  the nesting of its YAML and SQL to ``MAX_NESTING``.
 - ``MAX_SUBSTITUTIONS``: the predicates Spark's filter inference rewrites through the join
   conditions' equalities (``compiler/infer.py``), counted by the planner before it rewrites
   them: n equalities that share one column rewrite each other, n² predicates.
@@ -43,6 +48,7 @@ MAX_NESTING = 100
 MAX_RELATIONS = 1_000
 MAX_COLUMNS = 20_000
 MAX_SUBSTITUTIONS = 20_000
+MAX_GLOB_ENTRIES = 10_000
 
 # The grammar's tokens as its terminals match them (grammar/sjoin.lark), after white space
 # and comments: a string, a name (plain or back-quoted), a number, a two-character operator,
@@ -65,10 +71,12 @@ def tokens(text: str) -> Iterator[re.Match[str]]:
     return (m for m in _TOKEN.finditer(text) if m.start("token") >= 0)
 
 
-def refuse_text(text: str, diags: Diagnostics) -> bool:
+def refuse_text(text: str, diags: Diagnostics, ranges: list[tuple[int, int]] | None = None) -> bool:
     """E031 at the first place where ``text`` passes a limit of its length, its number of
     tokens, or the length of one name or string; whether it did.  Linear: one scan, and a
-    few integer operations per token."""
+    few integer operations per token.  ``ranges``: the parts of ``text`` whose tokens count
+    (a pipeline project's SQL files, each scanned on its own so that a comment left open
+    in one does not hide the next; its YAML and Python are held to the length only)."""
     if len(text) > MAX_SPEC_CHARS:
         diags.add(
             "E031",
@@ -79,7 +87,10 @@ def refuse_text(text: str, diags: Diagnostics) -> bool:
         )
         return True
     count = 0
-    for m in tokens(text):
+    scans = (
+        _TOKEN.finditer(text, a, b) for a, b in (ranges if ranges is not None else [(0, len(text))])
+    )
+    for m in (m for scan in scans for m in scan if m.start("token") >= 0):
         start = m.start("token")
         count += 1
         if count > MAX_TOKENS:

@@ -729,16 +729,17 @@ _LEVELS = frozenset(
 )
 
 
-def _nesting_error(statement: Tree[Token]) -> Tree[Token] | None:
+def _nesting_error(statement: Tree[Token], levels: frozenset[str] = _LEVELS) -> Tree[Token] | None:
     """The first node (in source order) of ``statement`` nested more than MAX_NESTING
-    levels deep, or None; a walk without recursion."""
+    levels deep, or None; a walk without recursion.  ``levels``: the grammar's rules that
+    add a level (the SQL front end's grammar names its own, ``sqlparse``)."""
     stack: list[tuple[Tree[Token], int]] = [(statement, 0)]
     while stack:
         node, level = stack.pop()
         kids = node.children
         if node.data in ("and_", "or_"):
             level += (len(kids) - 1).bit_length()  # the depth of the balanced tree
-        elif node.data in _LEVELS:
+        elif node.data in levels:
             level += 1
         if level > MAX_NESTING:
             return node
@@ -756,16 +757,21 @@ def _limit_nesting(tree: Tree[Token], offset: int, diags: Diagnostics) -> Tree[T
         if node is None:
             kept.append(statement)
             continue
-        start = Span.of(node.meta, offset).start
-        diags.add(
-            "E001",
-            f"the spec nests expressions too deeply (more than {MAX_NESTING} levels)",
-            Span(start, start + 1),
-            f"level {MAX_NESTING + 1} starts here",
-            "split it: compute part of it in the SELECT of an earlier join; a list of "
-            "conditions joined by AND or OR is not nesting, however long",
-        )
+        nesting_refused(Span.of(node.meta, offset).start, diags)
     return Tree(tree.data, kept, tree.meta)
+
+
+def nesting_refused(start: int, diags: Diagnostics) -> None:
+    """The E001 of an expression nested more than MAX_NESTING levels, at ``start`` (both
+    syntaxes say it alike)."""
+    diags.add(
+        "E001",
+        f"the spec nests expressions too deeply (more than {MAX_NESTING} levels)",
+        Span(start, start + 1),
+        f"level {MAX_NESTING + 1} starts here",
+        "split it: compute part of it in the SELECT of an earlier join; a list of "
+        "conditions joined by AND or OR is not nesting, however long",
+    )
 
 
 def parse(source: Source, diags: Diagnostics) -> ast.SpecFile:

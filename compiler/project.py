@@ -18,13 +18,18 @@ cannot be read at all (no such path, not UTF-8, no spark-pipeline.yml in a direc
 from __future__ import annotations
 
 import ast as python_ast
+import errno
 import glob as globbing
+import os
+import stat
+import tokenize
 from dataclasses import dataclass, field
+from io import StringIO
 from pathlib import Path
 from typing import Any
 
 from . import limits, sqlast
-from .diagnostics import Diagnostics
+from .diagnostics import Diagnostics, excerpt
 from .source import SPEC_NAMES, ProjectSource, Source, Span, is_pipeline
 from .sqllower import SCHEMA_FILE, Conf, PipelineInput, PythonDataset
 from .sqlparse import parse_sql
@@ -44,12 +49,31 @@ class Project:
     source: ProjectSource
     given: PipelineInput
     files: list[Path] = field(default_factory=list)
+    # past a size limit (E031 reported): nothing of it was parsed
+    refused: bool = False
 
 
-def _read(path: Path) -> str:
+def _real(path: Path) -> Path:
+    """``path`` with every link followed (as far as it leads: a loop or a missing part is
+    left as written)."""
     try:
+        return Path(os.path.realpath(path))
+    except (OSError, ValueError):
+        return Path(os.path.abspath(path))
+
+
+def _read(path: Path, room: int) -> str:
+    """The text of ``path``, at most ``room`` characters of it (what is left of the
+    project's ``MAX_SPEC_CHARS``, and one more: enough for the E031 that refuses it).  A
+    path that is no regular file (a FIFO, a device) is refused before it is opened: opening
+    a FIFO waits for a writer."""
+    try:
+        if os.path.exists(path) and not stat.S_ISREG(os.stat(path).st_mode):
+            if os.path.isdir(path):
+                raise IsADirectoryError
+            raise PipelineError(f"{path} is not a regular file")
         with open(path, encoding="utf-8", errors="surrogatepass", newline="") as f:
-            return f.read(limits.MAX_SPEC_CHARS + 1)
+            return f.read(room)
     except FileNotFoundError:
         raise PipelineError(f"no such file: {path}") from None
     except IsADirectoryError:
@@ -61,18 +85,30 @@ def _read(path: Path) -> str:
 
 
 class _Texts:
-    """The files' texts laid end to end, each at its offset in the whole."""
+    """The files' texts laid end to end, each at its offset in the whole.  Together they
+    are read up to one character past ``MAX_SPEC_CHARS`` (``full``: the project is refused
+    with E031 before any of it is parsed); a file whose real path is outside ``folder`` (a
+    link to elsewhere, or a glob that climbs out) is marked ``outside``: no diagnostic
+    shows its text."""
 
-    def __init__(self, shown_root: Path | None) -> None:
+    def __init__(self, folder: Path) -> None:
         self.parts: list[tuple[int, Source]] = []
         self.chunks: list[str] = []
         self.length = 0
-        self.shown_root = shown_root
+        self.folder = _real(folder)
+
+    @property
+    def full(self) -> bool:
+        return self.length > limits.MAX_SPEC_CHARS
+
+    def outside(self, path: Path) -> bool:
+        real = _real(path)
+        return real != self.folder and self.folder not in real.parents
 
     def add(self, path: Path, shown: str | None = None) -> tuple[int, int]:
-        text = _read(path)
+        text = _read(path, max(0, limits.MAX_SPEC_CHARS + 1 - self.length))
         start = self.length
-        self.parts.append((start, Source(shown or str(path), text)))
+        self.parts.append((start, Source(shown or str(path), text, outside=self.outside(path))))
         self.chunks.append(text)
         self.length += len(text)
         # a line break between files keeps a statement of one from running into the next
@@ -81,7 +117,9 @@ class _Texts:
         return start, start + len(text)
 
     def source(self, path: str) -> ProjectSource:
-        return ProjectSource(path, "".join(self.chunks), tuple(self.parts))
+        """The whole text; past ``MAX_SPEC_CHARS`` it is refused (E031) and none of its
+        files is parsed."""
+        return ProjectSource(path, "".join(self.chunks), parts=tuple(self.parts))
 
 
 def read_pipeline(path: str | Path, diags: Diagnostics) -> Project:
@@ -102,20 +140,23 @@ def read_pipeline(path: str | Path, diags: Diagnostics) -> Project:
         return _project(p, diags)
     if not p.exists():
         raise PipelineError(f"no such file: {p}")
-    texts = _Texts(None)
+    texts = _Texts(p.parent)
     given = PipelineInput()
     start, end = texts.add(p)
     files = [p]
     schema = p.parent / SCHEMA_FILE
     schema_range = None
-    if schema.is_file() and schema.resolve() != p.resolve():
+    if not texts.full and schema.is_file() and _real(schema) != _real(p):
         schema_range = texts.add(schema)
         files.append(schema)
     source = texts.source(str(p))
+    given.span = Span(0, len(source.text))
+    sql = [(start, end)] + ([schema_range] if schema_range is not None else [])
+    if limits.refuse_text(source.text, diags, sql):
+        return Project(p.parent, source, given, files, refused=True)
     given.sql.append(parse_sql(source.text, start, end, str(p), diags))
     if schema_range is not None:
         given.schemas.append(parse_sql(source.text, *schema_range, str(schema), diags))
-    given.span = Span(0, len(source.text))
     return Project(p.parent, source, given, files)
 
 
@@ -124,27 +165,32 @@ def _project(spec: Path, diags: Diagnostics) -> Project:
     texts = _Texts(root)
     spec_range = texts.add(spec)
     spec_text = texts.chunks[0]
+    if limits.refuse_text(spec_text, diags, []):  # its length, before YAML reads it
+        source = texts.source(str(root))
+        given = PipelineInput(span=Span(0, len(source.text)))
+        return Project(root, source, given, [spec], refused=True)
     settings, libraries = _spec(spec_text, spec_range[0], diags)
     given = PipelineInput(confs=settings)
     files: list[tuple[Path, str]] = []
     seen: set[Path] = set()
+    walked = [0]  # the entries the globs have listed (MAX_GLOB_ENTRIES)
     for pattern, span in libraries:
-        matched = _glob(root, pattern, span, diags)
+        matched = _glob(root, pattern, span, diags, walked)
         for file in matched:
-            key = file.resolve()
+            key = _real(file)
             if key in seen:
                 continue
             seen.add(key)
             files.append((file, file.relative_to(root).as_posix()))
     ranges = []
     for file, shown in files:
-        if file.suffix not in (".sql", ".py"):
+        if file.suffix not in (".sql", ".py") or texts.full:
             continue
         ranges.append((file, shown, texts.add(file, str(root / shown))))
     schema = root / SCHEMA_FILE
     schema_range = None
-    if schema.is_file():
-        if schema.resolve() in seen:
+    if schema.is_file() and not texts.full:
+        if _real(schema) in seen:
             diags.add(
                 "E033",
                 f"a libraries glob matches {SCHEMA_FILE}",
@@ -155,6 +201,10 @@ def _project(spec: Path, diags: Diagnostics) -> Project:
         else:
             schema_range = texts.add(schema, str(root / SCHEMA_FILE))
     source = texts.source(str(root))
+    sql = [r for file, _, r in ranges if file.suffix == ".sql"]
+    if limits.refuse_text(source.text, diags, sql + ([schema_range] if schema_range else [])):
+        given.span = Span(0, len(source.text))
+        return Project(root, source, given, [spec, *(f for f, _ in files)], refused=True)
     for file, shown, (start, end) in ranges:
         if file.suffix == ".sql":
             given.sql.append(parse_sql(source.text, start, end, str(root / shown), diags))
@@ -186,6 +236,18 @@ def _spec(text: str, offset: int, diags: Diagnostics) -> tuple[list[Conf], list[
     except ImportError:  # pragma: no cover - pyyaml is a dependency of sjoin
         raise PipelineError("reading spark-pipeline.yml needs pyyaml: pip install pyyaml") from None
     try:
+        deep = _yaml_too_deep(yaml, text)
+        if deep is not None:
+            at = offset + deep
+            diags.add(
+                "E031",
+                f"spark-pipeline.yml nests more than {limits.MAX_NESTING} levels of "
+                "mappings and lists",
+                Span(at, at + 1),
+                f"level {limits.MAX_NESTING + 1} starts here",
+                "a pipeline spec is a few levels deep: name, storage, configuration, libraries",
+            )
+            return [], []
         root = yaml.compose(text, Loader=yaml.SafeLoader)
     except yaml.YAMLError as err:
         mark = getattr(err, "problem_mark", None) or getattr(err, "context_mark", None)
@@ -225,6 +287,22 @@ def _spec(text: str, offset: int, diags: Diagnostics) -> tuple[list[Conf], list[
     # `name` and `storage` are SDP's to require (a run may add them to its copy): sjoin
     # reads only the libraries and the confs
     return confs, libraries
+
+
+def _yaml_too_deep(yaml: Any, text: str) -> int | None:
+    """The offset where ``text`` nests mappings and lists more than ``MAX_NESTING`` deep,
+    or None: one pass over YAML's events, which need no recursion (composing the nodes
+    recurses once per level, and Python's limit would end it: SDP's ``yaml.safe_load``
+    fails on such a spec with RecursionError)."""
+    depth = 0
+    for event in yaml.parse(text, Loader=yaml.SafeLoader):
+        if isinstance(event, (yaml.MappingStartEvent, yaml.SequenceStartEvent)):
+            depth += 1
+            if depth > limits.MAX_NESTING:
+                return int(event.start_mark.index)
+        elif isinstance(event, (yaml.MappingEndEvent, yaml.SequenceEndEvent)):
+            depth -= 1
+    return None
 
 
 def _configuration(node: Any, span: Any, diags: Diagnostics) -> list[Conf]:
@@ -274,28 +352,167 @@ def _libraries(node: Any, span: Any, diags: Diagnostics) -> list[tuple[str, Span
                 "write `- glob:\\n    include: transformations/**`",
             )
             continue
+        if include.tag != "tag:yaml.org,2002:str":
+            # SDP's yaml.safe_load makes it a number, a boolean, null, bytes, a date...,
+            # and its glob check fails on it (TypeError)
+            diags.add(
+                "E033",
+                "the `include` of a library is no string",
+                span(include),
+                "SDP fails on it",
+                'quote it: `include: "transformations/**"`',
+            )
+            continue
         out.append((str(include.value), span(include)))
     return out
 
 
-def _glob(root: Path, pattern: str, span: Span, diags: Diagnostics) -> list[Path]:
-    """The files a libraries glob matches, as SDP matches them (a file path, or a folder's
-    ``/**``, every file under it; any other glob is refused), in a stable order."""
+# errors pathlib's Path.is_file and Path.exists take for "no" (pathlib._ignore_error);
+# any other error ends SDP's glob
+_NOT_THERE = frozenset({errno.ENOENT, errno.ENOTDIR, errno.EBADF, errno.ELOOP})
+
+
+class _Refused(Exception):
+    """A glob SDP cannot use or sjoin will not walk (already reported)."""
+
+
+def _glob(
+    root: Path, pattern: str, span: Span, diags: Diagnostics, walked: list[int]
+) -> list[Path]:
+    """The files a libraries glob matches, as SDP matches them: ``Path(root).glob(pattern)``
+    (pyspark/pipelines/cli.py) of a file path, or of a folder's ``/**`` with ``/*`` added
+    (every file under the folder, through no link to a folder below it; any other glob is
+    refused), in a stable order.  What makes pathlib fail (an empty or absolute pattern,
+    one naming the folder itself, a path it cannot stat) is E033 at the glob: SDP fails on
+    it too.  The walk is sjoin's own (no recursion; pathlib's recurses once per folder
+    level) and lists at most ``MAX_GLOB_ENTRIES`` files and folders in all (``walked``)."""
+
+    def refuse(message: str, label: str, help: str, code: str = "E033") -> list[Path]:
+        diags.add(code, message, span, label, help)
+        return []
+
+    if len(pattern) > limits.MAX_NAME_CHARS:
+        return refuse(
+            f"a libraries glob is longer than {limits.MAX_NAME_CHARS:,} characters",
+            f"{len(pattern):,} characters",
+            "name a folder of the project, followed by /**",
+            "E031",
+        )
+    shown = f"`{excerpt(pattern)}`"
+    recursive = False
+    base = pattern
     if globbing.has_magic(pattern):
         prefix = pattern[:-3] if pattern.endswith("/**") else None
         if prefix is None or globbing.has_magic(prefix):
-            diags.add(
-                "E033",
-                f"SDP refuses the glob `{pattern}`",
-                span,
+            return refuse(
+                f"SDP refuses the glob {shown}",
                 "not a file or a folder/**",
                 "write a file path, or a folder followed by /** (PIPELINE_SPEC_INVALID_GLOB_"
                 "PATTERN)",
             )
+        recursive, base = True, prefix
+    if not pattern:
+        return refuse(
+            "a libraries glob is empty",
+            "SDP fails on it",
+            "pathlib refuses an empty pattern (ValueError): write a file path, or a folder "
+            "followed by /**",
+        )
+    if pattern.startswith("/"):
+        return refuse(
+            f"the libraries glob {shown} is an absolute path",
+            "SDP fails on it",
+            "SDP matches each glob under the folder of spark-pipeline.yml, and pathlib "
+            "refuses an absolute pattern (NotImplementedError): write a path relative to it",
+        )
+    parts = [part for part in base.split("/") if part not in ("", ".")]
+    if not parts and not recursive:
+        return refuse(
+            f"the libraries glob {shown} names the project's folder, not a file",
+            "SDP fails on it",
+            "pathlib fails on a pattern without a name (IndexError, Python 3.11): write a "
+            "file path, or a folder followed by /**",
+        )
+    if not recursive and base.endswith("/"):
+        return []  # pathlib matches folders only: no file
+    try:
+        if not recursive:
+            file = root.joinpath(*parts)
+            return [file] if _is_file(file, span, diags) else []
+        return sorted(_walk(root.joinpath(*parts), span, diags, walked))
+    except _Refused:
+        return []
+
+
+def _is_file(path: Path, span: Span, diags: Diagnostics) -> bool:
+    """``path.is_file()`` as pathlib answers it, or E033 where pathlib would fail."""
+    try:
+        return stat.S_ISREG(os.stat(path).st_mode)
+    except OSError as err:
+        if err.errno in _NOT_THERE:
+            return False
+        diags.add(
+            "E033",
+            f"a libraries glob reaches {excerpt(str(path), 80)}, which cannot be read: "
+            f"{err.strerror}",
+            span,
+            "SDP fails on it",
+            "keep the globs to the project's own folders",
+        )
+        raise _Refused from None
+    except ValueError:  # a NUL in the path: pathlib raises it too
+        return False
+
+
+def _walk(top: Path, span: Span, diags: Diagnostics, walked: list[int]) -> list[Path]:
+    """Every file under the folder ``top`` (``top/**/*``), as pathlib's recursive glob
+    finds them: it enters no link to a folder, skips a folder it may not list, and leaves
+    out what is under ``__pycache__``; at most ``MAX_GLOB_ENTRIES`` entries in all."""
+    try:
+        if not stat.S_ISDIR(os.stat(top).st_mode):
             return []
-        pattern += "/*"
-    found = [p for p in root.glob(pattern) if p.is_file() and "__pycache__" not in p.parts]
-    return sorted(found)
+    except (OSError, ValueError):
+        return []
+    found: list[Path] = []
+    folders = [top]
+    while folders:
+        folder = folders.pop()
+        try:
+            with os.scandir(folder) as listing:
+                entries = list(listing)
+        except PermissionError:
+            continue  # pathlib skips a folder it may not list
+        except OSError as err:
+            diags.add(
+                "E033",
+                f"a libraries glob cannot list {excerpt(str(folder), 80)}: {err.strerror}",
+                span,
+                "SDP fails on it",
+                "keep the globs to the project's own folders",
+            )
+            raise _Refused from None
+        walked[0] += len(entries)
+        if walked[0] > limits.MAX_GLOB_ENTRIES:
+            diags.add(
+                "E031",
+                f"the libraries globs walk more than {limits.MAX_GLOB_ENTRIES:,} files and folders",
+                span,
+                f"this glob passes the limit in {excerpt(os.path.normpath(folder), 80)}",
+                "name the project's own folders of pipeline code (a glob that climbs out of "
+                "the project walks all that is above it)",
+            )
+            raise _Refused from None
+        for entry in entries:
+            path = folder / entry.name
+            try:
+                is_folder = entry.is_dir() and not entry.is_symlink()
+            except OSError:
+                is_folder = False
+            if is_folder:
+                folders.append(path)
+            if "__pycache__" not in path.parts and _is_file(path, span, diags):
+                found.append(path)
+    return found
 
 
 # ------------------------------------------------------------------ Python files
@@ -330,6 +547,20 @@ def _python(text: str, start: int, end: int, diags: Diagnostics) -> list[PythonD
 
     try:
         tree = python_ast.parse(code)
+    except (RecursionError, MemoryError):
+        # Python's parser gives up on an expression nested too deeply (100,000 unary
+        # minus signs, a sum of 100,000 terms, a chain of 50,000 calls, 5,000 lambdas in
+        # each other): RecursionError or MemoryError("Parser stack overflowed"), fast and
+        # small (checked on Python 3.11); SDP's import of the file fails the same way
+        pos = start + _longest_statement(code)
+        diags.add(
+            "E031",
+            "this Python file nests an expression too deeply for Python's parser",
+            Span(pos, pos + 1),
+            "in the statement that starts here",
+            "split the expression; SDP's import of the file fails on it too",
+        )
+        return []
     except (SyntaxError, ValueError) as err:
         line = getattr(err, "lineno", 1) or 1
         pos = start + lines[min(line, len(lines)) - 1]
@@ -373,6 +604,30 @@ def _python(text: str, start: int, end: int, diags: Diagnostics) -> list[PythonD
                 continue
             out.append(PythonDataset(name, kind, at(node)))
     return out
+
+
+def _longest_statement(code: str) -> int:
+    """The offset of the Python statement with the most tokens (the one that nests too
+    deeply), by one pass of ``tokenize`` (no recursion); 0 if the text does not tokenize."""
+    lines = [0]
+    for i, ch in enumerate(code):
+        if ch == "\n":
+            lines.append(i + 1)
+    best, best_at, count, at = -1, 0, 0, None
+    try:
+        for token in tokenize.generate_tokens(StringIO(code).readline):
+            if at is None:
+                at = token.start
+            count += 1
+            if token.type in (tokenize.NEWLINE, tokenize.ENDMARKER):
+                if count > best:
+                    best, best_at = count, lines[min(at[0], len(lines)) - 1] + at[1]
+                count, at = 0, None
+    except (tokenize.TokenError, SyntaxError):
+        pass
+    if count > best and at is not None:
+        best_at = lines[min(at[0], len(lines)) - 1] + at[1]
+    return best_at
 
 
 def _utf8_col(code: str, lines: list[int], line: int, col: int) -> int:

@@ -122,11 +122,15 @@ class Span:
 class Source:
     """One spec file's text, with a line index for offset -> (line, col).
 
-    Lines end at LF, CRLF or a lone CR."""
+    Lines end at LF, CRLF or a lone CR.  ``outside``: a file of a pipeline project that is
+    outside the project's folder (a link to a file elsewhere, or a libraries glob that climbs
+    out of it): it is read, as Spark's pipelines read it, but no diagnostic shows its text
+    (``diagnostics.shown``; the printer names its path and place only)."""
 
     path: str
     text: str
     _line_starts: tuple[int, ...] = field(init=False, repr=False, compare=False)
+    outside: bool = field(default=False, compare=False)
 
     def __post_init__(self) -> None:
         starts = [0]

@@ -921,7 +921,7 @@ class Lowering:
         version = SparkVersion.parse(self.spark) if self.spark else None
         if version is not None and not version.at_least(3, 5):
             return False
-        confs = {c.key: c.value.strip().strip("'\"").lower() for c in self.given.confs}
+        confs = {c.key: c.value.strip().lower() for c in self.given.confs}
         return confs.get("spark.sql.streaming.statefulOperator.allowMultiple") != "false"
 
 
@@ -1007,15 +1007,15 @@ def _item_name(item: ast.SelectItem) -> str | None:
 
 def _setting_text(name: str, value: str) -> str:
     """A conf's value as the `set` statement's value."""
-    text = value.strip()
-    if len(text) >= 2 and text[0] == text[-1] and text[0] in "'\"":
-        text = text[1:-1]
+    text = value  # as Spark has it: YAML's scalar, or SET's value (sqlparse.set_value)
     if name == "state_store":
         for short, provider in settings.STATE_STORE_PROVIDERS.items():
             if text == provider:
                 return short
         return text
     spec = settings.SETTINGS[name]
+    if spec.kind in ("bool", "positive_int"):
+        text = text.strip()  # Spark trims a boolean's and a number's text
     if spec.kind in ("bool", "choice"):
         return text.lower()
     return text

@@ -38,7 +38,7 @@ from sqlglot import exp
 from ..grammar import clause_parser, parser, sql_parser
 from . import annotate, ast, sqlast
 from .diagnostics import Diagnostics
-from .parse import ToAst, _describe_expected, _syntax_error
+from .parse import ToAst, _describe_expected, _nesting_error, _syntax_error, nesting_refused
 from .source import BIDI_CONTROLS, HOSTILE, Span, char_name
 
 ANNOTATION = re.compile(r"--[ \t]*sjoin:", re.IGNORECASE)
@@ -1032,6 +1032,15 @@ def _parse_sjoin(body: str, offset: int, diags: Diagnostics) -> tuple[ast.Statem
     return spec.statements
 
 
+# The rules of grammar/pipeline_sql.lark that add a level of nesting, as parse._LEVELS
+# does for the .sjoin grammar: each operator, parenthesis, call, CASE, CAST and subquery
+SQL_LEVELS = frozenset(
+    {"not_", "compare", "between", "is_null", "in_list", "like", "binop", "neg", "paren"}
+    | {"func_call", "case_expr", "cast_expr", "try_cast", "concat_op", "colon_cast"}
+    | {"field_access", "null_safe_equal", "distinct_from", "regex_match", "is_truth"}
+    | {"paren_query", "subquery_read"}
+)
+
 _SET = re.compile(r"\s*set\b", re.IGNORECASE)
 _SET_KEY = re.compile(r"\s*set\s+(?P<key>[A-Za-z_][\w.\-]*|`[^`]*`)\s*(?:=\s*(?P<value>.*?))?\s*\Z",
                       re.IGNORECASE | re.DOTALL)  # fmt: skip
@@ -1063,7 +1072,7 @@ def _statement(
             )
             return None
         key = m["key"].strip("`")
-        value = m["value"]
+        value = set_value(m["value"])
         return sqlast.SetConf(
             key,
             value,
@@ -1075,6 +1084,13 @@ def _statement(
         tree = sql_parser().parse(chunk)
     except UnexpectedInput as err:
         _sql_syntax_error(err, chunk, offset, diags)
+        declared = _DECLARED.match(chunk)
+        if declared is not None:
+            broken.append(_unquote(declared[1]))
+        return None
+    deep = _nesting_error(tree, SQL_LEVELS)
+    if deep is not None:  # the same limit as a .sjoin spec's (limits.MAX_NESTING)
+        nesting_refused(Span.of(deep.meta, offset).start, diags)
         declared = _DECLARED.match(chunk)
         if declared is not None:
             broken.append(_unquote(declared[1]))
@@ -1091,6 +1107,16 @@ def _statement(
             broken.append(name.text)
         return None
     return found  # type: ignore[no-any-return]
+
+
+def set_value(written: str) -> str:
+    """The value Spark's ``SET key = value`` sets: the text after ``=`` as written (trimmed;
+    quotes are part of it: ``SET k = 'UTC'`` sets ``'UTC'``), but a value that is one
+    back-quoted name is that name (``SET k = `a``b``` sets ``a`b``; checked on Spark
+    4.3.0)."""
+    text = written.strip()
+    m = re.fullmatch(r"`((?:[^`]|``)*)`", text)
+    return m[1].replace("``", "`") if m else text
 
 
 def _sql_syntax_error(err: UnexpectedInput, chunk: str, offset: int, diags: Diagnostics) -> None:

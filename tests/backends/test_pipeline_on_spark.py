@@ -134,9 +134,13 @@ def _run_pipeline(project: Path, remote: str, database: str) -> str:
     assert made.returncode == 0, made.stderr[-3000:]
     spec = project / "spark-pipeline.yml"
     spec.write_text(spec.read_text(encoding="utf-8") + f"database: {database}\n", encoding="utf-8")
+    # run from another folder than the project's, as its header and docs/pipelines.md say a
+    # project may be run (its globs are read from the spec's folder)
+    elsewhere = project.parent / "elsewhere"
+    elsewhere.mkdir(exist_ok=True)
     done = subprocess.run(
         [sys.executable, "-m", "pyspark.pipelines.cli", "run", "--spec", str(spec)],
-        cwd=project,
+        cwd=elsewhere,
         env=env,
         capture_output=True,
         text=True,
@@ -212,9 +216,13 @@ def _compare(
     plan = pipeline_plan(plan, data, out)
     assert pipeline_refusals(plan) == []
     storage = (tmp_path / "storage").as_uri()
+    # compiled into one folder and moved to another before it runs: the project is
+    # relocatable but for `storage`, an absolute URI (docs/pipelines.md)
+    compiled = tmp_path / "compiled"
     for relative, text in compile_pipeline(plan, name, storage, name).items():
-        (project / relative).parent.mkdir(parents=True, exist_ok=True)
-        (project / relative).write_text(text, encoding="utf-8")
+        (compiled / relative).parent.mkdir(parents=True, exist_ok=True)
+        (compiled / relative).write_text(text, encoding="utf-8")
+    compiled.rename(project)
     _run_pipeline(project, remote, f"sjoin_{name}")
 
     batches = run(plan, [dict(r, batch=0) for r in records], engine="reference").batches
