@@ -99,9 +99,7 @@ _OWN_OPTIONS: dict[tuple[str, str], tuple[str, ...]] = {
 }
 
 
-def _own_options(
-    fmt: str, known: dict[str, tuple[tuple[str, ...], ...]], what: str
-) -> list[str]:
+def _own_options(fmt: str, known: dict[str, tuple[tuple[str, ...], ...]], what: str) -> list[str]:
     """Every option name sjoin reads itself for ``fmt``: the required ones and its own."""
     names = [name for group in known[fmt] for name in group]
     names += _OWN_OPTIONS.get((what, fmt), ())
