@@ -28,7 +28,7 @@ from .bound import (
     Stream,
     Watermark,
 )
-from .diagnostics import Diagnostics, excerpt
+from .diagnostics import Diagnostics, did_you_mean, excerpt
 from .expr import copy_tree
 from .model import (
     DEFAULT_SPARK,
@@ -86,8 +86,7 @@ _UNIT_WORDS = ("millisecond", "milliseconds", "second", "seconds", "minute", "mi
 
 
 def _suggest(word: str, candidates: Sequence[str]) -> str | None:
-    close = difflib.get_close_matches(word, list(candidates), n=1, cutoff=0.6)
-    return f"did you mean `{close[0]}`?" if close else None
+    return did_you_mean(word, candidates)
 
 
 # The options sjoin reads itself beside the required ones (SOURCE_FORMATS, SINK_FORMATS),
