@@ -65,7 +65,7 @@ def spark_sql(node: exp.Expression) -> str:
     for sub in find_all(copy, exp.Identifier, exp.Interval):  # one walk of the tree
         if isinstance(sub, exp.Interval):
             spark_interval(sub)
-        elif not sub.quoted and needs_quotes(sub.this):
+        elif isinstance(sub, exp.Identifier) and not sub.quoted and needs_quotes(sub.this):
             sub.set("quoted", True)
     return copy.sql(dialect="spark", normalize_functions="lower", copy=False)
 
