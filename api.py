@@ -22,6 +22,7 @@ from .compiler import annotate, limits
 from .compiler.ast import SpecFile
 from .compiler.bind import bind
 from .compiler.bound import BoundSpec
+from .compiler.cascades import without_cascades
 from .compiler.diagnostics import Diagnostic, Diagnostics, shown
 from .compiler.explain import plan_json
 from .compiler.model import SUPPORTED_SPARK, SparkVersion
@@ -148,10 +149,14 @@ def _check(
         )
         result.plan = None
     bound = result.bound
-    result.diagnostics = _without_cascades(
-        diags.sorted(),
-        bound is not None and bool(bound.broken),
-        bound is not None and bool(bound.broken_watermarks),
+    result.diagnostics = without_cascades(
+        _without_cascades(
+            diags.sorted(),
+            bound is not None and bool(bound.broken),
+            bound is not None and bool(bound.broken_watermarks),
+        ),
+        spec,
+        (bound.broken | bound.broken_watermarks) if bound is not None else (),
     )
     return result
 

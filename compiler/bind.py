@@ -28,7 +28,7 @@ from .bound import (
     Stream,
     Watermark,
 )
-from .diagnostics import Diagnostics, excerpt
+from .diagnostics import Diagnostics, did_you_mean, excerpt
 from .expr import copy_tree
 from .model import (
     DEFAULT_SPARK,
@@ -86,8 +86,25 @@ _UNIT_WORDS = ("millisecond", "milliseconds", "second", "seconds", "minute", "mi
 
 
 def _suggest(word: str, candidates: Sequence[str]) -> str | None:
-    close = difflib.get_close_matches(word, list(candidates), n=1, cutoff=0.6)
-    return f"did you mean `{close[0]}`?" if close else None
+    return did_you_mean(word, candidates)
+
+
+# The options sjoin reads itself beside the required ones (SOURCE_FORMATS, SINK_FORMATS),
+# by (source or sink, format): a Kafka source's value format and record columns, a Kafka
+# sink's key column
+_OWN_OPTIONS: dict[tuple[str, str], tuple[str, ...]] = {
+    ("source", "kafka"): ("format",),
+    ("sink", "kafka"): ("key",),
+}
+
+
+def _own_options(fmt: str, known: dict[str, tuple[tuple[str, ...], ...]], what: str) -> list[str]:
+    """Every option name sjoin reads itself for ``fmt``: the required ones and its own."""
+    names = [name for group in known[fmt] for name in group]
+    names += _OWN_OPTIONS.get((what, fmt), ())
+    if what == "source":  # E024 on any other source than Kafka, in this spelling
+        names += KAFKA_RECORD_OPTIONS
+    return names
 
 
 def parse_timestamp(text: str) -> datetime | None:
@@ -303,20 +320,6 @@ class Binder:
         decls = {o.key.text: o for o in stmt.source.options}
         kafka = source.format == "kafka"
         wrong: set[str] = set()
-        own = ["format", *KAFKA_RECORD_OPTIONS] if kafka else list(KAFKA_RECORD_OPTIONS)
-        for key, opt in decls.items():
-            # sjoin matches its own option names exactly; Spark would take another spelling
-            # as an option of its own, and ignore it
-            close = next((o for o in own if o.lower() == key.lower() and o != key), None)
-            if close is not None:
-                self.diags.add(
-                    "E024",
-                    f"`{key}` is not an option of a `{source.format}` source",
-                    opt.key.span,
-                    "unknown option",
-                    f"did you mean `{close}`? sjoin's own options are written in lower case",
-                )
-                wrong.add(key)
         payload = source.option("format")
         if kafka and payload not in (None, "json", "csv"):
             self.diags.add(
@@ -437,17 +440,6 @@ class Binder:
         self, decl: ast.FormatDecl, known: dict[str, tuple[tuple[str, ...], ...]], what: str
     ) -> Format | None:
         fmt = decl.format.text.lower()
-        options: list[tuple[str, str]] = []
-        for opt in decl.options:
-            if any(k == opt.key.text for k, _ in options):
-                self.diags.add(
-                    "E002",
-                    f"option `{opt.key.text}` is given twice",
-                    opt.key.span,
-                    "given again here",
-                )
-                continue
-            options.append((opt.key.text, opt.value.text))
         if fmt not in known:
             self.diags.add(
                 "E024",
@@ -457,16 +449,68 @@ class Binder:
                 _suggest(fmt, list(known)) or ("known formats: " + ", ".join(known)),
             )
             return None
-        keys = {k for k, _ in options}
-        for group in known[fmt]:
-            if not keys.intersection(group):
+        # the option names sjoin reads itself, matched exactly; Spark matches every option
+        # name in any case (a CaseInsensitiveMap), so another spelling of one of them would
+        # reach Spark as an option of its own, and be ignored
+        own = {name.lower(): name for name in _own_options(fmt, known, what)}
+        options: list[tuple[str, str]] = []
+        seen: dict[str, ast.OptionDecl] = {}
+        answered: set[str] = set()  # own names misspelt, reported: no `needs` after them
+        for opt in decl.options:
+            key = opt.key.text
+            earlier = seen.get(key.lower())
+            if earlier is not None:
+                again = (
+                    f"option `{key}` is given twice"
+                    if earlier.key.text == key
+                    else f"option `{key}` is given twice: Spark reads option names in any "
+                    f"case, so it is `{earlier.key.text}` again, and the last one would win"
+                )
+                self.diags.add("E002", again, opt.key.span, "given again here",
+                               "keep one of them")  # fmt: skip
+                continue
+            seen[key.lower()] = opt
+            close = own.get(key.lower())
+            if close is not None and close != key:
                 self.diags.add(
                     "E024",
-                    f"{what} `{fmt}` needs the option `{group[0]}`",
-                    decl.span,
-                    f"no `{group[0]}` here",
-                    f"add `{group[0]} = '...'`",
+                    f"`{key}` is not an option of a `{fmt}` {what}",
+                    opt.key.span,
+                    "unknown option",
+                    f"did you mean `{close}`? sjoin reads its own options only as written here",
                 )
+                answered.add(close)
+                continue
+            options.append((key, opt.value.text))
+        keys = {k for k, _ in options}
+        for group in known[fmt]:
+            if keys.intersection(group) or answered.intersection(group):
+                continue
+            # an option that is a misspelling of the one needed, or the statement
+            near = [
+                (seen[k.lower()], close[0])
+                for k, _ in options
+                if k.lower() not in own
+                for close in [difflib.get_close_matches(k, group, n=1, cutoff=0.75)]
+                if close
+            ]
+            if near:
+                opt, name = near[0]
+                self.diags.add(
+                    "E024",
+                    f"`{opt.key.text}` is not an option of a `{fmt}` {what}",
+                    opt.key.span,
+                    "unknown option",
+                    f"did you mean `{name}`? a `{fmt}` {what} needs it",
+                )
+                continue
+            self.diags.add(
+                "E024",
+                f"{what} `{fmt}` needs the option `{group[0]}`",
+                decl.span,
+                f"no `{group[0]}` here",
+                f"add `{group[0]} = '...'`",
+            )
         return Format(fmt, tuple(options), decl.span)
 
     # ------------------------------------------------------------------ inputs

@@ -38,7 +38,8 @@ CODES: Final[dict[str, Code]] = {
             "error",
             "duplicate definition",
             "A relation (stream, join or aggregate), a column of a stream, an alias of a join "
-            "or an output column is defined twice.",
+            "or an output column is defined twice; or a source or sink option is given twice, "
+            "in any case (Spark reads option names in any case and keeps the last).",
         ),
         Code(
             "E003",

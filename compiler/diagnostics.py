@@ -7,7 +7,9 @@ reports every independent problem.
 
 from __future__ import annotations
 
+import difflib
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from .codes import CODES, Severity
@@ -20,6 +22,19 @@ def excerpt(text: str, width: int = 40) -> str:
     if len(text) <= width:
         return text
     return f"{text[: width - 10]}... ({len(text)} characters)"
+
+
+MAX_SUGGESTED = 200  # a longer word is no typo of a name: no did-you-mean (difflib is quadratic)
+
+
+def did_you_mean(word: str, candidates: Iterable[str]) -> str | None:
+    """``did you mean `x`?`` for the candidate closest to ``word``, or None: the one
+    did-you-mean of diagnostics and run errors alike."""
+    if len(word) > MAX_SUGGESTED:
+        return None
+    names = [c for c in candidates if len(c) <= MAX_SUGGESTED]
+    close = difflib.get_close_matches(word, names, n=1, cutoff=0.6)
+    return f"did you mean `{close[0]}`?" if close else None
 
 
 @dataclass(frozen=True, slots=True)

@@ -430,6 +430,26 @@ def _window_hint(plan: Plan, agg: AggregateNode) -> str:
             if times[0] in windows:
                 return f"{why}; group by `{agg.alias}.{times[0]}`, which keeps it"
     if not times:
+        columns = (
+            source.columns
+            if isinstance(source, StreamNode)
+            else source.output
+            if source is not None
+            else ()
+        )
+        times_kept = [c.name for c in columns if c.type.name == "timestamp"]
+        if isinstance(source, StreamNode) and times_kept:
+            return (
+                f"stream `{agg.input}` declares no watermark: add `watermark {times_kept[0]} "
+                "delay ...` to it, or use OUTPUT MODE update or complete"
+            )
+        if times_kept:  # it keeps a time, but no watermark reached it
+            shown = ", ".join(f"`{name}`" for name in times_kept[:3])
+            return (
+                f"`{agg.input}` keeps {shown}, but none carries a watermark (only a "
+                "watermarked stream's column, selected as it is, does): declare a watermark "
+                "on the stream it comes from, or use OUTPUT MODE update or complete"
+            )
         return (
             f"`{agg.input}` carries no event-time column: keep one in its SELECT, "
             "or use OUTPUT MODE update or complete"

@@ -518,7 +518,11 @@ def _syntax_error(
                 f"unexpected character {shown}",
                 Span(pos, pos + 1),
                 "not part of the language",
-                "write numbers with the digits 0-9" if ch.isdigit() else None,
+                "write numbers with the digits 0-9"
+                if ch.isdigit()
+                else SEMICOLON_HELP
+                if ch == ";"
+                else None,
             )
     elif isinstance(err, UnexpectedEOF):
         pos = end_pos
@@ -540,6 +544,10 @@ WHERE_HELP = (
     "comes out, null-padded, where WHERE would drop it (see docs/language.md)"
 )
 BARE_OUTER = "`OUTER` needs `LEFT`, `RIGHT` or `FULL` before it: `a LEFT OUTER JOIN b`"
+SEMICOLON_HELP = (
+    "remove the `;`: a .sjoin statement ends where the next one begins (a pipeline's .sql "
+    "file, read by `sjoin check p.sql`, ends its statements with `;`)"
+)
 
 
 # words of the language and of the SQL it embeds, for a did-you-mean on a misspelt one
@@ -558,10 +566,87 @@ _SQL_JOIN = re.compile(
 )
 
 
+_FLINK_TABLE = re.compile(
+    r"CREATE\s+(?:TEMPORARY\s+)?TABLE\s+(?:IF\s+NOT\s+EXISTS\s+)?(?P<name>\w+)\s*"
+    r"\((?P<body>.*?)\)\s*(?:WITH\s*\((?P<with>[^()]*)\))?\s*;?",
+    re.IGNORECASE | re.DOTALL,
+)
+_FLINK_WATERMARK_ITEM = re.compile(
+    r"WATERMARK\s+FOR\s+(?P<col>\w+)\s+AS\s+(?P=col)"
+    r"(?:\s*-\s*INTERVAL\s+'?(?P<n>[0-9]+)'?\s+(?P<unit>[A-Za-z]+))?\s*",
+    re.IGNORECASE,
+)
+_FLINK_COLUMN = re.compile(r"(?P<name>\w+)\s+(?P<type>\w+(?:\s*\([0-9,\s]*\))?)\s*", re.I)
+_FLINK_OPTION = re.compile(r"'(?P<key>[^']*)'\s*=\s*'(?P<value>[^']*)'")
+_FLINK_OPTIONS = {
+    "topic": "topic",
+    "properties.bootstrap.servers": "bootstrap_servers",
+    "format": "format",
+    "path": "path",
+}
+
+
+def _top_level_items(body: str) -> list[str]:
+    """``body`` split at the commas outside parentheses."""
+    items, depth, start = [], 0, 0
+    for i, ch in enumerate(body):
+        depth += (ch == "(") - (ch == ")")
+        if ch == "," and depth == 0:
+            items.append(body[start:i].strip())
+            start = i + 1
+    items.append(body[start:].strip())
+    return [item for item in items if item]
+
+
+def _flink_table(chunk: str) -> str:
+    """Help for Flink's `CREATE TABLE name (cols, WATERMARK FOR t AS t - INTERVAL ...) WITH
+    (...)`: the user's own table as a .sjoin stream when it is that simple, else the form."""
+    general = (
+        "sjoin declares a stream, not a table, with its watermark after the column list "
+        "(Flink's `WATERMARK FOR t AS t - INTERVAL '5' SECOND`): `stream s (..., t TIMESTAMP) "
+        "watermark t delay 5 seconds from kafka (topic = '...', bootstrap_servers = '...')`"
+    )
+    text = chunk.strip()
+    found = _FLINK_TABLE.fullmatch(text) if len(text) <= 5000 else None  # a table, not a file
+    if found is None:
+        return general
+    columns, watermark = [], ""
+    for item in _top_level_items(found["body"]):
+        mark = _FLINK_WATERMARK_ITEM.fullmatch(item)
+        column = _FLINK_COLUMN.fullmatch(item)
+        if mark is not None:
+            unit = (mark["unit"] or "seconds").lower()
+            unit = unit if unit.endswith("s") else unit + "s"
+            watermark = f" watermark {mark['col']} delay {mark['n'] or 0} {unit}"
+        elif column is not None:
+            kind = re.sub(r"\s+", "", column["type"]).upper()
+            if kind.startswith(("TIMESTAMP", "TIMESTAMP_LTZ")):
+                kind = "TIMESTAMP"  # Flink's precision: Spark's are microseconds
+            columns.append(f"{column['name']} {kind}")
+        elif not item.upper().startswith("PRIMARY KEY"):
+            return general  # a computed column or a constraint: no rewrite
+    source = ""
+    options = dict(
+        (m["key"].lower(), m["value"]) for m in _FLINK_OPTION.finditer(found["with"] or "")
+    )
+    if options.get("connector", "").startswith("kafka"):
+        given = {_FLINK_OPTIONS[k]: v for k, v in options.items() if k in _FLINK_OPTIONS}
+        for needed in ("topic", "bootstrap_servers"):
+            given.setdefault(needed, "...")
+        said = [f"{k} = '{v}'" for k, v in given.items()]
+        source = f" from kafka ({', '.join(said)})"
+    rewrite = f"stream {found['name']} ({', '.join(columns)}){watermark}{source}"
+    if not columns or len(rewrite) > 400:
+        return general
+    return f"sjoin declares a stream, its watermark after the column list: `{rewrite}`"
+
+
 def _habit_hint(token: str, expected: set[str], chunk: str, at: int) -> str | None:
-    """Help for habits from other SQL engines: Flink's `WATERMARK FOR` in the column list, a
-    plain `SELECT ... FROM a JOIN b ON ...` (with the user's own text rewritten), and a
-    misspelt keyword (did you mean)."""
+    """Help for habits from other SQL engines: Flink's `WATERMARK FOR` in the column list and
+    its `CREATE TABLE` (rewritten as a stream), a plain `SELECT ... FROM a JOIN b ON ...`
+    (with the user's own text rewritten), and a misspelt keyword (did you mean)."""
+    if token.upper() == "CREATE" and "STREAM" in expected:  # where a statement starts
+        return _flink_table(chunk[at:])
     if _FLINK_WATERMARK.search(chunk[max(0, at - 40) : at]):
         return (
             "sjoin declares a watermark after the column list, not inside it (Flink's "

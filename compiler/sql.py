@@ -18,6 +18,7 @@ from sqlglot.errors import SqlglotError
 
 from . import annotate
 from .expr import copy_tree, find_all
+from .types import exact_duration, spark_unit
 
 _PLAIN = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 # words of Spark's expression syntax, quoted even where sqlglot would read them back
@@ -42,12 +43,30 @@ def needs_quotes(name: str) -> bool:
     return back != expected or any(i.this != name for i in back.find_all(exp.Identifier))
 
 
+def spark_interval(node: exp.Interval) -> None:
+    """``node`` (an interval of a copy) written as Spark's parser reads it: sjoin's short unit
+    words spelt out (``INTERVAL 30 MINS`` is ``INTERVAL '30' MINUTES``: Spark's grammar has
+    no `MINS`), and a fraction of a unit other than seconds (``1.5 HOURS``, which Spark
+    refuses: only seconds take a fraction) as the whole number of the largest unit that holds
+    the bound length exactly (``90 MINUTES``)."""
+    unit = node.unit.name if node.unit is not None else ""
+    amount = node.this.name if node.this is not None else ""
+    micros = annotate.micros(node)
+    if "." in amount and spark_unit(unit) not in ("SECOND", "SECONDS") and micros is not None:
+        n, unit = exact_duration(micros)
+        amount = str(n)
+    node.set("this", exp.Literal.string(amount))
+    node.set("unit", exp.Var(this=spark_unit(unit)))
+
+
 def spark_sql(node: exp.Expression) -> str:
     # sqlglot's generator may change the tree it prints: it prints a copy of its own
     copy = copy_tree(node)
-    for ident in find_all(copy, exp.Identifier):
-        if not ident.quoted and needs_quotes(ident.this):
-            ident.set("quoted", True)
+    for sub in find_all(copy, exp.Identifier, exp.Interval):  # one walk of the tree
+        if isinstance(sub, exp.Interval):
+            spark_interval(sub)
+        elif isinstance(sub, exp.Identifier) and not sub.quoted and needs_quotes(sub.this):
+            sub.set("quoted", True)
     return copy.sql(dialect="spark", normalize_functions="lower", copy=False)
 
 

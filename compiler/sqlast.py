@@ -24,12 +24,14 @@ DatasetKind: TypeAlias = Literal["streaming_table", "materialized_view", "tempor
 
 @dataclass(frozen=True, slots=True)
 class Refusal:
-    """Something the SQL says that sjoin cannot model: reported as E033 where it is."""
+    """Something the SQL says that sjoin cannot model (or Spark refuses): reported where it is,
+    as E033 unless ``code`` says otherwise."""
 
     message: str
     span: Span
     label: str
     help: str | None = None
+    code: str = "E033"  # E014: an interval Spark's parser refuses
 
 
 @dataclass(frozen=True, slots=True)

@@ -425,12 +425,21 @@ class Lowering:
         views = {n for n in reads if self.datasets.get(n) is not None and self.datasets[n].view}
         running: set[str] = set()
         todo = [n for n in reads if n not in views]
+        # a dataset left out by its own error still reads what it names: SDP would run the
+        # views it reads inlined there, so they run (no W011 cascading from that error)
+        for name in sorted(self.broken):
+            dataset = self.datasets.get(name)
+            if dataset is not None and not dataset.view:
+                queries = [dataset.query, *(f.query for f in dataset.flows)]
+                todo += [n for q in queries if q is not None for n in _read_names(q)]
         while todo:
             name = todo.pop()
             if name in running:
                 continue
             running.add(name)
             todo.extend(d for d in reads.get(name, ()) if d in reads)
+        if any(name not in self.datasets for name in self.broken):
+            return [r for r in self.relations if r[0] in running]  # unknown readers: no W011
         for name in sorted(views - running):
             self._warn(
                 f"the temporary view `{name}` runs nowhere: no table or flow reads it",
@@ -1019,6 +1028,20 @@ def _setting_text(name: str, value: str) -> str:
     if spec.kind in ("bool", "choice"):
         return text.lower()
     return text
+
+
+def _read_names(query: sqlast.Query) -> set[str]:
+    """The datasets ``query`` reads by name, in its subqueries too."""
+    found: set[str] = set()
+    todo = [query]
+    while todo:
+        q = todo.pop()
+        for read in (q.source, *(j.read for j in q.joins)):
+            if isinstance(read, sqlast.TableRead):
+                found.add(read.name.text)
+            else:
+                todo.append(read.query)
+    return found
 
 
 def _delay(duration: ast.Duration) -> tuple[str, str]:

@@ -25,6 +25,7 @@ out (its dataset's name is kept as broken, so nothing that reads it cascades).
 
 from __future__ import annotations
 
+import difflib
 import re
 from collections.abc import Iterator
 from decimal import Decimal, InvalidOperation
@@ -37,6 +38,7 @@ from sqlglot import exp
 
 from ..grammar import clause_parser, parser, sql_parser
 from . import annotate, ast, sqlast
+from . import types as t
 from .diagnostics import Diagnostics
 from .parse import ToAst, _describe_expected, _nesting_error, _syntax_error, nesting_refused
 from .source import BIDI_CONTROLS, HOSTILE, Span, char_name
@@ -209,6 +211,23 @@ _INTERVAL_TEXT = re.compile(r"\s*(?:interval\s+)?((?:[+-]?\s*[0-9]+(?:\.[0-9]+)?
 _INTERVAL_PART = re.compile(r"([+-]?)\s*([0-9]+(?:\.[0-9]+)?)\s*([A-Za-z]+)")
 
 
+def _unit_help(amount: str, unit: str) -> str:
+    """How to write ``amount unit`` so that Spark's interval parser reads it."""
+    word = t.SPARK_UNITS.get(unit.lower(), unit).lower()
+    if word not in t.SPARK_UNIT_WORDS:
+        close = difflib.get_close_matches(unit.lower(), sorted(t.SPARK_UNIT_WORDS), n=1)
+        return (
+            f"did you mean `{close[0]}`? " if close else ""
+        ) + "Spark reads microseconds, milliseconds, seconds, minutes, hours, days and weeks"
+    if word != unit.lower():
+        return f"did you mean `{amount} {word}`?"
+    ms = t.duration_ms(amount, word) if "." in amount else None
+    if ms is not None and ms > 0:
+        n, exact = t.exact_duration(ms * 1000)
+        return f"write it in a smaller unit: `{n} {exact}`"
+    return "write it in a smaller unit, or in seconds, which take a fraction"
+
+
 def _singular(unit: str) -> str:
     word = unit.lower()
     return word[:-1] if word.endswith("s") else word
@@ -281,9 +300,9 @@ class SqlToAst(ToAst):
         ]
 
     def _refuse(
-        self, message: str, span: Span, label: str, help: str | None = None
+        self, message: str, span: Span, label: str, help: str | None = None, code: str = "E033"
     ) -> exp.Expression:
-        self.refusals.append(sqlast.Refusal(message, span, label, help))
+        self.refusals.append(sqlast.Refusal(message, span, label, help, code))
         node = exp.Null()
         annotate.set_span(node, span)
         return node
@@ -354,6 +373,16 @@ class SqlToAst(ToAst):
     def _interval_node(
         self, parts: list[tuple[str, str]], span: Span, unit_span: Span
     ) -> exp.Expression:
+        for amount, unit in parts:  # the SQL runs on Spark as written: Spark's rules
+            problem = t.spark_interval_problem(amount, unit)
+            if problem is not None:
+                return self._refuse(
+                    f"Spark's parser refuses this interval: {problem}",
+                    span,
+                    "Spark's parser fails here",
+                    _unit_help(amount, unit),
+                    code="E014",
+                )
         found = single_unit(parts)
         if isinstance(found, str):
             return self._refuse(
@@ -432,6 +461,20 @@ class SqlToAst(ToAst):
                 "Spark refuses distinct aggregates in a streaming query",
             )
         call: exp.Expression = super().func_call(meta, [name, args])
+        if name.text.lower() == "window" and isinstance(call, exp.Anonymous):
+            for arg in call.expressions[1:]:  # durations as text: Spark's interval parser
+                if not (isinstance(arg, exp.Literal) and arg.is_string):
+                    continue
+                for sign, amount, unit in _INTERVAL_PART.findall(arg.this):
+                    problem = t.spark_interval_problem(sign + amount, unit)
+                    if problem is not None:
+                        return self._refuse(
+                            f"Spark's parser refuses this window duration: {problem}",
+                            annotate.span(arg) or self._span(meta),
+                            "Spark's parser fails here",
+                            _unit_help(amount, unit),
+                            code="E014",
+                        )
         return call
 
     @v_args(meta=True)
@@ -1098,7 +1141,7 @@ def _statement(
     transformer = SqlToAst(offset)
     found = transformer.transform(tree)
     for refusal in transformer.refusals:
-        diags.add("E033", refusal.message, refusal.span, refusal.label, refusal.help)
+        diags.add(refusal.code, refusal.message, refusal.span, refusal.label, refusal.help)
     if transformer.refusals or found is None:
         name = getattr(found, "name", None)
         if isinstance(found, sqlast.CreateFlow):
@@ -1135,6 +1178,17 @@ def _sql_syntax_error(err: UnexpectedInput, chunk: str, offset: int, diags: Diag
         help = _HINTS.get(word)
         if help is None and word in ("WITH",) and pos - offset < 20:
             help = "sjoin reads no common table expressions: define a temporary view instead"
+        before = chunk[max(0, pos - offset - 200) : pos - offset]
+        if (
+            help is None
+            and word.lower() in t.SPARK_UNITS
+            and word.lower() not in t.SPARK_UNIT_WORDS
+            and _AFTER_INTERVAL_AMOUNT.search(before)
+        ):
+            help = (
+                f"did you mean `{t.spark_unit(word)}`? Spark's interval grammar reads only "
+                "whole unit words"
+            )
         diags.add(
             "E001",
             f"unexpected `{tok[:40]}`; expected " + _describe_expected(err.expected),
@@ -1151,6 +1205,7 @@ def _sql_syntax_error(err: UnexpectedInput, chunk: str, offset: int, diags: Diag
         diags.add("E001", "unexpected end of the statement", Span(end, end))
 
 
+_AFTER_INTERVAL_AMOUNT = re.compile(r"(?is)\binterval\b.*(?:[0-9]|')\s+$")
 _HINTS = {
     "UNION": "sjoin reads one query per dataset: write each part as a CREATE FLOW into the "
     "same table",

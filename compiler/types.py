@@ -281,6 +281,70 @@ MS_PER_UNIT: Final[dict[str, int]] = {
     "weeks": 604_800_000,
 }
 VARIABLE_UNITS: Final = ("month", "months", "year", "years")
+# The unit words Spark's SQL parser reads in an interval (SqlBaseParser's unitInMultiUnits,
+# and IntervalUtils.stringToInterval in `INTERVAL '30 minutes'` and window() durations), by
+# the unit sjoin reads for each of them.  sjoin's own short spellings (`ms`, `sec`, `secs`,
+# `min`, `mins`) are none of them: Spark fails on `INTERVAL 30 MINS` with PARSE_SYNTAX_ERROR
+# (checked on Spark 4.3, tests/spark/test_interval_units.py), so generated SQL carries
+# `spark_unit`'s word instead.
+SPARK_UNITS: Final[dict[str, str]] = {
+    "ms": "MILLISECONDS",
+    "millisecond": "MILLISECOND",
+    "milliseconds": "MILLISECONDS",
+    "sec": "SECOND",
+    "secs": "SECONDS",
+    "second": "SECOND",
+    "seconds": "SECONDS",
+    "min": "MINUTE",
+    "mins": "MINUTES",
+    "minute": "MINUTE",
+    "minutes": "MINUTES",
+    "hour": "HOUR",
+    "hours": "HOURS",
+    "day": "DAY",
+    "days": "DAYS",
+    "week": "WEEK",
+    "weeks": "WEEKS",
+}
+SPARK_UNIT_WORDS: Final = frozenset(w.lower() for w in SPARK_UNITS.values()) | frozenset(
+    {"microsecond", "microseconds", "month", "months", "year", "years"}
+)
+
+
+def spark_unit(unit: str) -> str:
+    """The word Spark's parser reads for a unit sjoin reads (``mins`` -> ``MINUTES``); a word
+    sjoin does not read comes back upper-cased, as written."""
+    return SPARK_UNITS.get(unit.lower(), unit.upper())
+
+
+def exact_duration(us: int) -> tuple[int, str]:
+    """A duration in microseconds as (amount, unit) in the largest unit that holds it
+    exactly, the unit a word Spark's interval parser reads (``days`` ... ``microseconds``,
+    singular for 1)."""
+    for unit, size in (
+        ("days", 86_400_000_000),
+        ("hours", 3_600_000_000),
+        ("minutes", 60_000_000),
+        ("seconds", 1_000_000),
+        ("milliseconds", 1000),
+        ("microseconds", 1),
+    ):
+        if us % size == 0:
+            n = us // size
+            return n, unit[:-1] if n == 1 else unit
+    raise AssertionError("unreachable")  # pragma: no cover - microseconds divide it
+
+
+def spark_interval_problem(amount: str, unit: str) -> str | None:
+    """Why Spark's parser refuses ``amount unit`` in an interval (None: it reads it): a unit
+    word it does not know (sjoin's `mins`), or a fraction of any unit but seconds (Spark 4.3:
+    INVALID_INTERVAL_FORMAT.INVALID_FRACTION, `minutes cannot have fractional part`)."""
+    word = unit.lower()
+    if word not in SPARK_UNIT_WORDS:
+        return f"it reads no unit `{unit}`"
+    if "." in amount and word not in ("second", "seconds"):
+        return f"it reads a fraction only of seconds, not of {word}"
+    return None
 
 
 MAX_DURATION_DIGITS: Final = 12  # ~30,000 years in seconds; longer text is a mistake

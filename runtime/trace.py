@@ -41,6 +41,7 @@ from decimal import ROUND_HALF_UP, Context, Decimal
 from pathlib import Path
 from typing import Any, Final, Literal, TypeAlias
 
+from ..compiler.diagnostics import did_you_mean
 from ..compiler.plan import Plan
 from ..compiler.types import SqlType
 from .batches import Batch, Row, Rows
@@ -606,8 +607,10 @@ def _read(
             batch, stream, values = _envelope(obj)
             schema = schemas.get(stream)
             if schema is None:
+                hint = did_you_mean(str(stream), schemas)
                 raise _Bad(
-                    f"unknown stream `{stream}` (streams: {', '.join(sorted(schemas)) or 'none'})",
+                    f"unknown stream `{stream}` (streams: {', '.join(sorted(schemas)) or 'none'})"
+                    + (f"; {hint}" if hint else ""),
                     where=("stream",),
                 )
             if current is not None and batch < current.value:
@@ -984,9 +987,12 @@ def _convert(
 def _check_names(values: dict[str, Any], schema: StreamSchema) -> None:
     unknown = [k for k in values if k not in schema.index]
     if unknown:
+        missing = [c for c in schema.columns if c not in values]
+        hint = did_you_mean(str(unknown[0]), missing or schema.columns)
         raise _Bad(
             f"unknown column(s) {', '.join(f'`{k}`' for k in unknown)} for stream "
-            f"`{schema.name}` (columns: {', '.join(schema.columns)})",
+            f"`{schema.name}` (columns: {', '.join(schema.columns)})"
+            + (f"; {hint}" if hint else ""),
             where=("row", str(unknown[0])),
             key=True,
         )

@@ -30,6 +30,7 @@ from ..expr import conjuncts
 from ..model import KAFKA_RECORD_OPTIONS
 from ..plan import AggregateNode, JoinNode, Plan, PlanNode, Side, StreamNode
 from ..sql import spark_sql, written_sql
+from ..types import exact_duration
 from .pytext import column_ref, comment, docstring_line, literal
 
 ANTI_MARKER = "__sjoin_matched"
@@ -39,18 +40,8 @@ PIECE_WIDTH = 86  # the longest piece: with 12 spaces of indentation and quotes,
 
 def spark_duration(us: int) -> str:
     """A duration as the interval string Spark parses, in the largest exact unit."""
-    for unit, size in (
-        ("days", 86_400_000_000),
-        ("hours", 3_600_000_000),
-        ("minutes", 60_000_000),
-        ("seconds", 1_000_000),
-        ("milliseconds", 1000),
-        ("microseconds", 1),
-    ):
-        if us % size == 0:
-            n = us // size
-            return f"{n} {unit[:-1] if n == 1 else unit}"
-    raise AssertionError("unreachable")  # pragma: no cover
+    n, unit = exact_duration(us)
+    return f"{n} {unit}"
 
 
 def job_sql(node: exp.Expression) -> str:

@@ -6,10 +6,11 @@ did not bind, and no warning the clean spec does not have (issue 23)."""
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 import pytest
 
-from sjoin.api import check_text
+from sjoin.api import CheckResult, check_pipeline, check_text
 
 from ..conftest import EXAMPLES
 
@@ -73,3 +74,109 @@ def test_the_corpus_covers_every_kind_of_typo() -> None:
     kinds = {c[0].split("-", 1)[1].split()[0] for c in CASES}
     assert {"keyword", "unit", "type", "name", "bare"} <= kinds
     assert len(CASES) >= 40
+
+
+# Cascades across statements (issue 35, item 5), in both syntaxes: (what, suffix, clean,
+# broken, the new warnings the broken one may add beside its one error).  A broken statement
+# marks the relations that read it (compiler/cascades.py): what judges them by what flows in
+# (state eviction, output modes, event-time columns) is left out.
+_STREAMS = """stream orders (id BIGINT, t TIMESTAMP) watermark t delay 5 minutes
+stream pays (id BIGINT, pt TIMESTAMP) watermark pt delay 5 minutes
+"""
+_AGG = """aggregate c = paid GROUP BY window(paid.t, INTERVAL 10 MINUTES)
+    SELECT window(paid.t, INTERVAL 10 MINUTES) AS w, count(*) AS n
+"""
+_OUTER = """join paid = orders AS o LEFT OUTER JOIN pays AS p
+    ON o.id = p.id AND p.pt BETWEEN o.t AND o.t + INTERVAL 1 HOUR
+    SELECT o.id, o.t, p.pt
+"""
+_PIPELINE = """CREATE STREAMING TABLE a (k BIGINT, t TIMESTAMP);
+CREATE STREAMING TABLE b (k BIGINT, t TIMESTAMP);
+CREATE TEMPORARY VIEW j AS
+SELECT x.k, x.t
+FROM STREAM(a) WATERMARK t DELAY OF INTERVAL 5 SECONDS AS x
+INNER JOIN STREAM(b) WATERMARK t DELAY OF INTERVAL 5 SECONDS AS y
+ON x.k = y.k AND y.t BETWEEN x.t AND x.t + INTERVAL 30 MINUTES;
+CREATE STREAMING TABLE c AS
+SELECT window(v.t, '10 minutes') AS w, count(*) AS n
+FROM STREAM(j) AS v
+GROUP BY window(v.t, '10 minutes');
+"""
+CASCADES = [
+    (
+        "bare OUTER without aliases",
+        ".sjoin",
+        # the clean join keeps both sides forever (W001 twice): so does the broken one,
+        # where the warnings would name the state of `OUTER`
+        _STREAMS + "join paid = orders INNER JOIN pays ON orders.id = pays.id\n",
+        _STREAMS + "join paid = orders OUTER JOIN pays ON orders.id = pays.id\n",
+        (),
+    ),
+    (
+        "watermark unit typo above an aggregate",
+        ".sjoin",
+        _STREAMS + _OUTER + _AGG,
+        _STREAMS.replace("pt delay 5 minutes", "pt delay 5 minuts") + _OUTER + _AGG,
+        (),
+    ),
+    (
+        "watermark unit typo above an inner join's aggregate",
+        ".sjoin",
+        _STREAMS + _OUTER.replace("LEFT OUTER", "INNER") + _AGG,
+        _STREAMS.replace("t delay 5 minutes\nstream", "t delay 5 minuts\nstream")
+        + _OUTER.replace("LEFT OUTER", "INNER")
+        + _AGG,
+        (),
+    ),
+    (
+        "missing watermark above an aggregate",
+        ".sjoin",
+        _STREAMS + _OUTER + _AGG,
+        _STREAMS.replace(" watermark t delay 5 minutes", "", 1) + _OUTER + _AGG,
+        ("W001", "W002"),  # the join's other side, truly unbounded now; pays' watermark unused
+    ),
+    (
+        "E033 on the table that reads a view",
+        ".sql",
+        _PIPELINE,
+        _PIPELINE.replace("SELECT window(v.t", "SELECT DISTINCT window(v.t"),
+        (),
+    ),
+    (
+        "E033 inside the table that reads a view",
+        ".sql",
+        _PIPELINE,
+        _PIPELINE.replace("FROM STREAM(j) AS v", "FROM STREAM(j) AS v WHERE v.k <=> 1"),
+        (),
+    ),
+]
+
+
+def _check(text: str, suffix: str, tmp_path: Path) -> CheckResult:
+    if suffix == ".sjoin":
+        return check_text(text, "s.sjoin")
+    path = tmp_path / f"p{len(list(tmp_path.iterdir()))}.sql"
+    path.write_text(text, encoding="utf-8")
+    return check_pipeline(path)
+
+
+@pytest.mark.parametrize(
+    ("suffix", "clean", "broken", "allowed"),
+    [c[1:] for c in CASCADES],
+    ids=[c[0] for c in CASCADES],
+)
+def test_no_cascade_from_a_broken_statement(
+    suffix: str, clean: str, broken: str, allowed: tuple[str, ...], tmp_path: Path
+) -> None:
+    before = _check(clean, suffix, tmp_path)
+    assert before.ok, [f"{d.code} {d.message}" for d in before.diagnostics]
+    after = _check(broken, suffix, tmp_path)
+    errors = [d for d in after.diagnostics if d.severity == "error"]
+    assert len(errors) == 1, [f"{d.code} {d.message}" for d in errors]
+    known = {(d.code, d.message) for d in before.diagnostics}
+    new = [
+        d
+        for d in after.diagnostics
+        if d.severity != "error" and (d.code, d.message) not in known and d.code not in allowed
+    ]
+    assert not new, [f"{d.code} {d.message}" for d in new]

@@ -134,6 +134,27 @@ def test_bad_row_is_reported_with_its_line(
     assert "--bad-rows skip" in str(err.value)
 
 
+def test_unknown_stream_and_column_say_did_you_mean(tmp_path: Path) -> None:
+    """The trace's unknown names get the compiler's did-you-mean (issue 35, item 7): the
+    closest stream, and for a column the closest of those the row lacks."""
+    misspelt = {k: v for k, v in GOOD.items() if k != "day"} | {"dya": "2026-01-02"}
+    cases = [
+        (line(stream="ss"), "unknown stream `ss` (streams: o, s); did you mean `s`?"),
+        (
+            json.dumps({"batch": 0, "stream": "s", "row": misspelt}),
+            "; did you mean `day`?",
+        ),
+        (line(stream="zzzzzz"), "unknown stream `zzzzzz` (streams: o, s)"),
+    ]
+    for text, reason in cases:
+        path = write(tmp_path, [text])
+        with pytest.raises(TraceError) as err:
+            read_trace(path, SCHEMAS)
+        (bad,) = err.value.bad_rows
+        assert bad.reason.endswith(reason), bad.reason
+    assert "did you mean" not in bad.reason  # nothing close: no guess
+
+
 def test_batches_out_of_order(tmp_path: Path) -> None:
     path = write(tmp_path, [line(batch=5), line(batch=2), line(batch=5), line(batch=7)])
     with pytest.raises(TraceError) as err:
