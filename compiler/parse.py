@@ -146,7 +146,7 @@ class ToAst(Transformer_NonRecursive[Token, Any]):
 
     @v_args(meta=True)
     def rel_ref(self, meta: Meta, kids: list[Any]) -> ast.RelRef:
-        return ast.RelRef(kids[0], kids[1], self._span(meta))
+        return ast.RelRef(kids[0], kids[1], self._span(meta), kids[2])
 
     def _join_type(how: str) -> Any:  # type: ignore[misc]
         @v_args(meta=True)
