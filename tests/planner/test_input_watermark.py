@@ -190,3 +190,22 @@ def test_both_engines_run_it_as_spark(engine: str) -> None:
     windows = ran.rows_by_batch("per_window")
     emitted = {b: [r["n"] for r in rows] for b, rows in windows.items() if rows}
     assert emitted == {5: [2, 1], 7: [1]}
+
+
+def test_diff_says_the_watermark_changes() -> None:
+    from sjoin.compiler.diff import diff_plans
+
+    new = spec()
+    old = check_text(
+        HEAD.format(spark="4.3", setting="", wl=WATERMARK, wr=WATERMARK).replace(
+            " watermark lt delay 30 seconds", ""
+        ),
+        "old.sjoin",
+    )
+    assert old.plan is not None and new.plan is not None
+    found = diff_plans(old.plan, new.plan)
+    (query,) = found.queries
+    aggregate_diff = next(o for o in query.operators if o.kind == "aggregate")
+    assert aggregate_diff.verdict == "differs"
+    assert [r.topic for r in aggregate_diff.reasons] == ["watermark"]
+    assert "from none to watermark lt delay 30 seconds" in aggregate_diff.reasons[0].detail
