@@ -104,11 +104,14 @@ class StreamDecl:
 
 @dataclass(frozen=True, slots=True)
 class RelRef:
-    """A relation used as an input, with its alias (defaults to the relation's name)."""
+    """A relation used as an input, with its alias (defaults to the relation's name), and
+    a watermark defined on it (``j AS a watermark t delay 10 seconds``: Spark's
+    ``withWatermark`` on a join's or aggregate's output, docs/language.md)."""
 
     name: Ident
     alias: Ident | None
     span: Span
+    watermark: WatermarkDecl | None = None
 
     @property
     def alias_text(self) -> str:

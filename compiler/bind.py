@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import difflib
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from datetime import datetime
 from typing import Any
 
@@ -514,7 +515,7 @@ class Binder:
         return Format(fmt, tuple(options), decl.span)
 
     # ------------------------------------------------------------------ inputs
-    def _input(self, ref: ast.RelRef) -> Input | None:
+    def _input(self, ref: ast.RelRef, watermarked: bool = True) -> Input | None:
         rel = self.relations.get(ref.name.text)
         if rel is None:
             if ref.name.text not in self.poisoned:
@@ -527,11 +528,72 @@ class Binder:
                     hint or "define the stream or join before using it",
                 )
             return None
+        if ref.watermark is not None and watermarked:
+            return self._rewatermarked(ref, ref.watermark, rel)
         return Input(rel.name, ref.alias_text, rel.columns, ref.span)
+
+    def _rewatermarked(self, ref: ast.RelRef, decl: ast.WatermarkDecl, rel: Relation) -> Input:
+        """``j AS a watermark t delay D``: Spark's ``withWatermark`` on a join's or
+        aggregate's output.  Its EventTimeWatermark marks ``t`` with the new delay and takes
+        the mark off every other column (``EventTimeWatermark.output``); whether Spark runs it
+        is the planner's question (hazards: E034).  An input bound without its watermark
+        when the clause is wrong."""
+        plain = Input(rel.name, ref.alias_text, rel.columns, ref.span)
+        if isinstance(rel, Stream):
+            self.diags.add(
+                "E034",
+                f"a watermark on a read of the stream `{rel.name}`",
+                decl.span,
+                "on a stream read",
+                f"declare a stream's watermark in its `stream` statement: `stream {rel.name} "
+                "(...) watermark col delay ...`; a `watermark` after a relation's name is for "
+                "a join's or aggregate's output",
+            )
+            return plain
+        columns = rel.columns
+        at = next((i for i, c in enumerate(columns) if c.name == decl.column.text), None)
+        col = None if at is None else columns[at]
+        delay = self._duration(decl.delay)
+        if col is None:
+            self.diags.add(
+                "E004",
+                f"watermark column `{decl.column.text}` is not a column of `{rel.name}`",
+                decl.column.span,
+                "unknown column",
+                self._suggest(decl.column.text, lambda: [c.name for c in columns]),
+            )
+            return plain
+        if col.type not in (t.TIMESTAMP, t.UNKNOWN):
+            self.diags.add(
+                "E010",
+                f"watermark column `{col.name}` is {col.type}, not TIMESTAMP",
+                decl.column.span,
+                f"{col.type} in `{rel.name}`",
+                "watermark a TIMESTAMP column of the relation",
+            )
+            return plain
+        if delay is None:
+            return plain
+        marked = tuple(
+            replace(c, event_time=i == at) if c.event_time or i == at else c
+            for i, c in enumerate(columns)
+        )
+        mark = Watermark(col.name, delay, decl.span)
+        return Input(rel.name, ref.alias_text, marked, ref.span, mark)
 
     def _bind_JoinDecl(self, stmt: ast.JoinDecl) -> None:
         defined = self._define(stmt.name)
-        left, right = self._input(stmt.left), self._input(stmt.right)
+        for ref in (stmt.left, stmt.right):
+            if ref.watermark is not None:
+                self.diags.add(
+                    "E034",
+                    f"a watermark on `{ref.name.text}` where a join reads it",
+                    ref.watermark.span,
+                    "not modelled on a join input",
+                    "sjoin models a watermark on a join's or aggregate's output where an "
+                    "aggregate reads it; a join takes the watermarks of the relations it reads",
+                )
+        left, right = self._input(stmt.left, False), self._input(stmt.right, False)
         if left is not None and right is not None and left.alias == right.alias:
             self.diags.add(
                 "E002",

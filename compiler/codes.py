@@ -313,6 +313,22 @@ CODES: Final[dict[str, Code]] = {
             "`-- sjoin:` line given twice with different values. The message names the "
             "construct and the help the way to write it that sjoin reads.",
         ),
+        # ------------------------------------------------------------ watermarks redefined
+        Code(
+            "E034",
+            "error",
+            "watermark redefined",
+            "A `watermark` on a relation's read (`aggregate a = j watermark t delay 10 "
+            "minutes ...`, a pipeline's `STREAM(j) WATERMARK t DELAY OF ...` on a view) is "
+            "Spark's withWatermark on a join's or aggregate's output. From Spark 3.5, with "
+            "`spark.sql.streaming.statefulOperator.allowMultiple` true (its default), Spark "
+            "refuses a watermark node above another one: the query fails at its first batch "
+            "whose watermark is above 0 with `Redefining watermark is disallowed`. With "
+            "`set allow_multiple_stateful_operators = false` (Spark 3.3 and 3.4 always) "
+            "Spark runs it, with one global watermark for every operator (the minimum of all "
+            "watermark nodes, the new one included). A watermark on the read of a stream is "
+            "declared in its `stream` statement instead.",
+        ),
         # ------------------------------------------------------------ internal
         Code(
             "E999",

@@ -680,6 +680,19 @@ def _diff_aggregate(
                 + ("at every update" if b.mode == "update" else "when the watermark closes them"),
             )
         )
+    marks = [
+        None if m is None else f"watermark {m.column} delay {format_ms(m.delay_ms)}"
+        for m in (a.input_watermark, b.input_watermark)
+    ]
+    if marks[0] != marks[1]:
+        reasons.append(
+            Reason(
+                "watermark",
+                f"the watermark on `{b.input}`'s output changes from {marks[0] or 'none'} to "
+                f"{marks[1] or 'none'}: after the restart the global watermark moves with "
+                "NEW's watermark nodes, and the aggregate closes its windows by it",
+            )
+        )
     old_out = [(o.name, _sql(o.expr)) for o in a.output]
     new_out = [(o.name, _sql(o.expr)) for o in b.output]
     same_out = [(o.name, _norm(o.expr)) for o in a.output] == [

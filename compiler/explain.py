@@ -175,6 +175,9 @@ def plan_json(plan: Plan, diagnostics: list[dict[str, Any]]) -> dict[str, Any]:
                 "watermark_key": a.watermark_key,
                 "watermark_key_index": a.watermark_key_index,
                 "watermarks": watermarks_json(a.watermarks),
+                "input_watermark": None
+                if a.input_watermark is None
+                else {"column": a.input_watermark.column, "delay_ms": a.input_watermark.delay_ms},
                 "output": [
                     {"name": o.name, "expr": _sql(o.expr), "type": str(o.type)} for o in a.output
                 ],
@@ -220,6 +223,14 @@ def plan_text(plan: Plan) -> str:
             lines.append(f"aggregate {node.name} = {node.input}  [{node.mode}]")
             lines.append(f"  group by         {', '.join(_sql(g) or '' for g in node.group_by)}")
             lines.append(f"  watermark key    {key}")
+            mark = node.input_watermark
+            if mark is not None:
+                lines.append(
+                    f"  input watermark  {mark.column} delay {format_ms(mark.delay_ms)} on "
+                    f"{node.input}'s output: a watermark node of its own, one more input of "
+                    f"the {plan.settings.multiple_watermark_policy} global watermark; "
+                    f"`{mark.column}` is the one event-time column from there on"
+                )
             lines.append(
                 f"  watermarks       late rows: {watermark_text(node.watermarks.late_rows)}; "
                 f"eviction: {watermark_text(node.watermarks.eviction)}"

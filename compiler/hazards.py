@@ -18,7 +18,16 @@ from sqlglot import exp
 from . import annotate
 from .diagnostics import Diagnostic
 from .model import JOIN_KINDS
-from .plan import AggregateNode, Check, JoinNode, Plan, PlanNode, Side, StreamNode
+from .plan import (
+    AggregateNode,
+    Check,
+    InputWatermark,
+    JoinNode,
+    Plan,
+    PlanNode,
+    Side,
+    StreamNode,
+)
 from .source import Span
 from .sql import spark_sql
 from .types import format_ms
@@ -311,6 +320,7 @@ def _check_pipeline(plan: Plan, out: list[Diagnostic]) -> list[Check]:
         checks.extend(_check_modes(plan, root_name, mode, chain, out, reported))
         checks.extend(_check_global_watermark(plan, late, mode, chain, out, reported))
     checks.extend(_check_watermarks(plan, out))
+    checks.extend(_check_redefined_watermarks(plan, out))
     if not checks:
         checks.append(Check("pipeline", "ok", "no stateful chains to check"))
     return sorted(set(checks), key=lambda c: (c.name, c.verdict, c.detail))
@@ -674,6 +684,64 @@ def _check_watermarks(plan: Plan, out: list[Diagnostic]) -> list[Check]:
             )
         )
         checks.append(Check("watermark policy", "warning", "max: slower streams lose rows"))
+    return checks
+
+
+def input_watermarks(node: PlanNode) -> list[tuple[str, InputWatermark]]:
+    """The watermarks defined on ``node``'s inputs (an aggregate's): (the relation read, its
+    watermark)."""
+    if isinstance(node, AggregateNode) and node.input_watermark is not None:
+        return [(node.input, node.input_watermark)]
+    return []
+
+
+def _has_watermark_node(plan: Plan, name: str) -> bool:
+    """Whether a watermark node lies in ``name``'s plan (a watermarked stream, or a
+    watermark defined on an input): its output then carries a watermark."""
+    for node in [plan.node(name), *_upstream(plan, name)]:
+        if isinstance(node, StreamNode) and node.watermark_column is not None:
+            return True
+        if node is not None and input_watermarks(node):
+            return True
+    return False
+
+
+def _check_redefined_watermarks(plan: Plan, out: list[Diagnostic]) -> list[Check]:
+    """A watermark defined on a join's or aggregate's output (E034).  From 3.5 with
+    ``allowMultiple`` (PropagateWatermarkSimulator, WatermarkPropagator.scala) Spark fails
+    a watermark node whose input carries a watermark, the first time it propagates the
+    watermarks (the first batch whose global watermark is above 0); with one watermark
+    for all (``UseSingleWatermarkPropagator``, and before 3.5) it runs the node."""
+    checks = []
+    propagates = plan.spark.at_least(3, 5) and plan.settings.allow_multiple_stateful_operators
+    for node in plan.nodes:
+        for relation, mark in input_watermarks(node):
+            label = f"watermark on {relation} in {node.name}"
+            pair = (relation, node.name)
+            if propagates and _has_watermark_node(plan, relation):
+                out.append(
+                    Diagnostic(
+                        "E034",
+                        f"`{node.name}` defines a watermark on `{relation}`, whose rows "
+                        f"already carry a watermark; Spark {plan.spark} fails the query at "
+                        "its first batch with a watermark above 0: `Redefining watermark is "
+                        "disallowed. You can set the config "
+                        "'spark.sql.streaming.statefulOperator.allowMultiple' to 'false' to "
+                        "restore the previous behavior. Note that multiple stateful "
+                        "operators will be disallowed.`",
+                        mark.span,
+                        "watermark redefined",
+                        "`set allow_multiple_stateful_operators = false` runs it, with one "
+                        "global watermark for every operator (the minimum of all watermark "
+                        "nodes); or drop this watermark: the join's own watermark reaches "
+                        f"`{node.name}`",
+                    )
+                )
+                checks.append(Check(label, "error", "redefining watermark is disallowed", pair))
+            else:
+                checks.append(
+                    Check(label, "ok", "one more watermark node in the global watermark", pair)
+                )
     return checks
 
 

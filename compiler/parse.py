@@ -125,6 +125,9 @@ class ToAst(Transformer_NonRecursive[Token, Any]):
         unit_ident = ast.Ident(str(unit), self._tok_span(unit))
         return ast.Duration(str(amount), unit_ident, self._span(meta))
 
+    rel_watermark = watermark_clause
+    rel_duration = duration
+
     @v_args(meta=True)
     def from_clause(self, meta: Meta, kids: list[Any]) -> ast.FormatDecl:
         fmt, options = kids
@@ -146,7 +149,7 @@ class ToAst(Transformer_NonRecursive[Token, Any]):
 
     @v_args(meta=True)
     def rel_ref(self, meta: Meta, kids: list[Any]) -> ast.RelRef:
-        return ast.RelRef(kids[0], kids[1], self._span(meta))
+        return ast.RelRef(kids[0], kids[1], self._span(meta), kids[2])
 
     def _join_type(how: str) -> Any:  # type: ignore[misc]
         @v_args(meta=True)

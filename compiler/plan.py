@@ -92,6 +92,20 @@ class StateRule:
 
 
 @dataclass(frozen=True, slots=True)
+class InputWatermark:
+    """A watermark defined on an operator's input that reads another join or aggregate
+    (``j AS a watermark t delay D``; Spark's ``withWatermark`` on that output): Spark puts
+    an ``EventTimeWatermarkExec`` there, which sees the input's rows, moves to
+    ``max(column) - delay`` and counts in the global watermark beside the streams' nodes;
+    ``column`` is the input's one event-time column from there on.  Spark runs it only with
+    one watermark for every operator (``WatermarkUse`` global; hazards: E034)."""
+
+    column: str
+    delay_ms: int
+    span: Span  # the `watermark` clause
+
+
+@dataclass(frozen=True, slots=True)
 class WindowColumn:
     """A window that Spark cannot compute inside a join condition: each side projects it as
     a column before the join (it inherits the watermark of its time column), and the raw
@@ -215,6 +229,8 @@ class AggregateNode:
     analysis: AggregateAnalysis
     key_types: tuple[str, ...] = ()  # the state's key schema: one SQL type per grouping key
     buffer_types: tuple[str, ...] = ()  # its value schema: the aggregation buffers, in order
+    # a watermark defined on the input (it reads a join or aggregate): its node
+    input_watermark: InputWatermark | None = None
 
 
 @dataclass(frozen=True, slots=True)

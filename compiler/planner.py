@@ -36,6 +36,7 @@ from .model import (
 )
 from .plan import (
     AggregateNode,
+    InputWatermark,
     JoinNode,
     OutputColumn,
     PaddedWindow,
@@ -518,6 +519,8 @@ class Planner:
             for o in (source.output if isinstance(source, (JoinNode, AggregateNode)) else ())
             if not o.event_time
         }
+        if a.input.watermark is not None:  # its node marks this column (bind.py)
+            plain.discard(a.input.watermark.column)
         index = next((i for i, k in enumerate(a.group_by) if _event_time_key(k, plain)), None)
         key = a.group_by[index] if index is not None else None
         return AggregateNode(
@@ -535,10 +538,16 @@ class Planner:
             analysis=analyse_aggregate(a),
             key_types=tuple(_type_name(g) for g in a.group_by),
             buffer_types=_buffer_types(a),
+            input_watermark=_input_watermark(a.input),
         )
 
 
 # ---------------------------------------------------------------------- helpers
+
+
+def _input_watermark(inp: Input) -> InputWatermark | None:
+    mark = inp.watermark
+    return None if mark is None else InputWatermark(mark.column, mark.delay_ms, mark.span)
 
 
 def _reads_column(names: set[str], column: str | None, window_of: dict[str, str]) -> bool:
@@ -709,6 +718,8 @@ def required_outputs(spec: BoundSpec, root: str | None = None) -> dict[str, set[
         elif isinstance(rel, Aggregate):
             exprs = [*rel.group_by, *(o.expr for o in rel.output)]
             inputs = {"input": rel.input.relation}
+            if rel.input.watermark is not None:  # the watermark node reads its column
+                consumed.setdefault(rel.input.relation, set()).add(rel.input.watermark.column)
         else:
             continue
         for node in exprs:

@@ -18,7 +18,9 @@ model whichever syntax the pipeline was written in.  What each part of a pipelin
 - an aggregate: a query with GROUP BY over one read, or over a join (then the join is a
   relation of its own, named ``<table>_join``, that keeps the columns the aggregate reads);
 - a chain: a join or aggregate reading a temporary view, which SDP inlines into the flow
-  that reads it, so the chain is one streaming query as a .sjoin chain is.
+  that reads it, so the chain is one streaming query as a .sjoin chain is; a WATERMARK
+  clause on that read is the .sjoin ``v AS x watermark t delay ...`` (withWatermark on the
+  view's output; the planner judges it, E034).
 
 A read of a subquery that only projects a stream's columns, windows of its time column
 (``window(t, '10 minutes') AS w``), the time column recomputed beside its window
@@ -661,15 +663,12 @@ class Lowering:
                     "so the chain is one streaming query, as sjoin models it",
                 )
                 return None
+            mark = None
             if read.watermark is not None:
-                self._error(
-                    f"a WATERMARK clause on `{dataset.name}`, the output of a join or aggregate",
-                    read.watermark.span,
-                    "not modelled",
-                    "sjoin takes a join's watermark from the streams it reads",
-                )
-                return None
-            return _Side(ast.RelRef(read.name, read.alias, read.span), read.span)
+                mark = self._view_watermark(dataset.name, read.watermark, read.alias)
+                if mark is None:
+                    return None
+            return _Side(ast.RelRef(read.name, read.alias, read.span, mark), read.span)
         if dataset.kind == "batch":
             self._error(
                 f"`{dataset.name}` is {dataset.what}: a streaming join reads streams",
@@ -724,6 +723,32 @@ class Lowering:
         if not self._watermark(dataset.name, read.watermark, read.name, read.alias):
             return None
         return _Side(ast.RelRef(read.name, read.alias, read.span), read.span)
+
+    def _view_watermark(
+        self, view: str, clause: sqlast.WatermarkClause, alias: ast.Ident | None
+    ) -> ast.WatermarkDecl | None:
+        """``STREAM(v) WATERMARK t DELAY OF ...`` on a view of a join or aggregate: Spark's
+        withWatermark on its output, the .sjoin ``v watermark t delay ...`` (whether Spark
+        runs it is the planner's question: E034)."""
+        column = clause.column
+        qualifiers = {view} | ({alias.text} if alias else set())
+        if (
+            not isinstance(column, exp.Column)
+            or (column.table and column.table not in qualifiers)
+            or (clause.alias is not None and clause.alias.text != column.name)
+        ):
+            self._error(
+                "a watermark on an expression, or under another name",
+                _span_of_expr(column),
+                "not modelled",
+                f"sjoin models a watermark on a TIMESTAMP column of `{view}`: "
+                "WATERMARK col DELAY OF INTERVAL ...",
+            )
+            return None
+        if clause.delay is None:
+            return None  # its interval was refused
+        span = annotate.span(column.this) or _span_of_expr(column)
+        return ast.WatermarkDecl(ast.Ident(column.name, span), clause.delay, clause.span)
 
     def _watermark(
         self,

@@ -168,9 +168,17 @@ def _format(decl: ast.FormatDecl) -> str:
 
 
 def _rel(ref: ast.RelRef) -> str:
-    if ref.alias is None:
-        return name(ref.name.text)
-    return f"{name(ref.name.text)} AS {name(ref.alias.text)}"
+    text = name(ref.name.text)
+    if ref.alias is not None:
+        text += f" AS {name(ref.alias.text)}"
+    if ref.watermark is not None:
+        text += " " + _watermark(ref.watermark)
+    return text
+
+
+def _watermark(decl: ast.WatermarkDecl) -> str:
+    delay = decl.delay
+    return f"watermark {name(decl.column.text)} delay {delay.amount} {delay.unit.text.lower()}"
 
 
 def _items(items: tuple[ast.SelectItem, ...]) -> str:
@@ -195,11 +203,7 @@ def statement(stmt: ast.Statement) -> str:
         )
         text = f"stream {name(stmt.name.text)} (\n{cols}\n)"
         if stmt.watermark is not None:
-            delay = stmt.watermark.delay
-            text += (
-                f"\nwatermark {name(stmt.watermark.column.text)} delay {delay.amount} "
-                f"{delay.unit.text.lower()}"
-            )
+            text += "\n" + _watermark(stmt.watermark)
         if stmt.source is not None:
             text += f"\nfrom {_format(stmt.source)}"
         return text

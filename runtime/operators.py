@@ -14,7 +14,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, Protocol
 
-from ..compiler.plan import AggregateNode, JoinNode, Plan, PlanNode, StreamNode
+from ..compiler.plan import AggregateNode, InputWatermark, JoinNode, Plan, PlanNode, StreamNode
 from .aggregate import AggregateMetrics, AggregateOperator
 from .batches import Batch
 from .join import JoinMetrics, JoinOperator
@@ -39,6 +39,14 @@ def inputs_of(node: JoinNode | AggregateNode) -> list[tuple[str, str]]:
     if isinstance(node, JoinNode):
         return [(node.left.name, node.left.relation), (node.right.name, node.right.relation)]
     return [("input", node.input)]
+
+
+def input_watermarks(node: JoinNode | AggregateNode) -> list[tuple[str, InputWatermark]]:
+    """The watermark nodes the plan puts on an operator's inputs that read another operator
+    (``InputWatermark``: an aggregate's), by input name (``inputs_of``)."""
+    if isinstance(node, JoinNode) or node.input_watermark is None:
+        return []
+    return [("input", node.input_watermark)]
 
 
 class Operator(Protocol):

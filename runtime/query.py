@@ -18,7 +18,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
-from ..compiler.plan import AggregateNode, JoinNode, Plan, PlanNode, StreamNode
+from ..compiler.plan import AggregateNode, InputWatermark, JoinNode, Plan, PlanNode, StreamNode
 from .batches import Batch, Rows
 from .errors import UsageError
 from .late import LateDrops
@@ -28,6 +28,7 @@ from .operators import (
     Operator,
     Placement,
     fallbacks,
+    input_watermarks,
     inputs_of,
     make_operator,
     place,
@@ -131,8 +132,9 @@ class Query:
             op = make_operator(plan, node, self.engine, found[node.name])
             self.operators[node.name] = op
             self.inputs[node.name] = inputs_of(node)
+            marks = dict(input_watermarks(node))
             inputs = [
-                self._input(node.name, name, plan.node(relation), wm_nodes)
+                self._input(node.name, name, plan.node(relation), wm_nodes, marks.get(name))
                 for name, relation in self.inputs[node.name]
             ]
             links.append(OperatorLink(node.name, node.watermarks, inputs, op.state_watermark))
@@ -148,8 +150,22 @@ class Query:
         self.last_eviction: dict[str, int | None] = {}
 
     def _input(
-        self, consumer: str, side: str, source: PlanNode | None, wm_nodes: list[WatermarkNode]
+        self,
+        consumer: str,
+        side: str,
+        source: PlanNode | None,
+        wm_nodes: list[WatermarkNode],
+        mark: InputWatermark | None = None,
     ) -> OperatorInput:
+        if mark is not None and isinstance(source, (JoinNode, AggregateNode)):
+            # the plan's watermark node on an operator's output (withWatermark on it): it
+            # sees that output's rows and hands the operator the global watermark, as a
+            # stream's node does (PropagateWatermarkSimulator: a node outputs the global)
+            index = [o.name for o in source.output].index(mark.column)
+            node = WatermarkNode(f"{consumer}.{side}", source.name, index, mark.delay_ms)
+            wm_nodes.append(node)
+            self.node_of_input[(consumer, side)] = node
+            return OperatorInput(stream_has_watermark=True)
         if isinstance(source, StreamNode):
             if source.watermark_column is None or source.delay_ms is None:
                 return OperatorInput(stream_has_watermark=False)

@@ -181,13 +181,24 @@ def join_sql(plan: Plan, node: JoinNode, view: bool) -> str:
     return "\n".join(lines) + "\n"
 
 
+def _aggregate_read(plan: Plan, node: AggregateNode) -> str:
+    """The aggregate's input in FROM: with the watermark defined on a view's output, the
+    WATERMARK clause on that view's read (Spark runs it with allowMultiple=false, which
+    spark-pipeline.yml's configuration then holds)."""
+    mark = node.input_watermark
+    if mark is None:
+        return _stream_read(plan, node.input)
+    column = _sql_name(mark.column)
+    return f"STREAM({_sql_name(node.input)}) WATERMARK {column} DELAY OF {_interval(mark.delay_ms)}"
+
+
 def aggregate_sql(plan: Plan, node: AggregateNode, view: bool) -> str:
     lines = [
         "-- " + comment(f"aggregate {node.name} = {node.input} ({node.mode} output mode)")[2:],
         _create(node, view),
         "SELECT",
         ",\n".join(f"  {_alias(c.expr, c.name)}" for c in node.output),
-        f"FROM {_stream_read(plan, node.input)} AS {_sql_name(node.alias)}",
+        f"FROM {_aggregate_read(plan, node)} AS {_sql_name(node.alias)}",
     ]
     if node.group_by:
         lines.append("GROUP BY " + ", ".join(job_sql(k) for k in node.group_by))

@@ -243,7 +243,15 @@ def _(node: AggregateNode) -> list[str]:
         for o in node.output
         if not any(o.expr == key for key in node.group_by)
     ]
-    lines.append(f"grouped = rels[{literal(node.input)}].alias({literal(node.alias)}).groupBy(")
+    source = f"rels[{literal(node.input)}]"
+    mark = node.input_watermark
+    if mark is not None:
+        # Spark's EventTimeWatermark on the join's output: it marks this column only; Spark
+        # runs it with one watermark for every operator (allowMultiple=false, SPARK_CONF)
+        delay = spark_duration(mark.delay_ms * 1000)
+        lines.append(comment(f"  watermark {mark.column} delay {delay} on {node.input}"))
+        source += f".withWatermark({column_ref(mark.column)}, {literal(delay)})"
+    lines.append(f"grouped = {source}.alias({literal(node.alias)}).groupBy(")
     lines.extend(f"    {k}," for k in keys)
     lines.append(")")
     lines.append("rels[" + literal(node.name) + "] = grouped.agg(")

@@ -178,9 +178,11 @@ join ZQMF = ZQMA AS ZQMX INNER JOIN ZQMS AS ZQMY
     SELECT window(ZQMX.ZQMT, INTERVAL 1 MINUTE).start AS ZQMG
 """
 
-# The other trigger forms of the writers.
+# The other trigger forms of the writers; a watermark on a join's output (withWatermark, the
+# pipeline's WATERMARK on a view's read), which Spark runs with one watermark for all.
 TRIGGER_SPEC = """
 set trigger = 'TRIGGER'
+set allow_multiple_stateful_operators = false
 
 stream ZQNA (ZQNC BIGINT, ZQNT TIMESTAMP) watermark ZQNT delay 1 second from rate ()
 stream ZQNB (ZQND BIGINT, ZQNU TIMESTAMP) watermark ZQNU delay 1 second from rate ()
@@ -189,6 +191,10 @@ join ZQNJ = ZQNA INNER JOIN ZQNB ON ZQNA.ZQNC = ZQNB.ZQND AND ZQNA.ZQNT = ZQNB.Z
 
 aggregate ZQNG = ZQNJ GROUP BY window(ZQNJ.ZQNT, INTERVAL 1 MINUTE)
     SELECT window(ZQNJ.ZQNT, INTERVAL 1 MINUTE) AS ZQNW, count(*) AS ZQNN
+
+aggregate ZQNR = ZQNJ AS ZQNX watermark ZQNU delay 5 seconds
+    GROUP BY window(ZQNX.ZQNU, INTERVAL 1 MINUTE)
+    SELECT count(*) AS ZQNM
 
 sink ZQNG to json (path = 'ZQNPATH') checkpoint 'ZQNCHK'
 sink ZQNJ to kafka (topic = 'ZQNTOPIC', bootstrap_servers = 'ZQNSERVER')

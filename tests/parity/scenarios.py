@@ -607,6 +607,43 @@ for allow in ("false", "true"):
         FUNNEL_BATCHES,
     )
 
+# ------------------------------------------------------------------ a watermark on a join's output
+
+# `j AS a watermark lt delay 30 seconds`: Spark's withWatermark on the join's output before the
+# aggregate.  With allowMultiple=false Spark runs it with one global watermark, the minimum of
+# the three nodes (the streams' and the join output's: 71 s after batch 0, not 90 s); with
+# allowMultiple=true it fails at the first batch with a watermark (E034), unless no watermark
+# lies below the new node: then it is the query's only one.
+REWATERMARK = """spark 4.3
+set allow_multiple_stateful_operators = {allow}
+stream l (k BIGINT, t TIMESTAMP, v STRING){mark}
+stream r (k BIGINT, t TIMESTAMP, v STRING){mark}
+join j = l AS L INNER JOIN r AS R
+    ON L.k = R.k AND L.t BETWEEN R.t - INTERVAL 5 SECONDS AND R.t + INTERVAL 10 SECONDS
+    SELECT L.k AS k, L.t AS lt, R.t AS rt
+aggregate per_window = j AS a watermark lt delay 30 seconds
+    GROUP BY window(a.lt, INTERVAL 10 SECONDS)
+    SELECT window(a.lt, INTERVAL 10 SECONDS) AS w, count(*) AS n
+"""
+REWATERMARK_BATCHES: list[Batch] = [
+    {"l": [row(1, 100, "a"), row(2, 101, "b")], "r": [row(1, 98, "c"), row(2, 100, "d")]},
+    {"l": [row(4, 130, "e")], "r": [row(4, 131, "f")]},
+    {"l": [row(5, 200, "g")], "r": [row(5, 200, "h")]},
+    {"l": [row(6, 260, "i")], "r": [row(6, 262, "j")]},
+    # late for the join (the global watermark is 230 s): dropped there
+    {"l": [row(7, 225, "k"), row(8, 300, "m")], "r": [row(7, 226, "n"), row(8, 301, "o")]},
+]
+add(
+    "input_watermark_join_then_window",
+    REWATERMARK.format(allow="false", mark=" watermark t delay 10 seconds"),
+    REWATERMARK_BATCHES,
+)
+add(
+    "input_watermark_without_watermark_below",
+    REWATERMARK.format(allow="true", mark=""),
+    REWATERMARK_BATCHES,
+)
+
 # ------------------------------------------------------------------ the examples
 
 

@@ -111,6 +111,20 @@ FORMS = {
             "    SELECT v.k,\n           count(*) AS n",
         ],
     ),
+    "a watermark on a join's view, read by an aggregate": (
+        "SET spark.sql.streaming.statefulOperator.allowMultiple = false;\n"
+        f"CREATE TEMPORARY VIEW v AS SELECT x.k, x.t FROM {WA} x JOIN {WB} y ON {RANGE};\n"
+        "CREATE STREAMING TABLE c AS SELECT count(*) AS n FROM STREAM(v) WATERMARK t DELAY "
+        "OF INTERVAL 30 SECONDS AS z GROUP BY window(z.t, '1 minute')",
+        [
+            "set allow_multiple_stateful_operators = false",
+            "join v = a AS x INNER JOIN b AS y\n    ON  x.k = y.k\n"
+            "    AND y.t BETWEEN x.t AND x.t + INTERVAL 1 MINUTE\n"
+            "    SELECT x.k,\n           x.t",
+            "aggregate c = v AS z watermark t delay 30 seconds\n"
+            "    GROUP BY window(z.t, INTERVAL 1 MINUTE)\n    SELECT count(*) AS n",
+        ],
+    ),
     "a window key projected in subqueries": (
         "CREATE STREAMING TABLE j AS SELECT x.k, x.w AS win FROM "
         f"(SELECT k, timestamp_micros(unix_micros(t)) AS t, window(t, '10 seconds') AS w "
@@ -191,11 +205,23 @@ REFUSALS = {
         f"SECOND AS t2 DELAY OF INTERVAL 1 SECOND x JOIN {WB} y ON {RANGE}",
         "E033", "t + INTERVAL 1", "a watermark on an expression",
     ),
-    "watermark on a join's view": (
+    "watermark on a join's view, allowMultiple (Spark's default)": (
         f"CREATE TEMPORARY VIEW v AS SELECT x.k, x.t FROM {WA} x JOIN {WB} y ON {RANGE};\n"
         "CREATE STREAMING TABLE c AS SELECT count(*) AS n FROM STREAM(v) WATERMARK t DELAY "
-        "OF INTERVAL 1 SECOND GROUP BY v.k",
-        "E033", "WATERMARK t DELAY OF INTERVAL 1 SECOND GROUP", "output of a join",
+        "OF INTERVAL 1 SECOND GROUP BY v.k, window(v.t, '1 minute')",
+        "E034", "WATERMARK t DELAY OF INTERVAL 1 SECOND GROUP", "Redefining watermark",
+    ),
+    "watermark on an expression of a join's view": (
+        f"CREATE TEMPORARY VIEW v AS SELECT x.k, x.t FROM {WA} x JOIN {WB} y ON {RANGE};\n"
+        "CREATE STREAMING TABLE c AS SELECT count(*) AS n FROM STREAM(v) WATERMARK t + "
+        "INTERVAL 1 SECOND AS t2 DELAY OF INTERVAL 1 SECOND GROUP BY v.k",
+        "E033", "t + INTERVAL 1 SECOND AS", "a watermark on an expression",
+    ),
+    "watermark on a join's view read by a join": (
+        f"CREATE TEMPORARY VIEW v AS SELECT x.k, x.t FROM {WA} x JOIN {WB} y ON {RANGE};\n"
+        "CREATE STREAMING TABLE j2 AS SELECT z.k FROM STREAM(v) WATERMARK t DELAY OF "
+        f"INTERVAL 1 SECOND AS z JOIN {WB} y ON z.k = y.k",
+        "E034", "WATERMARK t DELAY OF INTERVAL 1 SECOND AS z", "where a join reads it",
     ),
     "LEFT ANTI JOIN of streams": (
         f"CREATE STREAMING TABLE j AS SELECT x.k FROM {WA} x LEFT ANTI JOIN {WB} y ON {RANGE}",
