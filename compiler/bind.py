@@ -8,6 +8,7 @@ which fits anywhere, so one mistake is reported once.
 from __future__ import annotations
 
 import difflib
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 from datetime import datetime
@@ -1070,12 +1071,99 @@ class Binder:
         self._comparable(node, kinds)
         return t.BOOLEAN
 
+    def _promote_strings(
+        self, node: exp.Expression, kinds: list[SqlType], arithmetic: bool = False
+    ) -> SqlType | None:
+        """Spark's string promotion (``types.string_promotion``) where a STRING meets a
+        number or a BOOLEAN among the operands of ``node`` (a comparison, BETWEEN, IN, or
+        arithmetic): each operand not of the promoted type is put under the CAST Spark's
+        analyzer inserts, a W013 said for each STRING cast; the promoted type, or None when
+        no rule applies (the operands are left as they are).  Without ANSI, IN compares a
+        STRING and numbers as STRINGs (TypeCoercion.InConversion: findWiderCommonType)."""
+        ansi = self.spark.major >= 4
+        known = [k for k in kinds if k not in (t.NULL, t.UNKNOWN)]
+        others = [k for k in known if k != t.STRING]
+        targets: set[SqlType | None] = {
+            t.string_promotion(t.STRING, other, ansi, arithmetic) for other in others
+        }
+        if isinstance(node, exp.In) and not ansi:
+            targets = {t.STRING if all(k.is_numeric for k in others) else None}
+        if t.STRING not in known or len(targets) != 1 or None in targets:
+            return None
+        (target,) = targets
+        assert target is not None
+        kids = list(node.iter_expressions())
+        if arithmetic:
+            kids = [node.this, node.expression]
+        for kid, kind in zip(kids, kinds, strict=True):
+            if kind in (t.NULL, t.UNKNOWN) or kind == target:
+                continue
+            _implicit_cast(kid, target)
+            if target == t.STRING or (kind == t.STRING and not _casts_cleanly(kid, target)):
+                self._cast_warning(kid, kind, target, ansi)
+        return target
+
+    def _boolean_equality(self, node: exp.Expression, kinds: list[SqlType]) -> bool:
+        """Without ANSI, ``=`` and ``<>`` between a BOOLEAN and a number cast the BOOLEAN to
+        the number's type (TypeCoercion.BooleanEquality: true is 1); True when applied."""
+        if self.spark.major >= 4 or not isinstance(node, (exp.EQ, exp.NEQ)):
+            return False
+        a, b = kinds
+        if {a.is_numeric, b.is_numeric} != {True, False} or t.BOOLEAN not in (a, b):
+            return False
+        target, kid = (b, node.this) if a == t.BOOLEAN else (a, node.expression)
+        _implicit_cast(kid, target)
+        return True
+
+    def _cast_warning(
+        self, kid: exp.Expression, kind: SqlType, target: SqlType, ansi: bool
+    ) -> None:
+        """W013 for the CAST of ``kid`` (of type ``kind``) to ``target``: what a value that
+        does not cast does, and which values that differ as text match."""
+        text = excerpt(self.source.snippet(ast.span_of(kid)))
+        mode = f"{'ANSI' if ansi else 'no ANSI'}, Spark {self.spark}"
+        if target == t.STRING:
+            message = (
+                f"`{text}` is {kind}, cast to STRING as Spark casts the operands of IN with a "
+                f"STRING ({mode}): they are compared as text, so 1 does not match '01', "
+                "' 1' or '1.0'"
+            )
+        else:
+            what = (
+                "the query fails (CAST_INVALID_INPUT) on a value that does not cast"
+                if ansi
+                else "a value that does not cast is NULL and matches nothing"
+            )
+            if target == t.BOOLEAN:
+                examples = "'1', 't', 'yes' and ' TRUE ' are all true"
+            elif target.name in t.INTEGRAL:
+                examples = "'01', '+1' and ' 1 ' equal 1" + (
+                    "" if ansi else "; so do '1.0' and '1.5', the fraction dropped"
+                )
+            else:
+                examples = "'01', ' 1 ', '1.0' and '1e0' equal 1"
+            message = (
+                f"`{text}` is a STRING, cast to {target} as Spark casts it ({mode}): {what}, "
+                f"and strings that differ as text can match ({examples})"
+            )
+        self.diags.add(
+            "W013",
+            message,
+            ast.span_of(kid),
+            f"cast to {target}",
+            "declare both with one type, or write the CAST where the data is known to be clean",
+        )
+
     def _comparable(self, node: exp.Expression, kinds: list[SqlType]) -> None:
         first = kinds[0]
         for other in kinds[1:]:
             if t.common_type(first, other) is None and not (
                 first == t.INTERVAL and other == t.INTERVAL
             ):
+                if not isinstance(node, exp.If) and (
+                    self._promote_strings(node, kinds) or self._boolean_equality(node, kinds)
+                ):
+                    return
                 helps = None
                 if {first, other} == {t.TIMESTAMP, t.STRING}:
                     helps = "write a timestamp literal: TIMESTAMP '2026-01-01 00:00:00'"
@@ -1140,6 +1228,10 @@ class Binder:
             op is exp.Mul and a.is_numeric and b == t.INTERVAL
         ):
             result = t.INTERVAL
+        if result is None and t.string_promotion(a, b, self.spark.major >= 4, True):
+            target = self._promote_strings(node, [a, b], arithmetic=True)
+            if target is not None:
+                result = t.arith_type(SYMBOLS[op], target, target)
         if result is None:
             symbol = SYMBOLS[op]
             helps = None
@@ -1447,6 +1539,39 @@ def _literal_digits(node: exp.Expression) -> int | None:
     types by its digits beside a DECIMAL (``DecimalType.fromLiteral``); None for another."""
     value = _integer_literal(node)
     return None if value is None else len(str(abs(value)))
+
+
+def _implicit_cast(node: exp.Expression, target: SqlType) -> None:
+    """Put ``node`` (bound) under the CAST to ``target`` that Spark's type coercion inserts,
+    in its place in the tree: typed, marked implicit, spanning ``node``."""
+    cast = exp.Cast(to=target.to_sqlglot())
+    node.replace(cast)
+    cast.set("this", node)
+    annotate.set_type(cast, target)
+    annotate.set_implicit_cast(cast)
+    annotate.set_span(cast, ast.span_of(node))
+
+
+_INTEGRAL_TEXT = re.compile(r"[+-]?[0-9]{1,18}")
+_FRACTIONAL_TEXT = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
+
+
+def _casts_cleanly(node: exp.Expression, target: SqlType) -> bool:
+    """``node`` is a string literal whose text is the value it casts to ``target`` (digits,
+    a number, `true`/`false`): a cast that can neither fail nor match text that differs."""
+    while isinstance(node, exp.Paren):
+        node = node.this
+    if not (isinstance(node, exp.Literal) and node.is_string):
+        return False
+    text = str(node.this)
+    if target.name in t.INTEGRAL:
+        bits = {"tinyint": 8, "smallint": 16, "int": 32, "bigint": 64}[target.name]
+        return _INTEGRAL_TEXT.fullmatch(text) is not None and -(2 ** (bits - 1)) <= int(
+            text
+        ) < 2 ** (bits - 1)
+    if target.is_numeric:
+        return _FRACTIONAL_TEXT.fullmatch(text) is not None
+    return text.lower() in ("true", "false")
 
 
 def _constant(kind: SqlType) -> Callable[[Binder, Any, Scope, bool], SqlType]:

@@ -98,7 +98,8 @@ CODES: Final[dict[str, Code]] = {
             "incompatible comparison",
             "The two operands of a comparison have types that cannot be compared, e.g. a "
             "TIMESTAMP and a STRING. Spark would silently cast the string (and yield NULL on "
-            "a typo); sjoin asks for a typed literal instead.",
+            "a typo); sjoin asks for a typed literal instead. A number or a BOOLEAN compared "
+            "with a STRING is no error: Spark casts the string, and so does sjoin (W013).",
         ),
         Code(
             "E012",
@@ -437,6 +438,21 @@ CODES: Final[dict[str, Code]] = {
             "declares them, docs/pipelines.md), so sjoin took them from the trace: the message "
             "lists them as a column list to copy into the schema file. An integer is BIGINT, a "
             "number with a fraction DOUBLE, an ISO-8601 string TIMESTAMP, other text STRING.",
+        ),
+        Code(
+            "W013",
+            "warning",
+            "a string is cast to compare or compute",
+            "A STRING meets a number or a BOOLEAN in a comparison, IN, BETWEEN or arithmetic, "
+            "so Spark's analyzer casts it, and sjoin inserts the same cast (shown in `sjoin "
+            "plan`): with ANSI on (Spark 4) a STRING meeting an integer is cast to BIGINT, one "
+            "meeting a DOUBLE, FLOAT or DECIMAL to DOUBLE, and a value that does not cast fails "
+            "the query (CAST_INVALID_INPUT); with ANSI off (Spark 3) the STRING takes the other "
+            "side's type (DOUBLE beside a DECIMAL, and in arithmetic), a value that does not "
+            "cast is NULL, which matches nothing, and IN compares a STRING and numbers as "
+            "text. Either way strings that differ as text can match (`'01'` and `' 1 '` equal "
+            "1; without ANSI `'1.5'` equals an integer 1 too). Declare both with one type, or "
+            "cast explicitly where the data is known to be clean.",
         ),
     )
 }

@@ -259,6 +259,43 @@ def common_type(a: SqlType, b: SqlType) -> SqlType | None:
     return None
 
 
+INTEGRAL: Final = ("tinyint", "smallint", "int", "bigint")
+
+
+def string_promotion(
+    a: SqlType, b: SqlType, ansi: bool, arithmetic: bool = False
+) -> SqlType | None:
+    """The type Spark casts both operands of a comparison (or, ``arithmetic``, of ``+ - * /``)
+    to when exactly one of them is a STRING and the other a number or a BOOLEAN (an operand
+    already of that type is not cast), or None when no such rule applies.
+
+    - ANSI on (Spark 4's default; AnsiStringPromotionTypeCoercion.findWiderTypeForString):
+      a STRING meets an integer as BIGINT (so INT = STRING casts both sides to BIGINT), a
+      DOUBLE, FLOAT or DECIMAL as DOUBLE, a BOOLEAN as BOOLEAN.
+    - ANSI off (Spark 3's default; TypeCoercion.findCommonTypeForBinaryComparison): the
+      STRING is cast to the other side's type, but a DECIMAL meets it as DOUBLE; in
+      arithmetic (PromoteStrings) the STRING is cast to DOUBLE.  (IN is another rule
+      without ANSI: its operands are compared as STRINGs, ``Binder._promote_strings``.)
+
+    TIMESTAMP and DATE against a STRING are refused by sjoin (E011: a typo would silently
+    be NULL, or fail the query), so they have no rule here.  Recorded from Spark in
+    tests/bind/spark_implicit_casts.json."""
+    if (a == STRING) == (b == STRING):
+        return None
+    other = b if a == STRING else a
+    if not (other.is_numeric or (other == BOOLEAN and not arithmetic)):
+        return None
+    if ansi:
+        if other.name in INTEGRAL:
+            return BIGINT
+        if other.is_numeric:
+            return DOUBLE
+        return other
+    if arithmetic or other.name == "decimal":
+        return DOUBLE
+    return other
+
+
 # ---------------------------------------------------------------------------- durations
 
 MS_PER_UNIT: Final[dict[str, int]] = {

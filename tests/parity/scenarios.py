@@ -579,6 +579,44 @@ add(
     ],
 )
 
+# ------------------------------------------------------------------ implicit casts
+
+# A BIGINT key joined with a STRING key (issue 35): Spark 4 (ANSI) casts the STRING to BIGINT,
+# so '01', ' 2 ' and '+3' match 1, 2 and 3, a NULL matches nothing (its left row comes out
+# null-padded), and the cast key is an equi-join key; the INT compared with a STRING is cast
+# with it to BIGINT, a STRING beside a DOUBLE to DOUBLE, and in arithmetic a STRING meets an
+# integer as BIGINT.  (A string that does not cast fails the query: test_implicit_casts_on_spark.)
+CAST_KEYS = """spark 4.3
+stream l (k BIGINT, t TIMESTAMP, n INT, y DOUBLE) watermark t delay 10 seconds
+stream r (ref STRING, t TIMESTAMP, code STRING) watermark t delay 10 seconds
+join j = l AS L LEFT OUTER JOIN r AS R
+  ON L.k = R.ref AND R.t BETWEEN L.t AND L.t + INTERVAL 5 SECONDS AND L.n <> R.code
+  SELECT L.k AS k, R.ref AS ref, L.n + R.code AS total, L.y = R.code AS same,
+    R.code IN (L.n, 7) AS listed
+"""
+add(
+    "bigint_key_string_key_cast",
+    CAST_KEYS,
+    [
+        {
+            "l": [
+                {"k": 1, "t": ts(100), "n": 5, "y": 1.5},
+                {"k": 2, "t": ts(100), "n": 6, "y": 7.0},
+                {"k": 3, "t": ts(100), "n": 7, "y": 0.0},
+                {"k": 4, "t": ts(100), "n": 8, "y": 0.0},
+            ],
+            "r": [
+                {"ref": "01", "t": ts(101), "code": "10"},
+                {"ref": " 2 ", "t": ts(101), "code": "007"},
+                {"ref": "+3", "t": ts(102), "code": "7"},
+                {"ref": None, "t": ts(102), "code": "1"},
+                {"ref": "4", "t": ts(102), "code": None},
+            ],
+        },
+        {"l": [{"k": 5, "t": ts(200), "n": 1, "y": 1.0}], "r": []},
+    ],
+)
+
 # ------------------------------------------------------------------ one watermark or many
 
 # examples/checkout_funnel.sjoin with allowMultiple set either way.  After data batch 1 the
