@@ -478,7 +478,8 @@ def _write_pipeline(
         printer.note(_jars_line("spark-pipelines", spec, "run", absolute=True), "yellow")
     printer.note(
         f"{output}: Spark Declarative Pipelines project for {spec} "
-        f"({len(files)} files; run it there with `spark-pipelines run`)",
+        f"({len(files)} files; run it from the folder the spec's relative paths are "
+        f"relative to: spark-pipelines run --spec {output / 'spark-pipeline.yml'})",
         "green",
     )
 

@@ -36,6 +36,9 @@ def test_a_moved_project_reads_back_and_only_storage_is_absolute(tmp_path: Path)
         ["compile", str(tmp_path / "s.sjoin"), "--target", "pipeline", "-o", str(tmp_path / "a")],
     )
     assert made.exit_code == 0, made.output
+    # the command's own note says how to run it, as the header and the docs do
+    assert "run it from the folder the spec's relative paths are relative to" in made.output
+    assert f"spark-pipelines run --spec {tmp_path / 'a' / 'spark-pipeline.yml'}" in made.output
     shutil.move(tmp_path / "a", tmp_path / "b")
     checked = CliRunner().invoke(main, ["check", str(tmp_path / "b")])
     assert checked.exit_code == 0, checked.output
