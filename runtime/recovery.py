@@ -38,8 +38,12 @@ class Recovery:
         sinks: Sequence[Sink],
         keep_outputs: bool,
         late_rows: bool = False,
+        saved: dict[str, Any] | None = None,
     ) -> None:
         self.checkpoint = checkpoint
+        # the snapshot, when the runner had to read it before the trace (a Delta trace's
+        # start versions); dropped once resumed, as it can be large
+        self._saved = saved
         self.late_rows = late_rows  # the run writes --late-rows: each commit keeps them
         self.plan = plan
         self.relation = relation
@@ -60,7 +64,7 @@ class Recovery:
         offsets: dict[str, Any] = {}
         step = 0
         redeliver = False
-        saved = self.checkpoint.load()
+        saved, self._saved = self._saved or self.checkpoint.load(), None
         if saved is not None:
             self._check_saved(saved)
             pending, offsets = self._restore(saved)
@@ -226,6 +230,17 @@ class Recovery:
             )
         return entries
 
+    def _trace_record(self) -> dict[str, Any]:
+        """What the checkpoint keeps of the trace: the batches consumed, their running
+        digest and, for a Delta trace, each table's version when the job started."""
+        record: dict[str, Any] = {
+            "batches": self.consumed,
+            "sha256": self.consumed_hash.hexdigest(),
+        }
+        if self.trace.delta_start:
+            record["delta_start"] = dict(self.trace.delta_start)
+        return record
+
     def commit(self, out: BatchOutput, step: int) -> None:
         """Commit the run after batch ``out`` (step ``step``), before any sink gets it."""
         cursor = self.engine.cursor
@@ -244,7 +259,7 @@ class Recovery:
                 "fingerprint": fingerprint(self.plan, self.relation),
                 "backlog": self.trace.backlog,
                 "step": step,
-                "trace": {"batches": self.consumed, "sha256": self.consumed_hash.hexdigest()},
+                "trace": self._trace_record(),
                 "engine": self.engine.snapshot(),
                 "pending": {
                     "batch": out.batch,

@@ -19,7 +19,7 @@ from ..compiler.plan import Plan
 from .checkpoint import Checkpoint, pause_for_test
 from .choice import EngineChoice, choose_engine
 from .emit import Emitter
-from .errors import UsageError
+from .errors import CheckpointError, UsageError
 from .files import Place, check_places
 from .late import LateRecords
 from .operators import ENGINES, EngineName, place
@@ -38,6 +38,7 @@ from .sinks import (
     StreamSink,
     path_sink,
 )
+from .snapshot import SnapshotError, check_delta_start
 from .trace import BadRowPolicy, Trace, bad_rows_policy, read_trace, schemas_of
 
 # a trace file (or a Parquet trace's folder), lines or record dicts, or a trace already read
@@ -304,7 +305,7 @@ class Runner:
                         Path(trace),
                         schemas_of(plan),
                         delta_options(plan),
-                        at_start=delta_at_start,
+                        at_start=self._delta_start(delta_at_start, checkpoint),
                         digests=checkpoint is not None,
                     )
             if delta_at_start:
@@ -341,6 +342,7 @@ class Runner:
         # the checkpoint is locked before anything is written (the bad rows, as the trace
         # is read), and released by ``close``
         self.checkpoint = Checkpoint(checkpoint) if checkpoint is not None else None
+        self._saved: dict[str, Any] | None = None  # the snapshot, if read before the trace
         try:
             self.trace: Trace = read()
         except BaseException:
@@ -359,6 +361,7 @@ class Runner:
                 sinks,
                 self.keep_outputs,
                 late_rows,
+                saved=self._saved,
             )
             if self.checkpoint is not None
             else None
@@ -372,6 +375,41 @@ class Runner:
             self._late_records(multiple) if late_rows else None,
         )
         self.step = 0
+
+    def _delta_start(
+        self, asked: Mapping[str, int | None] | None, checkpoint: object
+    ) -> Mapping[str, int | None] | None:
+        """Each Delta table's version when the job started: a restart takes the versions its
+        checkpoint recorded, as Spark resumes from the offsets in its checkpoint whatever the
+        table holds now (a table that grew since would otherwise be read anew); an explicit
+        ``--delta-at-start`` that differs from them is refused."""
+        if self.checkpoint is None:
+            return asked
+        self._saved = self.checkpoint.load()
+        if self._saved is None:
+            return asked
+        recorded = self._saved["trace"].get("delta_start")
+        if recorded is None:  # made before checkpoints kept it, or by a run of another trace
+            return asked
+        try:
+            check_delta_start(recorded)
+        except SnapshotError as err:
+            raise CheckpointError(
+                f"the checkpoint in {checkpoint} has a malformed record of the Delta tables' "
+                f"start versions ({err}); use a new checkpoint directory"
+            ) from None
+        for stream, version in sorted((asked or {}).items()):
+            named = list(recorded) if stream == "*" else [stream]
+            differs = [s for s in named if version is not None and recorded.get(s) != version]
+            if differs:
+                raise UsageError(
+                    f"--delta-at-start {stream}={version}: the checkpoint in {checkpoint} "
+                    f"started `{differs[0]}` at version {recorded.get(differs[0])}, and a "
+                    "restarted query reads on from its checkpoint (Spark ignores where a table "
+                    "stands then): drop the option, or use a new checkpoint directory"
+                )
+        streams = set(schemas_of(self.plan))  # another spec's: its fingerprint refuses it
+        return {s: v for s, v in recorded.items() if s in streams}
 
     def _late_records(self, multiple: bool) -> Callable[[BatchResult], list[dict[str, Any]]]:
         """A batch's late rows as ``--late-rows`` records, each traced to its trace line."""

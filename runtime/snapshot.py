@@ -264,6 +264,19 @@ def _is_sha256(value: Any) -> bool:
     return type(value) is str and len(value) == 64 and not value.strip("0123456789abcdef")
 
 
+def check_delta_start(value: Any, walk: _Walk | None = None) -> None:
+    """A Delta trace's start versions as a checkpoint records them: stream -> version."""
+    if walk is None:
+        walk = _Walk().at("trace").at("delta_start")
+    if type(value) is not dict:
+        walk.fail(f"expected a dict, got {_what(value)}")
+    for stream, version in value.items():
+        if type(stream) is not str:
+            walk.fail(f"expected stream names, got {_what(stream)}")
+        walk.at(stream).integer(version, 0)
+        walk.up()
+
+
 def check_snapshot(data: Mapping[str, Any], engine: Engine, keep_outputs: bool) -> None:
     """Raise ``SnapshotError`` unless ``data`` is, in every field, a snapshot that
     ``engine``'s plan and relation could have written (``engine`` is a reference engine of
@@ -279,12 +292,15 @@ def check_snapshot(data: Mapping[str, Any], engine: Engine, keep_outputs: bool) 
     walk.at("step").integer(data["step"], 0)
     walk.up()
     trace = data["trace"]
-    walk.at("trace").exact_dict(trace, ("batches", "sha256"))
+    walk.at("trace").exact_dict(trace, ("batches", "sha256"), optional=("delta_start",))
     walk.at("batches").integer(trace["batches"], 0)
     walk.up()
     if not _is_sha256(trace["sha256"]):
         walk.at("sha256").fail("expected 64 hexadecimal digits")
     walk.up()
+    if "delta_start" in trace:
+        check_delta_start(trace["delta_start"], walk.at("delta_start"))
+        walk.up()
     offsets = data["offsets"]
     walk.at("offsets").exact_dict(offsets, (), optional=_OFFSETS)
     for key, value in offsets.items():

@@ -209,6 +209,9 @@ class Trace:
     backlog: bool = False
     # what ``--verbose`` says of how the trace was read (a Delta trace: versions to batches)
     notes: list[str] = field(default_factory=list)
+    # a Delta trace: each table's version when the job started (a checkpoint keeps it, so a
+    # restart on a grown table reads it as the first run did, as Spark resumes from its offsets)
+    delta_start: dict[str, int] = field(default_factory=dict)
 
     @property
     def row_count(self) -> int:

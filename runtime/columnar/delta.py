@@ -1025,7 +1025,8 @@ def read_delta_trace(
                 digest = hashed.digest()
             rows = {s: _rows(files, schemas[s]) for s, files in chunk.items()}
             batches.append(TraceBatch(value, rows, 0, digest, queued=j > 0))
-    return Trace(str(directory), batches, [], notes=notes)
+    started = {s: r.start for s, r in readings.items()}
+    return Trace(str(directory), batches, [], notes=notes, delta_start=started)
 
 
 # --------------------------------------------------------------------------- output

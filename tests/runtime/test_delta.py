@@ -777,3 +777,37 @@ def test_the_delta_package_is_the_one_built_on_the_spark_line(
 ) -> None:
     assert delta_connector(spark) == package
     assert packages(spark, ["delta"]) == ([package] if package else [])
+
+
+def test_a_restart_reads_the_tables_from_where_its_checkpoint_started_them(
+    tmp_path: Path,
+) -> None:
+    """A restarted query reads on from its checkpoint's offsets, whatever the tables hold
+    now (Spark's Delta source resumes from the offset log): the checkpoint keeps each table's
+    version when the job started, so a table that grew is not read anew as a first snapshot,
+    and the output is the clean run's on the grown tables started where the first run was."""
+    plan = _plan()
+    tables, checkpoint = tmp_path / "tables", tmp_path / "chk"
+    _versions(tables / "l", 4)
+    _versions(tables / "r", 3)
+    first = run(plan, tables, checkpoint=checkpoint)
+    assert [b.trace_batch for b in first.batches if b.data] == [2]  # the lower start
+    _append(tables / "l", [40])
+    _append(tables / "r", [40])  # both grew since: version 4 of l, version 3 of r
+    resumed = run(plan, tables, checkpoint=checkpoint)
+    clean = run(plan, tables, delta_at_start={"l": 3, "r": 2})
+    after = {b.batch: b.rows for b in resumed.batches}
+    assert after == {b.batch: b.rows for b in clean.batches if b.batch in after}
+    # the new versions come as batches of their own (without the recorded starts the grown
+    # tables' first read would differ from the one consumed, and the restart be refused)
+    assert [b.trace_batch for b in resumed.batches if b.data] == [3, 4]
+    assert any(40 in row.values() for rows in after.values() for _, row in rows)  # joined
+    # an explicit start other than the checkpoint's is refused, naming both
+    with pytest.raises(UsageError, match=r"started `l` at version 3.*drop the option"):
+        run(plan, tables, checkpoint=checkpoint, delta_at_start={"l": 0})
+    with pytest.raises(UsageError, match=r"--delta-at-start \*=1: .* started `l` at version 3"):
+        run(plan, tables, checkpoint=checkpoint, delta_at_start={"*": 1})
+    # the same versions, or `latest` (which meant the same when the job started), resume
+    # resume (here with nothing left to run: every batch was delivered)
+    again = run(plan, tables, checkpoint=checkpoint, delta_at_start={"l": 3, "r": None})
+    assert again.batches == []
