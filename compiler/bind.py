@@ -516,7 +516,7 @@ class Binder:
         return Format(fmt, tuple(options), decl.span)
 
     # ------------------------------------------------------------------ inputs
-    def _input(self, ref: ast.RelRef, watermarked: bool = True) -> Input | None:
+    def _input(self, ref: ast.RelRef) -> Input | None:
         rel = self.relations.get(ref.name.text)
         if rel is None:
             if ref.name.text not in self.poisoned:
@@ -529,7 +529,7 @@ class Binder:
                     hint or "define the stream or join before using it",
                 )
             return None
-        if ref.watermark is not None and watermarked:
+        if ref.watermark is not None:
             return self._rewatermarked(ref, ref.watermark, rel)
         return Input(rel.name, ref.alias_text, rel.columns, ref.span)
 
@@ -584,17 +584,7 @@ class Binder:
 
     def _bind_JoinDecl(self, stmt: ast.JoinDecl) -> None:
         defined = self._define(stmt.name)
-        for ref in (stmt.left, stmt.right):
-            if ref.watermark is not None:
-                self.diags.add(
-                    "E034",
-                    f"a watermark on `{ref.name.text}` where a join reads it",
-                    ref.watermark.span,
-                    "not modelled on a join input",
-                    "sjoin models a watermark on a join's or aggregate's output where an "
-                    "aggregate reads it; a join takes the watermarks of the relations it reads",
-                )
-        left, right = self._input(stmt.left, False), self._input(stmt.right, False)
+        left, right = self._input(stmt.left), self._input(stmt.right)
         if left is not None and right is not None and left.alias == right.alias:
             self.diags.add(
                 "E002",

@@ -13,7 +13,16 @@ from sqlglot import exp
 
 from .expr import strip_parens
 from .model import WatermarkChoice, WatermarkUse
-from .plan import AggregateNode, Check, JoinNode, Plan, Side, StateRule, StreamNode
+from .plan import (
+    AggregateNode,
+    Check,
+    InputWatermark,
+    JoinNode,
+    Plan,
+    Side,
+    StateRule,
+    StreamNode,
+)
 from .sql import written_sql
 from .types import format_ms
 
@@ -55,7 +64,7 @@ def state_json(rule: StateRule) -> dict[str, Any]:
 
 
 def _side_json(side: Side) -> dict[str, Any]:
-    return {
+    found: dict[str, Any] = {
         "relation": side.relation,
         "alias": side.alias,
         "event_time_column": side.event_time_column,
@@ -67,6 +76,10 @@ def _side_json(side: Side) -> dict[str, Any]:
         "retention": side.retention,
         "state_predicate": predicate_text(side),
     }
+    mark = side.input_watermark
+    if mark is not None:  # only where defined: the sides of other joins read as before
+        found["input_watermark"] = {"column": mark.column, "delay_ms": mark.delay_ms}
+    return found
 
 
 def predicate_text(side: Side) -> str | None:
@@ -216,7 +229,7 @@ def plan_text(plan: Plan) -> str:
     for node in plan.nodes:
         if isinstance(node, JoinNode):
             lines.append("")
-            lines.extend(_join_text(node))
+            lines.extend(_join_text(plan, node))
         elif isinstance(node, AggregateNode):
             lines.append("")
             key = node.watermark_key or "none (no event-time grouping key)"
@@ -225,12 +238,7 @@ def plan_text(plan: Plan) -> str:
             lines.append(f"  watermark key    {key}")
             mark = node.input_watermark
             if mark is not None:
-                lines.append(
-                    f"  input watermark  {mark.column} delay {format_ms(mark.delay_ms)} on "
-                    f"{node.input}'s output: a watermark node of its own, one more input of "
-                    f"the {plan.settings.multiple_watermark_policy} global watermark; "
-                    f"`{mark.column}` is the one event-time column from there on"
-                )
+                lines.append(f"  input watermark  {_input_watermark_text(plan, node.input, mark)}")
             lines.append(
                 f"  watermarks       late rows: {watermark_text(node.watermarks.late_rows)}; "
                 f"eviction: {watermark_text(node.watermarks.eviction)}"
@@ -273,7 +281,16 @@ def _results_text(plan: Plan, node: AggregateNode) -> str:
     return f"updated groups come out every batch; {end} leave state {span} after {after}: {behind}"
 
 
-def _join_text(node: JoinNode) -> list[str]:
+def _input_watermark_text(plan: Plan, relation: str, mark: InputWatermark) -> str:
+    """A watermark defined where an operator reads ``relation``, in words."""
+    return (
+        f"{mark.column} delay {format_ms(mark.delay_ms)} on {relation}'s output: a watermark "
+        f"node of its own, one more input of the {plan.settings.multiple_watermark_policy} "
+        f"global watermark; `{mark.column}` is the one event-time column from there on"
+    )
+
+
+def _join_text(plan: Plan, node: JoinNode) -> list[str]:
     keys = ", ".join(f"{_sql(a)} = {_sql(b)}" for a, b in node.keys) or "(none)"
     kind = node.join_type.replace("_", " ").upper()
     lines = [
@@ -285,6 +302,10 @@ def _join_text(node: JoinNode) -> list[str]:
             f"  executed as      {node.executed_as.replace('_', ' ').upper()} + drop matched rows"
         )
     lines.append(f"  keys             {keys}")
+    for side in (node.left, node.right):
+        if side.input_watermark is not None:
+            text = _input_watermark_text(plan, side.relation, side.input_watermark)
+            lines.append(f"  {side.name + ' watermark':<16} {text}")
     for side in (node.left, node.right):
         pushed = _sql(side.pushed_filter)
         pre = _sql(side.pre_join_filter)
