@@ -381,30 +381,51 @@ class Binder:
     def _watermark(self, stmt: ast.StreamDecl, columns: list[Column]) -> Watermark | None:
         decl = stmt.watermark
         assert decl is not None
-        col = next((c for c in columns if c.name == decl.column.text), None)
         delay = self._duration(decl.delay)
-        if col is None:
+        at = self._watermark_column(
+            decl,
+            columns,
+            stmt.name.text,
+            lambda col: f"declared as {col.type}",
+            "declare the event-time column as TIMESTAMP, or convert it with "
+            "timestamp_millis()/timestamp_seconds() before the stream",
+        )
+        if at is None or delay is None:
+            return None
+        return Watermark(columns[at].name, delay, decl.span)
+
+    def _watermark_column(
+        self,
+        decl: ast.WatermarkDecl,
+        columns: Sequence[Column],
+        owner: str,
+        label: Callable[[Column], str],
+        help: str,
+    ) -> int | None:
+        """The position of a watermark's column among ``columns`` (those of ``owner``), or
+        None after E004 (no such column) or E010 (not TIMESTAMP; ``label`` and ``help`` say
+        where it is declared and what to do)."""
+        at = next((i for i, c in enumerate(columns) if c.name == decl.column.text), None)
+        if at is None:
             self.diags.add(
                 "E004",
-                f"watermark column `{decl.column.text}` is not a column of `{stmt.name.text}`",
+                f"watermark column `{decl.column.text}` is not a column of `{owner}`",
                 decl.column.span,
                 "unknown column",
                 self._suggest(decl.column.text, lambda: [c.name for c in columns]),
             )
             return None
+        col = columns[at]
         if col.type not in (t.TIMESTAMP, t.UNKNOWN):
             self.diags.add(
                 "E010",
                 f"watermark column `{col.name}` is {col.type}, not TIMESTAMP",
                 decl.column.span,
-                f"declared as {col.type}",
-                "declare the event-time column as TIMESTAMP, or convert it with "
-                "timestamp_millis()/timestamp_seconds() before the stream",
+                label(col),
+                help,
             )
             return None
-        if delay is None:
-            return None
-        return Watermark(col.name, delay, decl.span)
+        return at
 
     def _duration(self, dur: ast.Duration) -> int | None:
         unit = dur.unit.text.lower()
@@ -552,29 +573,17 @@ class Binder:
             )
             return plain
         columns = rel.columns
-        at = next((i for i, c in enumerate(columns) if c.name == decl.column.text), None)
-        col = None if at is None else columns[at]
         delay = self._duration(decl.delay)
-        if col is None:
-            self.diags.add(
-                "E004",
-                f"watermark column `{decl.column.text}` is not a column of `{rel.name}`",
-                decl.column.span,
-                "unknown column",
-                self._suggest(decl.column.text, lambda: [c.name for c in columns]),
-            )
+        at = self._watermark_column(
+            decl,
+            columns,
+            rel.name,
+            lambda col: f"{col.type} in `{rel.name}`",
+            "watermark a TIMESTAMP column of the relation",
+        )
+        if at is None or delay is None:
             return plain
-        if col.type not in (t.TIMESTAMP, t.UNKNOWN):
-            self.diags.add(
-                "E010",
-                f"watermark column `{col.name}` is {col.type}, not TIMESTAMP",
-                decl.column.span,
-                f"{col.type} in `{rel.name}`",
-                "watermark a TIMESTAMP column of the relation",
-            )
-            return plain
-        if delay is None:
-            return plain
+        col = columns[at]
         marked = tuple(
             replace(c, event_time=i == at) if c.event_time or i == at else c
             for i, c in enumerate(columns)
