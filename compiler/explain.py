@@ -7,7 +7,7 @@ the output is fit for snapshot tests.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sqlglot import exp
 
@@ -25,6 +25,9 @@ from .plan import (
 )
 from .sql import written_sql
 from .types import format_ms
+
+if TYPE_CHECKING:
+    from .capacity import AggregateLag
 
 
 def _sql(node: exp.Expression | None) -> str | None:
@@ -259,7 +262,12 @@ def _results_text(plan: Plan, node: AggregateNode) -> str:
     lag = aggregate_lag(plan, node)
     if lag.lag_ms is None:
         return str(lag.reason)
-    why = [f"its streams' delay {format_ms(round(lag.delay_ms or 0))}"]
+    delay = format_ms(round(lag.delay_ms or 0))
+    why = [
+        f"its streams' delay {delay}"
+        if lag.marked is None
+        else f"the delay {delay} of the watermark on {lag.marked}'s output"
+    ]
     if lag.offset_ms < 0:
         why.append(f"{format_ms(round(-lag.offset_ms))} held back by the join state below it")
     if lag.trigger_ms > 0:
@@ -271,14 +279,28 @@ def _results_text(plan: Plan, node: AggregateNode) -> str:
         f"the watermark runs {format_ms(round(lag.lag_ms))} behind the newest row of its input "
         f"({', '.join(why)})"
     )
+    return f"{_when_text(node, lag)}: {behind}"
+
+
+def results_summary(plan: Plan, node: AggregateNode) -> str:
+    """When an aggregate's groups come out or leave state, without the why of
+    ``_results_text`` (the diagram's aggregate node)."""
+    from .capacity import aggregate_lag
+
+    lag = aggregate_lag(plan, node)
+    return str(lag.reason) if lag.lag_ms is None else _when_text(node, lag)
+
+
+def _when_text(node: AggregateNode, lag: AggregateLag) -> str:
+    assert lag.lag_ms is not None
     span = format_ms(round(lag.lag_ms))
     if lag.trigger_ms > 0:
         span += f" to {format_ms(round(lag.lag_ms + lag.trigger_ms))}"
     end = "a window's groups" if lag.windowed else "an event time's groups"
     after = "its end" if lag.windowed else "that time"
     if node.mode == "append":
-        return f"{end} come out {span} after {after}: {behind}"
-    return f"updated groups come out every batch; {end} leave state {span} after {after}: {behind}"
+        return f"{end} come out {span} after {after}"
+    return f"updated groups come out every batch; {end} leave state {span} after {after}"
 
 
 def _input_watermark_text(plan: Plan, relation: str, mark: InputWatermark) -> str:

@@ -240,3 +240,66 @@ def test_diff_says_the_watermark_changes() -> None:
     assert "watermark" in [r.topic for r in join_diff.reasons]
     reason = next(r for r in join_diff.reasons if r.topic == "watermark")
     assert "from none to watermark lt delay 30 seconds" in reason.detail
+
+
+# How far behind its input an operator's watermark runs counts the watermark defined on an
+# output (`sjoin plan`'s results line, `plan --rates`, the diagram): the global watermark is
+# the minimum of every node, so the 30 seconds of `lt`'s node, not the streams' 10, set it,
+# for the operators above the node and, with one global watermark, below it too.
+AGGREGATE = """spark 4.3
+set allow_multiple_stateful_operators = false
+stream l (k BIGINT, t TIMESTAMP, v STRING) watermark t delay 10 seconds
+stream r (k BIGINT, t TIMESTAMP, v STRING) watermark t delay 10 seconds
+join j = l AS L INNER JOIN r AS R
+    ON L.k = R.k AND L.t BETWEEN R.t - INTERVAL 5 SECONDS AND R.t + INTERVAL 10 SECONDS
+    SELECT L.k AS k, L.t AS lt, R.t AS rt
+aggregate per_window = j AS a watermark lt delay 30 seconds
+    GROUP BY window(a.lt, INTERVAL 10 SECONDS)
+    SELECT window(a.lt, INTERVAL 10 SECONDS) AS w, count(*) AS n
+"""
+
+
+def test_the_plan_says_how_far_behind_the_aggregate_runs() -> None:
+    result = check_text(AGGREGATE, "lag.sjoin")
+    assert result.plan is not None
+    text = plan_text(result.plan)
+    assert (
+        "  results          a window's groups come out 30 seconds after its end: the watermark "
+        "runs 30 seconds behind the newest row of its input (the delay 30 seconds of the "
+        "watermark on j's output, batches back to back)"
+    ) in text
+    # without the watermark on j's output, the streams' delay
+    plain = check_text(AGGREGATE.replace(" watermark lt delay 30 seconds", ""), "plain.sjoin")
+    assert plain.plan is not None
+    assert "a window's groups come out 10 seconds after its end" in plan_text(plain.plan)
+
+
+def test_plan_rates_counts_it_above_and_below_the_node() -> None:
+    from sjoin.compiler.capacity import capacity_text, predict
+
+    result = check_text(AGGREGATE, "lag.sjoin")
+    assert result.plan is not None
+    lines = capacity_text(predict(result.plan, {"l": 10.0, "r": 10.0}, keys=100))
+    text = "\n".join(lines)
+    assert "kept until the watermark, 30 seconds behind the newest row, passes it" in text
+    assert "a window's groups come out 30 seconds after its end" in text
+    # the join below keeps its rows until the global watermark, held back by the node
+    assert "10 rows/s kept 35 seconds 1 ms" in text
+    joined = spec()
+    assert joined.plan is not None
+    rates = {"l": 10.0, "r": 10.0, "c": 10.0}
+    text = "\n".join(capacity_text(predict(joined.plan, rates, keys=100)))
+    assert text.count("kept 35 seconds 1 ms") == 3  # j's left side, both of j2's
+
+
+def test_the_diagram_shows_the_node_and_when_windows_come_out() -> None:
+    from sjoin.compiler.diagram import mermaid
+
+    result = check_text(AGGREGATE, "lag.sjoin")
+    assert result.plan is not None
+    diagram = mermaid(result.plan)
+    assert "aggregate, append\na window's groups come out 30 seconds after its end" in diagram
+    assert '-- "watermark lt - 30 seconds\ngroup by' in diagram
+    joined = spec()
+    assert joined.plan is not None
+    assert '-- "a: a.k\nwatermark lt - 30 seconds\nevict a.lt' in mermaid(joined.plan)
