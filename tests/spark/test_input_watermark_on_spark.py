@@ -48,21 +48,30 @@ def test_sjoin_says_what_spark_says() -> None:
     assert len(found) == 1 and MESSAGE in found[0].message
 
 
-def test_the_job_fails_at_the_first_batch_with_a_watermark(spark: Any) -> None:
-    result = check_text(SPEC.format(allow="false"), "allowed.sjoin")
+def fails_at_the_first_batch_with_a_watermark(
+    spark: Any, spec: str, schemas: dict[str, str], batch: dict[str, Any], root: str
+) -> None:
+    """The job of ``spec`` (planned with allowMultiple=false, so sjoin accepts it) run with
+    allowMultiple=true: batch 0 runs (watermark 0: Spark skips the propagation); the no-data
+    batch after it, with the watermark it advanced, fails with ``MESSAGE``."""
+    result = check_text(spec, "allowed.sjoin")
     assert result.ok and result.plan is not None
     job: dict[str, Any] = {}
     exec(compile(compile_pyspark(result.plan, "allowed.sjoin"), "job.py", "exec"), job)
     conf = {"spark.sql.streaming.statefulOperator.allowMultiple": "true"}
-    with session_confs(spark, conf), StreamDriver(spark, SCHEMAS) as driver:
-        driver.start(job["build"](spark, driver.inputs)["per_window"])
-        # batch 0 runs (watermark 0: Spark skips the propagation); the no-data batch after
-        # it, with the watermark it advanced, fails (seen alike on Spark 3.5.9)
+    with session_confs(spark, conf), StreamDriver(spark, schemas) as driver:
+        driver.start(job["build"](spark, driver.inputs)[root])
         with pytest.raises(Exception, match="Redefining watermark is disallowed") as caught:
-            driver.feed(BATCHES[0])
+            driver.feed(batch)
         ran = driver.results()
     assert MESSAGE in str(caught.value)
     assert [(b.batch_id, b.watermark) for b in ran] == [(0, "1970-01-01T00:00:00.000Z")]
+
+
+def test_the_job_fails_at_the_first_batch_with_a_watermark(spark: Any) -> None:
+    """(Seen alike on Spark 3.5.9.)"""
+    spec = SPEC.format(allow="false")
+    fails_at_the_first_batch_with_a_watermark(spark, spec, SCHEMAS, BATCHES[0], "per_window")
 
 
 JOIN_SPEC = """spark 4.3
@@ -91,15 +100,5 @@ def test_a_join_reading_it_is_refused_alike() -> None:
 def test_a_join_reading_it_fails_at_the_first_batch_with_a_watermark(spark: Any) -> None:
     """The same rule where a second join reads the watermarked output: Spark's simulator
     meets the join's EventTimeWatermark with the streams' watermark below it."""
-    result = check_text(JOIN_SPEC.format(allow="false"), "allowed_join.sjoin")
-    assert result.ok and result.plan is not None
-    job: dict[str, Any] = {}
-    exec(compile(compile_pyspark(result.plan, "allowed_join.sjoin"), "job.py", "exec"), job)
-    conf = {"spark.sql.streaming.statefulOperator.allowMultiple": "true"}
-    with session_confs(spark, conf), StreamDriver(spark, JOIN_SCHEMAS) as driver:
-        driver.start(job["build"](spark, driver.inputs)["j2"])
-        with pytest.raises(Exception, match="Redefining watermark is disallowed") as caught:
-            driver.feed(JOIN_BATCHES[0])
-        ran = driver.results()
-    assert MESSAGE in str(caught.value)
-    assert [(b.batch_id, b.watermark) for b in ran] == [(0, "1970-01-01T00:00:00.000Z")]
+    spec = JOIN_SPEC.format(allow="false")
+    fails_at_the_first_batch_with_a_watermark(spark, spec, JOIN_SCHEMAS, JOIN_BATCHES[0], "j2")
