@@ -381,30 +381,51 @@ class Binder:
     def _watermark(self, stmt: ast.StreamDecl, columns: list[Column]) -> Watermark | None:
         decl = stmt.watermark
         assert decl is not None
-        col = next((c for c in columns if c.name == decl.column.text), None)
         delay = self._duration(decl.delay)
-        if col is None:
+        at = self._watermark_column(
+            decl,
+            columns,
+            stmt.name.text,
+            lambda col: f"declared as {col.type}",
+            "declare the event-time column as TIMESTAMP, or convert it with "
+            "timestamp_millis()/timestamp_seconds() before the stream",
+        )
+        if at is None or delay is None:
+            return None
+        return Watermark(columns[at].name, delay, decl.span)
+
+    def _watermark_column(
+        self,
+        decl: ast.WatermarkDecl,
+        columns: Sequence[Column],
+        owner: str,
+        label: Callable[[Column], str],
+        help: str,
+    ) -> int | None:
+        """The position of a watermark's column among ``columns`` (those of ``owner``), or
+        None after E004 (no such column) or E010 (not TIMESTAMP; ``label`` and ``help`` say
+        where it is declared and what to do)."""
+        at = next((i for i, c in enumerate(columns) if c.name == decl.column.text), None)
+        if at is None:
             self.diags.add(
                 "E004",
-                f"watermark column `{decl.column.text}` is not a column of `{stmt.name.text}`",
+                f"watermark column `{decl.column.text}` is not a column of `{owner}`",
                 decl.column.span,
                 "unknown column",
                 self._suggest(decl.column.text, lambda: [c.name for c in columns]),
             )
             return None
+        col = columns[at]
         if col.type not in (t.TIMESTAMP, t.UNKNOWN):
             self.diags.add(
                 "E010",
                 f"watermark column `{col.name}` is {col.type}, not TIMESTAMP",
                 decl.column.span,
-                f"declared as {col.type}",
-                "declare the event-time column as TIMESTAMP, or convert it with "
-                "timestamp_millis()/timestamp_seconds() before the stream",
+                label(col),
+                help,
             )
             return None
-        if delay is None:
-            return None
-        return Watermark(col.name, delay, decl.span)
+        return at
 
     def _duration(self, dur: ast.Duration) -> int | None:
         unit = dur.unit.text.lower()
@@ -516,7 +537,7 @@ class Binder:
         return Format(fmt, tuple(options), decl.span)
 
     # ------------------------------------------------------------------ inputs
-    def _input(self, ref: ast.RelRef, watermarked: bool = True) -> Input | None:
+    def _input(self, ref: ast.RelRef) -> Input | None:
         rel = self.relations.get(ref.name.text)
         if rel is None:
             if ref.name.text not in self.poisoned:
@@ -529,7 +550,7 @@ class Binder:
                     hint or "define the stream or join before using it",
                 )
             return None
-        if ref.watermark is not None and watermarked:
+        if ref.watermark is not None:
             return self._rewatermarked(ref, ref.watermark, rel)
         return Input(rel.name, ref.alias_text, rel.columns, ref.span)
 
@@ -552,29 +573,17 @@ class Binder:
             )
             return plain
         columns = rel.columns
-        at = next((i for i, c in enumerate(columns) if c.name == decl.column.text), None)
-        col = None if at is None else columns[at]
         delay = self._duration(decl.delay)
-        if col is None:
-            self.diags.add(
-                "E004",
-                f"watermark column `{decl.column.text}` is not a column of `{rel.name}`",
-                decl.column.span,
-                "unknown column",
-                self._suggest(decl.column.text, lambda: [c.name for c in columns]),
-            )
+        at = self._watermark_column(
+            decl,
+            columns,
+            rel.name,
+            lambda col: f"{col.type} in `{rel.name}`",
+            "watermark a TIMESTAMP column of the relation",
+        )
+        if at is None or delay is None:
             return plain
-        if col.type not in (t.TIMESTAMP, t.UNKNOWN):
-            self.diags.add(
-                "E010",
-                f"watermark column `{col.name}` is {col.type}, not TIMESTAMP",
-                decl.column.span,
-                f"{col.type} in `{rel.name}`",
-                "watermark a TIMESTAMP column of the relation",
-            )
-            return plain
-        if delay is None:
-            return plain
+        col = columns[at]
         marked = tuple(
             replace(c, event_time=i == at) if c.event_time or i == at else c
             for i, c in enumerate(columns)
@@ -584,17 +593,7 @@ class Binder:
 
     def _bind_JoinDecl(self, stmt: ast.JoinDecl) -> None:
         defined = self._define(stmt.name)
-        for ref in (stmt.left, stmt.right):
-            if ref.watermark is not None:
-                self.diags.add(
-                    "E034",
-                    f"a watermark on `{ref.name.text}` where a join reads it",
-                    ref.watermark.span,
-                    "not modelled on a join input",
-                    "sjoin models a watermark on a join's or aggregate's output where an "
-                    "aggregate reads it; a join takes the watermarks of the relations it reads",
-                )
-        left, right = self._input(stmt.left, False), self._input(stmt.right, False)
+        left, right = self._input(stmt.left), self._input(stmt.right)
         if left is not None and right is not None and left.alias == right.alias:
             self.diags.add(
                 "E002",

@@ -41,7 +41,7 @@ from sqlglot import exp
 
 from . import annotate
 from .capacity_groups import Arrivals, Groups, phases, point_state, seen_by, window_state
-from .plan import AggregateNode, JoinNode, Plan, Side, StreamNode
+from .plan import AggregateNode, InputWatermark, JoinNode, Plan, Side, StreamNode
 from .types import SqlType, duration_ms, format_ms, is_digits, is_number_text
 
 # ---------------------------------------------------------------- measured constants
@@ -426,12 +426,15 @@ class AggregateLag:
     offset of the joins' state watermarks below it; or why it has none."""
 
     lag_ms: float | None
-    delay_ms: float | None  # the streams' delay (the policy's pick)
+    delay_ms: float | None  # its watermark nodes' delay (the policy's pick)
     trigger_ms: int
     trigger_source: str
     offset_ms: float  # the joins' state offset below it (0: read from streams)
     reason: str | None  # why no group is ever evicted
     windowed: bool  # its time grouping is a window (else an event time itself, or none)
+    # the relation whose output carries the watermark defined on it that sets ``delay_ms``
+    # (`j AS a watermark t delay D`); None: a stream's delay sets it
+    marked: str | None = None
 
 
 def aggregate_lag(plan: Plan, node: AggregateNode) -> AggregateLag:
@@ -447,7 +450,20 @@ def aggregate_lag(plan: Plan, node: AggregateNode) -> AggregateLag:
     lag = None if reason is not None else model.lag(node, delay)
     time, _ = model.grouping(node)
     windowed = time is not None and time.length_ms is not None
-    return AggregateLag(lag, delay, trigger_ms, source, offset, reason, windowed)
+    stream_delays = [
+        s.delay_ms or 0
+        for s in (streams[n] for n in _streams_under(plan, node.name))
+        if s.watermark_column is not None
+    ]
+    marked = next(
+        (
+            relation
+            for relation, mark in model.marks(node.name)
+            if mark.delay_ms == delay and delay not in stream_delays
+        ),
+        None,
+    )
+    return AggregateLag(lag, delay, trigger_ms, source, offset, reason, windowed, marked)
 
 
 def _key_names(expr: exp.Expression) -> list[str]:
@@ -480,6 +496,25 @@ def _check_key_columns(plan: Plan, key_columns: dict[str, int]) -> list[str]:
                 f"names `{name}`, which is no column of the spec; {hint}(columns: {shown})",
             )
     return [n for n in key_columns if n not in used]
+
+
+def _marks_under(plan: Plan, name: str) -> list[tuple[str, InputWatermark]]:
+    """The watermarks defined on the inputs of ``name`` and of the operators below it
+    (``j AS a watermark t delay D``): (the relation whose output carries it, its node)."""
+    node = plan.node(name)
+    if isinstance(node, JoinNode):
+        found = [
+            (side.relation, side.input_watermark)
+            for side in (node.left, node.right)
+            if side.input_watermark is not None
+        ]
+        return (
+            found + _marks_under(plan, node.left.relation) + _marks_under(plan, node.right.relation)
+        )
+    if isinstance(node, AggregateNode):
+        own = [] if node.input_watermark is None else [(node.input, node.input_watermark)]
+        return own + _marks_under(plan, node.input)
+    return []
 
 
 def _streams_under(plan: Plan, name: str) -> set[str]:
@@ -542,15 +577,32 @@ class _Model:
         return self.output.get(relation)
 
     def delay_ms(self, name: str) -> float | None:
-        """How far the operator's watermark is behind the newest event time."""
+        """How far the operator's watermark is behind the newest event time: the policy's
+        pick of its watermark nodes' delays, the streams' and those defined on an
+        operator's output (whose column is taken as current as the streams')."""
         delays = [
             s.delay_ms or 0
             for s in (self.streams[n] for n in _streams_under(self.plan, name))
             if s.watermark_column is not None
         ]
+        delays += [mark.delay_ms for _, mark in self.marks(name)]
         if not delays:
             return None
         return max(delays) if self.plan.settings.multiple_watermark_policy == "min" else min(delays)
+
+    def marks(self, name: str) -> list[tuple[str, InputWatermark]]:
+        """The watermarks defined on operators' outputs that move ``name``'s watermark:
+        those below it; and where it uses the global watermark, every one of the queries it
+        runs in (one above it holds the global watermark back too)."""
+        node = self.plan.node(name)
+        found = _marks_under(self.plan, name)
+        if isinstance(node, (JoinNode, AggregateNode)) and node.watermarks.eviction.source == (
+            "global"
+        ):
+            for root in self.plan.query_roots:
+                if any(op.name == name for op in self.plan.stateful_operators(root)):
+                    found += [m for m in _marks_under(self.plan, root) if m not in found]
+        return found
 
     def operator(self, node: JoinNode | AggregateNode) -> OperatorCapacity:
         if isinstance(node, JoinNode):

@@ -6,9 +6,11 @@ the binder's ``broken``), when its watermark did not bind, or when an error insi
 that it is not what was written (``CHANGED``: its join may be INNER for an `OUTER` read as an
 alias, its stream may have no watermark for a misspelt unit) or that Spark cannot run it or
 never emits what it should (``RUNS_NOT``: an outer join whose unmatched rows never come out
-feeds an aggregate nothing).  An error in a stream's `from` clause breaks nothing it
-computes.  The diagnostics that judge a relation by what flows into it (``DERIVED``: state
-eviction, output modes, the global watermark check, event-time columns) are dropped
+feeds an aggregate nothing; E034: a watermark Spark refuses where the statement reads a
+relation).  E034 on a stream's read is a ``CHANGED`` error: the binder drops that watermark.
+An error in a stream's `from` clause breaks nothing it computes.  The diagnostics that judge a
+relation by what flows into it (``DERIVED``: state eviction, output modes, the global
+watermark check, event-time columns) are dropped
 
 - in every relation that reads a broken one, directly or through others (a *dependant*);
 - in a statement with a ``CHANGED`` error itself (beside Spark's own errors, such as E028,
@@ -26,6 +28,7 @@ from collections.abc import Collection, Sequence
 
 from . import ast
 from .diagnostics import Diagnostic
+from .source import Span
 
 # judged by what flows into a relation from the relations it reads (W002, judged by what
 # reads a stream, is api.CONSUMER_WARNINGS's)
@@ -35,10 +38,11 @@ DERIVED = frozenset({"W001", "W010", "E021", "E022", "E023", "E025", "E028"})
 # a watermark column or a duration (a watermark delay, a range condition's interval)
 CHANGED = frozenset({"E001", "E008", "E010", "E013", "E014"})
 # Spark's errors that the relation itself cannot run, or never emits what it should: what
-# reads it reads nothing Spark would run.  The errors of the checks around a relation (E022,
-# E023, E027, E032: each operator Spark names is its own error) mark nothing, nor does a type
-# or name error inside a SELECT (its relation's watermarks are what was written).
-RUNS_NOT = frozenset({"E020", "E021", "E025", "E026", "E028", "E029", "E030"})
+# reads it reads nothing Spark would run (E034: a watermark Spark refuses where the relation
+# reads its input).  The errors of the checks around a relation
+# (E022, E023, E027, E032: each operator Spark names is its own error) mark nothing, nor does
+# a type or name error inside a SELECT (its relation's watermarks are what was written).
+RUNS_NOT = frozenset({"E020", "E021", "E025", "E026", "E028", "E029", "E030", "E034"})
 
 
 def reads(statement: ast.Statement) -> list[str]:
@@ -50,6 +54,25 @@ def reads(statement: ast.Statement) -> list[str]:
     if isinstance(statement, ast.SinkDecl):
         return [statement.relation.text]
     return []
+
+
+def _dropped_watermarks(statements: Sequence[ast.Statement]) -> set[Span]:
+    """The spans of the `watermark` clauses on a stream's read (`orders AS o watermark t
+    delay ...`): the binder refuses one (E034 there) and binds the read without it, so the
+    statement is not what was written, as after a watermark that did not bind."""
+    streams = {s.name.text for s in statements if isinstance(s, ast.StreamDecl)}
+    refs = [
+        ref
+        for s in statements
+        for ref in (
+            (s.left, s.right)
+            if isinstance(s, ast.JoinDecl)
+            else (s.input,)
+            if isinstance(s, ast.AggregateDecl)
+            else ()
+        )
+    ]
+    return {ref.watermark.span for ref in refs if ref.watermark and ref.name.text in streams}
 
 
 def _name(statement: ast.Statement) -> str | None:
@@ -86,14 +109,16 @@ def without_cascades(
 
     roots = set(broken) | set(spec.broken)
     rewritten: set[int] = set()  # statements not as written: their own DERIVED go too
+    dropped = _dropped_watermarks(statements)
     for d in found:
         if d.severity != "error" or any(s.start <= d.span.start < s.end for s in sources):
             continue
+        changed = d.code in CHANGED or (d.code == "E034" and d.span in dropped)
         for i in owners(d):
             name = _name(statements[i])
-            if name is not None and (d.code in CHANGED or d.code in RUNS_NOT):
+            if name is not None and (changed or d.code in RUNS_NOT):
                 roots.add(name)
-            if d.code in CHANGED:
+            if changed:
                 rewritten.add(i)
     # every relation that reads a broken one, through any chain
     readers: dict[str, list[str]] = {}

@@ -320,8 +320,9 @@ CODES: Final[dict[str, Code]] = {
             "error",
             "watermark redefined",
             "A `watermark` on a relation's read (`aggregate a = j watermark t delay 10 "
-            "minutes ...`, a pipeline's `STREAM(j) WATERMARK t DELAY OF ...` on a view) is "
-            "Spark's withWatermark on a join's or aggregate's output. From Spark 3.5, with "
+            "minutes ...`, `join k = j AS x watermark t delay 10 minutes INNER JOIN ...`, a "
+            "pipeline's `STREAM(j) WATERMARK t DELAY OF ...` on a view) is Spark's "
+            "withWatermark on a join's or aggregate's output. From Spark 3.5, with "
             "`spark.sql.streaming.statefulOperator.allowMultiple` true (its default), Spark "
             "refuses a watermark node above another one: the query fails at its first batch "
             "whose watermark is above 0 with `Redefining watermark is disallowed`. With "

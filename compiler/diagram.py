@@ -8,8 +8,8 @@ or entities: Mermaid shows them as written.
 
 from __future__ import annotations
 
-from .explain import predicate_text
-from .plan import AggregateNode, JoinNode, Plan, Side, StreamNode
+from .explain import predicate_text, results_summary
+from .plan import AggregateNode, InputWatermark, JoinNode, Plan, Side, StreamNode
 from .sql import written_sql
 from .types import format_ms
 
@@ -63,10 +63,15 @@ def _label(*lines: str) -> str:
     return '"' + "\n".join(escaped) + '"'
 
 
+def _mark_text(mark: InputWatermark | None) -> list[str]:
+    """A watermark defined where an operator reads a join's or aggregate's output."""
+    return [] if mark is None else [f"watermark {mark.column} - {format_ms(mark.delay_ms)}"]
+
+
 def _side_edge(side: Side, keys: str) -> str:
     never = side.state.eviction == "never"
     state = "state never evicted" if never else f"evict {predicate_text(side)}"
-    return _label(f"{side.alias}: {keys}", state)
+    return _label(f"{side.alias}: {keys}", *_mark_text(side.input_watermark), state)
 
 
 def mermaid(plan: Plan) -> str:
@@ -87,7 +92,9 @@ def mermaid(plan: Plan) -> str:
             late = "may emit late rows" if node.may_emit_late_rows else "no late rows"
             lines.append(f"    {nid}{{{{{_label(node.name, kind + ' JOIN', late)}}}}}")
         elif isinstance(node, AggregateNode):
-            lines.append(f"    {nid}[/{_label(node.name, f'aggregate, {node.mode}')}/]")
+            results = results_summary(plan, node)
+            label = _label(node.name, f"aggregate, {node.mode}", results)
+            lines.append(f"    {nid}[/{label}/]")
     for node in plan.nodes:
         if isinstance(node, JoinNode):
             left_keys = ", ".join(written_sql(a) for a, _ in node.keys) or "no keys"
@@ -98,7 +105,10 @@ def mermaid(plan: Plan) -> str:
                 )
         elif isinstance(node, AggregateNode):
             check = verdicts.get(node.name)
-            text = [f"group by {', '.join(written_sql(g) for g in node.group_by)}"]
+            text = [
+                *_mark_text(node.input_watermark),
+                f"group by {', '.join(written_sql(g) for g in node.group_by)}",
+            ]
             if check is not None:
                 text.append(f"[{check.verdict}] {check.detail}")
             lines.append(f"    {ids[node.input]} -- {_label(*text)} --> {ids[node.name]}")

@@ -41,7 +41,7 @@ from . import annotate
 from .diagnostics import Diagnostic
 from .explain import predicate_text, watermark_text
 from .model import SparkVersion, WatermarkChoice
-from .plan import AggregateNode, JoinNode, Plan, Side, StateRule, StreamNode
+from .plan import AggregateNode, InputWatermark, JoinNode, Plan, Side, StateRule, StreamNode
 from .settings import SETTINGS
 from .sql import written_sql
 from .types import format_ms
@@ -534,12 +534,38 @@ def _side_filter_reasons(sa: Side, sb: Side) -> list[Reason]:
     return reasons
 
 
+def _input_watermark_reason(
+    relation: str, what: str, a: InputWatermark | None, b: InputWatermark | None
+) -> list[Reason]:
+    """A watermark defined on an operator's input (a join's or aggregate's output) that
+    NEW adds, removes or changes: the global watermark moves with NEW's nodes."""
+    marks = [
+        None if m is None else f"watermark {m.column} delay {format_ms(m.delay_ms)}" for m in (a, b)
+    ]
+    if marks[0] == marks[1]:
+        return []
+    return [
+        Reason(
+            "watermark",
+            f"the watermark on `{relation}`'s output changes from {marks[0] or 'none'} to "
+            f"{marks[1] or 'none'}: after the restart the global watermark moves with "
+            f"NEW's watermark nodes, and {what}",
+        )
+    ]
+
+
 def _watermark_reasons(old: Plan, new: Plan, sa: Side, sb: Side) -> list[Reason]:
+    marked = _input_watermark_reason(
+        sb.relation,
+        "the join evicts its state and drops late rows by it",
+        sa.input_watermark,
+        sb.input_watermark,
+    )
     if not (
         isinstance(old.node(sa.relation), StreamNode)
         and isinstance(new.node(sb.relation), StreamNode)
     ):
-        return []  # a join's output: its watermark comes from the streams below
+        return marked  # a join's output: its watermark comes from the streams below
     da, db = _stream_delay(old, sa), _stream_delay(new, sb)
     if da == db or da is None or db is None:
         if (da is None) != (db is None):
@@ -680,19 +706,14 @@ def _diff_aggregate(
                 + ("at every update" if b.mode == "update" else "when the watermark closes them"),
             )
         )
-    marks = [
-        None if m is None else f"watermark {m.column} delay {format_ms(m.delay_ms)}"
-        for m in (a.input_watermark, b.input_watermark)
-    ]
-    if marks[0] != marks[1]:
-        reasons.append(
-            Reason(
-                "watermark",
-                f"the watermark on `{b.input}`'s output changes from {marks[0] or 'none'} to "
-                f"{marks[1] or 'none'}: after the restart the global watermark moves with "
-                "NEW's watermark nodes, and the aggregate closes its windows by it",
-            )
+    reasons.extend(
+        _input_watermark_reason(
+            b.input,
+            "the aggregate closes its windows by it",
+            a.input_watermark,
+            b.input_watermark,
         )
+    )
     old_out = [(o.name, _sql(o.expr)) for o in a.output]
     new_out = [(o.name, _sql(o.expr)) for o in b.output]
     same_out = [(o.name, _norm(o.expr)) for o in a.output] == [

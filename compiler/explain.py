@@ -7,15 +7,27 @@ the output is fit for snapshot tests.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sqlglot import exp
 
 from .expr import strip_parens
 from .model import WatermarkChoice, WatermarkUse
-from .plan import AggregateNode, Check, JoinNode, Plan, Side, StateRule, StreamNode
+from .plan import (
+    AggregateNode,
+    Check,
+    InputWatermark,
+    JoinNode,
+    Plan,
+    Side,
+    StateRule,
+    StreamNode,
+)
 from .sql import written_sql
 from .types import format_ms
+
+if TYPE_CHECKING:
+    from .capacity import AggregateLag
 
 
 def _sql(node: exp.Expression | None) -> str | None:
@@ -55,7 +67,7 @@ def state_json(rule: StateRule) -> dict[str, Any]:
 
 
 def _side_json(side: Side) -> dict[str, Any]:
-    return {
+    found: dict[str, Any] = {
         "relation": side.relation,
         "alias": side.alias,
         "event_time_column": side.event_time_column,
@@ -67,6 +79,10 @@ def _side_json(side: Side) -> dict[str, Any]:
         "retention": side.retention,
         "state_predicate": predicate_text(side),
     }
+    mark = side.input_watermark
+    if mark is not None:  # only where defined: the sides of other joins read as before
+        found["input_watermark"] = {"column": mark.column, "delay_ms": mark.delay_ms}
+    return found
 
 
 def predicate_text(side: Side) -> str | None:
@@ -216,7 +232,7 @@ def plan_text(plan: Plan) -> str:
     for node in plan.nodes:
         if isinstance(node, JoinNode):
             lines.append("")
-            lines.extend(_join_text(node))
+            lines.extend(_join_text(plan, node))
         elif isinstance(node, AggregateNode):
             lines.append("")
             key = node.watermark_key or "none (no event-time grouping key)"
@@ -225,12 +241,7 @@ def plan_text(plan: Plan) -> str:
             lines.append(f"  watermark key    {key}")
             mark = node.input_watermark
             if mark is not None:
-                lines.append(
-                    f"  input watermark  {mark.column} delay {format_ms(mark.delay_ms)} on "
-                    f"{node.input}'s output: a watermark node of its own, one more input of "
-                    f"the {plan.settings.multiple_watermark_policy} global watermark; "
-                    f"`{mark.column}` is the one event-time column from there on"
-                )
+                lines.append(f"  input watermark  {_input_watermark_text(plan, node.input, mark)}")
             lines.append(
                 f"  watermarks       late rows: {watermark_text(node.watermarks.late_rows)}; "
                 f"eviction: {watermark_text(node.watermarks.eviction)}"
@@ -251,7 +262,12 @@ def _results_text(plan: Plan, node: AggregateNode) -> str:
     lag = aggregate_lag(plan, node)
     if lag.lag_ms is None:
         return str(lag.reason)
-    why = [f"its streams' delay {format_ms(round(lag.delay_ms or 0))}"]
+    delay = format_ms(round(lag.delay_ms or 0))
+    why = [
+        f"its streams' delay {delay}"
+        if lag.marked is None
+        else f"the delay {delay} of the watermark on {lag.marked}'s output"
+    ]
     if lag.offset_ms < 0:
         why.append(f"{format_ms(round(-lag.offset_ms))} held back by the join state below it")
     if lag.trigger_ms > 0:
@@ -263,17 +279,40 @@ def _results_text(plan: Plan, node: AggregateNode) -> str:
         f"the watermark runs {format_ms(round(lag.lag_ms))} behind the newest row of its input "
         f"({', '.join(why)})"
     )
+    return f"{_when_text(node, lag)}: {behind}"
+
+
+def results_summary(plan: Plan, node: AggregateNode) -> str:
+    """When an aggregate's groups come out or leave state, without the why of
+    ``_results_text`` (the diagram's aggregate node)."""
+    from .capacity import aggregate_lag
+
+    lag = aggregate_lag(plan, node)
+    return str(lag.reason) if lag.lag_ms is None else _when_text(node, lag)
+
+
+def _when_text(node: AggregateNode, lag: AggregateLag) -> str:
+    assert lag.lag_ms is not None
     span = format_ms(round(lag.lag_ms))
     if lag.trigger_ms > 0:
         span += f" to {format_ms(round(lag.lag_ms + lag.trigger_ms))}"
     end = "a window's groups" if lag.windowed else "an event time's groups"
     after = "its end" if lag.windowed else "that time"
     if node.mode == "append":
-        return f"{end} come out {span} after {after}: {behind}"
-    return f"updated groups come out every batch; {end} leave state {span} after {after}: {behind}"
+        return f"{end} come out {span} after {after}"
+    return f"updated groups come out every batch; {end} leave state {span} after {after}"
 
 
-def _join_text(node: JoinNode) -> list[str]:
+def _input_watermark_text(plan: Plan, relation: str, mark: InputWatermark) -> str:
+    """A watermark defined where an operator reads ``relation``, in words."""
+    return (
+        f"{mark.column} delay {format_ms(mark.delay_ms)} on {relation}'s output: a watermark "
+        f"node of its own, one more input of the {plan.settings.multiple_watermark_policy} "
+        f"global watermark; `{mark.column}` is the one event-time column from there on"
+    )
+
+
+def _join_text(plan: Plan, node: JoinNode) -> list[str]:
     keys = ", ".join(f"{_sql(a)} = {_sql(b)}" for a, b in node.keys) or "(none)"
     kind = node.join_type.replace("_", " ").upper()
     lines = [
@@ -285,6 +324,10 @@ def _join_text(node: JoinNode) -> list[str]:
             f"  executed as      {node.executed_as.replace('_', ' ').upper()} + drop matched rows"
         )
     lines.append(f"  keys             {keys}")
+    for side in (node.left, node.right):
+        if side.input_watermark is not None:
+            text = _input_watermark_text(plan, side.relation, side.input_watermark)
+            lines.append(f"  {side.name + ' watermark':<16} {text}")
     for side in (node.left, node.right):
         pushed = _sql(side.pushed_filter)
         pre = _sql(side.pre_join_filter)

@@ -688,10 +688,16 @@ def _check_watermarks(plan: Plan, out: list[Diagnostic]) -> list[Check]:
 
 
 def input_watermarks(node: PlanNode) -> list[tuple[str, InputWatermark]]:
-    """The watermarks defined on ``node``'s inputs (an aggregate's): (the relation read, its
-    watermark)."""
+    """The watermarks defined on ``node``'s inputs (an aggregate's, a join side's): (the
+    relation read, its watermark)."""
     if isinstance(node, AggregateNode) and node.input_watermark is not None:
         return [(node.input, node.input_watermark)]
+    if isinstance(node, JoinNode):
+        return [
+            (side.relation, side.input_watermark)
+            for side in (node.left, node.right)
+            if side.input_watermark is not None
+        ]
     return []
 
 

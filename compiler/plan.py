@@ -97,8 +97,10 @@ class InputWatermark:
     (``j AS a watermark t delay D``; Spark's ``withWatermark`` on that output): Spark puts
     an ``EventTimeWatermarkExec`` there, which sees the input's rows, moves to
     ``max(column) - delay`` and counts in the global watermark beside the streams' nodes;
-    ``column`` is the input's one event-time column from there on.  Spark runs it only with
-    one watermark for every operator (``WatermarkUse`` global; hazards: E034)."""
+    ``column`` is the input's one event-time column from there on.  From Spark 3.5 with
+    ``allowMultiple`` Spark refuses it when a watermark node lies below it (hazards: E034).
+    An aggregate's input (``AggregateNode.input_watermark``) or a join side's
+    (``Side.input_watermark``)."""
 
     column: str
     delay_ms: int
@@ -150,6 +152,9 @@ class Side:
     # the input columns that the join keeps after column pruning (those the keys, the
     # conditions kept in the join and the needed outputs read), then projected windows
     state_columns: tuple[Column, ...] = ()
+    # a watermark defined on the side's input (it reads a join or aggregate): its node, whose
+    # column is the side's one event-time column
+    input_watermark: InputWatermark | None = None
 
 
 @dataclass(frozen=True, slots=True)

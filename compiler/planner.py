@@ -340,6 +340,7 @@ class Planner:
                     n for n in plain_not_null if at_watermark(side, {n})
                 ),
                 state_columns=self._state_columns(j, side, inp, split, output, side_windows[side]),
+                input_watermark=_input_watermark(inp),
             )
         late, late_reason = _may_emit_late_rows(
             j.how, rules["left"], rules["right"], split.keys, key_index, has_wm
@@ -380,7 +381,11 @@ class Planner:
         return node
 
     def _watermark_column(self, inp: Input) -> str | None:
-        """The column the input's own watermark node reads (a stream's), if any."""
+        """The column the input's own watermark node reads (a stream's, or the one defined
+        on the input: Spark's PushPredicateThroughNonJoin keeps the filters on it above its
+        EventTimeWatermark alike), if any."""
+        if inp.watermark is not None:
+            return inp.watermark.column
         source = self.spec.relation(inp.relation)
         if isinstance(source, Stream) and source.watermark is not None:
             return source.watermark.column
@@ -715,13 +720,16 @@ def required_outputs(spec: BoundSpec, root: str | None = None) -> dict[str, set[
                 o.expr for o in rel.output if needed is None or o.name in needed
             ]
             inputs = {"left": rel.left.relation, "right": rel.right.relation}
+            marked = [rel.left, rel.right]
         elif isinstance(rel, Aggregate):
             exprs = [*rel.group_by, *(o.expr for o in rel.output)]
             inputs = {"input": rel.input.relation}
-            if rel.input.watermark is not None:  # the watermark node reads its column
-                consumed.setdefault(rel.input.relation, set()).add(rel.input.watermark.column)
+            marked = [rel.input]
         else:
             continue
+        for inp in marked:
+            if inp.watermark is not None:  # the watermark node reads its column
+                consumed.setdefault(inp.relation, set()).add(inp.watermark.column)
         for node in exprs:
             for col in find_all(node, exp.Column):
                 source = inputs.get(annotate.side(col))

@@ -67,7 +67,8 @@ def folder_name(relation: str) -> str:
     return encoded.replace(".", "%2E") if set(encoded) <= {"."} else encoded
 
 
-def _describe(mode: int) -> str:
+def describe_mode(mode: int) -> str:
+    """What a file of ``mode`` (``st_mode``) is that is not a regular file, in words."""
     if stat.S_ISDIR(mode):
         return "a directory"
     if stat.S_ISFIFO(mode):
@@ -79,6 +80,53 @@ def _describe(mode: int) -> str:
     if stat.S_ISLNK(mode):
         return "a symbolic link"
     return "not a regular file"
+
+
+class NotRegularFile(Exception):
+    """``open_regular``'s refusal: the path is a symbolic link, or no regular file (``mode``:
+    its ``st_mode``; ``stat.S_IFLNK`` for a link)."""
+
+    def __init__(self, mode: int) -> None:
+        super().__init__(describe_mode(mode))
+        self.mode = mode
+
+    @property
+    def link(self) -> bool:
+        return stat.S_ISLNK(self.mode)
+
+
+class UnreadableFile(OSError):
+    """``open_regular``: the file opened, but ``fstat`` failed on it."""
+
+
+def open_regular(path: str | os.PathLike[str], dir_fd: int | None = None) -> tuple[int, int]:
+    """A descriptor of the regular file ``path`` (relative to ``dir_fd`` when given) and its
+    size, for reading (rule 3): opened without following a link (``O_NOFOLLOW``) and without
+    blocking (a FIFO cannot hang the reader), then checked with ``fstat``.  Raises
+    ``FileNotFoundError`` when there is none, ``NotRegularFile`` for a link or a FIFO, device,
+    socket or directory, ``UnreadableFile`` when ``fstat`` fails, and the ``OSError`` of the
+    open otherwise (``ValueError`` for a path with a NUL)."""
+    try:
+        fd = os.open(path, os.O_RDONLY | _NOFOLLOW | _NONBLOCK | _CLOEXEC, dir_fd=dir_fd)
+    except FileNotFoundError:
+        raise
+    except OSError as err:
+        try:
+            mode = os.stat(path, dir_fd=dir_fd, follow_symlinks=False).st_mode
+        except OSError:
+            mode = 0
+        if err.errno == errno.ELOOP or stat.S_ISLNK(mode):
+            raise NotRegularFile(stat.S_IFLNK) from None
+        raise
+    try:
+        found = os.fstat(fd)
+    except OSError as err:
+        os.close(fd)
+        raise UnreadableFile(err.errno, err.strerror) from None
+    if not stat.S_ISREG(found.st_mode):
+        os.close(fd)
+        raise NotRegularFile(found.st_mode)
+    return fd, found.st_size
 
 
 class Folder:
@@ -162,7 +210,7 @@ class Folder:
 
     def _not_regular(self, name: str, mode: int) -> UnsafeFileError:
         return UnsafeFileError(
-            f"{self.path / name} is {_describe(mode)}, where sjoin keeps a regular file of "
+            f"{self.path / name} is {describe_mode(mode)}, where sjoin keeps a regular file of "
             f"{self.what} {self.path}; remove it, or use another directory"
         )
 
@@ -184,7 +232,7 @@ class Folder:
                 found = self.lstat(name)
                 raise UnsafeFileError(
                     f"{self.path / name} is "
-                    f"{_describe(found.st_mode) if found else 'not a directory'}, where sjoin "
+                    f"{describe_mode(found.st_mode) if found else 'not a directory'}, where sjoin "
                     f"keeps a folder of {self.what} {self.path}; remove it, or use another "
                     "directory"
                 ) from None
@@ -195,17 +243,17 @@ class Folder:
         """The bytes of the regular file ``name`` (None when there is none), read up to the
         size it has (rule 3); ``limit`` bounds that size."""
         try:
-            fd = os.open(name, os.O_RDONLY | _NOFOLLOW | _NONBLOCK | _CLOEXEC, dir_fd=self.fd)
+            fd, size = open_regular(name, dir_fd=self.fd)
         except FileNotFoundError:
             return None
+        except NotRegularFile as err:
+            if err.link:
+                self._refuse_link(name)
+            raise self._not_regular(name, err.mode) from None
         except OSError:
             self._refuse_entry(name)
             raise
         try:
-            found = os.fstat(fd)
-            if not stat.S_ISREG(found.st_mode):
-                raise self._not_regular(name, found.st_mode)
-            size = found.st_size
             if limit is not None and size > limit:
                 raise UnsafeFileError(
                     f"{self.path / name} has {size:,} bytes, more than such a file of "

@@ -43,8 +43,15 @@ def inputs_of(node: JoinNode | AggregateNode) -> list[tuple[str, str]]:
 
 def input_watermarks(node: JoinNode | AggregateNode) -> list[tuple[str, InputWatermark]]:
     """The watermark nodes the plan puts on an operator's inputs that read another operator
-    (``InputWatermark``: an aggregate's), by input name (``inputs_of``)."""
-    if isinstance(node, JoinNode) or node.input_watermark is None:
+    (``InputWatermark``: an aggregate's input, a join's side), by input name
+    (``inputs_of``)."""
+    if isinstance(node, JoinNode):
+        return [
+            (side.name, side.input_watermark)
+            for side in (node.left, node.right)
+            if side.input_watermark is not None
+        ]
+    if node.input_watermark is None:
         return []
     return [("input", node.input_watermark)]
 

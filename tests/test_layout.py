@@ -242,9 +242,6 @@ _WRITES_ALLOWED = {
     # delta-rs writes by path: the table's folder, its log and every entry in them are
     # checked through files.LibraryFolder just before each commit
     ("runtime/columnar/delta.py", "write_deltalake"),
-    # a Delta trace's log and data files opened to READ them (O_RDONLY | O_NOFOLLOW |
-    # O_NONBLOCK, then fstat: no link, FIFO or device is followed); nothing is written
-    ("runtime/columnar/delta.py", "os.open"),
     # BatchOutput.write_text: a batch's lines into the handle of a sink's file, which
     # files.open_named opened
     ("runtime/sinks.py", "write_text"),

@@ -36,7 +36,16 @@ from sqlglot import exp
 
 from ..expr import conjuncts
 from ..model import JOIN_KINDS, Format
-from ..plan import AggregateNode, JoinNode, Plan, PlanNode, Side, SinkNode, StreamNode
+from ..plan import (
+    AggregateNode,
+    InputWatermark,
+    JoinNode,
+    Plan,
+    PlanNode,
+    Side,
+    SinkNode,
+    StreamNode,
+)
 from ..sql import spark_sql
 from .pyspark import (
     ANTI_MARKER,
@@ -111,7 +120,7 @@ def _side_sql(plan: Plan, side: Side, anti_marker: bool) -> str:
     """One join input in FROM: the stream (its watermark) or view, and where the side projects
     windows or needs LEFT ANTI's marker, a subquery that adds them as the PySpark job's
     withColumn calls do (a recomputed time column in its place, new columns at the end)."""
-    read = _stream_read(plan, side.relation)
+    read = _marked_read(plan, side.relation, side.input_watermark)
     alias = _sql_name(side.alias)
     if not side.windows and not anti_marker:
         return f"{read} AS {alias}"
@@ -181,15 +190,14 @@ def join_sql(plan: Plan, node: JoinNode, view: bool) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _aggregate_read(plan: Plan, node: AggregateNode) -> str:
-    """The aggregate's input in FROM: with the watermark defined on a view's output, the
+def _marked_read(plan: Plan, relation: str, mark: InputWatermark | None) -> str:
+    """An operator's input in FROM: with the watermark defined on a view's output, the
     WATERMARK clause on that view's read (Spark runs it with allowMultiple=false, which
     spark-pipeline.yml's configuration then holds)."""
-    mark = node.input_watermark
     if mark is None:
-        return _stream_read(plan, node.input)
+        return _stream_read(plan, relation)
     column = _sql_name(mark.column)
-    return f"STREAM({_sql_name(node.input)}) WATERMARK {column} DELAY OF {_interval(mark.delay_ms)}"
+    return f"STREAM({_sql_name(relation)}) WATERMARK {column} DELAY OF {_interval(mark.delay_ms)}"
 
 
 def aggregate_sql(plan: Plan, node: AggregateNode, view: bool) -> str:
@@ -198,7 +206,7 @@ def aggregate_sql(plan: Plan, node: AggregateNode, view: bool) -> str:
         _create(node, view),
         "SELECT",
         ",\n".join(f"  {_alias(c.expr, c.name)}" for c in node.output),
-        f"FROM {_aggregate_read(plan, node)} AS {_sql_name(node.alias)}",
+        f"FROM {_marked_read(plan, node.input, node.input_watermark)} AS {_sql_name(node.alias)}",
     ]
     if node.group_by:
         lines.append("GROUP BY " + ", ".join(job_sql(k) for k in node.group_by))

@@ -28,7 +28,7 @@ from ..connectors import DELTA_RELEASES, packages
 from ..explain import predicate_text
 from ..expr import conjuncts
 from ..model import KAFKA_RECORD_OPTIONS
-from ..plan import AggregateNode, JoinNode, Plan, PlanNode, Side, StreamNode
+from ..plan import AggregateNode, InputWatermark, JoinNode, Plan, PlanNode, Side, StreamNode
 from ..sql import spark_sql, written_sql
 from ..types import exact_duration
 from .pytext import column_ref, comment, docstring_line, literal
@@ -169,9 +169,26 @@ def _recomputed(time_column: str) -> str:
     return spark_sql(exp.Anonymous(this="timestamp_micros", expressions=[micros]))
 
 
+def _marked(relation: str, mark: InputWatermark | None) -> str:
+    """An operator's input: the relation, with ``.withWatermark`` on it where the plan defines
+    a watermark on its output (Spark's EventTimeWatermark: it marks this column only)."""
+    source = f"rels[{literal(relation)}]"
+    if mark is None:
+        return source
+    delay = spark_duration(mark.delay_ms * 1000)
+    return source + f".withWatermark({column_ref(mark.column)}, {literal(delay)})"
+
+
+def _mark_comment(relation: str, mark: InputWatermark | None) -> list[str]:
+    if mark is None:
+        return []
+    delay = spark_duration(mark.delay_ms * 1000)
+    return [comment(f"  watermark {mark.column} delay {delay} on {relation}")]
+
+
 def _side_frame(side: Side, anti_marker: bool) -> list[str]:
     """The expression of one join input: projected windows, stripped time columns, alias."""
-    steps = [f"rels[{literal(side.relation)}]"]
+    steps = [_marked(side.relation, side.input_watermark)]
     for window in side.windows:
         args = [column_ref(window.time_column), literal(spark_duration(window.duration_us))]
         if window.slide_us:
@@ -199,6 +216,8 @@ def _(node: JoinNode) -> list[str]:
         comment(f"  keys: {keys or '(none)'}"),
         *_side_comment(node.left),
         *_side_comment(node.right),
+        *_mark_comment(node.left.relation, node.left.input_watermark),
+        *_mark_comment(node.right.relation, node.right.input_watermark),
     ]
     if node.kind.drops_matched:
         lines.append(
@@ -243,14 +262,8 @@ def _(node: AggregateNode) -> list[str]:
         for o in node.output
         if not any(o.expr == key for key in node.group_by)
     ]
-    source = f"rels[{literal(node.input)}]"
-    mark = node.input_watermark
-    if mark is not None:
-        # Spark's EventTimeWatermark on the join's output: it marks this column only; Spark
-        # runs it with one watermark for every operator (allowMultiple=false, SPARK_CONF)
-        delay = spark_duration(mark.delay_ms * 1000)
-        lines.append(comment(f"  watermark {mark.column} delay {delay} on {node.input}"))
-        source += f".withWatermark({column_ref(mark.column)}, {literal(delay)})"
+    lines.extend(_mark_comment(node.input, node.input_watermark))
+    source = _marked(node.input, node.input_watermark)
     lines.append(f"grouped = {source}.alias({literal(node.alias)}).groupBy(")
     lines.extend(f"    {k}," for k in keys)
     lines.append(")")

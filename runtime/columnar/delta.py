@@ -48,7 +48,6 @@ Parquet output.
 from __future__ import annotations
 
 import contextlib
-import errno
 import hashlib
 import json
 import math
@@ -67,7 +66,16 @@ import polars as pl
 from ...compiler.types import SqlType
 from ..batches import Batch, Frame, Rows
 from ..errors import RunError, UsageError
-from ..files import Folder, LibraryFolder, cannot_write, folder_name
+from ..files import (
+    Folder,
+    LibraryFolder,
+    NotRegularFile,
+    UnreadableFile,
+    cannot_write,
+    describe_mode,
+    folder_name,
+    open_regular,
+)
 from ..trace import StreamSchema, Trace, TraceBatch
 from .frames import dtype_of
 from .parquet_out import output_frame, unsupported_column
@@ -89,9 +97,6 @@ _COMMIT = re.compile(r"^([0-9]{20})\.json$")
 _CHECKPOINT = re.compile(r"^([0-9]{20})\.checkpoint(\.[0-9]+\.[0-9]+)?\.parquet$")
 DEFAULT_MAX_FILES = 1000  # DeltaOptions.MAX_FILES_PER_TRIGGER_OPTION_DEFAULT
 _NO_FILE_LIMIT = 2**31 - 1 - 8  # Int.MaxValue - 8: maxBytesPerTrigger alone
-_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
-_NONBLOCK = getattr(os, "O_NONBLOCK", 0)
-_CLOEXEC = getattr(os, "O_CLOEXEC", 0)
 LATEST = "latest"
 # each stream's version when the job starts (``"*"``: every stream's), None: its latest
 DeltaStart = Mapping[str, int | None]
@@ -393,54 +398,28 @@ def _kind(value: Any) -> str:
     return "an object"
 
 
-def _describe_mode(mode: int) -> str:
-    if stat.S_ISLNK(mode):
-        return "a symbolic link"
-    if stat.S_ISFIFO(mode):
-        return "a FIFO"
-    if stat.S_ISDIR(mode):
-        return "a directory"
-    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
-        return "a device"
-    if stat.S_ISSOCK(mode):
-        return "a socket"
-    return "not a regular file"
-
-
 def _open_regular(path: Path, what: str) -> tuple[int, int]:
-    """A descriptor of the regular file ``path`` and its size: opened without following a
-    link (``O_NOFOLLOW``) and without blocking (a FIFO cannot hang the run), then checked
-    with ``fstat``. Raises ``RunError`` naming the file otherwise."""
-    flags = os.O_RDONLY | _NOFOLLOW | _NONBLOCK | _CLOEXEC
+    """A descriptor of the regular file ``path`` and its size (``files.open_regular``: no
+    link followed, no FIFO waited on). Raises ``RunError`` naming the file otherwise."""
     try:
-        fd = os.open(path, flags)
+        return open_regular(path)
     except FileNotFoundError:
         raise RunError(f"{path}: {what} is missing") from None
-    except OSError as err:
-        try:
-            mode = os.lstat(path).st_mode
-        except OSError:
-            mode = 0
-        if err.errno == errno.ELOOP or stat.S_ISLNK(mode):
+    except NotRegularFile as err:
+        if err.link:
             raise RunError(
                 f"{path}: {what} is a symbolic link; a Delta trace reads regular files only "
                 "(a link could make it read files outside the table)"
             ) from None
+        raise RunError(
+            f"{path}: {what} is {describe_mode(err.mode)}; a Delta trace reads regular files only"
+        ) from None
+    except UnreadableFile as err:
+        raise RunError(f"{path}: cannot read {what}: {err.strerror or err}") from None
+    except OSError as err:
         raise RunError(f"{path}: cannot open {what}: {err.strerror or err}") from None
     except ValueError as err:  # an embedded NUL
         raise RunError(f"{path!r}: not a path ({err})") from None
-    try:
-        found = os.fstat(fd)
-    except OSError as err:
-        os.close(fd)
-        raise RunError(f"{path}: cannot read {what}: {err.strerror or err}") from None
-    if not stat.S_ISREG(found.st_mode):
-        os.close(fd)
-        raise RunError(
-            f"{path}: {what} is {_describe_mode(found.st_mode)}; a Delta trace reads regular "
-            "files only"
-        )
-    return fd, found.st_size
 
 
 def _read_bytes(path: Path, what: str, limit: int) -> bytes:
@@ -565,7 +544,7 @@ def _commit_files(root: Path) -> list[Path]:
     if not stat.S_ISDIR(mode):
         raise _fail(
             root,
-            f"_delta_log is {_describe_mode(mode)}; a Delta table's log is a folder inside it",
+            f"_delta_log is {describe_mode(mode)}; a Delta table's log is a folder inside it",
         )
     commits: dict[int, Path] = {}
     checkpoints = False

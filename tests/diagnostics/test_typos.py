@@ -136,6 +136,17 @@ CASCADES = [
         ("W001", "W002"),  # the join's other side, truly unbounded now; pays' watermark unused
     ),
     (
+        "watermark on a stream's read above an aggregate",
+        ".sjoin",
+        # the binder drops a watermark written on a stream's read (E034): the join would be
+        # judged without it (E021: `p` has no watermark) and so would the aggregate
+        _STREAMS + _OUTER + _AGG,
+        _STREAMS.replace(" watermark pt delay 5 minutes", "")
+        + _OUTER.replace("pays AS p", "pays AS p watermark pt delay 5 minutes")
+        + _AGG,
+        ("W002",),  # orders' watermark: with none on pays, it evicts no state
+    ),
+    (
         "E033 on the table that reads a view",
         ".sql",
         _PIPELINE,
@@ -180,3 +191,35 @@ def test_no_cascade_from_a_broken_statement(
         if d.severity != "error" and (d.code, d.message) not in known and d.code not in allowed
     ]
     assert not new, [f"{d.code} {d.message}" for d in new]
+
+
+# E034 where Spark refuses a watermark defined on a join's output (allowMultiple, its
+# default): the relations that read that aggregate read nothing Spark runs
+# (cascades.RUNS_NOT), so the state warnings of the join that reads it are left out.
+_REDEFINED = """spark 4.3
+{setting}
+stream l (k BIGINT, t TIMESTAMP) watermark t delay 10 seconds
+stream r (k BIGINT, t TIMESTAMP) watermark t delay 10 seconds
+stream c (k BIGINT, t TIMESTAMP)
+join j = l AS L INNER JOIN r AS R
+    ON L.k = R.k AND L.t BETWEEN R.t - INTERVAL 5 SECONDS AND R.t + INTERVAL 10 SECONDS
+    SELECT L.k AS k, L.t AS lt
+aggregate a = j AS x watermark lt delay 30 seconds
+    GROUP BY window(x.lt, INTERVAL 10 SECONDS), x.k
+    SELECT window(x.lt, INTERVAL 10 SECONDS) AS w, x.k AS k, count(*) AS n
+join z = a AS A INNER JOIN c AS C ON A.k = C.k
+    SELECT A.k, A.n, C.t
+"""
+
+
+def test_a_refused_watermark_silences_what_reads_it() -> None:
+    allowed = check_text(
+        _REDEFINED.format(setting="set allow_multiple_stateful_operators = false"), "a.sjoin"
+    )
+    assert [d.code for d in allowed.diagnostics if d.severity == "error"] == []
+    # runs: `z` keeps both sides for ever (no watermark reaches `c`, no range), and says so
+    assert any(d.code == "W001" and "`z`" in d.message for d in allowed.diagnostics)
+    refused = check_text(_REDEFINED.format(setting=""), "r.sjoin")
+    assert [d.code for d in refused.diagnostics] == ["E034"], [
+        f"{d.code} {d.message}" for d in refused.diagnostics
+    ]

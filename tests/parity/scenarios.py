@@ -682,6 +682,50 @@ add(
     REWATERMARK_BATCHES,
 )
 
+# `j AS a watermark lt delay 30 seconds` where a join reads it, then joined with a third stream.
+# With allowMultiple=false one global watermark, the minimum of the four nodes (the streams' and
+# the join output's, which lags: 170 s after batch 2, 200 s after batch 3): a `c` row at 150 s is
+# late for j2's right side, and the pair j emits at lt=198 s in batch 4 (its left row stored in
+# batch 2, its right row new) is late for j2's left side (lt <= 200 s), so j2 drops it.
+REWATERMARK_JOIN = """spark 4.3
+set allow_multiple_stateful_operators = {allow}
+stream l (k BIGINT, t TIMESTAMP, v STRING){mark}
+stream r (k BIGINT, t TIMESTAMP, v STRING){mark}
+stream c (k BIGINT, t TIMESTAMP, v STRING) watermark t delay 10 seconds
+join j = l AS L INNER JOIN r AS R
+    ON L.k = R.k AND L.t BETWEEN R.t - INTERVAL 5 SECONDS AND R.t + INTERVAL 10 SECONDS
+    SELECT L.k AS k, L.t AS lt, R.t AS rt
+join j2 = j AS a watermark lt delay 30 seconds INNER JOIN c AS C
+    ON a.k = C.k AND a.lt BETWEEN C.t - INTERVAL 5 SECONDS AND C.t + INTERVAL 5 SECONDS
+    SELECT a.k AS k, a.lt AS lt, a.rt AS rt, C.t AS ct
+"""
+REWATERMARK_JOIN_BATCHES: list[Batch] = [
+    {
+        "l": [row(1, 100, "a"), row(2, 101, "b")],
+        "r": [row(1, 98, "c"), row(2, 100, "d")],
+        "c": [row(1, 99, "e"), row(2, 103, "f")],
+    },
+    {"l": [row(4, 130, "g")], "r": [row(4, 131, "h")], "c": [row(4, 132, "i")]},
+    {"l": [row(5, 200, "j"), row(6, 198, "k")], "r": [row(5, 200, "l")], "c": [row(5, 201, "m")]},
+    {
+        "l": [row(8, 230, "n")],
+        "r": [row(8, 231, "o")],
+        "c": [row(8, 232, "p"), row(9, 150, "q")],  # 150 s: late for j2 (watermark 170 s)
+    },
+    # j pairs the stored l row at 198 s with a new r row: lt 198 s <= 200 s, late for j2
+    {"r": [row(6, 201, "r")], "c": [row(6, 202, "s")]},
+]
+add(
+    "input_watermark_join_then_join",
+    REWATERMARK_JOIN.format(allow="false", mark=" watermark t delay 10 seconds"),
+    REWATERMARK_JOIN_BATCHES,
+)
+add(
+    "input_watermark_join_side_without_watermark_below",
+    REWATERMARK_JOIN.format(allow="true", mark=""),
+    REWATERMARK_JOIN_BATCHES,
+)
+
 # ------------------------------------------------------------------ the examples
 
 

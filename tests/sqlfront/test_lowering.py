@@ -221,7 +221,7 @@ REFUSALS = {
         f"CREATE TEMPORARY VIEW v AS SELECT x.k, x.t FROM {WA} x JOIN {WB} y ON {RANGE};\n"
         "CREATE STREAMING TABLE j2 AS SELECT z.k FROM STREAM(v) WATERMARK t DELAY OF "
         f"INTERVAL 1 SECOND AS z JOIN {WB} y ON z.k = y.k",
-        "E034", "WATERMARK t DELAY OF INTERVAL 1 SECOND AS z", "where a join reads it",
+        "E034", "WATERMARK t DELAY OF INTERVAL 1 SECOND AS z", "Redefining watermark",
     ),
     "LEFT ANTI JOIN of streams": (
         f"CREATE STREAMING TABLE j AS SELECT x.k FROM {WA} x LEFT ANTI JOIN {WB} y ON {RANGE}",
