@@ -181,7 +181,7 @@ class Report:
         import matplotlib
 
         order = {node.name: i for i, node in enumerate(self.plan.nodes)}
-        operators = [n.name for n in self.plan.nodes if isinstance(n, JoinNode | AggregateNode)]
+        operators = [n.name for n in self.plan.operators]
         # one colour per join or aggregate in every plot of the page; C0 is the watermark's
         colors = {name: f"C{1 + i % 9}" for i, name in enumerate(operators)}
         queries: dict[str, list[BatchFigures]] = {}

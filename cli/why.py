@@ -21,7 +21,6 @@ from ..compiler.explain import predicate_text
 from ..compiler.plan import AggregateNode, JoinNode, Plan, Side, StreamNode
 from ..compiler.sql import written_sql
 from ..runtime.lineage import Event, Lineage, Output
-from ..runtime.operators import columns_of, inputs_of
 from ..runtime.trace import BadRow, Trace, read_json_value, read_value
 from ..runtime.values import dumps, format_timestamp, format_watermark, json_converter
 
@@ -276,10 +275,8 @@ class Teller:
     # ---------------------------------------------------------------- values
 
     def values(self, relation: str, row: Row) -> dict[str, Any]:
-        node = self.plan.node(relation)
-        assert node is not None
         cells = {}
-        for (name, kind), value in zip(columns_of(node), row, strict=False):
+        for (name, kind), value in zip(self.plan.columns_of(relation), row, strict=False):
             convert = json_converter(kind)
             cells[name] = value if value is None or convert is None else convert(value)
         return cells
@@ -371,7 +368,7 @@ class Teller:
     ) -> dict[str, Any]:
         node = self.plan.node(relation)
         assert isinstance(node, (JoinNode, AggregateNode))
-        input_name = inputs_of(node)[side][0]
+        input_name = node.inputs[side][0]
         told: list[dict[str, Any]] = []
         if isinstance(node, JoinNode):
             told = self._join_events(row, query, node, side, events)

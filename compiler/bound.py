@@ -42,6 +42,11 @@ class Stream:
     span: Span
     name_span: Span
 
+    @property
+    def inputs(self) -> tuple[tuple[str, str], ...]:
+        """A stream reads no relation."""
+        return ()
+
 
 @dataclass(frozen=True, slots=True)
 class Input:
@@ -103,6 +108,12 @@ class Join:
     def columns(self) -> tuple[Column, ...]:
         return tuple(o.column for o in self.output)
 
+    @property
+    def inputs(self) -> tuple[tuple[str, str], ...]:
+        """(input name, the relation it reads), as the plan's ``JoinNode.inputs``; the input
+        name is what ``annotate.side`` says of a column of that input."""
+        return (("left", self.left.relation), ("right", self.right.relation))
+
 
 @dataclass(frozen=True, slots=True)
 class Aggregate:
@@ -118,6 +129,11 @@ class Aggregate:
     @property
     def columns(self) -> tuple[Column, ...]:
         return tuple(o.column for o in self.output)
+
+    @property
+    def inputs(self) -> tuple[tuple[str, str], ...]:
+        """(input name, the relation it reads), as the plan's ``AggregateNode.inputs``."""
+        return (("input", self.input.relation),)
 
 
 Relation: TypeAlias = Stream | Join | Aggregate

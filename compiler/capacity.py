@@ -369,7 +369,7 @@ def predict(
         raise CapacityError(
             "--rates", f"names `{unknown[0]}`, which is not a stream of the spec (streams: {known})"
         )
-    stateful = [n for n in plan.nodes if isinstance(n, JoinNode | AggregateNode)]
+    stateful = plan.operators
     needed = sorted({s for n in stateful for s in _streams_under(plan, n.name)} - set(rates))
     if needed:
         raise CapacityError(
@@ -477,10 +477,7 @@ def _check_key_columns(plan: Plan, key_columns: dict[str, int]) -> list[str]:
     columns: list[str] = []
     used: set[str] = set()
     for node in plan.nodes:
-        if isinstance(node, StreamNode):
-            names = [c.name for c in node.columns]
-        else:
-            names = [o.name for o in node.output]
+        names = [name for name, _ in node.layout]
         if isinstance(node, JoinNode):
             used.update(n for pair in node.keys for k in pair for n in _key_names(k))
         elif isinstance(node, AggregateNode):
@@ -518,14 +515,7 @@ def _marks_under(plan: Plan, name: str) -> list[tuple[str, InputWatermark]]:
 
 
 def _streams_under(plan: Plan, name: str) -> set[str]:
-    node = plan.node(name)
-    if isinstance(node, StreamNode):
-        return {node.name}
-    if isinstance(node, JoinNode):
-        return _streams_under(plan, node.left.relation) | _streams_under(plan, node.right.relation)
-    if isinstance(node, AggregateNode):
-        return _streams_under(plan, node.input)
-    return set()
+    return {n.name for n in plan.walk(name) if isinstance(n, StreamNode)}
 
 
 class _Model:
@@ -616,7 +606,7 @@ class _Model:
         delay = self.delay_ms(node.name)
         lag = a.trigger_ms * (1 if node.watermarks.eviction.batch == "this" else 2)
         notes: list[str] = []
-        if any(r in self.output for r in (node.left.relation, node.right.relation)):
+        if any(r in self.output for _, r in node.inputs):
             notes.append(
                 "fed by another stateful operator: its input rate is that operator's "
                 "predicted output and its rows are taken as current (approximate)"
@@ -978,12 +968,7 @@ class _Model:
         return time, others
 
     def input_columns(self, relation: str) -> dict[str, str]:
-        node = self.plan.node(relation)
-        if isinstance(node, StreamNode):
-            return {c.name: c.type.name for c in node.columns}
-        if isinstance(node, JoinNode | AggregateNode):
-            return {o.name: o.type.name for o in node.output}
-        return {}
+        return dict(self.plan.columns_of(relation)) if self.plan.node(relation) else {}
 
     def window_column(self, relation: str, name: str) -> _Time | None:
         """A window a join projects and outputs as ``name`` (a window key's)."""

@@ -8,8 +8,10 @@ or entities: Mermaid shows them as written.
 
 from __future__ import annotations
 
+from functools import singledispatch
+
 from .explain import predicate_text, results_summary
-from .plan import AggregateNode, InputWatermark, JoinNode, Plan, Side, StreamNode
+from .plan import AggregateNode, Check, InputWatermark, JoinNode, Plan, PlanNode, Side, StreamNode
 from .sql import written_sql
 from .types import format_ms
 
@@ -74,44 +76,70 @@ def _side_edge(side: Side, keys: str) -> str:
     return _label(f"{side.alias}: {keys}", *_mark_text(side.input_watermark), state)
 
 
+@singledispatch
+def _shape(node: PlanNode, nid: str, plan: Plan) -> str:
+    """The node's line: its id, shape and label."""
+    raise NotImplementedError(type(node).__name__)  # pragma: no cover
+
+
+@_shape.register
+def _(node: StreamNode, nid: str, plan: Plan) -> str:
+    wm = (
+        f"watermark {node.watermark_column} - {format_ms(node.delay_ms or 0)}"
+        if node.watermark_column
+        else "no watermark"
+    )
+    return f"    {nid}[({_label(node.name, wm)})]"
+
+
+@_shape.register
+def _(node: JoinNode, nid: str, plan: Plan) -> str:
+    kind = node.join_type.replace("_", " ").upper()
+    late = "may emit late rows" if node.may_emit_late_rows else "no late rows"
+    return f"    {nid}{{{{{_label(node.name, kind + ' JOIN', late)}}}}}"
+
+
+@_shape.register
+def _(node: AggregateNode, nid: str, plan: Plan) -> str:
+    label = _label(node.name, f"aggregate, {node.mode}", results_summary(plan, node))
+    return f"    {nid}[/{label}/]"
+
+
+@singledispatch
+def _edges(node: PlanNode, ids: dict[str, str], verdicts: dict[str, Check]) -> list[str]:
+    """The edges into the node from its inputs (a stream has none)."""
+    return []
+
+
+@_edges.register
+def _(node: JoinNode, ids: dict[str, str], verdicts: dict[str, Check]) -> list[str]:
+    left_keys = ", ".join(written_sql(a) for a, _ in node.keys) or "no keys"
+    right_keys = ", ".join(written_sql(b) for _, b in node.keys) or "no keys"
+    return [
+        f"    {ids[side.relation]} -- {_side_edge(side, keys)} --> {ids[node.name]}"
+        for side, keys in ((node.left, left_keys), (node.right, right_keys))
+    ]
+
+
+@_edges.register
+def _(node: AggregateNode, ids: dict[str, str], verdicts: dict[str, Check]) -> list[str]:
+    check = verdicts.get(node.name)
+    text = [
+        *_mark_text(node.input_watermark),
+        f"group by {', '.join(written_sql(g) for g in node.group_by)}",
+    ]
+    if check is not None:
+        text.append(f"[{check.verdict}] {check.detail}")
+    return [f"    {ids[node.input]} -- {_label(*text)} --> {ids[node.name]}"]
+
+
 def mermaid(plan: Plan) -> str:
     ids = {node.name: f"n{i}" for i, node in enumerate(plan.nodes)}
     lines = ["flowchart LR"]
     verdicts = {c.relations[0]: c for c in plan.checks if c.name.startswith("output mode of ")}
+    lines += [_shape(node, ids[node.name], plan) for node in plan.nodes]
     for node in plan.nodes:
-        nid = ids[node.name]
-        if isinstance(node, StreamNode):
-            wm = (
-                f"watermark {node.watermark_column} - {format_ms(node.delay_ms or 0)}"
-                if node.watermark_column
-                else "no watermark"
-            )
-            lines.append(f"    {nid}[({_label(node.name, wm)})]")
-        elif isinstance(node, JoinNode):
-            kind = node.join_type.replace("_", " ").upper()
-            late = "may emit late rows" if node.may_emit_late_rows else "no late rows"
-            lines.append(f"    {nid}{{{{{_label(node.name, kind + ' JOIN', late)}}}}}")
-        elif isinstance(node, AggregateNode):
-            results = results_summary(plan, node)
-            label = _label(node.name, f"aggregate, {node.mode}", results)
-            lines.append(f"    {nid}[/{label}/]")
-    for node in plan.nodes:
-        if isinstance(node, JoinNode):
-            left_keys = ", ".join(written_sql(a) for a, _ in node.keys) or "no keys"
-            right_keys = ", ".join(written_sql(b) for _, b in node.keys) or "no keys"
-            for side, keys in ((node.left, left_keys), (node.right, right_keys)):
-                lines.append(
-                    f"    {ids[side.relation]} -- {_side_edge(side, keys)} --> {ids[node.name]}"
-                )
-        elif isinstance(node, AggregateNode):
-            check = verdicts.get(node.name)
-            text = [
-                *_mark_text(node.input_watermark),
-                f"group by {', '.join(written_sql(g) for g in node.group_by)}",
-            ]
-            if check is not None:
-                text.append(f"[{check.verdict}] {check.detail}")
-            lines.append(f"    {ids[node.input]} -- {_label(*text)} --> {ids[node.name]}")
+        lines += _edges(node, ids, verdicts)
     for check in plan.checks:
         if check.name.startswith("global watermark: "):
             lower, upper = check.relations

@@ -183,32 +183,6 @@ def _worst(verdicts: Any) -> Verdict:
 Operator: TypeAlias = JoinNode | AggregateNode
 
 
-def operators(plan: Plan, root: str) -> list[Operator]:
-    """The stateful operators of the query rooted at ``root``, numbered as Spark numbers
-    them."""
-    return plan.stateful_operators(root)
-
-
-def sources(plan: Plan, root: str) -> list[str]:
-    """The query's stream reads in Spark's source order (``sources/0``, ...): a pre-order
-    walk, left before right.  A stream read twice (e.g. joined again with a join of its
-    own) is two sources: Spark gives the second read a new instance of the relation."""
-    out: list[str] = []
-
-    def walk(name: str) -> None:
-        node = plan.node(name)
-        if isinstance(node, StreamNode):
-            out.append(name)
-        elif isinstance(node, JoinNode):
-            walk(node.left.relation)
-            walk(node.right.relation)
-        elif isinstance(node, AggregateNode):
-            walk(node.input)
-
-    walk(root)
-    return out
-
-
 def _checkpoints(plan: Plan) -> dict[str, str]:
     return {s.relation: s.checkpoint for s in plan.sinks if s.checkpoint}
 
@@ -292,7 +266,7 @@ def _diff_query(old: Plan, new: Plan, old_root: str | None, new_root: str | None
         )
         return QueryDiff(old_root, new_root, checkpoint, "resumes", None, (reason,), ())
     reasons: list[Reason] = []
-    old_sources, new_sources = sources(old, old_root), sources(new, new_root)
+    old_sources, new_sources = old.sources(old_root), new.sources(new_root)
     if len(old_sources) != len(new_sources):
         reasons.append(
             Reason(
@@ -329,7 +303,7 @@ def _diff_query(old: Plan, new: Plan, old_root: str | None, new_root: str | None
                 f"`sjoin diff NEW --spark {old.spark} --to {new.spark}`)",
             )
         )
-    old_ops, new_ops = operators(old, old_root), operators(new, new_root)
+    old_ops, new_ops = old.stateful_operators(old_root), new.stateful_operators(new_root)
     ops = []
     for i in range(max(len(old_ops), len(new_ops))):
         a = old_ops[i] if i < len(old_ops) else None

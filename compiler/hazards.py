@@ -21,7 +21,6 @@ from .model import JOIN_KINDS
 from .plan import (
     AggregateNode,
     Check,
-    InputWatermark,
     JoinNode,
     Plan,
     PlanNode,
@@ -281,32 +280,6 @@ def _check_evictable(node: JoinNode, out: list[Diagnostic]) -> set[str]:
 # ---------------------------------------------------------------------- pipelines
 
 
-def _inputs(node: PlanNode) -> list[str]:
-    if isinstance(node, JoinNode):
-        return [node.left.relation, node.right.relation]
-    if isinstance(node, AggregateNode):
-        return [node.input]
-    return []
-
-
-def _upstream(plan: Plan, name: str) -> list[PlanNode]:
-    """Every relation below ``name`` (not itself), each once, depth first in input order;
-    without recursion, so a chain of 2,000 joins costs its size."""
-    found: list[PlanNode] = []
-    seen = {name}
-    top = plan.node(name)
-    stack = list(reversed(_inputs(top))) if top is not None else []
-    while stack:
-        below_name = stack.pop()
-        below = plan.node(below_name)
-        if below_name in seen or below is None:
-            continue
-        seen.add(below_name)
-        found.append(below)
-        stack += reversed(_inputs(below))
-    return found
-
-
 def _check_pipeline(plan: Plan, out: list[Diagnostic]) -> list[Check]:
     checks: list[Check] = []
     reported: set[tuple[str, ...]] = set()
@@ -316,7 +289,7 @@ def _check_pipeline(plan: Plan, out: list[Diagnostic]) -> list[Check]:
         if root is None:
             continue
         mode = plan.query_modes.get(root_name, "append")
-        chain = [root, *_upstream(plan, root_name)]
+        chain = [root, *plan.upstream(root_name)]
         checks.extend(_check_modes(plan, root_name, mode, chain, out, reported))
         checks.extend(_check_global_watermark(plan, late, mode, chain, out, reported))
     checks.extend(_check_watermarks(plan, out))
@@ -512,7 +485,7 @@ class _LateRows:
             node, inputs_done = stack.pop()
             if (node.name, mode) in memo:
                 continue
-            below = [r for n in _inputs(node) if (r := self.plan.node(n)) is not None]
+            below = [r for _, n in node.inputs if (r := self.plan.node(n)) is not None]
             if not inputs_done:
                 if node.name in entered:  # a cycle (the binder rejects them): cut it
                     memo[(node.name, mode)] = None
@@ -570,7 +543,7 @@ def _check_global_watermark(
         if ("gw-upper", upper.name, mode) in reported:
             continue  # another query over the same operator, in the same mode
         reported.add(("gw-upper", upper.name, mode))
-        for name in dict.fromkeys(_inputs(upper)):
+        for name in dict.fromkeys(r for _, r in upper.inputs):
             below = plan.node(name)
             if below is None:
                 continue
@@ -635,14 +608,10 @@ def _check_global_watermark(
 
 def _check_watermarks(plan: Plan, out: list[Diagnostic]) -> list[Check]:
     checks = []
-    used_by: dict[str, list[str]] = {}
-    for node in plan.nodes:
-        for name in _inputs(node):
-            used_by.setdefault(name, []).append(node.name)
     for stream in plan.streams:
         if stream.watermark_column is None or stream.watermark_span is None:
             continue
-        consumers = used_by.get(stream.name, [])
+        consumers = plan.readers(stream.name)
         if not consumers:
             out.append(
                 Diagnostic(
@@ -687,27 +656,13 @@ def _check_watermarks(plan: Plan, out: list[Diagnostic]) -> list[Check]:
     return checks
 
 
-def input_watermarks(node: PlanNode) -> list[tuple[str, InputWatermark]]:
-    """The watermarks defined on ``node``'s inputs (an aggregate's, a join side's): (the
-    relation read, its watermark)."""
-    if isinstance(node, AggregateNode) and node.input_watermark is not None:
-        return [(node.input, node.input_watermark)]
-    if isinstance(node, JoinNode):
-        return [
-            (side.relation, side.input_watermark)
-            for side in (node.left, node.right)
-            if side.input_watermark is not None
-        ]
-    return []
-
-
 def _has_watermark_node(plan: Plan, name: str) -> bool:
     """Whether a watermark node lies in ``name``'s plan (a watermarked stream, or a
     watermark defined on an input): its output then carries a watermark."""
-    for node in [plan.node(name), *_upstream(plan, name)]:
+    for node in [plan.node(name), *plan.upstream(name)]:
         if isinstance(node, StreamNode) and node.watermark_column is not None:
             return True
-        if node is not None and input_watermarks(node):
+        if node is not None and node.input_watermarks:
             return True
     return False
 
@@ -721,7 +676,8 @@ def _check_redefined_watermarks(plan: Plan, out: list[Diagnostic]) -> list[Check
     checks = []
     propagates = plan.spark.at_least(3, 5) and plan.settings.allow_multiple_stateful_operators
     for node in plan.nodes:
-        for relation, mark in input_watermarks(node):
+        for port, mark in node.input_watermarks:
+            relation = dict(node.inputs)[port]
             label = f"watermark on {relation} in {node.name}"
             pair = (relation, node.name)
             if propagates and _has_watermark_node(plan, relation):

@@ -13,6 +13,7 @@ from typing import Literal, TypeAlias
 
 from sqlglot import exp
 
+from . import graph
 from .model import (
     JOIN_KINDS,
     AggregateAnalysis,
@@ -175,6 +176,20 @@ class StreamNode:
     name_span: Span  # the stream's name in its `stream` statement
     watermark_span: Span | None = None
 
+    @property
+    def inputs(self) -> tuple[tuple[str, str], ...]:
+        """A stream reads no relation."""
+        return ()
+
+    @property
+    def layout(self) -> tuple[tuple[str, str], ...]:
+        """Its rows' layout: (column name, canonical type name)."""
+        return tuple((c.name, c.type.name) for c in self.columns)
+
+    @property
+    def input_watermarks(self) -> tuple[tuple[str, InputWatermark], ...]:
+        return ()
+
 
 @dataclass(frozen=True, slots=True)
 class PaddedWindow:
@@ -219,6 +234,27 @@ class JoinNode:
     def kind(self) -> JoinKind:
         return JOIN_KINDS[self.join_type]
 
+    @property
+    def inputs(self) -> tuple[tuple[str, str], ...]:
+        """(input name, the relation it reads): its ``left`` and ``right`` sides, in the order
+        the engines' ``Operator.step`` takes them."""
+        return ((self.left.name, self.left.relation), (self.right.name, self.right.relation))
+
+    @property
+    def layout(self) -> tuple[tuple[str, str], ...]:
+        """Its output rows' layout: (column name, canonical type name)."""
+        return tuple((o.name, o.type.name) for o in self.output)
+
+    @property
+    def input_watermarks(self) -> tuple[tuple[str, InputWatermark], ...]:
+        """The watermark nodes the plan puts on its sides that read another operator
+        (``Side.input_watermark``), by input name (``inputs``)."""
+        return tuple(
+            (side.name, side.input_watermark)
+            for side in (self.left, self.right)
+            if side.input_watermark is not None
+        )
+
 
 @dataclass(frozen=True, slots=True)
 class AggregateNode:
@@ -236,6 +272,22 @@ class AggregateNode:
     buffer_types: tuple[str, ...] = ()  # its value schema: the aggregation buffers, in order
     # a watermark defined on the input (it reads a join or aggregate): its node
     input_watermark: InputWatermark | None = None
+
+    @property
+    def inputs(self) -> tuple[tuple[str, str], ...]:
+        """(input name, the relation it reads): its one ``input``."""
+        return (("input", self.input),)
+
+    @property
+    def layout(self) -> tuple[tuple[str, str], ...]:
+        """Its output rows' layout: (column name, canonical type name)."""
+        return tuple((o.name, o.type.name) for o in self.output)
+
+    @property
+    def input_watermarks(self) -> tuple[tuple[str, InputWatermark], ...]:
+        """The watermark node the plan puts on its input when that input reads another
+        operator (``InputWatermark``), by input name (``inputs``)."""
+        return () if self.input_watermark is None else (("input", self.input_watermark),)
 
 
 @dataclass(frozen=True, slots=True)
@@ -259,6 +311,7 @@ class Check:
 
 
 PlanNode: TypeAlias = StreamNode | JoinNode | AggregateNode
+OperatorNode: TypeAlias = JoinNode | AggregateNode  # a stateful operator
 
 
 @dataclass(frozen=True)
@@ -294,6 +347,11 @@ class Plan:
     def aggregates(self) -> tuple[AggregateNode, ...]:
         return tuple(n for n in self.nodes if isinstance(n, AggregateNode))
 
+    @property
+    def operators(self) -> tuple[OperatorNode, ...]:
+        """The joins and aggregates, in plan order."""
+        return tuple(n for n in self.nodes if not isinstance(n, StreamNode))
+
     def node(self, name: str) -> PlanNode | None:
         return self._by_name.get(name)
 
@@ -306,21 +364,77 @@ class Plan:
             index.setdefault(n.name, n)
         return index
 
-    def stateful_operators(self, root: str) -> list[JoinNode | AggregateNode]:
+    # ------------------------------------------------------------------ the graph
+    # Every node names its inputs (``inputs``: (input name, relation), left before right);
+    # these are the plan's only walks over them, each iterative (``graph.py``).
+
+    def _node(self, name: str) -> PlanNode:
+        node = self.node(name)
+        if node is None:
+            raise KeyError(f"no relation `{name}` in the plan")
+        return node
+
+    def inputs_of(self, name: str) -> tuple[tuple[str, str], ...]:
+        """The inputs of relation ``name`` in the order ``Operator.step`` takes them: (input
+        name, the relation it reads); a join's ``left`` and ``right``, an aggregate's
+        ``input``, none for a stream.  KeyError for a name of no relation."""
+        return self._node(name).inputs
+
+    def columns_of(self, name: str) -> list[tuple[str, str]]:
+        """The row layout of relation ``name``: (column name, canonical type name), a
+        stream's columns or an operator's output.  KeyError for a name of no relation."""
+        return list(self._node(name).layout)
+
+    def readers(self, name: str) -> tuple[str, ...]:
+        """The joins and aggregates that read relation ``name``, in plan order, each once."""
+        return self._readers.get(name, ())
+
+    @cached_property
+    def _readers(self) -> dict[str, tuple[str, ...]]:
+        found: dict[str, dict[str, None]] = {}
+        for n in self.nodes:
+            for _, relation in n.inputs:
+                found.setdefault(relation, {})[n.name] = None
+        return {relation: tuple(names) for relation, names in found.items()}
+
+    def _input_names(self, name: str) -> tuple[str, ...] | None:
+        node = self.node(name)
+        return None if node is None else tuple(relation for _, relation in node.inputs)
+
+    def _nodes(self, names: list[str]) -> list[PlanNode]:
+        return [self._by_name[n] for n in names]
+
+    def closure(self, root: str) -> list[PlanNode]:
+        """``root`` and every node below it, in plan (topological) order."""
+        needed = set(graph.preorder(root, self._input_names)) | {root}
+        return [n for n in self.nodes if n.name in needed]
+
+    def upstream(self, name: str) -> list[PlanNode]:
+        """Every relation below ``name`` (not itself), each once, depth first in input
+        order (left before right)."""
+        return self._nodes(graph.preorder(name, self._input_names)[1:])
+
+    def walk(self, root: str) -> list[PlanNode]:
+        """``root`` and every relation below it, each once, in dependency order: each after
+        its inputs, depth first, left before right, ``root`` last."""
+        return self._nodes(graph.postorder(root, self._input_names))
+
+    def stateful_walk(self, root: str) -> list[OperatorNode]:
+        """The joins and aggregates of ``walk(root)``: each after the operators it reads."""
+        return [n for n in self.walk(root) if not isinstance(n, StreamNode)]
+
+    def sources(self, root: str) -> list[str]:
+        """The stream reads of the query rooted at ``root`` in Spark's source order
+        (``sources/0``, ...): pre-order, left before right.  A stream read twice (e.g.
+        joined again with a join of its own) is two sources: Spark gives the second read a
+        new instance of the relation."""
+        tree = graph.preorder(root, self._input_names, each_read=True)
+        return [name for name in tree if isinstance(self._by_name[name], StreamNode)]
+
+    def stateful_operators(self, root: str) -> list[OperatorNode]:
         """The joins and aggregates of the query rooted at ``root`` in Spark's operator-id
         order (how its progress lists them and its checkpoint numbers their state): pre-order
-        from the root, a join's left input before its right."""
-        out: list[JoinNode | AggregateNode] = []
-
-        def walk(name: str) -> None:
-            node = self.node(name)
-            if isinstance(node, JoinNode):
-                out.append(node)
-                walk(node.left.relation)
-                walk(node.right.relation)
-            elif isinstance(node, AggregateNode):
-                out.append(node)
-                walk(node.input)
-
-        walk(root)
-        return out
+        from the root, a join's left input before its right; an operator read twice is two
+        operators, as in Spark's plan."""
+        tree = self._nodes(graph.preorder(root, self._input_names, each_read=True))
+        return [n for n in tree if not isinstance(n, StreamNode)]

@@ -13,7 +13,7 @@ from typing import Literal
 
 from sqlglot import exp
 
-from . import annotate, hazards
+from . import annotate, graph, hazards
 from . import types as t
 from .analysis import analyse_aggregate, analyse_join
 from .bound import Aggregate, BoundSpec, Input, Join, Stream
@@ -658,12 +658,7 @@ def query_roots(nodes: list[PlanNode], sinks: tuple[SinkNode, ...]) -> tuple[str
     """The operators that head a streaming query: each sink's relation, then every join or
     aggregate that nothing consumes (shown whole when no sink names it)."""
     operators = [n.name for n in nodes if not isinstance(n, StreamNode)]
-    consumed: set[str] = set()
-    for node in nodes:
-        if isinstance(node, JoinNode):
-            consumed |= {node.left.relation, node.right.relation}
-        elif isinstance(node, AggregateNode):
-            consumed.add(node.input)
+    consumed = {relation for node in nodes for _, relation in node.inputs}
     roots = [s.relation for s in sinks if s.relation in operators]
     roots += [name for name in operators if name not in consumed and name not in roots]
     return tuple(roots)
@@ -677,20 +672,14 @@ def _is_operator(spec: BoundSpec, name: str | None) -> bool:
 
 def _closure(spec: BoundSpec, root: str) -> set[str]:
     """``root`` and every relation below it."""
+
     by_name = {r.name: r for r in spec.relations}
-    found: set[str] = set()
-    stack = [root]
-    while stack:
-        name = stack.pop()
+
+    def inputs(name: str) -> tuple[str, ...] | None:
         rel = by_name.get(name)
-        if name in found or rel is None:
-            continue
-        found.add(name)
-        if isinstance(rel, Join):
-            stack += [rel.left.relation, rel.right.relation]
-        elif isinstance(rel, Aggregate):
-            stack.append(rel.input.relation)
-    return found
+        return None if rel is None else tuple(r for _, r in rel.inputs)
+
+    return set(graph.preorder(root, inputs))
 
 
 def _required_as_root(
@@ -719,17 +708,16 @@ def required_outputs(spec: BoundSpec, root: str | None = None) -> dict[str, set[
             exprs = [rel.condition] + [
                 o.expr for o in rel.output if needed is None or o.name in needed
             ]
-            inputs = {"left": rel.left.relation, "right": rel.right.relation}
             marked = [rel.left, rel.right]
         elif isinstance(rel, Aggregate):
             exprs = [*rel.group_by, *(o.expr for o in rel.output)]
-            inputs = {"input": rel.input.relation}
             marked = [rel.input]
         else:
             continue
         for inp in marked:
             if inp.watermark is not None:  # the watermark node reads its column
                 consumed.setdefault(inp.relation, set()).add(inp.watermark.column)
+        inputs = dict(rel.inputs)
         for node in exprs:
             for col in find_all(node, exp.Column):
                 source = inputs.get(annotate.side(col))

@@ -483,12 +483,11 @@ class KafkaRunner:
 def not_from_kafka(plan: Plan, roots: Sequence[str]) -> list[str]:
     """The streams that the queries rooted at ``roots`` read and that are not read
     ``from kafka`` (named as a user reads them: `name` (no `from`), `name` (`from delta`))."""
-    from ..runtime.query import closure
 
     seen: list[str] = []
     out: list[str] = []
     for root in roots:
-        for node in closure(plan, root):
+        for node in plan.closure(root):
             if not isinstance(node, StreamNode) or node.name in seen:
                 continue
             seen.append(node.name)

@@ -46,7 +46,7 @@ from ..compiler.model import SUPPORTED_SPARK, SparkVersion
 from ..compiler.plan import JoinNode, Plan, StreamNode
 from ..compiler.settings import semantic_conf
 from ..runtime import RunError, run
-from ..runtime.query import closure, query_roots
+from ..runtime.query import query_roots
 from ..runtime.trace import BadRow, BadRowPolicy, Trace, read_trace, schemas_of
 from ..runtime.values import format_date, format_timestamp, parse_timestamp
 from .spark_driver import SparkUnavailable
@@ -681,7 +681,7 @@ def _compare_query(
 ) -> None:
     from .spark_driver import parse_join_plan
 
-    nodes = closure(plan, root)
+    nodes = plan.closure(root)
     streams = {n.name: n for n in nodes if isinstance(n, StreamNode)}
     # the confs results depend on, at the plan's values (what a job sets or assumes); the
     # others (partitions, state store provider) change only how the state is laid out

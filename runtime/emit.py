@@ -10,7 +10,6 @@ from typing import IO, Any
 
 from ..compiler.plan import Plan
 from .batches import Batch, Frame, Rows
-from .operators import columns_of
 from .output import BatchOutput, OutputRows, output_line
 from .query import BatchResult
 from .values import format_watermark, json_converter
@@ -33,9 +32,7 @@ class Emitter:
         self.multiple = multiple
         self.converters: dict[str, tuple[list[str], list[tuple[int, Any]]]] = {}
         for name in relations:
-            node = plan.node(name)
-            assert node is not None
-            columns = columns_of(node)
+            columns = plan.columns_of(name)
             self.converters[name] = (
                 [c for c, _ in columns],
                 [
@@ -96,9 +93,7 @@ class Emitter:
                 elif lines:
                     yield "".join(line + "\n" for line in lines).encode("utf-8")
             elif len(values):
-                node = self.plan.node(relation)
-                assert node is not None
-                columns = columns_of(node)
+                columns = self.plan.columns_of(relation)
                 if into is not None:
                     write_json_lines(values.frame, batch, relation, columns, trace_batch, into)
                 else:

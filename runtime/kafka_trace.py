@@ -51,7 +51,7 @@ from .kafka_offsets import (
     resolve_starting,
 )
 from .kafka_values import Payload, RecordFault, record_reader, session_zone
-from .query import closure, query_roots
+from .query import query_roots
 from .trace import BadRow, BadRowPolicy, Trace, TraceBatch, TraceError, schemas_of, write_bad_rows
 from .values import dumps, json_converter
 
@@ -253,7 +253,7 @@ def _sources(
 ) -> dict[str, StreamSource]:
     needed: list[StreamNode] = []
     for root in query_roots(plan, relation):
-        for node in closure(plan, root):
+        for node in plan.closure(root):
             if isinstance(node, StreamNode) and node not in needed:
                 needed.append(node)
     needed.sort(key=lambda n: [s.name for s in plan.streams].index(n.name))

@@ -33,7 +33,7 @@ Row = tuple[Any, ...]
 class Dropped:
     """The rows one input of an operator lost to the watermark in one batch."""
 
-    input: int  # the operator's input (``operators.inputs_of`` order: left 0, right 1)
+    input: int  # the operator's input (``Plan.inputs_of`` order: left 0, right 1)
     rows: list[Row]  # each row as the operator saw it (a join side's windows appended)
     times: list[int | None]  # the time (µs) the late test read: a window's end
     groups: list[tuple[Any, ...]] | None = None  # an aggregate's: the late group of each row
@@ -72,18 +72,17 @@ class LateRecords:
     """The ``--late-rows`` lines of each executed batch."""
 
     def __init__(self, plan: Plan) -> None:
-        from .operators import columns_of, inputs_of
         from .values import json_converter
 
         self.plan = plan
-        self._inputs: dict[str, list[tuple[str, str]]] = {}
+        self._inputs: dict[str, tuple[tuple[str, str], ...]] = {}
         self._converters: dict[str, list[Any]] = {}
         self._names: dict[str, list[str]] = {}
         for node in plan.nodes:
-            self._converters[node.name] = [json_converter(kind) for _, kind in columns_of(node)]
-            self._names[node.name] = [name for name, _ in columns_of(node)]
-            if isinstance(node, (JoinNode, AggregateNode)):
-                self._inputs[node.name] = inputs_of(node)
+            self._converters[node.name] = [json_converter(kind) for _, kind in node.layout]
+            self._names[node.name] = [name for name, _ in node.layout]
+            if node.inputs:
+                self._inputs[node.name] = node.inputs
 
     def _json_row(self, relation: str, values: Sequence[Any]) -> dict[str, Any]:
         cells = {}

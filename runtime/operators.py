@@ -14,7 +14,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, Protocol
 
-from ..compiler.plan import AggregateNode, InputWatermark, JoinNode, Plan, PlanNode, StreamNode
+from ..compiler.plan import AggregateNode, JoinNode, Plan, PlanNode
 from .aggregate import AggregateMetrics, AggregateOperator
 from .batches import Batch
 from .join import JoinMetrics, JoinOperator
@@ -27,33 +27,9 @@ Metrics = JoinMetrics | AggregateMetrics
 
 
 def columns_of(node: PlanNode) -> list[tuple[str, str]]:
-    """A relation's row layout: (column name, canonical type name)."""
-    if isinstance(node, StreamNode):
-        return [(c.name, c.type.name) for c in node.columns]
-    return [(o.name, o.type.name) for o in node.output]
-
-
-def inputs_of(node: JoinNode | AggregateNode) -> list[tuple[str, str]]:
-    """An operator's inputs in the order ``Operator.step`` takes them: (input name, the
-    relation it reads); a join's ``left`` and ``right`` sides, an aggregate's ``input``."""
-    if isinstance(node, JoinNode):
-        return [(node.left.name, node.left.relation), (node.right.name, node.right.relation)]
-    return [("input", node.input)]
-
-
-def input_watermarks(node: JoinNode | AggregateNode) -> list[tuple[str, InputWatermark]]:
-    """The watermark nodes the plan puts on an operator's inputs that read another operator
-    (``InputWatermark``: an aggregate's input, a join's side), by input name
-    (``inputs_of``)."""
-    if isinstance(node, JoinNode):
-        return [
-            (side.name, side.input_watermark)
-            for side in (node.left, node.right)
-            if side.input_watermark is not None
-        ]
-    if node.input_watermark is None:
-        return []
-    return [("input", node.input_watermark)]
+    """A relation's row layout (``Plan.columns_of``), for ``runtime/lineage.py``, which
+    reads it here until its rewrite (issue 36) reads the plan's."""
+    return list(node.layout)
 
 
 class Operator(Protocol):
@@ -70,7 +46,7 @@ class Operator(Protocol):
         late_ms: int | None,
         evict_ms: int | None,
     ) -> tuple[Batch, Metrics]:
-        """One micro-batch: each input's batch (``inputs_of`` order) filtered, observed by
+        """One micro-batch: each input's batch (``Plan.inputs_of`` order) filtered, observed by
         its watermark node (None: none) and run; the output batch and the metrics."""
         ...
 
@@ -106,9 +82,7 @@ def placement(plan: Plan, node: JoinNode | AggregateNode) -> Placement:
     from .columnar.support import aggregate_plan, join_unsupported
 
     if isinstance(node, AggregateNode):
-        source = plan.node(node.input)
-        assert source is not None
-        found = aggregate_plan(node, columns_of(source), plan.ansi)
+        found = aggregate_plan(node, plan.columns_of(node.input), plan.ansi)
         if isinstance(found, str):
             return Placement(node.name, found)
         unfixed = decimal_unsupported(plan, node)
@@ -122,11 +96,7 @@ def placement(plan: Plan, node: JoinNode | AggregateNode) -> Placement:
 
 def place(plan: Plan) -> dict[str, Placement]:
     """The decision for every join and aggregate of the plan, in plan order."""
-    return {
-        node.name: placement(plan, node)
-        for node in plan.nodes
-        if isinstance(node, (JoinNode, AggregateNode))
-    }
+    return {node.name: placement(plan, node) for node in plan.operators}
 
 
 def make_operator(
@@ -142,10 +112,10 @@ def make_operator(
             return ColumnarJoin(node, plan.ansi)
         from .columnar.aggregate import ColumnarAggregate
 
-        return ColumnarAggregate(node, _input_columns(plan, node), plan.ansi, where.aggregate)
+        return ColumnarAggregate(node, plan.columns_of(node.input), plan.ansi, where.aggregate)
     if isinstance(node, JoinNode):
         return JoinOperator(node, plan.ansi)
-    return AggregateOperator(node, _input_columns(plan, node), plan.ansi)
+    return AggregateOperator(node, plan.columns_of(node.input), plan.ansi)
 
 
 def fallbacks(placements: Mapping[str, Placement], names: Sequence[str]) -> dict[str, str]:
@@ -155,9 +125,3 @@ def fallbacks(placements: Mapping[str, Placement], names: Sequence[str]) -> dict
         for name in names
         if (where := placements[name]).unsupported is not None
     }
-
-
-def _input_columns(plan: Plan, node: AggregateNode) -> list[tuple[str, str]]:
-    source = plan.node(node.input)
-    assert source is not None
-    return columns_of(source)

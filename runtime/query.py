@@ -28,8 +28,6 @@ from .operators import (
     Operator,
     Placement,
     fallbacks,
-    input_watermarks,
-    inputs_of,
     make_operator,
     place,
 )
@@ -68,27 +66,10 @@ class BatchResult:
     late: list[LateDrops] = field(default_factory=list)
 
 
-def closure(plan: Plan, root: str) -> list[PlanNode]:
-    """``root`` and every node below it, in plan (topological) order."""
-    needed: set[str] = set()
-    stack = [root]
-    while stack:
-        name = stack.pop()
-        if name in needed:
-            continue
-        needed.add(name)
-        node = plan.node(name)
-        if isinstance(node, JoinNode):
-            stack += [node.left.relation, node.right.relation]
-        elif isinstance(node, AggregateNode):
-            stack.append(node.input)
-    return [n for n in plan.nodes if n.name in needed]
-
-
 def query_roots(plan: Plan, relation: str | None) -> list[str]:
     """The queries a run executes: the one a sink on ``relation`` would run, or, for every
     join and aggregate, one per sink and one per relation that nothing else reads."""
-    operators = [n.name for n in plan.nodes if not isinstance(n, StreamNode)]
+    operators = [n.name for n in plan.operators]
     if relation is not None:
         node = plan.node(relation)
         if node is None or isinstance(node, StreamNode):
@@ -118,11 +99,11 @@ class Query:
         self.plan = plan
         self.root = root
         self.outputs = list(outputs)
-        self.nodes = closure(plan, root)
+        self.nodes = plan.closure(root)
         found = place(plan) if placements is None else placements
         self.streams = {n.name for n in self.nodes if isinstance(n, StreamNode)}
         self.operators: dict[str, Operator] = {}
-        self.inputs: dict[str, list[tuple[str, str]]] = {}
+        self.inputs: dict[str, tuple[tuple[str, str], ...]] = {}
         self.node_of_input: dict[tuple[str, str], WatermarkNode] = {}
         links: list[OperatorLink] = []
         wm_nodes: list[WatermarkNode] = []
@@ -131,8 +112,8 @@ class Query:
                 continue
             op = make_operator(plan, node, self.engine, found[node.name])
             self.operators[node.name] = op
-            self.inputs[node.name] = inputs_of(node)
-            marks = dict(input_watermarks(node))
+            self.inputs[node.name] = node.inputs
+            marks = dict(node.input_watermarks)
             inputs = [
                 self._input(node.name, name, plan.node(relation), wm_nodes, marks.get(name))
                 for name, relation in self.inputs[node.name]
@@ -328,7 +309,7 @@ class Engine:
         roots = query_roots(self.plan, self.relation)
         owner: dict[str, str] = {}
         for root in roots:
-            for node in closure(self.plan, root):
+            for node in self.plan.closure(root):
                 if not isinstance(node, StreamNode):
                     owner.setdefault(node.name, root)
         for root in roots:

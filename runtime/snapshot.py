@@ -29,7 +29,6 @@ from .aggregate import AggregateOperator
 from .errors import RunError
 from .eval import window_arguments
 from .join import JoinOperator
-from .operators import columns_of
 from .query import Engine
 from .values import json_converter
 
@@ -328,9 +327,7 @@ def check_snapshot(data: Mapping[str, Any], engine: Engine, keep_outputs: bool) 
         outputs = data["pending_outputs"]
         walk.at("pending_outputs").exact_dict(outputs, query.outputs)
         for relation in query.outputs:
-            node = engine.plan.node(relation)
-            assert node is not None
-            names = [name for name, _ in columns_of(node)]
+            names = [name for name, _ in engine.plan.columns_of(relation)]
             checks = _relation_checks(engine, relation)
             rows = outputs[relation]
             walk.at(relation).list_of(rows, "a list of rows")
@@ -346,8 +343,7 @@ def _relation_checks(engine: Engine, relation: str) -> list[Check]:
     node = engine.plan.node(relation)
     if isinstance(node, (JoinNode, AggregateNode)):
         return [cell_check(o.type.name, output=True) for o in node.output]
-    assert node is not None
-    return [cell_check(kind) for _, kind in columns_of(node)]
+    return [cell_check(kind) for _, kind in engine.plan.columns_of(relation)]
 
 
 def _check_engine(walk: _Walk, value: Any, engine: Engine) -> None:
@@ -588,9 +584,7 @@ def _check_pending(walk: _Walk, value: Any, engine: Engine) -> None:
     walk.at("rows").list_of(rows, "a list of (relation, row)")
     columns: dict[str, tuple[list[str], list[Check]]] = {}
     for relation in query.outputs:
-        node = engine.plan.node(relation)
-        assert node is not None
-        layout = columns_of(node)
+        layout = engine.plan.columns_of(relation)
         columns[relation] = (
             [name for name, _ in layout],
             [_json_cell_check(kind) for _, kind in layout],

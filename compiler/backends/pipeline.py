@@ -73,17 +73,6 @@ def _sql_name(name: str) -> str:
     return spark_sql(exp.to_identifier(name))
 
 
-def _consumed(plan: Plan) -> set[str]:
-    """The relations another join or aggregate reads: views, not tables."""
-    out: set[str] = set()
-    for node in plan.nodes:
-        if isinstance(node, JoinNode):
-            out.update((node.left.relation, node.right.relation))
-        elif isinstance(node, AggregateNode):
-            out.add(node.input)
-    return out
-
-
 def sink_names(plan: Plan) -> list[str]:
     """One SDP sink name per sink: ``sink_N``, with underscores added until no relation of the
     spec has the name."""
@@ -431,14 +420,13 @@ def pipeline_sql(plan: Plan, spec_path: str) -> str:
     for conf, value in plan.spark_conf.items():
         string(value)  # no line break, no control character
         statements.append(f"SET {conf} = {set_value_sql(value)}\n")
-    consumed = _consumed(plan)
     for node in plan.nodes:
         if isinstance(node, StreamNode):
             statements.append(stream_sql(node))
         elif isinstance(node, JoinNode):
-            statements.append(join_sql(plan, node, node.name in consumed))
+            statements.append(join_sql(plan, node, bool(plan.readers(node.name))))
         elif isinstance(node, AggregateNode):
-            statements.append(aggregate_sql(plan, node, node.name in consumed))
+            statements.append(aggregate_sql(plan, node, bool(plan.readers(node.name))))
     body = ";\n\n".join(s.rstrip("\n") for s in statements)
     return "\n".join(head) + "\n\n" + body + ";\n"
 
@@ -472,10 +460,8 @@ def compile_pipeline(
         ]
     text = "\n".join(module).rstrip() + "\n"
     files["transformations/pipeline.py"] = format_python(text) if formatted else text
-    consumed = _consumed(plan)
-    operators = [n for n in plan.nodes if isinstance(n, (JoinNode, AggregateNode))]
-    for i, node in enumerate(operators):
-        view = node.name in consumed
+    for i, node in enumerate(plan.operators):
+        view = bool(plan.readers(node.name))
         files[f"transformations/relation_{i:03d}.sql"] = (
             join_sql(plan, node, view)
             if isinstance(node, JoinNode)

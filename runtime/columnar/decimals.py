@@ -21,7 +21,7 @@ from __future__ import annotations
 from sqlglot import exp
 
 from ...compiler import annotate
-from ...compiler.plan import AggregateNode, JoinNode, OutputColumn, Plan, StreamNode
+from ...compiler.plan import AggregateNode, JoinNode, OutputColumn, Plan
 from ...compiler.types import SqlType
 from ..eval import decimal_arith_shape, decimal_shape, kind_of
 
@@ -185,43 +185,28 @@ def output_unsupported(output: OutputColumn) -> str | None:
     return None
 
 
-def relation_unsupported(plan: Plan, relation: str, seen: set[str] | None = None) -> str | None:
+def relation_unsupported(plan: Plan, relation: str) -> str | None:
     """Why the DECIMAL values of a relation (a stream, or a join's or aggregate's output,
-    and the relations that feeds on) are not all at their columns' scales (None: they are)."""
-    seen = set() if seen is None else seen
-    if relation in seen:
-        return None
-    seen.add(relation)
-    node = plan.node(relation)
-    if node is None or isinstance(node, StreamNode):
-        return None  # a trace's DECIMAL values are read at their column's scale
-    if isinstance(node, (JoinNode, AggregateNode)):
-        inputs = (
-            [node.left.relation, node.right.relation]
-            if isinstance(node, JoinNode)
-            else [node.input]
-        )
-        for source in inputs:
-            found = relation_unsupported(plan, source, seen)
-            if found is not None:
-                return found
-        for output in node.output:
-            found = output_unsupported(output)
-            if found is not None:
-                return f"`{relation}`'s {found}"
+    and the relations that feeds on) are not all at their columns' scales (None: they are):
+    the first operator, in dependency order, with such an output."""
+    for node in plan.stateful_walk(relation):
+        found = _outputs_unsupported(node)
+        if found is not None:
+            return f"`{node.name}`'s {found}"
     return None
 
 
 def decimal_unsupported(plan: Plan, node: JoinNode | AggregateNode) -> str | None:
     """Why an operator's DECIMAL values cannot be polars columns (None: they can): an output
     of its own, or of a relation it reads, whose values are not at its column's scale."""
-    sources = (
-        [node.left.relation, node.right.relation] if isinstance(node, JoinNode) else [node.input]
-    )
-    for source in sources:
+    for _, source in node.inputs:
         found = relation_unsupported(plan, source)
         if found is not None:
             return f"it reads {found}"
+    return _outputs_unsupported(node)
+
+
+def _outputs_unsupported(node: JoinNode | AggregateNode) -> str | None:
     for output in node.output:
         found = output_unsupported(output)
         if found is not None:

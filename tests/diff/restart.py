@@ -22,7 +22,6 @@ from sjoin.compiler.plan import Plan, StreamNode
 from sjoin.compiler.settings import semantic_conf
 from sjoin.jvm.spark_driver import _jvm, _memory_stream, _parsed_input, _to_python
 from sjoin.jvm.verify import load_job, output_mode
-from sjoin.runtime.query import closure
 
 Batch = Mapping[str, Sequence[Mapping[str, Any]]]
 
@@ -59,7 +58,7 @@ class _Run:
         self.plan = plan
         self.root = plan.query_roots[0]
         job = load_job(plan, directory)
-        self.streams = [n.name for n in closure(plan, self.root) if isinstance(n, StreamNode)]
+        self.streams = [n.name for n in plan.closure(self.root) if isinstance(n, StreamNode)]
         self.memory = {name: _memory_stream(spark) for name in self.streams}
         inputs = {
             name: _parsed_input(spark, self.memory[name], job.SCHEMAS[name])

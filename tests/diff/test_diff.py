@@ -13,7 +13,7 @@ from click.testing import CliRunner
 
 from sjoin.api import check_text
 from sjoin.cli.main import main
-from sjoin.compiler.diff import diff_plans, operators, sources
+from sjoin.compiler.diff import diff_plans
 
 from .catalogue import CASES, DOC, END, RESULTS, START, join_spec, markdown_table
 from .restart import plan_of
@@ -64,8 +64,9 @@ def test_docs_show_the_recorded_table() -> None:
 def test_operator_ids_are_spark_pre_order() -> None:
     plan = check_text(EXAMPLE["checkout_funnel"].read_text()).plan
     assert plan is not None
-    assert [o.name for o in operators(plan, "revenue")] == ["revenue", "converted", "clicked"]
-    assert sources(plan, "revenue") == ["impressions", "clicks", "purchases"]
+    ops = plan.stateful_operators("revenue")
+    assert [o.name for o in ops] == ["revenue", "converted", "clicked"]
+    assert plan.sources("revenue") == ["impressions", "clicks", "purchases"]
 
 
 def test_state_columns_follow_column_pruning() -> None:
