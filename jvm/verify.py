@@ -280,13 +280,6 @@ class VerifyReport:
     def agree(self) -> bool:
         return not self.rejected and all(q.agree for q in self.queries)
 
-    @property
-    def first_difference(self) -> tuple[str, Difference] | None:
-        for q in self.queries:
-            if q.difference is not None:
-                return q.relation, q.difference
-        return None
-
     def to_dict(self) -> dict[str, Any]:
         return {
             "agree": self.agree,

@@ -22,7 +22,6 @@ from sqlglot import exp
 
 from ...compiler import annotate
 from ...compiler.plan import AggregateNode, JoinNode, OutputColumn, Plan, StreamNode
-from ...compiler.types import SqlType
 from ..eval import decimal_arith_shape, decimal_shape, kind_of
 
 Shape = tuple[int, int]  # (precision, scale) of an expression's DECIMAL values
@@ -226,11 +225,4 @@ def decimal_unsupported(plan: Plan, node: JoinNode | AggregateNode) -> str | Non
         found = output_unsupported(output)
         if found is not None:
             return found
-    return None
-
-
-def decimal_scale(sql_type: SqlType) -> int | None:
-    """The scale of a DECIMAL type (None for another type)."""
-    if sql_type.name == "decimal" and len(sql_type.params) == 2:
-        return sql_type.params[1]
     return None
