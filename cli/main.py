@@ -1,8 +1,10 @@
-"""The `sjoin` command line: check | plan (compile, run, verify and diff plug in the same way).
+"""The `sjoin` command line: check, plan, compile, fmt, run, why, capture, produce, verify,
+diff, init and jars.
 
-No logic lives here: commands call the API, print through ``render.Printer`` and exit
-0 (clean, warnings allowed), 1 (the spec has errors) or 2 (usage error).  Any unexpected
-exception still ends in a one-line message and exit 1, never a traceback.
+No logic lives here: commands parse their options, call the API (``api``, ``runs``,
+``reports``, ``jvm``), print through ``printer.Printer`` and exit 0 (clean, warnings
+allowed), 1 (the spec has errors) or 2 (usage error).  Any unexpected exception still ends
+in a one-line message and exit 1, never a traceback.
 """
 
 from __future__ import annotations
