@@ -60,7 +60,7 @@ class CheckResult:
 
     def plan_json(self) -> dict[str, Any]:
         """The plan JSON of the language brief (§5); requires a plan."""
-        from .cli.render import to_dict
+        from .reports.diagnostics import to_dict
 
         assert self.plan is not None
         with _collector_paused():

@@ -38,7 +38,7 @@ def _checked(spec: str | Path, relation: str | None = None) -> CheckResult:
     result = check_any(spec, relation)
     errors = [d for d in result.diagnostics if d.severity == "error"]
     if errors or result.plan is None:
-        from .cli.render import render_plain
+        from .reports.diagnostics import render_plain
 
         text = "\n\n".join(render_plain(d, result.source) for d in errors)
         pytest.fail(f"{spec} has errors:\n{text}", pytrace=False)
@@ -211,7 +211,7 @@ class Run:
 
 
 def _count(n: int, noun: str) -> str:
-    from .cli.render import count
+    from .reports.diagnostics import count
 
     return count(n, noun)
 

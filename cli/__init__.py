@@ -1,2 +1,4 @@
-"""The `sjoin` command: its commands (``main``) and what they print (diagnostics, tables, the
-HTML report), the scaffold of ``sjoin init`` and the front of ``sjoin diff``."""
+"""The `sjoin` command: its commands (``main``: options in, the API called, results out),
+how it prints (``printer``, the run's tables), `sjoin why`'s ROW argument and the scaffold of
+``sjoin init``.  What the commands tell is made in ``reports/``; nothing outside this folder
+imports it."""

@@ -1,8 +1,10 @@
-"""The `sjoin` command line: check | plan (compile, run, verify and diff plug in the same way).
+"""The `sjoin` command line: check, plan, compile, fmt, run, why, capture, produce, verify,
+diff, init and jars.
 
-No logic lives here: commands call the API, print through ``render.Printer`` and exit
-0 (clean, warnings allowed), 1 (the spec has errors) or 2 (usage error).  Any unexpected
-exception still ends in a one-line message and exit 1, never a traceback.
+No logic lives here: commands parse their options, call the API (``api``, ``runs``,
+``reports``, ``jvm``), print through ``printer.Printer`` and exit 0 (clean, warnings
+allowed), 1 (the spec has errors) or 2 (usage error).  Any unexpected exception still ends
+in a one-line message and exit 1, never a traceback.
 """
 
 from __future__ import annotations
@@ -17,16 +19,19 @@ import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar, cast
+from typing import TYPE_CHECKING, Any, TextIO, TypeVar
 
 import click
 
 from .. import __version__
-from .render import Printer, count, summary, to_dict
+from ..reports.diagnostics import count, summary, to_dict
+from ..runs import spec_places
+from .printer import Printer
 
 if TYPE_CHECKING:
     from ..api import CheckResult
     from ..compiler.plan import Plan
+    from ..runs import RunRequest
     from ..runtime.files import Place
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -195,19 +200,6 @@ def load(path: Path, relation: str | None = None, trace: Path | None = None) -> 
     except OSError as err:
         raise click.UsageError(f"cannot read {path}: {err.strerror}") from None
     return check_text(text, str(path), relation)
-
-
-def _read_places(spec: Path, result: CheckResult | None = None) -> list[Place]:
-    """Every file a command read, for ``files.check_places``: the spec (a project's folder
-    as a tree) and, once it is loaded, each file of a pipeline (its spark-pipeline.yml,
-    every SQL and Python file it includes, sjoin-schemas.sql), wherever they lie, so that
-    no output is written over any of them."""
-    from ..runtime.files import Place
-
-    places = [Place("the spec", spec, tree=spec.is_dir())]
-    for _, part in getattr(result.source, "parts", ()) if result is not None else ():
-        places.append(Place("the pipeline's file", Path(part.path)))
-    return places
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -414,7 +406,7 @@ def compile_(spec: Path, target: str, output: Path | None, color: str) -> None:
         sys.exit(1)
     if target == "pipeline":
         assert output is not None
-        _write_pipeline(printer, result.plan, spec, output, _read_places(spec, result))
+        _write_pipeline(printer, result.plan, spec, output, spec_places(spec, result))
         return
     if output is not None and output.is_dir():
         raise click.UsageError(f"--output {output} is a directory: give the job's file name")
@@ -437,7 +429,7 @@ def compile_(spec: Path, target: str, output: Path | None, color: str) -> None:
     from ..runtime.files import check_places, write_named
 
     try:
-        check_places(_read_places(spec, result), [Place("--output", output)])
+        check_places(spec_places(spec, result), [Place("--output", output)])
         write_named(output, code)
     except RunError as err:
         raise click.UsageError(str(err)) from None
@@ -538,7 +530,7 @@ def fmt_(spec: Path, to: str, output: Path | None, color: str) -> None:
     from ..runtime.files import check_places, write_named
 
     try:
-        check_places(_read_places(spec, result), [Place("--output", output)])
+        check_places(spec_places(spec, result), [Place("--output", output)])
         write_named(output, text)
     except RunError as err:
         raise click.UsageError(str(err)) from None
@@ -624,14 +616,7 @@ def verify(
     interpreter = _verify_python(printer, spark_version, python)
     try:
         with contextlib.ExitStack() as stack:
-            spark: Any = None
-            make_runner = None
-            if kafka is not None:
-                spark, make_runner = _verify_kafka(printer, stack, kafka, verbose, interpreter)
-            elif interpreter is not None:
-                from ..jvm.spark_env import RemoteSpark
-
-                spark = stack.enter_context(RemoteSpark(interpreter, verbose=verbose))
+            spark, make_runner = _verify_spark(printer, stack, kafka, verbose, interpreter)
             on_progress = stack.enter_context(_verify_progress(printer))
             report = verify_spec(
                 result,
@@ -695,6 +680,25 @@ def _kafka_sources_only(printer: Printer, plan: Any, relation: str | None) -> No
             "red",
         )
         sys.exit(1)
+
+
+def _verify_spark(
+    printer: Printer,
+    stack: contextlib.ExitStack,
+    kafka: str | None,
+    verbose: bool,
+    interpreter: str | None,
+) -> tuple[Any, Any]:
+    """The Spark that runs the job (None: this process's, made by ``verify_spec``) and what
+    runs each query (None: the trace fed as memory sources), ``--kafka``'s, or a child
+    process's under ``interpreter``."""
+    if kafka is not None:
+        return _verify_kafka(printer, stack, kafka, verbose, interpreter)
+    if interpreter is None:
+        return None, None
+    from ..jvm.spark_env import RemoteSpark
+
+    return stack.enter_context(RemoteSpark(interpreter, verbose=verbose)), None
 
 
 def _verify_kafka(
@@ -763,7 +767,7 @@ def _verify_kafka(
 def _spark_option(text: str) -> str:
     """verify's ``--spark X.Y``: MAJOR.MINOR in ASCII digits, else a usage error (exit 2)."""
     from ..compiler.model import SparkVersion
-    from .render import shown_value
+    from ..reports.diagnostics import shown_value
 
     version = SparkVersion.parse(text)
     if version is None or version.patch is not None:
@@ -875,8 +879,8 @@ def diff(
     Exit status: 0 it resumes unchanged (no behaviour differs), 1 something differs or
     fails, or a spec has errors; 2 usage error.
     """
+    from ..reports.diffing import DiffUsageError, diff_change, diff_upgrade, parse_version
     from ..runtime import UsageError
-    from .diffing import DiffUsageError, diff_change, diff_upgrade, parse_version
 
     upgrade = from_spark is not None or to_spark is not None
     if new is not None and upgrade:
@@ -1020,27 +1024,7 @@ def diff(
 )
 @COLOR
 @last_resort
-def run(
-    spec: Path,
-    trace: Path | str,
-    relation: str | None,
-    output: Path | None,
-    progress: Path | None,
-    bad_rows: str,
-    late_rows: Path | None,
-    checkpoint: Path | None,
-    report: Path | None,
-    fmt: str | None,
-    output_format: str,
-    trace_batches: bool,
-    engine: str,
-    max_offsets: int | None,
-    starting_offsets: str | None,
-    delta_at_start: tuple[str, ...],
-    backlog: bool | None,
-    verbose: bool,
-    color: str,
-) -> None:
+def run(color: str, **options: Any) -> None:
     """Run SPEC on TRACE with the runtime: Spark's micro-batch semantics, batch by batch
     (no-data batches included), without Spark.
 
@@ -1053,166 +1037,44 @@ def run(
 
     Exit status: 0 ran, 1 the spec or the trace has errors, 2 usage error.
     """
-    from ..runtime import (
-        BatchOutput,
-        EngineChoice,
-        OutputFormat,
-        Place,
-        RunError,
-        UsageError,
-        run_to_files,
-    )
-    from ..runtime.files import check_places
-    from ..runtime.trace import bad_rows_policy
+    from ..reports.run_page import ReportError
+    from ..runs import RunRequest
+    from ..runtime import RunError, UsageError
 
-    url = trace if isinstance(trace, str) else None
-    kafka = url is not None
-    if not kafka and (max_offsets is not None or starting_offsets is not None):
-        raise click.UsageError(
-            "--max-offsets-per-trigger and --starting-offsets apply to --trace kafka://HOST:PORT"
-        )
-    if kafka and checkpoint is not None:
-        raise click.UsageError(
-            "--checkpoint needs a trace file: a replay reads the topics anew each run; write "
-            "them to a file with `sjoin capture`, then run that file with --checkpoint --backlog"
-        )
-    if fmt == "table" and output is not None:
-        raise click.UsageError("--format table shows rows on stdout; --output writes JSON lines")
-    if output_format != "jsonl" and output is None:
-        raise click.UsageError(
-            f"--output-format {output_format} writes a directory: give it with --output"
-        )
+    request = RunRequest(**options)
+    refused = request.refused()
+    if refused is not None:
+        raise click.UsageError(refused)
     stdout = sys.stdout
-    if fmt is None:
-        fmt = "table" if output is None and stdout.isatty() else "json"
-    show_rows = None
-    if fmt == "table":
-        from .table import TableWriter
-
-        colored = {"always": True, "never": False}.get(
-            color, stdout.isatty() and not os.environ.get("NO_COLOR")
-        )
-        show_rows = TableWriter(stdout, colored).show
-    try:
-        policy = bad_rows_policy(bad_rows)
-        reads = [Place("the spec", spec, tree=spec.is_dir())]
-        writes = [Place("--report", report)] if report is not None else []
-        # before anything is written (the report's own check makes its file): every path
-        # the user named; the run checks them again with its relation folders
-        traces = [] if isinstance(trace, str) else [Place("--trace", trace, tree=trace.is_dir())]
-        named = [
-            *writes,
-            *([Place("--output", output)] if output is not None else []),
-            *([Place("--progress", progress)] if progress is not None else []),
-            *([Place("--late-rows", late_rows)] if late_rows is not None else []),
-            *([Place("--bad-rows", policy)] if isinstance(policy, Path) else []),
-            *([Place("--checkpoint", checkpoint, tree=True)] if checkpoint else []),
-        ]
-        check_places([*reads, *traces], named)
-    except UsageError as err:
-        raise click.UsageError(str(err)) from None
+    show_rows = _table_rows(request, color, stdout)
     printer = Printer(color)
-    result = load(spec, relation, None if isinstance(trace, str) or trace.is_dir() else trace)
-    printer.diagnostics((d, result.source) for d in result.diagnostics)
-    if not result.ok or result.plan is None:
-        sys.exit(1)
-    reads = _read_places(spec, result)  # a pipeline's every file, now that it is read
-    try:
-        check_places([*reads, *traces], named)
-    except UsageError as err:
-        raise click.UsageError(str(err)) from None
-    pictures = None
-    if report is not None:
-        from . import report as html_report
-
-        try:
-            html_report.require_matplotlib()
-        except html_report.ReportError as err:
-            printer.note(f"sjoin run: {err}", "red")
-            sys.exit(2)
-        try:
-            html_report.check_target(report)
-        except html_report.ReportError as err:
-            raise click.UsageError(str(err)) from None
-        capacity = None
-        span_ms: int | None = None
-        no_prediction: str | None = "rates are measured in a JSON-lines trace file only"
-        if url is None and Path(trace).is_file():  # the predicted lines: at the trace's rates
-            from ..compiler.capacity import CapacityError, predict
-
-            measured = html_report.trace_rates(result.plan, Path(trace))
-            no_prediction = measured if isinstance(measured, str) else None
-            if not isinstance(measured, str):
-                span_ms = measured.span_ms
-                try:
-                    capacity = predict(
-                        result.plan,
-                        measured[0],
-                        keys=measured[2],
-                        trigger_ms=measured[1],
-                        trigger_source="the trace's batches",
-                    )
-                except CapacityError as err:
-                    no_prediction = f"the trace's rates predict nothing: {err}"
-        pictures = html_report.Report(
-            result.plan,
-            spec=spec.as_posix(),
-            trace=url if url is not None else Path(trace).as_posix(),
-            capacity=capacity,
-            span_ms=span_ms,
-            no_prediction=no_prediction,
-        )
-    at_start = None
-    if delta_at_start:
-        from ..runtime.columnar.delta import delta_start
-
-        try:
-            at_start = delta_start(delta_at_start, (s.name for s in result.plan.streams))
-        except UsageError as err:
-            raise click.UsageError(str(err)) from None
-    source: Any = trace
-    if url is not None:
+    result, page, at_start = _run_ready(printer, request)
+    source: Any = request.trace
+    if request.url is not None:
         source = _replay(
             printer,
             "run",
             result.plan,
-            url,
-            relation,
-            max_offsets,
-            starting_offsets,
-            policy,
-            verbose,
+            request.url,
+            request.relation,
+            request.max_offsets,
+            request.starting_offsets,
+            request.policy,
+            request.verbose,
         ).trace
     # tables on a terminal show the progress themselves; a bar on stderr would share their
     # lines on the same screen
     bar = printer.progress_bar("batches") if show_rows is None else _no_bar()
     with bar as advance:
-
-        def on_batch(batch: BatchOutput, total: int) -> None:
-            advance(batch.data, total)
-            if pictures is not None:
-                pictures.add(batch)
-
         try:
-            summary = run_to_files(
-                result.plan,
+            summary = request.run(
+                result,
                 source,
-                relation=relation,
-                output=output,
-                progress=progress,
-                bad_rows=policy,
-                checkpoint=checkpoint,  # type: ignore[arg-type]
-                on_batch=on_batch,
                 stdout=stdout,
-                trace_batches=trace_batches,
+                on_batch=lambda batch, total: advance(batch.data, total),
                 show_rows=show_rows,
-                engine=cast(EngineChoice, engine),
-                output_format=cast(OutputFormat, output_format),
-                notes=(lambda line: printer.note(f"sjoin run: {line}")) if verbose else None,
-                also_read=reads,
-                also_written=writes,
-                backlog=backlog,
-                late_rows=late_rows,
+                note=lambda line: printer.note(f"sjoin run: {line}"),
+                page=page,
                 delta_at_start=at_start,
             )
         except UsageError as err:
@@ -1220,21 +1082,68 @@ def run(
         except RunError as err:
             printer.note(f"sjoin run: {err}", "red")
             sys.exit(1)
+    printer.note(_run_summary(summary, request.late_rows))
+    if request.report is not None and page is not None:
+        from ..reports.run_page import write
+
+        try:
+            write(request.report, page.html())
+        except ReportError as err:
+            raise click.UsageError(str(err)) from None
+        printer.note(f"report: {request.report}")
+
+
+def _table_rows(request: RunRequest, color: str, stdout: TextIO) -> Callable[[Any], None] | None:
+    """``--format table`` (the default on a terminal with no --output): what shows each
+    batch's rows as tables; None: the rows are written as JSON lines."""
+    if request.fmt is None and (request.output is not None or not stdout.isatty()):
+        return None
+    if request.fmt == "json":
+        return None
+    from .table import TableWriter
+
+    colored = {"always": True, "never": False}.get(
+        color, stdout.isatty() and not os.environ.get("NO_COLOR")
+    )
+    return TableWriter(stdout, colored).show
+
+
+def _run_ready(printer: Printer, request: RunRequest) -> tuple[CheckResult, Any, Any]:
+    """`sjoin run` up to its first batch: every path the user named checked before anything
+    is written, the spec read and checked (its diagnostics printed; exit 1 on errors), then
+    the paths again with a pipeline's every file, the report's page (its file made) and a
+    Delta trace's start. Returns the checked spec, the page (or None) and the start."""
+    from ..reports.run_page import ReportError, ReportUnavailable
+    from ..runtime import UsageError
+
+    try:
+        request.check_places()
+        result = load(request.spec, request.relation, request.trace_file)
+        printer.diagnostics((d, result.source) for d in result.diagnostics)
+        if not result.ok or result.plan is None:
+            sys.exit(1)
+        request.check_places(result)
+        return result, request.report_page(result), request.delta_start(result.plan)
+    except UsageError as err:
+        raise click.UsageError(str(err)) from None
+    except ReportUnavailable as err:
+        printer.note(f"sjoin run: {err}", "red")
+        sys.exit(2)
+    except ReportError as err:
+        raise click.UsageError(str(err)) from None
+
+
+def _run_summary(summary: Any, late_rows: Path | None) -> str:
+    """The line `sjoin run` ends with: batches, output rows, bad rows skipped, late rows."""
     late = ""
     if summary.late_rows:
         where = f"in {late_rows}" if late_rows is not None else "--late-rows FILE lists them"
         late = f", {count(summary.late_rows, 'late row')} dropped by the watermark ({where})"
-    printer.note(
+    return (
         f"{count(summary.batches, 'batch')}, {count(summary.rows, 'output row')}"
         + (f", {count(summary.bad_rows, 'bad row')} skipped" if summary.bad_rows else "")
         + late
     )
-    if report is not None and pictures is not None:
-        try:
-            html_report.write(report, pictures.html())
-        except html_report.ReportError as err:
-            raise click.UsageError(str(err)) from None
-        printer.note(f"report: {report}")
 
 
 @main.command()
@@ -1276,10 +1185,11 @@ def why(
     Exit status: 0 told, 1 the spec or the trace has errors, 2 usage error (a ROW that
     names no row, or several).
     """
+    from ..reports.why import Teller
     from ..runtime import RunError, UsageError
     from ..runtime.lineage import trace_run
     from ..runtime.values import dumps
-    from . import why as explain
+    from . import why_row as explain
 
     printer = Printer(color)
     result = load(spec, relation)
@@ -1301,7 +1211,7 @@ def why(
     except explain.WhyError as err:  # (a control character of the argument as its escape)
         message = "".join(c if c.isprintable() else repr(c)[1:-1] for c in str(err))
         raise click.UsageError(message) from None
-    teller = explain.Teller(result.plan, log)
+    teller = Teller(result.plan, log)
     found = teller.life(line) if other_line is None else teller.pair(line, other_line)
     if fmt == "json":  # (exact decimals, and NaN as Spark's JSON writes it: values.dumps)
         printer.result(dumps(found))
@@ -1413,7 +1323,7 @@ def capture(
     policy = bad_rows if bad_rows in ("stop", "skip") else Path(bad_rows)
     try:
         check_places(
-            _read_places(spec, result),
+            spec_places(spec, result),
             [
                 Place("--output", output),
                 *([Place("--bad-rows", policy)] if isinstance(policy, Path) else []),

@@ -8,8 +8,7 @@ forgotten in another.  What each annotation means:
 - ``span``: where the node is in the spec (parser).
 - ``name_span`` / ``unit_span``: a function call's name, an interval's unit (parser).
 - ``type_ref``: the written type of a CAST or typed literal; ``typed_literal`` marks
-  ``TIMESTAMP '...'``-style literals (parser); ``implicit_cast`` marks a CAST the binder
-  inserted as Spark's type coercion does (binder).
+  ``TIMESTAMP '...'``-style literals (parser).
 - ``type``: the node's SQL type (binder).
 - ``side`` / ``event_time`` / ``relation``: a column's input (``left``/``right`` of a join,
   ``input`` of an aggregate), whether it carries Spark's watermark metadata, and its
@@ -64,11 +63,6 @@ def type_ref(node: exp.Expr) -> object:
 
 def is_typed_literal(node: exp.Expr) -> bool:
     return bool(_get(node, "typed_literal"))
-
-
-def is_implicit_cast(node: exp.Expr) -> bool:
-    """A CAST the binder inserted where Spark's type coercion inserts one (not written)."""
-    return bool(_get(node, "implicit_cast"))
 
 
 def sql_type(node: exp.Expr) -> SqlType | None:
@@ -159,10 +153,6 @@ def set_type_ref(node: exp.Expr, ref: object, *, typed_literal: bool = False) ->
     node.meta["type_ref"] = ref
     if typed_literal:
         node.meta["typed_literal"] = True
-
-
-def set_implicit_cast(node: exp.Expr) -> None:
-    node.meta["implicit_cast"] = True
 
 
 def set_type(node: exp.Expr, kind: SqlType) -> None:

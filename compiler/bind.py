@@ -1542,12 +1542,11 @@ def _literal_digits(node: exp.Expression) -> int | None:
 
 def _implicit_cast(node: exp.Expression, target: SqlType) -> None:
     """Put ``node`` (bound) under the CAST to ``target`` that Spark's type coercion inserts,
-    in its place in the tree: typed, marked implicit, spanning ``node``."""
+    in its place in the tree: typed, spanning ``node``."""
     cast = exp.Cast(to=target.to_sqlglot())
     node.replace(cast)
     cast.set("this", node)
     annotate.set_type(cast, target)
-    annotate.set_implicit_cast(cast)
     annotate.set_span(cast, ast.span_of(node))
 
 

@@ -1,6 +1,6 @@
 """The diagnostic record and the collector every stage appends to.
 
-A diagnostic is data (code, span, message, label, help); only ``cli/render.py`` turns it
+A diagnostic is data (code, span, message, label, help); only ``reports/diagnostics.py`` turns it
 into text or JSON.  Stages never raise on user input: they report and carry on, so one run
 reports every independent problem.
 """
@@ -86,7 +86,7 @@ def shown(d: Diagnostic, source: Source) -> Diagnostic:
     code's title (its message, label and help may quote the file); a diagnostic elsewhere
     has each back-quoted text that only an outside file holds (a did-you-mean of a name
     defined there, say) shown as `...`.  Every printer of diagnostics goes through it
-    (``cli/render.py``), and so do a pipeline's check results (``api.check_pipeline``)."""
+    (``reports/diagnostics.py``), and so do a pipeline's check results (``api.check_pipeline``)."""
     if not isinstance(source, ProjectSource) or not any(f.outside for _, f in source.parts):
         return d
     file, _ = source.locate(d.span)

@@ -20,9 +20,11 @@ jars (``jvm.connector_jars``) and session confs.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import os
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -35,6 +37,7 @@ from ..runtime.batches import Rows
 from ..runtime.columnar.parquet_out import output_frame
 from ..runtime.files import folder_name
 from ..runtime.trace import read_trace, schemas_of
+from .job_runner import JobRunner
 
 __all__ = [
     "DELTA_SPARK",
@@ -139,7 +142,7 @@ def remote_delta_spark(
     return RemoteSpark(python, verbose=verbose, jars=[str(p) for p in jars.paths], conf=conf)
 
 
-class DeltaRunner:
+class DeltaRunner(JobRunner[tuple[str, Path]]):
     """Runs each query of a plan's generated job on ``spark`` (a session with Delta, or a
     ``RemoteSpark`` made by ``remote_delta_spark``) with its sources reading the Delta tables
     under ``staged`` (``write_trace_tables``), a version per trace batch (``verify``'s
@@ -158,19 +161,9 @@ class DeltaRunner:
         with_sinks: bool = True,
         at_start: Mapping[str, int | None] | None = None,
     ) -> None:
-        self.spark = spark
+        super().__init__(spark, directory, with_sinks=with_sinks)
         self.at_start: Mapping[str, int | None] = at_start or {}
         self.staged = Path(staged)
-        self._fixed = Path(directory) if directory is not None else None
-        self.directory = self._fixed or Path(".")
-        self.with_sinks = with_sinks
-        self.plan: Plan | None = None
-        self.runs: list[tuple[str, Path]] = []
-
-    def for_plan(self, plan: Plan, directory: str) -> DeltaRunner:
-        self.plan = plan
-        self.directory = self._fixed or Path(directory)
-        return self
 
     def versions(self) -> list[int]:
         """The table version of each trace batch of the staged tables."""
@@ -200,25 +193,19 @@ class DeltaRunner:
             out[stream.name] = latest if asked is None else min(asked, latest)
         return out
 
-    def __call__(
-        self,
-        root: str,
-        mode: str,
-        streams: list[str],
-        feeds: list[Mapping[str, Any] | None],
-        confs: dict[str, str],
-        on_batch: Callable[[int], None] | None = None,
-    ) -> Any:
-        from .spark_driver import run_delta_job_query
-        from .spark_env import RemoteSpark
-        from .verify import load_job, write_job
-
-        if self.plan is None:
-            raise RuntimeError("DeltaRunner.for_plan() first")
-        folder = self.directory / f"run-{len(self.runs)}"
+    def _prepare(self, root: str, streams: list[str], feeds: list[Any], folder: Path) -> Plan:
+        assert self.plan is not None
         folder.mkdir(parents=True, exist_ok=True)
         plan = delta_plan(self.plan, folder)
         self.runs.append((root, folder))
+        return plan
+
+    @contextlib.contextmanager
+    def _feeding(
+        self, plan: Plan, root: str, streams: list[str], feeds: list[Any], folder: Path
+    ) -> Iterator[tuple[Mapping[str, Any], Callable[..., Any]]]:
+        from .spark_driver import run_delta_job_query
+
         delta = {
             "tables": {
                 s.name: [
@@ -233,8 +220,4 @@ class DeltaRunner:
             if self.with_sinks and any(s.relation == root for s in plan.sinks)
             else [],
         }
-        if isinstance(self.spark, RemoteSpark):
-            path = str(write_job(plan, str(folder)))
-            return self.spark.run_query(path, root, mode, streams, feeds, confs, on_batch, delta)
-        job = load_job(plan, str(folder))
-        return run_delta_job_query(self.spark, job, root, mode, feeds, confs, delta, on_batch)
+        yield {"delta": delta}, partial(run_delta_job_query, delta=delta)

@@ -16,11 +16,13 @@ them as each record's timestamp (CreateTime) and key instead, not in the value.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import json
 import uuid
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from datetime import UTC, datetime, timedelta
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -28,6 +30,7 @@ from ..compiler.model import Format
 from ..compiler.plan import Plan, SinkNode, StreamNode
 from ..runtime.errors import RunError
 from ..runtime.values import format_timestamp, parse_timestamp
+from .job_runner import JobRunner
 from .spark_driver import Batch, JobStreamDriver, _json_value, run_fed_job_query
 
 if TYPE_CHECKING:
@@ -370,7 +373,7 @@ def consume_all(bootstrap: str, topic: str, timeout: float = 10.0) -> list[dict[
         consumer.close()
 
 
-class KafkaRunner:
+class KafkaRunner(JobRunner[tuple[str, str, Path]]):
     """Runs one query of a plan's generated job on ``spark`` with its Kafka sources read
     from ``bootstrap`` (``verify``'s ``SparkRunner``): each call gets topics of its own,
     compiles the job for them, starts the query's real sinks beside the captured output
@@ -390,36 +393,13 @@ class KafkaRunner:
         with_sinks: bool = True,
         partitions: int = 2,
     ) -> None:
-        self.spark = spark
-        self._fixed = Path(directory) if directory is not None else None
+        super().__init__(spark, directory, with_sinks=with_sinks)
         self.bootstrap = bootstrap
-        self.with_sinks = with_sinks
         self.partitions = partitions
-        self.plan: Plan | None = None
-        self.directory = self._fixed or Path(".")
-        self.runs: list[tuple[str, str, Path]] = []
+        self._mapped: dict[str, dict[str, Any]] = {}
 
-    def for_plan(self, plan: Plan, directory: str) -> KafkaRunner:
-        """This runner for ``plan``'s job, its files in ``directory`` (``verify``'s
-        ``make_runner``; a folder given at creation wins, to read the sinks afterwards)."""
-        self.plan = plan
-        self.directory = self._fixed or Path(directory)
-        return self
-
-    def __call__(
-        self,
-        root: str,
-        mode: str,
-        streams: list[str],
-        feeds: list[dict[str, Any] | None],
-        confs: dict[str, str],
-        on_batch: Any = None,
-    ) -> Any:
-        from .spark_env import RemoteSpark
-        from .verify import load_job, write_job
-
-        if self.plan is None:
-            raise RuntimeError("KafkaRunner.for_plan() first")
+    def _prepare(self, root: str, streams: list[str], feeds: list[Any], folder: Path) -> Plan:
+        assert self.plan is not None
         unsourced = not_from_kafka(self.plan, [root])
         if unsourced:
             raise ValueError(f"streams not read `from kafka`: {', '.join(unsourced)}")
@@ -438,10 +418,16 @@ class KafkaRunner:
             for stream, rows in (feed or {}).items():
                 for row in rows:
                     record_fields(stream, row, mapped.get(stream, {}))
+        self._mapped = mapped
         prefix = run_prefix()
-        folder = self.directory / f"run-{len(self.runs)}"
         plan = kafka_plan(self.plan, self.bootstrap, prefix, folder)
         self.runs.append((root, prefix, folder))
+        return plan
+
+    @contextlib.contextmanager
+    def _feeding(
+        self, plan: Plan, root: str, streams: list[str], feeds: list[Any], folder: Path
+    ) -> Iterator[tuple[Mapping[str, Any], Callable[..., Any]]]:
         topics = {s.name: topic_of(s.source) or s.name for s in plan.streams if s.source}
         sinks = [s for s in plan.sinks if s.relation == root] if self.with_sinks else []
         wanted = [topics[s] for s in streams] + [
@@ -451,7 +437,7 @@ class KafkaRunner:
         folder.mkdir(parents=True, exist_ok=True)
         relations = [s.relation for s in sinks]
         feeder = KafkaFeeder(
-            self.bootstrap, {s: topics[s] for s in streams}, self.partitions, mapped
+            self.bootstrap, {s: topics[s] for s in streams}, self.partitions, self._mapped
         )
         with feeder:
 
@@ -461,23 +447,8 @@ class KafkaRunner:
                     raise ValueError(f"trace batch {number} has no rows for this query")
                 feeder.produce(feed)
 
-            if isinstance(self.spark, RemoteSpark):
-                job_file = str(write_job(plan, str(folder)))
-                return self.spark.run_query(
-                    job_file,
-                    root,
-                    mode,
-                    streams,
-                    feeds,
-                    confs,
-                    on_batch,
-                    kafka={"sinks": relations},
-                    produce=produce,
-                )
-            job = load_job(plan, str(folder))
-            return run_fed_job_query(
-                self.spark, job, root, mode, feeds, confs, relations, produce, on_batch
-            )
+            remote = {"kafka": {"sinks": relations}, "produce": produce}
+            yield remote, partial(run_fed_job_query, sinks=relations, produce=produce)
 
 
 def not_from_kafka(plan: Plan, roots: Sequence[str]) -> list[str]:

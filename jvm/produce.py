@@ -156,26 +156,8 @@ def produce_trace(
     if not 1 <= partitions <= MAX_PARTITIONS:
         raise UsageError(f"--partitions must be 1 to {MAX_PARTITIONS}, got {partitions}")
     found, elsewhere = targets(plan, url)
-    streams = {s.name: s for s in plan.streams}
     result = Produced()
-    # the trace's batches as verify feeds them, only the Kafka streams' rows
-    feeds: list[dict[str, list[dict[str, Any]]]] = []
-    left_out: dict[str, int] = {}
-    for batch in trace.batches:
-        feed: dict[str, list[dict[str, Any]]] = {}
-        for name, batch_rows in batch.rows.items():
-            if name not in found:
-                left_out[name] = left_out.get(name, 0) + len(batch_rows)
-                continue
-            feed[name] = [spark_row(r, streams[name]) for r in batch_rows.to_rows()]
-        if feed:
-            feeds.append(feed)
-    for name, count in left_out.items():
-        how = next(e for e in elsewhere if e.startswith(f"`{name}` "))
-        result.notes.append(
-            f"{count} row{'s' if count != 1 else ''} of {how} not produced: it is not read "
-            "from kafka"
-        )
+    feeds = _feeds(plan, trace, found, elsewhere, result)
     if not feeds:
         raise UsageError(
             "the trace has no row of a stream read `from kafka` ("
@@ -191,21 +173,10 @@ def produce_trace(
     by_servers: dict[str, list[Target]] = {}
     for name in sorted(used, key=list(found).index):
         by_servers.setdefault(found[name].servers, []).append(found[name])
-    counts: dict[str, dict[str, int]] = {}
-    for servers, group in by_servers.items():
-        topics = sorted({t.topic for t in group})
-        have = _partitions(servers, topics, timeout_s)
-        missing = [t for t in topics if t not in have]
-        if missing:
-            try:
-                create_topics(servers, missing, partitions)
-            except Exception as err:  # a KafkaException from the admin client's future
-                raise RunError(
-                    f"cannot make topics {', '.join(missing)} at {servers}: {err}"
-                ) from None
-            result.created += missing
-            have.update(dict.fromkeys(missing, partitions))
-        counts[servers] = have
+    counts = {
+        servers: _topics_made(servers, group, partitions, timeout_s, result)
+        for servers, group in by_servers.items()
+    }
     for servers, group in by_servers.items():
         names = {t.stream for t in group}
         feeder = KafkaFeeder(
@@ -227,6 +198,50 @@ def produce_trace(
             count = sum(len(feed.get(t.stream, [])) for feed in feeds)
             result.streams[t.stream] = (t.topic, servers, counts[servers][t.topic], count)
     return result
+
+
+def _feeds(
+    plan: Plan, trace: Trace, found: dict[str, Target], elsewhere: list[str], result: Produced
+) -> list[dict[str, list[dict[str, Any]]]]:
+    """The trace's batches as verify feeds them, only the Kafka streams' rows (batches with
+    none left out); a note in ``result`` for each other stream's rows."""
+    streams = {s.name: s for s in plan.streams}
+    feeds: list[dict[str, list[dict[str, Any]]]] = []
+    left_out: dict[str, int] = {}
+    for batch in trace.batches:
+        feed: dict[str, list[dict[str, Any]]] = {}
+        for name, batch_rows in batch.rows.items():
+            if name not in found:
+                left_out[name] = left_out.get(name, 0) + len(batch_rows)
+                continue
+            feed[name] = [spark_row(r, streams[name]) for r in batch_rows.to_rows()]
+        if feed:
+            feeds.append(feed)
+    for name, count in left_out.items():
+        how = next(e for e in elsewhere if e.startswith(f"`{name}` "))
+        result.notes.append(
+            f"{count} row{'s' if count != 1 else ''} of {how} not produced: it is not read "
+            "from kafka"
+        )
+    return feeds
+
+
+def _topics_made(
+    servers: str, group: list[Target], partitions: int, timeout_s: float, result: Produced
+) -> dict[str, int]:
+    """The partitions of each topic of ``group`` at ``servers``, those missing made now
+    (with ``partitions``; named in ``result.created``)."""
+    topics = sorted({t.topic for t in group})
+    have = _partitions(servers, topics, timeout_s)
+    missing = [t for t in topics if t not in have]
+    if missing:
+        try:
+            create_topics(servers, missing, partitions)
+        except Exception as err:  # a KafkaException from the admin client's future
+            raise RunError(f"cannot make topics {', '.join(missing)} at {servers}: {err}") from None
+        result.created += missing
+        have.update(dict.fromkeys(missing, partitions))
+    return have
 
 
 def summary(produced: Produced) -> list[str]:

@@ -267,6 +267,11 @@ class StreamDriver:
             )
         return results
 
+    def result(self) -> RunResult:
+        """The run's batches, and the executed plan (``""`` when no batch ran)."""
+        batches = self.results()
+        return RunResult(batches, self.executed_plan() if batches else "")
+
     def executed_plan(self) -> str:
         """Executed physical plan of the query's last batch."""
         return executed_plan(self.query)
@@ -355,8 +360,7 @@ def run_job_query(
                 driver.feed(feed)
             if on_batch is not None:
                 on_batch(number)
-        batches = driver.results()
-        return RunResult(batches, driver.executed_plan() if batches else "")
+        return driver.result()
 
 
 # ---------------------------------------------------------------------------------------------
@@ -425,6 +429,15 @@ class JobStreamDriver(StreamDriver):
             for lock in reversed(locks):
                 lock.unlock()
 
+    def start_with_sinks(
+        self, job: Any, rels: Mapping[str, Any], root: str, mode: str, sinks: Iterable[str]
+    ) -> None:
+        """Start the captured query of ``root`` and the job's sinks of ``sinks`` beside it
+        (``start_sinks``), then let them run all they can."""
+        self.start(rels[root], mode)
+        self.extra_queries = start_sinks(job, rels, sinks)
+        self.settle()
+
     def settle(self) -> None:
         """Wait until every query has run all it can (no-data batches included)."""
         for query in [self.query, *self.extra_queries]:
@@ -450,6 +463,20 @@ def start_sinks(job: Any, rels: Mapping[str, Any], relations: Iterable[str]) -> 
     return [q for q in started if q.name in wanted]
 
 
+@contextlib.contextmanager
+def own_sources(
+    spark: SparkSession, job: Any, confs: Mapping[str, str]
+) -> Iterator[tuple[JobStreamDriver, Mapping[str, Any]]]:
+    """A generated job over its own sources (``read_inputs``) with ``confs`` set for the run
+    (restored after): the driver over them (stopped after) and the job's relations."""
+    with session_confs(spark, confs):
+        inputs = job.read_inputs(spark)
+        rels = job.build(spark, inputs)
+        driver = JobStreamDriver(spark, inputs)
+        with driver:
+            yield driver, rels
+
+
 def run_fed_job_query(
     spark: SparkSession,
     job: Any,
@@ -470,29 +497,20 @@ def run_fed_job_query(
     is one micro-batch; then the queries settle. The job's sinks of ``sinks`` run beside the
     captured query. ``confs`` are set for the run (restored after). Spark's failures and
     ``produce``'s propagate."""
-    with session_confs(spark, confs):
-        inputs = job.read_inputs(spark)
-        rels = job.build(spark, inputs)
-        driver = JobStreamDriver(spark, inputs)
-        with driver:
-            running = False
-            for number, feed in enumerate(feeds, 1):
-                if feed and running:
-                    with driver.locked():
-                        produce(number)
-                    driver.settle()
-                elif feed:
+    with own_sources(spark, job, confs) as (driver, rels):
+        running = False
+        for number, feed in enumerate(feeds, 1):
+            if feed and running:
+                with driver.locked():
                     produce(number)
-                    driver.start(rels[root], output_mode)
-                    driver.extra_queries = start_sinks(job, rels, sinks)
-                    driver.settle()
-                    running = True
-                if on_batch is not None:
-                    on_batch(number)
-            if not running:
-                return RunResult([], "")
-            batches = driver.results()
-            return RunResult(batches, driver.executed_plan() if batches else "")
+                driver.settle()
+            elif feed:
+                produce(number)
+                driver.start_with_sinks(job, rels, root, output_mode, sinks)
+                running = True
+            if on_batch is not None:
+                on_batch(number)
+        return driver.result() if running else RunResult([], "")
 
 
 def run_delta_job_query(
@@ -518,30 +536,23 @@ def run_delta_job_query(
     starts: Mapping[str, int] = delta.get("starts") or {s: 0 for s in tables}
     if len(versions) != len(feeds):
         raise ValueError(f"{len(versions)} versions for {len(feeds)} trace batches")
-    with session_confs(spark, confs):
-        for stream, (staged, live) in tables.items():
-            for version in range(starts[stream] + 1):
-                publish_version(staged, live, version)
-        published = set(range(min(starts.values(), default=0) + 1))
-        inputs = job.read_inputs(spark)
-        rels = job.build(spark, inputs)
-        driver = JobStreamDriver(spark, inputs)
-        with driver:
-            driver.start(rels[root], output_mode)
-            driver.extra_queries = start_sinks(job, rels, delta.get("sinks", ()))
-            driver.settle()
-            for number, version in enumerate(versions, 1):
-                if version not in published:
-                    with driver.locked():
-                        for stream, (staged, live) in tables.items():
-                            if version > starts[stream]:
-                                publish_version(staged, live, version)
-                    published.add(version)
-                    driver.settle()
-                if on_batch is not None:
-                    on_batch(number)
-            batches = driver.results()
-            return RunResult(batches, driver.executed_plan() if batches else "")
+    for stream, (staged, live) in tables.items():
+        for version in range(starts[stream] + 1):
+            publish_version(staged, live, version)
+    published = set(range(min(starts.values(), default=0) + 1))
+    with own_sources(spark, job, confs) as (driver, rels):
+        driver.start_with_sinks(job, rels, root, output_mode, delta.get("sinks", ()))
+        for number, version in enumerate(versions, 1):
+            if version not in published:
+                with driver.locked():
+                    for stream, (staged, live) in tables.items():
+                        if version > starts[stream]:
+                            publish_version(staged, live, version)
+                published.add(version)
+                driver.settle()
+            if on_batch is not None:
+                on_batch(number)
+        return driver.result()
 
 
 def executed_plan(query: StreamingQuery) -> str:
@@ -858,9 +869,6 @@ def serve(
         return
     say({"event": "ready", "version": str(spark.version)})
 
-    def produced_by_parent(n: int) -> None:
-        ask_parent_to_produce(n, say, sys.stdin)
-
     number = 0
     while line := sys.stdin.readline():
         number += 1
@@ -873,43 +881,7 @@ def serve(
             job = importlib.util.module_from_spec(spec)
             spec.loader.exec_module(job)
 
-            def tick(n: int) -> None:
-                say({"event": "batch", "batch": n})
-
-            if request.get("kafka") is not None:
-                result = run_fed_job_query(
-                    spark,
-                    job,
-                    request["root"],
-                    request["mode"],
-                    request["feeds"],
-                    request["confs"],
-                    request["kafka"].get("sinks", ()),
-                    produced_by_parent,
-                    tick,
-                )
-            elif request.get("delta"):
-                result = run_delta_job_query(
-                    spark,
-                    job,
-                    request["root"],
-                    request["mode"],
-                    request["feeds"],
-                    request["confs"],
-                    request["delta"],
-                    tick,
-                )
-            else:
-                result = run_job_query(
-                    spark,
-                    job,
-                    request["root"],
-                    request["mode"],
-                    request["streams"],
-                    request["feeds"],
-                    request["confs"],
-                    tick,
-                )
+            result = _run_request(spark, job, request, say)
         except Exception as err:
             if isinstance(err, SparkUnavailable):
                 say({"event": "unavailable", "message": str(err)})
@@ -918,6 +890,34 @@ def serve(
             continue
         say({"event": "result", **encode_result(result)})
     spark.stop()
+
+
+def _run_request(
+    spark: SparkSession,
+    job: Any,
+    request: Mapping[str, Any],
+    say: Callable[[dict[str, Any]], None],
+) -> RunResult:
+    """One request of the parent run by the runner it names: the job's own Kafka sources
+    (``kafka``: each trace batch produced by the parent), its own Delta tables (``delta``),
+    else memory streams; each batch said as it ends."""
+    root, mode, feeds, confs = request["root"], request["mode"], request["feeds"], request["confs"]
+
+    def tick(n: int) -> None:
+        say({"event": "batch", "batch": n})
+
+    if request.get("kafka") is not None:
+        sinks = request["kafka"].get("sinks", ())
+
+        def produced_by_parent(n: int) -> None:
+            ask_parent_to_produce(n, say, sys.stdin)
+
+        return run_fed_job_query(
+            spark, job, root, mode, feeds, confs, sinks, produced_by_parent, tick
+        )
+    if request.get("delta"):
+        return run_delta_job_query(spark, job, root, mode, feeds, confs, request["delta"], tick)
+    return run_job_query(spark, job, root, mode, request["streams"], feeds, confs, tick)
 
 
 def _arguments(argv: Sequence[str]) -> tuple[bool, list[str], dict[str, str]]:

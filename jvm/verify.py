@@ -141,7 +141,7 @@ class MetricDifference:
 
 
 def _count(n: int, noun: str) -> str:
-    from ..cli.render import count
+    from ..reports.diagnostics import count
 
     return count(n, noun)
 
@@ -279,13 +279,6 @@ class VerifyReport:
     @property
     def agree(self) -> bool:
         return not self.rejected and all(q.agree for q in self.queries)
-
-    @property
-    def first_difference(self) -> tuple[str, Difference] | None:
-        for q in self.queries:
-            if q.difference is not None:
-                return q.relation, q.difference
-        return None
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -509,7 +502,7 @@ def verify_spec(
     that runs the job (``spark``'s, else the installed pyspark's), re-planning the spec for
     it when that is not its target; the report's ``note`` says so.  When the spec does not
     plan for that version, the report lists the errors in ``rejected`` and nothing runs."""
-    from ..cli.render import render_plain
+    from ..reports.diagnostics import render_plain
 
     if spec.plan is None or not spec.ok:
         raise ValueError("verify_spec needs a spec without errors")

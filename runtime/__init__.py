@@ -1,6 +1,8 @@
-"""The pure-Python reference runtime: run a plan over a trace with Spark's micro-batch
-semantics and get, per executed batch (no-data batches included), the output rows, the
-watermark and the state metrics Spark would report (language brief §7).
+"""The runtime: run a plan over a trace with Spark's micro-batch semantics, on one of its two
+engines (the reference engine, a row at a time, or the columnar one on polars,
+``columnar/``; ``choose_engine`` picks), and get, per executed batch (no-data batches
+included), the output rows, the watermark and the state metrics Spark would report
+(language brief §7).
 
 * ``run(plan, trace)`` returns a ``RunResult`` in memory;
 * ``iter_batches(plan, trace)`` yields one batch at a time and keeps none;

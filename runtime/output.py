@@ -174,12 +174,6 @@ class RunResult:
         """Every output row (of one relation), in output order."""
         return [r for b in self.batches for rel, r in b.rows if relation in (None, rel)]
 
-    def rows_by_batch(self, relation: str | None = None) -> dict[int, list[dict[str, Any]]]:
-        out: dict[int, list[dict[str, Any]]] = {}
-        for b in self.batches:
-            out.setdefault(b.batch, []).extend(r for rel, r in b.rows if relation in (None, rel))
-        return out
-
     def output_lines(self) -> list[str]:
         return [line for b in self.batches for line in b.output_lines()]
 

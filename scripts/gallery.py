@@ -17,10 +17,10 @@ from pathlib import Path
 from typing import Any
 
 from sjoin.api import CheckResult, check_text
-from sjoin.cli.render import render_plain
 from sjoin.compiler.ast import JOIN_KEYWORDS
 from sjoin.compiler.diagram import mermaid
 from sjoin.compiler.explain import plan_text
+from sjoin.reports.diagnostics import render_plain
 
 ROOT = Path(__file__).resolve().parents[1]
 COMMAND = ".venv/bin/python scripts/gallery.py > docs/examples.md"

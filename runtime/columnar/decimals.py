@@ -22,7 +22,6 @@ from sqlglot import exp
 
 from ...compiler import annotate
 from ...compiler.plan import AggregateNode, JoinNode, OutputColumn, Plan
-from ...compiler.types import SqlType
 from ..eval import decimal_arith_shape, decimal_shape, kind_of
 
 Shape = tuple[int, int]  # (precision, scale) of an expression's DECIMAL values
@@ -211,11 +210,4 @@ def _outputs_unsupported(node: JoinNode | AggregateNode) -> str | None:
         found = output_unsupported(output)
         if found is not None:
             return found
-    return None
-
-
-def decimal_scale(sql_type: SqlType) -> int | None:
-    """The scale of a DECIMAL type (None for another type)."""
-    if sql_type.name == "decimal" and len(sql_type.params) == 2:
-        return sql_type.params[1]
     return None

@@ -249,7 +249,7 @@ def test_verify_progress_shows_a_query_name_as_text(monkeypatch: pytest.MonkeyPa
     import io
 
     from sjoin.cli.main import _verify_progress
-    from sjoin.cli.render import Printer
+    from sjoin.cli.printer import Printer
 
     class Terminal(io.StringIO):
         def isatty(self) -> bool:

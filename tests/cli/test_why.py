@@ -19,7 +19,7 @@ from hypothesis import given, settings
 
 from sjoin.api import check_text
 from sjoin.cli.main import main
-from sjoin.cli.why import Teller
+from sjoin.reports.why import Teller
 from sjoin.runtime import run
 from sjoin.runtime.lineage import trace_run
 from sjoin.runtime.values import dumps

@@ -41,9 +41,9 @@ from pathlib import Path
 import pytest
 
 from sjoin.api import CheckResult, check_pipeline, check_text, read_spec
-from sjoin.cli.render import render_plain
 from sjoin.compiler.codes import CODES
 from sjoin.compiler.source import Source
+from sjoin.reports.diagnostics import render_plain
 
 CASES_DIR = Path(__file__).parent / "cases"
 CASES = sorted(

@@ -17,10 +17,10 @@ import unicodedata
 import pytest
 
 from sjoin.api import CheckResult, check_file, check_text
-from sjoin.cli.render import render_plain, to_dict
 from sjoin.compiler.diagnostics import Diagnostics
 from sjoin.compiler.parse import check_characters
 from sjoin.compiler.source import HOSTILE, Source, Span, char_name
+from sjoin.reports.diagnostics import render_plain, to_dict
 
 # Every character that is never allowed, by class.
 CLASSES: dict[str, list[str]] = {

@@ -199,7 +199,7 @@ def test_example_change_snapshots(name: str, text_snapshot) -> None:  # type: ig
 
 def upgrade(text: str, a: str, b: str) -> dict[str, list[str]]:
     """The topics of `diff SPEC --spark a --to b`, spec-wide ("") and per relation."""
-    from sjoin.cli.diffing import diff_upgrade
+    from sjoin.reports.diffing import diff_upgrade
 
     report = diff_upgrade(check_text(text, "spec.sjoin"), a, b, None).diff
     out = {"": [r.topic for r in report.changes]}
@@ -215,7 +215,7 @@ def test_upgrade_reads_the_semi_join_order_only_for_semi_joins() -> None:
 
 def test_upgrade_names_the_between_rewrite_of_4_0() -> None:
     spec = join_spec(on="L.t + INTERVAL 1 SECOND BETWEEN R.t AND R.t + INTERVAL 10 SECONDS")
-    from sjoin.cli.diffing import diff_upgrade
+    from sjoin.reports.diffing import diff_upgrade
 
     report = diff_upgrade(check_text(spec, "spec.sjoin"), "3.5", "4.0", None).diff
     eviction = [r for r in report.relation_changes["j"] if r.topic == "state eviction"]
@@ -224,7 +224,7 @@ def test_upgrade_names_the_between_rewrite_of_4_0() -> None:
 
 def test_upgrade_lists_analysis_verdicts_with_their_issue() -> None:
     text = EXAMPLE["checkout_funnel"].read_text()
-    from sjoin.cli.diffing import diff_upgrade
+    from sjoin.reports.diffing import diff_upgrade
 
     report = diff_upgrade(check_text(text, "f.sjoin"), "3.4", "3.5", None).diff
     (analysis,) = [r for r in report.changes if r.topic == "analysis"]
@@ -308,7 +308,7 @@ def test_trace_rows_are_shown_as_run_writes_them(tmp_path: Path) -> None:
 
 
 def test_counts_are_said_in_the_singular_or_the_plural() -> None:
-    from sjoin.cli.diffing import BatchDifference, TraceDiff
+    from sjoin.reports.diffing import BatchDifference, TraceDiff
 
     one = TraceDiff(("OLD", "NEW"), {"q": [BatchDifference(2, [{"a": 1}], [], (1, 0))]})
     one.batches["q"] = (1, 1)

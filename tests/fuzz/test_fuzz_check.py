@@ -22,8 +22,8 @@ from hypothesis import strategies as st
 
 from sjoin.api import CheckResult, check_text, read_spec
 from sjoin.cli.main import main
-from sjoin.cli.render import render_plain
 from sjoin.compiler.source import HOSTILE
+from sjoin.reports.diagnostics import render_plain
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = {p.name: p.read_text(encoding="utf-8") for p in sorted(ROOT.glob("examples/*.sjoin"))}

@@ -17,9 +17,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from sjoin.api import CheckResult, check_pipeline, check_text
-from sjoin.cli.render import render_plain
 from sjoin.compiler.backends.pipeline import pipeline_sql
 from sjoin.compiler.source import HOSTILE
+from sjoin.reports.diagnostics import render_plain
 
 from .test_fuzz_check import ATOMS, FUZZ, replace_slice, shown
 

@@ -33,7 +33,6 @@ from sqlglot import exp
 from sjoin import api as api_module
 from sjoin.api import CheckResult, check_file, check_text, read_spec
 from sjoin.cli.main import main
-from sjoin.cli.render import MAX_LINE_SHOWN, render_plain
 from sjoin.compiler import expr, limits
 from sjoin.compiler import parse as parse_module
 from sjoin.compiler.backends.pyspark import compile_pyspark
@@ -47,6 +46,7 @@ from sjoin.compiler.source import MAX_SNIPPET
 from sjoin.compiler.split import conjoin
 from sjoin.compiler.sql import spark_sql
 from sjoin.grammar import parser
+from sjoin.reports.diagnostics import MAX_LINE_SHOWN, render_plain
 from sjoin.runtime import run
 
 from ..conftest import EXAMPLES, ROOT

@@ -187,8 +187,11 @@ def test_both_engines_run_it_as_spark(engine: str) -> None:
     ]
     expected = [("1970-01-01T00:00:00Z" if w == 0 else _t(w), totals) for w, totals in SPARK_43]
     assert seen == expected
-    windows = ran.rows_by_batch("per_window")
-    emitted = {b: [r["n"] for r in rows] for b, rows in windows.items() if rows}
+    emitted = {
+        b.batch: [r["n"] for rel, r in b.rows if rel == "per_window"]
+        for b in ran.batches
+        if any(rel == "per_window" for rel, _ in b.rows)
+    }
     assert emitted == {5: [2, 1], 7: [1]}
 
 

@@ -18,10 +18,10 @@ from typing import Any
 import pytest
 
 from sjoin.api import CheckResult, check_text
-from sjoin.cli.diffing import DiffUsageError, at_version, diff_upgrade
-from sjoin.cli.render import to_dict
 from sjoin.compiler.model import SUPPORTED_SPARK, SparkVersion
 from sjoin.jvm.verify import like_local, verify_spec
+from sjoin.reports.diagnostics import to_dict
+from sjoin.reports.diffing import DiffUsageError, at_version, diff_upgrade
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = ROOT / "examples"

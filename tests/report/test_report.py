@@ -1,4 +1,4 @@
-"""`cli/report.py` and `sjoin run --report`: the page says what the progress records say,
+"""`reports/run_page.py` and `sjoin run --report`: the page says what the progress records say,
 batch by batch, needs nothing outside itself, and every failure is one sentence with exit 2."""
 
 from __future__ import annotations
@@ -15,8 +15,8 @@ from click.testing import CliRunner
 
 from sjoin.api import check_file, check_text
 from sjoin.cli.main import main
-from sjoin.cli.report import BatchFigures, Report, render, trace_rates
 from sjoin.compiler.plan import Plan
+from sjoin.reports.run_page import BatchFigures, Report, render, trace_rates
 from sjoin.runtime import RunResult, run
 
 from ..conftest import EXAMPLES
@@ -380,10 +380,10 @@ def test_hostile_names_are_drawn_as_written(
 ) -> None:
     """Every name the report shows (join, aggregate, aliases, in the legends and the table)
     comes out exactly as written: never math text, never left out of a legend."""
-    import sjoin.cli.report
+    import sjoin.reports.run_page
 
     if not markers:  # the rows plot of a long run: lines, not bars
-        monkeypatch.setattr(sjoin.cli.report, "MARKERS_UP_TO", 0)
+        monkeypatch.setattr(sjoin.reports.run_page, "MARKERS_UP_TO", 0)
     spec, trace, n = hostile_spec(HOSTILE_NAMES[key])
     result = check_text(spec)
     assert result.ok and result.plan is not None, [d.message for d in result.diagnostics]
@@ -409,7 +409,7 @@ def test_plain_text_round_trips_through_matplotlib() -> None:
     and never as math; unprintable characters become visible escapes on one line."""
     from matplotlib.text import Text
 
-    from sjoin.cli.report import plain
+    from sjoin.reports.run_page import plain
 
     samples = ["$", "$$", "\\$", "\\\\$", "$\\$", "a$b\\$c$$\\", "\\", "x$y\\\\$$z", ""]
     samples += ["".join(p) for p in itertools.product("$\\a", repeat=4)]
@@ -531,8 +531,8 @@ def test_no_prediction_from_a_trace_too_short_to_have_a_rate(tmp_path: Path) -> 
     rates of 4.36e-06/s and dotted lines from them. A trace with fewer than 5 batches that
     advance event time, or a stream with fewer than 16 rows with an event time, predicts
     nothing, and the caption says why."""
-    from sjoin.cli.report import MIN_ROWS, MIN_STEPS
     from sjoin.cli.scaffold import scaffold
+    from sjoin.reports.run_page import MIN_ROWS, MIN_STEPS
 
     spec, trace, _ = scaffold("shipped", tmp_path)
     assert isinstance(trace_rates(check_file(spec).plan, trace), str)  # type: ignore[arg-type]

@@ -1,19 +1,16 @@
-"""THE printer: diagnostics -> rustc-style text (colored with rich on a terminal) or JSON.
+"""THE renderer of diagnostics: rustc-style text (as styled segments) or JSON records, and
+the small phrases every report shares (``count``, ``shown_value``, ``summary``).
 
 Only this module makes text of a diagnostic.  A diagnostic is first laid out as styled
-segments; plain output (not a terminal, NO_COLOR, --color never) joins them without loading
-rich at all, which keeps a cold `sjoin check` fast, and a terminal gets them colored.
+segments (``segments``): ``render_plain`` joins them (what the API, the pytest plugin and
+`verify` show), and the command's printer (``cli/printer.py``) colors them on a terminal.
 """
 
 from __future__ import annotations
 
-import json
-import os
-import sys
 import unicodedata
-from collections.abc import Callable, Iterable, Iterator, Sequence
-from contextlib import contextmanager
-from typing import Any, TextIO
+from collections.abc import Sequence
+from typing import Any
 
 from ..compiler.diagnostics import Diagnostic, shown
 from ..compiler.source import Source
@@ -133,75 +130,3 @@ def summary(diagnostics: Sequence[Diagnostic]) -> str:
     if warnings:
         parts.append(f"{warnings} warning{'s' if warnings != 1 else ''}")
     return ", ".join(parts)
-
-
-class _Stream:
-    """One output stream: plain text, or rich styling when it is a colored terminal."""
-
-    def __init__(self, file: TextIO, color: str) -> None:
-        self.file = file
-        tty = hasattr(file, "isatty") and file.isatty()
-        wanted = {"always": True, "never": False}.get(color, tty and not os.environ.get("NO_COLOR"))
-        self.console: Any = None
-        if wanted:
-            from rich.console import Console  # only terminals pay for rich
-
-            self.console = Console(file=file, force_terminal=True, highlight=False, soft_wrap=True)
-
-    def write(self, parts: Segments) -> None:
-        if self.console is None:
-            self.file.write("".join(text for text, _ in parts) + "\n")
-            self.file.flush()
-            return
-        from rich.text import Text
-
-        styled = Text()
-        for text, style in parts:
-            styled.append(text, style=style or None)
-        self.console.print(styled)
-
-
-class Printer:
-    """All echoing of the CLI: stdout for results, stderr for diagnostics and notes."""
-
-    def __init__(
-        self, color: str = "auto", out: TextIO | None = None, err: TextIO | None = None
-    ) -> None:
-        self.out = _Stream(out or sys.stdout, color)
-        self.err = _Stream(err or sys.stderr, color)
-
-    def diagnostics(self, items: Iterable[tuple[Diagnostic, Source]]) -> None:
-        for d, src in items:
-            self.err.write([*segments(d, src), ("\n", "")])
-
-    def result(self, text: str) -> None:
-        self.out.write([(text, "")])
-
-    def json(self, data: Any) -> None:
-        try:  # check, plan and compile load no runtime: their documents are plain JSON
-            text = json.dumps(data, indent=2, sort_keys=True, ensure_ascii=False, allow_nan=False)
-        except (TypeError, ValueError):  # a row's DECIMAL or NaN, written as `run` writes it
-            from ..runtime.values import dumps_indented
-
-            text = dumps_indented(data)
-        self.out.write([(text, "")])
-
-    def note(self, text: str, style: str = "") -> None:
-        self.err.write([(text, style)])
-
-    @contextmanager
-    def progress_bar(self, what: str) -> Iterator[Callable[[bool, int], None]]:
-        """A progress bar over the data batches on a terminal (stderr); elsewhere a no-op.
-        Yields ``advance(is_data_batch, total_data_batches)``."""
-        if self.err.console is None:
-            yield lambda data, total: None
-            return
-        from rich.progress import Progress
-
-        with Progress(console=self.err.console, transient=True) as bar:
-            task = bar.add_task(what, total=None)
-
-            def advance(data: bool, total: int) -> None:
-                bar.update(task, total=total, advance=1 if data else 0)
-
-            yield advance

@@ -32,7 +32,7 @@ from ..compiler.capacity import Capacity, human_count
 from ..compiler.plan import AggregateNode, JoinNode, Plan
 from ..compiler.types import format_ms
 from ..runtime import BatchOutput
-from .render import count
+from .diagnostics import count
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
@@ -87,12 +87,16 @@ class ReportError(Exception):
     """A report that cannot be made or written; the message is fit for the user."""
 
 
+class ReportUnavailable(ReportError):
+    """matplotlib is not installed here: no report can be made (not a usage error)."""
+
+
 def require_matplotlib() -> None:
     """Fail early, before a run, with the one sentence that says what to install."""
     try:
         import matplotlib  # noqa: F401
     except ImportError:
-        raise ReportError(
+        raise ReportUnavailable(
             f"--report draws its plots with matplotlib, which is not installed: {INSTALL_HINT}"
         ) from None
 
@@ -173,6 +177,41 @@ class Report:
         self.span_ms = span_ms  # the event time the trace spans (Measured.span_ms)
         self.no_prediction = no_prediction  # why nothing is drawn dotted (text), if so
         self.batches: list[BatchFigures] = []
+
+    @classmethod
+    def for_run(cls, plan: Plan, *, spec: str, trace: Path | str) -> Report:
+        """The report of a run of ``plan`` over ``trace`` (a file or folder, or a Kafka URL):
+        when the trace is a JSON-lines file, with the state `sjoin plan --rates` predicts at
+        its rates (drawn dotted), else with the reason nothing is predicted."""
+        capacity = None
+        span_ms: int | None = None
+        no_prediction: str | None = "rates are measured in a JSON-lines trace file only"
+        if isinstance(trace, Path) and trace.is_file():
+            from ..compiler.capacity import CapacityError, predict
+
+            measured = trace_rates(plan, trace)
+            no_prediction = measured if isinstance(measured, str) else None
+            if not isinstance(measured, str):
+                span_ms = measured.span_ms
+                try:
+                    capacity = predict(
+                        plan,
+                        measured.rates,
+                        keys=measured.keys,
+                        trigger_ms=measured.step_ms,
+                        trigger_source="the trace's batches",
+                    )
+                except CapacityError as err:
+                    no_prediction = f"the trace's rates predict nothing: {err}"
+        shown = trace.as_posix() if isinstance(trace, Path) else trace
+        return cls(
+            plan,
+            spec=spec,
+            trace=shown,
+            capacity=capacity,
+            span_ms=span_ms,
+            no_prediction=no_prediction,
+        )
 
     def add(self, out: BatchOutput, total: int = 0) -> None:
         self.batches.append(BatchFigures.of(out))
@@ -673,6 +712,7 @@ __all__ = [
     "BatchFigures",
     "Report",
     "ReportError",
+    "ReportUnavailable",
     "check_target",
     "plain",
     "render",

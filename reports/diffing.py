@@ -16,7 +16,7 @@ from ..compiler.explain import plan_json
 from ..compiler.model import SUPPORTED_SPARK, SparkVersion
 from ..compiler.plan import Plan
 from ..runtime.values import dumps
-from .render import count, shown_value
+from .diagnostics import count, shown_value
 
 MAX_BATCHES = 3  # differing batches shown per query
 MAX_ROWS = 3  # rows shown per side of a batch
