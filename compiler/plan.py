@@ -119,6 +119,11 @@ class WindowColumn:
     expr: exp.Expression  # the window() call as written
 
 
+# "all" such rows, only the "matched" ones (an unmatched one must still come out null-padded),
+# or "none" (every new row is stored)
+EvictedRowsSkipped: TypeAlias = Literal["none", "matched", "all"]
+
+
 @dataclass(frozen=True, slots=True)
 class Side:
     """One input of a join, with everything the join does to its rows."""
@@ -138,6 +143,9 @@ class Side:
     state: StateRule
     preserved: bool  # unmatched rows come out null-padded (outer joins)
     retention: str  # how long a row stays in state, in words
+    # the append rule (SPARK-49829, ``planner.evicted_rows_skipped``): which of this side's new
+    # rows are left out of state when this batch's eviction would remove them at once
+    evicted_rows_skipped: EvictedRowsSkipped
     windows: tuple[WindowColumn, ...] = ()  # projected before the join
     # Spark's plan of a stream input: the pushed and inferred conjuncts and inferred isnotnull
     # filters run below the input's watermark node, except those on its watermarked column (or a
