@@ -279,6 +279,9 @@ class Plan:
     # the result-changing confs the spec leaves to the cluster: conf -> (the value the plan
     # was made for, the `set` statement that pins it); a job warns where its cluster differs
     assumed_conf: dict[str, tuple[str, str]] = field(default_factory=dict)
+    # every conf the results depend on, at the value the plan was made for, set or not by the
+    # spec (settings.semantic_conf): what `sjoin verify` sets on the Spark it compares with
+    result_conf: dict[str, str] = field(default_factory=dict)
     setting_spans: dict[str, Span] = field(default_factory=dict)  # the settings a spec sets
     # the `set` statements (as .sjoin writes them) of the settings the spec sets that are no
     # Spark conf: what a pipeline's SQL holds in `-- sjoin:` lines (the rest: spark_conf)

@@ -49,7 +49,7 @@ from .plan import (
     StreamNode,
     WindowColumn,
 )
-from .settings import assumed_conf, job_conf, own_settings, settings_of
+from .settings import assumed_conf, job_conf, own_settings, semantic_conf, settings_of
 from .split import ConditionSplit, conjoin, not_null_columns, sides, split_condition
 from .sql import spark_sql as _sql
 from .state import expand_between, legacy_terms, value_bounds
@@ -137,6 +137,7 @@ class Planner:
             query_modes=modes,
             spark_conf=job_conf(self.settings, self.spec.settings),
             assumed_conf=assumed_conf(self.settings, self.spec.settings),
+            result_conf=semantic_conf(self.settings),
             setting_spans={name: s.span for name, s in self.spec.settings.items()},
             set_statements=own_settings(self.settings, self.spec.settings),
             spark_span=self.spec.spark_span,
