@@ -52,6 +52,7 @@ def build(rows: int) -> _Side:
         state=StateRule("value", column="t"),
         preserved=False,
         retention="",
+        evicted_rows_skipped="none",
     )
     state = _Side(side, [("k", "bigint"), ("t", "timestamp")], [0], 1, False)
     for b in range(rows // BATCH):

@@ -66,6 +66,7 @@ def analyse_join(
         empty_range=None if always_false is not None else _empty_range(parts),
         between_loses_state=_between_rewrite(spark, j, split),
         time_interval=_is_time_interval(j),
+        time_beside_window=(j.left.time_beside_window, j.right.time_beside_window),
     )
 
 

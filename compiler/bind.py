@@ -552,7 +552,13 @@ class Binder:
             return None
         if ref.watermark is not None:
             return self._rewatermarked(ref, ref.watermark, rel)
-        return Input(rel.name, ref.alias_text, rel.columns, ref.span)
+        return Input(
+            rel.name,
+            ref.alias_text,
+            rel.columns,
+            ref.span,
+            time_beside_window=ref.time_beside_window,
+        )
 
     def _rewatermarked(self, ref: ast.RelRef, decl: ast.WatermarkDecl, rel: Relation) -> Input:
         """``j AS a watermark t delay D``: Spark's ``withWatermark`` on a join's or

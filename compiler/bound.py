@@ -59,6 +59,8 @@ class Input:
     # a watermark defined on a join's or aggregate's output where it is read (Spark's
     # withWatermark on it): ``columns`` carry its mark, on its column only
     watermark: Watermark | None = None
+    # ``ast.RelRef.time_beside_window``: a time column kept with its mark beside its window
+    time_beside_window: tuple[str, str] | None = None
     # the first column of each name: a lookup per column reference must not cost a scan
     # of thousands of columns
     _by_name: dict[str, Column] = field(init=False, repr=False, compare=False, hash=False)

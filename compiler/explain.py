@@ -78,11 +78,21 @@ def _side_json(side: Side) -> dict[str, Any]:
         "preserved": side.preserved,
         "retention": side.retention,
         "state_predicate": predicate_text(side),
+        "evicted_rows_skipped": side.evicted_rows_skipped,
     }
     mark = side.input_watermark
     if mark is not None:  # only where defined: the sides of other joins read as before
         found["input_watermark"] = {"column": mark.column, "delay_ms": mark.delay_ms}
     return found
+
+
+# `sjoin plan`'s words for ``Side.evicted_rows_skipped`` (the append rule, SPARK-49829)
+SKIPPED_TEXT = {
+    "all": "that this batch's eviction removes at once are not stored",
+    "matched": "that this batch's eviction removes at once are not stored once matched "
+    "(an unmatched one is, to come out null-padded)",
+    "none": "are all stored, also those this batch's eviction removes at once",
+}
 
 
 def predicate_text(side: Side) -> str | None:
@@ -352,6 +362,8 @@ def _join_text(plan: Plan, node: JoinNode) -> list[str]:
             desc = f"{rule.eviction} watermark: {predicate_text(side)}"
         lines.append(f"  {side.name + ' state':<16} {desc}")
         lines.append(f"  {'':<16} kept {side.retention}")
+        if rule.eviction != "never":
+            lines.append(f"  {'':<16} new rows {SKIPPED_TEXT[side.evicted_rows_skipped]}")
     for text in node.null_rows:
         lines.append(f"  null rows        {text}")
     late = "yes" if node.may_emit_late_rows else "no"

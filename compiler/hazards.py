@@ -134,7 +134,22 @@ def _check_join(plan: Plan, node: JoinNode) -> list[Diagnostic]:
     multiple = plan.spark.at_least(3, 5) and plan.settings.allow_multiple_stateful_operators
     for i, side in enumerate((left, right)):
         times = a.event_time_columns[i]
-        if multiple and len(times) > 1:
+        beside = a.time_beside_window[i]
+        if multiple and beside is not None:
+            time, window = beside
+            out.append(
+                Diagnostic(
+                    "E025",
+                    f"input `{side.alias}` carries 2 event-time columns (`{time}` and its "
+                    f"window `{window}`); Spark fails at the first batch with "
+                    "MULTIPLE_EVENT_TIME_COLUMNS",
+                    a.input_spans[i],
+                    "several watermarked columns",
+                    f"recompute the time beside its window (timestamp_micros(unix_micros("
+                    f"{time})) AS {time}), or leave `{time}` out of the subquery",
+                )
+            )
+        elif multiple and len(times) > 1:
             names = ", ".join(f"`{c}`" for c in times)
             out.append(
                 Diagnostic(

@@ -122,6 +122,11 @@ class WindowColumn:
     expr: exp.Expression  # the window() call as written
 
 
+# "all" such rows, only the "matched" ones (an unmatched one must still come out null-padded),
+# or "none" (every new row is stored)
+EvictedRowsSkipped: TypeAlias = Literal["none", "matched", "all"]
+
+
 @dataclass(frozen=True, slots=True)
 class Side:
     """One input of a join, with everything the join does to its rows."""
@@ -141,6 +146,9 @@ class Side:
     state: StateRule
     preserved: bool  # unmatched rows come out null-padded (outer joins)
     retention: str  # how long a row stays in state, in words
+    # the append rule (SPARK-49829, ``planner.evicted_rows_skipped``): which of this side's new
+    # rows are left out of state when this batch's eviction would remove them at once
+    evicted_rows_skipped: EvictedRowsSkipped
     windows: tuple[WindowColumn, ...] = ()  # projected before the join
     # Spark's plan of a stream input: the pushed and inferred conjuncts and inferred isnotnull
     # filters run below the input's watermark node, except those on its watermarked column (or a
@@ -329,6 +337,9 @@ class Plan:
     # the result-changing confs the spec leaves to the cluster: conf -> (the value the plan
     # was made for, the `set` statement that pins it); a job warns where its cluster differs
     assumed_conf: dict[str, tuple[str, str]] = field(default_factory=dict)
+    # every conf the results depend on, at the value the plan was made for, set or not by the
+    # spec (settings.semantic_conf): what `sjoin verify` sets on the Spark it compares with
+    result_conf: dict[str, str] = field(default_factory=dict)
     setting_spans: dict[str, Span] = field(default_factory=dict)  # the settings a spec sets
     # the `set` statements (as .sjoin writes them) of the settings the spec sets that are no
     # Spark conf: what a pipeline's SQL holds in `-- sjoin:` lines (the rest: spark_conf)

@@ -36,6 +36,7 @@ from .model import (
 )
 from .plan import (
     AggregateNode,
+    EvictedRowsSkipped,
     InputWatermark,
     JoinNode,
     OutputColumn,
@@ -48,7 +49,7 @@ from .plan import (
     StreamNode,
     WindowColumn,
 )
-from .settings import assumed_conf, job_conf, own_settings, settings_of
+from .settings import assumed_conf, job_conf, own_settings, semantic_conf, settings_of
 from .split import ConditionSplit, conjoin, not_null_columns, sides, split_condition
 from .sql import spark_sql as _sql
 from .state import expand_between, legacy_terms, value_bounds
@@ -136,6 +137,7 @@ class Planner:
             query_modes=modes,
             spark_conf=job_conf(self.settings, self.spec.settings),
             assumed_conf=assumed_conf(self.settings, self.spec.settings),
+            result_conf=semantic_conf(self.settings),
             setting_spans={name: s.span for name, s in self.spec.settings.items()},
             set_statements=own_settings(self.settings, self.spec.settings),
             spark_span=self.spec.spark_span,
@@ -303,6 +305,7 @@ class Planner:
                 # TimeWindowing's isnotnull(time), pushed down
                 not_null[window.side].append(window.time_column)
         preserved = kind.preserved
+        quirks = join_quirks(spark)
         sides = {}
         for side, inp in (("left", j.left), ("right", j.right)):
             window_of = {w.name: w.time_column for w in side_windows[side]}
@@ -326,6 +329,11 @@ class Planner:
                 state=rule,
                 preserved=side in preserved,
                 retention=_retention(rule, inp.alias),
+                evicted_rows_skipped=evicted_rows_skipped(
+                    quirks.append_rule,
+                    side,  # type: ignore[arg-type]
+                    side in preserved,
+                ),
                 windows=side_windows[side],
                 filters_below_watermark=tuple(
                     p for p in below if not at_watermark(side, _column_names(p))
@@ -365,7 +373,7 @@ class Planner:
             watermarks=watermark_use(
                 spark, self.settings, self._is_first_stateful([j.left, j.right])
             ),
-            quirks=join_quirks(spark),
+            quirks=quirks,
             analysis=analyse_join(spark, j, split, parts, effective, key_index is not None),
             time_range=time_range(split.both, split.constant),
             window_times=tuple(
@@ -635,6 +643,30 @@ def _interval_us(node: exp.Expression) -> int | None:
     node = strip_parens(node)
     micros = annotate.micros(node) if isinstance(node, exp.Interval) else None
     return int(micros) if micros is not None else None
+
+
+def evicted_rows_skipped(
+    append_rule: bool, side: Literal["left", "right"], preserved: bool
+) -> EvictedRowsSkipped:
+    """Which of a join side's new rows are left out of state when this batch's eviction
+    removes them anyway (``watermark_passed`` of the row's state time by the side's state
+    threshold): ``"all"`` of them, only the ``"matched"`` ones, or ``"none"``
+    (Spark's ``OneSideHashJoiner.storeAndJoinWithOtherSide``, StreamingSymmetricHashJoinExec).
+
+    Before the append rule's fix (SPARK-49829: 4.0+, 3.5.9+, 3.4.4+; ``JoinQuirks.append_rule``)
+    no such row is stored, on either side, which loses the matches a later row of the other
+    side would have made, and outer rows.  With the fix, a left row is always stored (as
+    sjoin reads it: the right input of the same batch is still to probe it); a right row,
+    processed last, is left out unless it must still come out null-padded when evicted:
+    kept when its side is preserved (an outer side) and it has not matched.  The cases of
+    ``tests/runtime/test_versions.py`` (``test_append_rule_*``: an inner and a right outer
+    join, before and after the fix) pin it.  The planner puts it on each ``Side``; the
+    runtime applies it with ``spark_rules.stored`` (twin: ``stored_vec``)."""
+    if not append_rule:
+        return "all"
+    if side == "left":
+        return "none"
+    return "matched" if preserved else "all"
 
 
 def join_quirks(spark: SparkVersion) -> JoinQuirks:

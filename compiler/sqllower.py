@@ -44,7 +44,7 @@ from sqlglot import exp
 from . import annotate, ast, settings, sqlast
 from .diagnostics import Diagnostics
 from .expr import conjuncts, copy_tree
-from .model import JOIN_KINDS, JoinType, SparkVersion
+from .model import JOIN_KINDS, JoinType
 from .source import Span
 from .sqlparse import single_unit
 
@@ -120,7 +120,6 @@ class Lowering:
         self.statements: list[ast.Statement] = []
         self.relations: list[tuple[str, list[ast.Statement], set[str]]] = []
         self.taken: set[str] = set()
-        self.spark = ""  # the pipeline's `-- sjoin: spark` (empty: the newest sjoin models)
 
     # -------------------------------------------------------------- the whole pipeline
     def lower(self) -> ast.SpecFile:
@@ -129,8 +128,6 @@ class Lowering:
         for file in [*self.given.sql, *self.given.schemas]:
             self.broken.update(file.broken)
             for ann in file.annotations:
-                if isinstance(ann.statement, ast.SparkDecl):
-                    self.spark = self.spark or ann.statement.version
                 if isinstance(ann.statement, ast.SinkDecl):
                     sinks.append(ann.statement)
                 elif isinstance(ann.statement, (ast.SparkDecl, ast.SetDecl)):
@@ -908,19 +905,11 @@ class Lowering:
             isinstance(e, exp.Column) and e.name == time and time not in recomputed
             for e in columns.values()
         )
-        if time in windows and kept and self._one_event_time_per_input():
+        beside = None
+        if time in windows and kept:  # two event-time columns: hazards judges it (E025)
             shown = [n for n, e in columns.items() if not isinstance(e, exp.Column)]
-            self.diags.add(
-                "E025",
-                f"input `{alias.text}` carries 2 event-time columns (`{time}` and its window "
-                f"`{shown[0]}`); Spark fails at the first batch with MULTIPLE_EVENT_TIME_COLUMNS",
-                read.span,
-                "several watermarked columns",
-                f"recompute the time beside its window (timestamp_micros(unix_micros({time})) "
-                f"AS {time}), or leave `{time}` out of the subquery",
-            )
-            return None
-        ref = ast.RelRef(source.name, alias, read.span)
+            beside = (time, shown[0])
+        ref = ast.RelRef(source.name, alias, read.span, time_beside_window=beside)
         return _Side(ref, read.span, columns, marker, alias.text, star)
 
     def _subquery_columns(self, query: sqlast.Query, sides: list[_Side]) -> bool:
@@ -948,15 +937,6 @@ class Lowering:
                 )
                 return False
         return True
-
-    def _one_event_time_per_input(self) -> bool:
-        """Spark 3.5+ with several stateful operators allowed (its default) fails a join input
-        with two event-time columns (E025); the Spark is the pipeline's `-- sjoin: spark`."""
-        version = SparkVersion.parse(self.spark) if self.spark else None
-        if version is not None and not version.at_least(3, 5):
-            return False
-        confs = {c.key: c.value.strip().lower() for c in self.given.confs}
-        return confs.get("spark.sql.streaming.statefulOperator.allowMultiple") != "false"
 
 
 # ------------------------------------------------------------------ helpers

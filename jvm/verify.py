@@ -44,7 +44,6 @@ from typing import Any
 from ..api import CheckResult
 from ..compiler.model import SUPPORTED_SPARK, SparkVersion
 from ..compiler.plan import JoinNode, Plan, StreamNode
-from ..compiler.settings import semantic_conf
 from ..runtime import RunError, run
 from ..runtime.query import query_roots
 from ..runtime.trace import BadRow, BadRowPolicy, Trace, read_trace, schemas_of
@@ -676,9 +675,10 @@ def _compare_query(
 
     nodes = plan.closure(root)
     streams = {n.name: n for n in nodes if isinstance(n, StreamNode)}
-    # the confs results depend on, at the plan's values (what a job sets or assumes); the
-    # others (partitions, state store provider) change only how the state is laid out
-    confs = semantic_conf(plan.settings)
+    # the confs results depend on, at the plan's values (what a job sets or assumes), as the
+    # planner decided them; the others (partitions, state store provider) change only how
+    # the state is laid out
+    confs = dict(plan.result_conf)
     feeds: list[dict[str, Any] | None] = [
         {
             name: [spark_row(r, streams[name]) for r in rows.to_rows()]

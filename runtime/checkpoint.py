@@ -33,6 +33,7 @@ only when they are regular files, up to the size they have.
 
 from __future__ import annotations
 
+import dataclasses
 import errno
 import hashlib
 import io
@@ -47,7 +48,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from ..compiler.explain import plan_json
+from ..compiler.canonical import canonical_text
 from ..compiler.plan import Plan
 from .errors import CheckpointError, UnsafeFileError
 from .files import Folder
@@ -87,16 +88,17 @@ class _PlainUnpickler(pickle.Unpickler):
 
 
 # id(plan) -> (the plan, weakly; relation -> fingerprint): a run commits after every batch,
-# and the plan's JSON (its SQL written out by sqlglot) costs more than a small run's batch.
+# and the plan's dump (its SQL written out by sqlglot) costs more than a small run's batch.
 # A Plan is frozen; it holds dicts, so it is no dict key itself.
 _FINGERPRINTS: dict[int, tuple[weakref.ref[Plan], dict[str | None, str]]] = {}
 
 
 def fingerprint(plan: Plan, relation: str | None) -> str:
-    """What a checkpoint's state depends on: the canonical plan JSON (every decision the run
-    reads: relations, conditions, columns, state rules, watermark use, version quirks,
-    settings) and the relation chosen.  Sinks are left out: the runtime writes none of them.
-    A changed spec or another Spark target cannot reuse the checkpoint."""
+    """What a checkpoint's state depends on: the SHA-256 of the plan's canonical dump
+    (``compiler/canonical.py``: every decision the run reads, field by field: relations,
+    conditions, columns, state rules, watermark use, version quirks, settings) and the
+    relation chosen.  Sinks are left out: the runtime writes none of them.  A changed spec
+    or another Spark target cannot reuse the checkpoint."""
     key = id(plan)
     entry = _FINGERPRINTS.get(key)
     if entry is None or entry[0]() is not plan:
@@ -109,10 +111,25 @@ def fingerprint(plan: Plan, relation: str | None) -> str:
 
 
 def _fingerprint(plan: Plan, relation: str | None) -> str:
-    canonical = plan_json(plan, [])
-    canonical.pop("sinks", None)
-    canonical["relation"] = relation
-    text = json.dumps(canonical, sort_keys=True, separators=(",", ":"), default=str)
+    text = canonical_text(dataclasses.replace(plan, sinks=()), relation=relation)
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def legacy_fingerprint(plan: Plan, relation: str | None) -> str:
+    """The identity a checkpoint of sjoin before the canonical dump recorded: the SHA-256 of
+    `sjoin plan --format json` (less its sinks, and less the fields added since:
+    ``sides.*.evicted_rows_skipped``) with the relation.  Asked only when a checkpoint's
+    identity is not ``fingerprint``'s, so that a checkpoint made before resumes; the
+    explainer is imported only then."""
+    from ..compiler.explain import plan_json
+
+    shown = plan_json(plan, [])
+    shown.pop("sinks", None)
+    for join in shown["joins"]:
+        for side in join["sides"].values():
+            side.pop("evicted_rows_skipped", None)
+    shown["relation"] = relation
+    text = json.dumps(shown, sort_keys=True, separators=(",", ":"), default=str)
     return hashlib.sha256(text.encode()).hexdigest()
 
 

@@ -25,7 +25,6 @@ from .index import EvictionIndex
 from .late import Dropped
 from .spark_rules import (
     drop_late,
-    evicted_rows_skipped,
     rows_removed,
     state_threshold_us,
     watermark_passed,
@@ -271,12 +270,8 @@ class JoinOperator(JoinStateMixin):
         self.semi_right_first = self.semi and node.quirks.semi_right_first
         # which new rows of each side this batch's eviction would remove at once are not
         # stored (the append rule), and whether outer sides' evictions are counted
-        self.left_skipped = evicted_rows_skipped(
-            node.quirks.append_rule, "left", node.left.preserved
-        )
-        self.right_skipped = evicted_rows_skipped(
-            node.quirks.append_rule, "right", node.right.preserved
-        )
+        self.left_skipped = node.left.evicted_rows_skipped
+        self.right_skipped = node.right.evicted_rows_skipped
         self.count_all_removals = node.quirks.count_all_removals
         # what each side's rows go through before the operator (``step``)
         self.side_inputs = (SideInput(node.left, ansi), SideInput(node.right, ansi))

@@ -13,7 +13,7 @@ from typing import Any
 
 from ..compiler.plan import Plan
 from .batches import Batch, Rows
-from .checkpoint import Checkpoint, fingerprint
+from .checkpoint import Checkpoint, fingerprint, legacy_fingerprint
 from .errors import CheckpointError
 from .join import Row
 from .output import BatchOutput
@@ -76,7 +76,10 @@ class Recovery:
     def _check_saved(self, saved: dict[str, Any]) -> None:
         """Refuse a checkpoint of another spec, or a trace whose consumed part differs from
         the one the checkpoint consumed; on success the running hash stands where it was."""
-        if saved["fingerprint"] != fingerprint(self.plan, self.relation):
+        made_for = saved["fingerprint"]
+        if made_for != fingerprint(self.plan, self.relation) and made_for != legacy_fingerprint(
+            self.plan, self.relation
+        ):  # (the identity a checkpoint of an sjoin before the canonical dump recorded)
             raise CheckpointError(
                 f"the checkpoint in {self.directory} belongs to another spec or "
                 "relation; use a new checkpoint directory"

@@ -13,13 +13,13 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from decimal import ROUND_HALF_UP, Context, Decimal
-from typing import Any, Final, Literal, cast
+from typing import Any, Final, cast
 
-from ..compiler.plan import StateRule
+from ..compiler.plan import EvictedRowsSkipped, StateRule
 from .errors import QueryError
 
 Row = tuple[Any, ...]
-Skipped = Literal["none", "matched", "all"]
+Skipped = EvictedRowsSkipped  # the planner's ``Side.evicted_rows_skipped``
 
 # ------------------------------------------------------------------ watermarks and time
 
@@ -80,32 +80,9 @@ def observed_max_ms(times_us: Sequence[int | None]) -> int | None:
 # ------------------------------------------------------------------ the join's state
 
 
-def evicted_rows_skipped(
-    append_rule: bool, side: Literal["left", "right"], preserved: bool
-) -> Skipped:
-    """Which of a join side's new rows are left out of state when this batch's eviction
-    removes them anyway (``watermark_passed`` of the row's state time by the side's state
-    threshold): ``"all"`` of them, only the ``"matched"`` ones, or ``"none"``
-    (Spark's ``OneSideHashJoiner.storeAndJoinWithOtherSide``, StreamingSymmetricHashJoinExec).
-
-    Before the append rule's fix (SPARK-49829: 4.0+, 3.5.9+, 3.4.4+; ``JoinQuirks.append_rule``)
-    no such row is stored, on either side, which loses the matches a later row of the other
-    side would have made, and outer rows.  With the fix, a left row is always stored (as
-    sjoin reads it: the right input of the same batch is still to probe it); a right row,
-    processed last, is left out unless it must still come out null-padded when evicted:
-    kept when its side is preserved (an outer side) and it has not matched.  The cases of
-    ``tests/runtime/test_versions.py`` (``test_append_rule_*``: an inner and a right outer
-    join, before and after the fix) pin it.  Twin: ``stored_vec``; row by
-    row: ``stored``."""
-    if not append_rule:
-        return "all"
-    if side == "left":
-        return "none"
-    return "matched" if preserved else "all"
-
-
 def stored(skipped: Skipped, passed: bool, matched: bool) -> bool:
-    """Whether a new row is added to state, by the side's ``evicted_rows_skipped``: unless
+    """Whether a new row is added to state, by the side's ``Side.evicted_rows_skipped`` (the
+    planner's decision of the append rule, ``planner.evicted_rows_skipped``): unless
     the eviction passes it (``passed``) and the rule skips such a row.  The reference join's
     loops apply it written out (``skips and (matched or not only_matched)``, then the
     watermark test), to keep a call per row out of them; ``stored_vec`` is tested against

@@ -33,7 +33,7 @@ from ..batches import Batch, Frame
 from ..eval import Getter, Layout, column_slot, compile_expr, window_arguments
 from ..join import JoinMetrics, JoinStateMixin, side_layout
 from ..late import Dropped
-from ..spark_rules import Skipped, evicted_rows_skipped, rows_removed, state_threshold_us
+from ..spark_rules import Skipped, rows_removed, state_threshold_us
 from ..watermark import WatermarkNode
 from .frames import as_frame
 from .spark_rules_vec import (
@@ -247,12 +247,8 @@ class ColumnarJoin(JoinStateMixin):
         self.semi = node.executed_as == "left_semi"
         self.anti = node.kind.drops_matched
         self.semi_right_first = self.semi and node.quirks.semi_right_first
-        self.left_skipped = evicted_rows_skipped(
-            node.quirks.append_rule, "left", node.left.preserved
-        )
-        self.right_skipped = evicted_rows_skipped(
-            node.quirks.append_rule, "right", node.right.preserved
-        )
+        self.left_skipped = node.left.evicted_rows_skipped
+        self.right_skipped = node.right.evicted_rows_skipped
         self.count_all_removals = node.quirks.count_all_removals
         left_cols, right_cols = side_layout(node.left), side_layout(node.right)
         self.left_cols, self.right_cols = left_cols, right_cols

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import subprocess
@@ -364,3 +365,39 @@ def test_report_text_says_which_query_differs() -> None:
     assert lines[2].endswith(": they DIFFER")
     assert lines[3] == "query `b`: the first difference is in batch 1, in the output rows"
     assert report.summary() == "Spark and the runtime differ on 1 of 2 queries"
+
+
+CONF_SPEC = """\
+spark 3.5
+set multiple_watermark_policy = max
+stream a(k BIGINT, t TIMESTAMP) watermark t delay 1 second
+stream b(k BIGINT, t TIMESTAMP) watermark t delay 1 second
+join j = a AS x INNER JOIN b AS y ON x.k = y.k
+  SELECT x.k, y.t
+"""
+
+
+def test_verify_sets_the_confs_the_plan_decided() -> None:
+    """What Spark runs under is the plan's ``result_conf``, the planner's decision (every
+    result-changing conf at the plan's value, set by the spec or not), never the settings
+    worked out again: a plan whose field differs runs under the field."""
+    plan = check_text(CONF_SPEC).plan
+    assert plan is not None
+    assert plan.result_conf["spark.sql.streaming.multipleWatermarkPolicy"] == "max"  # `set`
+    assert plan.result_conf["spark.sql.streaming.statefulOperator.allowMultiple"] == "true"
+    assert "spark.sql.shuffle.partitions" not in plan.result_conf  # layout, not results
+    decided = dataclasses.replace(plan, result_conf={"spark.sql.session.timeZone": "UTC"})
+    seen: list[dict[str, str]] = []
+
+    def make_runner(plan: Any, folder: str) -> Any:
+        def runner(root: str, mode: str, streams: Any, feeds: Any, confs: Any, tick: Any) -> Any:
+            seen.append(dict(confs))
+            raise RuntimeError("no Spark in this test")  # reported as Spark's failure
+
+        return runner
+
+    trace = ['{"stream": "a", "batch": 0, "row": {"k": 1, "t": "2026-01-01T00:00:00Z"}}']
+    report = verify(decided, trace, spark=SimpleNamespace(version="3.5.9"), make_runner=make_runner)
+    assert seen == [{"spark.sql.session.timeZone": "UTC"}]
+    assert report.queries[0].difference is not None
+    assert report.queries[0].difference.kind == "spark_error"

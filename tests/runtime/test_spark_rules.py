@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 
 from sjoin.compiler.model import Bound
 from sjoin.compiler.plan import StateRule
+from sjoin.compiler.planner import evicted_rows_skipped
 from sjoin.runtime.columnar.spark_rules_vec import (
     bigint_overflows_vec,
     bigint_wrapped_vec,
@@ -40,7 +41,6 @@ from sjoin.runtime.spark_rules import (
     decimal_result,
     double_add,
     drop_late,
-    evicted_rows_skipped,
     eviction_order,
     max_step,
     min_step,
