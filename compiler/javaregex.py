@@ -31,8 +31,6 @@ from typing import Final, TypeAlias
 
 import re2
 
-from . import javatext
-
 MAX_CODE: Final = 0x10FFFF
 MAX_REPEAT: Final = 1000  # RE2's limit on a counted repetition {n,m}
 TERMINATORS: Final = "\n\r\u0085\u2028\u2029"  # Java's line terminators (without UNIX_LINES)
@@ -41,9 +39,10 @@ Ranges: TypeAlias = tuple[tuple[int, int], ...]  # sorted, disjoint, not adjacen
 Span: TypeAlias = tuple[int, int]  # (-1, -1): the group took no part in the match
 
 
-# text Spark would reject, or that sjoin cannot run exactly as Spark does (defined with the
-# text formats, which load this module only when a spec holds a regex)
-PatternError = javatext.PatternError
+class PatternError(ValueError):
+    """A regex Spark would reject, or that sjoin cannot run exactly as Spark does
+    (``javatext.java_regex`` gives it on as the text formats' own ``PatternError``)."""
+
 
 # ------------------------------------------------------------------ sets of code points
 
