@@ -26,7 +26,10 @@ A read of a subquery that only projects a stream's columns, windows of its time 
 (``window(t, '10 minutes') AS w``), the time column recomputed beside its window
 (``timestamp_micros(unix_micros(t)) AS t``) or a marker (``TRUE AS m``), as sjoin's own
 pipeline target writes them, is the stream itself: a reference to ``x.w`` is the window
-call it stands for.
+call it stands for.  A subquery that keeps the time column itself beside its window keeps
+two event-time columns: the read records it (``RelRef.time_beside_window``) and the
+planner's checks judge it for the Spark the plan is made for (E025); the lowering decides
+no Spark rule.
 
 What cannot be modelled is refused at its place (E033), never dropped; a part of the
 pipeline outside sjoin's model that changes nothing sjoin checks is a warning (W011).
