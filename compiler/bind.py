@@ -9,11 +9,9 @@ from __future__ import annotations
 
 import difflib
 import re
-import struct
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 from datetime import datetime
-from decimal import Decimal
 from typing import Any
 
 from sqlglot import exp
@@ -1168,7 +1166,8 @@ class Binder:
         """Spark's numeric widening where numbers of different types are compared (a
         comparison, BETWEEN, IN): an integer or a DECIMAL that meets a DOUBLE or FLOAT is
         cast to the floating type (``types.floating_common_type``), and sjoin writes the CAST
-        Spark's analyzer inserts, so that the engines compare as Spark does (2^53 + 1 equals
+        Spark's analyzer inserts (a number literal is typed as the floating type instead),
+        so that the engines compare as Spark does (2^53 + 1 equals
         2^53.0, DECIMAL 0.10 equals DOUBLE 0.1).  W013 where the cast loses exactness (a
         BIGINT or a DECIMAL of more than 15 digits to DOUBLE, an INT or BIGINT to FLOAT):
         distinct values then compare equal.  Widening between integers and DECIMALs is exact
@@ -1182,8 +1181,8 @@ class Binder:
         for kid, kind in zip(list(node.iter_expressions()), kinds, strict=True):
             if not kind.is_numeric or kind == target or kind.name in ("double", "float"):
                 continue
-            if _exactly_floating(kid):
-                continue  # a number literal the floating type holds exactly: the same value
+            if _retyped_literal(kid, target):
+                continue  # a number literal: read as the floating type (Spark folds its cast)
             _implicit_cast(kid, target)
             if t.widening_loses_exactness(kind, target):
                 text = excerpt(self.source.snippet(ast.span_of(kid)))
@@ -1609,21 +1608,19 @@ def _integer_literal(node: exp.Expression) -> int | None:
 _COMPARISONS = (exp.EQ, exp.NEQ, exp.LT, exp.LTE, exp.GT, exp.GTE, exp.In, exp.Between)
 
 
-def _exactly_floating(node: exp.Expression) -> bool:
-    """``node`` is a number literal (also negated, in parentheses) whose value a FLOAT holds
-    exactly (``1``, ``0.5``, ``-2.25``): its cast to DOUBLE or FLOAT changes nothing, so
-    sjoin leaves it unwritten (Spark folds it to the same constant)."""
-    while isinstance(node, (exp.Paren, exp.Neg)):
-        node = node.this
-    if not (isinstance(node, exp.Literal) and not node.is_string):
+def _retyped_literal(node: exp.Expression, target: SqlType) -> bool:
+    """When ``node`` is a number literal (also negated, in parentheses), type it as
+    ``target`` (DOUBLE or FLOAT) in place of Spark's CAST of it, which Spark's optimizer folds
+    into the constant: the plan keeps the literal's text, and the engines read it as that
+    floating value (``runtime.eval``); True when done."""
+    chain = [node]
+    while isinstance(chain[-1], (exp.Paren, exp.Neg)):
+        chain.append(chain[-1].this)
+    if not (isinstance(chain[-1], exp.Literal) and not chain[-1].is_string):
         return False
-    try:
-        value = Decimal(str(node.this))
-    except ArithmeticError:
-        return False
-    if not value.is_finite() or abs(value) >= 2**24:
-        return False
-    return Decimal(struct.unpack("f", struct.pack("f", float(value)))[0]) == value
+    for part in chain:
+        annotate.set_type(part, target)
+    return True
 
 
 def _literal_digits(node: exp.Expression) -> int | None:

@@ -202,6 +202,11 @@ def _column(node: exp.Column, ctx: CompileContext) -> Getter:
 def _literal(node: exp.Literal, ctx: CompileContext) -> Getter:
     if node.is_string:
         return _const(node.this)
+    kind = annotate.sql_type(node)
+    if kind is not None and kind.name in _FLOATS:
+        # a number literal compared with a DOUBLE or FLOAT: Spark's folded CAST of it
+        value = float(node.this)
+        return _const(to_float32(value) if kind.name == "float" else value)
     if node.this.isdigit():
         return _const(int(node.this))
     return _const(Decimal(node.this))

@@ -337,3 +337,18 @@ def test_ansi_is_a_setting_that_wins_over_the_versions_default() -> None:
     assert compile_expr(node, layout, ansi=False)(("x", None), None) is None
     with pytest.raises(QueryError, match="CAST_INVALID_INPUT"):
         compile_expr(on.plan.joins[0].keys[0][1], layout, ansi=True)(("x", None), None)
+
+
+@pytest.mark.parametrize("ansi", ["true", "false"])
+def test_a_number_literal_beside_a_double_is_read_as_spark_folds_its_cast(ansi: str) -> None:
+    """`d = 0.1` with `d` a DOUBLE: Spark analyzes it as `d = CAST(0.1 AS DOUBLE)` and folds
+    the cast (checked on Spark 4.3: `(dbl = cast(0.1 as double))`), so the DOUBLE 0.1 equals
+    it; sjoin keeps the literal's text and reads it as that DOUBLE (a DECIMAL 0.1 would not
+    equal the DOUBLE 0.1 exactly), with no warning."""
+    node, diags = _select(ansi, "A.c_double = 0.1 AND A.c_double > -(0.05)")
+    assert node is not None, diags
+    assert node.sql(dialect="spark") == "A.c_double = 0.1 AND A.c_double > -(0.05)"
+    assert [d.code for d in diags if d.code == "W013"] == []
+    layout = Layout.of(("left", LAYOUT_COLUMNS), ("right", LAYOUT_COLUMNS))
+    row = tuple(0.1 if n == "c_double" else None for n, _ in LAYOUT_COLUMNS)
+    assert compile_expr(node, layout, ansi=ansi == "true")(row, row) is True
