@@ -443,7 +443,7 @@ CODES: Final[dict[str, Code]] = {
         Code(
             "W013",
             "warning",
-            "a string is cast to compare or compute",
+            "an implicit cast can fail or changes which values are equal",
             "A STRING meets a number or a BOOLEAN in a comparison, IN, BETWEEN or arithmetic, "
             "so Spark's analyzer casts it, and sjoin inserts the same cast (shown in `sjoin "
             "plan`): with ANSI on (Spark 4) a STRING meeting an integer is cast to BIGINT, one "
@@ -452,8 +452,12 @@ CODES: Final[dict[str, Code]] = {
             "side's type (DOUBLE beside a DECIMAL, and in arithmetic), a value that does not "
             "cast is NULL, which matches nothing, and IN compares a STRING and numbers as "
             "text. Either way strings that differ as text can match (`'01'` and `' 1 '` equal "
-            "1; without ANSI `'1.5'` equals an integer 1 too). Declare both with one type, or "
-            "cast explicitly where the data is known to be clean.",
+            "1; without ANSI `'1.5'` equals an integer 1 too). The ANSI mode is `set "
+            "ansi_enabled`, else the version's default. Also said where `-` casts a STRING to "
+            "DOUBLE, and where numbers compared widen with a loss of exactness (a BIGINT or a "
+            "DECIMAL of more than 15 digits to DOUBLE, an INT or BIGINT to FLOAT): distinct "
+            "values then compare equal. Declare both with one type, or cast explicitly where "
+            "the data is known to be clean.",
         ),
     )
 }

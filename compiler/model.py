@@ -131,6 +131,7 @@ class Settings:
     no_data_micro_batches: bool
     allow_multiple_stateful_operators: bool
     correctness_check: bool
+    ansi_enabled: bool  # spark.sql.ansi.enabled (its default: the target version's)
     allow_unemitted_outer_rows: bool
     session_timezone: str
     trigger: str  # "", "available_now", "once" or a duration ("10 seconds")
@@ -151,6 +152,7 @@ class Settings:
                     isinstance(self.allow_multiple_stateful_operators, bool),
                 ),
                 ("correctness_check", isinstance(self.correctness_check, bool)),
+                ("ansi_enabled", isinstance(self.ansi_enabled, bool)),
                 ("allow_unemitted_outer_rows", isinstance(self.allow_unemitted_outer_rows, bool)),
                 ("session_timezone", isinstance(self.session_timezone, str)),
                 ("trigger", isinstance(self.trigger, str) and valid_trigger(self.trigger)),

@@ -87,7 +87,9 @@ class Planner:
     def __init__(self, spec: BoundSpec, diags: Diagnostics, relation: str | None = None) -> None:
         self.spec = spec
         self.diags = diags
-        self.settings = settings_of({name: s.value for name, s in spec.settings.items()})
+        self.settings = settings_of(
+            {name: s.value for name, s in spec.settings.items()}, spec.spark
+        )
         self.required = required_outputs(spec)
         # `--relation NAME`: the query rooted at NAME is the one that runs, so the relations
         # below it are pruned as Spark prunes that query
@@ -132,7 +134,7 @@ class Planner:
             self.settings,
             tuple(nodes),
             sinks,
-            ansi=self.spec.spark.major >= 4,  # spark.sql.ansi.enabled defaults to true in 4.x
+            ansi=self.settings.ansi_enabled,  # `set ansi_enabled`, else the version's default
             query_roots=query_roots(nodes, sinks),
             query_modes=modes,
             spark_conf=job_conf(self.settings, self.spec.settings),

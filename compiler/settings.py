@@ -8,14 +8,16 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, fields
 from typing import Any, Final, get_args
 
-from .model import Settings, StateStoreName, WatermarkPolicy
+from .model import Settings, SparkVersion, StateStoreName, WatermarkPolicy
 
 
 @dataclass(frozen=True, slots=True)
 class SettingSpec:
     name: str
     kind: str  # "choice", "positive_int", "bool" or "string"
-    default: str | int | bool
+    # the value a spec that leaves the setting alone plans with; None: the target version's
+    # (``version_default``)
+    default: str | int | bool | None
     spark_conf: str | None
     doc: str
     choices: tuple[str, ...] = ()
@@ -81,6 +83,16 @@ SETTINGS: Final[dict[str, SettingSpec]] = {
             changes_results=True,
         ),
         SettingSpec(
+            "ansi_enabled",
+            "bool",
+            None,
+            "spark.sql.ansi.enabled",
+            "ANSI mode: an implicit cast that fails, an overflow or a division by zero fails "
+            "the query (else NULL), and how a STRING meets a number (default: true on Spark "
+            "4, false on Spark 3)",
+            changes_results=True,
+        ),
+        SettingSpec(
             "allow_unemitted_outer_rows",
             "bool",
             False,
@@ -110,14 +122,27 @@ if tuple(SETTINGS) != tuple(f.name for f in fields(Settings)):  # pragma: no cov
     raise ImportError("compiler.settings.SETTINGS and model.Settings name different settings")
 
 
-def settings_of(chosen: Mapping[str, str | int | bool]) -> Settings:
+def version_default(name: str, spark: SparkVersion) -> str | int | bool:
+    """The value a spec that leaves ``name`` alone plans with on ``spark``: the table's
+    default, or for ``ansi_enabled`` Spark's default for the version (spark.sql.ansi.enabled
+    is true from Spark 4.0, SPARK-44444, false before)."""
+    if name == "ansi_enabled":
+        return spark.major >= 4
+    default = SETTINGS[name].default
+    assert default is not None, name
+    return default
+
+
+def settings_of(chosen: Mapping[str, str | int | bool], spark: SparkVersion) -> Settings:
     """Every setting's value: the ``chosen`` ones (the spec's `set` statements, already
-    checked by the binder), the table's default for the rest; ValueError for an unknown
-    name or a value the setting does not take."""
+    checked by the binder), the version's default for the rest (``version_default``);
+    ValueError for an unknown name or a value the setting does not take."""
     unknown = sorted(set(chosen) - SETTINGS.keys())
     if unknown:
         raise ValueError("unknown settings: " + ", ".join(unknown))
-    values: dict[str, Any] = {name: chosen.get(name, s.default) for name, s in SETTINGS.items()}
+    values: dict[str, Any] = {
+        name: chosen[name] if name in chosen else version_default(name, spark) for name in SETTINGS
+    }
     return Settings(**values)
 
 

@@ -6,6 +6,7 @@ integers of milliseconds, as Spark's watermarks are.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
@@ -260,6 +261,36 @@ def common_type(a: SqlType, b: SqlType) -> SqlType | None:
 
 
 INTEGRAL: Final = ("tinyint", "smallint", "int", "bigint")
+FLOAT: Final = SqlType("float")
+
+
+def floating_common_type(kinds: Sequence[SqlType], ansi: bool) -> SqlType | None:
+    """The floating type Spark compares numbers of ``kinds`` as, when one of them is a DOUBLE
+    or a FLOAT and another is not of that type (None otherwise: integers and DECIMALs widen
+    exactly, ``common_type``).  A DOUBLE makes DOUBLE.  A FLOAT makes FLOAT beside integers
+    without ANSI (TypeCoercion.findTightestCommonType: the higher of the numeric
+    precedence), DOUBLE with ANSI (AnsiTypeCoercion widens a FLOAT to DOUBLE) and beside a
+    DECIMAL (DecimalPrecision: a DECIMAL meets a FLOAT or a DOUBLE as DOUBLE).  Recorded in
+    tests/bind/spark_implicit_casts.json."""
+    names = {k.name for k in kinds}
+    if len(names) < 2 or not names & {"double", "float"}:
+        return None
+    if "double" in names or "decimal" in names or ansi:
+        return DOUBLE
+    return FLOAT
+
+
+def widening_loses_exactness(kind: SqlType, target: SqlType) -> bool:
+    """A value of ``kind`` cast to the floating ``target`` can become another number, so
+    that distinct values compare equal: a BIGINT (past 2^53) or a DECIMAL of more than 15
+    digits to DOUBLE; an INT or a BIGINT (past 2^24), a DECIMAL of more than 6 digits to
+    FLOAT."""
+    if kind.name == "decimal":
+        digits = kind.params[0] if kind.params else MAX_DECIMAL_PRECISION
+        return digits > (15 if target == DOUBLE else 6)
+    if target == DOUBLE:
+        return kind.name == "bigint"
+    return kind.name in ("int", "bigint")
 
 
 def string_promotion(
@@ -273,7 +304,8 @@ def string_promotion(
       a STRING meets an integer as BIGINT (so INT = STRING casts both sides to BIGINT), a
       DOUBLE, FLOAT or DECIMAL as DOUBLE, a BOOLEAN as BOOLEAN.
     - ANSI off (Spark 3's default; TypeCoercion.findCommonTypeForBinaryComparison): the
-      STRING is cast to the other side's type, but a DECIMAL meets it as DOUBLE; in
+      STRING is cast to the other side's type, but a DECIMAL with a scale meets it as DOUBLE
+      (a DECIMAL(p, 0) is the type the STRING is cast to, as recorded on Spark 4.3); in
       arithmetic (PromoteStrings) the STRING is cast to DOUBLE.  (IN is another rule
       without ANSI: its operands are compared as STRINGs, ``Binder._promote_strings``.)
 
@@ -291,7 +323,7 @@ def string_promotion(
         if other.is_numeric:
             return DOUBLE
         return other
-    if arithmetic or other.name == "decimal":
+    if arithmetic or (other.name == "decimal" and (not other.params or other.params[-1] > 0)):
         return DOUBLE
     return other
 

@@ -17,6 +17,7 @@ import math
 import operator
 import random
 import re
+import struct
 import uuid
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -201,6 +202,11 @@ def _column(node: exp.Column, ctx: CompileContext) -> Getter:
 def _literal(node: exp.Literal, ctx: CompileContext) -> Getter:
     if node.is_string:
         return _const(node.this)
+    kind = annotate.sql_type(node)
+    if kind is not None and kind.name in _FLOATS:
+        # a number literal compared with a DOUBLE or FLOAT: Spark's folded CAST of it
+        value = float(node.this)
+        return _const(to_float32(value) if kind.name == "float" else value)
     if node.this.isdigit():
         return _const(int(node.this))
     return _const(Decimal(node.this))
@@ -915,6 +921,14 @@ def cast_function(
         return lambda v: to_spark_string(v, source)
     if target in _INT_BITS:
         return _cast_to_int(source, target, ansi)
+    if target == "float" and source != "float":
+        to_double = _cast_to_float(source, ansi)
+
+        def to_float(v: Any) -> Any:
+            found = to_double(v)
+            return None if found is None else to_float32(found)
+
+        return to_float
     if target in _FLOATS:
         return _cast_to_float(source, ansi)
     if target == "decimal":
@@ -983,6 +997,17 @@ def _cast_to_int(source: str, target: str, ansi: bool) -> Callable[[Any], Any]:
     if source == "decimal":
         return lambda v: fit(int(v), v)
     return lambda v: fit(int(v), v)
+
+
+def to_float32(value: float) -> float:
+    """``value`` rounded to the nearest FLOAT (Java's ``(float)`` of a double: past the
+    largest FLOAT it is infinite), as Spark's CAST to FLOAT gives it: CAST(16777217 AS FLOAT)
+    is 16777216."""
+    try:
+        rounded: float = struct.unpack("f", struct.pack("f", value))[0]
+    except OverflowError:
+        return math.copysign(math.inf, value)
+    return rounded
 
 
 def _cast_to_float(source: str, ansi: bool) -> Callable[[Any], Any]:

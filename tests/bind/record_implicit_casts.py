@@ -4,6 +4,9 @@ two numbers of different types), with ``spark.sql.ansi.enabled`` on (Spark 4's d
 AnsiTypeCoercion, AnsiStringPromotionTypeCoercion) and off (Spark 3's default: TypeCoercion,
 PromoteStrings and findCommonTypeForBinaryComparison); and what a comparison of a number with
 strings that cast, cast differently or do not cast at all gives (a value, or the error).
+Also numbers of different types (Spark's numeric widening: ``NUMBER_PAIRS``, and what a
+comparison that widens to a floating type gives past that type's exact range: ``WIDENED``),
+and unary minus of each type (``NEGATED``) with the values of ``-'text'``.
 
     .venv/bin/python -m tests.bind.record_implicit_casts
 
@@ -29,6 +32,7 @@ TYPES: dict[str, str] = {
     "DOUBLE": "CAST(1 AS DOUBLE)",
     "FLOAT": "CAST(1 AS FLOAT)",
     "DECIMAL(10,2)": "CAST(1 AS DECIMAL(10,2))",
+    "DECIMAL(20,0)": "CAST(1 AS DECIMAL(20,0))",
     "BOOLEAN": "true",
     "DATE": "DATE '2026-01-01'",
     "TIMESTAMP": "TIMESTAMP '2026-01-01 00:00:00'",
@@ -41,7 +45,25 @@ NUMBER_PAIRS = (
     ("BIGINT", "DECIMAL(10,2)"),
     ("DECIMAL(10,2)", "DOUBLE"),
     ("INT", "FLOAT"),
+    ("BIGINT", "FLOAT"),
+    ("SMALLINT", "DOUBLE"),
+    ("DECIMAL(10,2)", "FLOAT"),
+    ("DECIMAL(20,0)", "DOUBLE"),
+    ("DOUBLE", "FLOAT"),
 )
+# comparisons that widen to DOUBLE or FLOAT, with values past the floating type's exact
+# range (or not exactly held by it): equal or not after the cast
+WIDENED = (
+    "CAST(9007199254740993 AS BIGINT) = CAST(9007199254740992 AS DOUBLE)",
+    "CAST(9007199254740993 AS BIGINT) = CAST(9007199254740992 AS BIGINT)",
+    "CAST(0.10 AS DECIMAL(10,2)) = CAST(0.1 AS DOUBLE)",
+    "CAST(16777217 AS INT) = CAST(16777216 AS FLOAT)",
+    "CAST(16777217 AS INT) = CAST(16777216 AS DOUBLE)",
+    "CAST(12345678901234567891 AS DECIMAL(20,0)) = CAST(12345678901234567890 AS DOUBLE)",
+)
+# unary minus of each type, and of these strings
+NEGATED = ("STRING", "INT", "DECIMAL(10,2)", "BOOLEAN", "DATE")
+NEGATED_STRINGS = ("5", " 5 ", "1.5", "1e3", "x", "")
 # pairs that are no string promotion: which Spark refuses, which it casts
 OTHER_PAIRS = (
     ("BOOLEAN", "INT"),
@@ -117,6 +139,8 @@ def main() -> None:
     spark = get_spark("record-implicit-casts", quiet=True)
     rows: list[list[str]] = []
     values: list[list[str]] = []
+    widened: list[list[str]] = []
+    negated: list[list[str | None]] = []
     for ansi in ("true", "false"):
         spark.conf.set("spark.sql.ansi.enabled", ansi)
         for left, right in _pairs():
@@ -132,11 +156,32 @@ def main() -> None:
                 literal = "'" + text.replace("'", "''") + "'"
                 spark.sql(f"SELECT {TYPES[kind]} AS a, {literal} AS b").createOrReplaceTempView("v")
                 values.append([ansi, kind, text, _try(spark, "a = b FROM v", False)])
+        for sql in WIDENED:
+            widened.append([ansi, sql, _try(spark, sql, False)])
+        for kind in NEGATED:
+            spark.sql(f"SELECT {TYPES[kind]} AS a").createOrReplaceTempView("v")
+            negated.append([ansi, kind, None, _try(spark, "-a", True)])
+        for text in NEGATED_STRINGS:
+            literal = "'" + text.replace("'", "''") + "'"
+            negated.append([ansi, "STRING", text, _try(spark, f"-{literal}", False)])
     spark.conf.unset("spark.sql.ansi.enabled")
     RECORDED.write_text(
-        json.dumps({"spark": spark.version, "rows": rows, "values": values}, indent=1) + "\n"
+        json.dumps(
+            {
+                "spark": spark.version,
+                "rows": rows,
+                "values": values,
+                "widened": widened,
+                "negated": negated,
+            },
+            indent=1,
+        )
+        + "\n"
     )
-    print(f"{len(rows)} rows and {len(values)} values recorded from Spark {spark.version}")
+    print(
+        f"{len(rows)} rows, {len(values)} values, {len(widened)} widenings and {len(negated)} "
+        f"negations recorded from Spark {spark.version}"
+    )
 
 
 if __name__ == "__main__":

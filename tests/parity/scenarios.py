@@ -617,6 +617,33 @@ add(
     ],
 )
 
+# The same join with ANSI off on Spark 4.3 (`set ansi_enabled = false`, issue 35): the STRING key
+# is cast to BIGINT alone, a value that does not cast ('x', 'abc') is NULL and matches nothing
+# instead of failing the query, '1.5' casts to 1 (its fraction dropped), the STRING beside an
+# INT is cast to INT, and IN compares the STRING and the numbers as text.
+add(
+    "bigint_key_string_key_cast_no_ansi",
+    CAST_KEYS.replace("spark 4.3\n", "spark 4.3\nset ansi_enabled = false\n"),
+    [
+        {
+            "l": [
+                {"k": 1, "t": ts(100), "n": 5, "y": 1.5},
+                {"k": 2, "t": ts(100), "n": 6, "y": 7.0},
+                {"k": 3, "t": ts(100), "n": 7, "y": 0.0},
+                {"k": 4, "t": ts(100), "n": 8, "y": 0.0},
+            ],
+            "r": [
+                {"ref": "1.5", "t": ts(101), "code": "10"},
+                {"ref": " 2 ", "t": ts(101), "code": "abc"},
+                {"ref": "x", "t": ts(102), "code": "7"},
+                {"ref": "3", "t": ts(102), "code": "07"},
+                {"ref": "4", "t": ts(102), "code": " 9 "},
+            ],
+        },
+        {"l": [{"k": 5, "t": ts(200), "n": 1, "y": 1.0}], "r": []},
+    ],
+)
+
 # ------------------------------------------------------------------ one watermark or many
 
 # examples/checkout_funnel.sjoin with allowMultiple set either way.  After data batch 1 the

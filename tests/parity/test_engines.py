@@ -81,6 +81,7 @@ def _files(plan: Plan, trace: Any, relation: str | None, engine: Any, directory:
 COLUMNAR_FALLBACKS: dict[tuple[str, str], str] = {
     # the STRING key is cast to BIGINT (Spark's implicit cast, issue 35): a computed key
     ("bigint_key_string_key_cast", "j"): "a join key is computed, not a column",
+    ("bigint_key_string_key_cast_no_ansi", "j"): "a join key is computed, not a column",
 }
 
 

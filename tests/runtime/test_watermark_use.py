@@ -68,10 +68,14 @@ def test_propagated_watermark_for_later_operators_when_allowed() -> None:
 )
 def test_first_operator_per_version(version: str, late: WatermarkChoice, output: str) -> None:
     major, minor = (int(p) for p in version.split("."))
-    use = watermark_use(SparkVersion(major, minor), settings_of({}), first_stateful=True)
+    use = watermark_use(
+        SparkVersion(major, minor), settings_of({}, SparkVersion(major, minor)), first_stateful=True
+    )
     assert use == WatermarkUse(late, GLOBAL_NOW, output)  # type: ignore[arg-type]
     single = watermark_use(
-        SparkVersion(major, minor), settings_of({"allow_multiple_stateful_operators": False}), True
+        SparkVersion(major, minor),
+        settings_of({"allow_multiple_stateful_operators": False}, SparkVersion(major, minor)),
+        True,
     )
     assert single == WatermarkUse(GLOBAL_NOW, GLOBAL_NOW, "global")
 

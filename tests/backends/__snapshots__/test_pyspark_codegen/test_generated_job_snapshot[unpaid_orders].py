@@ -30,6 +30,7 @@ ASSUMED_CONF: dict[str, tuple[str, str]] = {
         "true",
         "set allow_multiple_stateful_operators = true",
     ),
+    "spark.sql.ansi.enabled": ("true", "set ansi_enabled = true"),
     "spark.sql.streaming.statefulOperator.checkCorrectness.enabled": (
         "true",
         "set correctness_check = true",
