@@ -50,7 +50,8 @@ import polars as pl
 from sqlglot import exp
 
 from ...compiler.plan import AggregateNode
-from ..aggregate import Accumulator, AggregateMetrics, slot
+from ..aggregate import Accumulator, slot
+from ..aggregate_core import AggregateMetrics
 from ..batches import Batch, Frame, Rows
 from ..eval import Getter, Layout, compile_expr
 from ..late import Dropped
