@@ -310,7 +310,7 @@ class RowGroups:
     def nothing(self) -> list[Row]:
         return []
 
-    def keys(self, groups: GroupList) -> list[Key]:
+    def group_keys(self, groups: GroupList) -> list[Key]:
         return [key for key, _ in groups]
 
     def batch(self, out: list[Row]) -> Batch:

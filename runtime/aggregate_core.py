@@ -102,7 +102,7 @@ class AggregateStore(Protocol[In, Groups, Out]):
         """An output of no rows."""
         ...
 
-    def keys(self, groups: Groups) -> list[Key]:
+    def group_keys(self, groups: Groups) -> list[Key]:
         """The groups' keys (a window as ``(start, end)``), for an observer."""
         ...
 
@@ -193,7 +193,7 @@ class StreamingAggregate(Generic[In, Groups, Out]):
     def _emit(self, groups: Groups) -> Out:
         out = self.store.emit(groups)
         if self.observer is not None:
-            self.observer.emitted(out, self.store.keys(groups))
+            self.observer.emitted(out, self.store.group_keys(groups))
         return out
 
     def has_state_predicate(self) -> bool:
