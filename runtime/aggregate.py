@@ -161,7 +161,6 @@ class RowGroups:
         input_columns: Sequence[tuple[str, str]],
         ansi: bool,
     ) -> None:
-        self.node = node
         layout = Layout.of(("input", list(input_columns)))
         self.key_functions: list[Callable[[Row], list[Any]]] = []
         for key in node.group_by:
@@ -174,20 +173,7 @@ class RowGroups:
                 if not any(call == seen for seen in self.calls):
                     self.calls.append(call)
                     self.accumulators.append(self._accumulator(call, layout, ansi))
-        n_keys = len(node.group_by)
-
-        def resolve(sub: exp.Expression) -> Getter | None:
-            for i, key in enumerate(node.group_by):
-                if sub == key:
-                    return slot(i)
-            for j, call in enumerate(self.calls):
-                if sub == call:
-                    return slot(n_keys + j)
-            return None
-
-        self.outputs = [
-            compile_expr(o.expr, layout, ansi=ansi, resolve=resolve) for o in node.output
-        ]
+        self.outputs = output_functions(node, self.calls, layout, ansi)
         self.groups_by_key: dict[Any, list[list[Any]]] = {}
         self.index = EvictionIndex()
         self.counter = 0
@@ -359,6 +345,32 @@ class AggregateOperator(StreamingAggregate[Sequence[Row], GroupList, list[Row]])
         ansi: bool,
     ) -> None:
         super().__init__(node, RowGroups(node, input_columns, ansi))
+
+
+def group_position(
+    node: AggregateNode, calls: Sequence[exp.Expression], sub: exp.Expression
+) -> int | None:
+    """Where ``sub`` is in a group's tuple (its keys, then each aggregate call's result): a
+    GROUP BY key's position, else a call's; None for any other expression."""
+    for i, key in enumerate(node.group_by):
+        if sub == key:
+            return i
+    for j, call in enumerate(calls):
+        if sub == call:
+            return len(node.group_by) + j
+    return None
+
+
+def output_functions(
+    node: AggregateNode, calls: Sequence[exp.Expression], layout: Layout, ansi: bool
+) -> list[Getter]:
+    """Each output expression compiled over a group's tuple (``group_position``)."""
+
+    def resolve(sub: exp.Expression) -> Getter | None:
+        at = group_position(node, calls, sub)
+        return None if at is None else slot(at)
+
+    return [compile_expr(o.expr, layout, ansi=ansi, resolve=resolve) for o in node.output]
 
 
 def slot(i: int) -> Getter:

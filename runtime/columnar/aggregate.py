@@ -51,10 +51,10 @@ import polars as pl
 from sqlglot import exp
 
 from ...compiler.plan import AggregateNode
-from ..aggregate import Accumulator, slot
+from ..aggregate import Accumulator, group_position, output_functions
 from ..aggregate_core import Key, Late, StreamingAggregate
 from ..batches import Batch, Frame, Rows
-from ..eval import Getter, Layout, compile_expr
+from ..eval import Layout
 from ..late import Dropped
 from ..spark_rules import DECIMAL_OVERFLOW, bigint_overflow
 from ..watermark import WatermarkNode
@@ -161,34 +161,15 @@ class FrameGroups:
         self.keys: list[AggregateKey] = found.keys
         self.accs: list[Accumulation] = found.accumulators
         calls: list[exp.Expression] = found.calls
-        self.input_kinds = [k for _, k in input_columns]
         self.watermark_key = node.watermark_key_index
-        n_keys = len(self.keys)
-        direct: dict[int, int] = {}
-
-        def resolve(sub: exp.Expression) -> Getter | None:
-            for i, key in enumerate(node.group_by):
-                if sub == key:
-                    return slot(i)
-            for j, call in enumerate(calls):
-                if sub == call:
-                    return slot(n_keys + j)
-            return None
-
-        for o, out in enumerate(node.output):
-            for i, key in enumerate(node.group_by):
-                if out.expr == key:
-                    direct[o] = i
-                    break
-            else:
-                for j, call in enumerate(calls):
-                    if out.expr == call:
-                        direct[o] = n_keys + j
-                        break
+        # each output that is a key or a call: its position in the group tuple
+        direct = {
+            o: at
+            for o, out in enumerate(node.output)
+            if (at := group_position(node, calls, out.expr)) is not None
+        }
         layout = Layout.of(("input", list(input_columns)))
-        self.outputs = [
-            compile_expr(o.expr, layout, ansi=ansi, resolve=resolve) for o in node.output
-        ]
+        self.outputs = output_functions(node, calls, layout, ansi)
         self.output_kinds = [o.type.name for o in node.output]
         self.output_dtypes = [join_dtype(o.type) for o in node.output]
         self.output_windows = tuple(o for o, k in enumerate(self.output_kinds) if k == "window")
