@@ -286,12 +286,11 @@ class RowGroups:
         return len(self.groups_by_key)
 
     def emit(self, groups: GroupList) -> list[Row]:
-        accumulators, outputs = self.accumulators, self.outputs
-        out = []
-        for key, states in groups:
-            group = key + tuple(acc.result(s) for acc, s in zip(accumulators, states, strict=True))
-            out.append(tuple(g(group, None) for g in outputs))
-        return out
+        return [self._output(key, states) for key, states in groups]
+
+    def _output(self, key: Key, states: list[list[Any]]) -> Row:
+        group = key + tuple(acc.result(s) for acc, s in zip(self.accumulators, states, strict=True))
+        return tuple(g(group, None) for g in self.outputs)
 
     def nothing(self) -> list[Row]:
         return []
