@@ -1,19 +1,15 @@
-"""The ``aggregate`` statement: Spark's streaming aggregation (StateStoreRestore/Save) over
-the rows a join emits, batch by batch.
+"""The ``aggregate`` statement on rows: the accumulators (Spark's aggregate functions, a
+value at a time) and ``RowGroups``, the row storage of the streaming aggregate's state, which
+``aggregate_core.StreamingAggregate`` runs batch by batch (``AggregateOperator``).
 
 Groups are keyed by the GROUP BY values (a sliding ``window()`` puts a row in several
-groups).  Per batch, as ``StateStoreSaveExec`` does: groups whose watermark key is at or
-below the late-events watermark are dropped (append and update modes), the rest are merged
-into state; append mode then emits and removes every group whose key the eviction watermark
-has passed, update mode emits the groups it changed and removes the passed ones silently,
-complete mode emits every group and never removes any.
+groups); a group's state is one list per accumulator.
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from functools import partial
 from typing import Any
 
@@ -24,6 +20,7 @@ from ..compiler.functions import lookup
 from ..compiler.plan import AggregateNode
 from ..compiler.sql import spark_sql
 from ..compiler.types import SqlType, avg_type, sum_type
+from .aggregate_core import Key, Late, StreamingAggregate
 from .batches import Batch, Rows
 from .errors import UnsupportedExpression
 from .eval import (
@@ -49,14 +46,7 @@ from .spark_rules import (
 from .watermark import WatermarkNode
 
 Row = tuple[Any, ...]
-
-
-@dataclass(slots=True)
-class AggregateMetrics:
-    num_rows_total: int = 0
-    num_rows_updated: int = 0
-    num_rows_removed: int = 0
-    num_rows_dropped_by_watermark: int = 0
+GroupList = list[tuple[Key, list[list[Any]]]]  # groups with their accumulator states
 
 
 class Accumulator:
@@ -160,8 +150,10 @@ def _is_window(node: exp.Expression) -> bool:
     return annotate.is_call(node, "window")
 
 
-class AggregateOperator:
-    """One ``aggregate`` of the plan, run batch after batch."""
+class RowGroups:
+    """The row storage of an aggregate's state (``aggregate_core.AggregateStore``): each
+    group's accumulator states in a dict by key (its order: the groups' creation), and an
+    ``EvictionIndex`` of the groups' watermark key times."""
 
     def __init__(
         self,
@@ -169,13 +161,10 @@ class AggregateOperator:
         input_columns: Sequence[tuple[str, str]],
         ansi: bool,
     ) -> None:
-        self.node = node
-        self.mode = node.mode
-        self.late_rows: list[Dropped] | None = None  # kept only when asked (``late.py``)
         layout = Layout.of(("input", list(input_columns)))
-        self.keys: list[Callable[[Row], list[Any]]] = []
+        self.key_functions: list[Callable[[Row], list[Any]]] = []
         for key in node.group_by:
-            self.keys.append(self._key_function(key, layout, ansi))
+            self.key_functions.append(self._key_function(key, layout, ansi))
         self.watermark_key = node.watermark_key_index
         self.accumulators: list[Accumulator] = []
         self.calls: list[exp.Expression] = []
@@ -184,25 +173,10 @@ class AggregateOperator:
                 if not any(call == seen for seen in self.calls):
                     self.calls.append(call)
                     self.accumulators.append(self._accumulator(call, layout, ansi))
-        n_keys = len(node.group_by)
-
-        def resolve(sub: exp.Expression) -> Getter | None:
-            for i, key in enumerate(node.group_by):
-                if sub == key:
-                    return slot(i)
-            for j, call in enumerate(self.calls):
-                if sub == call:
-                    return slot(n_keys + j)
-            return None
-
-        self.outputs = [
-            compile_expr(o.expr, layout, ansi=ansi, resolve=resolve) for o in node.output
-        ]
-        self.groups: dict[Any, list[list[Any]]] = {}
+        self.outputs = output_functions(node, self.calls, layout, ansi)
+        self.groups_by_key: dict[Any, list[list[Any]]] = {}
         self.index = EvictionIndex()
         self.counter = 0
-        self.output_columns = [o.name for o in node.output]
-        self.output_types = [o.type.name for o in node.output]
 
     @staticmethod
     def _key_function(
@@ -244,44 +218,37 @@ class AggregateOperator:
             return None
         return int(value[1] if isinstance(value, tuple) else value)
 
-    # ---------------------------------------------------------------- one batch
+    # ---------------------------------------------------------------- the store
 
-    def step(
-        self,
-        inputs: Sequence[Batch],
-        watermarks: Sequence[WatermarkNode | None],
-        late_ms: int | None,
-        evict_ms: int | None,
-    ) -> tuple[Rows, AggregateMetrics]:
-        """``Operator.step``: the input's rows observed by its watermark node, then
-        ``process``."""
-        (value,), (node,) = inputs, watermarks
+    def observed(self, value: Batch, node: WatermarkNode | None) -> list[Row]:
         rows = value.to_rows()
         if node is not None:
             node.observe(rows)
-        out, metrics = self.process(rows, late_ms, evict_ms)
-        return Rows(out), metrics
+        return rows
 
-    def process(
-        self, rows: Sequence[Row], late_ms: int | None, evict_ms: int | None
-    ) -> tuple[list[Row], AggregateMetrics]:
-        m = AggregateMetrics()
-        complete = self.mode == "complete"
-        late_us = None if complete or late_ms is None else late_ms * 1000
-        updated: dict[Any, None] = {}
+    def update(
+        self,
+        rows: Sequence[Row],
+        late_us: int | None,
+        keep: bool,
+        grouped: list[tuple[Row, Key]] | None,
+    ) -> tuple[GroupList, Late]:
+        """A row at a time, each of its groups late-tested and then folded in (so the first
+        error a batch raises is the first row's, as Spark's pipelined rows raise it)."""
+        updated: dict[Any, list[list[Any]]] = {}
         dropped: set[Any] = set()
         late = Dropped(0, [], [], [])
-        groups = self.groups
+        groups = self.groups_by_key
         for row in rows:
             combos: list[tuple[Any, ...]] = [()]
-            for key_of in self.keys:
+            for key_of in self.key_functions:
                 values = key_of(row)
                 combos = [(*c, v) for c in combos for v in values]
             for key in combos:
                 t = self._key_time(key)
                 if late_us is not None and watermark_passed(t, late_us):
                     dropped.add(key)
-                    if self.late_rows is not None:
+                    if keep:
                         late.rows.append(row)
                         late.times.append(t)
                         assert late.groups is not None
@@ -295,44 +262,44 @@ class AggregateOperator:
                         self.counter += 1
                 for acc, state in zip(self.accumulators, states, strict=True):
                     acc.update(state, row)
-                updated[key] = None
-        m.num_rows_dropped_by_watermark = len(dropped)
-        if late.rows and self.late_rows is not None:
-            self.late_rows.append(late)
-        m.num_rows_updated = len(updated)
-        out: list[Row] = []
-        if complete:
-            out = [self._output(key, states) for key, states in groups.items()]
-        elif self.mode == "update":
-            out = [self._output(key, groups[key]) for key in updated]
-            if evict_ms is not None:
-                m.num_rows_removed = len(self._evict(evict_ms * 1000))
-        elif evict_ms is not None:
-            evicted = self._evict(evict_ms * 1000)
-            m.num_rows_removed = len(evicted)
-            out = [self._output(key, states) for key, states in evicted]
-        m.num_rows_total = len(groups)
-        return out, m
+                updated[key] = states
+                if grouped is not None:
+                    grouped.append((row, key))
+        return list(updated.items()), Late(len(dropped), late if late.rows else None)
 
-    def _evict(self, threshold_us: int) -> list[tuple[Any, list[list[Any]]]]:
+    def groups(self) -> GroupList:
+        return list(self.groups_by_key.items())
+
+    def evict(self, threshold_us: int) -> GroupList:
         evicted = []
         _, keys, _ = self.index.pop_upto(threshold_us)
         for key in keys:
-            states = self.groups.pop(key, None)
+            states = self.groups_by_key.pop(key, None)
             if states is not None:
                 evicted.append((key, states))
         return evicted
 
-    def _output(self, key: tuple[Any, ...], states: list[list[Any]]) -> Row:
+    def count(self, groups: GroupList) -> int:
+        return len(groups)
+
+    def size(self) -> int:
+        return len(self.groups_by_key)
+
+    def emit(self, groups: GroupList) -> list[Row]:
+        return [self._output(key, states) for key, states in groups]
+
+    def _output(self, key: Key, states: list[list[Any]]) -> Row:
         group = key + tuple(acc.result(s) for acc, s in zip(self.accumulators, states, strict=True))
         return tuple(g(group, None) for g in self.outputs)
 
-    def has_state_predicate(self) -> bool:
-        return self.mode in ("append", "update")
+    def nothing(self) -> list[Row]:
+        return []
 
-    def state_watermark(self, input_ms: int) -> int:
-        """An aggregate passes its input watermark on."""
-        return input_ms
+    def group_keys(self, groups: GroupList) -> list[Key]:
+        return [key for key, _ in groups]
+
+    def batch(self, out: list[Row]) -> Batch:
+        return Rows(out)
 
     # ---------------------------------------------------------------- checkpoint
 
@@ -340,13 +307,13 @@ class AggregateOperator:
         return {
             "groups": [
                 (key, [[sorted(s[0], key=repr)] if isinstance(s[0], set) else s for s in states])
-                for key, states in self.groups.items()
+                for key, states in self.groups_by_key.items()
             ],
             "counter": self.counter,
         }
 
     def restore(self, data: dict[str, Any]) -> None:
-        self.groups = {}
+        self.groups_by_key = {}
         self.index = EvictionIndex()
         self.counter = data["counter"]
         for stored, states in data["groups"]:
@@ -358,11 +325,51 @@ class AggregateOperator:
                 [set(s[0])] if acc.name == "approx_count_distinct" else list(s)
                 for acc, s in zip(self.accumulators, states, strict=True)
             ]
-            self.groups[key] = restored
+            self.groups_by_key[key] = restored
             t = self._key_time(key)
             if t is not None:
                 self.index.add(t, self.counter, key)
                 self.counter += 1
+
+
+class AggregateOperator(StreamingAggregate[Sequence[Row], GroupList, list[Row]]):
+    """One ``aggregate`` of the plan on the row storage (the reference engine's)."""
+
+    store: RowGroups
+
+    def __init__(
+        self,
+        node: AggregateNode,
+        input_columns: Sequence[tuple[str, str]],
+        ansi: bool,
+    ) -> None:
+        super().__init__(node, RowGroups(node, input_columns, ansi))
+
+
+def group_position(
+    node: AggregateNode, calls: Sequence[exp.Expression], sub: exp.Expression
+) -> int | None:
+    """Where ``sub`` is in a group's tuple (its keys, then each aggregate call's result): a
+    GROUP BY key's position, else a call's; None for any other expression."""
+    for i, key in enumerate(node.group_by):
+        if sub == key:
+            return i
+    for j, call in enumerate(calls):
+        if sub == call:
+            return len(node.group_by) + j
+    return None
+
+
+def output_functions(
+    node: AggregateNode, calls: Sequence[exp.Expression], layout: Layout, ansi: bool
+) -> list[Getter]:
+    """Each output expression compiled over a group's tuple (``group_position``)."""
+
+    def resolve(sub: exp.Expression) -> Getter | None:
+        at = group_position(node, calls, sub)
+        return None if at is None else slot(at)
+
+    return [compile_expr(o.expr, layout, ansi=ansi, resolve=resolve) for o in node.output]
 
 
 def slot(i: int) -> Getter:

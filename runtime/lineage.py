@@ -2,9 +2,11 @@
 happens to every row, opt-in, so that a normal run pays nothing.
 
 ``trace_run`` runs a plan over a trace on the reference engine whose queries
-(``TracedQuery``) run observed operators: ``TracedJoin`` and ``TracedAggregate`` are the
-reference ``JoinOperator`` and ``AggregateOperator`` themselves, with their decisions
-reported, never re-made: each side's filters are the operator's own, applied a row at a
+(``TracedQuery``) run observed operators: ``TracedJoin`` is the reference ``JoinOperator``
+itself, with its decisions reported, never re-made, and each ``AggregateOperator`` runs as
+it does in ``sjoin run`` with an ``AggregateLineage`` as its observer (the hooks of
+``aggregate_core``: the groups each row was late for or folded into, each output's group).
+The join's: each side's filters are the operator's own, applied a row at a
 time; the late rows are those the operator keeps in ``late_rows`` (``late.py``); the pre-join
 filter, the post-join condition and the projection are the operator's compiled functions,
 wrapped to report each call; the state is the operator's ``SideState`` reporting each row
@@ -32,7 +34,7 @@ from .aggregate import AggregateOperator
 from .batches import Batch, Rows
 from .errors import UsageError
 from .join import JoinMetrics, JoinOperator, SideState
-from .operators import columns_of
+from .late import Dropped
 from .query import BatchResult, Engine, Query
 from .spark_rules import state_threshold_us
 from .trace import Trace, read_trace, schemas_of
@@ -320,57 +322,34 @@ class TracedJoin(JoinOperator):
         return Rows(out), metrics
 
 
-class TracedAggregate(AggregateOperator):
-    """``AggregateOperator`` reporting each row's groups and each group's output rows."""
+class AggregateLineage:
+    """An aggregate's observer (``aggregate_core.AggregateObserver``): each row's arrival,
+    the groups the operator dropped it as late for or folded it into, and each output row's
+    group, as the operator reports them."""
 
-    def __init__(
-        self,
-        node: AggregateNode,
-        input_columns: Sequence[tuple[str, str]],
-        ansi: bool,
-        log: Lineage,
-    ) -> None:
-        super().__init__(node, input_columns, ansi)
+    def __init__(self, log: Lineage, name: str) -> None:
         self.log = log
-        self._group: tuple[Any, ...] | None = None
+        self.name = name
 
-    def step(
-        self,
-        inputs: Sequence[Batch],
-        watermarks: Sequence[WatermarkNode | None],
-        late_ms: int | None,
-        evict_ms: int | None,
-    ) -> tuple[Rows, Any]:
-        log, name = self.log, self.node.name
-        (value,), (node,) = inputs, watermarks
-        rows = value.to_rows()
-        for r in rows:
-            log.event(r, "arrived", name, 0)
-        if node is not None:
-            node.observe(rows)
-        log.batches[(log.query, log.batch, name)] = BatchInfo(log.watermark_ms, late_ms, evict_ms)
-        self.late_rows = []
-        out, metrics = self.process(rows, late_ms, evict_ms)
-        late = {
-            (id(r), g) for d in self.late_rows for r, g in zip(d.rows, d.groups or [], strict=True)
-        }
-        for d in self.late_rows:
-            for r, t, g in zip(d.rows, d.times, d.groups or [], strict=True):
-                log.event(r, "late", name, 0, time_us=t, watermark_ms=late_ms, group=g)
-        for r in rows:  # the groups the operator's own key functions put the row in
-            combos: list[tuple[Any, ...]] = [()]
-            for key_of in self.keys:
-                combos = [(*c, v) for c in combos for v in key_of(r)]
-            for key in combos:
-                if (id(r), key) not in late:
-                    log.event(r, "grouped", name, 0, group=key)
-        self.late_rows = None
-        return Rows(out), metrics
+    def arrived(self, data: Sequence[Row], late_ms: int | None, evict_ms: int | None) -> None:
+        log = self.log
+        for r in data:
+            log.event(r, "arrived", self.name, 0)
+        log.batches[(log.query, log.batch, self.name)] = BatchInfo(
+            log.watermark_ms, late_ms, evict_ms
+        )
 
-    def _output(self, key: tuple[Any, ...], states: list[list[Any]]) -> Row:
-        out = super()._output(key, states)
-        self.log.output(self.node.name, out, None, None, key)
-        return out
+    def late(self, dropped: Dropped, late_ms: int | None) -> None:
+        for r, t, g in zip(dropped.rows, dropped.times, dropped.groups or [], strict=True):
+            self.log.event(r, "late", self.name, 0, time_us=t, watermark_ms=late_ms, group=g)
+
+    def grouped(self, pairs: Sequence[tuple[Row, tuple[Any, ...]]]) -> None:
+        for r, key in pairs:
+            self.log.event(r, "grouped", self.name, 0, group=key)
+
+    def emitted(self, out: list[Row], keys: Sequence[tuple[Any, ...]]) -> None:
+        for row, key in zip(out, keys, strict=True):
+            self.log.output(self.name, row, None, None, key)
 
 
 class TracedQuery(Query):
@@ -384,12 +363,9 @@ class TracedQuery(Query):
             if isinstance(node, JoinNode):
                 self.operators[name] = TracedJoin(node, self.plan.ansi, log)
             else:
-                assert isinstance(node, AggregateNode)
-                source = self.plan.node(node.input)
-                assert source is not None
-                self.operators[name] = TracedAggregate(
-                    node, columns_of(source), self.plan.ansi, log
-                )
+                op = self.operators[name]
+                assert isinstance(node, AggregateNode) and isinstance(op, AggregateOperator)
+                op.observer = AggregateLineage(log, name)
 
     def _run_batch(self, rows: Mapping[str, Batch] | None) -> BatchResult:
         log = self.log

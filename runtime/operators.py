@@ -15,7 +15,8 @@ from dataclasses import dataclass
 from typing import Any, Literal, Protocol
 
 from ..compiler.plan import AggregateNode, JoinNode, Plan, PlanNode
-from .aggregate import AggregateMetrics, AggregateOperator
+from .aggregate import AggregateOperator
+from .aggregate_core import AggregateMetrics
 from .batches import Batch
 from .join import JoinMetrics, JoinOperator
 from .late import Dropped

@@ -468,7 +468,7 @@ def _check_side(
 
 
 def _accumulator_check(op: AggregateOperator, j: int) -> Callable[[Any], str | None]:
-    acc = op.accumulators[j]
+    acc = op.store.accumulators[j]
     value = _nullable(cell_check(acc.kind))
     if acc.decimal is not None:  # a DECIMAL sum that overflowed its type is NaN (sticky)
         finite = value
@@ -537,7 +537,7 @@ def _check_aggregate(walk: _Walk, value: Any, op: AggregateOperator) -> None:
     walk.up()
     key_checks = _key_checks(op)
     key_names = [f"group by {i + 1}" for i in range(len(key_checks))]
-    states = [_accumulator_check(op, j) for j in range(len(op.accumulators))]
+    states = [_accumulator_check(op, j) for j in range(len(op.store.accumulators))]
     groups = value["groups"]
     walk.at("groups").list_of(groups, "a list of groups")
     seen: set[Any] = set()

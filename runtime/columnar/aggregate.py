@@ -1,6 +1,7 @@
-"""The ``aggregate`` statement, a batch at a time on polars: the same groups, rows, order,
-metrics and errors as the row-at-a-time reference (``runtime/aggregate.py``), which stays the
-readable definition.
+"""The ``aggregate`` statement, a batch at a time on polars: ``FrameGroups``, the polars
+storage of the state that ``aggregate_core.StreamingAggregate`` runs (``ColumnarAggregate``),
+with the same groups, rows, order, metrics and errors as the row storage
+(``runtime/aggregate.py``), which stays the readable definition of the accumulators.
 
 State is one frame of groups: the keys ``k0..`` (a tumbling ``window()`` key is its start;
 its end is start + duration; a key that is an input window column, which another operator
@@ -50,9 +51,10 @@ import polars as pl
 from sqlglot import exp
 
 from ...compiler.plan import AggregateNode
-from ..aggregate import Accumulator, AggregateMetrics, slot
+from ..aggregate import Accumulator, group_position, output_functions
+from ..aggregate_core import Key, Late, StreamingAggregate
 from ..batches import Batch, Frame, Rows
-from ..eval import Getter, Layout, compile_expr
+from ..eval import Layout
 from ..late import Dropped
 from ..spark_rules import DECIMAL_OVERFLOW, bigint_overflow
 from ..watermark import WatermarkNode
@@ -137,8 +139,10 @@ def _scaled(unscaled: int, scale: int) -> Decimal:
     return Decimal(unscaled).scaleb(-scale, _EXACT)
 
 
-class ColumnarAggregate:
-    """One ``aggregate`` of the plan, run batch after batch on frames (columns ``c0..``)."""
+class FrameGroups:
+    """The polars storage of an aggregate's state (``aggregate_core.AggregateStore``): one
+    frame of groups (columns ``k..``, ``a..``, ``_seq``, ``_t``), batches read as frames
+    (columns ``c0..``) or rows."""
 
     def __init__(
         self,
@@ -149,45 +153,23 @@ class ColumnarAggregate:
     ) -> None:
         """``found``: the aggregate's plan, where the decision to run it columnar already
         worked it out (``operators.placement``)."""
-        self.late_rows: list[Dropped] | None = None  # kept only when asked (``late.py``)
         if found is None:
             planned = aggregate_plan(node, input_columns, ansi)
             assert not isinstance(planned, str), planned
             found = planned
-        self.node = node
-        self.mode = node.mode
         self.ansi = ansi
         self.keys: list[AggregateKey] = found.keys
         self.accs: list[Accumulation] = found.accumulators
         calls: list[exp.Expression] = found.calls
-        self.input_kinds = [k for _, k in input_columns]
         self.watermark_key = node.watermark_key_index
-        n_keys = len(self.keys)
-        direct: dict[int, int] = {}
-
-        def resolve(sub: exp.Expression) -> Getter | None:
-            for i, key in enumerate(node.group_by):
-                if sub == key:
-                    return slot(i)
-            for j, call in enumerate(calls):
-                if sub == call:
-                    return slot(n_keys + j)
-            return None
-
-        for o, out in enumerate(node.output):
-            for i, key in enumerate(node.group_by):
-                if out.expr == key:
-                    direct[o] = i
-                    break
-            else:
-                for j, call in enumerate(calls):
-                    if out.expr == call:
-                        direct[o] = n_keys + j
-                        break
+        # each output that is a key or a call: its position in the group tuple
+        direct = {
+            o: at
+            for o, out in enumerate(node.output)
+            if (at := group_position(node, calls, out.expr)) is not None
+        }
         layout = Layout.of(("input", list(input_columns)))
-        self.outputs = [
-            compile_expr(o.expr, layout, ansi=ansi, resolve=resolve) for o in node.output
-        ]
+        self.outputs = output_functions(node, calls, layout, ansi)
         self.output_kinds = [o.type.name for o in node.output]
         self.output_dtypes = [join_dtype(o.type) for o in node.output]
         self.output_windows = tuple(o for o, k in enumerate(self.output_kinds) if k == "window")
@@ -307,62 +289,70 @@ class ColumnarAggregate:
             batch = batch.filter(frame.select(keep.alias("_k")).get_column("_k"))
         return batch
 
-    # ---------------------------------------------------------------- one batch
+    # ---------------------------------------------------------------- the store
 
-    def step(
-        self,
-        inputs: Sequence[Batch],
-        watermarks: Sequence[WatermarkNode | None],
-        late_ms: int | None,
-        evict_ms: int | None,
-    ) -> tuple[Batch, AggregateMetrics]:
-        """``Operator.step``: the input (a frame, or rows) observed by its watermark node,
-        then ``process``."""
-        (value,), (node,) = inputs, watermarks
+    def observed(self, value: Batch, node: WatermarkNode | None) -> Batch:
+        """The input (a frame, or rows) observed by its watermark node."""
         if node is not None:
             if isinstance(value, Frame):
                 column = value.frame.get_column(f"c{node.time_index}")
                 node.observe_max(observed_max_ms_vec(column))
             else:
                 node.observe(value.rows)
-        return self.process(value, late_ms, evict_ms)
+        return value
 
-    def process(
-        self, data: Batch, late_ms: int | None, evict_ms: int | None
-    ) -> tuple[Batch, AggregateMetrics]:
-        """One batch: a frame out when every output has a columnar type, else the
-        reference's rows."""
-        m = AggregateMetrics()
-        complete = self.mode == "complete"
+    def update(
+        self,
+        data: Batch,
+        late_us: int | None,
+        keep: bool,
+        grouped: list[tuple[Row, Key]] | None,
+    ) -> tuple[pl.DataFrame, Late]:
+        """The batch's late rows dropped (their distinct keys counted), the rest merged."""
         batch = self._batch(data)
-        late_us = None if complete or late_ms is None else late_ms * 1000
+        late = Late(0, None)
         if late_us is not None and self.watermark_key is not None and batch.height:
-            late = batch.select(
+            passed = batch.select(
                 watermark_passed_vec(self._time_expr(), late_us).alias("_l")
             ).get_column("_l")
-            if late.any():
-                m.num_rows_dropped_by_watermark = (
-                    batch.filter(late).select(self.key_names).unique().height
+            if passed.any():
+                dropped = batch.filter(passed)
+                late = Late(
+                    dropped.select(self.key_names).unique().height,
+                    self._dropped(data, dropped) if keep else None,
                 )
-                if self.late_rows is not None:
-                    self.late_rows.append(self._dropped(data, batch.filter(late)))
-                batch = batch.filter(~late)
-        groups = self._merge(batch) if batch.height else None
-        m.num_rows_updated = 0 if groups is None else groups.height
-        out: Any = self._empty_output()
-        if complete:
-            out = self._output(self.state.sort("_seq"))
-        elif self.mode == "update":
-            if groups is not None:
-                out = self._output(groups)
-            if evict_ms is not None:
-                m.num_rows_removed = self._evict(evict_ms * 1000).height
-        elif evict_ms is not None:
-            evicted = self._evict(evict_ms * 1000)
-            m.num_rows_removed = evicted.height
-            out = self._output(evicted)
-        m.num_rows_total = self.state.height
-        return (Frame(out, self.output_windows) if self.columnar_output else Rows(out)), m
+                batch = batch.filter(~passed)
+        if grouped is not None and batch.height:
+            rows = data.to_rows()
+            keys = [self._key_tuple(values) for values in batch.select(self.key_names).rows()]
+            picked = batch.get_column("_row").to_list()
+            grouped.extend((rows[i], key) for i, key in zip(picked, keys, strict=True))
+        return (self._merge(batch) if batch.height else self.state.clear()), late
+
+    def groups(self) -> pl.DataFrame:
+        return self.state.sort("_seq")
+
+    def count(self, groups: pl.DataFrame) -> int:
+        return groups.height
+
+    def size(self) -> int:
+        return self.state.height
+
+    def emit(self, groups: pl.DataFrame) -> Batch:
+        """A frame when every output has a columnar type, else the reference's rows."""
+        return self._batch_of(self._output(groups))
+
+    def nothing(self) -> Batch:
+        return self._batch_of(self._empty_output())
+
+    def _batch_of(self, out: Any) -> Batch:
+        return Frame(out, self.output_windows) if self.columnar_output else Rows(out)
+
+    def group_keys(self, groups: pl.DataFrame) -> list[Key]:
+        return [self._key_tuple(values) for values in groups.select(self.key_names).rows()]
+
+    def batch(self, out: Batch) -> Batch:
+        return out
 
     def _dropped(self, data: Batch, late: pl.DataFrame) -> Dropped:
         """The input rows of ``late`` (``_batch``'s rows whose group is late) with each one's
@@ -510,7 +500,7 @@ class ColumnarAggregate:
         self.state = pl.concat([rest, updated], how="vertical")
         return updated
 
-    def _evict(self, threshold_us: int) -> pl.DataFrame:
+    def evict(self, threshold_us: int) -> pl.DataFrame:
         """Remove the groups whose watermark key time is ``<= threshold_us``; return them in
         the order the reference's index pops them: by (time, id), the ids growing in the
         order the groups were made, as ``_seq`` does."""
@@ -652,13 +642,6 @@ class ColumnarAggregate:
             ]
         )
 
-    def has_state_predicate(self) -> bool:
-        return self.mode in ("append", "update")
-
-    def state_watermark(self, input_ms: int) -> int:
-        """An aggregate passes its input watermark on."""
-        return input_ms
-
     # ---------------------------------------------------------------- checkpoint
 
     def snapshot(self) -> dict[str, Any]:
@@ -750,3 +733,18 @@ class ColumnarAggregate:
         )
         indexed = int(self.state.get_column("_t").is_not_null().sum())
         self.counter = data["counter"] + indexed
+
+
+class ColumnarAggregate(StreamingAggregate[Batch, pl.DataFrame, Batch]):
+    """One ``aggregate`` of the plan on the polars storage (the columnar engine's)."""
+
+    store: FrameGroups
+
+    def __init__(
+        self,
+        node: AggregateNode,
+        input_columns: Sequence[tuple[str, str]],
+        ansi: bool,
+        found: AggregatePlan | None = None,
+    ) -> None:
+        super().__init__(node, FrameGroups(node, input_columns, ansi, found))

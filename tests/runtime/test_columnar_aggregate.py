@@ -185,6 +185,47 @@ def test_late_keys_are_dropped_and_counted_once_per_key() -> None:
     assert m.num_rows_dropped_by_watermark == 2  # windows [90,100) and [100,110)
 
 
+class Recorder:
+    """An ``aggregate_core.AggregateObserver`` that writes down what it is told, rows and
+    output batches by value."""
+
+    def __init__(self) -> None:
+        self.told: list[tuple[Any, ...]] = []
+
+    def arrived(self, data: Any, late_ms: int | None, evict_ms: int | None) -> None:
+        rows = data if isinstance(data, list) else data.to_rows()
+        self.told.append(("arrived", repr(rows), late_ms, evict_ms))
+
+    def late(self, dropped: Any, late_ms: int | None) -> None:
+        self.told.append(("late", repr(dropped.rows), dropped.times, dropped.groups, late_ms))
+
+    def grouped(self, pairs: Any) -> None:
+        self.told.append(("grouped", repr(list(pairs))))
+
+    def emitted(self, out: Any, keys: Any) -> None:
+        rows = out if isinstance(out, list) else out.to_rows()
+        self.told.append(("emitted", repr(list(zip(rows, keys, strict=True)))))
+
+
+@pytest.mark.parametrize("mode", ["append", "update", "complete"])
+def test_the_core_reports_alike_on_both_storages(mode: str) -> None:
+    """The observer hooks (``sjoin why``'s) are the core's: each storage reports the same
+    arrivals, late rows with their groups, rows folded into groups and output groups."""
+    ref, col = both(spec(f"{WINDOW} AS w, S.k AS k, count(*) AS n", f"{WINDOW}, S.k", mode))
+    ref.observer, col.observer = Recorder(), Recorder()
+    batches = [
+        ([srow("b", 101), srow("a", 102), srow("b", 115), srow("c", 95)], 0, 0),
+        ([srow("a", 121), srow("z", 95), srow("a", 104)], 100_000, 110_000),
+        ([], 110_000, 130_000),
+    ]
+    for rows, late, evict in batches:
+        step(ref, col, rows, late, evict)
+    assert ref.observer.told == col.observer.told
+    kinds = [t[0] for t in ref.observer.told]
+    assert kinds.count("arrived") == 3 and "grouped" in kinds and "emitted" in kinds
+    assert ("late" in kinds) == (mode != "complete")
+
+
 def test_null_window_times_make_no_group() -> None:
     ref, col = both(spec(f"{WINDOW} AS w, count(*) AS n", WINDOW, "update"))
     out = step(ref, col, [srow(seconds=None), srow(seconds=101)], 0, 0)
@@ -281,7 +322,7 @@ def test_output_expressions_use_the_reference_evaluator() -> None:
     ref, col = both(
         spec("upper(S.k) AS k, sum(S.x) / count(*) AS mean, count(*) + 1 AS n1", "S.k", "update")
     )
-    assert not col.fast
+    assert not col.store.fast
     out = step(ref, col, [srow("a", x=2.0), srow("a", x=4.0)], None, None)
     assert out == [("A", 3.0, 3)]
 
