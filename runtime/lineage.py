@@ -94,7 +94,7 @@ class Lineage:
         self.query = ""
         self.batch = 0
         self.watermark_ms: int | None = None
-        self.operators: dict[tuple[str, str], Any] = {}  # (query, join) -> its observed JoinOperator
+        self.operators: dict[tuple[str, str], Any] = {}  # (query, join) -> its observed operator
         # (query, aggregate, group) -> the rows folded into the group, with their batches
         self.folded: dict[tuple[str, str, Any], list[tuple[int, Row]]] = {}
 
