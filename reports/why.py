@@ -544,7 +544,7 @@ class Teller:
         if differs:
             return "key_differs", words + "a key differs: " + "; ".join(differs)
         # 2. the time range (the post-join condition) is false
-        post = op.original_post
+        post = op.post  # the post-join predicate the operator runs
         if post is not None and not any(post(x, y) is True for x in lw for y in rw):
             cond = written_sql(node.post_join_filter) if node.post_join_filter is not None else ""
             shown = _columns_shown(node, lw[0], rw[0])

@@ -1,18 +1,17 @@
-"""The stream-stream join operator: Spark's ``StreamingSymmetricHashJoinExec``, one batch
-at a time (reference §1).
+"""The stream-stream join on rows (the reference engine): ``join_core.JoinCore``, which runs
+Spark's ``StreamingSymmetricHashJoinExec`` passes in its order (reference §1), over
+``RowJoinStorage``.
 
 State per side mirrors Spark's ``keyToNumValues`` / ``keyWithIndexToValue`` stores: join key
--> the stored values of that key, each ``[row, matched]``.  Each batch runs the left pass,
-the right pass, the outer pass and the cleanup in Spark's order, with the append rule
-(SPARK-49829), LeftSemi order (SPARK-55973) and ``numRowsRemoved`` counting of the target
-version.  Every side that can be evicted keeps an event-time index (``index.py``) so that
-eviction costs in proportion to the rows it removes, never a scan of the whole state.
+-> the stored values of that key, each ``[row, matched]``.  Every side that can be evicted
+keeps an event-time index (``index.py``) so that eviction costs in proportion to the rows it
+removes, never a scan of the whole state.  What each side's rows go through before the
+operator (filters split at the watermark node, windows) is ``SideInput``.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
 from operator import itemgetter
 from typing import Any
 
@@ -22,26 +21,15 @@ from ..compiler.plan import JoinNode, Side, StateRule
 from .batches import Batch, Rows
 from .eval import Getter, Layout, column_slot, compile_expr, kind_of, window_arguments, window_spans
 from .index import EvictionIndex
+from .join_core import JoinCore, JoinFacts, JoinMetrics, JoinObserver, side_layout
 from .late import Dropped
-from .spark_rules import (
-    drop_late,
-    rows_removed,
-    state_threshold_us,
-    watermark_passed,
-)
+from .spark_rules import Skipped, drop_late, watermark_passed
 from .watermark import WatermarkNode
+
+__all__ = ["JoinMetrics", "JoinOperator", "SideInput", "SideState", "side_layout"]
 
 Row = tuple[Any, ...]
 NAN = float("nan")  # one NaN object: Spark's NormalizeFloatingNumbers makes NaN keys equal
-
-
-@dataclass(slots=True)
-class JoinMetrics:
-    num_rows_total: int = 0
-    num_rows_updated: int = 0
-    num_rows_removed: int = 0
-    num_rows_dropped_by_watermark: int = 0
-    side_rows: tuple[int, int] = (0, 0)  # state rows (left, right); Spark reports the sum
 
 
 class SideState:
@@ -95,14 +83,15 @@ class SideState:
         self.matched.discard(ident)
         self.size -= 1
 
-    def evict(self, threshold_us: int) -> list[tuple[Row, bool]]:
+    def evict(self, threshold_us: int, ordered: bool = True) -> list[tuple[Row, bool]]:
         """Remove every stored row whose time is ``<= threshold_us``; return them, each
-        with its matched flag, in (time, id) order: by the time the state predicate reads,
-        then in the order they were stored."""
+        with its matched flag, in (time, id) order when ``ordered``: by the time the state
+        predicate reads, then in the order they were stored."""
         by_key, matched = self.by_key, self.matched
         evicted = []
         # the index holds each row's bucket: no lookup of the key per evicted row
-        for ident, key, bucket in zip(*self.index.pop_upto(threshold_us), strict=True):
+        popped = self.index.pop_upto(threshold_us, ordered=ordered)
+        for ident, key, bucket in zip(*popped, strict=True):
             row = bucket.pop(ident, None)
             if row is None:
                 continue  # already removed (LeftSemi's eager removal)
@@ -161,14 +150,6 @@ class SideState:
         self.next_id = data["next_id"]
 
 
-def side_layout(side: Side) -> list[tuple[str, str]]:
-    """The columns of a side's rows as the join sees them: its input's columns, then the
-    window columns it projects before the join."""
-    return [(c.name, c.type.name) for c in side.columns] + [
-        (w.name, "window") for w in side.windows
-    ]
-
-
 class SideInput:
     """What happens to one side's input rows before they reach the operator: filters pushed
     below the join (split at the watermark node), window projection, and (in the operator)
@@ -202,11 +183,22 @@ class SideInput:
     def filter_above(self, rows: Sequence[Row]) -> list[Row]:
         """The rest of the pre-join work: filters on the time column, then the windows (a
         sliding window makes one row per window; a NULL time makes none)."""
-        for test in self.above:
-            rows = [r for r in rows if test(r)]
+        rows = self.keep_above(rows)
         if not self.windows:
             return list(rows)
-        out: list[Row] = []
+        return [r for made in self.windowed_each(rows) for r in made]
+
+    def keep_above(self, rows: Sequence[Row]) -> Sequence[Row]:
+        """The rows the filters above the watermark node keep."""
+        for test in self.above:
+            rows = [r for r in rows if test(r)]
+        return rows
+
+    def windowed_each(self, rows: Sequence[Row]) -> list[list[Row]]:
+        """The rows each row makes with the side's windows (itself without windows)."""
+        if not self.windows:
+            return [[r] for r in rows]
+        out: list[list[Row]] = []
         for row in rows:
             combos: list[Row] = [row]
             for time_index, duration, slide, start in self.windows:
@@ -216,7 +208,7 @@ class SideInput:
                     break
                 spans = window_spans(ts, duration, slide, start)
                 combos = [(*c, span) for c in combos for span in spans]
-            out.extend(combos)
+            out.append(combos)
         return out
 
 
@@ -228,118 +220,298 @@ def _not_null_at(i: int) -> Callable[[Row], bool]:
     return lambda row: row[i] is not None
 
 
-class JoinStateMixin:
-    """What both join operators (this row one and the columnar one) do alike with their two
-    sides' state: checkpoint it, and say whether and how it is bounded.  The operator has
-    ``left`` and ``right`` (each with ``snapshot``/``restore``) and the plan's
-    ``left_rule``/``right_rule``."""
+class RowJoinStorage:
+    """The join's state table on rows (``join_core.JoinStorage``): each side's ``SideState``.
 
-    left: Any
-    right: Any
-    left_rule: StateRule
-    right_rule: StateRule
+    A batch is a ``RowBatch`` (the rows, their positions among the side's rows that were not
+    late, and their state keys); pairs and output parts are lists of ``(position, stored id,
+    left row, right row)`` (id -1 and a null row for a side that is absent), projected only
+    when the pass's part is complete (``project``)."""
 
-    def snapshot(self) -> dict[str, Any]:
-        return {"left": self.left.snapshot(), "right": self.right.snapshot()}
-
-    def restore(self, data: dict[str, Any]) -> None:
-        self.left.restore(data["left"])
-        self.right.restore(data["right"])
-
-    def has_state_predicate(self) -> bool:
-        return self.left_rule.eviction != "never" or self.right_rule.eviction != "never"
-
-    def state_watermark(self, input_ms: int) -> int:
-        """Spark 3.5+'s output watermark: min(state watermarks, input watermark)."""
-        values = [input_ms]
-        for rule in (self.left_rule, self.right_rule):
-            value = rule.state_watermark(input_ms)
-            if value is not None:
-                values.append(value)
-        return min(values)
-
-
-class JoinOperator(JoinStateMixin):
-    """One ``join`` of the plan, run batch after batch."""
-
-    def __init__(self, node: JoinNode, ansi: bool) -> None:
-        self.node = node
-        self.how = node.executed_as
-        self.anti = node.kind.drops_matched
-        self.semi = self.how == "left_semi"
-        self.semi_right_first = self.semi and node.quirks.semi_right_first
-        # which new rows of each side this batch's eviction would remove at once are not
-        # stored (the append rule), and whether outer sides' evictions are counted
-        self.left_skipped = node.left.evicted_rows_skipped
-        self.right_skipped = node.right.evicted_rows_skipped
-        self.count_all_removals = node.quirks.count_all_removals
-        # what each side's rows go through before the operator (``step``)
-        self.side_inputs = (SideInput(node.left, ansi), SideInput(node.right, ansi))
-        left_cols, right_cols = side_layout(node.left), side_layout(node.right)
-        self.null_left: Row = (None,) * len(left_cols)
-        self.null_right: Row = (None,) * len(right_cols)
-        one_left = Layout.of(("left", left_cols))
-        one_right = Layout.of(("right", right_cols))
-        both = Layout.of(("left", left_cols), ("right", right_cols))
-        self.left_key = _key_function(
-            [a for a, _ in node.keys], [b for _, b in node.keys], one_left, one_right, ansi
+    def __init__(self, facts: JoinFacts) -> None:
+        node, ansi = facts.node, facts.ansi
+        left_cols, right_cols = facts.layouts
+        one_left, one_right = facts.one
+        self.null: tuple[Row, Row] = ((None,) * len(left_cols), (None,) * len(right_cols))
+        self.keys = (
+            _key_function(
+                [a for a, _ in node.keys], [b for _, b in node.keys], one_left, one_right, ansi
+            ),
+            _key_function(
+                [b for _, b in node.keys], [a for a, _ in node.keys], one_right, one_left, ansi
+            ),
         )
-        self.right_key = _key_function(
-            [b for _, b in node.keys], [a for a, _ in node.keys], one_right, one_left, ansi
-        )
-        self.pre_left = _predicate(node.left.pre_join_filter, one_left, ansi)
-        self.pre_right = _predicate(node.right.pre_join_filter, one_right, ansi)
-        post_parts = [p for p in (node.post_join_filter, node.constant_filter) if p is not None]
-        post = (
-            post_parts[0]
-            if len(post_parts) == 1
-            else (exp.And(this=post_parts[0], expression=post_parts[1]) if post_parts else None)
-        )
-        self.post = compile_expr(post, both, ansi=ansi) if post is not None else None
-        self.project = _projection([o.expr for o in node.output], both, ansi)
+        self.pre = facts.pre
+        self.post = facts.post
+        self.in_range = facts.in_range
+        project = _projection([o.expr for o in node.output], facts.both, ansi)
         # an output row whose window time is NULL (e.g. null-padded) is dropped (the plan's
         # window_times: Spark's TimeWindowing filter)
-        self.window_times = [compile_expr(e, both, ansi=ansi) for e in node.window_times]
-        if self.window_times:
-            self.project = _guarded(self.project, self.window_times)
-        self.left_time = _event_time(node.left, left_cols)
-        self.right_time = _event_time(node.right, right_cols)
+        self.guarded = bool(facts.window_times)
+        self.project_pair = _guarded(project, facts.window_times) if self.guarded else project
+        self.event_time = (_event_time(node.left, left_cols), _event_time(node.right, right_cols))
         n_keys = len(node.keys)
-        # matched flags are read by outer-row emission (the preserved sides) and LeftSemi
-        left_flags = node.left.preserved or self.semi
-        right_flags = node.right.preserved
-        self.left = SideState(_eviction_time(node.left.state, left_cols, n_keys), left_flags)
-        self.right = SideState(_eviction_time(node.right.state, right_cols, n_keys), right_flags)
-        # a post-join condition that is exactly a time range (the plan says which) is checked
-        # inline in the probes: (left index, right index, lower µs, upper µs)
-        self.in_range: tuple[int, int, int, int] | None = None
-        if node.time_range is not None:
-            tr = node.time_range
-            self.in_range = (
-                [c for c, _ in left_cols].index(tr.left_column),
-                [c for c, _ in right_cols].index(tr.right_column),
-                tr.lower_us,
-                tr.upper_us,
-            )
-        self.left_rule = node.left.state
-        self.right_rule = node.right.state
+        self.sides = (
+            SideState(_eviction_time(node.left.state, left_cols, n_keys), facts.track_matched[0]),
+            SideState(_eviction_time(node.right.state, right_cols, n_keys), facts.track_matched[1]),
+        )
+
+    # ---------------------------------------------------------------- input
+
+    def height(self, rows: Sequence[Row]) -> int:
+        return len(rows)
+
+    def has_event_time(self, side: int) -> bool:
+        return self.event_time[side] is not None
+
+    def split_late(self, side: int, rows: Sequence[Row], late_us: int) -> tuple[Sequence[Row], int]:
+        time_of = self.event_time[side]
+        assert time_of is not None
+        return drop_late(rows, time_of, late_us)
+
+    def late_rows(self, side: int, rows: Sequence[Row], late_us: int) -> Dropped:
+        time_of = self.event_time[side]
+        assert time_of is not None
+        late = [r for r in rows if watermark_passed(time_of(r), late_us)]
+        return Dropped(side, late, [time_of(r) for r in late])
+
+    def batch(self, side: int, rows: Sequence[Row]) -> tuple[RowBatch, RowBatch | None]:
+        """The rows the pre-join filter passes, with their keys, and those it fails (None
+        without a pre-join filter)."""
+        key_of, pre = self.keys[side], self.pre[side]
+        if pre is None:
+            return RowBatch(range(len(rows)), rows, [key_of(r) for r in rows]), None
+        passed: list[int] = []
+        failed: list[int] = []
+        for i, row in enumerate(rows):
+            (passed if pre(row, None) is True else failed).append(i)
+        ok = [rows[i] for i in passed]
+        return (
+            RowBatch(passed, ok, [key_of(r) for r in ok]),
+            RowBatch(failed, [rows[i] for i in failed], []),
+        )
+
+    # ---------------------------------------------------------------- probes
+
+    def probe(self, side: int, batch: RowBatch, first: bool = False) -> list[Pair]:
+        """Each row of ``batch`` with each stored row of the other side it matches (key, then
+        the post-join condition, every candidate evaluated as Spark does for these joins;
+        ``first``: only the first, as LeftSemi stops there)."""
+        others = self.sides[1 - side].by_key
+        probe_is_left = side == 0
+        pairs: list[Pair] = []
+        in_range, post = self.in_range, self.post
+        if in_range is not None:
+            xa, xb, lower, upper = in_range
+            # left.x + lower <= right.y <= left.x + upper, read from whichever side probes
+            if probe_is_left:
+                probe_at, stored_at, lo_off, hi_off = xa, xb, lower, upper
+            else:
+                probe_at, stored_at, lo_off, hi_off = xb, xa, -upper, -lower
+        for p, key, row in zip(batch.pos, batch.keys, batch.rows, strict=True):
+            bucket = others.get(key)
+            if not bucket:
+                continue
+            if in_range is not None:
+                v = row[probe_at]
+                if v is None:
+                    continue
+                lo, hi = v + lo_off, v + hi_off
+                found = [
+                    (i, s)
+                    for i, s in bucket.items()
+                    if (w := s[stored_at]) is not None and lo <= w <= hi
+                ]
+            elif first and post is not None:
+                found = []
+                for i, s in bucket.items():
+                    if (post(row, s) if probe_is_left else post(s, row)) is True:
+                        found = [(i, s)]
+                        break
+            elif post is None:
+                found = list(bucket.items())
+            elif probe_is_left:
+                found = [(i, s) for i, s in bucket.items() if post(row, s) is True]
+            else:
+                found = [(i, s) for i, s in bucket.items() if post(s, row) is True]
+            if first:
+                found = found[:1]
+            if probe_is_left:
+                pairs += [(p, i, row, s) for i, s in found]
+            else:
+                pairs += [(p, i, s, row) for i, s in found]
+        return pairs
+
+    def claim(self, pairs: list[Pair], unmatched_only: bool) -> list[Pair]:
+        flags = self.sides[0].matched if unmatched_only else ()
+        seen: set[int] = set()
+        claimed = []
+        for pair in pairs:
+            i = pair[1]
+            if i not in seen and i not in flags:
+                seen.add(i)
+                claimed.append(pair)
+        return claimed
+
+    def matched(self, batch: RowBatch, pairs: list[Pair]) -> set[int]:
+        return {pair[0] for pair in pairs}
+
+    def unmatched(self, batch: RowBatch, matched: set[int]) -> RowBatch:
+        if not matched:
+            return batch
+        keep = [j for j, p in enumerate(batch.pos) if p not in matched]
+        return batch.take(keep)
+
+    def mark(self, side: int, pairs: list[Pair]) -> None:
+        state = self.sides[side]
+        if state.track_matched and pairs:
+            state.matched.update([pair[1] for pair in pairs])
+
+    def remove(self, side: int, batch: RowBatch, pairs: list[Pair]) -> int:
+        key_at = dict(zip(batch.pos, batch.keys, strict=True))
+        state = self.sides[side]
+        for pair in pairs:
+            state.remove(key_at[pair[0]], pair[1])
+        return len(pairs)
+
+    # ---------------------------------------------------------------- storing
+
+    def kept(
+        self, side: int, batch: RowBatch, matched: set[int] | None, skipped: Skipped, threshold: int
+    ) -> tuple[RowBatch, set[int] | None]:
+        """The rows that are stored: not those this batch's eviction removes at once (of the
+        matched ones only, or of all: ``skipped``)."""
+        time_of = self.sides[side].time_of
+        if time_of is None:
+            return batch, matched
+        only_matched = skipped == "matched"
+        flags = matched or ()
+        keep = []
+        for j, (p, key, row) in enumerate(zip(batch.pos, batch.keys, batch.rows, strict=True)):
+            if p in flags or not only_matched:
+                t = time_of(key, row)
+                if t is not None and t <= threshold:  # (watermark_passed, written out)
+                    continue  # not stored: this batch evicts it anyway
+            keep.append(j)
+        if len(keep) == len(batch.rows):
+            return batch, matched
+        return batch.take(keep), matched
+
+    def append(self, side: int, batch: RowBatch, matched: set[int] | None) -> int:
+        store = self.sides[side]
+        if matched:
+            for p, key, row in zip(batch.pos, batch.keys, batch.rows, strict=True):
+                store.append(key, row, p in matched)
+        else:
+            for key, row in zip(batch.keys, batch.rows, strict=True):
+                store.append(key, row, False)
+        return len(batch.rows)
+
+    def size(self, side: int) -> int:
+        return self.sides[side].size
+
+    def snapshot(self, side: int) -> dict[str, Any]:
+        return self.sides[side].snapshot()
+
+    def restore(self, side: int, data: dict[str, Any]) -> None:
+        """A side's rows with each key computed again from the row (the snapshot's keys are
+        checked to be those, ``snapshot.check_snapshot``): a NaN key must be the one NaN
+        object the probes use, and a NaN read back from the snapshot is another object,
+        which a dict would never find."""
+        key_of = self.keys[side]
+        values = [(key_of(row), ident, row, matched) for _, ident, row, matched in data["values"]]
+        self.sides[side].restore({"next_id": data["next_id"], "values": values})
+
+    # ---------------------------------------------------------------- eviction
+
+    def evict(self, side: int, threshold: int, ordered: bool) -> list[tuple[Row, bool]]:
+        return self.sides[side].evict(threshold, ordered)
+
+    def evict_count(self, side: int, threshold: int) -> int:
+        return self.sides[side].evict_count(threshold)
+
+    def evicted_count(self, evicted: list[tuple[Row, bool]]) -> int:
+        return len(evicted)
+
+    def emit_unmatched(self, side: int, evicted: list[tuple[Row, bool]]) -> list[Pair]:
+        null = self.null[1 - side]
+        if side == 0:
+            return [(0, -1, row, null) for row, matched in evicted if not matched]
+        return [(0, -1, null, row) for row, matched in evicted if not matched]
+
+    # ---------------------------------------------------------------- output
+
+    def emit(self, pairs: list[Pair], left: bool, right: bool) -> list[Pair]:
+        if left and right:
+            return pairs
+        null_left, null_right = self.null
+        if left:
+            return [(p, -1, a, null_right) for p, _, a, _ in pairs]
+        return [(p, -1, null_left, b) for p, _, _, b in pairs]
+
+    def emit_alone(self, side: int, batch: RowBatch) -> list[Pair]:
+        null = self.null[1 - side]
+        if side == 0:
+            return [(p, -1, row, null) for p, row in zip(batch.pos, batch.rows, strict=True)]
+        return [(p, -1, null, row) for p, row in zip(batch.pos, batch.rows, strict=True)]
+
+    def ordered(self, parts: list[list[Pair]]) -> list[Pair]:
+        """A pass's output in probe order (a probe row's own rows keep their order)."""
+        found = [p for p in parts if p]
+        if not found:
+            return []
+        if len(found) == 1:
+            return found[0]
+        return sorted([pair for part in found for pair in part], key=itemgetter(0))
+
+    def project(self, part: list[Pair]) -> list[Row]:
+        project = self.project_pair
+        return [project(a, b) for _, _, a, b in part]
+
+    def result(self, parts: list[list[Row]]) -> list[Row]:
+        out = [row for part in parts for row in part]
+        if self.guarded:
+            return [row for row in out if row is not None]
+        return out
+
+
+class RowBatch:
+    """A side's rows in a pass: their positions among the rows that were not late, the rows
+    and their state keys."""
+
+    __slots__ = ("keys", "pos", "rows")
+
+    def __init__(self, pos: Sequence[int], rows: Sequence[Row], keys: list[Any]) -> None:
+        self.pos = pos
+        self.rows = rows
+        self.keys = keys
+
+    def take(self, keep: list[int]) -> RowBatch:
+        """The rows at these indices."""
+        pos, rows, keys = self.pos, self.rows, self.keys
+        return RowBatch([pos[j] for j in keep], [rows[j] for j in keep], [keys[j] for j in keep])
+
+
+Pair = tuple[int, int, Row, Row]  # (probe position, stored id or -1, left row, right row)
+
+
+class JoinOperator(
+    JoinCore[Sequence[Row], RowBatch, list[Pair], set[int], list[Pair], list[tuple[Row, bool]]]
+):
+    """One ``join`` of the plan, run batch after batch on rows: ``join_core.JoinCore`` over
+    ``RowJoinStorage``."""
+
+    def __init__(self, node: JoinNode, ansi: bool, observer: JoinObserver | None = None) -> None:
+        facts = JoinFacts(node, ansi)
+        storage = RowJoinStorage(facts)
+        super().__init__(facts, storage, observer)
+        self.row_storage = storage
+        self.left, self.right = storage.sides
+        self.left_key, self.right_key = storage.keys
+        # what each side's rows go through before the operator (``step``)
+        self.side_inputs = (SideInput(node.left, ansi), SideInput(node.right, ansi))
         self.output_columns = [o.name for o in node.output]
         self.output_types = [o.type.name for o in node.output]
-        self.late_rows: list[Dropped] | None = None  # kept only when asked (``late.py``)
-
-    def restore(self, data: dict[str, Any]) -> None:
-        """Restore both sides with each row's key computed again from the row (the
-        snapshot's keys are checked to be those, ``snapshot.check_snapshot``): a NaN key
-        must be the one NaN object the probes use, and a NaN read back from the snapshot is
-        another object, which a dict would never find."""
-        for side, key_of in (("left", self.left_key), ("right", self.right_key)):
-            part = data[side]
-            values = [
-                (key_of(row), ident, row, matched) for _, ident, row, matched in part["values"]
-            ]
-            getattr(self, side).restore({"next_id": part["next_id"], "values": values})
-
-    # ---------------------------------------------------------------- one batch
 
     def step(
         self,
@@ -351,325 +523,43 @@ class JoinOperator(JoinStateMixin):
         """``Operator.step``: each side's rows filtered below its watermark node, observed
         by it, filtered above it, then ``process``."""
         prepared = []
-        for value, side_input, node in zip(inputs, self.side_inputs, watermarks, strict=True):
-            below = side_input.filter_below(value.to_rows())
+        observer = self.observer
+        for side, (value, side_input, node) in enumerate(
+            zip(inputs, self.side_inputs, watermarks, strict=True)
+        ):
+            rows = value.to_rows()
+            below = side_input.filter_below(rows)
             if node is not None:
                 node.observe(below)
-            prepared.append(side_input.filter_above(below))
+            if observer is None:
+                prepared.append(side_input.filter_above(below))
+            else:
+                kept = side_input.keep_above(below)
+                made = side_input.windowed_each(kept)
+                if isinstance(observer, RowInputObserver):
+                    observer.inputs(side, rows, below, kept, made)
+                prepared.append([r for rs in made for r in rs])
         out, metrics = self.process(prepared[0], prepared[1], late_ms, evict_ms)
         return Rows(out), metrics
 
-    def process(
-        self,
-        left_rows: Sequence[Row],
-        right_rows: Sequence[Row],
-        late_ms: int | None,
-        evict_ms: int | None,
-    ) -> tuple[list[Row], JoinMetrics]:
-        """Run one micro-batch; ``late_ms`` / ``evict_ms`` are the operator's late-events and
-        eviction watermarks (None without a watermark)."""
-        m = JoinMetrics()
-        out: list[Row] = []
-        late_us = None if late_ms is None else late_ms * 1000
-        left_threshold = state_threshold_us(self.left_rule, evict_ms)
-        right_threshold = state_threshold_us(self.right_rule, evict_ms)
-        if self.semi_right_first:
-            self._semi_right_first(right_rows, late_us, right_threshold, out, m)
-            self._semi_left_last(left_rows, late_us, out, m)
-        else:
-            self._left_pass(left_rows, late_us, left_threshold, out, m)
-            self._right_pass(right_rows, late_us, right_threshold, out, m)
-        self._outer_and_cleanup(left_threshold, right_threshold, out, m)
-        m.side_rows = (self.left.size, self.right.size)
-        m.num_rows_total = self.left.size + self.right.size
-        if self.window_times:
-            out = [row for row in out if row is not None]
-        return out, m
 
-    def _late(
-        self, rows: Sequence[Row], side: int, late_us: int | None, m: JoinMetrics
-    ) -> Sequence[Row]:
-        """Side ``side``'s rows that are not late; the late ones are counted, and kept in
-        ``late_rows`` when a run asks for them (``sjoin run --late-rows``)."""
-        time_of = self.left_time if side == 0 else self.right_time
-        if late_us is None or time_of is None:
-            return rows
-        kept, dropped = drop_late(rows, time_of, late_us)
-        m.num_rows_dropped_by_watermark += dropped
-        if dropped and self.late_rows is not None:
-            late = [r for r in rows if watermark_passed(time_of(r), late_us)]
-            self.late_rows.append(Dropped(side, late, [time_of(r) for r in late]))
-        return kept
+class RowInputObserver(JoinObserver):
+    """An observer of the row engine's inputs too: each side's rows as they arrived, those
+    its filters below and above the watermark node kept, and the rows (with windows) each
+    kept row made (none: a NULL time)."""
 
-    def _left_pass(
+    def inputs(
         self,
+        side: int,
         rows: Sequence[Row],
-        late_us: int | None,
-        threshold: int | None,
-        out: list[Row],
-        m: JoinMetrics,
+        below: Sequence[Row],
+        kept: Sequence[Row],
+        made: list[list[Row]],
     ) -> None:
-        rows = self._late(rows, 0, late_us, m)
-        pre, project, key_of = self.pre_left, self.project, self.left_key
-        other = self.right
-        others = other.by_key
-        semi, anti = self.semi, self.anti
-        preserved = self.node.left.preserved
-        null_right = self.null_right
-        store = self.left
-        skips = self.left_skipped != "none"
-        only_matched = self.left_skipped == "matched"
-        time_of = store.time_of
-        # no flags to set on the right side and rows to emit: project while probing
-        direct = not other.track_matched and not anti
-        for lrow in rows:
-            if pre is not None and pre(lrow, None) is not True:
-                if preserved:
-                    out.append(project(lrow, null_right))
-                continue
-            key = key_of(lrow)
-            matched = False
-            bucket = others.get(key)
-            if bucket:
-                if semi:
-                    matched = self._semi_probe(lrow, bucket)
-                elif direct:
-                    before = len(out)
-                    self._emit(lrow, True, bucket, out)
-                    matched = len(out) > before
-                else:
-                    hits = self._hits(lrow, True, bucket)
-                    if hits:
-                        matched = True
-                        other.mark(hits)
-                        if not anti:
-                            out.extend([project(lrow, bucket[i]) for i in hits])
-            if semi and matched:
-                out.append(project(lrow, null_right))
-                continue
-            if (
-                skips
-                and threshold is not None
-                and time_of is not None
-                and (matched or not only_matched)
-            ):
-                t = time_of(key, lrow)
-                if t is not None and t <= threshold:  # (watermark_passed, written out)
-                    continue  # not stored: this batch evicts it anyway
-            store.append(key, lrow, matched)
-            m.num_rows_updated += 1
-
-    def _candidates(
-        self, probe: Row, probe_is_left: bool, bucket: dict[int, Row]
-    ) -> Iterable[tuple[int, Row, Row, Row]]:
-        """(id, stored row, left row, right row) of each stored row on the other side that
-        satisfies the post-join condition with ``probe``, in state order (every candidate is
-        evaluated, as Spark does for these joins).
-
-        One probe serves both directions.  The mirrored pair of loops it replaced ran 1.2% fewer
-        instructions on the whole of `benchmarks/engines.py runtime-rows` at N = 3,000
-        (callgrind: 4.586e9 vs 4.642e9), too little to keep two copies of the loop."""
-        in_range = self.in_range
-        if in_range is not None:
-            xa, xb, lower, upper = in_range
-            # left.x + lower <= right.y <= left.x + upper, read from whichever side probes
-            if probe_is_left:
-                probe_at, stored_at, lo_off, hi_off = xa, xb, lower, upper
-            else:
-                probe_at, stored_at, lo_off, hi_off = xb, xa, -upper, -lower
-            v = probe[probe_at]
-            if v is None:
-                return ()
-            lo, hi = v + lo_off, v + hi_off
-            found = [
-                (i, row)
-                for i, row in bucket.items()
-                if (w := row[stored_at]) is not None and lo <= w <= hi
-            ]
-        else:
-            post = self.post
-            if post is None:
-                found = list(bucket.items())
-            elif probe_is_left:
-                found = [(i, row) for i, row in bucket.items() if post(probe, row) is True]
-            else:
-                found = [(i, row) for i, row in bucket.items() if post(row, probe) is True]
-        if probe_is_left:
-            return [(i, row, probe, row) for i, row in found]
-        return [(i, row, row, probe) for i, row in found]
-
-    def _hits(self, probe: Row, probe_is_left: bool, bucket: dict[int, Row]) -> list[int]:
-        """Ids of the stored rows that ``probe`` matches."""
-        return [i for i, _, _, _ in self._candidates(probe, probe_is_left, bucket)]
-
-    def _emit(
-        self, probe: Row, probe_is_left: bool, bucket: dict[int, Row], out: list[Row]
-    ) -> None:
-        """Append the output row of ``probe`` with each stored row it matches (condition then
-        projection, pair by pair, as Spark's generated code runs them)."""
-        project = self.project
-        out.extend([project(a, b) for _, _, a, b in self._candidates(probe, probe_is_left, bucket)])
-
-    def _semi_probe(self, lrow: Row, bucket: dict[int, Row]) -> bool:
-        """LeftSemi's left pass: stop at the first stored right row that matches."""
-        post = self.post
-        for ident, r in bucket.items():
-            if post is None or post(lrow, r) is True:
-                self.right.mark((ident,))
-                return True
-        return False
-
-    def _right_pass(
-        self,
-        rows: Sequence[Row],
-        late_us: int | None,
-        threshold: int | None,
-        out: list[Row],
-        m: JoinMetrics,
-    ) -> None:
-        rows = self._late(rows, 1, late_us, m)
-        pre, post, project, key_of = self.pre_right, self.post, self.project, self.right_key
-        other = self.left
-        others = other.by_key
-        semi, anti = self.semi, self.anti
-        preserved = self.node.right.preserved
-        null_left, null_right = self.null_left, self.null_right
-        store = self.right
-        skips = self.right_skipped != "none"
-        only_matched = self.right_skipped == "matched"
-        time_of = store.time_of
-        direct = not other.track_matched and not anti  # as in the left pass
-        for r in rows:
-            if pre is not None and pre(r, None) is not True:
-                if preserved:
-                    out.append(project(null_left, r))
-                continue
-            key = key_of(r)
-            matched = False
-            bucket = others.get(key)
-            if bucket:
-                if semi:  # a left row is emitted once: skip those that have matched
-                    flags = other.matched
-                    for ident, lrow in bucket.items():
-                        if ident not in flags and (post is None or post(lrow, r) is True):
-                            matched = True
-                            out.append(project(lrow, null_right))
-                            flags.add(ident)
-                elif direct:
-                    before = len(out)
-                    self._emit(r, False, bucket, out)
-                    matched = len(out) > before
-                else:
-                    hits = self._hits(r, False, bucket)
-                    if hits:
-                        matched = True
-                        other.mark(hits)
-                        if not anti:
-                            out.extend([project(bucket[i], r) for i in hits])
-            if (
-                skips
-                and threshold is not None
-                and time_of is not None
-                and (matched or not only_matched)
-            ):
-                t = time_of(key, r)
-                if t is not None and t <= threshold:  # (watermark_passed, written out)
-                    continue
-            store.append(key, r, matched)
-            m.num_rows_updated += 1
-
-    def _semi_right_first(
-        self,
-        rows: Sequence[Row],
-        late_us: int | None,
-        threshold: int | None,
-        out: list[Row],
-        m: JoinMetrics,
-    ) -> None:
-        """LeftSemi from Spark 4.2: right rows probe the stored left rows first; a matched
-        left row is emitted once and removed from state at once (counted as removed)."""
-        rows = self._late(rows, 1, late_us, m)
-        pre, post, project, key_of = self.pre_right, self.post, self.project, self.right_key
-        left = self.left
-        store = self.right
-        time_of = store.time_of
-        skips = self.right_skipped != "none"  # (the right side of LeftSemi is not preserved)
-        only_matched = self.right_skipped == "matched"
-        for r in rows:
-            if pre is not None and pre(r, None) is not True:
-                continue
-            key = key_of(r)
-            matched = False
-            bucket = left.by_key.get(key)
-            if bucket:
-                for ident, lrow in list(bucket.items()):
-                    if post is None or post(lrow, r) is True:
-                        matched = True
-                        out.append(project(lrow, self.null_right))
-                        left.remove(key, ident)
-                        m.num_rows_removed += 1
-            if (
-                skips
-                and threshold is not None
-                and time_of is not None
-                and (matched or not only_matched)
-            ):
-                t = time_of(key, r)
-                if t is not None and t <= threshold:  # (watermark_passed, written out)
-                    continue
-            store.append(key, r, matched)
-            m.num_rows_updated += 1
-
-    def _semi_left_last(
-        self, rows: Sequence[Row], late_us: int | None, out: list[Row], m: JoinMetrics
-    ) -> None:
-        rows = self._late(rows, 0, late_us, m)
-        pre, post, project, key_of = self.pre_left, self.post, self.project, self.left_key
-        right = self.right.by_key
-        for lrow in rows:
-            if pre is not None and pre(lrow, None) is not True:
-                continue
-            key = key_of(lrow)
-            bucket = right.get(key)
-            if bucket and any(post is None or post(lrow, r) is True for r in bucket.values()):
-                out.append(project(lrow, self.null_right))
-                continue
-            self.left.append(key, lrow, False)
-            m.num_rows_updated += 1
-
-    def _outer_and_cleanup(
-        self,
-        left_threshold: int | None,
-        right_threshold: int | None,
-        out: list[Row],
-        m: JoinMetrics,
-    ) -> None:
-        counted = 0
-        uncounted = 0  # the rows an outer side evicts (spark_rules.rows_removed)
-        left_preserved = self.node.left.preserved
-        right_preserved = self.node.right.preserved
-        if left_preserved and left_threshold is not None:
-            for row, matched in self.left.evict(left_threshold):
-                uncounted += 1
-                if not matched:
-                    out.append(self.project(row, self.null_right))
-        if right_preserved and right_threshold is not None:
-            for row, matched in self.right.evict(right_threshold):
-                uncounted += 1
-                if not matched:
-                    out.append(self.project(self.null_left, row))
-        if not left_preserved and left_threshold is not None:
-            counted += self.left.evict_count(left_threshold)
-        if not right_preserved and right_threshold is not None:
-            counted += self.right.evict_count(right_threshold)
-        m.num_rows_removed += rows_removed(counted, uncounted, self.count_all_removals)
+        pass
 
 
 # ------------------------------------------------------------------------------ helpers
-
-
-def _predicate(node: exp.Expression | None, layout: Layout, ansi: bool) -> Getter | None:
-    return None if node is None else compile_expr(node, layout, ansi=ansi)
 
 
 def _normalize(value: Any) -> Any:

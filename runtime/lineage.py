@@ -2,17 +2,14 @@
 happens to every row, opt-in, so that a normal run pays nothing.
 
 ``trace_run`` runs a plan over a trace on the reference engine whose queries
-(``TracedQuery``) run observed operators: ``TracedJoin`` is the reference ``JoinOperator``
-itself, with its decisions reported, never re-made, and each ``AggregateOperator`` runs as
-it does in ``sjoin run`` with an ``AggregateLineage`` as its observer (the hooks of
-``aggregate_core``: the groups each row was late for or folded into, each output's group).
-The join's: each side's filters are the operator's own, applied a row at a
-time; the late rows are those the operator keeps in ``late_rows`` (``late.py``); the pre-join
-filter, the post-join condition and the projection are the operator's compiled functions,
-wrapped to report each call; the state is the operator's ``SideState`` reporting each row
-stored, evicted (with the threshold the operator computed by ``spark_rules``) or removed.
-(The one change: the inline time-range check of the probes is left to the post-join
-condition, which the plan says is exactly that range, ``JoinNode.time_range``.)
+(``TracedQuery``) run observed operators.  A join is the reference ``JoinOperator`` itself,
+given a ``JoinLineage`` observer (``join_core.JoinObserver``): the core reports what it did on
+the path an unobserved run takes, decisions never re-made: each side's rows as its filters
+kept them, the late rows, the pre-join filter's verdicts, the pairs it matched, the rows it
+stored, removed and evicted (with the threshold it computed by ``spark_rules``) and each output
+row with the rows it was made of.  Each ``AggregateOperator`` runs as it does in ``sjoin run``
+with an ``AggregateLineage`` as its observer (the hooks of ``aggregate_core``: the groups each
+row was late for or folded into, each output's group).
 
 A row is known by its identity: each trace row is a tuple object of its own (``origin``: its
 line), a window projected before a join makes a new tuple (``alias``: the row it came from),
@@ -25,20 +22,18 @@ from __future__ import annotations
 
 import os
 import stat
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from ..compiler.plan import AggregateNode, JoinNode, Plan
 from .aggregate import AggregateOperator
-from .batches import Batch, Rows
+from .batches import Batch
 from .errors import UsageError
-from .join import JoinMetrics, JoinOperator, SideState
+from .join import JoinOperator, Pair, RowBatch, RowInputObserver
 from .late import Dropped
 from .query import BatchResult, Engine, Query
-from .spark_rules import state_threshold_us
 from .trace import Trace, read_trace, schemas_of
-from .watermark import WatermarkNode
 
 Row = tuple[Any, ...]
 
@@ -98,7 +93,7 @@ class Lineage:
         self.query = ""
         self.batch = 0
         self.watermark_ms: int | None = None
-        self.operators: dict[tuple[str, str], Any] = {}  # (query, join) -> its TracedJoin
+        self.operators: dict[tuple[str, str], Any] = {}  # (query, join) -> its observed operator
         # (query, aggregate, group) -> the rows folded into the group, with their batches
         self.folded: dict[tuple[str, str, Any], list[tuple[int, Row]]] = {}
 
@@ -188,138 +183,91 @@ class Lineage:
         return [n for p in (out.left, out.right) if p is not None for n in self.lines_of(p)]
 
 
-class TracedSideState(SideState):
-    """A join side's state that reports each row stored, evicted and removed."""
+class JoinLineage(RowInputObserver):
+    """The observer of one ``JoinOperator`` (``join_core.JoinObserver``): reports every
+    row's life to a ``Lineage``."""
 
-    def __init__(self, base: SideState, report: Callable[..., None], side: int) -> None:
-        super().__init__(base.time_of, base.track_matched)
-        self.report = report
-        self.side = side
-        self.threshold: int | None = None
-
-    def append(self, key: Any, row: Row, matched: bool) -> None:
-        super().append(key, row, matched)
-        self.report(row, "stored", self.side, matched=matched)
-
-    def evict(self, threshold_us: int) -> list[tuple[Row, bool]]:
-        gone = super().evict(threshold_us)
-        for row, matched in gone:
-            self.report(row, "evicted", self.side, threshold_us=threshold_us, matched=matched)
-        return gone
-
-    def evict_count(self, threshold_us: int) -> int:
-        return len(self.evict(threshold_us))  # the same rows; only the order of the pops differs
-
-    def remove(self, key: Any, ident: int) -> None:
-        row = self.by_key[key][ident]
-        super().remove(key, ident)
-        self.report(row, "removed", self.side)
-
-
-class TracedJoin(JoinOperator):
-    """``JoinOperator`` reporting every row's life to a ``Lineage``."""
-
-    def __init__(self, node: JoinNode, ansi: bool, log: Lineage) -> None:
-        super().__init__(node, ansi)
+    def __init__(self, node: JoinNode, log: Lineage) -> None:
         self.log = log
-        name = node.name
+        self.name = node.name
+        self.null: tuple[Row, Row] = ((), ())  # the operator's null rows (``attach``)
 
-        def report(row: Row, kind: str, side: int, **detail: Any) -> None:
-            log.event(row, kind, name, side, **detail)
+    def attach(self, op: JoinOperator) -> None:
+        self.null = op.row_storage.null
+        self.log.operators[(self.log.query, self.name)] = op
 
-        self.report = report
-        log.operators[(log.query, name)] = self
-        self.original_post = self.post  # the condition alone, for `why --with`
-        self.left = TracedSideState(self.left, report, 0)
-        self.right = TracedSideState(self.right, report, 1)
-        for side, attr in ((0, "pre_left"), (1, "pre_right")):
-            pre = getattr(self, attr)
-            if pre is not None:
-                setattr(self, attr, self._reported_pre(pre, side))
-        # every pair the probes find goes through the post-join condition (the plan's time
-        # range is exactly that condition): a true one is a match
-        post = self.post if self.post is not None else (lambda a, b: True)
-        self.in_range = None
+    def report(self, row: Row, kind: str, side: int, **detail: Any) -> None:
+        self.log.event(row, kind, self.name, side, **detail)
 
-        def matched(a: Row, b: Row) -> Any:
-            value = post(a, b)
-            if value is True:
-                report(a, "matched", 0, other=b)
-                report(b, "matched", 1, other=a)
-            return value
-
-        self.post = matched
-        project = self.project
-        null_left, null_right = self.null_left, self.null_right
-
-        def projected(a: Row, b: Row) -> Any:
-            out = project(a, b)
-            if out is not None:
-                log.output(name, out, None if a is null_left else a, None if b is null_right else b)
-            return out
-
-        self.project = projected
-
-    def _reported_pre(self, pre: Any, side: int) -> Any:
-        report = self.report
-
-        def reported(row: Row, other: Any) -> Any:
-            value = pre(row, other)
-            report(row, "pre", side, passed=value is True)
-            return value
-
-        return reported
-
-    def step(
+    def inputs(
         self,
-        inputs: Sequence[Batch],
-        watermarks: Sequence[WatermarkNode | None],
-        late_ms: int | None,
-        evict_ms: int | None,
-    ) -> tuple[Rows, JoinMetrics]:
-        """``JoinOperator.step`` a row at a time through each side's filters (the same
-        filters: each keeps or drops a row on its own), reporting each row's fate."""
-        log, report = self.log, self.report
-        prepared = []
-        for side, (value, side_input, node) in enumerate(
-            zip(inputs, self.side_inputs, watermarks, strict=True)
-        ):
-            rows = value.to_rows()
-            below = []
-            for r in rows:
-                report(r, "arrived", side)
-                if side_input.filter_below([r]):
-                    below.append(r)
-                else:
-                    report(r, "filtered", side, stage="below")
-            if node is not None:
-                node.observe(below)
-            above = []
-            for r in below:
-                made = side_input.filter_above([r])
-                if not made:
-                    report(r, "filtered", side, stage="above")
-                for m in made:
-                    if m is not r:
-                        log.made_of(m, r)
-                    above.append(m)
-            prepared.append(above)
-        log.batches[(log.query, log.batch, self.node.name)] = BatchInfo(
-            log.watermark_ms,
-            late_ms,
-            evict_ms,
-            (
-                state_threshold_us(self.left_rule, evict_ms),
-                state_threshold_us(self.right_rule, evict_ms),
-            ),
+        side: int,
+        rows: Sequence[Row],
+        below: Sequence[Row],
+        kept: Sequence[Row],
+        made: list[list[Row]],
+    ) -> None:
+        """Each row's fate in the side's filters (the same filters: each keeps or drops a
+        row on its own, and keeps the row itself)."""
+        report, log = self.report, self.log
+        passed = {id(r) for r in below}
+        for r in rows:
+            report(r, "arrived", side)
+            if id(r) not in passed:
+                report(r, "filtered", side, stage="below")
+        windowed = {id(r): m for r, m in zip(kept, made, strict=True)}
+        for r in below:
+            found = windowed.get(id(r))
+            if not found:
+                report(r, "filtered", side, stage="above")
+                continue
+            for m in found:
+                if m is not r:
+                    log.made_of(m, r)
+
+    def batch(
+        self, late_ms: int | None, evict_ms: int | None, thresholds: tuple[int | None, int | None]
+    ) -> None:
+        log = self.log
+        log.batches[(log.query, log.batch, self.name)] = BatchInfo(
+            log.watermark_ms, late_ms, evict_ms, thresholds
         )
-        self.late_rows = []
-        out, metrics = self.process(prepared[0], prepared[1], late_ms, evict_ms)
-        for dropped in self.late_rows:
-            for r, t in zip(dropped.rows, dropped.times, strict=True):
-                report(r, "late", dropped.input, time_us=t, watermark_ms=late_ms)
-        self.late_rows = None
-        return Rows(out), metrics
+
+    def late(self, dropped: Dropped, late_ms: int | None) -> None:
+        for r, t in zip(dropped.rows, dropped.times, strict=True):
+            self.report(r, "late", dropped.input, time_us=t, watermark_ms=late_ms)
+
+    def pre(self, side: int, passed: RowBatch, failed: RowBatch) -> None:
+        for r in passed.rows:
+            self.report(r, "pre", side, passed=True)
+        for r in failed.rows:
+            self.report(r, "pre", side, passed=False)
+
+    def matched(self, pairs: list[Pair]) -> None:
+        for _, _, a, b in pairs:
+            self.report(a, "matched", 0, other=b)
+            self.report(b, "matched", 1, other=a)
+
+    def stored(self, side: int, batch: RowBatch, matched: set[int] | None) -> None:
+        flags = matched or ()
+        for p, r in zip(batch.pos, batch.rows, strict=True):
+            self.report(r, "stored", side, matched=p in flags)
+
+    def removed(self, side: int, pairs: list[Pair]) -> None:
+        for _, _, a, b in pairs:
+            self.report(a if side == 0 else b, "removed", side)
+
+    def evicted(self, side: int, evicted: list[tuple[Row, bool]], threshold_us: int) -> None:
+        for row, matched in evicted:
+            self.report(row, "evicted", side, threshold_us=threshold_us, matched=matched)
+
+    def output(self, part: list[Pair], projected: list[Row]) -> None:
+        null_left, null_right = self.null
+        for (_, _, a, b), out in zip(part, projected, strict=True):
+            if out is not None:
+                self.log.output(
+                    self.name, out, None if a is null_left else a, None if b is null_right else b
+                )
 
 
 class AggregateLineage:
@@ -361,7 +309,10 @@ class TracedQuery(Query):
         for name in list(self.operators):
             node = self.plan.node(name)
             if isinstance(node, JoinNode):
-                self.operators[name] = TracedJoin(node, self.plan.ansi, log)
+                observer = JoinLineage(node, log)
+                op = JoinOperator(node, self.plan.ansi, observer)
+                observer.attach(op)
+                self.operators[name] = op
             else:
                 op = self.operators[name]
                 assert isinstance(node, AggregateNode) and isinstance(op, AggregateOperator)

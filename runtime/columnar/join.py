@@ -31,9 +31,9 @@ from sqlglot import exp
 from ...compiler.plan import JoinNode, Side, StateRule
 from ..batches import Batch, Frame
 from ..eval import Getter, Layout, column_slot, compile_expr, window_arguments
-from ..join import JoinMetrics, JoinStateMixin, side_layout
+from ..join_core import JoinCore, JoinFacts, JoinMetrics
 from ..late import Dropped
-from ..spark_rules import Skipped, rows_removed, state_threshold_us
+from ..spark_rules import Skipped
 from ..watermark import WatermarkNode
 from .frames import as_frame
 from .spark_rules_vec import (
@@ -235,26 +235,18 @@ def observe(node: WatermarkNode, frame: pl.DataFrame) -> None:
     node.observe_max(observed_max_ms_vec(frame.get_column(f"c{node.time_index}")))
 
 
-class ColumnarJoin(JoinStateMixin):
-    """One ``join`` of the plan, run batch after batch on frames (columns ``c0..``)."""
+class ColumnarJoinStorage:
+    """The join's state table on frames (``join_core.JoinStorage``): each side's ``_Side``.
 
-    def __init__(self, node: JoinNode, ansi: bool) -> None:
-        self.node = node
-        self.late_rows: list[Dropped] | None = None  # kept only when asked (``late.py``)
-        # each side's filters below and above its watermark node (``step``)
-        self.side_filters = (SideFilters(node.left, ansi), SideFilters(node.right, ansi))
-        self.kinds = tuple([c.type for c in s.columns] for s in (node.left, node.right))
-        self.semi = node.executed_as == "left_semi"
-        self.anti = node.kind.drops_matched
-        self.semi_right_first = self.semi and node.quirks.semi_right_first
-        self.left_skipped = node.left.evicted_rows_skipped
-        self.right_skipped = node.right.evicted_rows_skipped
-        self.count_all_removals = node.quirks.count_all_removals
-        left_cols, right_cols = side_layout(node.left), side_layout(node.right)
+    A batch is a frame of the side's columns as ``L0..`` / ``R0..`` with ``_p``, its rows'
+    positions; pairs add the other side's columns and the stored rows' ``_id`` and ``_m``; an
+    output part is a frame of output columns ``c0..`` and ``_p``, projected when emitted."""
+
+    def __init__(self, facts: JoinFacts) -> None:
+        node, ansi = facts.node, facts.ansi
+        left_cols, right_cols = facts.layouts
         self.left_cols, self.right_cols = left_cols, right_cols
-        one_left = Layout.of(("left", left_cols))
-        one_right = Layout.of(("right", right_cols))
-        both = Layout.of(("left", left_cols), ("right", right_cols))
+        one_left, one_right = facts.one
 
         def slot(e: exp.Expression, layout: Layout) -> int:
             found = column_slot(compile_expr(e, layout, ansi=ansi))
@@ -268,49 +260,29 @@ class ColumnarJoin(JoinStateMixin):
             left_cols,
             left_keys,
             _eviction_column(node.left.state, left_cols, left_keys),
-            node.left.preserved or self.semi,
+            facts.track_matched[0],
         )
         self.right = _Side(
             node.right,
             right_cols,
             right_keys,
             _eviction_column(node.right.state, right_cols, right_keys),
-            node.right.preserved,
+            facts.track_matched[1],
         )
-        self.pre_left = _compiled(node.left.pre_join_filter, one_left, ansi)
-        self.pre_right = _compiled(node.right.pre_join_filter, one_right, ansi)
-        self.in_range: tuple[int, int, int, int] | None = None
-        if node.time_range is not None:
-            tr = node.time_range
-            names_l, names_r = [c for c, _ in left_cols], [c for c, _ in right_cols]
-            self.in_range = (
-                names_l.index(tr.left_column),
-                names_r.index(tr.right_column),
-                tr.lower_us,
-                tr.upper_us,
-            )
-        post_parts = [p for p in (node.post_join_filter, node.constant_filter) if p is not None]
-        post = (
-            post_parts[0]
-            if len(post_parts) == 1
-            else (exp.And(this=post_parts[0], expression=post_parts[1]) if post_parts else None)
-        )
-        self.post = _compiled(post, both, ansi)
+        self.sides = (self.left, self.right)
+        self.pre = facts.pre
+        self.post = facts.post
+        self.in_range = facts.in_range
         self.outputs: list[tuple[tuple[int, int] | None, Getter, Any]] = []
         for o in node.output:
-            getter = compile_expr(o.expr, both, ansi=ansi)
+            getter = compile_expr(o.expr, facts.both, ansi=ansi)
             self.outputs.append((column_slot(getter), getter, join_dtype(o.type)))
         # outputs that are windows (``Frame.windows``)
         self.output_windows = [j for j, o in enumerate(node.output) if o.type.name == "window"]
         # an output row whose window time is NULL is dropped before it is projected (the
         # reference's ``_guarded``): the column of each time, or its getter
-        self.window_times = [
-            column_slot(g) or g
-            for g in (compile_expr(e, both, ansi=ansi) for e in node.window_times)
-        ]
-        self.left_time = _event_time(node.left, left_cols)
-        self.right_time = _event_time(node.right, right_cols)
-        self.left_rule, self.right_rule = node.left.state, node.right.state
+        self.window_times = [column_slot(g) or g for g in facts.window_times]
+        self.event_time = (_event_time(node.left, left_cols), _event_time(node.right, right_cols))
 
     # ---------------------------------------------------------------- expressions
 
@@ -460,29 +432,175 @@ class ColumnarJoin(JoinStateMixin):
         )
         return pairs.filter(keep)
 
-    def _late(
-        self, frame: pl.DataFrame, side: int, late_us: int | None, m: JoinMetrics
-    ) -> pl.DataFrame:
-        """Side ``side``'s rows that are not late (by a window's end: ``_event_time``); the
-        late ones are counted, and kept in ``late_rows`` when a run asks for them (``sjoin
-        run --late-rows``)."""
-        time = self.left_time if side == 0 else self.right_time
-        if late_us is None or time is None or frame.height == 0:
-            return frame
-        late = watermark_passed_vec(time, late_us)
-        dropped = frame.select(late.sum()).item()
-        if dropped:
-            m.num_rows_dropped_by_watermark += int(dropped)
-            if self.late_rows is not None:
-                gone = frame.filter(late)
-                times = gone.select(time).to_series().to_list()
-                state = self.left if side == 0 else self.right
-                rows = rows_of(gone, list(state.schema), state.windows)
-                self.late_rows.append(Dropped(side, rows, times))
-            return frame.filter(~late)
-        return frame
+    def _prefix(self, side: int) -> tuple[str, int]:
+        return ("L", len(self.left_cols)) if side == 0 else ("R", len(self.right_cols))
 
-    # ---------------------------------------------------------------- one batch
+    # ---------------------------------------------------------------- input
+
+    def height(self, rows: pl.DataFrame) -> int:
+        return rows.height
+
+    def has_event_time(self, side: int) -> bool:
+        return self.event_time[side] is not None
+
+    def split_late(self, side: int, rows: pl.DataFrame, late_us: int) -> tuple[pl.DataFrame, int]:
+        """Side ``side``'s rows that are not late (by a window's end: ``_event_time``), and
+        how many are."""
+        time = self.event_time[side]
+        assert time is not None
+        late = watermark_passed_vec(time, late_us)
+        dropped = rows.select(late.sum()).item()
+        if dropped:
+            return rows.filter(~late), int(dropped)
+        return rows, 0
+
+    def late_rows(self, side: int, rows: pl.DataFrame, late_us: int) -> Dropped:
+        time = self.event_time[side]
+        assert time is not None
+        gone = rows.filter(watermark_passed_vec(time, late_us))
+        times = gone.select(time).to_series().to_list()
+        state = self.sides[side]
+        return Dropped(side, rows_of(gone, list(state.schema), state.windows), times)
+
+    def batch(self, side: int, rows: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame | None]:
+        """The rows (as ``L0..``/``R0..`` with ``_p``) the pre-join filter passes, and those
+        it fails (None without a pre-join filter)."""
+        prefix, width = self._prefix(side)
+        frame = _renamed(rows, width, prefix).with_columns(
+            pl.int_range(pl.len(), dtype=pl.Int64).alias("_p")
+        )
+        ok = self._pre(frame, self.pre[side], prefix, width)
+        if ok is None:
+            return frame, None
+        return frame.filter(ok), frame.filter(~ok)
+
+    # ---------------------------------------------------------------- probes
+
+    def probe(self, side: int, batch: pl.DataFrame, first: bool = False) -> pl.DataFrame:
+        pairs = self._pairs(batch, self.sides[1 - side], side == 0)
+        if first:
+            return pairs.unique(subset=["_p"], keep="first", maintain_order=True)
+        return pairs
+
+    def claim(self, pairs: pl.DataFrame, unmatched_only: bool) -> pl.DataFrame:
+        if unmatched_only:
+            pairs = pairs.filter(~pl.col("_m"))
+        return pairs.filter(pl.col("_p") == pl.col("_p").min().over("_id"))
+
+    def matched(self, batch: pl.DataFrame, pairs: pl.DataFrame) -> pl.Series:
+        return batch.get_column("_p").is_in(pairs.get_column("_p").unique().implode())
+
+    def unmatched(self, batch: pl.DataFrame, matched: pl.Series) -> pl.DataFrame:
+        return batch.filter(~matched)
+
+    def mark(self, side: int, pairs: pl.DataFrame) -> None:
+        self.sides[side].mark(pairs.get_column("_id").unique())
+
+    def remove(self, side: int, batch: pl.DataFrame, pairs: pl.DataFrame) -> int:
+        removed = pairs.get_column("_id")
+        self.sides[side].remove(removed)
+        return removed.len()
+
+    # ---------------------------------------------------------------- storing
+
+    def kept(
+        self,
+        side: int,
+        batch: pl.DataFrame,
+        matched: pl.Series | None,
+        skipped: Skipped,
+        threshold: int,
+    ) -> tuple[pl.DataFrame, pl.Series | None]:
+        """The rows that are stored, and their matched flags: ``spark_rules_vec.stored_vec``
+        of the side's ``evicted_rows_skipped``."""
+        state = self.sides[side]
+        if state.time_index is None:
+            return batch, matched
+        if matched is None:
+            matched = pl.Series("_m", [False] * batch.height, dtype=pl.Boolean)
+        prefix, width = self._prefix(side)
+        passed = watermark_passed_vec(state.time_expr(), threshold)
+        keep = (
+            _renamed_back(batch, width, prefix)
+            .with_columns(matched.alias("_hit"))
+            .with_columns(stored_vec(skipped, passed, pl.col("_hit")).alias("_keep"))
+            .get_column("_keep")
+        )
+        return batch.filter(keep), matched.filter(keep)
+
+    def append(self, side: int, batch: pl.DataFrame, matched: pl.Series | None) -> int:
+        prefix, width = self._prefix(side)
+        return self.sides[side].append(
+            _renamed_back(batch, width, prefix), None if matched is None else matched.alias("_m")
+        )
+
+    def size(self, side: int) -> int:
+        return self.sides[side].size
+
+    def snapshot(self, side: int) -> dict[str, Any]:
+        return self.sides[side].snapshot()
+
+    def restore(self, side: int, data: dict[str, Any]) -> None:
+        self.sides[side].restore(data)
+
+    # ---------------------------------------------------------------- eviction
+
+    def evict(self, side: int, threshold: int, ordered: bool) -> pl.DataFrame | None:
+        return self.sides[side].evict(threshold, ordered)
+
+    def evict_count(self, side: int, threshold: int) -> int:
+        return self.evicted_count(self.sides[side].evict(threshold, ordered=False))
+
+    def evicted_count(self, evicted: pl.DataFrame | None) -> int:
+        return 0 if evicted is None else evicted.height
+
+    def emit_unmatched(self, side: int, evicted: pl.DataFrame | None) -> pl.DataFrame:
+        if evicted is None or evicted.height == 0:
+            return pl.DataFrame()
+        prefix, width = self._prefix(side)
+        rows = _renamed(evicted.filter(~pl.col("_m")), width, prefix).with_columns(
+            pl.lit(0, dtype=pl.Int64).alias("_p")
+        )
+        return self._project(rows, side == 0, side == 1)
+
+    # ---------------------------------------------------------------- output
+
+    def emit(self, pairs: pl.DataFrame, left: bool, right: bool) -> pl.DataFrame:
+        return self._project(pairs, left, right)
+
+    def emit_alone(self, side: int, batch: pl.DataFrame) -> pl.DataFrame:
+        return self._project(batch, side == 0, side == 1)
+
+    def ordered(self, parts: list[pl.DataFrame]) -> pl.DataFrame:
+        return _ordered(parts)
+
+    def project(self, part: pl.DataFrame) -> pl.DataFrame:
+        return part  # (projected when emitted)
+
+    def result(self, parts: list[pl.DataFrame]) -> pl.DataFrame:
+        frames = [f.drop("_p") for f in parts if f.height]
+        if not frames:
+            return pl.DataFrame(schema={f"c{j}": d for j, (_, _, d) in enumerate(self.outputs)})
+        return pl.concat(frames, how="vertical")
+
+
+class ColumnarJoin(
+    JoinCore[
+        pl.DataFrame, pl.DataFrame, pl.DataFrame, pl.Series, pl.DataFrame, "pl.DataFrame | None"
+    ]
+):
+    """One ``join`` of the plan, run batch after batch on frames (columns ``c0..``):
+    ``join_core.JoinCore`` over ``ColumnarJoinStorage``."""
+
+    def __init__(self, node: JoinNode, ansi: bool) -> None:
+        facts = JoinFacts(node, ansi)
+        storage = ColumnarJoinStorage(facts)
+        super().__init__(facts, storage, None)
+        self.left, self.right = storage.sides
+        self.output_windows = storage.output_windows
+        # each side's filters below and above its watermark node (``step``)
+        self.side_filters = (SideFilters(node.left, ansi), SideFilters(node.right, ansi))
+        self.kinds = tuple([c.type for c in s.columns] for s in (node.left, node.right))
 
     def step(
         self,
@@ -505,186 +623,8 @@ class ColumnarJoin(JoinStateMixin):
         out, metrics = self.process(frames[0], frames[1], late_ms, evict_ms)
         return Frame(out, tuple(self.output_windows)), metrics
 
-    def process(
-        self, left: pl.DataFrame, right: pl.DataFrame, late_ms: int | None, evict_ms: int | None
-    ) -> tuple[pl.DataFrame, JoinMetrics]:
-        m = JoinMetrics()
-        late_us = None if late_ms is None else late_ms * 1000
-        left_threshold = state_threshold_us(self.left_rule, evict_ms)
-        right_threshold = state_threshold_us(self.right_rule, evict_ms)
-        out: list[pl.DataFrame] = []
-        if self.semi_right_first:
-            out.append(self._semi_right_first(right, late_us, right_threshold, m))
-            out.append(self._semi_left_last(left, late_us, m))
-        else:
-            out.append(self._left_pass(left, late_us, left_threshold, m))
-            out.append(self._right_pass(right, late_us, right_threshold, m))
-        out += self._outer_and_cleanup(left_threshold, right_threshold, m)
-        m.side_rows = (self.left.size, self.right.size)
-        m.num_rows_total = self.left.size + self.right.size
-        frames = [f.drop("_p") for f in out if f.height]
-        if not frames:
-            return pl.DataFrame(schema={f"c{j}": d for j, (_, _, d) in enumerate(self.outputs)}), m
-        return pl.concat(frames, how="vertical"), m
-
-    def _input(self, frame: pl.DataFrame, prefix: str, width: int) -> pl.DataFrame:
-        return _renamed(frame, width, prefix).with_columns(
-            pl.int_range(pl.len(), dtype=pl.Int64).alias("_p")
-        )
-
-    def _left_pass(
-        self, rows: pl.DataFrame, late_us: int | None, threshold: int | None, m: JoinMetrics
-    ) -> pl.DataFrame:
-        if rows.height == 0:  # no row to drop, probe with, mark or store: no output
-            return pl.DataFrame()
-        lw = len(self.left_cols)
-        frame = self._input(self._late(rows, 0, late_us, m), "L", lw)
-        parts: list[pl.DataFrame] = []
-        ok = self._pre(frame, self.pre_left, "L", lw)
-        if ok is not None:
-            if self.node.left.preserved:
-                parts.append(self._project(frame.filter(~ok), True, False))
-            frame = frame.filter(ok)
-        pairs = self._pairs(frame, self.right, True)
-        matched = frame.get_column("_p").is_in(pairs.get_column("_p").unique().implode())
-        if self.semi:
-            if pairs.height:
-                firsts = pairs.group_by("_p", maintain_order=True).agg(pl.col("_id").first())
-                self.right.mark(firsts.get_column("_id"))
-            parts.append(self._project(frame.filter(matched), True, False))
-            frame, matched = (
-                frame.filter(~matched),
-                pl.Series("_m", [False] * int((~matched).sum())),
-            )
-        else:
-            self.right.mark(pairs.get_column("_id").unique())
-            if not self.anti:
-                parts.append(self._project(pairs, True, True))
-        store, matched = _stored(
-            _renamed_back(frame, lw, "L"), matched, self.left, self.left_skipped, threshold
-        )
-        m.num_rows_updated += self.left.append(store, matched.alias("_m"))
-        return _ordered(parts)
-
-    def _right_pass(
-        self, rows: pl.DataFrame, late_us: int | None, threshold: int | None, m: JoinMetrics
-    ) -> pl.DataFrame:
-        if rows.height == 0:
-            return pl.DataFrame()
-        rw = len(self.right_cols)
-        frame = self._input(self._late(rows, 1, late_us, m), "R", rw)
-        parts: list[pl.DataFrame] = []
-        preserved = self.node.right.preserved
-        ok = self._pre(frame, self.pre_right, "R", rw)
-        if ok is not None:
-            if preserved:
-                parts.append(self._project(frame.filter(~ok), False, True))
-            frame = frame.filter(ok)
-        pairs = self._pairs(frame, self.left, False)
-        if self.semi:  # a left row is emitted once: at the first pair of one not yet matched
-            fresh = pairs.filter(~pl.col("_m"))
-            firsts = fresh.filter(pl.col("_p") == pl.col("_p").min().over("_id"))
-            self.left.mark(firsts.get_column("_id"))
-            parts.append(self._project(firsts, True, False))
-            hit = firsts.get_column("_p")
-        else:
-            self.left.mark(pairs.get_column("_id").unique())
-            if not self.anti:
-                parts.append(self._project(pairs, True, True))
-            hit = pairs.get_column("_p")
-        matched = frame.get_column("_p").is_in(hit.unique().implode())
-        store, matched = _stored(
-            _renamed_back(frame, rw, "R"), matched, self.right, self.right_skipped, threshold
-        )
-        m.num_rows_updated += self.right.append(store, matched.alias("_m"))
-        return _ordered(parts)
-
-    def _semi_right_first(
-        self, rows: pl.DataFrame, late_us: int | None, threshold: int | None, m: JoinMetrics
-    ) -> pl.DataFrame:
-        """LeftSemi from Spark 4.2: right rows probe the stored left rows first; a matched
-        left row is emitted once and removed from state at once (counted as removed)."""
-        if rows.height == 0:
-            return pl.DataFrame()
-        rw = len(self.right_cols)
-        frame = self._input(self._late(rows, 1, late_us, m), "R", rw)
-        ok = self._pre(frame, self.pre_right, "R", rw)
-        if ok is not None:
-            frame = frame.filter(ok)
-        pairs = self._pairs(frame, self.left, False)
-        firsts = pairs.filter(pl.col("_p") == pl.col("_p").min().over("_id"))
-        out = self._project(firsts, True, False)
-        removed = firsts.get_column("_id")
-        self.left.remove(removed)
-        m.num_rows_removed += removed.len()
-        matched = frame.get_column("_p").is_in(firsts.get_column("_p").unique().implode())
-        # (the right side of LeftSemi is not preserved)
-        store, matched = _stored(
-            _renamed_back(frame, rw, "R"), matched, self.right, self.right_skipped, threshold
-        )
-        m.num_rows_updated += self.right.append(store, matched.alias("_m"))
-        return out
-
-    def _semi_left_last(
-        self, rows: pl.DataFrame, late_us: int | None, m: JoinMetrics
-    ) -> pl.DataFrame:
-        if rows.height == 0:
-            return pl.DataFrame()
-        lw = len(self.left_cols)
-        frame = self._input(self._late(rows, 0, late_us, m), "L", lw)
-        ok = self._pre(frame, self.pre_left, "L", lw)
-        if ok is not None:
-            frame = frame.filter(ok)
-        pairs = self._pairs(frame, self.right, True)
-        matched = frame.get_column("_p").is_in(pairs.get_column("_p").unique().implode())
-        out = self._project(frame.filter(matched), True, False)
-        m.num_rows_updated += self.left.append(_renamed_back(frame.filter(~matched), lw, "L"), None)
-        return out
-
-    def _outer_and_cleanup(
-        self, left_threshold: int | None, right_threshold: int | None, m: JoinMetrics
-    ) -> list[pl.DataFrame]:
-        out = []
-        counted = uncounted = 0
-        sides = (
-            (self.left, self.node.left.preserved, left_threshold, len(self.left_cols), "L"),
-            (self.right, self.node.right.preserved, right_threshold, len(self.right_cols), "R"),
-        )
-        # preserved sides first, left then right: their unmatched rows come out in that order
-        for state, preserved, threshold, width, prefix in sides:
-            if preserved and threshold is not None:
-                gone = state.evict(threshold, ordered=True)
-                if gone is not None and gone.height:
-                    uncounted += gone.height
-                    rows = _renamed(gone.filter(~pl.col("_m")), width, prefix).with_columns(
-                        pl.lit(0, dtype=pl.Int64).alias("_p")
-                    )
-                    out.append(self._project(rows, prefix == "L", prefix == "R"))
-        for state, preserved, threshold, _, _ in sides:
-            if not preserved and threshold is not None:
-                gone = state.evict(threshold, ordered=False)
-                counted += 0 if gone is None else gone.height
-        m.num_rows_removed += rows_removed(counted, uncounted, self.count_all_removals)
-        return out
-
 
 # ------------------------------------------------------------------------------ helpers
-
-
-def _stored(
-    store: pl.DataFrame, matched: pl.Series, side: _Side, skipped: Skipped, threshold: int | None
-) -> tuple[pl.DataFrame, pl.Series]:
-    """The new rows of a side (columns c0..) that are added to state, and their matched
-    flags: ``spark_rules_vec.stored_vec`` of the side's ``evicted_rows_skipped``."""
-    if skipped == "none" or threshold is None or side.time_index is None:
-        return store, matched
-    passed = watermark_passed_vec(side.time_expr(), threshold)
-    keep = (
-        store.with_columns(matched.alias("_hit"))
-        .with_columns(stored_vec(skipped, passed, pl.col("_hit")).alias("_keep"))
-        .get_column("_keep")
-    )
-    return store.filter(keep), matched.filter(keep)
 
 
 def _renamed_back(frame: pl.DataFrame, width: int, prefix: str) -> pl.DataFrame:
@@ -699,10 +639,6 @@ def _ordered(parts: Sequence[pl.DataFrame]) -> pl.DataFrame:
     if len(parts) == 1:
         return parts[0]
     return pl.concat(parts, how="vertical").sort("_p", maintain_order=True)
-
-
-def _compiled(node: exp.Expression | None, layout: Layout, ansi: bool) -> Getter | None:
-    return None if node is None else compile_expr(node, layout, ansi=ansi)
 
 
 def time_of(name: str, kind: str) -> pl.Expr:
