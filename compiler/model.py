@@ -314,6 +314,8 @@ class JoinAnalysis:
     empty_range: EmptyRange | None
     between_loses_state: tuple[Span | None, Span | None]  # per side: W004's BETWEEN
     time_interval: bool  # Spark 3.4's test: a range comparison on event time
+    # null-safe equalities between the sides (Spark's null-safe join keys), as SQL
+    null_safe_keys: tuple[tuple[str, Span], ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
