@@ -7,6 +7,9 @@ forgotten in another.  What each annotation means:
 
 - ``span``: where the node is in the spec (parser).
 - ``name_span`` / ``unit_span``: a function call's name, an interval's unit (parser).
+- ``spelling``: which of two spellings of one expression was written, for ``sjoin fmt`` to
+  write it back: ``::`` for a CAST written ``x::T``, ``||`` for a concat() written
+  ``a || b``, ``is not distinct from`` for a ``<=>`` written so (parser).
 - ``type_ref``: the written type of a CAST or typed literal; ``typed_literal`` marks
   ``TIMESTAMP '...'``-style literals (parser).
 - ``type``: the node's SQL type (binder).
@@ -63,6 +66,12 @@ def type_ref(node: exp.Expr) -> object:
 
 def is_typed_literal(node: exp.Expr) -> bool:
     return bool(_get(node, "typed_literal"))
+
+
+def spelling(node: exp.Expr) -> str | None:
+    """The operator ``node`` was written with when the language has two for it (parser)."""
+    found = _get(node, "spelling")
+    return found if isinstance(found, str) else None
 
 
 def sql_type(node: exp.Expr) -> SqlType | None:
@@ -153,6 +162,10 @@ def set_type_ref(node: exp.Expr, ref: object, *, typed_literal: bool = False) ->
     node.meta["type_ref"] = ref
     if typed_literal:
         node.meta["typed_literal"] = True
+
+
+def set_spelling(node: exp.Expr, written: str) -> None:
+    node.meta["spelling"] = written
 
 
 def set_type(node: exp.Expr, kind: SqlType) -> None:

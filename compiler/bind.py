@@ -1115,7 +1115,8 @@ class Binder:
     def _boolean_equality(self, node: exp.Expression, kinds: list[SqlType]) -> bool:
         """Without ANSI, ``=`` and ``<>`` between a BOOLEAN and a number cast the BOOLEAN to
         the number's type (TypeCoercion.BooleanEquality: true is 1); True when applied."""
-        if self.ansi or not isinstance(node, (exp.EQ, exp.NEQ)):
+        equalities = (exp.EQ, exp.NEQ, exp.NullSafeEQ, exp.NullSafeNEQ)
+        if self.ansi or not isinstance(node, equalities):
             return False
         a, b = kinds
         if {a.is_numeric, b.is_numeric} != {True, False} or t.BOOLEAN not in (a, b):
@@ -1678,11 +1679,14 @@ _RULES: dict[type[exp.Expression], Callable[[Binder, Any, Scope, bool], SqlType]
     exp.Null: _constant(t.NULL),
     exp.Interval: Binder._interval,
     exp.Cast: Binder._cast,
+    exp.TryCast: Binder._cast,
     exp.And: Binder._boolean_op,
     exp.Or: Binder._boolean_op,
     exp.Not: Binder._boolean_op,
     exp.EQ: Binder._compare,
     exp.NEQ: Binder._compare,
+    exp.NullSafeEQ: Binder._compare,
+    exp.NullSafeNEQ: Binder._compare,
     exp.LT: Binder._compare,
     exp.LTE: Binder._compare,
     exp.GT: Binder._compare,

@@ -174,7 +174,10 @@ CODES: Final[dict[str, Code]] = {
             "Spark plans a stream-stream join only as a symmetric hash join, which needs at "
             "least one equality between a left and a right expression. Without one Spark "
             "fails at the first batch with `Stream-stream join without equality predicate "
-            "is not supported`.",
+            "is not supported`. A null-safe equality between the sides (`a <=> b`, `a IS NOT "
+            "DISTINCT FROM b`) is a key to Spark, one that matches NULL with NULL; sjoin does "
+            "not model null-safe keys yet and refuses it here, with the two plain "
+            "equalities Spark runs it as.",
         ),
         Code(
             "E021",
@@ -310,7 +313,7 @@ CODES: Final[dict[str, Code]] = {
             "(Spark refuses it), more than one join in one query, a table-valued function as a "
             "source (open-source Spark's SQL has no streaming file or Kafka reader: define the "
             "stream in Python and declare its columns in sjoin-schemas.sql), NOT NULL columns, "
-            "DISTINCT, HAVING, ORDER BY, the operators `<=>`, `||`, RLIKE, and a conf or a "
+            "DISTINCT, HAVING, ORDER BY, RLIKE, IS [NOT] TRUE, and a conf or a "
             "`-- sjoin:` line given twice with different values. The message names the "
             "construct and the help the way to write it that sjoin reads.",
         ),

@@ -19,7 +19,7 @@ from lark.tree import Meta
 from sqlglot import exp
 
 from ..grammar import parser
-from . import annotate, ast
+from . import annotate, ast, sqlast
 from .diagnostics import Diagnostics
 from .limits import MAX_NESTING
 from .source import BIDI_CONTROLS, HOSTILE, Source, Span, char_name
@@ -61,9 +61,30 @@ class ToAst(Transformer_NonRecursive[Token, Any]):
     The walk is not recursive (a list of 100,000 conjuncts or a deep tree costs no stack).
     """
 
+    # the code of a form sjoin does not model (``_refuse``): in a .sjoin spec it is not part
+    # of the language; the SQL front end's subclass says E033 (valid Spark SQL)
+    REFUSED = "E001"
+
     def __init__(self, offset: int = 0) -> None:
         super().__init__()
         self.offset = offset
+        self.refusals: list[sqlast.Refusal] = []
+
+    def _within(self, span: Span) -> None:
+        """Forget the refusals inside ``span``: what holds them is refused whole."""
+        self.refusals = [
+            r for r in self.refusals if not (span.start <= r.span.start and r.span.end <= span.end)
+        ]
+
+    def _refuse(
+        self, message: str, span: Span, label: str, help: str | None = None, code: str = ""
+    ) -> exp.Expression:
+        """Collect a refusal (reported by the caller, which leaves the statement out) and
+        put a NULL in the tree in its place."""
+        self.refusals.append(sqlast.Refusal(message, span, label, help, code or self.REFUSED))
+        node = exp.Null()
+        annotate.set_span(node, span)
+        return node
 
     def _span(self, meta: Meta) -> Span:
         return Span.of(meta, self.offset)
@@ -107,7 +128,7 @@ class ToAst(Transformer_NonRecursive[Token, Any]):
         return ast.ColumnDecl(kids[0], kids[1], self._span(meta))
 
     @v_args(meta=True)
-    def type_spec(self, meta: Meta, kids: list[Any]) -> ast.TypeRef:
+    def simple_type(self, meta: Meta, kids: list[Any]) -> ast.TypeRef:
         name, *params = kids
         # a parameter that is not a small whole number can match no type: -1 fails lookup
         numbers = tuple(
@@ -257,8 +278,65 @@ class ToAst(Transformer_NonRecursive[Token, Any]):
         return self._negate(negated, node, self._span(meta))
 
     @v_args(meta=True)
+    def null_safe_equal(self, meta: Meta, kids: list[Any]) -> exp.Expression:
+        """``a <=> b``: Spark's EqualNullSafe (NULL <=> NULL is true, NULL <=> 1 false)."""
+        left, _op, right = kids
+        return _spanned(exp.NullSafeEQ(this=left, expression=right), self._span(meta))
+
+    @v_args(meta=True)
+    def distinct_from(self, meta: Meta, kids: list[Any]) -> exp.Expression:
+        """``a IS NOT DISTINCT FROM b`` is Spark's EqualNullSafe, as ``a <=> b`` is;
+        ``a IS DISTINCT FROM b`` is its negation (Spark's parser: Not(EqualNullSafe))."""
+        left, negated, right = kids
+        span = self._span(meta)
+        if negated is not None:
+            node = _spanned(exp.NullSafeEQ(this=left, expression=right), span)
+            annotate.set_spelling(node, "is not distinct from")
+            return node
+        return _spanned(exp.NullSafeNEQ(this=left, expression=right), span)
+
+    @v_args(meta=True)
+    def concat_op(self, meta: Meta, kids: list[Any]) -> exp.Expression:
+        """``a || b`` is Spark's Concat, the function ``concat(a, b)`` (its parser's
+        CONCAT_PIPE), so it binds, plans and runs as that call."""
+        left, op, right = kids
+        node = exp.Anonymous(this="concat", expressions=[left, right])
+        annotate.set_name_span(node, self._tok_span(op))
+        annotate.set_spelling(node, "||")
+        return _spanned(node, self._span(meta))
+
+    @v_args(meta=True)
+    def colon_cast(self, meta: Meta, kids: list[Any]) -> exp.Expression:
+        """``x::T`` is ``CAST(x AS T)`` (Spark's castByColon)."""
+        node: exp.Expression = self.cast_expr(meta, kids)
+        annotate.set_spelling(node, "::")
+        return node
+
+    @v_args(meta=True)
+    def try_cast(self, meta: Meta, kids: list[Any]) -> exp.Expression:
+        """``try_cast(x AS T)``: the CAST of ANSI mode, NULL where that one fails."""
+        value, type_ref = kids
+        node = exp.TryCast(this=value, to=exp.DataType.build("unknown"), safe=True)
+        annotate.set_type_ref(node, type_ref)
+        return _spanned(node, self._span(meta))
+
+    @v_args(meta=True)
     def neg(self, meta: Meta, kids: list[Any]) -> exp.Expression:
-        return _spanned(exp.Neg(this=kids[0]), self._span(meta))
+        """``-x``; but ``-128::TINYINT`` casts the number -128: Spark's grammar reads a sign
+        before digits as part of the number literal (``number: MINUS? INTEGER_VALUE``),
+        so `::` applies to the signed number, while ``-x::TINYINT`` is -(CAST(x AS TINYINT))
+        (checked on Spark 4.3.0)."""
+        span = self._span(meta)
+        inner, cast = kids[0], None
+        while isinstance(inner, exp.Cast) and annotate.spelling(inner) == "::":
+            cast, inner = inner, inner.this
+        if cast is not None and isinstance(inner, exp.Literal) and not inner.is_string:
+            start = annotate.span(inner)
+            signed = exp.Neg(this=inner)
+            _spanned(signed, Span(span.start, start.end if start else span.end))
+            cast.set("this", signed)
+            return _spanned(kids[0], span)
+        return _spanned(exp.Neg(this=kids[0]), span)
 
     def unary(self, kids: list[Any]) -> exp.Expression:  # unary plus
         return kids[0]  # type: ignore[no-any-return]
@@ -269,19 +347,63 @@ class ToAst(Transformer_NonRecursive[Token, Any]):
 
     @v_args(meta=True)
     def column(self, meta: Meta, kids: list[Any]) -> exp.Expression:
-        first, second = kids
+        first, second, third = kids
+        node: exp.Expression
         if second is None:
             node = exp.Column(this=_identifier(first))
-        else:
+        elif third is None:
             node = exp.Column(this=_identifier(second), table=_identifier(first))
+        else:  # alias.column.field: a field of a struct-valued column (a window's start)
+            inner_span = Span(first.span.start, second.span.end)
+            inner = exp.Column(this=_identifier(second), table=_identifier(first))
+            node = exp.Dot(this=_spanned(inner, inner_span), expression=_identifier(third))
         return _spanned(node, self._span(meta))
 
     @v_args(meta=True)
     def func_call(self, meta: Meta, kids: list[Any]) -> exp.Expression:
         name, args = kids
+        if isinstance(args, _Distinct):  # f(DISTINCT ...)
+            return self._refuse(
+                f"{name.text}(DISTINCT ...)",
+                self._span(meta),
+                "not modelled",
+                "Spark refuses distinct aggregates in a streaming query",
+            )
         node = exp.Anonymous(this=name.text.lower(), expressions=list(args or ()))
         annotate.set_name_span(node, name.span)
         return _spanned(node, self._span(meta))
+
+    @v_args(meta=True)
+    def named_argument(self, meta: Meta, kids: list[Any]) -> exp.Expression:
+        return self._refuse(
+            f"the named argument `{kids[0].text} => ...`",
+            self._span(meta),
+            "not modelled",
+            "sjoin's functions take their arguments in order",
+        )
+
+    def distinct_args(self, kids: list[Any]) -> _Distinct:
+        return _Distinct(kids)
+
+    @v_args(meta=True)
+    def complex_type(self, meta: Meta, kids: list[Any]) -> ast.TypeRef:
+        """``ARRAY<INT>``, ``STRUCT<a: INT>``: kept by name for the binder (E007)."""
+        return ast.TypeRef(f"{kids[0]}<...>", (), self._span(meta))
+
+    def type_argument(self, kids: list[Any]) -> Any:
+        return kids[-1]
+
+    def _unsupported(what: str, help: str) -> Any:  # type: ignore[misc]
+        @v_args(meta=True)
+        def method(self: ToAst, meta: Meta, kids: list[Any]) -> exp.Expression:
+            return self._refuse(what, self._span(meta), "not modelled", help)
+
+        return method
+
+    regex_match = _unsupported(
+        "RLIKE / REGEXP / ILIKE", "sjoin reads LIKE, and regexp_extract() in an expression"
+    )
+    is_truth = _unsupported("IS [NOT] TRUE / FALSE / UNKNOWN", "write the condition itself")
 
     @v_args(meta=True)
     def field_access(self, meta: Meta, kids: list[Any]) -> exp.Expression:
@@ -376,6 +498,10 @@ def balanced(kind: type[exp.And] | type[exp.Or], terms: list[exp.Expression]) ->
 def options_span(options: list[ast.OptionDecl], fmt: ast.Ident) -> Span:
     spans = [o.span for o in options] or [fmt.span]
     return Span(spans[0].start, spans[-1].end)
+
+
+class _Distinct(list[Any]):
+    """The arguments of ``f(DISTINCT ...)`` (refused by ``ToAst.func_call``)."""
 
 
 def _identifier(name: ast.Ident) -> exp.Identifier:
@@ -802,32 +928,36 @@ def check_characters(text: str, diags: Diagnostics) -> str:
 
 # ------------------------------------------------------------------ nesting
 
-# How deeply expressions may nest.  Each of these adds a level: parentheses, a function
-# call, CASE, CAST, NOT, unary minus, a comparison or predicate, and each operator of an
-# arithmetic chain (a + b + c is (a + b) + c).  A list of ANDs or ORs adds only the depth of
-# its balanced tree (log2 of its length), so flat lists of any length are accepted.  Later
-# stages (the binder, the planner, sqlglot's SQL generator, the back end, the runtime's
-# expression compiler) walk expressions recursively, a few Python frames per level: at 100
-# levels every one of them stays far below Python's recursion limit (1000), with room for
-# the caller's own stack (tests/grammar/test_limits.py checks each construct at the limit).
-# MAX_NESTING (100) lives with the other limits in compiler/limits.py.
-_LEVELS = frozenset(
-    {"not_", "compare", "between", "is_null", "in_list", "like", "binop", "neg", "paren"}
-    | {"func_call", "case_expr", "cast_expr"}
+# How deeply expressions may nest, in both front ends alike.  Each of these adds a level:
+# parentheses, a function call, CASE, CAST (and `::`, try_cast), NOT, unary minus, a
+# comparison or predicate, a field of a call, and each operator of an arithmetic or `||`
+# chain (a + b + c is (a + b) + c); in a pipeline's SQL also a subquery.  A list of ANDs or
+# ORs adds only the depth of its balanced tree (log2 of its length), so flat lists of any
+# length are accepted.  Later stages (the binder, the planner, sqlglot's SQL generator, the
+# back end, the runtime's expression compiler) walk expressions recursively, a few Python
+# frames per level: at 100 levels every one of them stays far below Python's recursion limit
+# (1000), with room for the caller's own stack (tests/grammar/test_limits.py checks each
+# construct at the limit).  MAX_NESTING (100) lives with the other limits in
+# compiler/limits.py.  The rules are grammar/expr.lark's (the shared expressions) and the
+# few that pipeline_sql.lark adds.
+LEVELS = frozenset(
+    {"not_", "compare", "null_safe_equal", "distinct_from", "between", "is_null", "in_list"}
+    | {"like", "binop", "concat_op", "neg", "paren", "func_call", "field_access"}
+    | {"case_expr", "cast_expr", "colon_cast", "try_cast"}
+    | {"regex_match", "is_truth", "paren_query", "subquery_read"}  # pipeline_sql.lark's own
 )
 
 
-def _nesting_error(statement: Tree[Token], levels: frozenset[str] = _LEVELS) -> Tree[Token] | None:
+def _nesting_error(statement: Tree[Token]) -> Tree[Token] | None:
     """The first node (in source order) of ``statement`` nested more than MAX_NESTING
-    levels deep, or None; a walk without recursion.  ``levels``: the grammar's rules that
-    add a level (the SQL front end's grammar names its own, ``sqlparse``)."""
+    levels deep, or None; a walk without recursion (both front ends: ``LEVELS``)."""
     stack: list[tuple[Tree[Token], int]] = [(statement, 0)]
     while stack:
         node, level = stack.pop()
         kids = node.children
         if node.data in ("and_", "or_"):
             level += (len(kids) - 1).bit_length()  # the depth of the balanced tree
-        elif node.data in levels:
+        elif node.data in LEVELS:
             level += 1
         if level > MAX_NESTING:
             return node
@@ -870,7 +1000,7 @@ def parse(source: Source, diags: Diagnostics) -> ast.SpecFile:
     except UnexpectedInput:
         pass
     else:
-        whole: ast.SpecFile = ToAst().transform(_limit_nesting(tree, 0, diags))
+        whole = _transform(tree, 0, diags)
         _check_join_word_aliases(whole, text, diags)
         return whole
     masked = _mask_comments_and_strings(text)
@@ -893,10 +1023,37 @@ def parse(source: Source, diags: Diagnostics) -> ast.SpecFile:
             if declared is not None and _near_keyword(declared[1], _DECLARING):
                 broken.append(declared[2].strip("`"))
             continue
-        statements.extend(ToAst(begin).transform(_limit_nesting(tree, begin, diags)).statements)
+        part = _transform(tree, begin, diags)
+        statements.extend(part.statements)
+        broken.extend(part.broken)
     spec = ast.SpecFile(tuple(statements), Span(0, len(text)), tuple(broken))
     _check_join_word_aliases(spec, text, diags)
     return spec
+
+
+def _transform(tree: Tree[Token], offset: int, diags: Diagnostics) -> ast.SpecFile:
+    """The AST of a parse tree at ``offset`` of the text, without the statements that nest
+    too deeply or hold an expression form sjoin does not model (RLIKE, IS TRUE, ...: the
+    shared grammar reads Spark's every form, ``ToAst._refuse``), each reported."""
+    transformer = ToAst(offset)
+    spec: ast.SpecFile = transformer.transform(_limit_nesting(tree, offset, diags))
+    if not transformer.refusals:
+        return spec
+    kept, broken = [], list(spec.broken)
+    for stmt in spec.statements:
+        inside = [
+            r
+            for r in transformer.refusals
+            if stmt.span.start <= r.span.start and r.span.end <= stmt.span.end
+        ]
+        for r in inside:
+            code = r.code if r.code != ToAst.REFUSED else "E001"
+            diags.add(code, f"sjoin does not read {r.message}", r.span, r.label, r.help)
+        if not inside:
+            kept.append(stmt)
+        elif isinstance(getattr(stmt, "name", None), ast.Ident):
+            broken.append(stmt.name.text)  # type: ignore[union-attr]
+    return ast.SpecFile(tuple(kept), spec.span, tuple(broken))
 
 
 def _check_join_word_aliases(spec: ast.SpecFile, text: str, diags: Diagnostics) -> None:

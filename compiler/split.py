@@ -140,6 +140,17 @@ def equi_key(part: exp.Expression) -> tuple[exp.Expression, exp.Expression] | No
     return None
 
 
+def null_safe_key(part: exp.Expression) -> bool:
+    """Whether ``part`` is a null-safe equality (``<=>``, IS NOT DISTINCT FROM) between the
+    two sides: Spark's ExtractEquiJoinKeys makes it a join key too, as the pair
+    (coalesce(l, default), coalesce(r, default)) and (isnull(l), isnull(r)), so that NULL
+    matches NULL; sjoin does not model such keys yet (``hazards`` refuses them, E020)."""
+    if not isinstance(part, exp.NullSafeEQ) or not is_deterministic(part):
+        return False
+    sa, sb = sides(part.this), sides(part.expression)
+    return {frozenset(sa), frozenset(sb)} == {frozenset({"left"}), frozenset({"right"})}
+
+
 # Expressions through which a NULL operand makes the whole result NULL (Spark's
 # NullIntolerant): a column under only these, in a comparison, must be non-null to match.
 _NULL_INTOLERANT = (

@@ -14,11 +14,27 @@ from functools import lru_cache
 
 import sqlglot
 from sqlglot import exp
+from sqlglot.dialects.spark import Spark
 from sqlglot.errors import SqlglotError
+from sqlglot.generators.spark import SparkGenerator
 
 from . import annotate
 from .expr import copy_tree, find_all
 from .types import exact_duration, spark_unit
+
+
+class SparkText(Spark):
+    """sqlglot's Spark dialect, writing the null-safe equality as Spark users write it:
+    ``a <=> b``, and ``NOT (a <=> b)`` for IS DISTINCT FROM (sqlglot writes IS [NOT]
+    DISTINCT FROM, a predicate that binds looser than a comparison in Spark's grammar)."""
+
+    class Generator(SparkGenerator):
+        TRANSFORMS = {  # noqa: RUF012 - sqlglot reads the class attribute
+            **SparkGenerator.TRANSFORMS,
+            exp.NullSafeEQ: lambda self, e: self.binary(e, "<=>"),
+            exp.NullSafeNEQ: lambda self, e: f"NOT ({self.binary(e, '<=>')})",
+        }
+
 
 _PLAIN = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 # words of Spark's expression syntax, quoted even where sqlglot would read them back
@@ -67,7 +83,7 @@ def spark_sql(node: exp.Expression) -> str:
             spark_interval(sub)
         elif isinstance(sub, exp.Identifier) and not sub.quoted and needs_quotes(sub.this):
             sub.set("quoted", True)
-    return copy.sql(dialect="spark", normalize_functions="lower", copy=False)
+    return copy.sql(dialect=SparkText, normalize_functions="lower", copy=False)
 
 
 def written_sql(node: exp.Expression) -> str:

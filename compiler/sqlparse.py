@@ -284,28 +284,13 @@ class _Clause:
 
 
 class SqlToAst(ToAst):
-    """The .sjoin transformer's expression methods, and the statement rules of pipeline SQL.
+    """The one expression transformer (``parse.ToAst``) with Spark's literals, and the
+    statement rules of pipeline SQL.
 
     What sjoin cannot model is collected in ``refusals`` (a placeholder stands in the tree),
     never raised: the caller reports each one and leaves the statement out."""
 
-    def __init__(self, offset: int) -> None:
-        super().__init__(offset)
-        self.refusals: list[sqlast.Refusal] = []
-
-    def _within(self, span: Span) -> None:
-        """Forget the refusals inside ``span``: what holds them is refused whole."""
-        self.refusals = [
-            r for r in self.refusals if not (span.start <= r.span.start and r.span.end <= span.end)
-        ]
-
-    def _refuse(
-        self, message: str, span: Span, label: str, help: str | None = None, code: str = "E033"
-    ) -> exp.Expression:
-        self.refusals.append(sqlast.Refusal(message, span, label, help, code))
-        node = exp.Null()
-        annotate.set_span(node, span)
-        return node
+    REFUSED = "E033"  # valid Spark SQL that sjoin does not model
 
     # -------------------------------------------------------------- literals
     @v_args(meta=True)
@@ -440,27 +425,9 @@ class SqlToAst(ToAst):
 
     # -------------------------------------------------------------- other expressions
     @v_args(meta=True)
-    def column(self, meta: Meta, kids: list[Any]) -> exp.Expression:
-        first, second, third = kids
-        if third is None:
-            node: exp.Expression = super().column(meta, [first, second])
-            return node
-        # alias.column.field: a field of a struct-valued column (window's start and end)
-        inner_span = Span(first.span.start, second.span.end)
-        inner = _spanned(exp.Column(this=_ident(second), table=_ident(first)), inner_span)
-        return _spanned(exp.Dot(this=inner, expression=_ident(third)), self._span(meta))
-
-    @v_args(meta=True)
     def func_call(self, meta: Meta, kids: list[Any]) -> exp.Expression:
-        name, args = kids
-        if isinstance(args, _Clause):  # f(DISTINCT ...)
-            return self._refuse(
-                f"{name.text}(DISTINCT ...)",
-                self._span(meta),
-                "not modelled",
-                "Spark refuses distinct aggregates in a streaming query",
-            )
-        call: exp.Expression = super().func_call(meta, [name, args])
+        name, _args = kids
+        call: exp.Expression = super().func_call(meta, kids)
         if name.text.lower() == "window" and isinstance(call, exp.Anonymous):
             for arg in call.expressions[1:]:  # durations as text: Spark's interval parser
                 if not (isinstance(arg, exp.Literal) and arg.is_string):
@@ -476,57 +443,6 @@ class SqlToAst(ToAst):
                             code="E014",
                         )
         return call
-
-    @v_args(meta=True)
-    def named_argument(self, meta: Meta, kids: list[Any]) -> exp.Expression:
-        return self._refuse(
-            f"the named argument `{kids[0].text} => ...`",
-            self._span(meta),
-            "not modelled",
-            "sjoin's functions take their arguments in order",
-        )
-
-    @v_args(meta=True)
-    def distinct_args(self, meta: Meta, kids: list[Any]) -> _Clause:
-        return _Clause("distinct", kids, self._span(meta))
-
-    @v_args(meta=True)
-    def simple_type(self, meta: Meta, kids: list[Any]) -> ast.TypeRef:
-        ref: ast.TypeRef = self.type_spec(meta, kids)
-        return ref
-
-    @v_args(meta=True)
-    def complex_type(self, meta: Meta, kids: list[Any]) -> ast.TypeRef:
-        span = self._span(meta)
-        return ast.TypeRef(f"{kids[0]}<...>", (), span)
-
-    def type_argument(self, kids: list[Any]) -> Any:
-        return kids[-1]
-
-    @v_args(meta=True)
-    def colon_cast(self, meta: Meta, kids: list[Any]) -> exp.Expression:
-        cast: exp.Expression = self.cast_expr(meta, kids)
-        return cast
-
-    def _unsupported(what: str, help: str) -> Any:  # type: ignore[misc]
-        @v_args(meta=True)
-        def method(self: SqlToAst, meta: Meta, kids: list[Any]) -> exp.Expression:
-            return self._refuse(what, self._span(meta), "not modelled", help)
-
-        return method
-
-    null_safe_equal = _unsupported(
-        "the null-safe equality `<=>`", "write `a = b`, or `a = b OR (a IS NULL AND b IS NULL)`"
-    )
-    distinct_from = _unsupported(
-        "IS [NOT] DISTINCT FROM", "write the comparison with `=` and IS NULL"
-    )
-    regex_match = _unsupported(
-        "RLIKE / REGEXP / ILIKE", "sjoin reads LIKE, and regexp_extract() in an expression"
-    )
-    is_truth = _unsupported("IS [NOT] TRUE / FALSE / UNKNOWN", "write the condition itself")
-    concat_op = _unsupported("the operator `||`", "sjoin has no string concatenation")
-    try_cast = _unsupported("try_cast", "write CAST(... AS ...)")
 
     # -------------------------------------------------------------- names
     @v_args(meta=True)
@@ -843,13 +759,6 @@ def _spanned(node: exp.Expression, span: Span) -> exp.Expression:
     return node
 
 
-def _ident(name: ast.Ident) -> exp.Identifier:
-    quoted = not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name.text)
-    node = exp.Identifier(this=name.text, quoted=quoted)
-    annotate.set_span(node, name.span)
-    return node
-
-
 def _duration(node: exp.Expression) -> ast.Duration | None:
     """The .sjoin duration of a WATERMARK clause's single-unit interval (None: refused)."""
     if not isinstance(node, exp.Interval) or node.unit is None:
@@ -1075,15 +984,6 @@ def _parse_sjoin(body: str, offset: int, diags: Diagnostics) -> tuple[ast.Statem
     return spec.statements
 
 
-# The rules of grammar/pipeline_sql.lark that add a level of nesting, as parse._LEVELS
-# does for the .sjoin grammar: each operator, parenthesis, call, CASE, CAST and subquery
-SQL_LEVELS = frozenset(
-    {"not_", "compare", "between", "is_null", "in_list", "like", "binop", "neg", "paren"}
-    | {"func_call", "case_expr", "cast_expr", "try_cast", "concat_op", "colon_cast"}
-    | {"field_access", "null_safe_equal", "distinct_from", "regex_match", "is_truth"}
-    | {"paren_query", "subquery_read"}
-)
-
 _SET = re.compile(r"\s*set\b", re.IGNORECASE)
 _SET_KEY = re.compile(r"\s*set\s+(?P<key>[A-Za-z_][\w.\-]*|`[^`]*`)\s*(?:=\s*(?P<value>.*?))?\s*\Z",
                       re.IGNORECASE | re.DOTALL)  # fmt: skip
@@ -1131,7 +1031,7 @@ def _statement(
         if declared is not None:
             broken.append(_unquote(declared[1]))
         return None
-    deep = _nesting_error(tree, SQL_LEVELS)
+    deep = _nesting_error(tree)
     if deep is not None:  # the same limit as a .sjoin spec's (limits.MAX_NESTING)
         nesting_refused(Span.of(deep.meta, offset).start, diags)
         declared = _DECLARED.match(chunk)

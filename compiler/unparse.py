@@ -26,12 +26,14 @@ _ARITH: dict[type[exp.Expression], str] = {
 # precedence: or 1, and 2, not 3, predicate 4, sum 5, product 6, unary 7, atom 8
 _LEVEL: dict[type[exp.Expression], int] = {exp.Or: 1, exp.And: 2, exp.Not: 3, exp.Neg: 7}
 _LEVEL.update({exp.Add: 5, exp.Sub: 5, exp.Mul: 6, exp.Div: 6, exp.Mod: 6})
-for _kind in (*_COMPARE, exp.Between, exp.Is, exp.In, exp.Like):
+for _kind in (*_COMPARE, exp.NullSafeEQ, exp.NullSafeNEQ, exp.Between, exp.Is, exp.In, exp.Like):
     _LEVEL[_kind] = 4
 
 
 def _level(node: exp.Expression) -> int:
-    return _LEVEL.get(type(node), 8)
+    if annotate.spelling(node) == "||":
+        return 5  # `a || b` stands with + and - (grammar/expr.lark)
+    return _LEVEL.get(type(node), 8)  # `x::T` binds as tightly as an atom
 
 
 def expression(node: exp.Expression, needed: int = 0) -> str:
@@ -63,6 +65,11 @@ def _expression(node: exp.Expression) -> str:
         return f"NOT {expression(inner, 3)}"
     if kind in _COMPARE:
         return f"{expression(node.this, 5)} {_COMPARE[kind]} {expression(node.expression, 5)}"
+    if kind is exp.NullSafeEQ:
+        word = "IS NOT DISTINCT FROM" if annotate.spelling(node) else "<=>"
+        return f"{expression(node.this, 5)} {word} {expression(node.expression, 5)}"
+    if kind is exp.NullSafeNEQ:
+        return f"{expression(node.this, 5)} IS DISTINCT FROM {expression(node.expression, 5)}"
     if kind is exp.Between:
         return (
             f"{expression(node.this, 5)} BETWEEN {expression(node.args['low'], 5)} AND "
@@ -106,12 +113,22 @@ def _expression(node: exp.Expression) -> str:
         unit = node.unit.name if node.unit else ""
         shown = amount if ast_number(amount) else string(amount)
         return f"INTERVAL {shown} {unit}"
-    if kind is exp.Cast:
+    if kind in (exp.Cast, exp.TryCast):
         ref = annotate.type_ref(node)
         assert isinstance(ref, ast.TypeRef), "the parsers give every CAST its written type"
         if annotate.is_typed_literal(node):
             return f"{ref.name} {string(node.this.name)}"
+        if kind is exp.TryCast:
+            return f"TRY_CAST({expression(node.this)} AS {_type(ref)})"
+        if annotate.spelling(node) == "::":
+            inner = node.this
+            if isinstance(inner, exp.Neg) and isinstance(inner.this, exp.Literal):
+                return f"-{expression(inner.this)}::{_type(ref)}"  # a signed number's cast
+            return f"{expression(inner, 8)}::{_type(ref)}"
         return f"CAST({expression(node.this)} AS {_type(ref)})"
+    if kind is exp.Anonymous and annotate.spelling(node) == "||" and len(node.expressions) == 2:
+        left, right = node.expressions
+        return f"{expression(left, 5)} || {expression(right, 6)}"
     if kind is exp.Anonymous:
         args = ", ".join(expression(a) for a in node.expressions)
         return f"{name(node.name)}({args})"

@@ -46,8 +46,24 @@ OPTIONS: Final[dict[str, Any]] = {
 _FORMAT: Final = b"sjoin-parser-cache 1"
 
 
-def grammar_text(name: str = "sjoin.lark") -> str:
+# The expression grammar both front ends share (expr.lark), appended to each of theirs
+SHARED: Final = "expr.lark"
+FRONT_ENDS: Final = ("sjoin.lark", "pipeline_sql.lark")
+
+
+def source_text(name: str) -> str:
+    """The text of the grammar file ``name`` as it is written."""
     return resources.files(__name__).joinpath(name).read_text(encoding="utf-8")
+
+
+def grammar_text(name: str = "sjoin.lark") -> str:
+    """The grammar the parser of ``name`` is built from: a front end's own rules, then the
+    shared expression grammar (``expr.lark``), so that both front ends read every expression
+    alike."""
+    text = source_text(name)
+    if name in FRONT_ENDS:
+        text = f"{source_text(SHARED)}\n{text}"
+    return text
 
 
 def cache_key(text: str, options: dict[str, Any] | None = None) -> str:

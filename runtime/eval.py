@@ -62,6 +62,8 @@ _BOOLEAN_NODES: Final = (
     exp.Not,
     exp.EQ,
     exp.NEQ,
+    exp.NullSafeEQ,
+    exp.NullSafeNEQ,
     exp.LT,
     exp.LTE,
     exp.GT,
@@ -355,6 +357,26 @@ def _compare(node: exp.Expression, ctx: CompileContext) -> Getter:
         return op(x, y)
 
     return compare
+
+
+def _null_safe_equal(node: exp.Expression, ctx: CompileContext) -> Getter:
+    """``a <=> b`` (Spark's EqualNullSafe): true when both are NULL, false when one is,
+    else ``a = b`` (NaN equals NaN); never NULL.  ``a IS DISTINCT FROM b`` is its negation."""
+    fa, fb = _comparable([node.this, node.expression], ctx)
+    floats = _float_aware([node.this, node.expression], ctx)
+    negated = isinstance(node, exp.NullSafeNEQ)
+
+    def null_safe_equal(a: Any, b: Any) -> bool:
+        x, y = fa(a, b), fb(a, b)
+        if x is None or y is None:
+            same = x is None and y is None
+        elif floats:
+            same = _nan_key(x) == _nan_key(y)
+        else:
+            same = x == y
+        return same is not negated
+
+    return null_safe_equal
 
 
 def _linear_of(g: Getter) -> tuple[int, int, int] | None:
@@ -846,6 +868,41 @@ def _cast_node(node: exp.Cast, ctx: CompileContext) -> Getter:
     params = found.params if isinstance(found, SqlType) else ()
     f = _compile(node.this, ctx)
     return _coerce(f, source, target, ctx.ansi, params)
+
+
+def _try_cast_node(node: exp.TryCast, ctx: CompileContext) -> Getter:
+    """``try_cast(x AS T)``: the CAST of ANSI mode whatever the session's mode, NULL where
+    that CAST fails (a malformed string, an overflow): Spark's Cast in its TRY mode."""
+    target = kind_of(node, ctx.layout)
+    source = kind_of(node.this, ctx.layout)
+    found = annotate.sql_type(node)
+    params = found.params if isinstance(found, SqlType) else ()
+    f = _compile(node.this, ctx)
+    if source in ("null", "unknown") or target in ("unknown", "null"):
+        return f
+    if source == target and (target != "decimal" or not params):
+        return f
+    strict = (
+        _to_decimal_as_is
+        if target == "decimal" and not params
+        else cast_function(source, target, True, params)
+    )
+
+    def convert(value: Any) -> Any:
+        try:
+            return strict(value)
+        except QueryError:
+            return None
+
+    if _is_const(f):
+        value = f.constant  # type: ignore[attr-defined]
+        return _const(None if value is None else convert(value))
+
+    def try_cast(a: Any, b: Any) -> Any:
+        x = f(a, b)
+        return None if x is None else convert(x)
+
+    return try_cast
 
 
 def _coerce(
@@ -1829,6 +1886,8 @@ _COMPILERS: Final[dict[type[exp.Expression], Callable[[Any, CompileContext], Get
     exp.Is: _is,
     exp.EQ: _compare,
     exp.NEQ: _compare,
+    exp.NullSafeEQ: _null_safe_equal,
+    exp.NullSafeNEQ: _null_safe_equal,
     exp.LT: _compare,
     exp.LTE: _compare,
     exp.GT: _compare,
@@ -1844,6 +1903,7 @@ _COMPILERS: Final[dict[type[exp.Expression], Callable[[Any, CompileContext], Get
     exp.Neg: _neg,
     exp.Case: _case,
     exp.Cast: _cast_node,
+    exp.TryCast: _try_cast_node,
     exp.Anonymous: _function,
     exp.Dot: lambda node, ctx: _window_field(node, ctx),
 }

@@ -71,7 +71,7 @@ OTHER_PAIRS = (
     ("TIMESTAMP", "BIGINT"),
     ("DATE", "TIMESTAMP"),
 )
-# (sjoin has no `<=>`: E001)
+# (`<=>`, sjoin's since the shared expression grammar, is not recorded here)
 COMPARISONS = ("=", "<>", "<", ">=")
 ARITHMETIC = ("+", "-", "*", "/")
 # forms beside the binary operators: `{a}` and `{b}` are the operands

@@ -58,6 +58,7 @@ KEYWORDS = " ".join(
         "right full outer semi anti group by output mode append update complete checkpoint",
         "interval cast case when then else end between and or not is null in like true false",
         "kafka json parquet timestamp string bigint int double decimal date boolean",
+        "distinct try_cast rlike regexp ilike unknown",  # grammar/expr.lark's words
     )
 ).split()
 # fmt: off
@@ -90,6 +91,9 @@ TOKENS = [
     "a" * 300, "x_" * 200, "`" + "long name " * 100 + "`", "'" + "s" * 500 + "'",
     "9" * 400, "(" * 60, ")" * 60, "(" * 400 + "1" + ")" * 400, "((((((((", "))))))))",
     "-" * 50, "NOT " * 200, "a.t + " * 150 + "a.t", "- " * 300 + "1",
+    "<=>", "::", "::INT", "IS DISTINCT FROM", "IS NOT DISTINCT FROM", "try_cast(x AS INT)",
+    "try_cast(", "count(DISTINCT x)", "f(a => 1)", "=>", "a.t.start", "ARRAY<INT>",
+    "a.s || " * 150 + "'x'", "a.x" + "::BIGINT" * 150, "-128::TINYINT", "(a <=> " * 100,
 ]
 # fmt: on
 # One draw per atom keeps hypothesis' own cost per input low (the big test needs that).

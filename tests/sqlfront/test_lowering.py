@@ -309,34 +309,20 @@ REFUSALS = {
         f"CREATE STREAMING TABLE c AS SELECT count(DISTINCT s) AS n FROM {WA} GROUP BY k",
         "E033", "count(DISTINCT", "DISTINCT",
     ),
-    "null-safe equality": (
+    # a join key to Spark (ExtractEquiJoinKeys), that sjoin's engines do not model yet
+    "null-safe join key": (
         f"CREATE STREAMING TABLE j AS SELECT x.k FROM {WA} x JOIN {WB} y ON x.k <=> y.k",
-        "E033", "x.k <=> y.k", "null-safe equality",
-    ),
-    "string concatenation": (
-        f"CREATE STREAMING TABLE j AS SELECT x.s || y.s AS s2 FROM {WA} x JOIN {WB} y "
-        "ON x.k = y.k",
-        "E033", "x.s || y.s", "`||`",
+        "E020", "x.k <=> y.k", "null-safe equality",
     ),
     "RLIKE": (
         f"CREATE STREAMING TABLE j AS SELECT x.k FROM {WA} x JOIN {WB} y ON x.k = y.k "
         "AND x.s RLIKE 'a.*'",
         "E033", "x.s RLIKE", "RLIKE",
     ),
-    "IS DISTINCT FROM": (
-        f"CREATE STREAMING TABLE j AS SELECT x.k FROM {WA} x JOIN {WB} y ON x.k = y.k "
-        "AND x.s IS DISTINCT FROM y.s",
-        "E033", "x.s IS DISTINCT", "DISTINCT FROM",
-    ),
     "IS TRUE": (
         f"CREATE STREAMING TABLE j AS SELECT x.k FROM {WA} x JOIN {WB} y ON x.k = y.k "
         "AND (x.k > 1) IS TRUE",
         "E033", "(x.k > 1) IS TRUE", "IS [NOT] TRUE",
-    ),
-    "try_cast": (
-        f"CREATE STREAMING TABLE j AS SELECT try_cast(x.s AS INT) AS i FROM {WA} x JOIN {WB} y "
-        "ON x.k = y.k",
-        "E033", "try_cast(", "try_cast",
     ),
     "interval of a month and a day": (
         f"CREATE STREAMING TABLE j AS SELECT x.k FROM {WA} x JOIN {WB} y ON x.k = y.k "
