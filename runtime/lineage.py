@@ -310,9 +310,9 @@ class TracedQuery(Query):
             node = self.plan.node(name)
             if isinstance(node, JoinNode):
                 observer = JoinLineage(node, log)
-                op = JoinOperator(node, self.plan.ansi, observer)
-                observer.attach(op)
-                self.operators[name] = op
+                join = JoinOperator(node, self.plan.ansi, observer)
+                observer.attach(join)
+                self.operators[name] = join
             else:
                 op = self.operators[name]
                 assert isinstance(node, AggregateNode) and isinstance(op, AggregateOperator)
