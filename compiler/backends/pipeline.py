@@ -237,7 +237,7 @@ def streams_lines(plan: Plan) -> list[str]:
                 f"@dp.table(name={table_ref(stream.name)})",
                 f"def stream_{i}() -> DataFrame:",
                 "    inputs: dict[str, DataFrame] = {}",
-                *("    " + line for line in _read_input(stream)),
+                *("    " + line for line in (_read_input(stream) if stream.source else [])),
                 f"    return inputs[{literal(stream.name)}].select({cols})",
                 "",
             ]

@@ -322,8 +322,7 @@ def _dict_lines(name: str, items: Iterable[tuple[str, str]]) -> list[str]:
 def _read_input(node: StreamNode) -> list[str]:
     src = node.source
     name = literal(node.name)
-    if src is None:
-        return []
+    assert src is not None  # a stream without one: read_inputs raises, a pipeline refuses it
     options = dict(src.options)
     fmt = src.format
     out = [comment(f"{node.name}: {fmt}")]
