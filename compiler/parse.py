@@ -11,7 +11,7 @@ from __future__ import annotations
 import bisect
 import difflib
 import re
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from lark import Token, Transformer_NonRecursive, Tree, v_args
 from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken
@@ -19,11 +19,14 @@ from lark.tree import Meta
 from sqlglot import exp
 
 from ..grammar import parser
-from . import annotate, ast, sqlast
+from . import annotate, ast
 from .diagnostics import Diagnostics
 from .limits import MAX_NESTING
 from .source import BIDI_CONTROLS, HOSTILE, Source, Span, char_name
 from .types import is_digits
+
+if TYPE_CHECKING:
+    from .sqlast import Refusal
 
 COMPARISONS: dict[str, type[exp.Expression]] = {
     "=": exp.EQ,
@@ -68,7 +71,7 @@ class ToAst(Transformer_NonRecursive[Token, Any]):
     def __init__(self, offset: int = 0) -> None:
         super().__init__()
         self.offset = offset
-        self.refusals: list[sqlast.Refusal] = []
+        self.refusals: list[Refusal] = []
 
     def _within(self, span: Span) -> None:
         """Forget the refusals inside ``span``: what holds them is refused whole."""
@@ -81,7 +84,9 @@ class ToAst(Transformer_NonRecursive[Token, Any]):
     ) -> exp.Expression:
         """Collect a refusal (reported by the caller, which leaves the statement out) and
         put a NULL in the tree in its place."""
-        self.refusals.append(sqlast.Refusal(message, span, label, help, code or self.REFUSED))
+        from .sqlast import Refusal  # the SQL front end's record; a .sjoin spec rarely needs it
+
+        self.refusals.append(Refusal(message, span, label, help, code or self.REFUSED))
         node = exp.Null()
         annotate.set_span(node, span)
         return node
@@ -559,6 +564,20 @@ _TOKEN_NAMES = {
     "STAR": "`*`",
     "MINUS": "`-`",
     "PLUS": "`+`",
+    # Lark's names for the other one-character punctuation the expression grammar holds
+    "LESSTHAN": "`<`",
+    "MORETHAN": "`>`",
+    "COLON": "`:`",
+    "SEMICOLON": "`;`",
+    "LSQB": "`[`",
+    "RSQB": "`]`",
+    "SLASH": "`/`",
+    "PERCENT": "`%`",
+    "VBAR": "`|`",
+    "AMPERSAND": "`&`",
+    "CIRCUMFLEX": "`^`",
+    "TILDE": "`~`",
+    "BANG": "`!`",
 }
 
 
