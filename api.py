@@ -18,18 +18,19 @@ from typing import Any
 
 from sqlglot import exp
 
-from .compiler import annotate, limits
-from .compiler.ast import SpecFile
-from .compiler.bind import bind
-from .compiler.bound import BoundSpec
-from .compiler.cascades import without_cascades
-from .compiler.diagnostics import Diagnostic, Diagnostics, shown
-from .compiler.explain import plan_json
-from .compiler.model import SUPPORTED_SPARK, SparkVersion
-from .compiler.parse import parse
-from .compiler.plan import Plan
-from .compiler.planner import plan_spec
-from .compiler.source import Source, Span
+from .compiler.binding.bind import bind
+from .compiler.binding.bound import BoundSpec
+from .compiler.describe.explain import plan_json
+from .compiler.diagnostics.diagnostics import Diagnostic, Diagnostics, shown
+from .compiler.frontend import limits
+from .compiler.frontend.ast import SpecFile
+from .compiler.frontend.cascades import without_cascades
+from .compiler.frontend.parse import parse
+from .compiler.planning.plan import Plan
+from .compiler.planning.planner import plan_spec
+from .compiler.vocabulary import annotate
+from .compiler.vocabulary.model import SUPPORTED_SPARK, SparkVersion
+from .compiler.vocabulary.source import Source, Span
 
 
 @dataclass
@@ -86,7 +87,7 @@ def check_text(
     stands in the file), else the newest supported one (``DEFAULT_SPARK``).  A ``spark``
     that sjoin does not model is the caller's error (ValueError), not the spec's.
 
-    A spec past a size limit (``compiler/limits.py``) is refused: its one diagnostic is the
+    A spec past a size limit (``compiler/frontend/limits.py``) is refused: its one diagnostic is the
     E031 where it passes the limit, and it is neither bound nor planned.  Each limit is
     checked before the work it bounds (the text before parsing, the number of relations
     before binding, the number of columns as they are bound)."""
@@ -177,8 +178,8 @@ def check_pipeline(
 
     Never raises on what the files say; a path that is no pipeline (missing, unreadable,
     not UTF-8, a directory without spark-pipeline.yml) raises ``PipelineError``."""
-    from .compiler.project import read_pipeline
-    from .compiler.sqllower import lower, sql_help
+    from .compiler.frontend.project import read_pipeline
+    from .compiler.frontend.sqllower import lower, sql_help
 
     _supported(spark, "check_pipeline")
     diags = Diagnostics()
@@ -189,7 +190,7 @@ def check_pipeline(
         if project.refused:  # past a size limit (read_pipeline reported the E031)
             return None
         if trace is not None:
-            from .compiler.inference import infer_streams
+            from .compiler.frontend.inference import infer_streams
 
             project.given.inferred = infer_streams(project.given, Path(trace), diags)
         return lower(project.given, diags)
@@ -214,7 +215,7 @@ def check_any(
 ) -> CheckResult:
     """A .sjoin spec, or a pipeline (``check_pipeline``) when ``path`` is a .sql file, a
     spark-pipeline.yml or a directory."""
-    from .compiler.source import is_pipeline
+    from .compiler.vocabulary.source import is_pipeline
 
     if is_pipeline(path):
         return check_pipeline(path, relation, spark, trace)

@@ -17,10 +17,10 @@ from typing import IO, TYPE_CHECKING, Any, cast
 
 if TYPE_CHECKING:
     from .api import CheckResult
-    from .compiler.plan import Plan
+    from .compiler.planning.plan import Plan
     from .reports.run_page import Report
     from .runtime import BatchOutput, Place, RunSummary
-    from .runtime.trace import BadRowPolicy
+    from .runtime.io.trace import BadRowPolicy
 
 
 @dataclass(frozen=True)
@@ -60,7 +60,7 @@ class RunRequest:
     @property
     def policy(self) -> BadRowPolicy:
         """``--bad-rows`` read: stop, skip or a ``Path`` (``UsageError`` for a bad one)."""
-        from .runtime.trace import bad_rows_policy
+        from .runtime.io.trace import bad_rows_policy
 
         return bad_rows_policy(self.bad_rows)
 
@@ -103,7 +103,7 @@ class RunRequest:
         anything is written (the report's own check makes its file), and again with each
         file of a pipeline once the spec is read (``UsageError``)."""
         from .runtime import Place
-        from .runtime.files import check_places
+        from .runtime.io.files import check_places
 
         reads = spec_places(self.spec, result)
         if not isinstance(self.trace, str):
@@ -183,7 +183,7 @@ def spec_places(spec: Path, result: CheckResult | None = None) -> list[Place]:
     as a tree) and, once it is loaded, each file of a pipeline (its spark-pipeline.yml,
     every SQL and Python file it includes, sjoin-schemas.sql), wherever they lie, so that
     no output is written over any of them."""
-    from .runtime.files import Place
+    from .runtime.io.files import Place
 
     places = [Place("the spec", spec, tree=spec.is_dir())]
     for _, part in getattr(result.source, "parts", ()) if result is not None else ():

@@ -83,7 +83,9 @@ class Run:
     spec: Path
     trace: Path | Sequence[Mapping[str, Any]]
     result: Any  # sjoin.runtime.RunResult
-    plan: Any = None  # sjoin.compiler.plan.Plan: the column types a failure shows values by
+    plan: Any = (
+        None  # sjoin.compiler.planning.plan.Plan: the column types a failure shows values by
+    )
 
     def rows(self, relation: str | None = None) -> list[dict[str, Any]]:
         """Every output row of ``relation`` (default: of every relation), in output order."""
@@ -159,7 +161,7 @@ class Run:
         type says (a BIGINT ``101``, not ``101.0``) and as `sjoin run` writes it."""
         from collections import Counter
 
-        from .runtime.values import dumps
+        from .runtime.engine.values import dumps
 
         types = self._column_types(relation)
         label = by.replace("_", " ")  # "batch", "trace batch"
@@ -247,7 +249,7 @@ def _typed(row: dict[str, Any], types: Mapping[str, Any]) -> dict[str, Any]:
 
 def _json_ready(row: Mapping[str, Any]) -> dict[str, Any]:
     """``row`` as its output JSON line reads back."""
-    from .runtime.values import dumps
+    from .runtime.engine.values import dumps
 
     return dict(json.loads(dumps(dict(row))))
 

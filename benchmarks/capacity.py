@@ -9,7 +9,7 @@ docs/capacity.md (between its ``capacity-table`` markers).
     python benchmarks/capacity.py --measure-aggregates  # refit an aggregate's (Spark only)
 
 ``--measure`` runs cases of other shapes (row widths, key counts, partitions) and fits the two
-constants of ``sjoin.compiler.capacity`` by least squares: the bytes per state entry beyond
+constants of ``sjoin.compiler.describe.capacity`` by least squares: the bytes per state entry beyond
 its UnsafeRow pair, and the bytes per state store instance.  ``--measure-aggregates`` fits an
 aggregate's: the bytes per group beyond its UnsafeRow pair.
 """
@@ -31,9 +31,14 @@ from typing import Any
 from sqlglot import exp
 
 from sjoin.api import check_text
-from sjoin.compiler.capacity import STORE_OVERHEAD_BYTES, Capacity, OperatorCapacity, predict
-from sjoin.compiler.plan import Plan
-from sjoin.compiler.settings import semantic_conf
+from sjoin.compiler.describe.capacity import (
+    STORE_OVERHEAD_BYTES,
+    Capacity,
+    OperatorCapacity,
+    predict,
+)
+from sjoin.compiler.planning.plan import Plan
+from sjoin.compiler.vocabulary.settings import semantic_conf
 
 ROOT = Path(__file__).resolve().parent.parent
 DOC = ROOT / "docs" / "capacity.md"
@@ -392,7 +397,7 @@ def spark_run(
     data batches of ``wanted``."""
     from sjoin.jvm.spark_driver import run_job_query
     from sjoin.jvm.verify import load_job, output_mode, spark_row
-    from sjoin.runtime.trace import read_trace, schemas_of
+    from sjoin.runtime.io.trace import read_trace, schemas_of
 
     trace = read_trace(str(path), schemas_of(plan), "stop")
     streams = {s.name: s for s in plan.streams}

@@ -57,7 +57,7 @@ def run_runtime(
     ``parquet_out`` it writes every output row to Parquet files, a file per batch."""
     from sjoin.api import check_file
     from sjoin.runtime import iter_batches, run_to_files
-    from sjoin.runtime.trace import read_trace, schemas_of
+    from sjoin.runtime.io.trace import read_trace, schemas_of
 
     plan = check_file(work.spec).plan
     assert plan is not None, "the benchmark spec does not plan"

@@ -28,7 +28,7 @@ import sys
 import time
 from pathlib import Path
 
-from sjoin.runtime.join import SideState
+from sjoin.runtime.rows.join import SideState
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 

@@ -18,9 +18,9 @@ from typing import Any
 
 import polars as pl
 
-from sjoin.compiler.model import Column
-from sjoin.compiler.plan import Side, StateRule
-from sjoin.compiler.types import lookup_type
+from sjoin.compiler.planning.plan import Side, StateRule
+from sjoin.compiler.vocabulary.model import Column
+from sjoin.compiler.vocabulary.types import lookup_type
 from sjoin.runtime.columnar.join import _Side
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))

@@ -1,6 +1,6 @@
 """Large specs: `sjoin check`, `plan` and `compile` on every shape of a large spec (issues 13
 and 24), with the time and the peak memory each size costs, on both sides of the limits past
-which sjoin refuses a spec (E031, `compiler/limits.py`; E001 for nesting).
+which sjoin refuses a spec (E031, `compiler/frontend/limits.py`; E001 for nesting).
 
 Shapes: a flat list of AND conjuncts, a chain of joins (with SELECT, and without it, when
 the columns pile up), an IN list, a long string literal, nested parentheses, an arithmetic

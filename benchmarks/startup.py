@@ -43,7 +43,7 @@ def run_spark(spec: Path, trace: Path) -> dict[str, Any]:
     from sjoin.api import check_file
     from sjoin.jvm.spark_driver import StreamDriver, get_spark
     from sjoin.jvm.verify import load_job, spark_row
-    from sjoin.runtime.trace import read_trace, schemas_of
+    from sjoin.runtime.io.trace import read_trace, schemas_of
 
     imported = time.perf_counter()
     spark = get_spark("sjoin-bench-small")

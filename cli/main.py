@@ -30,9 +30,9 @@ from .printer import Printer
 
 if TYPE_CHECKING:
     from ..api import CheckResult
-    from ..compiler.plan import Plan
+    from ..compiler.planning.plan import Plan
     from ..runs import RunRequest
-    from ..runtime.files import Place
+    from ..runtime.io.files import Place
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -129,7 +129,7 @@ def last_resort(fn: F) -> F:
             if err.filename is not None or err.errno not in _FULL:
                 raise _internal(err) from None
             # a write that names no file: stdout's (`sjoin plan > /dev/full`); every file
-            # sjoin opens itself names its path (runtime/files.py)
+            # sjoin opens itself names its path (runtime/io/files.py)
             os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
             click.echo(f"sjoin: error: cannot write stdout: {err.strerror}", err=True)
             sys.exit(1)
@@ -180,10 +180,10 @@ def load(path: Path, relation: str | None = None, trace: Path | None = None) -> 
     and does not declare are inferred from it)."""
     _load_compiler()
     from ..api import check_pipeline, check_text, read_spec
-    from ..compiler.source import is_pipeline
+    from ..compiler.vocabulary.source import is_pipeline
 
     if is_pipeline(path):
-        from ..compiler.project import PipelineError
+        from ..compiler.frontend.project import PipelineError
 
         try:
             return check_pipeline(path, relation, trace=trace)
@@ -293,7 +293,7 @@ def plan(
 
     Exit status: 0 planned (warnings allowed), 1 the spec has errors, 2 usage error.
     """
-    from ..compiler.capacity import (
+    from ..compiler.describe.capacity import (
         DEFAULT_STRING_BYTES,
         CapacityError,
         capacity_json,
@@ -351,8 +351,8 @@ def plan(
     else:
         printer.diagnostics((d, result.source) for d in result.diagnostics)
         if result.plan is not None and result.ok:
-            from ..compiler.diagram import mermaid
-            from ..compiler.explain import plan_text
+            from ..compiler.describe.diagram import mermaid
+            from ..compiler.describe.explain import plan_text
 
             text = mermaid(result.plan) if fmt == "mermaid" else plan_text(result.plan)
             if capacity is not None:
@@ -390,7 +390,7 @@ def compile_(spec: Path, target: str, output: Path | None, color: str) -> None:
     if target == "pipeline" and output is None:
         raise click.UsageError("--target pipeline writes a project directory: give it with -o DIR")
     result = load(spec)
-    from ..compiler.job_warnings import job_warnings, pipeline_refusals
+    from ..compiler.checks.job_warnings import job_warnings, pipeline_refusals
 
     extra = []
     if result.plan is not None:
@@ -426,7 +426,7 @@ def compile_(spec: Path, target: str, output: Path | None, color: str) -> None:
         click.echo(code, nl=False)
         return
     from ..runtime import Place, RunError
-    from ..runtime.files import check_places, write_named
+    from ..runtime.io.files import check_places, write_named
 
     try:
         check_places(spec_places(spec, result), [Place("--output", output)])
@@ -443,7 +443,7 @@ def _write_pipeline(
     missing; files of an earlier compile are replaced, nothing else in DIR is touched)."""
     from ..compiler.backends.pipeline import compile_pipeline, pipeline_notes
     from ..runtime import Place, RunError
-    from ..runtime.files import check_places, write_tree
+    from ..runtime.io.files import check_places, write_tree
 
     try:
         check_places(reads, [Place("--output", output)])
@@ -502,7 +502,7 @@ def fmt_(spec: Path, to: str, output: Path | None, color: str) -> None:
     Exit status: 0 converted, 1 SPEC has errors or holds text the other syntax cannot
     hold, 2 usage error.
     """
-    from ..compiler.backends.sjointext import Unwritable
+    from ..compiler.vocabulary.sjointext import Unwritable
 
     printer = Printer(color)
     result = load(spec)
@@ -512,7 +512,7 @@ def fmt_(spec: Path, to: str, output: Path | None, color: str) -> None:
     try:
         if to == "sjoin":
             from ..compiler.backends.pytext import comment
-            from ..compiler.unparse import spec_text
+            from ..compiler.frontend.unparse import spec_text
 
             header = "-- " + comment(f"converted by `sjoin fmt --to sjoin` from {spec}")[2:]
             text = spec_text(result.spec, header)
@@ -527,7 +527,7 @@ def fmt_(spec: Path, to: str, output: Path | None, color: str) -> None:
         click.echo(text, nl=False)
         return
     from ..runtime import Place, RunError
-    from ..runtime.files import check_places, write_named
+    from ..runtime.io.files import check_places, write_named
 
     try:
         check_places(spec_places(spec, result), [Place("--output", output)])
@@ -766,7 +766,7 @@ def _verify_kafka(
 
 def _spark_option(text: str) -> str:
     """verify's ``--spark X.Y``: MAJOR.MINOR in ASCII digits, else a usage error (exit 2)."""
-    from ..compiler.model import SparkVersion
+    from ..compiler.vocabulary.model import SparkVersion
     from ..reports.diagnostics import shown_value
 
     version = SparkVersion.parse(text)
@@ -1187,8 +1187,8 @@ def why(
     """
     from ..reports.why import Teller
     from ..runtime import RunError, UsageError
-    from ..runtime.lineage import trace_run
-    from ..runtime.values import dumps
+    from ..runtime.engine.values import dumps
+    from ..runtime.observe.lineage import trace_run
     from . import why_row as explain
 
     printer = Printer(color)
@@ -1234,7 +1234,7 @@ def _replay(
     stderr: a bad URL, option, broker or topic is a usage error (exit 2), bad records under
     ``--bad-rows stop`` exit 1."""
     from ..runtime import RunError, UsageError
-    from ..runtime.kafka_trace import read_kafka
+    from ..runtime.io.kafka_trace import read_kafka
 
     try:
         replay = read_kafka(
@@ -1310,8 +1310,8 @@ def capture(
     2 usage error (a URL, option, broker or topic that cannot be used).
     """
     from ..runtime import Place, RunError
-    from ..runtime.files import check_places
-    from ..runtime.kafka_trace import is_kafka_url, write_trace
+    from ..runtime.io.files import check_places
+    from ..runtime.io.kafka_trace import is_kafka_url, write_trace
 
     if not is_kafka_url(url):
         raise click.UsageError(f"--from takes kafka://HOST:PORT, not {url!r}")
@@ -1399,7 +1399,7 @@ def produce(spec: Path, trace: Path, url: str, partitions: int, timeout: float, 
     or source that cannot be used: nothing produced).
     """
     from ..runtime import RunError, UsageError
-    from ..runtime.kafka_trace import is_kafka_url
+    from ..runtime.io.kafka_trace import is_kafka_url
 
     if not is_kafka_url(url):
         raise click.UsageError(f"--to takes kafka://HOST:PORT, not {url!r}")
@@ -1409,7 +1409,7 @@ def produce(spec: Path, trace: Path, url: str, partitions: int, timeout: float, 
     if not result.ok or result.plan is None:
         sys.exit(1)
     from ..jvm.produce import produce_trace, summary, targets
-    from ..runtime.trace import read_trace, schemas_of
+    from ..runtime.io.trace import read_trace, schemas_of
 
     try:
         targets(result.plan, url)  # the URL and the sources first: before reading the trace

@@ -15,8 +15,8 @@ from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from typing import Any, TextIO
 
-from ..compiler.diagnostics import Diagnostic
-from ..compiler.source import Source
+from ..compiler.diagnostics.diagnostics import Diagnostic
+from ..compiler.vocabulary.source import Source
 from ..reports.diagnostics import Segments, segments
 
 
@@ -66,7 +66,7 @@ class Printer:
         try:  # check, plan and compile load no runtime: their documents are plain JSON
             text = json.dumps(data, indent=2, sort_keys=True, ensure_ascii=False, allow_nan=False)
         except (TypeError, ValueError):  # a row's DECIMAL or NaN, written as `run` writes it
-            from ..runtime.values import dumps_indented
+            from ..runtime.engine.values import dumps_indented
 
             text = dumps_indented(data)
         self.out.write([(text, "")])

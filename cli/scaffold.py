@@ -14,7 +14,7 @@ import re
 from pathlib import Path
 
 from ..runtime.errors import UnsafeFileError
-from ..runtime.files import Folder, cannot_write
+from ..runtime.io.files import Folder, cannot_write
 
 SPEC = """\
 -- {name}.sjoin: which orders were shipped within a day, and which were not?

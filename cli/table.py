@@ -25,7 +25,7 @@ from rich.table import Table
 from rich.text import Text
 
 from ..runtime import BatchOutput
-from ..runtime.values import dumps
+from ..runtime.engine.values import dumps
 
 
 def shown(text: str) -> Text:

@@ -9,11 +9,11 @@ import re
 from pathlib import Path
 from typing import Any
 
-from ..compiler.plan import Plan, StreamNode
+from ..compiler.planning.plan import Plan, StreamNode
 from ..reports.why import cell
-from ..runtime.lineage import Lineage
-from ..runtime.trace import BadRow, Trace, read_json_value, read_value
-from ..runtime.values import dumps
+from ..runtime.engine.values import dumps
+from ..runtime.io.trace import BadRow, Trace, read_json_value, read_value
+from ..runtime.observe.lineage import Lineage
 
 
 class WhyError(Exception):
@@ -214,7 +214,7 @@ def _holds(value: Any, test: Any) -> bool:
 def _literal(
     kind: str, literal: str, at: int, sql_type: Any, name: str, text: str, what: str
 ) -> Any:
-    # the value is read by the trace reader's own rules and limits (runtime/trace.py): a
+    # the value is read by the trace reader's own rules and limits (runtime/io/trace.py): a
     # string as a JSON string, a number or true/false as its JSON text, so a ROW names a
     # value exactly when a trace line could hold it (and `1e999999999` is never expanded)
     string: str | None = None  # a string's value, else the value's JSON text

@@ -102,7 +102,7 @@ def sql_parser() -> Lark:
 @lru_cache(maxsize=1)
 def clause_parser() -> Lark:
     """The .sjoin grammar started at a `from` clause: a `-- sjoin: from ...` annotation of a
-    pipeline's SQL file (compiler/sqlparse.py)."""
+    pipeline's SQL file (compiler/frontend/sqlparse.py)."""
     return _parser("sjoin.lark", start="from_clause")
 
 
@@ -162,7 +162,7 @@ def write_cache(built: Lark, path: Path, key: str) -> None:
     payload = buffer.getvalue()
     header = b"%s %s %s\n" % (_FORMAT, key.encode(), hashlib.sha256(payload).hexdigest().encode())
     from ..runtime.errors import UnsafeFileError
-    from ..runtime.files import write_owned
+    from ..runtime.io.files import write_owned
 
     with contextlib.suppress(OSError, UnsafeFileError):  # a link there is not written through
         write_owned(path, header + payload, "the parser cache", folder_mode=0o700, mode=0o600)

@@ -12,7 +12,8 @@ the commit file) under the queries' progress locks, so each round is read as
 Spark's Delta source reads a table whose versions arrive while the query runs; the query's
 own sink, retargeted to a Delta table (``delta_plan``), runs beside it.
 
-Delta needs a Spark that a Delta release is built on (``compiler/connectors.py``): Spark 4.2
+Delta needs a Spark that a Delta release is built on (``compiler/backends/connectors.py``): Spark
+4.2
 with Delta 4.4.0 is the newest, not the default Spark 4.3, so ``remote_delta_spark`` starts
 the driver under the cached Spark 4.2 environment (``spark_env.ensure_env``) with Delta's
 jars (``jvm.connector_jars``) and session confs.
@@ -29,14 +30,14 @@ from pathlib import Path
 from typing import Any
 
 from ..compiler.backends.pyspark import DELTA_SESSION_CONF
-from ..compiler.model import Format
-from ..compiler.plan import Plan, SinkNode, StreamNode
-from ..compiler.source import Span
+from ..compiler.planning.plan import Plan, SinkNode, StreamNode
+from ..compiler.vocabulary.model import Format
+from ..compiler.vocabulary.source import Span
 from ..runtime import delta_options
-from ..runtime.batches import Rows
 from ..runtime.columnar.parquet_out import output_frame
-from ..runtime.files import folder_name
-from ..runtime.trace import read_trace, schemas_of
+from ..runtime.engine.batches import Rows
+from ..runtime.io.files import folder_name
+from ..runtime.io.trace import read_trace, schemas_of
 from .job_runner import JobRunner
 
 __all__ = [

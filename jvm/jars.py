@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from xml.sax.saxutils import escape
 
-from ..compiler.connectors import (
+from ..compiler.backends.connectors import (
     DELTA_RELEASES,
     SPARK_RELEASES,
     delta_connector,
@@ -37,7 +37,7 @@ from ..compiler.connectors import (
     scala_of,
     spark_line,
 )
-from ..runtime.files import make_folders, replace_folder, write_owned
+from ..runtime.io.files import make_folders, replace_folder, write_owned
 from .spark_env import cache_dir
 
 _WHAT = "the jars cache"

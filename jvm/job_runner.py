@@ -17,7 +17,7 @@ from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import Any, Generic, Self, TypeVar
 
-from ..compiler.plan import Plan
+from ..compiler.planning.plan import Plan
 
 Record = TypeVar("Record")
 

@@ -26,10 +26,10 @@ from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..compiler.model import Format
-from ..compiler.plan import Plan, SinkNode, StreamNode
+from ..compiler.planning.plan import Plan, SinkNode, StreamNode
+from ..compiler.vocabulary.model import Format
+from ..runtime.engine.values import format_timestamp, parse_timestamp
 from ..runtime.errors import RunError
-from ..runtime.values import format_timestamp, parse_timestamp
 from .job_runner import JobRunner
 from .spark_driver import Batch, JobStreamDriver, _json_value, run_fed_job_query
 

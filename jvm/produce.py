@@ -20,10 +20,10 @@ import logging
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..compiler.plan import Plan, StreamNode
+from ..compiler.planning.plan import Plan, StreamNode
 from ..runtime.errors import RunError, UsageError
-from ..runtime.kafka_trace import parse_url
-from ..runtime.trace import Trace
+from ..runtime.io.kafka_trace import parse_url
+from ..runtime.io.trace import Trace
 from .kafka_driver import KafkaFeeder, create_topics, record_fields
 from .verify import spark_row
 

@@ -5,7 +5,7 @@ generated PySpark job on real local Spark, and compare them batch by batch.
 (one per sink relation, else one per join/aggregate nothing consumes, or the one named by
 ``relation``) it
 
-* reads the trace with ``runtime/trace.py`` (so bad rows are treated exactly as ``sjoin run``
+* reads the trace with ``runtime/io/trace.py`` (so bad rows are treated exactly as ``sjoin run``
   treats them) and groups it into its micro-batches;
 * runs the runtime on the trace;
 * compiles the plan with ``compile_pyspark``, loads the job from a temporary file, runs its
@@ -42,12 +42,12 @@ from types import ModuleType
 from typing import Any
 
 from ..api import CheckResult
-from ..compiler.model import SUPPORTED_SPARK, SparkVersion
-from ..compiler.plan import JoinNode, Plan, StreamNode
+from ..compiler.planning.plan import JoinNode, Plan, StreamNode
+from ..compiler.vocabulary.model import SUPPORTED_SPARK, SparkVersion
 from ..runtime import RunError, run
+from ..runtime.engine.values import format_date, format_timestamp, parse_timestamp
+from ..runtime.io.trace import BadRow, BadRowPolicy, Trace, read_trace, schemas_of
 from ..runtime.query import query_roots
-from ..runtime.trace import BadRow, BadRowPolicy, Trace, read_trace, schemas_of
-from ..runtime.values import format_date, format_timestamp, parse_timestamp
 from .spark_driver import SparkUnavailable
 
 __all__ = [
@@ -404,7 +404,7 @@ def spark_row(values: tuple[Any, ...], stream: StreamNode) -> dict[str, Any]:
 def write_job(plan: Plan, directory: str) -> Path:
     """The generated PySpark job of ``plan``, written into ``directory``."""
     from ..compiler.backends.pyspark import compile_pyspark
-    from ..runtime.files import write_owned
+    from ..runtime.io.files import write_owned
 
     path = Path(directory) / "sjoin_verify_job.py"
     write_owned(path, compile_pyspark(plan, "verify").encode("utf-8"), "verify's folder")
@@ -626,9 +626,9 @@ def _read_any_trace(
     if not isinstance(trace, (str, os.PathLike)) or not Path(trace).is_dir():
         return read_trace(trace, schemas_of(plan), bad_rows)
     from ..runtime import delta_options
-    from ..runtime.batches import Rows
     from ..runtime.columnar.delta import is_delta_trace, read_delta_trace
     from ..runtime.columnar.trace import read_parquet_trace
+    from ..runtime.engine.batches import Rows
 
     directory = Path(trace)
     if is_delta_trace(directory):

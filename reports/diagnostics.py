@@ -12,8 +12,8 @@ import unicodedata
 from collections.abc import Sequence
 from typing import Any
 
-from ..compiler.diagnostics import Diagnostic, shown
-from ..compiler.source import Source
+from ..compiler.diagnostics.diagnostics import Diagnostic, shown
+from ..compiler.vocabulary.source import Source
 
 STYLES = {"error": "bold red", "warning": "bold yellow"}
 MAX_LINE_SHOWN = 200  # characters of a long source line shown under a diagnostic

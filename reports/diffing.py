@@ -1,5 +1,5 @@
 """`sjoin diff`: plan two specs (or one spec at two Spark versions), compare the plans with
-``compiler/diff.py``, and with a trace run both on the reference runtime and show the first
+``compiler/describe/diff.py``, and with a trace run both on the reference runtime and show the first
 batches whose output rows (or, across versions, state metrics) differ.
 """
 
@@ -11,11 +11,11 @@ from pathlib import Path
 from typing import Any
 
 from ..api import CheckResult
-from ..compiler.diff import SpecDiff, VersionDiff, diff_plans, diff_versions, pair_queries
-from ..compiler.explain import plan_json
-from ..compiler.model import SUPPORTED_SPARK, SparkVersion
-from ..compiler.plan import Plan
-from ..runtime.values import dumps
+from ..compiler.describe.diff import SpecDiff, VersionDiff, diff_plans, diff_versions, pair_queries
+from ..compiler.describe.explain import plan_json
+from ..compiler.planning.plan import Plan
+from ..compiler.vocabulary.model import SUPPORTED_SPARK, SparkVersion
+from ..runtime.engine.values import dumps
 from .diagnostics import count, shown_value
 
 MAX_BATCHES = 3  # differing batches shown per query

@@ -28,9 +28,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .. import __version__
-from ..compiler.capacity import Capacity, human_count
-from ..compiler.plan import AggregateNode, JoinNode, Plan
-from ..compiler.types import format_ms
+from ..compiler.describe.capacity import Capacity, human_count
+from ..compiler.planning.plan import AggregateNode, JoinNode, Plan
+from ..compiler.vocabulary.types import format_ms
 from ..runtime import BatchOutput
 from .diagnostics import count
 
@@ -106,7 +106,7 @@ def check_target(path: Path) -> None:
     path is the user's, followed when it is a link (as ``write`` follows it); the file that
     the check makes is removed where it was made, not the link to it (``files``)."""
     from ..runtime.errors import RunError
-    from ..runtime.files import check_writable
+    from ..runtime.io.files import check_writable
 
     if path.is_dir():
         raise ReportError(f"cannot write the report to {path}: it is a directory")
@@ -119,7 +119,7 @@ def check_target(path: Path) -> None:
 def write(path: Path, text: str) -> None:
     """Write the page; a failure is a ``ReportError`` with the reason, not a traceback."""
     from ..runtime.errors import RunError
-    from ..runtime.files import write_named
+    from ..runtime.io.files import write_named
 
     try:
         write_named(path, text, "the report to ")
@@ -187,7 +187,7 @@ class Report:
         span_ms: int | None = None
         no_prediction: str | None = "rates are measured in a JSON-lines trace file only"
         if isinstance(trace, Path) and trace.is_file():
-            from ..compiler.capacity import CapacityError, predict
+            from ..compiler.describe.capacity import CapacityError, predict
 
             measured = trace_rates(plan, trace)
             no_prediction = measured if isinstance(measured, str) else None
@@ -775,7 +775,7 @@ def trace_rates(plan: Plan, path: Path) -> Measured | str:
     or, when the trace is too short to have a rate (no event time to measure by, fewer than
     MIN_STEPS steps of it between batches, a stream with fewer than MIN_ROWS rows with an
     event time), why not, as a sentence (text) for the page."""
-    from ..runtime.trace import read_trace, schemas_of
+    from ..runtime.io.trace import read_trace, schemas_of
 
     trace = read_trace(path, schemas_of(plan), "skip")
     times: dict[str, list[int]] = {}

@@ -1,7 +1,7 @@
 """What `sjoin why` tells: the life of one trace row, batch by batch, and why two rows did or
 did not join ([docs/why.md](../docs/why.md)).
 
-The trace is run on the observed reference engine (``runtime/lineage.py``: the engine's own
+The trace is run on the observed reference engine (``runtime/observe/lineage.py``: the engine's own
 decisions, recorded), and ``Teller`` tells what it recorded in words: ``life`` and ``pair``
 give JSON-ready dicts, each event with its sentence.  The planner's decisions (filters,
 state rules, thresholds) are read from the plan and the recorded operators, never worked out
@@ -15,11 +15,11 @@ from typing import Any
 
 from sqlglot import exp
 
-from ..compiler.explain import predicate_text
-from ..compiler.plan import AggregateNode, JoinNode, Plan, Side
-from ..compiler.sql import written_sql
-from ..runtime.lineage import Event, Lineage, Output
-from ..runtime.values import dumps, format_timestamp, format_watermark, json_converter
+from ..compiler.describe.explain import predicate_text
+from ..compiler.planning.plan import AggregateNode, JoinNode, Plan, Side
+from ..compiler.vocabulary.sql import written_sql
+from ..runtime.engine.values import dumps, format_timestamp, format_watermark, json_converter
+from ..runtime.observe.lineage import Event, Lineage, Output
 
 Row = tuple[Any, ...]
 
@@ -626,8 +626,8 @@ class Teller:
 def _value(expr: exp.Expression, row: Row, side: Side, ansi: bool) -> Any:
     """A key expression's value for a row of ``side`` (for the words; the decision is the
     operator's own key)."""
-    from ..runtime.eval import Layout, compile_expr
-    from ..runtime.join import side_layout
+    from ..runtime.engine.eval import Layout, compile_expr
+    from ..runtime.rows.join import side_layout
 
     try:
         return compile_expr(expr, Layout.of((side.name, side_layout(side))), ansi=ansi)(row, None)

@@ -37,12 +37,12 @@ if TYPE_CHECKING:
         UsageError,
         WriteError,
     )
-    from .files import Place
+    from .io.files import Place
+    from .io.output import BatchOutput, RunResult, RunSummary, output_line, progress_line
+    from .io.sinks import OUTPUT_FORMATS, OutputFormat
+    from .io.trace import BadRow, TraceError
     from .operators import ENGINES, EngineName
-    from .output import BatchOutput, RunResult, RunSummary, output_line, progress_line
     from .runner import TraceInput, delta_options, iter_batches, run, run_to_files
-    from .sinks import OUTPUT_FORMATS, OutputFormat
-    from .trace import BadRow, TraceError
 
 # each public name -> the module (of this folder) that defines it
 _HOMES = {
@@ -59,16 +59,16 @@ _HOMES = {
         ],
         "errors",
     ),
-    "Place": "files",
+    "Place": "io.files",
     **dict.fromkeys(["ENGINES", "EngineName"], "operators"),
     **dict.fromkeys(
-        ["BatchOutput", "RunResult", "RunSummary", "output_line", "progress_line"], "output"
+        ["BatchOutput", "RunResult", "RunSummary", "output_line", "progress_line"], "io.output"
     ),
     **dict.fromkeys(
         ["TraceInput", "delta_options", "iter_batches", "run", "run_to_files"], "runner"
     ),
-    **dict.fromkeys(["OUTPUT_FORMATS", "OutputFormat"], "sinks"),
-    **dict.fromkeys(["BadRow", "TraceError"], "trace"),
+    **dict.fromkeys(["OUTPUT_FORMATS", "OutputFormat"], "io.sinks"),
+    **dict.fromkeys(["BadRow", "TraceError"], "io.trace"),
 }
 
 __all__ = [

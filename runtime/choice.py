@@ -33,9 +33,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from ..compiler.plan import Plan
+from ..compiler.planning.plan import Plan
+from .io.trace import Trace
 from .operators import EngineName, Placement, place
-from .trace import Trace
 
 # what a caller may ask for: an engine, or "auto" (``choose_engine``)
 EngineChoice = Literal["auto", "columnar", "reference"]

@@ -31,9 +31,9 @@ class CheckpointError(RunError):
 class UnsafeFileError(RunError):
     """A file or folder the run would write, delete or read back is not what it must be: a
     symbolic link inside a folder sjoin owns, or something other than a regular file where
-    sjoin keeps one (``runtime/files.py``)."""
+    sjoin keeps one (``runtime/io/files.py``)."""
 
 
 class WriteError(RunError):
     """A file or folder could not be written (a full disk, no permission, a read-only file
-    system): the message names it and the reason (``runtime/files.py``)."""
+    system): the message names it and the reason (``runtime/io/files.py``)."""

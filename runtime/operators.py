@@ -14,13 +14,13 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, Protocol
 
-from ..compiler.plan import AggregateNode, JoinNode, Plan, PlanNode
-from .aggregate import AggregateOperator
-from .aggregate_core import AggregateMetrics
-from .batches import Batch
-from .join import JoinMetrics, JoinOperator
-from .late import Dropped
-from .watermark import WatermarkNode
+from ..compiler.planning.plan import AggregateNode, JoinNode, Plan, PlanNode
+from .engine.aggregate_core import AggregateMetrics
+from .engine.batches import Batch
+from .engine.late import Dropped
+from .engine.watermark import WatermarkNode
+from .rows.aggregate import AggregateOperator
+from .rows.join import JoinMetrics, JoinOperator
 
 EngineName = Literal["columnar", "reference"]
 ENGINES: tuple[EngineName, ...] = ("columnar", "reference")
@@ -28,7 +28,7 @@ Metrics = JoinMetrics | AggregateMetrics
 
 
 def columns_of(node: PlanNode) -> list[tuple[str, str]]:
-    """A relation's row layout (``Plan.columns_of``), for ``runtime/lineage.py``, which
+    """A relation's row layout (``Plan.columns_of``), for ``runtime/observe/lineage.py``, which
     reads it here until its rewrite (issue 36) reads the plan's."""
     return list(node.layout)
 

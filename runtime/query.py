@@ -18,10 +18,25 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
-from ..compiler.plan import AggregateNode, InputWatermark, JoinNode, Plan, PlanNode, StreamNode
-from .batches import Batch, Rows
+from ..compiler.planning.plan import (
+    AggregateNode,
+    InputWatermark,
+    JoinNode,
+    Plan,
+    PlanNode,
+    StreamNode,
+)
+from .engine.batches import Batch, Rows
+from .engine.late import LateDrops
+from .engine.watermark import (
+    OperatorInput,
+    OperatorLink,
+    WatermarkNode,
+    WatermarkRules,
+    WatermarkTracker,
+)
 from .errors import UsageError
-from .late import LateDrops
+from .io.trace import Trace, TraceBatch
 from .operators import (
     EngineName,
     Metrics,
@@ -31,8 +46,6 @@ from .operators import (
     make_operator,
     place,
 )
-from .trace import Trace, TraceBatch
-from .watermark import OperatorInput, OperatorLink, WatermarkNode, WatermarkRules, WatermarkTracker
 
 Row = tuple[Any, ...]
 MAX_NO_DATA_BATCHES = 16  # a safety net: one no-data batch always settles the watermarks

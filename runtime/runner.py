@@ -15,18 +15,17 @@ from dataclasses import replace
 from pathlib import Path
 from typing import IO, Any
 
-from ..compiler.plan import Plan
-from .checkpoint import Checkpoint, pause_for_test
+from ..compiler.planning.plan import Plan
+from .checkpoints.checkpoint import Checkpoint, pause_for_test
+from .checkpoints.recovery import DIGEST, Recovery
+from .checkpoints.snapshot import SnapshotError, check_delta_start
 from .choice import EngineChoice, choose_engine
-from .emit import Emitter
+from .engine.late import LateRecords
 from .errors import CheckpointError, UsageError
-from .files import Place, check_places
-from .late import LateRecords
-from .operators import ENGINES, EngineName, place
-from .output import BatchOutput, RunResult, RunSummary
-from .query import BatchResult, Engine
-from .recovery import DIGEST, Recovery
-from .sinks import (
+from .io.emit import Emitter
+from .io.files import Place, check_places
+from .io.output import BatchOutput, RunResult, RunSummary
+from .io.sinks import (
     OUTPUT_FORMATS,
     DeltaSink,
     FileSink,
@@ -38,8 +37,9 @@ from .sinks import (
     StreamSink,
     path_sink,
 )
-from .snapshot import SnapshotError, check_delta_start
-from .trace import BadRowPolicy, Trace, bad_rows_policy, read_trace, schemas_of
+from .io.trace import BadRowPolicy, Trace, bad_rows_policy, read_trace, schemas_of
+from .operators import ENGINES, EngineName, place
+from .query import BatchResult, Engine
 
 # a trace file (or a Parquet trace's folder), lines or record dicts, or a trace already read
 # (``kafka_trace.read_kafka``: a replayed topic)

@@ -17,9 +17,9 @@ from pathlib import Path
 from typing import Any
 
 from sjoin.api import CheckResult, check_text
-from sjoin.compiler.ast import JOIN_KEYWORDS
-from sjoin.compiler.diagram import mermaid
-from sjoin.compiler.explain import plan_text
+from sjoin.compiler.describe.diagram import mermaid
+from sjoin.compiler.describe.explain import plan_text
+from sjoin.compiler.frontend.ast import JOIN_KEYWORDS
 from sjoin.reports.diagnostics import render_plain
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 
 from sjoin.api import check_file, check_text
-from sjoin.compiler.diagram import mermaid
+from sjoin.compiler.describe.diagram import mermaid
 
 from .conftest import ROOT
 
@@ -48,7 +48,7 @@ def test_user_names_are_escaped() -> None:
 
 
 def test_labels_never_break_a_line() -> None:
-    from sjoin.compiler.diagram import _label
+    from sjoin.compiler.describe.diagram import _label
 
     label = _label("a\nb\rc\u2028d\u2029e\x85f\x00g\u202eh", "ok")
     assert label.splitlines() == ['"a#10;b#13;c#8232;d#8233;e#133;f#0;g#8238;h', 'ok"']

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from sjoin.api import check_file
-from sjoin.compiler.bound import pretty
+from sjoin.compiler.binding.bound import pretty
 
 from .conftest import EXAMPLES
 
@@ -66,7 +66,7 @@ def test_brief_offsets_for_ad_attribution() -> None:
 
 def test_plan_json_fields_are_documented() -> None:
     """docs/plan-json.md names every field the plan JSON of the examples holds."""
-    from sjoin.compiler.explain import PLAN_SCHEMA
+    from sjoin.compiler.describe.explain import PLAN_SCHEMA
 
     doc = (Path(__file__).resolve().parents[1] / "docs" / "plan-json.md").read_text()
     assert f"schema {PLAN_SCHEMA}" in doc

@@ -9,7 +9,7 @@ import sys
 import tomllib
 from pathlib import Path
 
-from sjoin.compiler.codes import markdown_table
+from sjoin.compiler.diagnostics.codes import markdown_table
 
 from .conftest import ROOT
 
@@ -101,7 +101,11 @@ def test_import_path_is_the_file_path() -> None:
 def test_the_package_imports_from_the_root_of_a_checkout() -> None:
     """`python -c "import sjoin"` run in the checkout imports the installed package."""
     done = subprocess.run(
-        [sys.executable, "-c", "import sjoin, sjoin.compiler.planner; print(sjoin.__file__)"],
+        [
+            sys.executable,
+            "-c",
+            "import sjoin, sjoin.compiler.planning.planner; print(sjoin.__file__)",
+        ],
         cwd=ROOT,
         capture_output=True,
         text=True,
@@ -113,7 +117,7 @@ def test_the_package_imports_from_the_root_of_a_checkout() -> None:
 
 def test_diagnostics_doc_is_generated_from_codes() -> None:
     assert (ROOT / "docs" / "diagnostics.md").read_text() == markdown_table(), (
-        "regenerate: python -m sjoin.compiler.codes > docs/diagnostics.md"
+        "regenerate: python -m sjoin.compiler.diagnostics.codes > docs/diagnostics.md"
     )
 
 
@@ -127,8 +131,9 @@ def test_architecture_doc_names_every_module() -> None:
 
 
 def test_only_the_annotate_module_names_expression_meta_keys() -> None:
-    """sqlglot's free-form ``meta`` dict is read and written through ``compiler/annotate.py``
-    alone, so every annotation has one typed accessor (issue 14)."""
+    """sqlglot's free-form ``meta`` dict is read and written through
+    ``compiler/vocabulary/annotate.py`` alone, so every annotation has one typed accessor (issue
+    14)."""
     raw = re.compile(r"\.meta\s*(\[|\.get\(|\.update\(|\.setdefault\(|\.pop\()")
     offenders = [
         f"{module.relative_to(ROOT).as_posix()}:{n}: {line.strip()}"
@@ -233,7 +238,7 @@ _WRITING_FUNCTIONS = {
     },
     "shutil": {"rmtree", "copy", "copy2", "copyfile", "copytree", "move"},
 }
-# Writes outside runtime/files.py, each with the reason it may stay where it is.
+# Writes outside runtime/io/files.py, each with the reason it may stay where it is.
 _WRITES_ALLOWED = {
     # polars writes to a handle the caller gives (files.Folder.write's temporary file, or a
     # sink's open file), never to a path
@@ -244,7 +249,7 @@ _WRITES_ALLOWED = {
     ("runtime/columnar/delta.py", "write_deltalake"),
     # BatchOutput.write_text: a batch's lines into the handle of a sink's file, which
     # files.open_named opened
-    ("runtime/sinks.py", "write_text"),
+    ("runtime/io/sinks.py", "write_text"),
     # /dev/null opened to silence stdout (cli --quiet), not a file written
     ("cli/main.py", "os.open"),
     # Spark's side of `sjoin verify` and the test harnesses: they write only in folders
@@ -305,7 +310,7 @@ def _writing_mode(call: ast.Call, position: int, computed: bool = True) -> bool:
 
 
 def test_every_write_goes_through_the_files_module() -> None:
-    """Issue 35 item 18: every file and folder sjoin writes goes through runtime/files.py,
+    """Issue 35 item 18: every file and folder sjoin writes goes through runtime/io/files.py,
     which refuses links where sjoin names the path and turns a failed write into an error
     naming the file; a new writer elsewhere fails here (add it to files.py, or, with the
     reason, to _WRITES_ALLOWED)."""
@@ -313,7 +318,7 @@ def test_every_write_goes_through_the_files_module() -> None:
     used = set()
     for module in package_modules():
         relative = module.relative_to(ROOT).as_posix()
-        if relative == "runtime/files.py":
+        if relative == "runtime/io/files.py":
             continue
         for line, name in _writes(module):
             if (relative, name) in _WRITES_ALLOWED:

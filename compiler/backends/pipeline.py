@@ -34,9 +34,7 @@ from collections.abc import Callable
 
 from sqlglot import exp
 
-from ..expr import conjuncts
-from ..model import JOIN_KINDS, Format
-from ..plan import (
+from ..planning.plan import (
     AggregateNode,
     InputWatermark,
     JoinNode,
@@ -46,7 +44,12 @@ from ..plan import (
     SinkNode,
     StreamNode,
 )
-from ..sql import spark_sql
+from ..vocabulary.expr import conjuncts
+from ..vocabulary.model import JOIN_KINDS, Format
+from ..vocabulary.sjointext import Unwritable, string
+from ..vocabulary.sjointext import name as sjoin_name
+from ..vocabulary.sjointext import string as sjoin_string
+from ..vocabulary.sql import spark_sql
 from .pyspark import (
     ANTI_MARKER,
     _dict_lines,
@@ -61,9 +64,6 @@ from .pyspark import (
     spark_duration,
 )
 from .pytext import column_ref, comment, docstring_line, literal, table_ref
-from .sjointext import Unwritable, string
-from .sjointext import name as sjoin_name
-from .sjointext import string as sjoin_string
 
 # ---------------------------------------------------------------------- names
 

@@ -23,14 +23,22 @@ from functools import singledispatch
 from sqlglot import exp
 
 from ...version import __version__
-from .. import annotate
-from ..connectors import DELTA_RELEASES, packages
-from ..explain import predicate_text
-from ..expr import conjuncts
-from ..model import KAFKA_RECORD_OPTIONS
-from ..plan import AggregateNode, InputWatermark, JoinNode, Plan, PlanNode, Side, StreamNode
-from ..sql import spark_sql, written_sql
-from ..types import exact_duration
+from ..describe.explain import predicate_text
+from ..planning.plan import (
+    AggregateNode,
+    InputWatermark,
+    JoinNode,
+    Plan,
+    PlanNode,
+    Side,
+    StreamNode,
+)
+from ..vocabulary import annotate
+from ..vocabulary.expr import conjuncts
+from ..vocabulary.model import KAFKA_RECORD_OPTIONS
+from ..vocabulary.sql import spark_sql, written_sql
+from ..vocabulary.types import exact_duration
+from .connectors import DELTA_RELEASES, packages
 from .pytext import column_ref, comment, docstring_line, literal
 
 ANTI_MARKER = "__sjoin_matched"

@@ -20,9 +20,9 @@ from __future__ import annotations
 
 from sqlglot import exp
 
-from ...compiler import annotate
-from ...compiler.plan import AggregateNode, JoinNode, OutputColumn, Plan
-from ..eval import decimal_arith_shape, decimal_shape, kind_of
+from ...compiler.planning.plan import AggregateNode, JoinNode, OutputColumn, Plan
+from ...compiler.vocabulary import annotate
+from ..engine.eval import decimal_arith_shape, decimal_shape, kind_of
 
 Shape = tuple[int, int]  # (precision, scale) of an expression's DECIMAL values
 MAX_DIGITS = 38  # what a polars Decimal (and Spark's DECIMAL) holds

@@ -63,10 +63,10 @@ from urllib.parse import unquote, urlparse
 
 import polars as pl
 
-from ...compiler.types import SqlType
-from ..batches import Batch, Frame, Rows
+from ...compiler.vocabulary.types import SqlType
+from ..engine.batches import Batch, Frame, Rows
 from ..errors import RunError, UsageError
-from ..files import (
+from ..io.files import (
     Folder,
     LibraryFolder,
     NotRegularFile,
@@ -76,7 +76,7 @@ from ..files import (
     folder_name,
     open_regular,
 )
-from ..trace import StreamSchema, Trace, TraceBatch
+from ..io.trace import StreamSchema, Trace, TraceBatch
 from .frames import dtype_of
 from .parquet_out import output_frame, unsupported_column
 from .trace import _parquet_column
@@ -1171,7 +1171,7 @@ class DeltaWriter:
 
 def relation_columns(plan: Any, relations: Iterable[str]) -> dict[str, list[tuple[str, SqlType]]]:
     """Each output relation's (column, SQL type) pairs."""
-    from ...compiler.plan import StreamNode
+    from ...compiler.planning.plan import StreamNode
 
     columns = {}
     for name in relations:

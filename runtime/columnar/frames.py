@@ -24,9 +24,9 @@ from typing import IO, Any, cast
 
 import polars as pl
 
-from ...compiler.types import SqlType
-from ..batches import Batch, Frame
-from ..values import MAX_TIMESTAMP_US, MIN_TIMESTAMP_US, dumps, format_date, format_timestamp
+from ...compiler.vocabulary.types import SqlType
+from ..engine.batches import Batch, Frame
+from ..engine.values import MAX_TIMESTAMP_US, MIN_TIMESTAMP_US, dumps, format_date, format_timestamp
 from .support import COLUMNAR_KINDS
 
 Row = tuple[Any, ...]

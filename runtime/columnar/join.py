@@ -1,5 +1,5 @@
 """The stream-stream join, a batch at a time on polars: the same Plan, the same passes and the
-same meaning as the row-at-a-time reference (``runtime/join.py``), which stays the readable
+same meaning as the row-at-a-time reference (``runtime/rows/join.py``), which stays the readable
 definition.  Each pass is one vectorised equi-join of the batch against the other side's state.
 
 State per side is one frame: the side's columns ``c0..``, ``_id`` (insertion order, as the
@@ -28,13 +28,13 @@ from typing import Any
 import polars as pl
 from sqlglot import exp
 
-from ...compiler.plan import JoinNode, Side, StateRule
-from ..batches import Batch, Frame
-from ..eval import Getter, Layout, column_slot, compile_expr, window_arguments
-from ..join_core import JoinCore, JoinFacts, JoinMetrics
-from ..late import Dropped
-from ..spark_rules import Skipped
-from ..watermark import WatermarkNode
+from ...compiler.planning.plan import JoinNode, Side, StateRule
+from ..engine.batches import Batch, Frame
+from ..engine.eval import Getter, Layout, column_slot, compile_expr, window_arguments
+from ..engine.join_core import JoinCore, JoinFacts, JoinMetrics
+from ..engine.late import Dropped
+from ..engine.spark_rules import Skipped
+from ..engine.watermark import WatermarkNode
 from .frames import as_frame
 from .spark_rules_vec import (
     in_eviction_order_vec,

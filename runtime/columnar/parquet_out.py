@@ -22,10 +22,10 @@ from typing import IO, Any
 
 import polars as pl
 
-from ...compiler.types import SqlType
-from ..batches import Batch, Frame
+from ...compiler.vocabulary.types import SqlType
+from ..engine.batches import Batch, Frame
 from ..errors import UsageError
-from ..files import Folder, cannot_write, folder_name
+from ..io.files import Folder, cannot_write, folder_name
 from .frames import to_frame
 
 _UTC = pl.Datetime("us", "UTC")

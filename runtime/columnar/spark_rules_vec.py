@@ -1,4 +1,4 @@
-"""The vectorised twins of the Spark rules in ``runtime/spark_rules.py``, for the columnar
+"""The vectorised twins of the Spark rules in ``runtime/engine/spark_rules.py``, for the columnar
 engine: each ``<rule>_vec`` computes on polars columns what ``<rule>`` computes on values, and
 ``tests/runtime/test_spark_rules.py`` holds the two equal over generated inputs.  The rule, its
 Spark source and its reasons are documented once, on the scalar rule; this module only says
@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import polars as pl
 
-from ..spark_rules import BIGINT_MAX, BIGINT_MIN, Skipped
+from ..engine.spark_rules import BIGINT_MAX, BIGINT_MIN, Skipped
 
 
 def observed_max_ms_vec(times_us: pl.Series) -> int | None:

@@ -23,14 +23,14 @@ from dataclasses import dataclass
 
 from sqlglot import exp
 
-from ...compiler import annotate
-from ...compiler.functions import FUNCTIONS, lookup
-from ...compiler.plan import AggregateNode, JoinNode
-from ...compiler.types import SqlType
-from ..aggregate import aggregate_calls
+from ...compiler.planning.plan import AggregateNode, JoinNode
+from ...compiler.vocabulary import annotate
+from ...compiler.vocabulary.functions import FUNCTIONS, lookup
+from ...compiler.vocabulary.types import SqlType
+from ..engine.eval import Layout, column_slot, compile_expr, kind_of, window_arguments
 from ..errors import UnsupportedExpression
-from ..eval import Layout, column_slot, compile_expr, kind_of, window_arguments
-from ..join import side_layout
+from ..rows.aggregate import aggregate_calls
+from ..rows.join import side_layout
 
 # the SQL types with one polars dtype holding exactly the reference runtime's value
 # (frames.py maps each; a test checks the two agree)

@@ -11,7 +11,7 @@ strings without escapes, ISO timestamps ``...SS[.mmm]Z`` with hours 00-23 and mi
 seconds 00-59, dates ``YYYY-MM-DD``, ``null``), with
 one regular expression per stream run by polars over all lines, and converts the captured
 texts to columns.  On that form the meaning of a line is not in doubt, so its values are
-exactly those the reference reader (``runtime/trace.py``) gives.  If any line is not in that
+exactly those the reference reader (``runtime/io/trace.py``) gives.  If any line is not in that
 form (another layout, escapes, a type the fast form does not cover, or a bad row of any kind)
 or a checkpoint needs batch digests, the whole trace is read by the reference reader instead:
 every bad row is then reported with its line and column exactly as the reference reports it.
@@ -41,11 +41,12 @@ from urllib.parse import unquote
 
 import polars as pl
 
-from ...compiler.types import SqlType
-from ..batches import Batch, Frame
+from ...compiler.vocabulary.types import SqlType
+from ..engine.batches import Batch, Frame
+from ..engine.values import MAX_TIMESTAMP_US, MIN_TIMESTAMP_US
 from ..errors import RunError, UsageError
-from ..files import folder_name
-from ..trace import (
+from ..io.files import folder_name
+from ..io.trace import (
     MAX_DAY,
     MIN_DAY,
     BadRowPolicy,
@@ -56,7 +57,6 @@ from ..trace import (
     read_trace,
     typed_value_problem,
 )
-from ..values import MAX_TIMESTAMP_US, MIN_TIMESTAMP_US
 from .frames import dtype_of
 from .support import canonical_line_pattern
 

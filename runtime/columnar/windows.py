@@ -18,7 +18,7 @@ from typing import Any
 
 import polars as pl
 
-from ...compiler.types import SqlType
+from ...compiler.vocabulary.types import SqlType
 from .frames import Kind, dtype_of
 
 WINDOW = pl.Struct({"start": pl.Int64, "end": pl.Int64})

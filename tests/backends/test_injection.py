@@ -42,8 +42,8 @@ from sjoin.api import check_text
 from sjoin.compiler.backends import pipeline, pyspark, pytext
 from sjoin.compiler.backends.pipeline import compile_pipeline
 from sjoin.compiler.backends.pyspark import compile_pyspark
-from sjoin.compiler.backends.sjointext import Unwritable
-from sjoin.compiler.plan import Plan
+from sjoin.compiler.planning.plan import Plan
+from sjoin.compiler.vocabulary.sjointext import Unwritable
 
 PAYLOADS = {
     "python-call": 'x", __import__("os").system("echo INJECTED > pwned.txt"), "',

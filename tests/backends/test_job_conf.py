@@ -13,7 +13,7 @@ import pytest
 from sjoin.api import check_text
 from sjoin.cli.scaffold import SPEC as SCAFFOLD
 from sjoin.compiler.backends.pyspark import compile_pyspark
-from sjoin.compiler.settings import SETTINGS, semantic_conf, setting_literal
+from sjoin.compiler.vocabulary.settings import SETTINGS, semantic_conf, setting_literal
 
 from ..conftest import EXAMPLES
 

@@ -14,9 +14,9 @@ from click.testing import CliRunner
 from sjoin.api import check_file, check_text
 from sjoin.cli.main import main
 from sjoin.compiler.backends.pipeline import compile_pipeline
-from sjoin.compiler.job_warnings import pipeline_refusals
-from sjoin.compiler.model import SparkVersion
-from sjoin.compiler.plan import Plan
+from sjoin.compiler.checks.job_warnings import pipeline_refusals
+from sjoin.compiler.planning.plan import Plan
+from sjoin.compiler.vocabulary.model import SparkVersion
 
 from ..conftest import EXAMPLES, ROOT
 from .test_pipeline_on_spark import pipeline_plan

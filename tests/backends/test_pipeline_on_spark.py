@@ -38,9 +38,9 @@ import pytest
 
 from sjoin.api import check_file, check_text
 from sjoin.compiler.backends.pipeline import compile_pipeline
-from sjoin.compiler.job_warnings import pipeline_refusals
-from sjoin.compiler.model import Format, SparkVersion
-from sjoin.compiler.plan import Plan, SinkNode, StreamNode
+from sjoin.compiler.checks.job_warnings import pipeline_refusals
+from sjoin.compiler.planning.plan import Plan, SinkNode, StreamNode
+from sjoin.compiler.vocabulary.model import Format, SparkVersion
 from sjoin.runtime import run
 
 from ..conftest import ROOT

@@ -16,7 +16,7 @@ import pytest
 
 from sjoin.api import check_file, check_text
 from sjoin.compiler.backends.pyspark import compile_pyspark
-from sjoin.compiler.plan import Plan
+from sjoin.compiler.planning.plan import Plan
 from sjoin.jvm.spark_driver import StreamDriver, parse_join_plan
 
 from ..conftest import ROOT

@@ -8,8 +8,8 @@ import pytest
 from sqlglot import exp
 
 from sjoin.api import check_text
-from sjoin.compiler import types as t
-from sjoin.compiler.bound import Aggregate, Join, Stream
+from sjoin.compiler.binding.bound import Aggregate, Join, Stream
+from sjoin.compiler.vocabulary import types as t
 
 STREAMS = (
     "stream a (k BIGINT, t TIMESTAMP, v STRING) watermark t delay 10 seconds\n"
@@ -248,7 +248,7 @@ def test_a_kafka_source_reads_columns_from_the_record() -> None:
     assert a.source.record_columns() == {"t": "timestamp", "u": "key"}
     # the options stay in the source's options, as the plan JSON shows them
     assert a.source.option("timestamp_column") == "t"
-    from sjoin.compiler.explain import plan_json
+    from sjoin.compiler.describe.explain import plan_json
 
     (stream, _) = plan_json(result.plan, [])["streams"]
     assert stream["source"] == {

@@ -9,8 +9,8 @@ import re
 
 import pytest
 
-from sjoin.compiler import types as t
-from sjoin.compiler.bind import SYMBOLS
+from sjoin.compiler.binding.bind import SYMBOLS
+from sjoin.compiler.vocabulary import types as t
 
 from .record_decimal_arith import OPERANDS, RECORDED
 
@@ -100,7 +100,7 @@ SPEC = (
 )
 def test_the_binder_types_arithmetic_as_spark(expression: str, expected: str) -> None:
     from sjoin.api import check_text
-    from sjoin.compiler.bound import Join
+    from sjoin.compiler.binding.bound import Join
 
     result = check_text(
         SPEC + f"join j = a JOIN b ON a.k = b.k AND a.t >= b.t - INTERVAL 5 SECONDS "

@@ -10,7 +10,7 @@ import re
 
 import pytest
 
-from sjoin.compiler import types as t
+from sjoin.compiler.vocabulary import types as t
 
 from .record_decimal_common import FORMS, OPERANDS, RECORDED
 
@@ -87,7 +87,7 @@ SPEC = (
 )
 def test_the_binder_widens_a_value_of_decimals(expression: str, expected: str) -> None:
     from sjoin.api import check_text
-    from sjoin.compiler.bound import Join
+    from sjoin.compiler.binding.bound import Join
 
     result = check_text(
         SPEC + f"join j = a JOIN b ON a.k = b.k AND a.t >= b.t - INTERVAL 5 SECONDS "

@@ -17,10 +17,10 @@ import pytest
 from sqlglot import exp
 
 from sjoin.api import check_text
-from sjoin.compiler import annotate
-from sjoin.compiler import types as t
+from sjoin.compiler.vocabulary import annotate
+from sjoin.compiler.vocabulary import types as t
+from sjoin.runtime.engine.eval import Layout, compile_expr
 from sjoin.runtime.errors import QueryError
-from sjoin.runtime.eval import Layout, compile_expr
 
 from .record_implicit_casts import RECORDED
 

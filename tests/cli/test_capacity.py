@@ -282,7 +282,7 @@ def test_plain_plan_says_how_far_behind_an_aggregate_watermark_runs(
         op["name"]: op["aggregate"]["eviction_lag_ms"]
         for op in json.loads(rated)["capacity"]["operators"]
     }
-    from sjoin.compiler.types import format_ms
+    from sjoin.compiler.vocabulary.types import format_ms
 
     for name in ("per_window", "per_time"):
         lag = format_ms(round(lags[name]))

@@ -33,12 +33,12 @@ from click.testing import CliRunner
 from sjoin.api import check_file, check_text
 from sjoin.cli.main import main
 from sjoin.runtime import CheckpointError, UsageError, run, run_to_files
-from sjoin.runtime.checkpoint import PAUSE_ENV, Checkpoint
+from sjoin.runtime.checkpoints.checkpoint import PAUSE_ENV, Checkpoint
 from sjoin.runtime.columnar import parquet_out
 from sjoin.runtime.columnar.trace import read_parquet_trace
-from sjoin.runtime.files import folder_name
-from sjoin.runtime.trace import schemas_of
-from sjoin.runtime.values import format_timestamp, parse_timestamp
+from sjoin.runtime.engine.values import format_timestamp, parse_timestamp
+from sjoin.runtime.io.files import folder_name
+from sjoin.runtime.io.trace import schemas_of
 
 ROOT = Path(__file__).resolve().parents[2]
 SPEC = ROOT / "examples" / "ad_attribution.sjoin"

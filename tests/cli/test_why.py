@@ -21,8 +21,8 @@ from sjoin.api import check_text
 from sjoin.cli.main import main
 from sjoin.reports.why import Teller
 from sjoin.runtime import run
-from sjoin.runtime.lineage import trace_run
-from sjoin.runtime.values import dumps
+from sjoin.runtime.engine.values import dumps
+from sjoin.runtime.observe.lineage import trace_run
 
 from ..parity.scenarios import SCENARIOS, records, row
 from ..parity.test_random import Case, cases

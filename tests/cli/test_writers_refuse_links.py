@@ -1,4 +1,4 @@
-"""Every writer of sjoin goes through ``runtime/files.py`` (issue 35, items 18, 23, 24).
+"""Every writer of sjoin goes through ``runtime/io/files.py`` (issue 35, items 18, 23, 24).
 
 - A link planted at any path a writer names itself (a file of a `compile --target pipeline`
   project, its ``transformations`` folder, a Delta output table, its ``_delta_log`` or a
@@ -24,8 +24,8 @@ from click.testing import CliRunner
 from sjoin.api import check_file
 from sjoin.cli.main import main
 from sjoin.runtime import RunError, UnsafeFileError, UsageError, run, run_to_files
-from sjoin.runtime import files as files_mod
-from sjoin.runtime.sinks import FileSink
+from sjoin.runtime.io import files as files_mod
+from sjoin.runtime.io.sinks import FileSink
 
 ROOT = Path(__file__).resolve().parents[2]
 SPEC = ROOT / "examples" / "ad_attribution.sjoin"
@@ -405,8 +405,8 @@ def test_the_report_check_names_the_users_path(tmp_path: Path) -> None:
 def test_json_lines_of_the_written_trace(tmp_path: Path) -> None:
     """``write_trace`` (`sjoin capture`) writes through ``files.open_named``; a folder
     that does not exist is a usage error naming the path."""
-    from sjoin.runtime.kafka_trace import write_trace
-    from sjoin.runtime.trace import read_trace, schemas_of
+    from sjoin.runtime.io.kafka_trace import write_trace
+    from sjoin.runtime.io.trace import read_trace, schemas_of
 
     plan = check_file(SPEC).plan
     trace = read_trace(TRACE, schemas_of(plan))

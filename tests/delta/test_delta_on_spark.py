@@ -23,9 +23,9 @@ from typing import Any
 import pytest
 
 from sjoin.api import check_file
-from sjoin.compiler.model import Format
-from sjoin.compiler.plan import Plan, StreamNode
-from sjoin.compiler.source import Span
+from sjoin.compiler.planning.plan import Plan, StreamNode
+from sjoin.compiler.vocabulary.model import Format
+from sjoin.compiler.vocabulary.source import Span
 from sjoin.jvm.delta_driver import (
     DELTA_SPARK,
     DeltaRunner,

@@ -24,7 +24,7 @@ Rules checked for every case:
 - the rendered text of all diagnostics is snapshotted (``__snapshots__``), so that every
   change of a message, label, help or caret is reviewed.
 
-And across the catalogue: every code of ``compiler/codes.py`` but E999 has a case.
+And across the catalogue: every code of ``compiler/diagnostics/codes.py`` but E999 has a case.
 
 A case is read as ``sjoin check`` reads it (``read_spec``): line breaks as written (a lone CR
 is a case of its own), and a lone surrogate may be stored UTF-8-encoded (bytes ED A0 80 for
@@ -41,8 +41,8 @@ from pathlib import Path
 import pytest
 
 from sjoin.api import CheckResult, check_pipeline, check_text, read_spec
-from sjoin.compiler.codes import CODES
-from sjoin.compiler.source import Source
+from sjoin.compiler.diagnostics.codes import CODES
+from sjoin.compiler.vocabulary.source import Source
 from sjoin.reports.diagnostics import render_plain
 
 CASES_DIR = Path(__file__).parent / "cases"
@@ -125,14 +125,14 @@ def check(path: Path) -> CheckResult:
             )
     result = check_text(read_spec(path), f"cases/{path.name}")
     if path.name.startswith(COMPILE_ONLY):
-        from sjoin.compiler.job_warnings import job_warnings
+        from sjoin.compiler.checks.job_warnings import job_warnings
 
         assert result.plan is not None
         result.diagnostics = sorted(
             [*result.diagnostics, *job_warnings(result.plan)], key=lambda d: d.span.start
         )
     if path.name.startswith(PIPELINE_ONLY):
-        from sjoin.compiler.job_warnings import pipeline_refusals
+        from sjoin.compiler.checks.job_warnings import pipeline_refusals
 
         assert result.plan is not None
         result.diagnostics = sorted(
@@ -187,7 +187,7 @@ def test_case_file_is_well_formed(path: Path) -> None:
         f"{path.name}: the first expectation ({expected[0].code}) is not the file's code"
     )
     for exp in expected:
-        assert exp.code in CODES, f"{path.name}: {exp.code} is not in compiler/codes.py"
+        assert exp.code in CODES, f"{path.name}: {exp.code} is not in compiler/diagnostics/codes.py"
     for exp in expected:
         where = path / exp.file if exp.file else path
         source = Source(path.name, read_spec(where))  # its lines, as diagnostics count them

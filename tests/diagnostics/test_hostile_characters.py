@@ -17,9 +17,9 @@ import unicodedata
 import pytest
 
 from sjoin.api import CheckResult, check_file, check_text
-from sjoin.compiler.diagnostics import Diagnostics
-from sjoin.compiler.parse import check_characters
-from sjoin.compiler.source import HOSTILE, Source, Span, char_name
+from sjoin.compiler.diagnostics.diagnostics import Diagnostics
+from sjoin.compiler.frontend.parse import check_characters
+from sjoin.compiler.vocabulary.source import HOSTILE, Source, Span, char_name
 from sjoin.reports.diagnostics import render_plain, to_dict
 
 # Every character that is never allowed, by class.

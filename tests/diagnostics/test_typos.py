@@ -78,8 +78,8 @@ def test_the_corpus_covers_every_kind_of_typo() -> None:
 
 # Cascades across statements (issue 35, item 5), in both syntaxes: (what, suffix, clean,
 # broken, the new warnings the broken one may add beside its one error).  A broken statement
-# marks the relations that read it (compiler/cascades.py): what judges them by what flows in
-# (state eviction, output modes, event-time columns) is left out.
+# marks the relations that read it (compiler/frontend/cascades.py): what judges them by what flows
+# in (state eviction, output modes, event-time columns) is left out.
 _STREAMS = """stream orders (id BIGINT, t TIMESTAMP) watermark t delay 5 minutes
 stream pays (id BIGINT, pt TIMESTAMP) watermark pt delay 5 minutes
 """

@@ -246,7 +246,7 @@ START, END = "<!-- catalogue:start -->", "<!-- catalogue:end -->"
 
 def verdict_of(case: Case) -> tuple[str, str | None, list[str]]:
     """sjoin diff's verdict on a case: the query's verdict, Spark's error, the reasons."""
-    from sjoin.compiler.diff import VERDICT_TEXT, diff_plans
+    from sjoin.compiler.describe.diff import VERDICT_TEXT, diff_plans
 
     from .restart import plan_of
 

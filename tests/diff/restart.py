@@ -18,8 +18,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from sjoin.api import check_text
-from sjoin.compiler.plan import Plan, StreamNode
-from sjoin.compiler.settings import semantic_conf
+from sjoin.compiler.planning.plan import Plan, StreamNode
+from sjoin.compiler.vocabulary.settings import semantic_conf
 from sjoin.jvm.spark_driver import _jvm, _memory_stream, _parsed_input, _to_python
 from sjoin.jvm.verify import load_job, output_mode
 

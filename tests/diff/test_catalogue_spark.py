@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from sjoin.compiler.diff import diff_plans
+from sjoin.compiler.describe.diff import diff_plans
 
 from .catalogue import CASES, NEW_BATCHES, OLD_BATCHES, RESULTS, Case, renamed
 from .restart import plan_of, restart

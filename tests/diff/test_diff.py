@@ -13,7 +13,7 @@ from click.testing import CliRunner
 
 from sjoin.api import check_text
 from sjoin.cli.main import main
-from sjoin.compiler.diff import diff_plans
+from sjoin.compiler.describe.diff import diff_plans
 
 from .catalogue import CASES, DOC, END, RESULTS, START, join_spec, markdown_table
 from .restart import plan_of

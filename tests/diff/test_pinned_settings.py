@@ -8,8 +8,8 @@ from __future__ import annotations
 import pytest
 
 from sjoin.api import check_text
-from sjoin.compiler.diff import diff_plans
-from sjoin.compiler.plan import Plan
+from sjoin.compiler.describe.diff import diff_plans
+from sjoin.compiler.planning.plan import Plan
 
 BASE = """spark 4.3
 {setting}

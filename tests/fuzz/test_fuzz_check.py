@@ -22,7 +22,7 @@ from hypothesis import strategies as st
 
 from sjoin.api import CheckResult, check_text, read_spec
 from sjoin.cli.main import main
-from sjoin.compiler.source import HOSTILE
+from sjoin.compiler.vocabulary.source import HOSTILE
 from sjoin.reports.diagnostics import render_plain
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 
 from sjoin.api import CheckResult, check_pipeline, check_text
 from sjoin.compiler.backends.pipeline import pipeline_sql
-from sjoin.compiler.source import HOSTILE
+from sjoin.compiler.vocabulary.source import HOSTILE
 from sjoin.reports.diagnostics import render_plain
 
 from .test_fuzz_check import ATOMS, FUZZ, replace_slice, shown

@@ -8,7 +8,7 @@ and copies of each conjunct are few and cheap.  True nesting (parentheses, calls
 NOT, unary minus, arithmetic chains) is limited to MAX_NESTING levels and reported (E001)
 at the place where it passes the limit; at the limit, every stage (check, plan JSON,
 compile, run) works with room to spare on the stack.  Past each size limit of
-compiler/limits.py (characters, tokens, name and string length, relations, columns) a spec
+compiler/frontend/limits.py (characters, tokens, name and string length, relations, columns) a spec
 is refused with one E031 where it passes the limit, before the work the limit bounds.
 Timings at large sizes live in benchmarks/parser_limits.py, not here.
 """
@@ -33,18 +33,19 @@ from sqlglot import exp
 from sjoin import api as api_module
 from sjoin.api import CheckResult, check_file, check_text, read_spec
 from sjoin.cli.main import main
-from sjoin.compiler import expr, limits
-from sjoin.compiler import parse as parse_module
 from sjoin.compiler.backends.pyspark import compile_pyspark
-from sjoin.compiler.bind import SUGGESTION_BUDGET
-from sjoin.compiler.bound import Aggregate, Join
-from sjoin.compiler.codes import CODES
-from sjoin.compiler.diagnostics import Diagnostics
-from sjoin.compiler.expr import conjuncts
-from sjoin.compiler.parse import MAX_NESTING, check_characters
-from sjoin.compiler.source import MAX_SNIPPET
-from sjoin.compiler.split import conjoin
-from sjoin.compiler.sql import spark_sql
+from sjoin.compiler.binding.bind import SUGGESTION_BUDGET
+from sjoin.compiler.binding.bound import Aggregate, Join
+from sjoin.compiler.diagnostics.codes import CODES
+from sjoin.compiler.diagnostics.diagnostics import Diagnostics
+from sjoin.compiler.frontend import limits
+from sjoin.compiler.frontend import parse as parse_module
+from sjoin.compiler.frontend.parse import MAX_NESTING, check_characters
+from sjoin.compiler.planning.split import conjoin
+from sjoin.compiler.vocabulary import expr
+from sjoin.compiler.vocabulary.expr import conjuncts
+from sjoin.compiler.vocabulary.source import MAX_SNIPPET
+from sjoin.compiler.vocabulary.sql import spark_sql
 from sjoin.grammar import parser
 from sjoin.reports.diagnostics import MAX_LINE_SHOWN, render_plain
 from sjoin.runtime import run
@@ -429,7 +430,7 @@ def test_hints_for_unknown_names_have_a_budget() -> None:
 
 # ---------------------------------------------------------------------- size limits (E031)
 #
-# Issue 24: past each limit of compiler/limits.py `sjoin check` (and plan, compile) refuses
+# Issue 24: past each limit of compiler/frontend/limits.py `sjoin check` (and plan, compile) refuses
 # the spec with one E031 where it passes the limit, exit status 1; just under it the spec is
 # checked as usual.  Each limit is checked before the work it bounds (the text before it is
 # parsed, the relations before they are bound, the columns before they are built).

@@ -9,10 +9,10 @@ import time
 import pytest
 from sqlglot import exp
 
-from sjoin.compiler import ast
-from sjoin.compiler.diagnostics import Diagnostics
-from sjoin.compiler.parse import parse
-from sjoin.compiler.source import Source
+from sjoin.compiler.diagnostics.diagnostics import Diagnostics
+from sjoin.compiler.frontend import ast
+from sjoin.compiler.frontend.parse import parse
+from sjoin.compiler.vocabulary.source import Source
 from sjoin.grammar import parser
 
 from ..conftest import EXAMPLES

@@ -31,7 +31,7 @@ def shape(text: str, parser: Lark) -> Any:
         tree = parser.parse(text)
     except Exception as err:  # lark's syntax errors: compared by kind, place and what was
         # expected, as a sorted list (lark's text lists a set, in an order that varies between
-        # a built and a loaded parser; sjoin's own messages sort it: compiler/parse.py)
+        # a built and a loaded parser; sjoin's own messages sort it: compiler/frontend/parse.py)
         expected = getattr(err, "expected", None) or getattr(err, "allowed", None) or ()
         where = tuple(getattr(err, name, None) for name in ("line", "column", "pos_in_stream"))
         return ("error", type(err).__name__, where, sorted(expected))

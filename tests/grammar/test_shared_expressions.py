@@ -20,13 +20,14 @@ from sqlglot import exp
 
 from sjoin import grammar
 from sjoin.api import check_text
-from sjoin.compiler import annotate, ast, sqlast
-from sjoin.compiler.diagnostics import Diagnostics
-from sjoin.compiler.limits import MAX_NESTING
-from sjoin.compiler.parse import parse
-from sjoin.compiler.source import Source
-from sjoin.compiler.sqlparse import parse_sql
-from sjoin.compiler.unparse import expression
+from sjoin.compiler.diagnostics.diagnostics import Diagnostics
+from sjoin.compiler.frontend import ast, sqlast
+from sjoin.compiler.frontend.limits import MAX_NESTING
+from sjoin.compiler.frontend.parse import parse
+from sjoin.compiler.frontend.sqlparse import parse_sql
+from sjoin.compiler.frontend.unparse import expression
+from sjoin.compiler.vocabulary import annotate
+from sjoin.compiler.vocabulary.source import Source
 from sjoin.runtime import run
 
 # Every expression form, written as both front ends read it (integers and plain strings:

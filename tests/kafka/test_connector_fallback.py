@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from sjoin.compiler.connectors import SPARK_RELEASES, kafka_connector
+from sjoin.compiler.backends.connectors import SPARK_RELEASES, kafka_connector
 from sjoin.jvm.jars import JarsUnavailable, connector_jars, connectors_command, jar_dir
 
 # `mvn -q -B -f POM dependency:copy-dependencies -DoutputDirectory=OUT ...`: one jar for the

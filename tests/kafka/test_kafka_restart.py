@@ -23,7 +23,7 @@ from sjoin.jvm.kafka_driver import (
 )
 from sjoin.jvm.verify import load_job, spark_row
 from sjoin.runtime import run
-from sjoin.runtime.trace import read_trace, schemas_of
+from sjoin.runtime.io.trace import read_trace, schemas_of
 
 pytestmark = pytest.mark.spark
 

@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from sjoin.jvm.kafka_driver import consume_all, run_prefix
-from sjoin.runtime.values import parse_timestamp
+from sjoin.runtime.engine.values import parse_timestamp
 
 from .test_replay import EXAMPLES, cli, closed_port, prefixed_spec
 

@@ -28,7 +28,7 @@ from typing import Any
 import pytest
 
 from sjoin.api import check_file, check_text
-from sjoin.compiler.plan import Plan
+from sjoin.compiler.planning.plan import Plan
 from sjoin.jvm.kafka_driver import (
     KafkaRunner,
     KafkaStreamDriver,
@@ -40,10 +40,10 @@ from sjoin.jvm.kafka_driver import (
 )
 from sjoin.jvm.verify import like_local, spark_row, verify
 from sjoin.runtime import run
+from sjoin.runtime.engine.values import format_timestamp, parse_timestamp
 from sjoin.runtime.errors import RunError
-from sjoin.runtime.kafka_trace import read_kafka
-from sjoin.runtime.trace import Trace, TraceError, read_trace, schemas_of
-from sjoin.runtime.values import format_timestamp, parse_timestamp
+from sjoin.runtime.io.kafka_trace import read_kafka
+from sjoin.runtime.io.trace import Trace, TraceError, read_trace, schemas_of
 
 from .test_replay import cli, prefixed_spec
 

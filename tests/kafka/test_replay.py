@@ -1,4 +1,4 @@
-"""Replaying topics of a real broker (runtime/kafka_trace.py): `sjoin run SPEC --trace
+"""Replaying topics of a real broker (runtime/io/kafka_trace.py): `sjoin run SPEC --trace
 kafka://HOST:PORT` and `sjoin capture`.  The Kafka examples' traces are produced into topics
 (2 partitions, row i of a stream into partition i mod 2) and replayed: in one batch they give
 exactly what `sjoin run` gives on the same rows in one batch; cut by maxOffsetsPerTrigger, the
@@ -23,9 +23,9 @@ from sjoin.cli.main import main
 from sjoin.jvm.kafka_driver import create_topics, run_prefix
 from sjoin.runtime import run
 from sjoin.runtime.errors import UsageError
-from sjoin.runtime.kafka_offsets import cut_source
-from sjoin.runtime.kafka_trace import read_kafka
-from sjoin.runtime.trace import read_trace, schemas_of
+from sjoin.runtime.io.kafka_offsets import cut_source
+from sjoin.runtime.io.kafka_trace import read_kafka
+from sjoin.runtime.io.trace import read_trace, schemas_of
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = [ROOT / "examples" / f"{name}.sjoin" for name in ("ad_attribution", "unpaid_orders")]
@@ -468,7 +468,7 @@ def closed_port() -> int:
 def test_what_cannot_be_replayed_is_a_usage_error(  # type: ignore[no-untyped-def]
     extra, args, says, topics, kafka_broker, tmp_path, monkeypatch
 ) -> None:
-    monkeypatch.setattr("sjoin.runtime.kafka_trace.METADATA_TIMEOUT_S", 1.0)
+    monkeypatch.setattr("sjoin.runtime.io.kafka_trace.METADATA_TIMEOUT_S", 1.0)
     spec = make_spec(tmp_path, *topics, extra=extra)
     filled = [a.format(B=kafka_broker.bootstrap, D=tmp_path, C=closed_port()) for a in args]
     code, out, err = cli("run", str(spec), *filled)

@@ -20,8 +20,8 @@ from sjoin.api import check_text
 from sjoin.jvm.kafka_driver import create_topics, kafka_plan, run_prefix
 from sjoin.jvm.verify import load_job
 from sjoin.runtime import run
-from sjoin.runtime.kafka_trace import read_kafka
-from sjoin.runtime.values import parse_timestamp
+from sjoin.runtime.engine.values import parse_timestamp
+from sjoin.runtime.io.kafka_trace import read_kafka
 
 from .test_replay import produce
 

@@ -17,7 +17,7 @@ from click.testing import CliRunner
 
 from sjoin.api import check_file
 from sjoin.cli.main import main
-from sjoin.compiler.connectors import kafka_connector
+from sjoin.compiler.backends.connectors import kafka_connector
 from sjoin.jvm.jars import KAFKA_BROKER, connectors_command, fetch_command, jar_dir
 from sjoin.jvm.kafka_driver import not_from_kafka
 from sjoin.jvm.spark_env import env_command

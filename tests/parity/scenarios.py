@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from sjoin.runtime.values import format_timestamp
+from sjoin.runtime.engine.values import format_timestamp
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = ROOT / "examples"
@@ -153,8 +153,8 @@ add(
 )
 
 # ------------------------------------------------------------------ filters Spark infers
-# InferFiltersFromConstraints (compiler/infer.py): through an equality of the condition Spark
-# filters a side it may filter for the join type (inner and left semi: both, right outer: the
+# InferFiltersFromConstraints (compiler/planning/infer.py): through an equality of the condition
+# Spark filters a side it may filter for the join type (inner and left semi: both, right outer: the
 # left, left outer and left anti: the right, full outer: none) below the join, so rows that
 # cannot match are never stored (numRowsTotal), and a filter on a column other than the
 # watermarked one runs below the watermark node (the far k=1 row does not move it).

@@ -17,17 +17,17 @@ import pytest
 from hypothesis import HealthCheck, given, note, settings
 from hypothesis import strategies as st
 
-from sjoin.compiler.plan import Plan
+from sjoin.compiler.planning.plan import Plan
 from sjoin.runtime import run_to_files
-from sjoin.runtime.aggregate import AggregateOperator
-from sjoin.runtime.batches import Rows
 from sjoin.runtime.columnar.aggregate import ColumnarAggregate
 from sjoin.runtime.columnar.frames import json_chunks, to_frame, to_rows
 from sjoin.runtime.columnar.query import ColumnarEngine
+from sjoin.runtime.engine.batches import Rows
+from sjoin.runtime.engine.values import json_converter
 from sjoin.runtime.errors import QueryError
+from sjoin.runtime.io.output import output_line
 from sjoin.runtime.operators import columns_of
-from sjoin.runtime.output import output_line
-from sjoin.runtime.values import json_converter
+from sjoin.runtime.rows.aggregate import AggregateOperator
 
 from .scenarios import records, ts
 from .test_engines import _plan, assert_engines_agree, assert_runs_columnar
@@ -277,7 +277,7 @@ def test_decimal_columns_hold_and_write_the_reference_values(
 ) -> None:
     """Values at a column's scale cross to a Decimal(38, s) column and back unchanged, and
     its JSON lines are the reference writer's, byte for byte."""
-    from sjoin.compiler.types import SqlType
+    from sjoin.compiler.vocabulary.types import SqlType
 
     kind = SqlType("decimal", (38, scale))
     rows = [(None if v is None else Decimal(v).scaleb(-scale, _CONTEXT),) for v in values]

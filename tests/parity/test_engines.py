@@ -27,14 +27,14 @@ from hypothesis import HealthCheck, given, note, settings
 from hypothesis import strategies as st
 
 from sjoin.api import check_text
-from sjoin.compiler.model import SUPPORTED_SPARK
-from sjoin.compiler.plan import Plan
+from sjoin.compiler.planning.plan import Plan
+from sjoin.compiler.vocabulary.model import SUPPORTED_SPARK
 from sjoin.runtime import RunError, run, run_to_files
-from sjoin.runtime.aggregate import AggregateOperator
 from sjoin.runtime.columnar.aggregate import ColumnarAggregate
 from sjoin.runtime.columnar.join import ColumnarJoin
 from sjoin.runtime.columnar.query import ColumnarEngine
-from sjoin.runtime.join import JoinOperator
+from sjoin.runtime.rows.aggregate import AggregateOperator
+from sjoin.runtime.rows.join import JoinOperator
 
 from .scenarios import ParityScenario, S, records, ts
 from .test_random import Case, cases

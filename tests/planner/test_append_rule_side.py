@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from sjoin.api import check_text
-from sjoin.compiler.explain import join_json, plan_text
+from sjoin.compiler.describe.explain import join_json, plan_text
 
 SPEC = """\
 spark {version}

@@ -1,4 +1,4 @@
-"""`sjoin plan --rates`: the capacity model (compiler/capacity.py) read from the Plan, its
+"""`sjoin plan --rates`: the capacity model (compiler/describe/capacity.py) read from the Plan, its
 row layout, its option parsers, and its predictions held to the runtime over generated
 traces (the runtime matches Spark's numRowsTotal batch for batch; the Spark test checks
 the bytes)."""
@@ -15,7 +15,7 @@ from types import ModuleType
 import pytest
 
 from sjoin.api import check_text
-from sjoin.compiler.capacity import (
+from sjoin.compiler.describe.capacity import (
     ENTRY_OVERHEAD_BYTES,
     CapacityError,
     capacity_json,
@@ -27,8 +27,8 @@ from sjoin.compiler.capacity import (
     unsafe_row_bytes,
     window_tail_ms,
 )
-from sjoin.compiler.capacity_groups import Arrivals
-from sjoin.compiler.types import SqlType
+from sjoin.compiler.describe.capacity_groups import Arrivals
+from sjoin.compiler.vocabulary.types import SqlType
 
 from ..conftest import EXAMPLES, ROOT
 

@@ -1,4 +1,5 @@
-"""Filters Spark infers through the condition's equalities (``compiler/infer.py``, a port of
+"""Filters Spark infers through the condition's equalities (``compiler/planning/infer.py``, a port
+of
 ``InferFiltersFromConstraints``): which sides get them per join type, through which
 expressions, where they run (below or above the watermark node), how they show in
 `sjoin plan`, and the E031 bound on the substitutions.
@@ -20,9 +21,9 @@ import pytest
 
 from sjoin.api import check_text
 from sjoin.compiler.backends.pyspark import compile_pyspark
-from sjoin.compiler.explain import plan_text
-from sjoin.compiler.limits import MAX_SUBSTITUTIONS
-from sjoin.compiler.sql import spark_sql
+from sjoin.compiler.describe.explain import plan_text
+from sjoin.compiler.frontend.limits import MAX_SUBSTITUTIONS
+from sjoin.compiler.vocabulary.sql import spark_sql
 
 COLUMNS = (
     "k BIGINT, t TIMESTAMP, n BIGINT, i INT, x DOUBLE, d DATE, v STRING, "

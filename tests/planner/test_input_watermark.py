@@ -18,8 +18,8 @@ import pytest
 from sjoin.api import CheckResult, check_pipeline, check_text
 from sjoin.compiler.backends.pipeline import pipeline_sql
 from sjoin.compiler.backends.pyspark import compile_pyspark
-from sjoin.compiler.explain import plan_json, plan_text
-from sjoin.compiler.plan import AggregateNode, JoinNode
+from sjoin.compiler.describe.explain import plan_json, plan_text
+from sjoin.compiler.planning.plan import AggregateNode, JoinNode
 from sjoin.runtime import run
 
 HEAD = """spark {spark}
@@ -196,7 +196,7 @@ def test_both_engines_run_it_as_spark(engine: str) -> None:
 
 
 def test_diff_says_the_watermark_changes() -> None:
-    from sjoin.compiler.diff import diff_plans
+    from sjoin.compiler.describe.diff import diff_plans
 
     new = spec()
     old = check_text(

@@ -22,9 +22,9 @@ import pytest
 from sjoin.api import CheckResult, check_pipeline, check_text
 from sjoin.compiler.backends.pipeline import pipeline_sql
 from sjoin.compiler.backends.pyspark import compile_pyspark
-from sjoin.compiler.explain import plan_json, plan_text
-from sjoin.compiler.plan import JoinNode
-from sjoin.compiler.unparse import spec_text
+from sjoin.compiler.describe.explain import plan_json, plan_text
+from sjoin.compiler.frontend.unparse import spec_text
+from sjoin.compiler.planning.plan import JoinNode
 from sjoin.runtime import run
 
 HEAD = """spark {spark}
@@ -234,7 +234,7 @@ def test_both_engines_run_it(engine: str) -> None:
 
 
 def test_diff_says_the_watermark_changes() -> None:
-    from sjoin.compiler.diff import diff_plans
+    from sjoin.compiler.describe.diff import diff_plans
 
     new = spec()
     old = check_text(
@@ -284,7 +284,7 @@ def test_the_plan_says_how_far_behind_the_aggregate_runs() -> None:
 
 
 def test_plan_rates_counts_it_above_and_below_the_node() -> None:
-    from sjoin.compiler.capacity import capacity_text, predict
+    from sjoin.compiler.describe.capacity import capacity_text, predict
 
     result = check_text(AGGREGATE, "lag.sjoin")
     assert result.plan is not None
@@ -302,7 +302,7 @@ def test_plan_rates_counts_it_above_and_below_the_node() -> None:
 
 
 def test_the_diagram_shows_the_node_and_when_windows_come_out() -> None:
-    from sjoin.compiler.diagram import mermaid
+    from sjoin.compiler.describe.diagram import mermaid
 
     result = check_text(AGGREGATE, "lag.sjoin")
     assert result.plan is not None

@@ -1,7 +1,7 @@
 """The Plan owns its graph: every node names its inputs (``inputs``: input name, relation) and
 its row layout (``layout``), and the Plan answers every walk over them (``inputs_of``,
 ``columns_of``, ``readers``, ``closure``, ``upstream``, ``walk``, ``stateful_walk``,
-``sources``, ``stateful_operators``), iteratively (``compiler/graph.py``), over diamonds,
+``sources``, ``stateful_operators``), iteratively (``compiler/planning/graph.py``), over diamonds,
 self-joins, several query roots, and a hand-made cycle (the binder rejects them) without
 looping."""
 
@@ -15,8 +15,8 @@ from pathlib import Path
 import pytest
 
 from sjoin.api import check_text
-from sjoin.compiler import graph
-from sjoin.compiler.plan import JoinNode, Plan, PlanNode
+from sjoin.compiler.planning import graph
+from sjoin.compiler.planning.plan import JoinNode, Plan, PlanNode
 
 EXAMPLES = sorted((Path(__file__).resolve().parents[2] / "examples").glob("*.sjoin"))
 

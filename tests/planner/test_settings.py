@@ -1,4 +1,5 @@
-"""`Plan.settings`: a frozen `Settings` built from the one table (compiler/settings.py), every
+"""`Plan.settings`: a frozen `Settings` built from the one table (compiler/vocabulary/settings.py),
+every
 value checked when it is built, read by attribute (no reader restates a default)."""
 
 from __future__ import annotations
@@ -8,8 +9,8 @@ import dataclasses
 import pytest
 
 from sjoin.api import check_text
-from sjoin.compiler.model import Settings, SparkVersion
-from sjoin.compiler.settings import SETTINGS, settings_of, version_default
+from sjoin.compiler.vocabulary.model import Settings, SparkVersion
+from sjoin.compiler.vocabulary.settings import SETTINGS, settings_of, version_default
 
 SPARK_4 = SparkVersion(4, 3)
 

@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 
 from sjoin.api import CheckResult, check_text
-from sjoin.compiler.model import SUPPORTED_SPARK, SparkVersion
+from sjoin.compiler.vocabulary.model import SUPPORTED_SPARK, SparkVersion
 from sjoin.jvm.verify import like_local, verify_spec
 from sjoin.reports.diagnostics import to_dict
 from sjoin.reports.diffing import DiffUsageError, at_version, diff_upgrade

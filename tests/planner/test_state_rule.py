@@ -9,8 +9,8 @@ from typing import Any
 import pytest
 
 from sjoin.api import check_text
-from sjoin.compiler.model import Bound
-from sjoin.compiler.plan import StateRule
+from sjoin.compiler.planning.plan import StateRule
+from sjoin.compiler.vocabulary.model import Bound
 
 BOUND = Bound(1, -60_000_000.0, False, "a.t >= b.t - INTERVAL 1 MINUTE")
 

@@ -8,9 +8,9 @@ from __future__ import annotations
 import pytest
 
 from sjoin.api import check_text
-from sjoin.compiler.model import TimeRange
-from sjoin.runtime.eval import Layout, compile_expr
-from sjoin.runtime.join import side_layout
+from sjoin.compiler.vocabulary.model import TimeRange
+from sjoin.runtime.engine.eval import Layout, compile_expr
+from sjoin.runtime.rows.join import side_layout
 
 SPEC = """
 stream l (k BIGINT, t TIMESTAMP, u TIMESTAMP, d DATE) watermark t delay 10 seconds

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from sjoin.api import check_file, check_text
-from sjoin.compiler.diagram import mermaid
+from sjoin.compiler.describe.diagram import mermaid
 
 from ..conftest import EXAMPLES, ROOT
 from ..planner.cases import CASES

@@ -15,7 +15,7 @@ from click.testing import CliRunner
 
 from sjoin.api import check_file, check_text
 from sjoin.cli.main import main
-from sjoin.compiler.plan import Plan
+from sjoin.compiler.planning.plan import Plan
 from sjoin.reports.run_page import BatchFigures, Report, render, trace_rates
 from sjoin.runtime import RunResult, run
 

@@ -10,10 +10,10 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from sjoin.api import check_text
-from sjoin.compiler.plan import Plan
-from sjoin.compiler.settings import SETTINGS
+from sjoin.compiler.planning.plan import Plan
+from sjoin.compiler.vocabulary.settings import SETTINGS
 from sjoin.runtime import EngineName, RunResult, run
-from sjoin.runtime.values import format_timestamp, parse_timestamp
+from sjoin.runtime.engine.values import format_timestamp, parse_timestamp
 
 EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 Batch = Mapping[str, Sequence[Mapping[str, Any]]]

@@ -6,8 +6,8 @@ from decimal import Decimal
 from typing import Any
 
 from sjoin.runtime import run
-from sjoin.runtime.aggregate import AggregateOperator
 from sjoin.runtime.operators import columns_of
+from sjoin.runtime.rows.aggregate import AggregateOperator
 
 from .harness import plan_of, trace_records, ts
 

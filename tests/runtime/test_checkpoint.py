@@ -20,8 +20,9 @@ from click.testing import CliRunner
 
 from sjoin.api import check_file
 from sjoin.cli.main import main
-from sjoin.runtime import CheckpointError, run, run_to_files, sinks
-from sjoin.runtime.checkpoint import PAUSE_ENV, REQUIRED, Checkpoint
+from sjoin.runtime import CheckpointError, run, run_to_files
+from sjoin.runtime.checkpoints.checkpoint import PAUSE_ENV, REQUIRED, Checkpoint
+from sjoin.runtime.io import sinks
 
 ROOT = Path(__file__).resolve().parents[2]
 SPEC = ROOT / "examples" / "ad_attribution.sjoin"

@@ -1,4 +1,5 @@
-"""A checkpoint's identity is the SHA-256 of the plan's canonical dump (compiler/canonical.py),
+"""A checkpoint's identity is the SHA-256 of the plan's canonical dump
+(compiler/planning/canonical.py),
 not of what `sjoin plan` shows: stable from process to process, blind to where statements
 stand in the spec, changed by any decision; and a checkpoint made before (whose identity
 was the plan JSON's) still resumes."""
@@ -13,10 +14,10 @@ from typing import Any
 import pytest
 
 from sjoin.api import check_file, check_text
-from sjoin.compiler import canonical
-from sjoin.compiler.canonical import canonical_text, dump
+from sjoin.compiler.planning import canonical
+from sjoin.compiler.planning.canonical import canonical_text, dump
 from sjoin.runtime import CheckpointError, run
-from sjoin.runtime.checkpoint import Checkpoint, fingerprint, legacy_fingerprint
+from sjoin.runtime.checkpoints.checkpoint import Checkpoint, fingerprint, legacy_fingerprint
 
 from .test_checkpoint import SPEC, TRACE, split_trace
 
@@ -25,7 +26,7 @@ def test_the_identity_is_the_same_in_another_process() -> None:
     plan = check_file(SPEC).plan
     code = (
         "import sys; from sjoin.api import check_file; "
-        "from sjoin.runtime.checkpoint import fingerprint; "
+        "from sjoin.runtime.checkpoints.checkpoint import fingerprint; "
         "print(fingerprint(check_file(sys.argv[1]).plan, 'attributed'))"
     )
     done = subprocess.run(
@@ -49,7 +50,7 @@ def test_places_in_the_spec_change_nothing_and_decisions_do() -> None:
 def test_the_identity_does_not_read_the_explainer(monkeypatch: pytest.MonkeyPatch) -> None:
     plan = check_file(SPEC).plan
     before = canonical_text(plan)
-    import sjoin.compiler.explain as explain
+    import sjoin.compiler.describe.explain as explain
 
     monkeypatch.setattr(explain, "plan_json", lambda *_: {"shown": "otherwise"})
     monkeypatch.setattr(explain, "plan_text", lambda *_: "shown otherwise")

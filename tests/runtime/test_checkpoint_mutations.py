@@ -23,7 +23,7 @@ from click.testing import CliRunner
 from sjoin.api import check_text
 from sjoin.cli.main import main
 from sjoin.runtime import CheckpointError, RunError, run_to_files
-from sjoin.runtime.checkpoint import Checkpoint
+from sjoin.runtime.checkpoints.checkpoint import Checkpoint
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = ROOT / "examples"
@@ -318,8 +318,8 @@ def test_every_snapshot_a_run_commits_passes_the_check(
     """The check refuses no snapshot sjoin writes: each one committed by every scenario and
     example, on either engine (and with a Parquet output, the pending batch's outputs), is
     checked as it is committed."""
+    from sjoin.runtime.checkpoints.snapshot import check_snapshot
     from sjoin.runtime.query import Engine
-    from sjoin.runtime.snapshot import check_snapshot
 
     shapes: list[Engine] = []
     committed = Checkpoint.commit

@@ -33,10 +33,10 @@ from typing import Any
 import pytest
 
 from sjoin.api import check_file, check_text
-from sjoin.compiler.plan import Plan
+from sjoin.compiler.planning.plan import Plan
 from sjoin.runtime import run, run_to_files
-from sjoin.runtime.checkpoint import PAUSE_ENV
-from sjoin.runtime.index import EvictionIndex
+from sjoin.runtime.checkpoints.checkpoint import PAUSE_ENV
+from sjoin.runtime.engine.index import EvictionIndex
 
 from .scenarios import by_name
 

@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 from sjoin.runtime import output_line
 from sjoin.runtime.columnar import frames
 from sjoin.runtime.columnar.frames import json_chunks, to_frame, to_rows, write_json_lines
-from sjoin.runtime.values import MAX_TIMESTAMP_US, MIN_TIMESTAMP_US, json_converter
+from sjoin.runtime.engine.values import MAX_TIMESTAMP_US, MIN_TIMESTAMP_US, json_converter
 
 KINDS = ["bigint", "int", "timestamp", "date", "string", "boolean", "double", "interval"]
 

@@ -1,5 +1,5 @@
 """The columnar aggregate (``runtime/columnar/aggregate.py``) against the reference operator
-(``runtime/aggregate.py``): the same rows in the same order, the same metrics and errors,
+(``runtime/rows/aggregate.py``): the same rows in the same order, the same metrics and errors,
 batch by batch, and checkpoints that either engine resumes."""
 
 from __future__ import annotations
@@ -14,14 +14,14 @@ from hypothesis import HealthCheck, given, note, settings
 from hypothesis import strategies as st
 
 from sjoin.api import check_text
-from sjoin.compiler.plan import Plan
-from sjoin.runtime.aggregate import AggregateOperator
-from sjoin.runtime.batches import Frame, Rows
+from sjoin.compiler.planning.plan import Plan
 from sjoin.runtime.columnar.aggregate import ColumnarAggregate
 from sjoin.runtime.columnar.query import ColumnarEngine
 from sjoin.runtime.columnar.support import aggregate_unsupported as unsupported
+from sjoin.runtime.engine.batches import Frame, Rows
 from sjoin.runtime.errors import QueryError
 from sjoin.runtime.operators import columns_of
+from sjoin.runtime.rows.aggregate import AggregateOperator
 
 from .harness import plan_of
 

@@ -26,17 +26,17 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from sjoin.compiler.plan import Plan
+from sjoin.compiler.planning.plan import Plan
 from sjoin.runtime import run
-from sjoin.runtime.aggregate import AggregateOperator
-from sjoin.runtime.batches import Frame, Rows
 from sjoin.runtime.columnar.aggregate import ColumnarAggregate
 from sjoin.runtime.columnar.frames import json_chunks
 from sjoin.runtime.columnar.support import aggregate_unsupported
 from sjoin.runtime.columnar.windows import window_series
+from sjoin.runtime.engine.batches import Frame, Rows
+from sjoin.runtime.engine.values import json_converter
+from sjoin.runtime.io.output import output_line
 from sjoin.runtime.operators import columns_of, place
-from sjoin.runtime.output import output_line
-from sjoin.runtime.values import json_converter
+from sjoin.runtime.rows.aggregate import AggregateOperator
 
 from ..parity.scenarios import SCENARIOS
 from .harness import plan_of

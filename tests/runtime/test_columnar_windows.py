@@ -22,10 +22,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from sjoin.compiler.model import SUPPORTED_SPARK
-from sjoin.compiler.plan import JoinNode
+from sjoin.compiler.planning.plan import JoinNode
+from sjoin.compiler.vocabulary.model import SUPPORTED_SPARK
 from sjoin.runtime import output_line
-from sjoin.runtime.batches import Frame, Rows
 from sjoin.runtime.columnar import support
 from sjoin.runtime.columnar.frames import json_chunks, to_frame
 from sjoin.runtime.columnar.join import ColumnarJoin, SideFilters
@@ -35,9 +34,10 @@ from sjoin.runtime.columnar.windows import (
     rows_of,
     window_series,
 )
-from sjoin.runtime.eval import window_arguments
-from sjoin.runtime.join import JoinOperator, SideInput
-from sjoin.runtime.values import MAX_TIMESTAMP_US, MIN_TIMESTAMP_US, json_converter
+from sjoin.runtime.engine.batches import Frame, Rows
+from sjoin.runtime.engine.eval import window_arguments
+from sjoin.runtime.engine.values import MAX_TIMESTAMP_US, MIN_TIMESTAMP_US, json_converter
+from sjoin.runtime.rows.join import JoinOperator, SideInput
 
 from .harness import plan_of
 

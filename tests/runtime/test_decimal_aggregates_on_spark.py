@@ -23,7 +23,7 @@ from typing import Any
 import pytest
 
 from sjoin.api import check_text
-from sjoin.compiler.plan import Plan
+from sjoin.compiler.planning.plan import Plan
 from sjoin.jvm.spark_driver import StreamDriver, session_confs
 from sjoin.jvm.verify import load_job, verify_spec
 from sjoin.runtime import RunError, run

@@ -17,8 +17,8 @@ from click.testing import CliRunner
 from deltalake import DeltaTable, write_deltalake
 
 from sjoin.cli.main import main
+from sjoin.compiler.backends.connectors import delta_connector, packages
 from sjoin.compiler.backends.pyspark import compile_pyspark
-from sjoin.compiler.connectors import delta_connector, packages
 from sjoin.jvm.delta_driver import delta_plan, read_table, write_trace_tables
 from sjoin.runtime import ENGINES, EngineName, RunError, UsageError, run, run_to_files
 from sjoin.runtime.columnar.delta import (
@@ -28,7 +28,7 @@ from sjoin.runtime.columnar.delta import (
     replay_limits,
 )
 from sjoin.runtime.columnar.parquet_out import folder_name
-from sjoin.runtime.trace import schemas_of
+from sjoin.runtime.io.trace import schemas_of
 
 from ..conftest import EXAMPLES
 from .harness import plan_of

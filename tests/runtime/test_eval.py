@@ -11,15 +11,15 @@ from hypothesis import given
 from hypothesis import strategies as st
 from sqlglot import exp
 
-from sjoin.runtime.errors import QueryError, UnsupportedExpression
-from sjoin.runtime.eval import (
+from sjoin.runtime.engine.eval import (
     Layout,
     compile_expr,
     date_trunc,
     to_spark_string,
     window_spans,
 )
-from sjoin.runtime.values import parse_timestamp
+from sjoin.runtime.engine.values import parse_timestamp
+from sjoin.runtime.errors import QueryError, UnsupportedExpression
 
 from .harness import plan_of
 

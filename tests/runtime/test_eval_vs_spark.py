@@ -50,7 +50,8 @@ EXPRESSIONS = [
     "hour(A.t)", "minute(A.t)", "second(A.t)", "A.t + INTERVAL 90 MINUTES",
     "A.t - INTERVAL 2 DAYS", "A.dt < A.t", "window(A.t, '10 minutes')",
     "window(A.t, INTERVAL 10 MINUTES)",
-    # text, pattern and math functions (compiler/javatext.py), as the generated job writes them
+    # text, pattern and math functions (compiler/vocabulary/javatext.py), as the generated job
+    # writes them
     "date_format(A.t, 'yyyy-MM-dd HH:mm:ss.SSS')", "date_format(A.t, 'HH:mm:ss.SSS')",
     "date_format(A.t, 'EEE, d MMM yyyy')", "date_format(A.t, 'EEEE MMMM')",
     "date_format(A.t, 'h:mm a')", "date_format(A.t, 'yyyy-MM-dd''T''HH:mm')",
@@ -166,7 +167,7 @@ def test_errors_against_spark_sql(spark: Any, text: str) -> None:
         ev(text, ROW, ROW)
 
 
-# Regexes run on RE2 (compiler/javaregex.py) with Java's results: each pattern below (the
+# Regexes run on RE2 (compiler/vocabulary/javaregex.py) with Java's results: each pattern below (the
 # spec's text) is run by Spark and by the runtime on every subject, every group extracted,
 # every match replaced and the text split.  They cover the pathological shapes on texts
 # short enough for Java, empty matches, groups in loops (Java keeps the empty last
@@ -185,7 +186,7 @@ SUBJECTS = [
 
 
 def _pattern_expressions() -> list[str]:
-    from sjoin.compiler.javatext import group_count
+    from sjoin.compiler.vocabulary.javatext import group_count
 
     texts = []
     for p in PATTERNS:

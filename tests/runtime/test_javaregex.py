@@ -1,4 +1,5 @@
-"""compiler/javaregex.py against java.util.regex itself (the matcher Spark calls): thousands
+"""compiler/vocabulary/javaregex.py against java.util.regex itself (the matcher Spark calls):
+thousands
 of random patterns, each run by Java (tests/runtime/java/RegexProbe.java) and by RE2 through
 sjoin on random texts, every match of Matcher.find with every group compared; a pattern sjoin
 refuses must be one `check` reports, never a different answer."""
@@ -13,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from sjoin.compiler import javaregex
+from sjoin.compiler.vocabulary import javaregex
 
 pytestmark = pytest.mark.spark  # needs a JDK, as the Spark tests need Java
 

@@ -9,9 +9,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from sjoin.runtime import run
-from sjoin.runtime.batches import Rows
-from sjoin.runtime.join import JoinOperator, SideState
+from sjoin.runtime.engine.batches import Rows
 from sjoin.runtime.query import Query
+from sjoin.runtime.rows.join import JoinOperator, SideState
 
 from .harness import plan_of, trace_records
 from .scenarios import RANGE, range_spec, row

@@ -12,8 +12,8 @@ from click.testing import CliRunner
 
 from sjoin.cli.main import main
 from sjoin.runtime import UsageError
-from sjoin.runtime.kafka_offsets import OffsetError, parse_starting
-from sjoin.runtime.kafka_trace import MAX_BROKERS, check_servers, parse_url
+from sjoin.runtime.io.kafka_offsets import OffsetError, parse_starting
+from sjoin.runtime.io.kafka_trace import MAX_BROKERS, check_servers, parse_url
 
 SPEC = Path(__file__).resolve().parents[2] / "examples" / "ad_attribution.sjoin"
 

@@ -1,4 +1,4 @@
-"""Spark's Kafka source cutting a backlog into micro-batches (runtime/kafka_offsets.py): the
+"""Spark's Kafka source cutting a backlog into micro-batches (runtime/io/kafka_offsets.py): the
 rate limit of ``maxOffsetsPerTrigger`` and the starting offsets.  The cuts of the first cases
 are the ones Spark 4.3 made on a real broker; tests/kafka/test_replay_on_spark.py checks the
 replay against Spark's own progress reports."""
@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from sjoin.runtime.kafka_offsets import (
+from sjoin.runtime.io.kafka_offsets import (
     LONG_MAX,
     OffsetError,
     cut_source,

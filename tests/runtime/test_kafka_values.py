@@ -1,5 +1,5 @@
 """A Kafka record's value read as the generated job's from_json / from_csv reads it
-(runtime/kafka_values.py): every case says what the replay reads, or the fault it reports
+(runtime/io/kafka_values.py): every case says what the replay reads, or the fault it reports
 and what Spark's job reads for it.  test_kafka_values_vs_spark.py runs every case through
 real Spark's from_json / from_csv and checks each of those claims."""
 
@@ -15,9 +15,9 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
-from sjoin.runtime.kafka_values import RecordFault, record_reader, session_zone
-from sjoin.runtime.trace import schemas_of
-from sjoin.runtime.values import parse_timestamp
+from sjoin.runtime.engine.values import parse_timestamp
+from sjoin.runtime.io.kafka_values import RecordFault, record_reader, session_zone
+from sjoin.runtime.io.trace import schemas_of
 
 from .harness import plan_of
 

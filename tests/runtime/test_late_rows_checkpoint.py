@@ -24,7 +24,7 @@ from click.testing import CliRunner
 from sjoin.api import check_text
 from sjoin.cli.main import main
 from sjoin.runtime import ENGINES, CheckpointError, run, run_to_files
-from sjoin.runtime.checkpoint import PAUSE_ENV, Checkpoint
+from sjoin.runtime.checkpoints.checkpoint import PAUSE_ENV, Checkpoint
 
 from ..parity.scenarios import ts
 

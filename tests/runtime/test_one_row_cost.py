@@ -222,7 +222,7 @@ def test_a_string_past_the_runtimes_size_fails_before_it_is_built(
     expression: str, engine: str
 ) -> None:
     from sjoin.runtime import RunError
-    from sjoin.runtime.eval import MAX_BUILT_STRING_BYTES
+    from sjoin.runtime.engine.eval import MAX_BUILT_STRING_BYTES
 
     assert MAX_BUILT_STRING_BYTES == 2**26
     expression = expression.replace("A2", "'" + "y" * 1_000 + "'")
@@ -279,7 +279,7 @@ def test_out_of_memory_is_said_as_such(monkeypatch: pytest.MonkeyPatch) -> None:
 def test_a_long_date_format_pattern_is_parsed_once_and_renders_in_linear_time() -> None:
     """A 100,000-character pattern of 50,000 fields: parsed once per distinct pattern, then
     each row in milliseconds (issue 35 measured 11 s of CPU a row)."""
-    from sjoin.compiler import javatext
+    from sjoin.compiler.vocabulary import javatext
 
     pattern = "h " * 49_990
     javatext.date_pattern.cache_clear()

@@ -12,10 +12,10 @@ import pytest
 from click.testing import CliRunner
 
 from sjoin.cli.main import main
-from sjoin.compiler.types import ARRAY_STRING, BIGINT
+from sjoin.compiler.vocabulary.types import ARRAY_STRING, BIGINT
 from sjoin.runtime import ENGINES, EngineName, UsageError, run, run_to_files
 from sjoin.runtime.columnar.parquet_out import folder_name, unsupported_column
-from sjoin.runtime.values import json_converter
+from sjoin.runtime.engine.values import json_converter
 
 from ..conftest import EXAMPLES
 from .harness import plan_of

@@ -3,7 +3,7 @@
 For every SQL type a stream may declare (enumerated from ``compiler/types.TYPE_NAMES``), a
 list of hostile values is read by
 
-* the reference reader (``runtime/trace.py``),
+* the reference reader (``runtime/io/trace.py``),
 * the columnar reader (``runtime/columnar/trace.py``): its bulk JSON-lines path, which a
   line takes when it is in the canonical form, and a Parquet trace, where the value has a
   Parquet form,
@@ -32,15 +32,16 @@ import pytest
 from click.testing import CliRunner
 
 from sjoin.cli.main import main
-from sjoin.compiler.plan import Plan
-from sjoin.compiler.types import TYPE_NAMES, SqlType, lookup_type
+from sjoin.compiler.planning.plan import Plan
+from sjoin.compiler.vocabulary.types import TYPE_NAMES, SqlType, lookup_type
 from sjoin.runtime import choice, choose_engine, scan_trace
-from sjoin.runtime.batches import Batch, Frame
 from sjoin.runtime.choice import plan_facts
 from sjoin.runtime.columnar.frames import to_rows
 from sjoin.runtime.columnar.trace import read_trace_columns
+from sjoin.runtime.engine.batches import Batch, Frame
+from sjoin.runtime.engine.values import dumps, json_converter, parse_trace_timestamp
 from sjoin.runtime.errors import RunError
-from sjoin.runtime.trace import (
+from sjoin.runtime.io.trace import (
     BadRow,
     StreamSchema,
     Trace,
@@ -48,7 +49,6 @@ from sjoin.runtime.trace import (
     read_trace,
     schemas_of,
 )
-from sjoin.runtime.values import dumps, json_converter, parse_trace_timestamp
 
 from .harness import plan_of
 
@@ -449,7 +449,7 @@ def test_counting_quotes_spares_plain_lines_the_walk(monkeypatch: pytest.MonkeyP
     """The exact walk for repeated keys runs only on lines whose quotes do not add up:
     nulls, strings in DOUBLE and DECIMAL columns and escapes other than ``\\"`` are
     counted; an escaped quote or a repeated key is walked."""
-    import sjoin.runtime.trace as reader
+    import sjoin.runtime.io.trace as reader
 
     walked: list[str] = []
     walk = reader._no_duplicate

@@ -1,4 +1,4 @@
-"""The Spark rules both engines run (``runtime/spark_rules.py``): each rule's own cases, and
+"""The Spark rules both engines run (``runtime/engine/spark_rules.py``): each rule's own cases, and
 each scalar rule held equal to its vectorised twin (``runtime/columnar/spark_rules_vec.py``)
 over generated inputs."""
 
@@ -13,9 +13,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from sjoin.compiler.model import Bound
-from sjoin.compiler.plan import StateRule
-from sjoin.compiler.planner import evicted_rows_skipped
+from sjoin.compiler.planning.plan import StateRule
+from sjoin.compiler.planning.planner import evicted_rows_skipped
+from sjoin.compiler.vocabulary.model import Bound
 from sjoin.runtime.columnar.spark_rules_vec import (
     bigint_overflows_vec,
     bigint_wrapped_vec,
@@ -28,9 +28,8 @@ from sjoin.runtime.columnar.spark_rules_vec import (
     stored_vec,
     watermark_passed_vec,
 )
-from sjoin.runtime.errors import QueryError
-from sjoin.runtime.index import EvictionIndex
-from sjoin.runtime.spark_rules import (
+from sjoin.runtime.engine.index import EvictionIndex
+from sjoin.runtime.engine.spark_rules import (
     DECIMAL_OVERFLOW,
     Skipped,
     bigint_adder,
@@ -50,6 +49,7 @@ from sjoin.runtime.spark_rules import (
     stored,
     watermark_passed,
 )
+from sjoin.runtime.errors import QueryError
 
 _INT64 = st.integers(-(2**63), 2**63 - 1)
 _EXACT = Context(prec=200)

@@ -8,15 +8,15 @@ from pathlib import Path
 
 import pytest
 
-from sjoin.runtime.batches import Rows
-from sjoin.runtime.trace import TraceError, read_trace, schemas_of
-from sjoin.runtime.values import (
+from sjoin.runtime.engine.batches import Rows
+from sjoin.runtime.engine.values import (
     MAX_TIMESTAMP_US,
     MIN_TIMESTAMP_US,
     format_date,
     format_timestamp,
     parse_timestamp,
 )
+from sjoin.runtime.io.trace import TraceError, read_trace, schemas_of
 
 from .harness import plan_of
 

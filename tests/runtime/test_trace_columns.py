@@ -15,9 +15,9 @@ from hypothesis import strategies as st
 
 from sjoin.jvm.verify import _read_any_trace
 from sjoin.runtime import RunError, UsageError
-from sjoin.runtime.batches import Frame, Rows
 from sjoin.runtime.columnar.trace import read_trace_columns
-from sjoin.runtime.trace import Trace, TraceError, read_trace, schemas_of
+from sjoin.runtime.engine.batches import Frame, Rows
+from sjoin.runtime.io.trace import Trace, TraceError, read_trace, schemas_of
 
 from .harness import plan_of
 

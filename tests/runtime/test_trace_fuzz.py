@@ -20,8 +20,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from sjoin.cli.main import main
-from sjoin.runtime.trace import Trace, TraceError, read_trace, schemas_of
-from sjoin.runtime.values import dumps, json_converter
+from sjoin.runtime.engine.values import dumps, json_converter
+from sjoin.runtime.io.trace import Trace, TraceError, read_trace, schemas_of
 
 from .harness import plan_of
 

@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
-from sjoin.compiler.model import SparkVersion
-from sjoin.compiler.planner import join_quirks
+from sjoin.compiler.planning.planner import join_quirks
+from sjoin.compiler.vocabulary.model import SparkVersion
 from sjoin.runtime import run
 from sjoin.runtime.query import Query
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from sjoin.runtime import run
-from sjoin.runtime.values import format_watermark
-from sjoin.runtime.watermark import WatermarkNode, WatermarkTracker
+from sjoin.runtime.engine.values import format_watermark
+from sjoin.runtime.engine.watermark import WatermarkNode, WatermarkTracker
 
 from .harness import plan_of, trace_records
 from .scenarios import range_spec, row, two_streams

@@ -14,10 +14,10 @@ from typing import Any
 import pytest
 
 from sjoin.api import check_text
-from sjoin.compiler.explain import plan_text
-from sjoin.compiler.model import SparkVersion, WatermarkChoice, WatermarkUse
-from sjoin.compiler.planner import watermark_use
-from sjoin.compiler.settings import settings_of
+from sjoin.compiler.describe.explain import plan_text
+from sjoin.compiler.planning.planner import watermark_use
+from sjoin.compiler.vocabulary.model import SparkVersion, WatermarkChoice, WatermarkUse
+from sjoin.compiler.vocabulary.settings import settings_of
 from sjoin.runtime import run
 
 from ..parity.scenarios import SCENARIOS, records

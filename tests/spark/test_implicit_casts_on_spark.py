@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from sjoin.api import check_text
-from sjoin.compiler.settings import semantic_conf
+from sjoin.compiler.vocabulary.settings import semantic_conf
 from sjoin.jvm.spark_driver import run_job_query
 from sjoin.jvm.verify import load_job, verify
 from sjoin.runtime import run

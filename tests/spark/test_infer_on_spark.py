@@ -1,4 +1,5 @@
-"""The filters Spark infers through a join's equalities (``compiler/infer.py``), read from the
+"""The filters Spark infers through a join's equalities (``compiler/planning/infer.py``), read from
+the
 running Spark's optimized plan: each join input's subtree holds the planner's inferred
 filters, and not the ones the planner says Spark does not infer (one substitution step; a
 cast one way only).  The per-join-type sides and the state rows they save are checked by the
@@ -12,7 +13,7 @@ from typing import Any
 import pytest
 
 from sjoin.api import check_text
-from sjoin.compiler.sql import spark_sql
+from sjoin.compiler.vocabulary.sql import spark_sql
 from sjoin.jvm.spark_driver import StreamDriver
 
 pytestmark = pytest.mark.spark

@@ -28,8 +28,8 @@ import pytest
 from sjoin.api import check_pipeline, check_text
 from sjoin.compiler.backends.pipeline import compile_pipeline, pipeline_sql
 from sjoin.compiler.backends.pyspark import compile_pyspark, condition_literal
-from sjoin.compiler.sqlparse import iter_statement_spans
-from sjoin.compiler.types import MS_PER_UNIT, SPARK_UNIT_WORDS
+from sjoin.compiler.frontend.sqlparse import iter_statement_spans
+from sjoin.compiler.vocabulary.types import MS_PER_UNIT, SPARK_UNIT_WORDS
 
 pytestmark = pytest.mark.spark
 

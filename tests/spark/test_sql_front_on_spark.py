@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 
 from sjoin.api import check_pipeline
-from sjoin.compiler.sqlparse import iter_statement_spans
+from sjoin.compiler.frontend.sqlparse import iter_statement_spans
 
 from ..sqlfront.test_sqlparse import SPLITS, STRINGS, split
 

@@ -21,14 +21,14 @@ from typing import Any
 import pytest
 
 from sjoin.api import CheckResult, check_pipeline, check_text, read_spec
-from sjoin.compiler import ast
 from sjoin.compiler.backends.pipeline import compile_pipeline, pipeline_sql
-from sjoin.compiler.diagnostics import Diagnostics
-from sjoin.compiler.job_warnings import pipeline_refusals
-from sjoin.compiler.model import SparkVersion
-from sjoin.compiler.parse import parse
-from sjoin.compiler.source import Source, Span
-from sjoin.compiler.unparse import spec_text
+from sjoin.compiler.checks.job_warnings import pipeline_refusals
+from sjoin.compiler.diagnostics.diagnostics import Diagnostics
+from sjoin.compiler.frontend import ast
+from sjoin.compiler.frontend.parse import parse
+from sjoin.compiler.frontend.unparse import spec_text
+from sjoin.compiler.vocabulary.model import SparkVersion
+from sjoin.compiler.vocabulary.source import Source, Span
 
 from ..conftest import EXAMPLES
 

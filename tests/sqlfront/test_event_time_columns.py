@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from sjoin.api import CheckResult, check_pipeline
-from sjoin.compiler.model import SparkVersion
+from sjoin.compiler.vocabulary.model import SparkVersion
 
 STREAMS = """CREATE STREAMING TABLE a (k BIGINT, t TIMESTAMP, s STRING);
 CREATE STREAMING TABLE b (k BIGINT, t TIMESTAMP, s STRING);

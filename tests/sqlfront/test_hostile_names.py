@@ -20,7 +20,7 @@ import pytest
 from sjoin.api import check_pipeline, check_text
 from sjoin.compiler.backends.pipeline import compile_pipeline
 from sjoin.compiler.backends.pyspark import compile_pyspark
-from sjoin.compiler.unparse import Unwritable, spec_text
+from sjoin.compiler.frontend.unparse import Unwritable, spec_text
 
 from ..backends.test_injection import blanked, sql_texts, sql_tokens, strings
 

@@ -4,7 +4,7 @@ Item 20: what a project's files may say that made Python fail (a glob pathlib re
 spark-pipeline.yml or a Python file nested past what a parser recurses through, a glob that
 walks the whole file system) is a diagnostic at its file and place: E033 where SDP itself
 fails on it (pyspark/pipelines/cli.py: ``Path(root).glob(pattern)``, ``yaml.safe_load``,
-the module's import), E031 past sjoin's size limits (compiler/limits.py), never E999.  The
+the module's import), E031 past sjoin's size limits (compiler/frontend/limits.py), never E999.  The
 SQL side nests as deep as a .sjoin spec, from one limit (``limits.MAX_NESTING``).
 
 Item 21: a file outside the project's folder (a link, or a glob that climbs out) is read as
@@ -22,9 +22,9 @@ from click.testing import CliRunner, Result
 
 from sjoin.api import check_pipeline
 from sjoin.cli.main import main
-from sjoin.compiler import limits
-from sjoin.compiler.diagnostics import OUTSIDE_HELP, Diagnostic, shown
-from sjoin.compiler.source import ProjectSource, Source, Span
+from sjoin.compiler.diagnostics.diagnostics import OUTSIDE_HELP, Diagnostic, shown
+from sjoin.compiler.frontend import limits
+from sjoin.compiler.vocabulary.source import ProjectSource, Source, Span
 
 SQL = """CREATE STREAMING TABLE a (k BIGINT, t TIMESTAMP);
 CREATE STREAMING TABLE b (k BIGINT, t TIMESTAMP);
@@ -130,8 +130,8 @@ def test_a_glob_matches_as_pathlib_does(tmp_path: Path) -> None:
     (tmp_path / "elsewhere").mkdir()
     (tmp_path / "elsewhere" / "e.sql").write_text("SELECT")
     (root / "transformations" / "linked").symlink_to(tmp_path / "elsewhere")
-    from sjoin.compiler.diagnostics import Diagnostics
-    from sjoin.compiler.project import _glob
+    from sjoin.compiler.diagnostics.diagnostics import Diagnostics
+    from sjoin.compiler.frontend.project import _glob
 
     def matched(pattern: str) -> list[str]:
         diags = Diagnostics()

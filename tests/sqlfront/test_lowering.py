@@ -1,4 +1,5 @@
-"""What each form of a pipeline's SQL becomes (compiler/sqllower.py): the .sjoin text of the
+"""What each form of a pipeline's SQL becomes (compiler/frontend/sqllower.py): the .sjoin text of
+the
 AST the binder reads, statement by statement; and every refusal, with its code, its place and
 why."""
 
@@ -9,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from sjoin.api import CheckResult, check_pipeline
-from sjoin.compiler.unparse import statement
+from sjoin.compiler.frontend.unparse import statement
 
 STREAMS = """CREATE STREAMING TABLE a (k BIGINT, t TIMESTAMP, s STRING);
 CREATE STREAMING TABLE b (k BIGINT, t TIMESTAMP, s STRING);

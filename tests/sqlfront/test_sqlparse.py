@@ -1,4 +1,4 @@
-"""The SQL front end's reader (compiler/sqlparse.py): statements split as SDP splits them,
+"""The SQL front end's reader (compiler/frontend/sqlparse.py): statements split as SDP splits them,
 Spark's literals, every statement form, the `-- sjoin:` lines, and each syntax error at its
 place.  What these tests take from Spark (the split, the string escapes, the grammar's
 accepting a statement) is checked on Spark 4.3 in tests/spark/test_sql_front_on_spark.py."""
@@ -8,10 +8,10 @@ from __future__ import annotations
 import pytest
 from sqlglot import exp
 
-from sjoin.compiler import ast, sqlast
-from sjoin.compiler.diagnostics import Diagnostics
-from sjoin.compiler.source import Source
-from sjoin.compiler.sqlparse import iter_statement_spans, parse_sql, single_unit, unescape
+from sjoin.compiler.diagnostics.diagnostics import Diagnostics
+from sjoin.compiler.frontend import ast, sqlast
+from sjoin.compiler.frontend.sqlparse import iter_statement_spans, parse_sql, single_unit, unescape
+from sjoin.compiler.vocabulary.source import Source
 
 # ------------------------------------------------------------------ splitting
 

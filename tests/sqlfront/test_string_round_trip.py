@@ -22,9 +22,9 @@ import yaml
 
 from sjoin.api import check_pipeline, check_text
 from sjoin.compiler.backends.pipeline import compile_pipeline, pipeline_sql, set_value_sql
-from sjoin.compiler.backends.sjointext import name, string
-from sjoin.compiler.job_warnings import pipeline_refusals
-from sjoin.compiler.sqlparse import iter_statement_spans, set_value
+from sjoin.compiler.checks.job_warnings import pipeline_refusals
+from sjoin.compiler.frontend.sqlparse import iter_statement_spans, set_value
+from sjoin.compiler.vocabulary.sjointext import name, string
 
 from .test_equivalence import alike
 

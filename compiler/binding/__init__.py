@@ -1,0 +1,1 @@
+"""AST to the bound model: names, types, values."""

@@ -1,0 +1,1 @@
+"""Spark's analysis rules and sjoin's warnings, read from the Plan."""

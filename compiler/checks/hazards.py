@@ -1,0 +1,751 @@
+"""Spark's analysis rules and sjoin's warnings, as diagnostics: a pass over the Plan.
+
+It reads only the plan (each join's and aggregate's ``analysis``, worked out once by the
+planner) and never calls the state solver.  Per join: an equi-key (E020), evictable state
+for outer/semi/anti joins (E021, Spark's ``checkForStreamStreamJoinWatermark``), one
+event-time column per input (E025), deterministic conditions (E026), one window per
+SELECT (E029) and none of a null-padded side (E030), and the warnings W001
+(unbounded state), W003 (always false), W004 (range lost by Spark 4's BETWEEN rewrite),
+W005 (null keys in full outer).  Per pipeline: output modes (E023), the global-watermark
+correctness check (E022, W007), features of the target version (E027), unused watermarks
+(W002), the max policy (W006).
+"""
+
+from __future__ import annotations
+
+from sqlglot import exp
+
+from ..diagnostics.diagnostics import Diagnostic
+from ..planning.plan import (
+    AggregateNode,
+    Check,
+    JoinNode,
+    Plan,
+    PlanNode,
+    Side,
+    StreamNode,
+)
+from ..vocabulary import annotate
+from ..vocabulary.model import JOIN_KINDS
+from ..vocabulary.source import Span
+from ..vocabulary.sql import spark_sql
+from ..vocabulary.types import format_ms
+
+Operator = JoinNode | AggregateNode
+
+
+def check(plan: Plan) -> tuple[list[Diagnostic], list[Check]]:
+    """Every diagnostic Spark's analysis and sjoin's warnings give ``plan``, and the
+    pipeline verdicts that `sjoin plan` prints under the joins."""
+    found: list[Diagnostic] = []
+    for node in plan.joins:
+        found.extend(_check_join(plan, node))
+    checks = _check_pipeline(plan, found)
+    return found, checks
+
+
+def check_joins(plan: Plan, nodes: list[JoinNode]) -> list[Diagnostic]:
+    """The per-join diagnostics of ``nodes``: joins the planner planned again for another
+    query root than the plan's (a relation run as its own query)."""
+    return [d for node in nodes for d in _check_join(plan, node)]
+
+
+# ---------------------------------------------------------------------- per join
+
+
+def _several_windows(node: JoinNode) -> list[Diagnostic]:
+    """Spark's TimeWindowing computes a projection's windows once, and fails on two."""
+    windows: dict[str, exp.Expression] = {}
+    for column in node.output:
+        for call in column.expr.find_all(exp.Anonymous):
+            if annotate.is_call(call, "window"):
+                windows.setdefault(spark_sql(call), call)
+    if len(windows) < 2:
+        return []
+    first, second = list(windows)[:2]
+    return [
+        Diagnostic(
+            "E029",
+            f"join `{node.name}` computes two windows in its SELECT, `{first}` and `{second}`",
+            annotate.span(windows[second]) or Span(0, 0),
+            "a second window",
+            "Spark rejects it (Multiple time/session window expressions would result in a "
+            "cartesian product of rows): compute the second window in a later join or "
+            "aggregate, or use one window",
+        )
+    ]
+
+
+def _windows_of_null_padded_sides(node: JoinNode) -> list[Diagnostic]:
+    """E030: the planner's ``padded_windows``, windows whose NULL drops the null-padded rows,
+    so that Spark's EliminateOuterJoin runs the join as ``executed_as``."""
+    out = []
+    for window in node.padded_windows:
+        alias = (node.left if window.side == "left" else node.right).alias
+        preserved = (node.right if window.side == "left" else node.left).alias
+        out.append(
+            Diagnostic(
+                "E030",
+                f"join `{node.name}` ({node.kind.keyword}): the window of `{alias}`'s "
+                f"time in its SELECT drops the rows of `{preserved}` that have no "
+                f"match; Spark then runs the join as "
+                f"{JOIN_KINDS[node.executed_as].keyword}",
+                window.span or Span(0, 0),
+                f"NULL for unmatched `{preserved}` rows",
+                f"window `{preserved}`'s time instead, or write the start of "
+                f"`{alias}`'s window as date_trunc (e.g. date_trunc('MINUTE', ...)), "
+                "which keeps NULL; or `set allow_unemitted_outer_rows = true` to "
+                "accept it on purpose",
+            )
+        )
+    return out
+
+
+def _check_join(plan: Plan, node: JoinNode) -> list[Diagnostic]:
+    a = node.analysis
+    if not a.typed_cleanly:
+        return []  # the binder reported the condition's errors; judging it would only echo them
+    out: list[Diagnostic] = []
+    for sql, span in a.nondeterministic:
+        out.append(
+            Diagnostic(
+                "E026",
+                f"join `{node.name}` has a non-deterministic condition `{sql}`",
+                span,
+                "non-deterministic",
+                "Spark rejects it; compute the random value in the input instead",
+            )
+        )
+    out.extend(_several_windows(node))
+    if not plan.settings.allow_unemitted_outer_rows:
+        out.extend(_windows_of_null_padded_sides(node))
+    left, right = node.left, node.right
+    for sql, span in a.null_safe_keys:
+        out.append(
+            Diagnostic(
+                "E020",
+                f"join `{node.name}` joins its sides on the null-safe equality `{sql}`, which "
+                "Spark makes a join key that matches NULL with NULL; sjoin does not model "
+                "null-safe join keys yet",
+                span,
+                "a null-safe join key",
+                "write the key as Spark runs it, two equalities: `coalesce(l, d) = "
+                "coalesce(r, d) AND (l IS NULL) = (r IS NULL)` (d: any value of the key's "
+                "type), or `l = r` if NULL keys need not match",
+            )
+        )
+    if not node.keys and not a.null_safe_keys:
+        out.append(
+            Diagnostic(
+                "E020",
+                f"join `{node.name}` has no equality between `{left.alias}` and `{right.alias}`",
+                a.condition_span,
+                "no equi-join key here",
+                f"add an equality between the sides, e.g. `{left.alias}.id = {right.alias}.id`",
+            )
+        )
+    blocked = _check_evictable(node, out)
+    multiple = plan.spark.at_least(3, 5) and plan.settings.allow_multiple_stateful_operators
+    for i, side in enumerate((left, right)):
+        times = a.event_time_columns[i]
+        beside = a.time_beside_window[i]
+        if multiple and beside is not None:
+            time, window = beside
+            out.append(
+                Diagnostic(
+                    "E025",
+                    f"input `{side.alias}` carries 2 event-time columns (`{time}` and its "
+                    f"window `{window}`); Spark fails at the first batch with "
+                    "MULTIPLE_EVENT_TIME_COLUMNS",
+                    a.input_spans[i],
+                    "several watermarked columns",
+                    f"recompute the time beside its window (timestamp_micros(unix_micros("
+                    f"{time})) AS {time}), or leave `{time}` out of the subquery",
+                )
+            )
+        elif multiple and len(times) > 1:
+            names = ", ".join(f"`{c}`" for c in times)
+            out.append(
+                Diagnostic(
+                    "E025",
+                    f"input `{side.alias}` of join `{node.name}` carries {len(times)} "
+                    f"event-time columns ({names}); Spark {plan.spark} fails at the first "
+                    "batch with MULTIPLE_EVENT_TIME_COLUMNS",
+                    a.input_spans[i],
+                    "several watermarked columns",
+                    f"keep one event-time column in the SELECT of `{side.relation}`",
+                )
+            )
+    accept_lost_rows = plan.settings.allow_unemitted_outer_rows
+    for side in (left, right):
+        if side.state.eviction != "never" or side.name in blocked:
+            continue
+        if side.preserved and not accept_lost_rows:
+            out.append(
+                Diagnostic(
+                    "E028",
+                    f"join `{node.name}` ({node.kind.keyword}): unmatched `{side.alias}` rows "
+                    f"are never emitted: the state of `{side.alias}` is never evicted "
+                    f"({side.state.reason}), and Spark emits an unmatched row only when it "
+                    "evicts it; Spark accepts this join and silently loses those rows",
+                    a.name_span,
+                    f"unmatched `{side.alias}` rows never come out",
+                    _fix_hint(node)
+                    + "; or `set allow_unemitted_outer_rows = true` to accept it on purpose",
+                )
+            )
+        else:
+            out.append(
+                Diagnostic(
+                    "W001",
+                    f"join `{node.name}` ({node.kind.keyword}): the state of `{side.alias}` is "
+                    f"never evicted and grows without bound: {side.state.reason}",
+                    a.name_span,
+                    f"`{side.alias}` state is unbounded",
+                    _fix_hint(node),
+                )
+            )
+    if a.always_false is not None:
+        out.append(
+            Diagnostic(
+                "W003",
+                f"join `{node.name}`: the condition is always false",
+                a.always_false,
+                "always false",
+            )
+        )
+    elif a.empty_range is not None:
+        r = a.empty_range
+        out.append(
+            Diagnostic(
+                "W003",
+                f"join `{node.name}`: the range on {r.left} - {r.right} is empty "
+                f"(lower bound {format_ms(r.low_ms)} above upper bound "
+                f"{format_ms(r.high_ms)}); no rows can match",
+                r.span,
+                "always false",
+                "swap the bounds of the range",
+            )
+        )
+    for side, culprit in zip((left, right), a.between_loses_state, strict=True):
+        if culprit is not None:
+            out.append(
+                Diagnostic(
+                    "W004",
+                    f"join `{node.name}`: Spark {plan.spark} rewrites this BETWEEN so "
+                    f"that `{side.alias}` loses its state watermark (it is never evicted)",
+                    culprit,
+                    "BETWEEN on an expression",
+                    "write the range as two comparisons with >= and <=",
+                )
+            )
+    if node.join_type == "full_outer" and node.keys:
+        out.append(
+            Diagnostic(
+                "W005",
+                f"join `{node.name}`: NULL keys match each other in a stream-stream FULL "
+                "OUTER join",
+                a.how_span,
+                "null keys match",
+                "filter NULL keys out of the inputs if they must not match",
+            )
+        )
+    return out
+
+
+def _fix_hint(node: JoinNode) -> str:
+    lt, rt = node.analysis.declared_event_time
+    left, right = node.left, node.right
+    if lt and rt:
+        return (
+            f"add a range condition, e.g. `{right.alias}.{rt[0]} BETWEEN "
+            f"{left.alias}.{lt[0]} AND {left.alias}.{lt[0]} + INTERVAL "
+            "1 HOUR`, or join on a window of the event times"
+        )
+    missing = [s.relation for s, times in ((left, lt), (right, rt)) if not times]
+    return "declare a watermark on " + " and ".join(f"`{name}`" for name in missing)
+
+
+def _check_evictable(node: JoinNode, out: list[Diagnostic]) -> set[str]:
+    """Spark's rule for outer and semi joins (UnsupportedOperationChecker), applied to the
+    analyzed condition.  Returns the sides already reported (no W001 on top)."""
+    a = node.analysis
+    executed = JOIN_KINDS[node.executed_as]
+    needs = executed.must_evict
+    if not needs or a.keys_carry_event_time:
+        return set()
+    ok = {"left": a.analysis_bounds[0], "right": a.analysis_bounds[1]}
+    if node.executed_as == "full_outer" and (ok["left"] or ok["right"]):
+        return set()
+    if all(ok[s] for s in needs):
+        return set()
+    side = next(s for s in needs if not ok[s])
+    evicted, other = (node.left, node.right) if side == "left" else (node.right, node.left)
+    other_times = a.declared_event_time[1 if side == "left" else 0]
+    anti = " (LEFT ANTI runs as a left outer join)" if node.kind.drops_matched else ""
+    why = (
+        f"`{other.alias}` has no watermark"
+        if not other_times
+        else f"no range condition bounds `{evicted.alias}`'s event time from below by "
+        f"`{other.alias}`'s watermark"
+    )
+    out.append(
+        Diagnostic(
+            "E021",
+            f"join `{node.name}` ({node.kind.keyword}){anti}: the state of "
+            f"`{evicted.alias}` can never be evicted, so its unmatched rows would never be "
+            f"emitted: {why}; Spark rejects it: Stream-stream {executed.spark_name} join "
+            "between two streaming DataFrame/Datasets is not supported without a watermark "
+            "in the join keys, or a watermark on the nullable side and an appropriate range "
+            "condition",
+            a.how_span,
+            "state cannot be evicted",
+            _fix_hint(node),
+        )
+    )
+    return set(needs)
+
+
+# ---------------------------------------------------------------------- pipelines
+
+
+def _check_pipeline(plan: Plan, out: list[Diagnostic]) -> list[Check]:
+    checks: list[Check] = []
+    reported: set[tuple[str, ...]] = set()
+    late = _LateRows(plan)
+    for root_name in _checked_roots(plan):
+        root = plan.node(root_name)
+        if root is None:
+            continue
+        mode = plan.query_modes.get(root_name, "append")
+        chain = [root, *plan.upstream(root_name)]
+        checks.extend(_check_modes(plan, root_name, mode, chain, out, reported))
+        checks.extend(_check_global_watermark(plan, late, mode, chain, out, reported))
+    checks.extend(_check_watermarks(plan, out))
+    checks.extend(_check_redefined_watermarks(plan, out))
+    if not checks:
+        checks.append(Check("pipeline", "ok", "no stateful chains to check"))
+    return sorted(set(checks), key=lambda c: (c.name, c.verdict, c.detail))
+
+
+def _checked_roots(plan: Plan) -> list[str]:
+    """The queries Spark would analyse: one per sink; without sinks, one per operator that
+    nothing consumes (the plan's query roots)."""
+    if plan.sinks:
+        return [s.relation for s in plan.sinks]
+    return list(plan.query_roots)
+
+
+def _check_modes(
+    plan: Plan,
+    root: str,
+    mode: str,
+    chain: list[PlanNode],
+    out: list[Diagnostic],
+    reported: set[tuple[str, ...]],
+) -> list[Check]:
+    checks = []
+    update_joins = plan.spark.at_least(4, 2)
+    for rel in chain:
+        if isinstance(rel, JoinNode) and mode != "append":
+            updatable = not rel.kind.outer  # 4.2: joins that emit no null-padded rows
+            allowed = update_joins and mode == "update" and updatable
+            name = rel.kind.spark_name
+            if allowed:
+                checks.append(
+                    Check(
+                        f"output mode of {rel.name}",
+                        "ok",
+                        f"{name} join in Update mode (Spark 4.2+)",
+                        (rel.name,),
+                    )
+                )
+                continue
+            if ("mode", rel.name) in reported:
+                continue
+            reported.add(("mode", rel.name))
+            modes = (
+                "Append and Update output modes"
+                if update_joins and updatable
+                else "Append output mode"
+            )
+            agg = next(r for r in chain if isinstance(r, AggregateNode) and r.name == root)
+            out.append(
+                Diagnostic(
+                    "E023",
+                    f"join `{rel.name}` runs in the {mode.title()} output mode of "
+                    f"`{root}`; Spark {plan.spark}: {name} join between two streaming "
+                    f"DataFrames/Datasets is not supported in {mode.title()} output mode, "
+                    f"only in {modes}",
+                    agg.analysis.mode_span or agg.analysis.name_span,
+                    f"{mode} mode",
+                    "use OUTPUT MODE append with a watermarked window in GROUP BY",
+                )
+            )
+            checks.append(
+                Check(f"output mode of {rel.name}", "error", f"{mode} not allowed", (rel.name,))
+            )
+        if (
+            isinstance(rel, AggregateNode)
+            and rel.mode == "append"
+            and rel.watermark_key_index is None
+        ):
+            if ("agg", rel.name) in reported:
+                continue
+            reported.add(("agg", rel.name))
+            spark_text = (
+                "[STREAMING_OUTPUT_MODE.UNSUPPORTED_OPERATION] Invalid streaming output mode: "
+                "append. This output mode is not supported for streaming aggregations without "
+                "watermark on streaming DataFrames/DataSets"
+                if plan.spark.at_least(4, 0)
+                else "Append output mode not supported when there are streaming aggregations "
+                "on streaming DataFrames/DataSets without watermark"
+            )
+            out.append(
+                Diagnostic(
+                    "E023",
+                    f"aggregate `{rel.name}` runs in Append mode without a watermarked column "
+                    f"among its grouping keys; Spark {plan.spark}: {spark_text}",
+                    rel.analysis.mode_span or rel.analysis.name_span,
+                    "append needs a watermark",
+                    _window_hint(plan, rel),
+                )
+            )
+            checks.append(
+                Check(
+                    f"output mode of {rel.name}", "error", "append without watermark", (rel.name,)
+                )
+            )
+    return checks
+
+
+def _window_hint(plan: Plan, agg: AggregateNode) -> str:
+    times = list(agg.analysis.input_event_time)
+    source = plan.node(agg.input)
+    if isinstance(source, (JoinNode, AggregateNode)):
+        # the planner's word on which of the input's columns keep watermark metadata
+        kept = {o.name for o in source.output if o.event_time}
+        lost = [name for name in times if name not in kept]
+        times = [name for name in times if name in kept]
+        if lost:
+            why = (
+                f"`{agg.alias}.{lost[0]}` carries no watermark: join `{agg.input}` recomputes "
+                "it beside the window it projects for its key (a side keeps one event-time "
+                "column)"
+            )
+            windows = {o.name for o in source.output if o.type.name == "window"}
+            if not times:
+                return (
+                    f"{why}; output that window from `{agg.input}` and group by it, or use "
+                    "OUTPUT MODE update or complete"
+                )
+            if times[0] in windows:
+                return f"{why}; group by `{agg.alias}.{times[0]}`, which keeps it"
+    if not times:
+        columns = (
+            source.columns
+            if isinstance(source, StreamNode)
+            else source.output
+            if source is not None
+            else ()
+        )
+        times_kept = [c.name for c in columns if c.type.name == "timestamp"]
+        if isinstance(source, StreamNode) and times_kept:
+            return (
+                f"stream `{agg.input}` declares no watermark: add `watermark {times_kept[0]} "
+                "delay ...` to it, or use OUTPUT MODE update or complete"
+            )
+        if times_kept:  # it keeps a time, but no watermark reached it
+            shown = ", ".join(f"`{name}`" for name in times_kept[:3])
+            return (
+                f"`{agg.input}` keeps {shown}, but none carries a watermark (only a "
+                "watermarked stream's column, selected as it is, does): declare a watermark "
+                "on the stream it comes from, or use OUTPUT MODE update or complete"
+            )
+        return (
+            f"`{agg.input}` carries no event-time column: keep one in its SELECT, "
+            "or use OUTPUT MODE update or complete"
+        )
+    return (
+        "group by a window of an event-time column, e.g. "
+        f"`window({agg.alias}.{times[0]}, INTERVAL 10 MINUTES)`"
+    )
+
+
+def _emits_late(plan: Plan, rel: PlanNode, mode: str) -> str | None:
+    """Why ``rel`` counts as 'may emit late rows' for the target version's check, or None."""
+    v = plan.spark
+    if isinstance(rel, AggregateNode):  # judged by the query's output mode
+        if not v.at_least(3, 4):
+            return "an aggregation in Append mode" if mode == "append" else None
+        return None if mode == "append" else f"an aggregation in {mode.title()} mode"
+    if isinstance(rel, JoinNode):
+        if not v.at_least(3, 4):
+            return None if rel.join_type == "inner" else f"a {rel.kind.keyword} join"
+        if not v.at_least(3, 5) and rel.analysis.time_interval:
+            return "a time-interval join (a range condition on event time)"
+        return None
+    return None
+
+
+class _LateRows:
+    """Which operators may emit rows older than the watermark (``_emits_late``), and for each
+    relation the nearest such operator at or below it, per output mode; each computed once,
+    so the global-watermark check costs the size of the pipeline, not its square."""
+
+    def __init__(self, plan: Plan) -> None:
+        self.plan = plan
+        self._why: dict[tuple[str, str], str | None] = {}
+        self._nearest: dict[tuple[str, str], PlanNode | None] = {}
+
+    def why(self, rel: PlanNode, mode: str) -> str | None:
+        key = (rel.name, mode)
+        if key not in self._why:
+            self._why[key] = _emits_late(self.plan, rel, mode)
+        return self._why[key]
+
+    def nearest(self, rel: PlanNode, mode: str) -> PlanNode | None:
+        """``rel`` if it emits late rows, else the nearest operator below it that does (the
+        first in input order), else None; a post-order walk without recursion."""
+        memo = self._nearest
+        stack: list[tuple[PlanNode, bool]] = [(rel, False)]
+        entered: set[str] = set()
+        while stack:
+            node, inputs_done = stack.pop()
+            if (node.name, mode) in memo:
+                continue
+            below = [r for _, n in node.inputs if (r := self.plan.node(n)) is not None]
+            if not inputs_done:
+                if node.name in entered:  # a cycle (the binder rejects them): cut it
+                    memo[(node.name, mode)] = None
+                    continue
+                entered.add(node.name)
+                stack.append((node, True))
+                stack += [(r, False) for r in reversed(below)]
+                continue
+            found: PlanNode | None = None
+            if isinstance(node, (JoinNode, AggregateNode)) and self.why(node, mode) is not None:
+                found = node
+            else:
+                found = next((f for r in below if (f := memo.get((r.name, mode)))), None)
+            memo[(node.name, mode)] = found
+        return memo[(rel.name, mode)]
+
+
+def _name_span(node: Operator) -> Span:
+    return node.analysis.name_span
+
+
+def _check_global_watermark(
+    plan: Plan,
+    late: _LateRows,
+    mode: str,
+    chain: list[PlanNode],
+    out: list[Diagnostic],
+    reported: set[tuple[str, ...]],
+) -> list[Check]:
+    """Spark's checkStreamingQueryGlobalWatermarkLimit: a stateful operator after one that
+    may emit late rows.  One verdict per stateful operator and stateful input: ok, or the
+    nearest operator below that input which emits late rows (so a chain of n operators gets
+    n verdicts, not n^2)."""
+    checks = []
+    enabled = plan.settings.correctness_check
+    stateful: list[Operator] = [r for r in chain if isinstance(r, (JoinNode, AggregateNode))]
+    aggregates = [r for r in stateful if isinstance(r, AggregateNode)]
+    if (
+        not plan.spark.at_least(3, 4)
+        and len(aggregates) > 1
+        and ("multi", chain[0].name) not in reported
+    ):
+        reported.add(("multi", chain[0].name))
+        out.append(
+            Diagnostic(
+                "E027",
+                f"Spark {plan.spark}: Multiple streaming aggregations are not "
+                "supported with streaming DataFrames/Datasets",
+                _name_span(aggregates[0]),
+                "second aggregation",
+                "target Spark 3.4 or later",
+            )
+        )
+    for upper in stateful:
+        if ("gw-upper", upper.name, mode) in reported:
+            continue  # another query over the same operator, in the same mode
+        reported.add(("gw-upper", upper.name, mode))
+        for name in dict.fromkeys(r for _, r in upper.inputs):
+            below = plan.node(name)
+            if below is None:
+                continue
+            lower = late.nearest(below, mode)
+            if lower is None:
+                if isinstance(below, (JoinNode, AggregateNode)):
+                    checks.append(
+                        Check(
+                            f"global watermark: {below.name} -> {upper.name}",
+                            "ok",
+                            f"Spark {plan.spark} allows this chain",
+                            (below.name, upper.name),
+                        )
+                    )
+                continue
+            why = late.why(lower, mode)
+            label = f"{lower.name} -> {upper.name}"
+            pair = (lower.name, upper.name)
+            if ("gw", *pair) in reported:  # the names, not the label: `a -> b` is a name too
+                continue
+            reported.add(("gw", *pair))
+            rows = (
+                "null-padded outer rows and matches older than the watermark"
+                if isinstance(lower, JoinNode)
+                else "aggregated rows updated after the watermark"
+            )
+            message = (
+                f"`{upper.name}` follows `{lower.name}`, {why}, which may emit rows "
+                f"older than the watermark ({rows}); `{upper.name}` could drop them as "
+                f"late. Spark {plan.spark}: Detected pattern of possible 'correctness' "
+                "issue due to global watermark"
+            )
+            fix = (
+                "target Spark 3.5 or later, where each operator gets its own watermark"
+                if not plan.spark.at_least(3, 5)
+                else "run the aggregation in Append mode"
+            )
+            if enabled:
+                out.append(
+                    Diagnostic(
+                        "E022",
+                        message,
+                        _name_span(upper),
+                        f"stateful operator after `{lower.name}`",
+                        fix,
+                    )
+                )
+                checks.append(Check(f"global watermark: {label}", "error", str(why), pair))
+            else:
+                out.append(
+                    Diagnostic(
+                        "W007",
+                        message + " (check disabled by correctness_check = false)",
+                        _name_span(upper),
+                        "rows may be dropped",
+                        fix,
+                    )
+                )
+                checks.append(Check(f"global watermark: {label}", "warning", str(why), pair))
+    return checks
+
+
+def _check_watermarks(plan: Plan, out: list[Diagnostic]) -> list[Check]:
+    checks = []
+    for stream in plan.streams:
+        if stream.watermark_column is None or stream.watermark_span is None:
+            continue
+        consumers = plan.readers(stream.name)
+        if not consumers:
+            out.append(
+                Diagnostic(
+                    "W002",
+                    f"the watermark of `{stream.name}` is unused: no join or aggregate reads "
+                    "the stream",
+                    stream.watermark_span,
+                    "unused watermark",
+                    "join or aggregate the stream, or remove it",
+                )
+            )
+            continue
+        if not any(_drives_cleanup(plan.node(c), stream) for c in consumers):
+            out.append(
+                Diagnostic(
+                    "W002",
+                    f"the watermark of `{stream.name}` drives no state cleanup: it only drops "
+                    "late rows",
+                    stream.watermark_span,
+                    "no state cleanup uses it",
+                    "add a range condition on this column, or join on its window",
+                )
+            )
+    policy_span = plan.setting_spans.get("multiple_watermark_policy")
+    watermarked = [s for s in plan.streams if s.watermark_column is not None]
+    if (
+        policy_span is not None
+        and plan.settings.multiple_watermark_policy == "max"
+        and len(watermarked) > 1
+    ):
+        out.append(
+            Diagnostic(
+                "W006",
+                "the global watermark follows the fastest stream: rows of the "
+                "slower streams arrive late and are dropped",
+                policy_span,
+                "max policy",
+                "keep the default `min` unless dropping slow rows is intended",
+            )
+        )
+        checks.append(Check("watermark policy", "warning", "max: slower streams lose rows"))
+    return checks
+
+
+def _has_watermark_node(plan: Plan, name: str) -> bool:
+    """Whether a watermark node lies in ``name``'s plan (a watermarked stream, or a
+    watermark defined on an input): its output then carries a watermark."""
+    for node in [plan.node(name), *plan.upstream(name)]:
+        if isinstance(node, StreamNode) and node.watermark_column is not None:
+            return True
+        if node is not None and node.input_watermarks:
+            return True
+    return False
+
+
+def _check_redefined_watermarks(plan: Plan, out: list[Diagnostic]) -> list[Check]:
+    """A watermark defined on a join's or aggregate's output (E034).  From 3.5 with
+    ``allowMultiple`` (PropagateWatermarkSimulator, WatermarkPropagator.scala) Spark fails
+    a watermark node whose input carries a watermark, the first time it propagates the
+    watermarks (the first batch whose global watermark is above 0); with one watermark
+    for all (``UseSingleWatermarkPropagator``, and before 3.5) it runs the node."""
+    checks = []
+    propagates = plan.spark.at_least(3, 5) and plan.settings.allow_multiple_stateful_operators
+    for node in plan.nodes:
+        for port, mark in node.input_watermarks:
+            relation = dict(node.inputs)[port]
+            label = f"watermark on {relation} in {node.name}"
+            pair = (relation, node.name)
+            if propagates and _has_watermark_node(plan, relation):
+                out.append(
+                    Diagnostic(
+                        "E034",
+                        f"`{node.name}` defines a watermark on `{relation}`, whose rows "
+                        f"already carry a watermark; Spark {plan.spark} fails the query at "
+                        "its first batch with a watermark above 0: `Redefining watermark is "
+                        "disallowed. You can set the config "
+                        "'spark.sql.streaming.statefulOperator.allowMultiple' to 'false' to "
+                        "restore the previous behavior. Note that multiple stateful "
+                        "operators will be disallowed.`",
+                        mark.span,
+                        "watermark redefined",
+                        "`set allow_multiple_stateful_operators = false` runs it, with one "
+                        "global watermark for every operator (the minimum of all watermark "
+                        "nodes); or drop this watermark: the join's own watermark reaches "
+                        f"`{node.name}`",
+                    )
+                )
+                checks.append(Check(label, "error", "redefining watermark is disallowed", pair))
+            else:
+                checks.append(
+                    Check(label, "ok", "one more watermark node in the global watermark", pair)
+                )
+    return checks
+
+
+def _drives_cleanup(consumer: PlanNode | None, stream: StreamNode) -> bool:
+    """Whether the stream's watermark evicts some state of ``consumer``."""
+    if not isinstance(consumer, JoinNode):
+        return True
+    pairs: tuple[tuple[Side, Side], ...] = (
+        (consumer.left, consumer.right),
+        (consumer.right, consumer.left),
+    )
+    return any(
+        side.relation == stream.name
+        and (side.state.eviction != "never" or other.state.eviction == "value")
+        for side, other in pairs
+    )

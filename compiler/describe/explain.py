@@ -1,0 +1,380 @@
+"""Plan -> the stable, sorted plan JSON of the language brief (§5), and its text form.
+
+The JSON fields ``spark``, ``joins[].name/join_type/keys/state`` and ``diagnostics`` are a
+contract; everything else is extra explanation.  Keys are sorted and values are plain, so
+the output is fit for snapshot tests.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from sqlglot import exp
+
+from ..planning.plan import (
+    AggregateNode,
+    Check,
+    InputWatermark,
+    JoinNode,
+    Plan,
+    Side,
+    StateRule,
+    StreamNode,
+)
+from ..vocabulary.expr import strip_parens
+from ..vocabulary.model import WatermarkChoice, WatermarkUse
+from ..vocabulary.sql import written_sql
+from ..vocabulary.types import format_ms
+
+if TYPE_CHECKING:
+    from .capacity import AggregateLag
+
+
+def _sql(node: exp.Expression | None) -> str | None:
+    return None if node is None else written_sql(node)
+
+
+def _conjunction(parts: tuple[exp.Expression, ...]) -> str | None:
+    """Conjuncts as one ``AND`` in Spark SQL (an OR conjunct in parentheses); None if none."""
+    texts = [
+        f"({written_sql(p)})" if isinstance(strip_parens(p), exp.Or) else written_sql(p)
+        for p in parts
+    ]
+    return " AND ".join(texts) or None
+
+
+def state_json(rule: StateRule) -> dict[str, Any]:
+    out: dict[str, Any] = {"eviction": rule.eviction}
+    if rule.eviction == "never":
+        out["reason"] = rule.reason
+        return out
+    out["column"] = rule.column
+    out["offset_ms"] = rule.offset_ms
+    if rule.eviction == "key":
+        out["key_index"] = rule.key_index
+        out["window_end"] = rule.window
+    else:
+        out["bounds"] = [
+            {
+                "conjunct": b.conjunct,
+                "strict": b.strict,
+                "watermark_coefficient": b.coef,
+                "constant_us": b.const_us,
+            }
+            for b in rule.bounds
+        ]
+    return out
+
+
+def _side_json(side: Side) -> dict[str, Any]:
+    found: dict[str, Any] = {
+        "relation": side.relation,
+        "alias": side.alias,
+        "event_time_column": side.event_time_column,
+        "pushed_filter": _sql(side.pushed_filter),
+        "inferred_filter": _conjunction(side.inferred_filters),
+        "pre_join_filter": _sql(side.pre_join_filter),
+        "inferred_not_null": list(side.not_null),
+        "preserved": side.preserved,
+        "retention": side.retention,
+        "state_predicate": predicate_text(side),
+        "evicted_rows_skipped": side.evicted_rows_skipped,
+    }
+    mark = side.input_watermark
+    if mark is not None:  # only where defined: the sides of other joins read as before
+        found["input_watermark"] = {"column": mark.column, "delay_ms": mark.delay_ms}
+    return found
+
+
+# `sjoin plan`'s words for ``Side.evicted_rows_skipped`` (the append rule, SPARK-49829)
+SKIPPED_TEXT = {
+    "all": "that this batch's eviction removes at once are not stored",
+    "matched": "that this batch's eviction removes at once are not stored once matched "
+    "(an unmatched one is, to come out null-padded)",
+    "none": "are all stored, also those this batch's eviction removes at once",
+}
+
+
+def predicate_text(side: Side) -> str | None:
+    """The eviction predicate as a formula, e.g. ``i.impression_time <= watermark - 1 hour 1
+    ms`` (for a window key, the window end)."""
+    rule = side.state
+    if rule.eviction == "never" or rule.offset_ms is None:
+        return None
+    col = f"{side.alias}.{rule.column}"
+    if rule.window:
+        col = f"window({col}).end"
+    if rule.offset_ms == 0:
+        return f"{col} <= watermark"
+    sign = "-" if rule.offset_ms < 0 else "+"
+    return f"{col} <= watermark {sign} {format_ms(abs(rule.offset_ms))}"
+
+
+PLAN_SCHEMA = 2  # docs/plan-json.md: bump when a field changes meaning or goes away
+
+
+def watermark_text(choice: WatermarkChoice) -> str:
+    """``previous batch's global watermark`` and the like, for `sjoin plan`."""
+    batch = "this batch's" if choice.batch == "this" else "the previous batch's"
+    if choice.source == "global":
+        return f"{batch} global watermark"
+    return f"{batch} watermark propagated from the operators below"
+
+
+def watermarks_json(use: WatermarkUse) -> dict[str, Any]:
+    return {
+        "late_rows": {"source": use.late_rows.source, "batch": use.late_rows.batch},
+        "eviction": {"source": use.eviction.source, "batch": use.eviction.batch},
+        "output": use.output,
+    }
+
+
+def join_json(node: JoinNode) -> dict[str, Any]:
+    return {
+        "name": node.name,
+        "join_type": node.join_type,
+        "executed_as": node.executed_as,
+        "keys": [[_sql(a), _sql(b)] for a, b in node.keys],
+        "state": {"left": state_json(node.left.state), "right": state_json(node.right.state)},
+        "sides": {"left": _side_json(node.left), "right": _side_json(node.right)},
+        "condition": _sql(node.condition),
+        "post_join_filter": _sql(node.post_join_filter),
+        "constant_filter": _sql(node.constant_filter),
+        "time_range": None
+        if node.time_range is None
+        else {
+            "left_column": node.time_range.left_column,
+            "right_column": node.time_range.right_column,
+            "lower_us": node.time_range.lower_us,
+            "upper_us": node.time_range.upper_us,
+        },
+        "window_times": [_sql(e) for e in node.window_times],
+        "null_rows": list(node.null_rows),
+        "may_emit_late_rows": node.may_emit_late_rows,
+        "late_rows_reason": node.late_rows_reason,
+        "watermarks": watermarks_json(node.watermarks),
+        "quirks": {
+            "append_rule": node.quirks.append_rule,
+            "semi_right_first": node.quirks.semi_right_first,
+            "count_all_removals": node.quirks.count_all_removals,
+        },
+        "output": [
+            {
+                "name": o.name,
+                "expr": _sql(o.expr),
+                "type": str(o.type),
+                "event_time": o.event_time,
+            }
+            for o in node.output
+        ],
+        "notes": list(node.notes),
+    }
+
+
+def plan_json(plan: Plan, diagnostics: list[dict[str, Any]]) -> dict[str, Any]:
+    return {
+        "schema": PLAN_SCHEMA,
+        "spark": str(plan.spark),
+        "ansi": plan.ansi,
+        "settings": dict(sorted(plan.settings.items())),
+        "query_roots": list(plan.query_roots),
+        "streams": [
+            {
+                "name": s.name,
+                "watermark": None
+                if s.watermark_column is None
+                else {"column": s.watermark_column, "delay_ms": s.delay_ms},
+                "columns": [{"name": c.name, "type": str(c.type)} for c in s.columns],
+                "source": None
+                if s.source is None
+                else {"format": s.source.format, "options": dict(s.source.options)},
+            }
+            for s in plan.streams
+        ],
+        "joins": [join_json(j) for j in plan.joins],
+        "aggregates": [
+            {
+                "name": a.name,
+                "input": a.input,
+                "mode": a.mode,
+                "group_by": [_sql(g) for g in a.group_by],
+                "watermark_key": a.watermark_key,
+                "watermark_key_index": a.watermark_key_index,
+                "watermarks": watermarks_json(a.watermarks),
+                "input_watermark": None
+                if a.input_watermark is None
+                else {"column": a.input_watermark.column, "delay_ms": a.input_watermark.delay_ms},
+                "output": [
+                    {"name": o.name, "expr": _sql(o.expr), "type": str(o.type)} for o in a.output
+                ],
+            }
+            for a in plan.aggregates
+        ],
+        "sinks": [
+            {
+                "relation": s.relation,
+                "format": s.target.format,
+                "options": dict(s.target.options),
+                "checkpoint": s.checkpoint,
+                "mode": s.mode,
+            }
+            for s in plan.sinks
+        ],
+        "checks": [{"name": c.name, "verdict": c.verdict, "detail": c.detail} for c in plan.checks],
+        "diagnostics": diagnostics,
+    }
+
+
+def plan_text(plan: Plan) -> str:
+    """The human-readable plan of `sjoin plan`."""
+    lines = [
+        f"spark {plan.spark}   watermark policy: {plan.settings.multiple_watermark_policy}",
+        "",
+    ]
+    for node in plan.nodes:
+        if isinstance(node, StreamNode):
+            wm = (
+                f"watermark {node.watermark_column} delay {format_ms(node.delay_ms or 0)}"
+                if node.watermark_column
+                else "no watermark"
+            )
+            lines.append(f"stream {node.name}: {wm}")
+    for node in plan.nodes:
+        if isinstance(node, JoinNode):
+            lines.append("")
+            lines.extend(_join_text(plan, node))
+        elif isinstance(node, AggregateNode):
+            lines.append("")
+            key = node.watermark_key or "none (no event-time grouping key)"
+            lines.append(f"aggregate {node.name} = {node.input}  [{node.mode}]")
+            lines.append(f"  group by         {', '.join(_sql(g) or '' for g in node.group_by)}")
+            lines.append(f"  watermark key    {key}")
+            mark = node.input_watermark
+            if mark is not None:
+                lines.append(f"  input watermark  {_input_watermark_text(plan, node.input, mark)}")
+            lines.append(
+                f"  watermarks       late rows: {watermark_text(node.watermarks.late_rows)}; "
+                f"eviction: {watermark_text(node.watermarks.eviction)}"
+            )
+            lines.append(f"  results          {_results_text(plan, node)}")
+    lines.append("")
+    lines.append("checks")
+    lines.extend(_check_text(c) for c in plan.checks)
+    return "\n".join(lines)
+
+
+def _results_text(plan: Plan, node: AggregateNode) -> str:
+    """When an aggregate's groups come out (append) or leave state (update): how far its
+    eviction watermark runs behind the newest event time of its input, and why that far
+    (the model of `plan --rates`, capacity.aggregate_lag, at the spec's trigger)."""
+    from .capacity import aggregate_lag
+
+    lag = aggregate_lag(plan, node)
+    if lag.lag_ms is None:
+        return str(lag.reason)
+    delay = format_ms(round(lag.delay_ms or 0))
+    why = [
+        f"its streams' delay {delay}"
+        if lag.marked is None
+        else f"the delay {delay} of the watermark on {lag.marked}'s output"
+    ]
+    if lag.offset_ms < 0:
+        why.append(f"{format_ms(round(-lag.offset_ms))} held back by the join state below it")
+    if lag.trigger_ms > 0:
+        times = "once" if node.watermarks.eviction.batch == "this" else "twice"
+        why.append(f"the trigger {format_ms(lag.trigger_ms)} {times} ({lag.trigger_source})")
+    else:
+        why.append("batches back to back")
+    behind = (
+        f"the watermark runs {format_ms(round(lag.lag_ms))} behind the newest row of its input "
+        f"({', '.join(why)})"
+    )
+    return f"{_when_text(node, lag)}: {behind}"
+
+
+def results_summary(plan: Plan, node: AggregateNode) -> str:
+    """When an aggregate's groups come out or leave state, without the why of
+    ``_results_text`` (the diagram's aggregate node)."""
+    from .capacity import aggregate_lag
+
+    lag = aggregate_lag(plan, node)
+    return str(lag.reason) if lag.lag_ms is None else _when_text(node, lag)
+
+
+def _when_text(node: AggregateNode, lag: AggregateLag) -> str:
+    assert lag.lag_ms is not None
+    span = format_ms(round(lag.lag_ms))
+    if lag.trigger_ms > 0:
+        span += f" to {format_ms(round(lag.lag_ms + lag.trigger_ms))}"
+    end = "a window's groups" if lag.windowed else "an event time's groups"
+    after = "its end" if lag.windowed else "that time"
+    if node.mode == "append":
+        return f"{end} come out {span} after {after}"
+    return f"updated groups come out every batch; {end} leave state {span} after {after}"
+
+
+def _input_watermark_text(plan: Plan, relation: str, mark: InputWatermark) -> str:
+    """A watermark defined where an operator reads ``relation``, in words."""
+    return (
+        f"{mark.column} delay {format_ms(mark.delay_ms)} on {relation}'s output: a watermark "
+        f"node of its own, one more input of the {plan.settings.multiple_watermark_policy} "
+        f"global watermark; `{mark.column}` is the one event-time column from there on"
+    )
+
+
+def _join_text(plan: Plan, node: JoinNode) -> list[str]:
+    keys = ", ".join(f"{_sql(a)} = {_sql(b)}" for a, b in node.keys) or "(none)"
+    kind = node.join_type.replace("_", " ").upper()
+    lines = [
+        f"join {node.name} = {node.left.relation} AS {node.left.alias} {kind} JOIN "
+        f"{node.right.relation} AS {node.right.alias}"
+    ]
+    if node.join_type != node.executed_as:
+        lines.append(
+            f"  executed as      {node.executed_as.replace('_', ' ').upper()} + drop matched rows"
+        )
+    lines.append(f"  keys             {keys}")
+    for side in (node.left, node.right):
+        if side.input_watermark is not None:
+            text = _input_watermark_text(plan, side.relation, side.input_watermark)
+            lines.append(f"  {side.name + ' watermark':<16} {text}")
+    for side in (node.left, node.right):
+        pushed = _sql(side.pushed_filter)
+        pre = _sql(side.pre_join_filter)
+        filters = []
+        if pushed:
+            filters.append(f"{pushed} (pushed below the join)")
+        inferred = _conjunction(side.inferred_filters)
+        if inferred:
+            filters.append(
+                f"{inferred} (inferred by Spark through the condition's equalities, "
+                "pushed below the join)"
+            )
+        if pre:
+            filters.append(f"{pre} (in the join; failing rows come out null-padded at once)")
+        lines.append(f"  {side.name + ' filter':<16} {'; '.join(filters) or '(none)'}")
+    lines.append(f"  post-join filter {_sql(node.post_join_filter) or '(none)'}")
+    for side in (node.left, node.right):
+        rule = side.state
+        if rule.eviction == "never":
+            desc = f"never: {rule.reason}"
+        else:
+            desc = f"{rule.eviction} watermark: {predicate_text(side)}"
+        lines.append(f"  {side.name + ' state':<16} {desc}")
+        lines.append(f"  {'':<16} kept {side.retention}")
+        if rule.eviction != "never":
+            lines.append(f"  {'':<16} new rows {SKIPPED_TEXT[side.evicted_rows_skipped]}")
+    for text in node.null_rows:
+        lines.append(f"  null rows        {text}")
+    late = "yes" if node.may_emit_late_rows else "no"
+    lines.append(f"  late output      {late}: {node.late_rows_reason}")
+    lines.append(
+        f"  watermarks       late rows: {watermark_text(node.watermarks.late_rows)}; "
+        f"eviction: {watermark_text(node.watermarks.eviction)}"
+    )
+    lines.extend(f"  note             {n}" for n in node.notes)
+    return lines
+
+
+def _check_text(check: Check) -> str:
+    return f"  [{check.verdict}] {check.name}: {check.detail}"

@@ -1,0 +1,1 @@
+"""Diagnostics: the code table and the collector."""

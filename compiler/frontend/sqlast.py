@@ -1,0 +1,150 @@
+"""Frozen syntax nodes of a pipeline's SQL files (the SQL front end's AST).
+
+What a Spark Declarative Pipelines SQL file says, statement by statement, with spans into
+the project's text; `compiler/frontend/sqllower.py` turns it into the .sjoin AST
+(`compiler/frontend/ast.py`),
+which the one binder binds.  Expressions, select items, column definitions and durations are
+the .sjoin AST's own nodes, built by the same transformer methods.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal, TypeAlias
+
+from sqlglot import exp
+
+from ..vocabulary.source import Span
+from . import ast
+
+JoinHow: TypeAlias = Literal[
+    "inner", "cross", "left_outer", "right_outer", "full_outer", "left_semi", "left_anti"
+]
+DatasetKind: TypeAlias = Literal["streaming_table", "materialized_view", "temporary_view", "view"]
+
+
+@dataclass(frozen=True, slots=True)
+class Refusal:
+    """Something the SQL says that sjoin cannot model (or Spark refuses): reported where it is,
+    as E033 unless ``code`` says otherwise."""
+
+    message: str
+    span: Span
+    label: str
+    help: str | None = None
+    code: str = "E033"  # E014: an interval Spark's parser refuses
+
+
+@dataclass(frozen=True, slots=True)
+class WatermarkClause:
+    """``WATERMARK expr [AS name] DELAY OF INTERVAL ...`` of one read."""
+
+    column: exp.Expression
+    alias: ast.Ident | None
+    delay: ast.Duration | None  # None: the interval is no single duration (refused)
+    span: Span
+
+
+@dataclass(frozen=True, slots=True)
+class TableRead:
+    """``STREAM(name)``, ``STREAM name`` or a plain ``name`` (a batch read) in FROM."""
+
+    name: ast.Ident
+    stream: bool
+    watermark: WatermarkClause | None
+    alias: ast.Ident | None
+    span: Span
+
+
+@dataclass(frozen=True, slots=True)
+class SubqueryRead:
+    """``(SELECT ...) [WATERMARK ...] [AS] alias`` in FROM."""
+
+    query: Query
+    watermark: WatermarkClause | None
+    alias: ast.Ident | None
+    span: Span
+
+
+Read: TypeAlias = TableRead | SubqueryRead
+
+
+@dataclass(frozen=True, slots=True)
+class JoinStep:
+    """``<how> JOIN <read> [ON cond]`` after the first read."""
+
+    how: JoinHow
+    how_span: Span
+    read: Read
+    on: exp.Expression | None
+    span: Span
+
+
+@dataclass(frozen=True, slots=True)
+class Query:
+    select: tuple[ast.SelectItem, ...]
+    source: Read
+    joins: tuple[JoinStep, ...]
+    where: exp.Expression | None
+    group_by: tuple[exp.Expression, ...] | None
+    span: Span
+    from_span: Span
+
+
+@dataclass(frozen=True, slots=True)
+class CreateDataset:
+    """``CREATE STREAMING TABLE | MATERIALIZED VIEW | [TEMPORARY] VIEW name [(cols)] [AS q]``."""
+
+    kind: DatasetKind
+    name: ast.Ident
+    columns: tuple[ast.ColumnDecl, ...] | None
+    query: Query | None
+    span: Span
+
+
+@dataclass(frozen=True, slots=True)
+class CreateFlow:
+    """``CREATE FLOW name AS INSERT INTO target [BY NAME] query``."""
+
+    name: ast.Ident
+    target: ast.Ident
+    by_name: bool
+    query: Query
+    span: Span
+
+
+@dataclass(frozen=True, slots=True)
+class SetConf:
+    """``SET key = value``: a Spark conf for the flows the file defines."""
+
+    key: str
+    value: str
+    key_span: Span
+    value_span: Span
+    span: Span
+
+
+@dataclass(frozen=True, slots=True)
+class Annotation:
+    """A ``-- sjoin: ...`` line: a .sjoin `spark`, `set` or `sink` statement, or a `from`
+    clause for the CREATE STREAMING TABLE that follows it."""
+
+    statement: ast.SparkDecl | ast.SetDecl | ast.SinkDecl | ast.FormatDecl
+    span: Span
+
+
+SqlStatement: TypeAlias = CreateDataset | CreateFlow | SetConf
+
+
+@dataclass(frozen=True, slots=True)
+class SqlFile:
+    """One SQL file of the pipeline: its statements in order, the annotations, what was
+    refused and the names of datasets whose statement did not parse (defined but broken)."""
+
+    path: str
+    statements: tuple[SqlStatement, ...]
+    annotations: tuple[Annotation, ...]
+    # the `from` annotation of each statement it precedes (index into ``statements``)
+    sources: dict[int, Annotation]
+    broken: tuple[str, ...]
+    span: Span

@@ -1,0 +1,451 @@
+"""Frozen plan nodes: what Spark will do with each relation of a spec.
+
+The planner decides; ``explain`` prints a plan, back ends compile it and the runtime runs it,
+and none of them re-derives a decision.  The sqlglot trees inside a plan are shared: never
+call ``.replace()``, ``.set()`` or ``.pop()`` on them (copy first).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import Literal, TypeAlias
+
+from sqlglot import exp
+
+from ..vocabulary.model import (
+    JOIN_KINDS,
+    AggregateAnalysis,
+    Bound,
+    Column,
+    Format,
+    JoinAnalysis,
+    JoinKind,
+    JoinQuirks,
+    JoinType,
+    OutputMode,
+    Settings,
+    SparkVersion,
+    TimeRange,
+    WatermarkUse,
+)
+from ..vocabulary.source import Span
+from ..vocabulary.types import SqlType
+from . import graph
+
+Eviction: TypeAlias = Literal["key", "value", "never"]
+
+
+@dataclass(frozen=True, slots=True)
+class StateRule:
+    """One join side's state eviction, as Spark prints it in ``state cleanup [...]``.
+
+    A row is evicted in a batch with eviction watermark W (ms) when its ``column`` (for a
+    window key: the window's end) is ``<= W + offset_ms``.  For value eviction the exact
+    per-batch value is ``min(b.at(W) for b in bounds)``: ``offset_ms`` is that minus W for
+    any W large enough that the truncation rounds down.
+    """
+
+    eviction: Eviction
+    column: str | None = None
+    offset_ms: int | None = None
+    reason: str | None = None  # set exactly when eviction == "never" (checked when built)
+    key_index: int | None = None  # for key eviction: which key pair
+    window: bool = False  # the key is a window struct: compare its end
+    bounds: tuple[Bound, ...] = ()  # for value eviction: every usable conjunct
+
+    def __post_init__(self) -> None:
+        """The rule checks itself when built: a reason exactly when the side is never
+        evicted, and each eviction with the fields it reads (and no others)."""
+        never = self.eviction == "never"
+        wrong = [
+            what
+            for what, bad in (
+                ("a reason exactly when the side is never evicted", never != bool(self.reason)),
+                (
+                    "a column and an offset exactly when the side is evicted",
+                    any(never != (x is None) for x in (self.column, self.offset_ms)),
+                ),
+                (
+                    "a key index exactly for key eviction",
+                    (self.eviction == "key") != (self.key_index is not None),
+                ),
+                (
+                    "bounds exactly for value eviction",
+                    (self.eviction == "value") != bool(self.bounds),
+                ),
+                ("a window only for key eviction", self.window and self.eviction != "key"),
+            )
+            if bad
+        ]
+        if self.eviction not in ("key", "value", "never"):
+            wrong.insert(0, f"an eviction of key, value or never, not {self.eviction!r}")
+        if wrong:
+            raise ValueError(f"invalid StateRule {self!r}: it needs " + "; ".join(wrong))
+
+    def state_watermark(self, watermark_ms: int) -> int | None:
+        """The value Spark compares ``column`` with in a batch whose eviction watermark is W."""
+        if self.eviction == "key":
+            return watermark_ms
+        if self.eviction == "value":
+            return min(b.at(watermark_ms) for b in self.bounds)
+        return None
+
+
+@dataclass(frozen=True, slots=True)
+class InputWatermark:
+    """A watermark defined on an operator's input that reads another join or aggregate
+    (``j AS a watermark t delay D``; Spark's ``withWatermark`` on that output): Spark puts
+    an ``EventTimeWatermarkExec`` there, which sees the input's rows, moves to
+    ``max(column) - delay`` and counts in the global watermark beside the streams' nodes;
+    ``column`` is the input's one event-time column from there on.  From Spark 3.5 with
+    ``allowMultiple`` Spark refuses it when a watermark node lies below it (hazards: E034).
+    An aggregate's input (``AggregateNode.input_watermark``) or a join side's
+    (``Side.input_watermark``)."""
+
+    column: str
+    delay_ms: int
+    span: Span  # the `watermark` clause
+
+
+@dataclass(frozen=True, slots=True)
+class WindowColumn:
+    """A window that Spark cannot compute inside a join condition: each side projects it as
+    a column before the join (it inherits the watermark of its time column), and the raw
+    time column is recomputed without watermark metadata so the side keeps one event-time
+    column (Spark 3.5+ rejects two)."""
+
+    name: str
+    time_column: str
+    duration_us: int
+    slide_us: int | None
+    expr: exp.Expression  # the window() call as written
+
+
+# "all" such rows, only the "matched" ones (an unmatched one must still come out null-padded),
+# or "none" (every new row is stored)
+EvictedRowsSkipped: TypeAlias = Literal["none", "matched", "all"]
+
+
+@dataclass(frozen=True, slots=True)
+class Side:
+    """One input of a join, with everything the join does to its rows."""
+
+    name: Literal["left", "right"]
+    relation: str
+    alias: str
+    columns: tuple[Column, ...]
+    event_time_column: str | None  # the column Spark late-filters on (window: its end)
+    event_time_is_window: bool
+    pushed_filter: exp.Expression | None  # side-only conjuncts pushed below the join
+    # the filters Spark's InferFiltersFromConstraints adds below the join through the
+    # condition's equalities (compiler/planning/infer.py); run with the pushed ones, never written
+    inferred_filters: tuple[exp.Expression, ...]
+    not_null: tuple[str, ...]  # columns with an inferred isnotnull filter below the join
+    pre_join_filter: exp.Expression | None  # leftOnly / rightOnly kept in the join
+    state: StateRule
+    preserved: bool  # unmatched rows come out null-padded (outer joins)
+    retention: str  # how long a row stays in state, in words
+    # the append rule (SPARK-49829, ``planner.evicted_rows_skipped``): which of this side's new
+    # rows are left out of state when this batch's eviction would remove them at once
+    evicted_rows_skipped: EvictedRowsSkipped
+    windows: tuple[WindowColumn, ...] = ()  # projected before the join
+    # Spark's plan of a stream input: the pushed and inferred conjuncts and inferred isnotnull
+    # filters run below the input's watermark node, except those on its watermarked column (or a
+    # window of it), which Spark keeps above it; window not-null filters go with the window
+    filters_below_watermark: tuple[exp.Expression, ...] = ()
+    filters_above_watermark: tuple[exp.Expression, ...] = ()
+    not_null_below_watermark: tuple[str, ...] = ()
+    not_null_above_watermark: tuple[str, ...] = ()
+    # what this side's state stores per row (Spark's value schema, the matched flag aside):
+    # the input columns that the join keeps after column pruning (those the keys, the
+    # conditions kept in the join and the needed outputs read), then projected windows
+    state_columns: tuple[Column, ...] = ()
+    # a watermark defined on the side's input (it reads a join or aggregate): its node, whose
+    # column is the side's one event-time column
+    input_watermark: InputWatermark | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class OutputColumn:
+    name: str
+    expr: exp.Expression
+    type: SqlType  # printed as Spark SQL text (``DECIMAL(10, 2)``) in the plan JSON
+    event_time: bool
+
+
+@dataclass(frozen=True, slots=True)
+class StreamNode:
+    name: str
+    columns: tuple[Column, ...]
+    watermark_column: str | None
+    delay_ms: int | None
+    source: Format | None
+    name_span: Span  # the stream's name in its `stream` statement
+    watermark_span: Span | None = None
+
+    @property
+    def inputs(self) -> tuple[tuple[str, str], ...]:
+        """A stream reads no relation."""
+        return ()
+
+    @property
+    def layout(self) -> tuple[tuple[str, str], ...]:
+        """Its rows' layout: (column name, canonical type name)."""
+        return tuple((c.name, c.type.name) for c in self.columns)
+
+    @property
+    def input_watermarks(self) -> tuple[tuple[str, InputWatermark], ...]:
+        return ()
+
+
+@dataclass(frozen=True, slots=True)
+class PaddedWindow:
+    """A window() in a join's SELECT over the time of a side the written outer join
+    null-pads: its NULL drops the null-padded rows (TimeWindowing filters isnotnull(time)),
+    so Spark's EliminateOuterJoin runs a narrower join (E030 unless accepted)."""
+
+    side: str  # "left" or "right": the null-padded side whose time is windowed
+    time_column: str
+    span: Span | None  # the window() call in the spec
+
+
+@dataclass(frozen=True, slots=True)
+class JoinNode:
+    name: str
+    join_type: JoinType  # as written
+    executed_as: JoinType  # what Spark runs: left_anti runs as left_outer
+    left: Side
+    right: Side
+    keys: tuple[tuple[exp.Expression, exp.Expression], ...]
+    condition: exp.Expression  # the whole ON condition, windows replaced by their columns
+    post_join_filter: exp.Expression | None
+    constant_filter: exp.Expression | None  # conjuncts without columns (folded by Spark)
+    output: tuple[OutputColumn, ...]
+    null_rows: tuple[str, ...]  # explanations of outer null emission, per preserved side
+    may_emit_late_rows: bool
+    late_rows_reason: str
+    watermarks: WatermarkUse
+    quirks: JoinQuirks
+    analysis: JoinAnalysis
+    time_range: TimeRange | None = None  # post_join_filter, when it is exactly a time range
+    # the time arguments of window() calls in the output: Spark's TimeWindowing adds
+    # isnotnull(time), so an output row whose window time is NULL is dropped
+    window_times: tuple[exp.Expression, ...] = ()
+    # the windows of null-padded sides that made the planner plan the join as Spark's
+    # EliminateOuterJoin runs it (executed_as); hazards reports them (E030)
+    padded_windows: tuple[PaddedWindow, ...] = ()
+    notes: tuple[str, ...] = ()
+    key_types: tuple[str, ...] = ()  # the state's key schema: one SQL type per key pair
+
+    @property
+    def kind(self) -> JoinKind:
+        return JOIN_KINDS[self.join_type]
+
+    @property
+    def inputs(self) -> tuple[tuple[str, str], ...]:
+        """(input name, the relation it reads): its ``left`` and ``right`` sides, in the order
+        the engines' ``Operator.step`` takes them."""
+        return ((self.left.name, self.left.relation), (self.right.name, self.right.relation))
+
+    @property
+    def layout(self) -> tuple[tuple[str, str], ...]:
+        """Its output rows' layout: (column name, canonical type name)."""
+        return tuple((o.name, o.type.name) for o in self.output)
+
+    @property
+    def input_watermarks(self) -> tuple[tuple[str, InputWatermark], ...]:
+        """The watermark nodes the plan puts on its sides that read another operator
+        (``Side.input_watermark``), by input name (``inputs``)."""
+        return tuple(
+            (side.name, side.input_watermark)
+            for side in (self.left, self.right)
+            if side.input_watermark is not None
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class AggregateNode:
+    name: str
+    input: str
+    alias: str
+    group_by: tuple[exp.Expression, ...]
+    output: tuple[OutputColumn, ...]
+    mode: OutputMode
+    watermark_key: str | None  # the grouping key carrying the watermark (append eviction)
+    watermark_key_index: int | None  # its position in group_by
+    watermarks: WatermarkUse
+    analysis: AggregateAnalysis
+    key_types: tuple[str, ...] = ()  # the state's key schema: one SQL type per grouping key
+    buffer_types: tuple[str, ...] = ()  # its value schema: the aggregation buffers, in order
+    # a watermark defined on the input (it reads a join or aggregate): its node
+    input_watermark: InputWatermark | None = None
+
+    @property
+    def inputs(self) -> tuple[tuple[str, str], ...]:
+        """(input name, the relation it reads): its one ``input``."""
+        return (("input", self.input),)
+
+    @property
+    def layout(self) -> tuple[tuple[str, str], ...]:
+        """Its output rows' layout: (column name, canonical type name)."""
+        return tuple((o.name, o.type.name) for o in self.output)
+
+    @property
+    def input_watermarks(self) -> tuple[tuple[str, InputWatermark], ...]:
+        """The watermark node the plan puts on its input when that input reads another
+        operator (``InputWatermark``), by input name (``inputs``)."""
+        return () if self.input_watermark is None else (("input", self.input_watermark),)
+
+
+@dataclass(frozen=True, slots=True)
+class SinkNode:
+    relation: str
+    target: Format
+    checkpoint: str | None
+    mode: OutputMode  # the query's output mode: its aggregate's, else append
+
+
+@dataclass(frozen=True, slots=True)
+class Check:
+    """A pipeline-level verdict, printed under the joins in `sjoin plan`."""
+
+    name: str
+    verdict: Literal["ok", "error", "warning"]
+    detail: str
+    # the relations it judges, the one it is about last (`output mode of X`: X; `global
+    # watermark: A -> B`: A, B): read these, never the name, whose text holds user names
+    relations: tuple[str, ...] = ()
+
+
+PlanNode: TypeAlias = StreamNode | JoinNode | AggregateNode
+OperatorNode: TypeAlias = JoinNode | AggregateNode  # a stateful operator
+
+
+@dataclass(frozen=True)
+class Plan:
+    spark: SparkVersion
+    settings: Settings  # every setting's value, the defaults included
+    nodes: tuple[PlanNode, ...]  # topological (spec) order
+    sinks: tuple[SinkNode, ...]
+    checks: tuple[Check, ...] = field(default=())
+    ansi: bool = True  # spark.sql.ansi.enabled: its default for the target version
+    query_roots: tuple[str, ...] = ()  # one query per sink, then per unconsumed operator
+    query_modes: dict[str, OutputMode] = field(default_factory=dict)  # per operator as a root
+    # the Spark confs a generated job sets: only those of the settings the spec sets
+    spark_conf: dict[str, str] = field(default_factory=dict)
+    # the result-changing confs the spec leaves to the cluster: conf -> (the value the plan
+    # was made for, the `set` statement that pins it); a job warns where its cluster differs
+    assumed_conf: dict[str, tuple[str, str]] = field(default_factory=dict)
+    # every conf the results depend on, at the value the plan was made for, set or not by the
+    # spec (settings.semantic_conf): what `sjoin verify` sets on the Spark it compares with
+    result_conf: dict[str, str] = field(default_factory=dict)
+    setting_spans: dict[str, Span] = field(default_factory=dict)  # the settings a spec sets
+    # the `set` statements (as .sjoin writes them) of the settings the spec sets that are no
+    # Spark conf: what a pipeline's SQL holds in `-- sjoin:` lines (the rest: spark_conf)
+    set_statements: tuple[str, ...] = ()
+    spark_span: Span | None = None  # the spec's `spark` statement, when it has one
+
+    @property
+    def joins(self) -> tuple[JoinNode, ...]:
+        return tuple(n for n in self.nodes if isinstance(n, JoinNode))
+
+    @property
+    def streams(self) -> tuple[StreamNode, ...]:
+        return tuple(n for n in self.nodes if isinstance(n, StreamNode))
+
+    @property
+    def aggregates(self) -> tuple[AggregateNode, ...]:
+        return tuple(n for n in self.nodes if isinstance(n, AggregateNode))
+
+    @property
+    def operators(self) -> tuple[OperatorNode, ...]:
+        """The joins and aggregates, in plan order."""
+        return tuple(n for n in self.nodes if not isinstance(n, StreamNode))
+
+    def node(self, name: str) -> PlanNode | None:
+        return self._by_name.get(name)
+
+    @cached_property
+    def _by_name(self) -> dict[str, PlanNode]:
+        """Nodes by name (the first of a name): the pipeline checks look names up once per
+        operator input, which a scan would make quadratic in a chain of 2,000 joins."""
+        index: dict[str, PlanNode] = {}
+        for n in self.nodes:
+            index.setdefault(n.name, n)
+        return index
+
+    # ------------------------------------------------------------------ the graph
+    # Every node names its inputs (``inputs``: (input name, relation), left before right);
+    # these are the plan's only walks over them, each iterative (``graph.py``).
+
+    def _node(self, name: str) -> PlanNode:
+        node = self.node(name)
+        if node is None:
+            raise KeyError(f"no relation `{name}` in the plan")
+        return node
+
+    def inputs_of(self, name: str) -> tuple[tuple[str, str], ...]:
+        """The inputs of relation ``name`` in the order ``Operator.step`` takes them: (input
+        name, the relation it reads); a join's ``left`` and ``right``, an aggregate's
+        ``input``, none for a stream.  KeyError for a name of no relation."""
+        return self._node(name).inputs
+
+    def columns_of(self, name: str) -> list[tuple[str, str]]:
+        """The row layout of relation ``name``: (column name, canonical type name), a
+        stream's columns or an operator's output.  KeyError for a name of no relation."""
+        return list(self._node(name).layout)
+
+    def readers(self, name: str) -> tuple[str, ...]:
+        """The joins and aggregates that read relation ``name``, in plan order, each once."""
+        return self._readers.get(name, ())
+
+    @cached_property
+    def _readers(self) -> dict[str, tuple[str, ...]]:
+        found: dict[str, dict[str, None]] = {}
+        for n in self.nodes:
+            for _, relation in n.inputs:
+                found.setdefault(relation, {})[n.name] = None
+        return {relation: tuple(names) for relation, names in found.items()}
+
+    def _input_names(self, name: str) -> tuple[str, ...] | None:
+        node = self.node(name)
+        return None if node is None else tuple(relation for _, relation in node.inputs)
+
+    def _nodes(self, names: list[str]) -> list[PlanNode]:
+        return [self._by_name[n] for n in names]
+
+    def closure(self, root: str) -> list[PlanNode]:
+        """``root`` and every node below it, in plan (topological) order."""
+        needed = set(graph.preorder(root, self._input_names)) | {root}
+        return [n for n in self.nodes if n.name in needed]
+
+    def upstream(self, name: str) -> list[PlanNode]:
+        """Every relation below ``name`` (not itself), each once, depth first in input
+        order (left before right)."""
+        return self._nodes(graph.preorder(name, self._input_names)[1:])
+
+    def walk(self, root: str) -> list[PlanNode]:
+        """``root`` and every relation below it, each once, in dependency order: each after
+        its inputs, depth first, left before right, ``root`` last."""
+        return self._nodes(graph.postorder(root, self._input_names))
+
+    def stateful_walk(self, root: str) -> list[OperatorNode]:
+        """The joins and aggregates of ``walk(root)``: each after the operators it reads."""
+        return [n for n in self.walk(root) if not isinstance(n, StreamNode)]
+
+    def sources(self, root: str) -> list[str]:
+        """The stream reads of the query rooted at ``root`` in Spark's source order
+        (``sources/0``, ...): pre-order, left before right.  A stream read twice (e.g.
+        joined again with a join of its own) is two sources: Spark gives the second read a
+        new instance of the relation."""
+        tree = graph.preorder(root, self._input_names, each_read=True)
+        return [name for name in tree if isinstance(self._by_name[name], StreamNode)]
+
+    def stateful_operators(self, root: str) -> list[OperatorNode]:
+        """The joins and aggregates of the query rooted at ``root`` in Spark's operator-id
+        order (how its progress lists them and its checkpoint numbers their state): pre-order
+        from the root, a join's left input before its right; an operator read twice is two
+        operators, as in Spark's plan."""
+        tree = self._nodes(graph.preorder(root, self._input_names, each_read=True))
+        return [n for n in tree if not isinstance(n, StreamNode)]

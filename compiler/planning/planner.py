@@ -1,0 +1,1040 @@
+"""Bound model -> Plan: what Spark does with each join and aggregate of the spec.
+
+Uses ``split`` (the condition), ``state`` (eviction) and ``analysis`` (the facts Spark's
+analysis rules judge, once per join); then ``hazards`` judges the finished plan and reports
+into the shared diagnostics.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Mapping
+from dataclasses import replace
+from typing import Literal
+
+from sqlglot import exp
+
+from ..binding.bound import Aggregate, BoundSpec, Input, Join, Stream
+from ..checks import hazards
+from ..diagnostics.diagnostics import Diagnostic, Diagnostics
+from ..frontend.limits import MAX_SUBSTITUTIONS
+from ..vocabulary import annotate
+from ..vocabulary import types as t
+from ..vocabulary.expr import conjuncts, find_all, strip_parens
+from ..vocabulary.model import (
+    JOIN_KINDS,
+    Bound,
+    Column,
+    JoinQuirks,
+    JoinType,
+    OutputMode,
+    Settings,
+    SparkVersion,
+    TimeRange,
+    WatermarkChoice,
+    WatermarkUse,
+)
+from ..vocabulary.settings import assumed_conf, job_conf, own_settings, semantic_conf, settings_of
+from ..vocabulary.sql import spark_sql as _sql
+from ..vocabulary.types import format_ms
+from . import graph
+from .analysis import analyse_aggregate, analyse_join
+from .infer import SideConstraints, TooManyConstraints, inferred_filters
+from .plan import (
+    AggregateNode,
+    EvictedRowsSkipped,
+    InputWatermark,
+    JoinNode,
+    OutputColumn,
+    PaddedWindow,
+    Plan,
+    PlanNode,
+    Side,
+    SinkNode,
+    StateRule,
+    StreamNode,
+    WindowColumn,
+)
+from .split import ConditionSplit, conjoin, not_null_columns, sides, split_condition
+from .state import expand_between, legacy_terms, value_bounds
+
+Solved = tuple[list[Bound], list[exp.Expression]]  # a side's state bounds, unusable conjuncts
+LARGE_WATERMARK_MS = 10**12  # any W for which offsets are exact (truncation rounds down)
+
+
+def watermark_use(spark: SparkVersion, settings: Settings, first_stateful: bool) -> WatermarkUse:
+    """Which watermark a stateful operator uses for late rows and eviction (reference §4).
+
+    ``allowMultiple=false`` selects Spark's ``UseSingleWatermarkPropagator`` (3.5+; 3.4 does
+    the same inline): this batch's global watermark for both uses, in every operator.  That
+    was checked on Spark 4.3.0 (``tests/spark/test_watermark_propagation.py``).
+    """
+    if not spark.at_least(3, 4) or not settings.allow_multiple_stateful_operators:
+        global_now = WatermarkChoice("global", "this")
+        return WatermarkUse(global_now, global_now, "global")
+    if spark.at_least(3, 5) and not first_stateful:
+        return WatermarkUse(
+            WatermarkChoice("propagated", "previous"),
+            WatermarkChoice("propagated", "this"),
+            "min_of_state_and_input",
+        )
+    output: Literal["global", "min_of_state_and_input"] = (
+        "min_of_state_and_input" if spark.at_least(3, 5) else "global"
+    )
+    return WatermarkUse(
+        WatermarkChoice("global", "previous"), WatermarkChoice("global", "this"), output
+    )
+
+
+class Planner:
+    def __init__(self, spec: BoundSpec, diags: Diagnostics, relation: str | None = None) -> None:
+        self.spec = spec
+        self.diags = diags
+        self.settings = settings_of(
+            {name: s.value for name, s in spec.settings.items()}, spec.spark
+        )
+        self.required = required_outputs(spec)
+        # `--relation NAME`: the query rooted at NAME is the one that runs, so the relations
+        # below it are pruned as Spark prunes that query
+        self.root = relation if _is_operator(spec, relation) else None
+        if self.root is not None:
+            self.required = _required_as_root(spec, self.required, self.root)
+        self._solved: dict[tuple[int, str, bool], tuple[list[exp.Expression], Solved]] = {}
+        # substitutions left for Spark's filter inference over the whole spec
+        # (compiler/planning/infer.py)
+        self._inference_budget = [MAX_SUBSTITUTIONS]
+
+    def plan(self) -> Plan:
+        nodes: list[PlanNode] = []
+        for rel in self.spec.relations:
+            if isinstance(rel, Stream):
+                nodes.append(
+                    StreamNode(
+                        rel.name,
+                        rel.columns,
+                        rel.watermark.column if rel.watermark else None,
+                        rel.watermark.delay_ms if rel.watermark else None,
+                        rel.source,
+                        rel.name_span,
+                        rel.watermark.span if rel.watermark else None,
+                    )
+                )
+            elif isinstance(rel, Join):
+                nodes.append(self.plan_join(rel))
+            else:
+                nodes.append(self.plan_aggregate(rel, {n.name: n for n in nodes}))
+        # the output mode of a query rooted at each operator: its aggregate's, else append
+        modes: dict[str, OutputMode] = {
+            n.name: n.mode if isinstance(n, AggregateNode) else "append"
+            for n in nodes
+            if not isinstance(n, StreamNode)
+        }
+        sinks = tuple(
+            SinkNode(s.relation, s.target, s.checkpoint, modes.get(s.relation, "append"))
+            for s in self.spec.sinks
+        )
+        plan = Plan(
+            self.spec.spark,
+            self.settings,
+            tuple(nodes),
+            sinks,
+            ansi=self.settings.ansi_enabled,  # `set ansi_enabled`, else the version's default
+            query_roots=query_roots(nodes, sinks),
+            query_modes=modes,
+            spark_conf=job_conf(self.settings, self.spec.settings),
+            assumed_conf=assumed_conf(self.settings, self.spec.settings),
+            result_conf=semantic_conf(self.settings),
+            setting_spans={name: s.span for name, s in self.spec.settings.items()},
+            set_statements=own_settings(self.settings, self.spec.settings),
+            spark_span=self.spec.spark_span,
+        )
+        found, checks = hazards.check(plan)
+        self.diags.items.extend(found)
+        self.diags.items.extend(self._other_roots(plan, found))
+        return replace(plan, checks=tuple(checks))
+
+    def _other_roots(self, plan: Plan, found: list[Diagnostic]) -> list[Diagnostic]:
+        """Spark's per-join errors for each join or aggregate that is not one of the plan's
+        queries, run as its own query (`sjoin run/verify --relation NAME`, or started from
+        ``build()``): with all of its columns, the relations below it may carry columns its
+        consumers pruned (a second event-time column, E025).  With no sink every relation
+        can be started, so these are errors, said of that query; with sinks the job runs
+        only the sinks' queries, so each is a W010 warning (``--relation NAME`` makes it
+        the error).  Only relations that their consumers prune are planned again."""
+        seen = {(d.code, d.message) for d in found}
+        roots = set(plan.query_roots)
+        out: list[Diagnostic] = []
+        for rel in self.spec.relations:
+            if isinstance(rel, Stream) or rel.name in roots or rel.name == self.root:
+                continue
+            needed = self.required.get(rel.name)
+            if needed is None or needed >= {o.name for o in rel.output}:
+                continue  # every column is used anyway: the same plan below it
+            required = _required_as_root(self.spec, self.required, rel.name)
+            changed = [
+                j
+                for j in self.spec.relations
+                if isinstance(j, Join) and required.get(j.name) != self.required.get(j.name)
+            ]
+            saved, self.required = self.required, required
+            try:
+                nodes = [self.plan_join(j) for j in changed]
+            finally:
+                self.required = saved
+            for d in hazards.check_joins(plan, nodes):
+                if d.severity != "error" or (d.code, d.message) in seen:
+                    continue
+                seen.add((d.code, d.message))
+                if not plan.sinks:
+                    out.append(
+                        Diagnostic(
+                            d.code,
+                            f"{d.message}, when `{rel.name}` runs as its own query (without "
+                            "a sink, any join or aggregate can)",
+                            d.span,
+                            d.label,
+                            d.help,
+                        )
+                    )
+                else:
+                    out.append(
+                        Diagnostic(
+                            "W010",
+                            f"`{rel.name}` cannot run as its own query (`--relation "
+                            f"{rel.name}`, or started from build()): {d.message}",
+                            d.span,
+                            d.label,
+                            d.help,
+                        )
+                    )
+        return out
+
+    # ------------------------------------------------------------------ joins
+    def _is_first_stateful(self, inputs: list[Input]) -> bool:
+        return all(isinstance(self.spec.relation(i.relation), Stream) for i in inputs)
+
+    def plan_join(self, j: Join) -> JoinNode:
+        spark = self.spec.spark
+        kind = JOIN_KINDS[j.how]
+        executed = kind.executed_as
+        windows: dict[tuple[str, str], WindowColumn] = {}
+        condition = _project_windows(j.condition, windows, j, register=True)
+        stripped = {(side, w.time_column) for (side, _), w in windows.items()}
+        output = [
+            OutputColumn(o.name, expr, o.type, _output_event_time(expr, stripped))
+            for o in j.output
+            for expr in [_project_windows(o.expr, windows, j, register=False)]
+        ]
+        windowed = _windowed_padded_sides(kind.preserved, output)
+        if windowed:
+            kind = JOIN_KINDS[_eliminate_outer(kind.join_type, windowed)]
+            executed = kind.executed_as
+        parts = expand_between(conjuncts(condition), spark.major)
+        split = split_condition(parts, executed)
+        residual = list(split.residual)
+        key_index = _watermark_key_index(split.keys)
+        effective = {
+            side: self._event_time_columns(j, side, inp, windows, condition, output)
+            for side, inp in (("left", j.left), ("right", j.right))
+        }
+        has_wm = {side: bool(cols) for side, cols in effective.items()}
+        rules = {}
+        for side, inp, other in (("left", j.left, j.right), ("right", j.right, j.left)):
+            rules[side] = self._state_rule(
+                side, inp, other, split.keys, key_index, residual, has_wm, effective[side]
+            )
+        inferred = kind.infers_not_null
+        side_windows = {
+            side: tuple(w for (s, _), w in windows.items() if s == side)
+            for side in ("left", "right")
+        }
+        wm_columns = {
+            side: self._watermark_column(inp)
+            for side, inp in (("left", j.left), ("right", j.right))
+        }
+
+        def at_watermark(side: str, names: set[str]) -> bool:
+            """Whether a filter on ``names`` reads the side input's watermarked column."""
+            window_of = {w.name: w.time_column for w in side_windows[side]}
+            return _reads_column(names, wm_columns[side], window_of)
+
+        pushed = {"left": list(split.pushed_left), "right": list(split.pushed_right)}
+        layers = {
+            side: SideConstraints(
+                layers=(
+                    tuple(p for p in pushed[side] if not at_watermark(side, _column_names(p))),
+                    tuple(p for p in pushed[side] if at_watermark(side, _column_names(p))),
+                )
+            )
+            for side in ("left", "right")
+        }
+        try:
+            through = inferred_filters(
+                [*split.key_conjuncts, *split.residual],
+                layers["left"],
+                layers["right"],
+                inferred,
+                self._inference_budget,
+            )
+        except TooManyConstraints as err:
+            self.diags.add(
+                "E031",
+                f"join `{j.name}`: Spark's filter inference through the condition's "
+                f"equalities would substitute {err.count:,} predicates (sjoin models at most "
+                f"{MAX_SUBSTITUTIONS:,} per spec)",
+                annotate.span(j.condition) or j.span,
+                "too many equalities sharing columns",
+                "write fewer equalities between the same columns, or split the join",
+            )
+            through = {"left": (), "right": ()}
+        not_null: dict[str, list[str]] = {"left": [], "right": []}
+        for part in [
+            *split.key_conjuncts,
+            *split.both,
+            *split.left_only,
+            *split.right_only,
+            *split.pushed_left,
+            *split.pushed_right,
+            *through["left"],
+            *through["right"],
+        ]:
+            for col in not_null_columns(part):
+                side = annotate.side(col)
+                if (
+                    side in inferred
+                    and col.name not in not_null[side]
+                    and not col.name.startswith("_common_expr")
+                ):
+                    not_null[side].append(col.name)
+        for window in windowed:
+            if window.time_column not in not_null[window.side]:
+                # TimeWindowing's isnotnull(time), pushed down
+                not_null[window.side].append(window.time_column)
+        preserved = kind.preserved
+        quirks = join_quirks(spark)
+        sides = {}
+        for side, inp in (("left", j.left), ("right", j.right)):
+            window_of = {w.name: w.time_column for w in side_windows[side]}
+            below = [*pushed[side], *through[side]]
+            plain_not_null = [n for n in not_null[side] if n not in window_of]
+            et = effective[side]
+            rule = rules[side]
+            sides[side] = Side(
+                name=side,  # type: ignore[arg-type]
+                relation=inp.relation,
+                alias=inp.alias,
+                columns=inp.columns,
+                event_time_column=et[0].name if et else None,
+                event_time_is_window=bool(et) and et[0].type == t.WINDOW,
+                pushed_filter=conjoin(pushed[side]),
+                inferred_filters=through[side],
+                not_null=tuple(not_null[side]),
+                pre_join_filter=conjoin(
+                    list(split.left_only if side == "left" else split.right_only)
+                ),
+                state=rule,
+                preserved=side in preserved,
+                retention=_retention(rule, inp.alias),
+                evicted_rows_skipped=evicted_rows_skipped(
+                    quirks.append_rule,
+                    side,  # type: ignore[arg-type]
+                    side in preserved,
+                ),
+                windows=side_windows[side],
+                filters_below_watermark=tuple(
+                    p for p in below if not at_watermark(side, _column_names(p))
+                ),
+                filters_above_watermark=tuple(
+                    p for p in below if at_watermark(side, _column_names(p))
+                ),
+                not_null_below_watermark=tuple(
+                    n for n in plain_not_null if not at_watermark(side, {n})
+                ),
+                not_null_above_watermark=tuple(
+                    n for n in plain_not_null if at_watermark(side, {n})
+                ),
+                state_columns=self._state_columns(j, side, inp, split, output, side_windows[side]),
+                input_watermark=_input_watermark(inp),
+            )
+        late, late_reason = _may_emit_late_rows(
+            j.how, rules["left"], rules["right"], split.keys, key_index, has_wm
+        )
+        null_rows = tuple(
+            _null_rows(sides[s], self.settings.no_data_micro_batches) for s in preserved
+        )
+        node = JoinNode(
+            name=j.name,
+            join_type=j.how,
+            executed_as=executed,
+            left=sides["left"],
+            right=sides["right"],
+            keys=split.keys,
+            condition=condition,
+            post_join_filter=conjoin(list(split.both)),
+            constant_filter=conjoin(list(split.constant)),
+            output=tuple(output),
+            null_rows=null_rows,
+            may_emit_late_rows=late,
+            late_rows_reason=late_reason,
+            watermarks=watermark_use(
+                spark, self.settings, self._is_first_stateful([j.left, j.right])
+            ),
+            quirks=quirks,
+            analysis=analyse_join(spark, j, split, parts, effective, key_index is not None),
+            time_range=time_range(split.both, split.constant),
+            window_times=tuple(
+                call.expressions[0].copy()
+                for o in output
+                for call in find_all(o.expr, exp.Anonymous)
+                if annotate.is_call(call, "window")
+            ),
+            padded_windows=tuple(windowed),
+            notes=_notes(j),
+            key_types=tuple(_key_type(a, b) for a, b in split.keys),
+        )
+        return node
+
+    def _watermark_column(self, inp: Input) -> str | None:
+        """The column the input's own watermark node reads (a stream's, or the one defined
+        on the input: Spark's PushPredicateThroughNonJoin keeps the filters on it above its
+        EventTimeWatermark alike), if any."""
+        if inp.watermark is not None:
+            return inp.watermark.column
+        source = self.spec.relation(inp.relation)
+        if isinstance(source, Stream) and source.watermark is not None:
+            return source.watermark.column
+        return None
+
+    def _state_columns(
+        self,
+        j: Join,
+        side: str,
+        inp: Input,
+        split: ConditionSplit,
+        output: list[OutputColumn],
+        side_windows: tuple[WindowColumn, ...],
+    ) -> tuple[Column, ...]:
+        """The columns Spark stores per row of ``side``'s state: its ColumnPruning keeps the
+        input columns that the keys, the conjuncts kept in the join (leftOnly, rightOnly,
+        both) and the needed outputs read, in the input's order; the projected windows
+        follow (``withColumn``), then LEFT ANTI's matched marker on the right."""
+        needed = self.required.get(j.name)
+        exprs: list[exp.Expression] = [k for pair in split.keys for k in pair]
+        exprs += [*split.left_only, *split.right_only, *split.both]
+        exprs += [o.expr for o in output if needed is None or o.name in needed]
+        used = {c.name for e in exprs for c in find_all(e, exp.Column) if annotate.side(c) == side}
+        kept = [c for c in inp.columns if c.name in used]
+        kept += [Column(w.name, t.WINDOW) for w in side_windows if w.name in used]
+        if side == "right" and JOIN_KINDS[j.how].drops_matched:
+            kept.append(Column("__sjoin_matched", t.BOOLEAN))
+        return tuple(kept)
+
+    def _event_time_columns(
+        self,
+        j: Join,
+        side: str,
+        inp: Input,
+        windows: dict[tuple[str, str], WindowColumn],
+        condition: exp.Expression,
+        output: list[OutputColumn],
+    ) -> list[Column]:
+        """The columns with watermark metadata that reach the join on ``side``, first first.
+
+        Spark prunes input columns that neither the condition nor a needed output column
+        uses, so an unused event-time column does not reach the join at all; and a raw time
+        column whose window the side projects loses its metadata to that window.
+        """
+        needed = self.required.get(j.name)
+        used = {c.name for c in find_all(condition, exp.Column) if annotate.side(c) == side}
+        for item in output:
+            if needed is None or item.name in needed:
+                used |= {
+                    c.name for c in find_all(item.expr, exp.Column) if annotate.side(c) == side
+                }
+        side_windows = [w for (s, _), w in windows.items() if s == side]
+        stripped = {w.time_column for w in side_windows}
+        projected = [Column(w.name, t.WINDOW, True) for w in side_windows if _is_event(w, inp)]
+        kept = [c for c in inp.event_time_columns if c.name in used and c.name not in stripped]
+        return [*projected, *kept]
+
+    def _exec_bounds(
+        self, residual: list[exp.Expression], side: str, other_has_watermark: bool
+    ) -> Solved:
+        """The solver's state bounds of one side (each side's are asked for twice: for its
+        own rule, and to tell which of the other side's conjuncts are usable)."""
+        key = (id(residual), side, other_has_watermark)
+        if self._solved.get(key, (None,))[0] is not residual:
+            found = value_bounds(
+                residual, side, other_has_watermark, "exec", legacy_terms(self.spec.spark)
+            )
+            self._solved[key] = (residual, found)
+        return self._solved[key][1]
+
+    def _state_rule(
+        self,
+        side: str,
+        inp: Input,
+        other: Input,
+        keys: tuple[tuple[exp.Expression, exp.Expression], ...],
+        key_index: int | None,
+        residual: list[exp.Expression],
+        has_wm: dict[str, bool],
+        et: list[Column],
+    ) -> StateRule:
+        if key_index is not None:
+            key = keys[key_index][0 if side == "left" else 1]
+            column, window = _key_column(key)
+            return StateRule("key", column, 0, key_index=key_index, window=window)
+        if not et and inp.event_time_columns:
+            pruned = ", ".join(f"`{c.name}`" for c in inp.event_time_columns)
+            return StateRule(
+                "never",
+                reason=f"`{inp.alias}`'s event-time column {pruned} is used neither by the "
+                "condition nor by the output, so Spark prunes it before the join, where the "
+                "side then has no watermark",
+            )
+        if not et:
+            return StateRule(
+                "never",
+                reason=f"`{inp.alias}` has no watermark (no event-time "
+                "column), and no join key carries one",
+            )
+        other_side = "right" if side == "left" else "left"
+        bounds, unusable = self._exec_bounds(residual, side, has_wm[other_side])
+        # a conjunct that bounds the other side is usable, just not for this one
+        used_by_other = {
+            b.conjunct for b in self._exec_bounds(residual, other_side, has_wm[side])[0]
+        }
+        unusable = [u for u in unusable if _sql(u) not in used_by_other]
+        if bounds:
+            offset = min(b.at(LARGE_WATERMARK_MS) for b in bounds) - LARGE_WATERMARK_MS
+            return StateRule("value", et[0].name, offset, bounds=tuple(bounds))
+        if not has_wm[other_side]:
+            reason = (
+                f"the other side `{other.alias}` has no watermark, so no range condition "
+                f"can bound `{inp.alias}`"
+            )
+        elif unusable:
+            reason = (
+                "the range condition "
+                + ", ".join(f"`{_sql(u)}`" for u in unusable)
+                + " is in a form Spark cannot use for state cleanup"
+            )
+        else:
+            reason = (
+                f"no join key carries a watermark and no range condition bounds "
+                f"`{inp.alias}.{et[0].name}` from below by `{other.alias}`'s watermark"
+            )
+        return StateRule("never", reason=reason)
+
+    # ------------------------------------------------------------------ aggregates
+    def plan_aggregate(self, a: Aggregate, planned: Mapping[str, PlanNode]) -> AggregateNode:
+        source = planned.get(a.input.relation)
+        # the input's columns that lost their watermark metadata where it was planned: a
+        # join side's time column recomputed beside its projected window (``JoinNode``'s
+        # ``OutputColumn.event_time``), which Spark then does not see as event time
+        plain = {
+            o.name
+            for o in (source.output if isinstance(source, (JoinNode, AggregateNode)) else ())
+            if not o.event_time
+        }
+        if a.input.watermark is not None:  # its node marks this column (bind.py)
+            plain.discard(a.input.watermark.column)
+        index = next((i for i, k in enumerate(a.group_by) if _event_time_key(k, plain)), None)
+        key = a.group_by[index] if index is not None else None
+        return AggregateNode(
+            name=a.name,
+            input=a.input.relation,
+            alias=a.input.alias,
+            group_by=a.group_by,
+            output=tuple(OutputColumn(o.name, o.expr, o.type, o.event_time) for o in a.output),
+            mode=a.mode,
+            watermark_key=_sql(key) if key is not None else None,
+            watermark_key_index=index,
+            watermarks=watermark_use(
+                self.spec.spark, self.settings, self._is_first_stateful([a.input])
+            ),
+            analysis=analyse_aggregate(a),
+            key_types=tuple(_type_name(g) for g in a.group_by),
+            buffer_types=_buffer_types(a),
+            input_watermark=_input_watermark(a.input),
+        )
+
+
+# ---------------------------------------------------------------------- helpers
+
+
+def _input_watermark(inp: Input) -> InputWatermark | None:
+    mark = inp.watermark
+    return None if mark is None else InputWatermark(mark.column, mark.delay_ms, mark.span)
+
+
+def _reads_column(names: set[str], column: str | None, window_of: dict[str, str]) -> bool:
+    """Whether ``names`` include ``column``, or a window projected from it."""
+    return column is not None and any(window_of.get(n, n) == column for n in names)
+
+
+def _column_names(node: exp.Expression) -> set[str]:
+    return {c.name for c in find_all(node, exp.Column)}
+
+
+def time_range(
+    post: tuple[exp.Expression, ...] | list[exp.Expression],
+    constant: tuple[exp.Expression, ...] | list[exp.Expression],
+) -> TimeRange | None:
+    """The post-join condition as a time range, when it is exactly two comparisons of the
+    same left and right TIMESTAMP columns (plus constant intervals) that bound the right
+    one from below and from above, e.g. ``R.t BETWEEN L.t AND L.t + INTERVAL 1 HOUR``."""
+    if len(post) != 2 or constant:
+        return None
+    found = [_range_bound(part) for part in post]
+    if None in found:
+        return None
+    (lc1, rc1, kind1, d1), (lc2, rc2, kind2, d2) = found  # type: ignore[misc]
+    if (lc1, rc1) != (lc2, rc2) or {kind1, kind2} != {"lower", "upper"}:
+        return None
+    lower, upper = (d1, d2) if kind1 == "lower" else (d2, d1)
+    return TimeRange(lc1, rc1, lower, upper)
+
+
+_UPPER_IF_LEFT_FIRST: dict[type[exp.Expression], tuple[str, int]] = {
+    # `x + a <op> y + b` (x left, y right) as a bound on y - x: kind, and the µs to add to
+    # a - b (integers: a strict bound is one microsecond tighter)
+    exp.GTE: ("upper", 0),
+    exp.GT: ("upper", -1),
+    exp.LTE: ("lower", 0),
+    exp.LT: ("lower", 1),
+}
+
+
+def _range_bound(node: exp.Expression) -> tuple[str, str, str, int] | None:
+    """(left column, right column, "lower"|"upper", d): ``right - left >= d`` or ``<= d``."""
+    node = strip_parens(node)
+    rule = _UPPER_IF_LEFT_FIRST.get(type(node))
+    if rule is None:
+        return None
+    a, b = _linear(node.this), _linear(node.expression)
+    if a is None or b is None or {a[0], b[0]} != {"left", "right"}:
+        return None
+    kind, strict = rule
+    if a[0] == "left":  # x + a <op> y + b
+        return a[1], b[1], kind, a[2] - b[2] + strict
+    # y + a <op> x + b, i.e. x + b <flipped op> y + a
+    flipped = "lower" if kind == "upper" else "upper"
+    return b[1], a[1], flipped, b[2] - a[2] - strict
+
+
+def _linear(node: exp.Expression) -> tuple[str, str, int] | None:
+    """(side, column, offset µs) for a TIMESTAMP column plus or minus constant intervals."""
+    node = strip_parens(node)
+    if isinstance(node, exp.Column):
+        kind = annotate.sql_type(node)
+        side = annotate.side(node)
+        if kind is None or kind.name != "timestamp" or side not in ("left", "right"):
+            return None
+        return side, node.name, 0
+    if isinstance(node, (exp.Add, exp.Sub)):
+        sign = 1 if isinstance(node, exp.Add) else -1
+        inner, shift = _linear(node.this), _interval_us(node.expression)
+        if inner is not None and shift is not None:
+            return inner[0], inner[1], inner[2] + sign * shift
+        if isinstance(node, exp.Add):
+            inner, shift = _linear(node.expression), _interval_us(node.this)
+            if inner is not None and shift is not None:
+                return inner[0], inner[1], inner[2] + shift
+    return None
+
+
+def _interval_us(node: exp.Expression) -> int | None:
+    node = strip_parens(node)
+    micros = annotate.micros(node) if isinstance(node, exp.Interval) else None
+    return int(micros) if micros is not None else None
+
+
+def evicted_rows_skipped(
+    append_rule: bool, side: Literal["left", "right"], preserved: bool
+) -> EvictedRowsSkipped:
+    """Which of a join side's new rows are left out of state when this batch's eviction
+    removes them anyway (``watermark_passed`` of the row's state time by the side's state
+    threshold): ``"all"`` of them, only the ``"matched"`` ones, or ``"none"``
+    (Spark's ``OneSideHashJoiner.storeAndJoinWithOtherSide``, StreamingSymmetricHashJoinExec).
+
+    Before the append rule's fix (SPARK-49829: 4.0+, 3.5.9+, 3.4.4+; ``JoinQuirks.append_rule``)
+    no such row is stored, on either side, which loses the matches a later row of the other
+    side would have made, and outer rows.  With the fix, a left row is always stored (as
+    sjoin reads it: the right input of the same batch is still to probe it); a right row,
+    processed last, is left out unless it must still come out null-padded when evicted:
+    kept when its side is preserved (an outer side) and it has not matched.  The cases of
+    ``tests/runtime/test_versions.py`` (``test_append_rule_*``: an inner and a right outer
+    join, before and after the fix) pin it.  The planner puts it on each ``Side``; the
+    runtime applies it with ``spark_rules.stored`` (twin: ``stored_vec``)."""
+    if not append_rule:
+        return "all"
+    if side == "left":
+        return "none"
+    return "matched" if preserved else "all"
+
+
+def join_quirks(spark: SparkVersion) -> JoinQuirks:
+    """The version-dependent behaviours of a stream-stream join (reference §8)."""
+    if spark.at_least(4, 0):
+        append_rule = True  # SPARK-49829: 4.0+, 3.4.4+, 3.5.9+
+    elif spark.minor_version == (3, 4):
+        append_rule = spark.patch is None or spark.patch >= 4  # no patch: the newest release
+    elif spark.minor_version == (3, 5):
+        append_rule = spark.patch is None or spark.patch >= 9
+    else:
+        append_rule = False
+    return JoinQuirks(
+        append_rule=append_rule,
+        semi_right_first=spark.at_least(4, 2),
+        count_all_removals=spark.at_least(4, 3),
+    )
+
+
+def query_roots(nodes: list[PlanNode], sinks: tuple[SinkNode, ...]) -> tuple[str, ...]:
+    """The operators that head a streaming query: each sink's relation, then every join or
+    aggregate that nothing consumes (shown whole when no sink names it)."""
+    operators = [n.name for n in nodes if not isinstance(n, StreamNode)]
+    consumed = {relation for node in nodes for _, relation in node.inputs}
+    roots = [s.relation for s in sinks if s.relation in operators]
+    roots += [name for name in operators if name not in consumed and name not in roots]
+    return tuple(roots)
+
+
+def _is_operator(spec: BoundSpec, name: str | None) -> bool:
+    return name is not None and any(
+        r.name == name and not isinstance(r, Stream) for r in spec.relations
+    )
+
+
+def _closure(spec: BoundSpec, root: str) -> set[str]:
+    """``root`` and every relation below it."""
+
+    by_name = {r.name: r for r in spec.relations}
+
+    def inputs(name: str) -> tuple[str, ...] | None:
+        rel = by_name.get(name)
+        return None if rel is None else tuple(r for _, r in rel.inputs)
+
+    return set(graph.preorder(root, inputs))
+
+
+def _required_as_root(
+    spec: BoundSpec, required: dict[str, set[str]], root: str
+) -> dict[str, set[str]]:
+    """``required`` with the relations below ``root`` pruned as Spark prunes the query
+    rooted there: all of ``root``'s columns, and below it what that query's operators use."""
+    below = _closure(spec, root)
+    mine = required_outputs(spec, root)
+    return {**{k: v for k, v in required.items() if k not in below}, **mine}
+
+
+def required_outputs(spec: BoundSpec, root: str | None = None) -> dict[str, set[str]]:
+    """The output columns of each join or aggregate that some consumer uses, as Spark's
+    column pruning sees them; a relation missing here has all its columns used (a sink
+    writes them all, and an unconsumed relation is shown whole).  With ``root``: only the
+    query rooted there, which shows ``root`` whole."""
+    consumed: dict[str, set[str]] = {}
+    sunk = {s.relation for s in spec.sinks} if root is None else {root}
+    scope = _closure(spec, root) if root is not None else None
+    for rel in reversed(spec.relations):
+        if scope is not None and rel.name not in scope:
+            continue
+        needed = None if rel.name in sunk or rel.name not in consumed else consumed[rel.name]
+        if isinstance(rel, Join):
+            exprs = [rel.condition] + [
+                o.expr for o in rel.output if needed is None or o.name in needed
+            ]
+            marked = [rel.left, rel.right]
+        elif isinstance(rel, Aggregate):
+            exprs = [*rel.group_by, *(o.expr for o in rel.output)]
+            marked = [rel.input]
+        else:
+            continue
+        for inp in marked:
+            if inp.watermark is not None:  # the watermark node reads its column
+                consumed.setdefault(inp.relation, set()).add(inp.watermark.column)
+        inputs = dict(rel.inputs)
+        for node in exprs:
+            for col in find_all(node, exp.Column):
+                source = inputs.get(annotate.side(col))
+                if source is not None:
+                    consumed.setdefault(source, set()).add(col.name)
+    return {name: cols for name, cols in consumed.items() if name not in sunk}
+
+
+def _project_windows(
+    node: exp.Expression,
+    windows: dict[tuple[str, str], WindowColumn],
+    j: Join,
+    register: bool,
+) -> exp.Expression:
+    """``node`` with one-sided window() calls replaced by a reference to the column that
+    side projects before the join.  The condition registers windows in ``windows``; an
+    output only reuses them (a window only in SELECT is computed after the join).  Without
+    a window call ``node`` itself is returned: no copy of a condition of 100,000 conjuncts,
+    nor of each of thousands of output columns."""
+    if not any(annotate.is_call(call, "window") for call in find_all(node, exp.Anonymous)):
+        return node
+
+    def replace(sub: exp.Expression) -> exp.Expression:
+        if not (annotate.is_call(sub, "window")) or isinstance(sub.parent, exp.Dot):
+            return sub  # a window's field is computed from the time column where it is read
+        refs = sides(sub)
+        if len(refs) != 1:
+            return sub
+        side = next(iter(refs))
+        time_col = sub.expressions[0]
+        if not isinstance(time_col, exp.Column):
+            return sub
+        key = (side, _sql(sub))
+        if key not in windows and not register:
+            return sub
+        if key not in windows:
+            durations = [annotate.micros(a) for a in sub.expressions[1:]]
+            windows[key] = WindowColumn(
+                name=f"__window_{sum(1 for s, _ in windows if s == side)}",
+                time_column=time_col.name,
+                duration_us=int(durations[0] or 0),
+                slide_us=int(durations[1]) if len(durations) > 1 and durations[1] else None,
+                expr=sub.copy(),
+            )
+        alias = (j.left if side == "left" else j.right).alias
+        ref = exp.Column(this=exp.to_identifier(windows[key].name), table=exp.to_identifier(alias))
+        annotate.set_column(
+            ref, side=side, event_time=annotate.is_event_time(time_col), kind=t.WINDOW
+        )
+        annotate.set_window_of(ref, time_col.name, sub.copy())
+        return ref
+
+    return node.transform(replace)
+
+
+def _windowed_padded_sides(
+    preserved: tuple[str, ...], output: list[OutputColumn]
+) -> list[PaddedWindow]:
+    """Each window in the SELECT (per side it reads) whose time a null-padding outer join
+    makes NULL: TimeWindowing filters ``isnotnull(time)`` above the join."""
+    padded = {s for p in preserved for s in ("left", "right") if s != p}
+    found = []
+    for column in output:
+        for call in find_all(column.expr, exp.Anonymous):
+            if not annotate.is_call(call, "window"):
+                continue
+            read: dict[str, str] = {}
+            for col in find_all(call.expressions[0], exp.Column):
+                side = annotate.side(col)
+                if side in padded:
+                    read.setdefault(side, col.name)
+            found += [PaddedWindow(side, read[side], annotate.span(call)) for side in sorted(read)]
+    return found
+
+
+def _eliminate_outer(how: JoinType, windowed: list[PaddedWindow]) -> JoinType:
+    """Spark's EliminateOuterJoin under a null-rejecting filter on ``windowed`` sides: a side
+    that must be non-NULL is no longer null-padded (checked on Spark 4.3.0,
+    tests/spark/test_window_fields_on_spark.py)."""
+    rejects = {w.side for w in windowed}
+    if how == "full_outer":
+        if rejects == {"left", "right"}:
+            return "inner"
+        return "left_outer" if "left" in rejects else "right_outer"
+    return "inner"  # a LEFT (RIGHT) OUTER join filtered on its right (left) side
+
+
+def _is_event(window: WindowColumn, inp: Input) -> bool:
+    col = inp.column(window.time_column)
+    return col is not None and col.event_time
+
+
+def _output_event_time(node: exp.Expression, stripped: set[tuple[str, str]]) -> bool:
+    """Whether an output column keeps watermark metadata: a plain reference to an
+    event-time column (not one stripped for a projected window), or a projected window."""
+    while isinstance(node, exp.Paren):
+        node = node.this
+    if isinstance(node, exp.Column):
+        if annotate.window_of(node):
+            return annotate.is_event_time(node)
+        return annotate.is_event_time(node) and ((annotate.side(node), node.name) not in stripped)
+    if annotate.is_call(node, "window"):
+        inner = node.expressions[0]
+        return (
+            isinstance(inner, exp.Column)
+            and annotate.is_event_time(inner)
+            and ((annotate.side(inner), inner.name) not in stripped)
+        )
+    return False
+
+
+def _event_time_key(node: exp.Expression, plain: Collection[str] = ()) -> bool:
+    """A key Spark sees as an attribute with watermark metadata (a window is projected as
+    one by the generated code, and inherits its time column's metadata); ``plain``: the
+    input's columns that the operator below outputs without it."""
+    if isinstance(node, exp.Column):
+        return annotate.is_event_time(node) and node.name not in plain
+    if annotate.is_call(node, "window"):
+        inner = node.expressions[0]
+        return (
+            isinstance(inner, exp.Column)
+            and annotate.is_event_time(inner)
+            and inner.name not in plain
+        )
+    return False
+
+
+def _watermark_key_index(keys: tuple[tuple[exp.Expression, exp.Expression], ...]) -> int | None:
+    """findJoinKeyOrdinalForWatermark: the first left key with watermark metadata, else the
+    first right key; the same ordinal then evicts both sides."""
+    for pick in (0, 1):
+        for i, pair in enumerate(keys):
+            if _event_time_key(pair[pick]):
+                return i
+    return None
+
+
+def _key_column(key: exp.Expression) -> tuple[str, bool]:
+    if isinstance(key, exp.Column) and annotate.window_of(key):
+        return str(annotate.window_of(key)), True
+    if isinstance(key, exp.Anonymous):
+        inner = key.expressions[0]
+        return (inner.name if isinstance(inner, exp.Column) else _sql(key)), True
+    if isinstance(key, exp.Column):
+        return key.name, False
+    return _sql(key), False
+
+
+def _retention(rule: StateRule, alias: str) -> str:
+    if rule.eviction == "never":
+        return "forever (never evicted)"
+    col = f"{alias}.{rule.column}"
+    if rule.eviction == "key":
+        what = f"the end of the window of {col}" if rule.window else col
+        return f"until the watermark reaches {what}"
+    assert rule.offset_ms is not None
+    return (
+        f"until the watermark reaches {col} + {format_ms(-rule.offset_ms)}"
+        if rule.offset_ms < 0
+        else f"until the watermark reaches {col} - {format_ms(rule.offset_ms)}"
+    )
+
+
+def _null_rows(side: Side, no_data_batches: bool) -> str:
+    who = f"unmatched `{side.alias}` rows"
+    immediate = (
+        f"; rows failing the pre-join filter `{_sql(side.pre_join_filter)}` come out at once"
+        if side.pre_join_filter is not None
+        else ""
+    )
+    if side.state.eviction == "never":
+        return f"{who} are never emitted: `{side.alias}` is never evicted{immediate}"
+    when = side.retention.replace("until the watermark reaches", "when the watermark reaches")
+    latest = (
+        "in the no-data batch right after the watermark passes that point"
+        if no_data_batches
+        else "in the first data batch after the watermark passes "
+        "that point (no-data batches are off)"
+    )
+    return f"{who} come out null-padded {when}, at the latest {latest}{immediate}"
+
+
+def _may_emit_late_rows(
+    how: str,
+    left: StateRule,
+    right: StateRule,
+    keys: tuple[tuple[exp.Expression, exp.Expression], ...],
+    key_index: int | None,
+    has_wm: dict[str, bool],
+) -> tuple[bool, str]:
+    if how in ("left_outer", "right_outer", "full_outer", "left_anti"):
+        return True, (
+            "outer rows are emitted when their side is evicted, i.e. once the "
+            "watermark has passed them"
+        )
+    if key_index is not None:
+        return False, (
+            "the event time is a join key: a match joins rows of the same time, "
+            "both newer than the late-row watermark"
+        )
+    if left.eviction == "value" or right.eviction == "value":
+        return True, (
+            "a time-interval join matches a new row with a stored row up to the "
+            "range's width older than the watermark"
+        )
+    return True, "state is kept without a time bound: a new row can match an arbitrarily old one"
+
+
+def _notes(j: Join) -> tuple[str, ...]:
+    if j.how == "left_anti":
+        return (
+            "LEFT ANTI runs as a LEFT OUTER join whose matched rows are dropped: each "
+            "unmatched left row comes out when the left state evicts it",
+        )
+    return ()
+
+
+def plan_spec(spec: BoundSpec, diags: Diagnostics, relation: str | None = None) -> Plan:
+    """The plan of ``spec``; with ``relation`` (a join or aggregate), the relations below
+    it are planned as the query rooted there prunes them, and its errors are errors."""
+    return Planner(spec, diags, relation).plan()
+
+
+__all__ = ["Bound", "plan_spec"]
+
+
+def _type_name(node: exp.Expression) -> str:
+    kind = annotate.sql_type(node)
+    return str(kind) if kind is not None else "UNKNOWN"
+
+
+def _key_type(left: exp.Expression, right: exp.Expression) -> str:
+    """A key pair's type in the state's key schema: Spark compares (and stores) both sides
+    as their common type."""
+    a, b = annotate.sql_type(left), annotate.sql_type(right)
+    common = t.common_type(a, b) if a is not None and b is not None else None
+    return str(common) if common is not None else _type_name(left)
+
+
+def _buffer_types(a: Aggregate) -> tuple[str, ...]:
+    """The aggregation buffer Spark keeps per group (the state's value schema), from the
+    distinct aggregate calls of the output in order: count -> BIGINT; sum -> BIGINT,
+    DOUBLE or DECIMAL and an empty flag; avg -> a sum and a count; min/max -> the input's
+    type; approx_count_distinct -> its sketch (52 BIGINT words)."""
+    seen: dict[str, tuple[str, ...]] = {}
+    for item in a.output:
+        for call in find_all(item.expr, exp.Anonymous):  # the binder's function calls
+            name = str(call.this).lower()
+            if name not in ("count", "sum", "avg", "min", "max", "approx_count_distinct"):
+                continue
+            args = [x for x in call.iter_expressions() if not isinstance(x, exp.Star)]
+            arg = _type_name(args[0]) if args else ""
+            found = annotate.sql_type(args[0]) if args else None
+            # a DECIMAL(p, s) sum is kept as DECIMAL(p + 10, s), bounded (Sum, Average);
+            # but Spark's optimizer rule DecimalAggregates sums a DECIMAL of p + 10 <= 18
+            # digits as its unscaled BIGINT, and averages one of p + 4 <= 15 digits as a
+            # BIGINT's average (a DOUBLE sum and a count): checked on Spark 4.3's state
+            # schema (tests/spark/test_capacity_on_spark.py)
+            total = str(t.sum_type(found)) if found is not None else arg
+            digits = (
+                found.params[0]
+                if found is not None and found.name == "decimal" and len(found.params) == 2
+                else None
+            )
+            if name == "count":
+                buffer: tuple[str, ...] = ("BIGINT",)
+            elif name == "sum":
+                buffer = (
+                    ("BIGINT",) if digits is not None and digits + 10 <= 18
+                    else (total, "BOOLEAN") if arg.startswith("DECIMAL")
+                    else ("DOUBLE",) if arg in ("DOUBLE", "FLOAT")
+                    else ("BIGINT",)
+                )  # fmt: skip
+            elif name == "avg":
+                small = digits is not None and digits + 4 <= 15
+                decimal = arg.startswith("DECIMAL") and not small
+                buffer = (total if decimal else "DOUBLE", "BIGINT")
+            elif name in ("min", "max"):
+                buffer = (arg,)
+            else:
+                buffer = ("SKETCH",)
+            seen.setdefault(_sql(call), buffer)
+    return tuple(part for buffer in seen.values() for part in buffer)

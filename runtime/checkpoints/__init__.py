@@ -1,0 +1,1 @@
+"""Checkpoints: snapshots, their checks, recovery on restart."""

@@ -1,0 +1,1 @@
+"""What a run reads and writes: traces, Kafka, files, sinks, output lines, values."""

@@ -1,0 +1,1 @@
+"""Opt-in observers of a run: `sjoin why`'s lineage."""

@@ -1,0 +1,1 @@
+"""The row storages under the cores: the reference engine."""
