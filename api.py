@@ -20,6 +20,7 @@ from sqlglot import exp
 
 from .compiler.binding.bind import bind
 from .compiler.binding.bound import BoundSpec
+from .compiler.checks.judge import judge
 from .compiler.describe.explain import plan_json
 from .compiler.diagnostics.diagnostics import Diagnostic, Diagnostics, shown
 from .compiler.frontend import limits
@@ -128,7 +129,7 @@ def _check(
             result.bound = bind(spec, source, diags, spark)
             if any(d.code == "E031" for d in diags.items):
                 return _refused(result, diags)
-            result.plan = plan_spec(result.bound, diags, relation)
+            result.plan = judge(plan_spec(result.bound, diags, relation), diags)
     except RecursionError:
         # The parser's nesting limit (MAX_NESTING) keeps every stage below Python's limit
         # unless the caller's own stack is already deep: say where the spec nests most.
@@ -307,6 +308,29 @@ def check_file(
     path: str | Path, relation: str | None = None, spark: SparkVersion | None = None
 ) -> CheckResult:
     return check_text(read_spec(path), str(path), relation, spark)
+
+
+def target_diagnostics(result: CheckResult, target: str) -> list[Diagnostic]:
+    """What the checked spec lacks for a generated job (``target`` "pyspark": a ``from``
+    per stream, a ``sink`` per query, W008 and W009) or cannot express as a Spark
+    Declarative Pipelines project ("pipeline": E032), read from its plan; none without
+    one, and a pipeline's only when the spec has no error."""
+    from .compiler.checks.job_warnings import job_warnings, pipeline_refusals
+
+    if result.plan is None:
+        return []
+    if target == "pyspark":
+        return job_warnings(result.plan)
+    return pipeline_refusals(result.plan) if target == "pipeline" and result.ok else []
+
+
+def spec_text(result: CheckResult, header: str) -> str:
+    """The checked spec as .sjoin text (`sjoin fmt --to sjoin`), ``header`` its first
+    lines; raises ``Unwritable`` for a name or string the language cannot hold."""
+    from .compiler.frontend.unparse import spec_text as unparse
+
+    assert result.spec is not None, "a spec that did not parse has no text"
+    return unparse(result.spec, header)
 
 
 # A plan is the by-product of a check: the same call, named for what the caller wants.

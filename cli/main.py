@@ -183,7 +183,7 @@ def load(path: Path, relation: str | None = None, trace: Path | None = None) -> 
     from ..compiler.vocabulary.source import is_pipeline
 
     if is_pipeline(path):
-        from ..compiler.frontend.project import PipelineError
+        from ..compiler.vocabulary.source import PipelineError
 
         try:
             return check_pipeline(path, relation, trace=trace)
@@ -390,13 +390,9 @@ def compile_(spec: Path, target: str, output: Path | None, color: str) -> None:
     if target == "pipeline" and output is None:
         raise click.UsageError("--target pipeline writes a project directory: give it with -o DIR")
     result = load(spec)
-    from ..compiler.checks.job_warnings import job_warnings, pipeline_refusals
+    from ..api import target_diagnostics
 
-    extra = []
-    if result.plan is not None:
-        extra = job_warnings(result.plan) if target == "pyspark" else []
-        if target == "pipeline" and result.ok:
-            extra = pipeline_refusals(result.plan)
+    extra = target_diagnostics(result, target)
     found = sorted(
         [*result.diagnostics, *extra],
         key=lambda d: (d.span.start, d.severity != "error", d.code),
@@ -511,11 +507,11 @@ def fmt_(spec: Path, to: str, output: Path | None, color: str) -> None:
         sys.exit(1)
     try:
         if to == "sjoin":
+            from ..api import spec_text
             from ..compiler.backends.pytext import comment
-            from ..compiler.frontend.unparse import spec_text
 
             header = "-- " + comment(f"converted by `sjoin fmt --to sjoin` from {spec}")[2:]
-            text = spec_text(result.spec, header)
+            text = spec_text(result, header)
         else:
             from ..compiler.backends.pipeline import pipeline_sql
 

@@ -29,16 +29,19 @@ from pathlib import Path
 from typing import Any
 
 from ..diagnostics.diagnostics import Diagnostics, excerpt
-from ..vocabulary.source import SPEC_NAMES, ProjectSource, Source, Span, is_pipeline
+from ..vocabulary.source import (
+    SPEC_NAMES,
+    PipelineError,
+    ProjectSource,
+    Source,
+    Span,
+    is_pipeline,
+)
 from . import limits, sqlast
 from .sqllower import SCHEMA_FILE, Conf, PipelineInput, PythonDataset
 from .sqlparse import parse_sql
 
 SPEC_FIELDS = ("name", "storage", "catalog", "database", "schema", "configuration", "libraries")
-
-
-class PipelineError(ValueError):
-    """A path that is no pipeline sjoin can read (the message says why)."""
 
 
 @dataclass

@@ -1,21 +1,20 @@
 """Bound model -> Plan: what Spark does with each join and aggregate of the spec.
 
 Uses ``split`` (the condition), ``state`` (eviction) and ``analysis`` (the facts Spark's
-analysis rules judge, once per join); then ``hazards`` judges the finished plan and reports
-into the shared diagnostics.
+analysis rules judge, once per join).  The planner decides and judges nothing:
+``compiler/checks/judge.py`` runs Spark's analysis rules over the plan it returns.
 """
 
 from __future__ import annotations
 
 from collections.abc import Collection, Mapping
-from dataclasses import replace
+from dataclasses import dataclass
 from typing import Literal
 
 from sqlglot import exp
 
 from ..binding.bound import Aggregate, BoundSpec, Input, Join, Stream
-from ..checks import hazards
-from ..diagnostics.diagnostics import Diagnostic, Diagnostics
+from ..diagnostics.diagnostics import Diagnostics
 from ..frontend.limits import MAX_SUBSTITUTIONS
 from ..vocabulary import annotate
 from ..vocabulary import types as t
@@ -147,22 +146,16 @@ class Planner:
             set_statements=own_settings(self.settings, self.spec.settings),
             spark_span=self.spec.spark_span,
         )
-        found, checks = hazards.check(plan)
-        self.diags.items.extend(found)
-        self.diags.items.extend(self._other_roots(plan, found))
-        return replace(plan, checks=tuple(checks))
+        return plan
 
-    def _other_roots(self, plan: Plan, found: list[Diagnostic]) -> list[Diagnostic]:
-        """Spark's per-join errors for each join or aggregate that is not one of the plan's
-        queries, run as its own query (`sjoin run/verify --relation NAME`, or started from
-        ``build()``): with all of its columns, the relations below it may carry columns its
-        consumers pruned (a second event-time column, E025).  With no sink every relation
-        can be started, so these are errors, said of that query; with sinks the job runs
-        only the sinks' queries, so each is a W010 warning (``--relation NAME`` makes it
-        the error).  Only relations that their consumers prune are planned again."""
-        seen = {(d.code, d.message) for d in found}
+    def own_queries(self, plan: Plan) -> tuple[OwnQuery, ...]:
+        """Each join or aggregate that is not one of the plan's queries, planned as its own
+        query (`sjoin run/verify --relation NAME`, or started from ``build()``): with all of
+        its columns, the relations below it may carry columns its consumers pruned (a second
+        event-time column, E025).  Only relations that their consumers prune are planned
+        again, and of them only the joins that change."""
         roots = set(plan.query_roots)
-        out: list[Diagnostic] = []
+        out: list[OwnQuery] = []
         for rel in self.spec.relations:
             if isinstance(rel, Stream) or rel.name in roots or rel.name == self.root:
                 continue
@@ -177,36 +170,11 @@ class Planner:
             ]
             saved, self.required = self.required, required
             try:
-                nodes = [self.plan_join(j) for j in changed]
+                nodes = tuple(self.plan_join(j) for j in changed)
             finally:
                 self.required = saved
-            for d in hazards.check_joins(plan, nodes):
-                if d.severity != "error" or (d.code, d.message) in seen:
-                    continue
-                seen.add((d.code, d.message))
-                if not plan.sinks:
-                    out.append(
-                        Diagnostic(
-                            d.code,
-                            f"{d.message}, when `{rel.name}` runs as its own query (without "
-                            "a sink, any join or aggregate can)",
-                            d.span,
-                            d.label,
-                            d.help,
-                        )
-                    )
-                else:
-                    out.append(
-                        Diagnostic(
-                            "W010",
-                            f"`{rel.name}` cannot run as its own query (`--relation "
-                            f"{rel.name}`, or started from build()): {d.message}",
-                            d.span,
-                            d.label,
-                            d.help,
-                        )
-                    )
-        return out
+            out.append(OwnQuery(rel.name, nodes))
+        return tuple(out)
 
     # ------------------------------------------------------------------ joins
     def _is_first_stateful(self, inputs: list[Input]) -> bool:
@@ -972,13 +940,33 @@ def _notes(j: Join) -> tuple[str, ...]:
     return ()
 
 
-def plan_spec(spec: BoundSpec, diags: Diagnostics, relation: str | None = None) -> Plan:
+@dataclass(frozen=True)
+class OwnQuery:
+    """A relation that is not one of the plan's queries, as it runs as its own query: the
+    joins below it that Spark plans differently then (``Planner.own_queries``)."""
+
+    relation: str
+    joins: tuple[JoinNode, ...]
+
+
+@dataclass(frozen=True)
+class Planned:
+    """The planner's result: the plan (its checks not yet judged, ``compiler/checks``) and
+    the other queries its relations can run as."""
+
+    plan: Plan
+    own_queries: tuple[OwnQuery, ...]
+
+
+def plan_spec(spec: BoundSpec, diags: Diagnostics, relation: str | None = None) -> Planned:
     """The plan of ``spec``; with ``relation`` (a join or aggregate), the relations below
     it are planned as the query rooted there prunes them, and its errors are errors."""
-    return Planner(spec, diags, relation).plan()
+    planner = Planner(spec, diags, relation)
+    plan = planner.plan()
+    return Planned(plan, planner.own_queries(plan))
 
 
-__all__ = ["Bound", "plan_spec"]
+__all__ = ["Bound", "OwnQuery", "Planned", "plan_spec"]
 
 
 def _type_name(node: exp.Expression) -> str:

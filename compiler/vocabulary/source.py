@@ -25,6 +25,10 @@ LINE_BREAK = re.compile(r"\r\n?|\n")
 SPEC_NAMES = ("spark-pipeline.yml", "spark-pipeline.yaml")
 
 
+class PipelineError(ValueError):
+    """A path that is no pipeline sjoin can read (the message says why)."""
+
+
 def is_pipeline(path: str | Path) -> bool:
     """Whether ``path`` is read as a pipeline (a .sql file, a spark-pipeline.yml, or a
     directory: ``compiler/frontend/project.py``) rather than as a .sjoin spec.  Here, beside the
