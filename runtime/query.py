@@ -314,7 +314,7 @@ class Engine:
     cursor: Cursor = field(default_factory=Cursor)
     # each operator's placement (``operators.place``); worked out here when not given
     placements: Mapping[str, Placement] | None = None
-    query_class: ClassVar[type[Query]] = Query  # the columnar engine's is ColumnarQuery
+    query_class: ClassVar[type[Query]] = Query  # ColumnarEngine: ColumnarQuery
 
     def __post_init__(self) -> None:
         if self.placements is None:
@@ -406,3 +406,18 @@ class Engine:
         self.cursor = Cursor(ti, qi, done)
         for q in self.queries:
             q.restore(data["queries"][q.root])
+
+
+class ColumnarQuery(Query):
+    """A ``Query`` of the columnar engine: the same scheduling, with each join and aggregate
+    that ``operators.place`` places columnar run on its polars storage and fed frames
+    (``batches.Batch``: a frame or rows, each operator taking the form it runs on); an
+    operator that is not columnar runs on rows (``Engine.fallbacks`` says which and why)."""
+
+    engine = "columnar"
+
+
+class ColumnarEngine(Engine):
+    """The ``Engine`` with ``ColumnarQuery`` queries (`--engine columnar`)."""
+
+    query_class = ColumnarQuery

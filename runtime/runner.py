@@ -270,7 +270,7 @@ class Runner:
             )
         self.engine_name: EngineName = engine
         if engine == "columnar":
-            from .columnar.query import ColumnarEngine
+            from .query import ColumnarEngine
 
             self.engine: Engine = ColumnarEngine(plan, relation, placements=placements)
         else:

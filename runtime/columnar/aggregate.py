@@ -1,7 +1,8 @@
 """The ``aggregate`` statement, a batch at a time on polars: ``FrameGroups``, the polars
 storage of the state that ``aggregate_core.StreamingAggregate`` runs (``ColumnarAggregate``),
 with the same groups, rows, order, metrics and errors as the row storage
-(``runtime/rows/aggregate.py``), which stays the readable definition of the accumulators.
+(``runtime/rows/aggregate.py``); the accumulators' readable definition, which both use, is
+``runtime/engine/aggregate_functions.py``.
 
 State is one frame of groups: the keys ``k0..`` (a tumbling ``window()`` key is its start;
 its end is start + duration; a key that is an input window column, which another operator
@@ -52,12 +53,12 @@ from sqlglot import exp
 
 from ...compiler.planning.plan import AggregateNode
 from ..engine.aggregate_core import Key, Late, StreamingAggregate
+from ..engine.aggregate_functions import Accumulator, group_position, output_functions
 from ..engine.batches import Batch, Frame, Rows
 from ..engine.eval import Layout
 from ..engine.late import Dropped
 from ..engine.spark_rules import DECIMAL_OVERFLOW, bigint_overflow
 from ..engine.watermark import WatermarkNode
-from ..rows.aggregate import Accumulator, group_position, output_functions
 from .frames import decimal_dtype, dtype_of
 from .spark_rules_vec import (
     bigint_overflows_vec,

@@ -27,10 +27,10 @@ from ...compiler.planning.plan import AggregateNode, JoinNode
 from ...compiler.vocabulary import annotate
 from ...compiler.vocabulary.functions import FUNCTIONS, lookup
 from ...compiler.vocabulary.types import SqlType
+from ..engine.aggregate_functions import aggregate_calls
 from ..engine.eval import Layout, column_slot, compile_expr, kind_of, window_arguments
+from ..engine.join_core import side_layout
 from ..errors import UnsupportedExpression
-from ..rows.aggregate import aggregate_calls
-from ..rows.join import side_layout
 
 # the SQL types with one polars dtype holding exactly the reference runtime's value
 # (frames.py maps each; a test checks the two agree)

@@ -16,11 +16,11 @@ from hypothesis import strategies as st
 from sjoin.api import check_text
 from sjoin.compiler.planning.plan import Plan
 from sjoin.runtime.columnar.aggregate import ColumnarAggregate
-from sjoin.runtime.columnar.query import ColumnarEngine
 from sjoin.runtime.columnar.support import aggregate_unsupported as unsupported
 from sjoin.runtime.engine.batches import Frame, Rows
 from sjoin.runtime.errors import QueryError
 from sjoin.runtime.operators import columns_of
+from sjoin.runtime.query import ColumnarEngine
 from sjoin.runtime.rows.aggregate import AggregateOperator
 
 from .harness import plan_of

@@ -22,9 +22,8 @@ from sjoin.runtime.columnar import aggregate as columnar_aggregate
 from sjoin.runtime.columnar import support
 from sjoin.runtime.columnar.aggregate import ColumnarAggregate
 from sjoin.runtime.columnar.join import ColumnarJoin
-from sjoin.runtime.columnar.query import ColumnarEngine
 from sjoin.runtime.operators import make_operator, place
-from sjoin.runtime.query import Engine
+from sjoin.runtime.query import ColumnarEngine, Engine
 from sjoin.runtime.rows.aggregate import AggregateOperator
 from sjoin.runtime.rows.join import JoinOperator
 
