@@ -5,21 +5,31 @@ The specs target Spark 4.3; on another Spark (SJOIN_VERIFY_PYTHON) they are re-p
 and a spec that version rejects is skipped with the reason.
 
 Known differences are ``xfail(strict=True)`` with the diagnosis in the reason, so a fix in
-the runtime, planner or back end turns them into failures to clean up here."""
+the runtime, planner or back end turns them into failures to clean up here.
+
+On the local session the scenarios run a few at a time (`outcomes`), each on a session of its
+own made with ``newSession()`` (one JVM and SparkContext; its SQL confs its own, so that one
+scenario's confs never reach another's query); each test then judges its scenario's report.
+A spec's starts and stops of streaming queries are mostly waiting, which the others fill.
+On another pyspark (a child process that runs one job at a time) each test runs its own."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from sjoin.api import check_text
-from sjoin.jvm.verify import verify_spec
+from sjoin.jvm.verify import VerifyReport, verify_spec
 
 from .scenarios import ParityScenario, S
 
 pytestmark = pytest.mark.spark
+
+JOBS = 3  # scenarios verified at a time on the local session
 
 
 def _param(s: ParityScenario) -> Any:
@@ -59,15 +69,66 @@ def parity_spark(request: pytest.FixtureRequest) -> Any:
     return remote
 
 
-@pytest.mark.parametrize("scenario", [_param(s) for s in S])
-def test_parity(parity_spark: Any, scenario: ParityScenario) -> None:
-    """Like with like: the runtime follows the Spark that runs (the local session, or
-    another pyspark: SJOIN_VERIFY_PYTHON, --parity-python)."""
+def _verify(scenario: ParityScenario, spark: Any) -> VerifyReport:
     result = check_text(scenario.spec, f"{scenario.name}.sjoin")
     errors = [f"{d.code} {d.message}" for d in result.diagnostics if d.severity == "error"]
     assert result.ok and result.plan is not None, errors
     trace = scenario.trace_input()
-    report = verify_spec(result, trace, relation=scenario.relation, spark=parity_spark)
+    return verify_spec(result, trace, relation=scenario.relation, spark=spark)
+
+
+@pytest.fixture(scope="module")
+def outcomes(
+    parity_spark: Any, request: pytest.FixtureRequest
+) -> Callable[[ParityScenario], VerifyReport]:
+    """The report of a scenario on ``parity_spark``. On a classic local session, those of
+    every scenario this run tests on it are made at the first call, ``JOBS`` at a time, each
+    on a ``newSession()`` of its own (an exception is kept and raised by its own test)."""
+    from pyspark.sql import SparkSession
+
+    if not isinstance(parity_spark, SparkSession):  # a child process: one job at a time
+        return lambda scenario: _verify(scenario, parity_spark)
+    done: dict[str, VerifyReport | BaseException] = {}
+    ran: list[bool] = []
+
+    def one(scenario: ParityScenario) -> VerifyReport | BaseException:
+        try:
+            return _verify(scenario, parity_spark.newSession())
+        except Exception as err:  # reported by the scenario's own test
+            return err
+
+    def outcome(scenario: ParityScenario) -> VerifyReport:
+        if not ran:
+            ran.append(True)
+            wanted = {
+                item.callspec.params["scenario"].name
+                for item in request.session.items
+                if item.path == request.path
+                and getattr(item, "callspec", None) is not None
+                and item.callspec.params.get("parity_spark") is None
+            }
+            chosen = [s for s in S if s.name in wanted] or [scenario]
+            with ThreadPoolExecutor(max_workers=JOBS) as pool:
+                done.update(zip([s.name for s in chosen], pool.map(one, chosen), strict=True))
+        found = done.pop(scenario.name, None)
+        if found is None:  # not among those collected (a rerun): its own run
+            return _verify(scenario, parity_spark)
+        if isinstance(found, BaseException):
+            raise found
+        return found
+
+    return outcome
+
+
+@pytest.mark.parametrize("scenario", [_param(s) for s in S])
+def test_parity(
+    parity_spark: Any,
+    scenario: ParityScenario,
+    outcomes: Callable[[ParityScenario], VerifyReport],
+) -> None:
+    """Like with like: the runtime follows the Spark that runs (the local session, or
+    another pyspark: SJOIN_VERIFY_PYTHON, --parity-python)."""
+    report = outcomes(scenario)
     if report.rejected:
         pytest.skip(f"Spark {report.compared_as} rejects the spec: " + " ".join(report.rejected))
     assert report.queries, "no query was compared"
