@@ -532,7 +532,24 @@ class Teller:
             key_l = key_r = None
         parts_l = key_l if isinstance(key_l, tuple) and len(node.keys) > 1 else (key_l,)
         parts_r = key_r if isinstance(key_r, tuple) and len(node.keys) > 1 else (key_r,)
-        for (ka, kb), pa, pb in zip(node.keys, parts_l, parts_r, strict=False):
+        # a null-safe key is told once, by its operands, where a NULL matches a NULL
+        null_safe = {key.index: key for key in node.null_safe_keys}
+        told = {key.index + 1 for key in node.null_safe_keys}
+        for i, ((ka, kb), pa, pb) in enumerate(
+            zip(node.matched_keys, parts_l, parts_r, strict=False)
+        ):
+            if i in told:
+                continue
+            if i in null_safe:
+                if pa != pb:
+                    va = _value(ka, lw[0], node.left, self.plan.ansi)
+                    vb = _value(kb, rw[0], node.right, self.plan.ansi)
+                    differs.append(
+                        f"`{written_sql(ka)} <=> {written_sql(kb)}` is false: "
+                        f"`{written_sql(ka)}` is {_shown(va)} for line {left_line} but "
+                        f"`{written_sql(kb)}` is {_shown(vb)} for line {right_line}"
+                    )
+                continue
             if pa is None or pb is None or pa != pb:
                 va = _value(ka, lw[0], node.left, self.plan.ansi)
                 vb = _value(kb, rw[0], node.right, self.plan.ansi)

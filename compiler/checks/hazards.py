@@ -120,21 +120,7 @@ def _check_join(plan: Plan, node: JoinNode) -> list[Diagnostic]:
     if not plan.settings.allow_unemitted_outer_rows:
         out.extend(_windows_of_null_padded_sides(node))
     left, right = node.left, node.right
-    for sql, span in a.null_safe_keys:
-        out.append(
-            Diagnostic(
-                "E020",
-                f"join `{node.name}` joins its sides on the null-safe equality `{sql}`, which "
-                "Spark makes a join key that matches NULL with NULL; sjoin does not model "
-                "null-safe join keys yet",
-                span,
-                "a null-safe join key",
-                "write the key as Spark runs it, two equalities: `coalesce(l, d) = "
-                "coalesce(r, d) AND (l IS NULL) = (r IS NULL)` (d: any value of the key's "
-                "type), or `l = r` if NULL keys need not match",
-            )
-        )
-    if not node.keys and not a.null_safe_keys:
+    if not node.keys:
         out.append(
             Diagnostic(
                 "E020",

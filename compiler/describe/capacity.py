@@ -539,7 +539,7 @@ class _Model:
         for its columns (only those values can match), multiplied over the pairs (those
         without a count: the plain ``--keys N`` once, ``count_of``)."""
         counts: list[int | None] = []
-        for pair in node.keys:
+        for pair in node.distinct_keys:
             given = [
                 self.a.key_columns[n]
                 for k in pair

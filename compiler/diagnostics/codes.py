@@ -176,9 +176,8 @@ CODES: Final[dict[str, Code]] = {
             "least one equality between a left and a right expression. Without one Spark "
             "fails at the first batch with `Stream-stream join without equality predicate "
             "is not supported`. A null-safe equality between the sides (`a <=> b`, `a IS NOT "
-            "DISTINCT FROM b`) is a key to Spark, one that matches NULL with NULL; sjoin does "
-            "not model null-safe keys yet and refuses it here, with the two plain "
-            "equalities Spark runs it as.",
+            "DISTINCT FROM b`) is such an equality (Spark's two keys `coalesce(a, d)` and "
+            "`isnull(a)`); `a IS DISTINCT FROM b` is not.",
         ),
         Code(
             "E021",

@@ -21,6 +21,7 @@ from sqlglot import exp
 from ...grammar import parser
 from ..diagnostics.diagnostics import Diagnostics
 from ..vocabulary import annotate
+from ..vocabulary import types as t
 from ..vocabulary.source import BIDI_CONTROLS, HOSTILE, Source, Span, char_name
 from ..vocabulary.types import is_digits
 from . import ast
@@ -148,8 +149,21 @@ class ToAst(Transformer_NonRecursive[Token, Any]):
 
     @v_args(meta=True)
     def duration(self, meta: Meta, kids: list[Any]) -> ast.Duration:
-        _interval, amount, unit = kids
+        _interval, *words = kids
+        amount, unit = words[0], words[1]
         unit_ident = ast.Ident(str(unit), self._tok_span(unit))
+        if len(words) > 2:  # `3 minutes 30 seconds`: one duration, or the part the binder refuses
+            parts = [(str(a), str(u)) for a, u in zip(words[::2], words[1::2], strict=True)]
+            found = t.multi_unit_micros(parts)
+            if isinstance(found, tuple):
+                bad = 2 * found[0]
+                amount, unit = words[bad], words[bad + 1]
+                unit_ident = ast.Ident(str(unit), self._tok_span(unit))
+            else:
+                # milliseconds kept, as Spark's delay keeps them (getDelayMs: microseconds / 1000)
+                n, word = t.exact_duration(found // 1000 * 1000)
+                span = Span(self._tok_span(words[1]).start, self._tok_span(words[-1]).end)
+                return ast.Duration(str(n), ast.Ident(word, span), self._span(meta))
         return ast.Duration(str(amount), unit_ident, self._span(meta))
 
     rel_watermark = watermark_clause
@@ -436,10 +450,44 @@ class ToAst(Transformer_NonRecursive[Token, Any]):
 
     @v_args(meta=True)
     def interval(self, meta: Meta, kids: list[Token]) -> exp.Expression:
-        _kw, amount, unit = kids
-        text = unquote_string(str(amount)) if amount.type == "STRING" else str(amount)
-        node = exp.Interval(this=exp.Literal.string(text), unit=exp.Var(this=str(unit).upper()))
-        annotate.set_unit_span(node, self._tok_span(unit))
+        _kw, *words = kids
+        amounts = [unquote_string(str(a)) if a.type == "STRING" else str(a) for a in words[::2]]
+        units = words[1::2]
+        amount, unit, unit_span = amounts[0], str(units[0]), self._tok_span(units[0])
+        if len(units) > 1:  # INTERVAL 3 MINUTES 30 SECONDS: their sum, in the largest unit
+            found = t.multi_unit_micros(
+                [(a.strip(), str(u)) for a, u in zip(amounts, units, strict=True)]
+            )
+            at = Span(self._tok_span(words[0]).start, self._tok_span(words[-1]).end)
+            if isinstance(found, tuple):
+                i, why = found
+                part = Span(self._tok_span(words[2 * i]).start, self._tok_span(units[i]).end)
+                code = "E013" if str(units[i]).lower() in t.VARIABLE_UNITS else "E014"
+                return self._refuse(
+                    f"this interval as one duration: {why}",
+                    part,
+                    "not a fixed length" if code == "E013" else "not read",
+                    "write a fixed length in weeks, days, hours, minutes, seconds or milliseconds",
+                    code=code,
+                )
+            if found < 0 or found % 1000:
+                return self._refuse(
+                    "this interval: "
+                    + (
+                        "its parts sum to a negative duration"
+                        if found < 0
+                        else f"its parts sum to {found:,} microseconds, and sjoin counts time in "
+                        "whole milliseconds"
+                    ),
+                    at,
+                    "not a whole number of milliseconds" if found >= 0 else "negative",
+                    "write a whole number of milliseconds",
+                    code="E014",
+                )
+            n, word = t.exact_duration(found)
+            amount, unit, unit_span = str(n), word, Span(self._tok_span(units[0]).start, at.end)
+        node = exp.Interval(this=exp.Literal.string(amount), unit=exp.Var(this=unit.upper()))
+        annotate.set_unit_span(node, unit_span)
         return _spanned(node, self._span(meta))
 
     @v_args(meta=True)

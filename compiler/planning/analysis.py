@@ -17,7 +17,7 @@ from ..vocabulary.expr import conjuncts, find_all, nodes, strip_parens
 from ..vocabulary.model import AggregateAnalysis, Column, EmptyRange, JoinAnalysis, SparkVersion
 from ..vocabulary.source import Span
 from ..vocabulary.sql import spark_sql
-from .split import ConditionSplit, equi_key, is_deterministic, null_safe_key
+from .split import ConditionSplit, equi_key, is_deterministic
 from .state import Unsolvable, collect_terms, legacy_terms, value_bounds
 
 
@@ -67,9 +67,6 @@ def analyse_join(
         between_loses_state=_between_rewrite(spark, j, split),
         time_interval=_is_time_interval(j),
         time_beside_window=(j.left.time_beside_window, j.right.time_beside_window),
-        null_safe_keys=tuple(
-            (spark_sql(p), span_of(p)) for p in parts if null_safe_key(strip_parens(p))
-        ),
     )
 
 

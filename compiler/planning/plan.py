@@ -211,6 +211,18 @@ class PaddedWindow:
 
 
 @dataclass(frozen=True, slots=True)
+class NullSafeKey:
+    """A null-safe equality between a join's sides, ``left <=> right`` (or IS NOT DISTINCT
+    FROM): Spark's ExtractEquiJoinKeys makes it two of the join's key pairs,
+    ``keys[index]`` = (coalesce(left, d), coalesce(right, d)) and ``keys[index + 1]`` =
+    (isnull(left), isnull(right)), so a NULL key matches a NULL key and no other."""
+
+    left: exp.Expression
+    right: exp.Expression
+    index: int
+
+
+@dataclass(frozen=True, slots=True)
 class JoinNode:
     name: str
     join_type: JoinType  # as written
@@ -237,10 +249,31 @@ class JoinNode:
     padded_windows: tuple[PaddedWindow, ...] = ()
     notes: tuple[str, ...] = ()
     key_types: tuple[str, ...] = ()  # the state's key schema: one SQL type per key pair
+    null_safe_keys: tuple[NullSafeKey, ...] = ()  # the <=> keys among ``keys``
 
     @property
     def kind(self) -> JoinKind:
         return JOIN_KINDS[self.join_type]
+
+    @property
+    def matched_keys(self) -> tuple[tuple[exp.Expression, exp.Expression], ...]:
+        """Per pair of ``keys``, what the engines compare, a NULL matching a NULL as a state
+        store's key rows do: the pair itself; for both pairs of a null-safe key, its operands
+        (``l <=> r`` holds exactly when (coalesce(l, d), isnull(l)) = (coalesce(r, d),
+        isnull(r))), so the key's positions stay Spark's."""
+        if not self.null_safe_keys:
+            return self.keys
+        out = list(self.keys)
+        for key in self.null_safe_keys:
+            out[key.index] = out[key.index + 1] = (key.left, key.right)
+        return tuple(out)
+
+    @property
+    def distinct_keys(self) -> tuple[tuple[exp.Expression, exp.Expression], ...]:
+        """The key pairs whose values tell keys apart: ``keys`` without a null-safe key's
+        (isnull(l), isnull(r)) pair, which repeats what its coalesce pair's operands say."""
+        skipped = {key.index + 1 for key in self.null_safe_keys}
+        return tuple(pair for i, pair in enumerate(self.keys) if i not in skipped)
 
     @property
     def inputs(self) -> tuple[tuple[str, str], ...]:

@@ -43,6 +43,7 @@ from .plan import (
     EvictedRowsSkipped,
     InputWatermark,
     JoinNode,
+    NullSafeKey,
     OutputColumn,
     PaddedWindow,
     Plan,
@@ -358,6 +359,7 @@ class Planner:
             padded_windows=tuple(windowed),
             notes=_notes(j),
             key_types=tuple(_key_type(a, b) for a, b in split.keys),
+            null_safe_keys=tuple(NullSafeKey(a, b, i) for a, b, i in split.null_safe),
         )
         return node
 

@@ -14,9 +14,11 @@ from dataclasses import dataclass
 from sqlglot import exp
 
 from ..vocabulary import annotate
+from ..vocabulary import types as t
 from ..vocabulary.expr import find_all, nodes, strip_parens
 from ..vocabulary.functions import FUNCTIONS
 from ..vocabulary.model import JOIN_KINDS, JoinType
+from ..vocabulary.types import SqlType
 
 NON_DETERMINISTIC = frozenset(f.name for f in FUNCTIONS.values() if not f.deterministic)
 
@@ -79,6 +81,9 @@ class ConditionSplit:
     pushed_left: tuple[exp.Expression, ...]  # filters the left input before the join
     pushed_right: tuple[exp.Expression, ...]
     constant: tuple[exp.Expression, ...]  # conjuncts that reference no column
+    # the null-safe equalities between the sides (``l <=> r``, IS NOT DISTINCT FROM), each
+    # two pairs of ``keys`` from its index on (``null_safe_pairs``): (l, r, index)
+    null_safe: tuple[tuple[exp.Expression, exp.Expression, int], ...] = ()
 
     @property
     def residual(self) -> tuple[exp.Expression, ...]:
@@ -95,10 +100,17 @@ def split_condition(parts: Sequence[exp.Expression], how: JoinType) -> Condition
     right_only: list[exp.Expression] = []
     both: list[exp.Expression] = []
     constant: list[exp.Expression] = []
+    null_safe: list[tuple[exp.Expression, exp.Expression, int]] = []
     for part in map(strip_parens, parts):
         pair = equi_key(part)
         if pair is not None:
             keys.append(pair)
+            key_conjuncts.append(part)
+            continue
+        operands = null_safe_key(part)
+        if operands is not None:
+            null_safe.append((*operands, len(keys)))
+            keys.extend(null_safe_pairs(*operands))
             key_conjuncts.append(part)
             continue
         refs = sides(part)
@@ -124,6 +136,7 @@ def split_condition(parts: Sequence[exp.Expression], how: JoinType) -> Condition
         pushed_left=() if keep_left else tuple(left_only),
         pushed_right=() if keep_right else tuple(right_only),
         constant=tuple(constant),
+        null_safe=tuple(null_safe),
     )
 
 
@@ -140,15 +153,80 @@ def equi_key(part: exp.Expression) -> tuple[exp.Expression, exp.Expression] | No
     return None
 
 
-def null_safe_key(part: exp.Expression) -> bool:
-    """Whether ``part`` is a null-safe equality (``<=>``, IS NOT DISTINCT FROM) between the
-    two sides: Spark's ExtractEquiJoinKeys makes it a join key too, as the pair
-    (coalesce(l, default), coalesce(r, default)) and (isnull(l), isnull(r)), so that NULL
-    matches NULL; sjoin does not model such keys yet (``hazards`` refuses them, E020)."""
+def null_safe_key(part: exp.Expression) -> tuple[exp.Expression, exp.Expression] | None:
+    """(left expr, right expr) when ``part`` is a null-safe equality (``<=>``, IS NOT
+    DISTINCT FROM) between the two sides: a join key to Spark too (``null_safe_pairs``)."""
     if not isinstance(part, exp.NullSafeEQ) or not is_deterministic(part):
-        return False
-    sa, sb = sides(part.this), sides(part.expression)
-    return {frozenset(sa), frozenset(sb)} == {frozenset({"left"}), frozenset({"right"})}
+        return None
+    a, b = part.this, part.expression
+    sa, sb = sides(a), sides(b)
+    if sa == {"left"} and sb == {"right"}:
+        return a, b
+    if sa == {"right"} and sb == {"left"}:
+        return b, a
+    return None
+
+
+def null_safe_pairs(
+    left: exp.Expression, right: exp.Expression
+) -> tuple[tuple[exp.Expression, exp.Expression], tuple[exp.Expression, exp.Expression]]:
+    """The two key pairs Spark's ExtractEquiJoinKeys makes of ``left <=> right``:
+    (coalesce(left, d), coalesce(right, d)) and (isnull(left), isnull(right)), ``d`` the
+    default value of the operands' common type (``Literal.default``: 0, '', false, the
+    epoch ...), so that a NULL key matches a NULL key and no other.  The operands stay
+    where they are (``_over``): the new calls only point at them."""
+    kind = _common_type(left, right)
+    return (
+        (
+            _call("coalesce", kind, left, default_literal(kind)),
+            _call("coalesce", kind, right, default_literal(kind)),
+        ),
+        (_call("isnull", t.BOOLEAN, left), _call("isnull", t.BOOLEAN, right)),
+    )
+
+
+def _common_type(left: exp.Expression, right: exp.Expression) -> SqlType:
+    a, b = annotate.sql_type(left), annotate.sql_type(right)
+    if a is None or b is None:
+        return a or b or t.UNKNOWN
+    return t.common_type(a, b) or a
+
+
+def _call(name: str, kind: SqlType, *args: exp.Expression) -> exp.Expression:
+    """A ``name(args)`` call over ``args`` that leaves them in their tree (``_over``)."""
+    node = _over(exp.Anonymous)
+    node.args.update(this=name, expressions=list(args))
+    annotate.set_function(node, name)
+    annotate.set_type(node, kind)
+    return node
+
+
+def default_literal(kind: SqlType) -> exp.Expression:
+    """Spark's ``Literal.default`` of ``kind`` as an expression (its Spark SQL text): 0 of a
+    number at its scale, '' , false, X'', the epoch's DATE and TIMESTAMP."""
+    name = kind.name
+    node: exp.Expression
+    if name == "string":
+        node = exp.Literal.string("")
+    elif name == "boolean":
+        node = exp.Boolean(this=False)
+    elif name == "binary":
+        node = exp.HexString(this="")
+    elif name in ("double", "float"):
+        node = exp.Literal.number("0.0")
+    elif name == "decimal":
+        scale = kind.params[1] if len(kind.params) > 1 else 0
+        node = exp.Literal.number("0." + "0" * scale if scale else "0")
+    elif name == "date":
+        node = exp.Cast(this=exp.Literal.string("1970-01-01"), to=exp.DataType.build("DATE"))
+    elif name == "timestamp":
+        node = exp.Cast(
+            this=exp.Literal.string("1970-01-01 00:00:00"), to=exp.DataType.build("TIMESTAMPTZ")
+        )
+    else:
+        node = exp.Literal.number("0")
+    annotate.set_type(node, kind)
+    return node
 
 
 # Expressions through which a NULL operand makes the whole result NULL (Spark's

@@ -320,8 +320,6 @@ class JoinAnalysis:
     # watermark mark beside a window of it (a pipeline's SQL subquery), two event-time
     # columns Spark counts (E025) where the model above sees one
     time_beside_window: tuple[tuple[str, str] | None, tuple[str, str] | None] = (None, None)
-    # null-safe equalities between the sides (Spark's null-safe join keys), as SQL
-    null_safe_keys: tuple[tuple[str, Span], ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

@@ -470,3 +470,35 @@ def format_ms(ms: int) -> str:
         if n:
             parts.append(f"{n} {unit}" + ("s" if n > 1 and unit != "ms" else ""))
     return sign + " ".join(parts)
+
+
+def multi_unit_micros(parts: Sequence[tuple[str, str]]) -> int | tuple[int, str]:
+    """The microseconds of a multi-unit interval ``[(amount, unit), ...]`` (``3 MINUTES 30
+    SECONDS``; an amount may carry a sign and a fraction), summed exactly as Spark's
+    interval parser sums them; or (index of the part, why not) for a part that has no fixed
+    length (months, years: E013) or is no amount of a unit sjoin reads."""
+    total = 0
+    for i, (amount, unit) in enumerate(parts):
+        word = unit.lower()
+        if word in VARIABLE_UNITS:
+            return i, f"`{amount} {unit}` has no fixed length"
+        per_ms = MS_PER_UNIT.get(word)
+        sign, digits = (-1, amount[1:]) if amount[:1] == "-" else (1, amount.lstrip("+"))
+        whole, _, frac = digits.partition(".")
+        if word in ("microsecond", "microseconds") and is_digits(digits):
+            if len(digits) > MAX_DURATION_DIGITS + 6:
+                return i, f"`{amount}` has too many digits"
+            total += sign * int(digits)
+            continue
+        if per_ms is None:
+            return i, f"`{unit}` is no unit of a duration"
+        if not is_number_text(digits) or len(whole) > MAX_DURATION_DIGITS or len(frac) > 9:
+            return i, f"`{amount}` is no amount sjoin reads"
+        micros = int(whole) * per_ms * 1000
+        if frac:
+            scaled = int(frac) * per_ms * 1000
+            if scaled % 10 ** len(frac):
+                return i, f"`{amount} {unit}` is no whole number of microseconds"
+            micros += scaled // 10 ** len(frac)
+        total += sign * micros
+    return total

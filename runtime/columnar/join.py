@@ -253,8 +253,9 @@ class ColumnarJoinStorage:
             assert found is not None
             return found[1]
 
-        left_keys = [slot(a, one_left) for a, _ in node.keys]
-        right_keys = [slot(b, one_right) for _, b in node.keys]
+        # a null-safe key's pairs compare its operands (the join matches NULL with NULL)
+        left_keys = [slot(a, one_left) for a, _ in node.matched_keys]
+        right_keys = [slot(b, one_right) for _, b in node.matched_keys]
         self.left = _Side(
             node.left,
             left_cols,
@@ -377,8 +378,10 @@ class ColumnarJoinStorage:
         joining whole rows)."""
         mine, theirs = ("L", "R") if probe_is_left else ("R", "L")
         probe_side = self.left if probe_is_left else self.right
-        probe_keys = [f"{mine}{k}" for k in probe_side.keys]
-        stored_keys = [f"{theirs}{k}" for k in state.keys]
+        # each pair once: a null-safe key's two pairs compare the same columns
+        key_pairs = dict.fromkeys(zip(probe_side.keys, state.keys, strict=True))
+        probe_keys = [f"{mine}{k}" for k, _ in key_pairs]
+        stored_keys = [f"{theirs}{k}" for _, k in key_pairs]
         probe_cols, stored_cols = list(probe_keys), list(stored_keys)
         inside = None
         if self.in_range is not None:

@@ -75,7 +75,7 @@ def _expressions(node: JoinNode) -> list[exp.Expression]:
     for side in (node.left, node.right):
         found += [e for e in (side.pre_join_filter,) if e is not None]
         found += [*side.filters_below_watermark, *side.filters_above_watermark]
-    for a, b in node.keys:
+    for a, b in node.matched_keys:
         found += [a, b]
     return found
 
@@ -112,7 +112,7 @@ def join_unsupported(node: JoinNode, ansi: bool) -> str | None:
     left_cols, right_cols = side_layout(node.left), side_layout(node.right)
     one_left = Layout.of(("left", left_cols))
     one_right = Layout.of(("right", right_cols))
-    for a, b in node.keys:
+    for a, b in node.matched_keys:  # a null-safe key's operands (a NULL is a key)
         if (
             column_slot(compile_expr(a, one_left, ansi=ansi)) is None
             or column_slot(compile_expr(b, one_right, ansi=ansi)) is None
@@ -133,7 +133,7 @@ def join_unsupported(node: JoinNode, ansi: bool) -> str | None:
         times = _TIME_KINDS | {"window"}  # (a window: its end)
         if rule.eviction == "key":
             assert rule.key_index is not None
-            key = node.keys[rule.key_index][0 if side.name == "left" else 1]
+            key = node.matched_keys[rule.key_index][0 if side.name == "left" else 1]
             layout = one_left if side.name == "left" else one_right
             if kind_of(key, layout) not in times:
                 return f"its {side.name} side is evicted by a key that is not a time"

@@ -241,13 +241,11 @@ class RowJoinStorage:
         left_cols, right_cols = facts.layouts
         one_left, one_right = facts.one
         self.null: tuple[Row, Row] = ((None,) * len(left_cols), (None,) * len(right_cols))
+        # a null-safe key's pairs compare its operands: a NULL key is a key like any other
+        keys = node.matched_keys
         self.keys = (
-            _key_function(
-                [a for a, _ in node.keys], [b for _, b in node.keys], one_left, one_right, ansi
-            ),
-            _key_function(
-                [b for _, b in node.keys], [a for a, _ in node.keys], one_right, one_left, ansi
-            ),
+            _key_function([a for a, _ in keys], [b for _, b in keys], one_left, one_right, ansi),
+            _key_function([b for _, b in keys], [a for a, _ in keys], one_right, one_left, ansi),
         )
         self.pre = facts.pre
         self.post = facts.post

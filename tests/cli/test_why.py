@@ -163,6 +163,24 @@ def test_pair_reasons(
     assert words in text.stdout
 
 
+def test_a_null_safe_key_is_told_by_its_operands(tmp_path: Path) -> None:
+    """`L.k <=> R.k`: NULL and NULL joined; NULL and 0 (coalesce's default) did not, told
+    once by the written operands, not by Spark's two key pairs."""
+    spec = PAIR_SPEC.replace("L.k = R.k", "L.k <=> R.k")
+    batches = [{"l": [row(None, 100, "a")], "r": [row(None, 100, "b"), row(0, 100, "c")]}]
+    result, _ = _why(tmp_path, "1", "--with", "2", "--format", "json", spec=spec, batches=batches)
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.stdout)["joined"] is True
+    result, _ = _why(tmp_path, "1", "--with", "3", "--format", "json", spec=spec, batches=batches)
+    found = json.loads(result.stdout)
+    assert found["reason"] == "key_differs", found
+    assert (
+        "`L.k <=> R.k` is false: `L.k` is NULL for line 1 but `R.k` is 0 for line 3"
+        in (found["text"])
+    ), found["text"]
+    assert "coalesce" not in found["text"] and "isnull" not in found["text"]
+
+
 def test_life_of_an_outer_row(tmp_path: Path) -> None:
     """A preserved row: stored, never matched, evicted, out null-padded, and why then."""
     spec = PAIR_SPEC.replace("INNER JOIN", "LEFT OUTER JOIN").replace("\n  AND L.v <> 'bad'", "")

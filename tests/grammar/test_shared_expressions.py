@@ -324,10 +324,11 @@ def test_both_engines_evaluate_the_new_forms(engine: str, version: str) -> None:
     assert [(r["ti"], r["tt"]) for r in rows] == [(None, None), (None, 5), (2, None)]
 
 
-def test_a_null_safe_key_is_refused_in_both_front_ends(tmp_path: Any) -> None:
-    """Spark's ExtractEquiJoinKeys makes `<=>` between the sides a join key (its pair
-    coalesce(l, default), isnull(l)); sjoin's engines have no null-safe keys yet: E020 at
-    the conjunct, not a join planned on other keys or refused as keyless."""
+def test_a_null_safe_key_is_planned_as_sparks_two_keys_in_both_front_ends(tmp_path: Any) -> None:
+    """Spark's ExtractEquiJoinKeys makes `<=>` (IS NOT DISTINCT FROM) between the sides two
+    join keys, (coalesce(l, default), coalesce(r, default)) and (isnull(l), isnull(r)); both
+    front ends plan them so (tests/spark/test_null_safe_keys_on_spark.py: Spark's keys), and
+    IS DISTINCT FROM between the sides is a post-join condition, no key."""
     from sjoin.api import check_pipeline
 
     on = "a.k <=> b.k AND b.t BETWEEN a.t AND a.t + INTERVAL 5 SECONDS"
@@ -335,23 +336,37 @@ def test_a_null_safe_key_is_refused_in_both_front_ends(tmp_path: Any) -> None:
         "a.k = b.k AND b.t BETWEEN a.t AND a.t + INTERVAL 5 SECONDS", on
     )
     result = check_text(spec, "k.sjoin")
-    errors = [d for d in result.diagnostics if d.severity == "error"]
-    assert [d.code for d in errors] == ["E020"]
-    assert "null-safe" in errors[0].message
-    assert result.source.text[errors[0].span.start : errors[0].span.end] == "a.k <=> b.k"
+    assert result.ok and result.plan is not None, result.diagnostics
+    keys = [["coalesce(a.k, 0)", "coalesce(b.k, 0)"], ["isnull(a.k)", "isnull(b.k)"]]
+    (joined,) = result.plan_json()["joins"]
+    assert joined["keys"] == keys
+    assert result.plan.joins[0].key_types == ("BIGINT", "BOOLEAN")
     sql = tmp_path / "p.sql"
     sql.write_text(
         "CREATE STREAMING TABLE a (k BIGINT, t TIMESTAMP);\n"
         "CREATE STREAMING TABLE b (k BIGINT, t TIMESTAMP);\n"
         "CREATE STREAMING TABLE j AS SELECT x.k FROM STREAM(a) WATERMARK t DELAY OF "
         "INTERVAL 10 SECONDS AS x JOIN STREAM(b) WATERMARK t DELAY OF INTERVAL 10 SECONDS "
-        "AS y ON x.k IS NOT DISTINCT FROM y.k AND y.t BETWEEN x.t AND x.t + INTERVAL 5 "
+        "AS y ON y.k IS NOT DISTINCT FROM x.k AND y.t BETWEEN x.t AND x.t + INTERVAL 5 "
         "SECONDS;\n",
         encoding="utf-8",
     )
     piped = check_pipeline(sql)
-    codes = [d.code for d in piped.diagnostics if d.severity == "error"]
-    assert codes == ["E020"], piped.diagnostics
+    assert piped.ok and piped.plan is not None, piped.diagnostics
+    # written right side first: the left side's key still comes first in each pair
+    (joined,) = piped.plan_json()["joins"]
+    assert joined["keys"] == [
+        ["coalesce(x.k, 0)", "coalesce(y.k, 0)"],
+        ["isnull(x.k)", "isnull(y.k)"],
+    ]
     # a null-safe equality that is no key (one side only) is a filter like any other
     ok = check_text(spec.replace("a.k <=> b.k", "a.k = b.k AND a.x <=> 1"), "f.sjoin")
     assert ok.ok, ok.diagnostics
+    # IS DISTINCT FROM between the sides is a post-join condition; alone it is no key (E020)
+    distinct = check_text(spec.replace("a.k <=> b.k", "a.k = b.k AND a.x IS DISTINCT FROM b.y"))
+    assert distinct.ok and distinct.plan is not None, distinct.diagnostics
+    (joined,) = distinct.plan_json()["joins"]
+    assert joined["keys"] == [["a.k", "b.k"]]
+    assert "NOT (a.x <=> b.y)" in joined["post_join_filter"]
+    keyless = check_text(spec.replace("a.k <=> b.k", "a.k IS DISTINCT FROM b.k"))
+    assert [d.code for d in keyless.diagnostics if d.severity == "error"] == ["E020"]

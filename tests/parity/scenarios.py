@@ -753,6 +753,33 @@ add(
     REWATERMARK_JOIN_BATCHES,
 )
 
+# ------------------------------------------------------------------ null-safe keys
+
+# `L.k <=> R.k` is two keys to Spark, (coalesce(k, 0), isnull(k)): a NULL k matches a NULL k
+# (NULL rows on both sides, in two batches) and never the default 0; IS DISTINCT FROM
+# between the sides stays in the join as a post-join condition, true for NULL against a value.
+NULL_SAFE_BATCHES: list[Batch] = [
+    {
+        "l": [row(1, 100, "a"), row(None, 100, "b"), row(0, 101, "zero")],
+        "r": [row(1, 101, "c"), row(None, 102, "d"), row(0, 102, None)],
+    },
+    {"l": [row(None, 130, "e")], "r": [row(None, 131, "f"), row(2, 131, "g"), row(None, 99, "x")]},
+    {"l": [row(5, 200, "h")], "r": [row(5, 200, "i")]},
+]
+NULL_SAFE = "L.k <=> R.k AND L.t BETWEEN R.t - INTERVAL 5 SECONDS AND R.t + INTERVAL 10 SECONDS"
+add("null_safe_key_inner", join_spec("INNER", NULL_SAFE), NULL_SAFE_BATCHES)
+add("null_safe_key_left_outer", join_spec("LEFT OUTER", NULL_SAFE), NULL_SAFE_BATCHES)
+add(
+    "null_safe_key_not_distinct_full_outer",
+    join_spec("FULL OUTER", NULL_SAFE.replace("<=>", "IS NOT DISTINCT FROM")),
+    NULL_SAFE_BATCHES,
+)
+add(
+    "null_safe_residual_is_distinct_from",
+    join_spec("LEFT OUTER", NULL_SAFE + " AND L.v IS DISTINCT FROM R.v"),
+    NULL_SAFE_BATCHES,
+)
+
 # ------------------------------------------------------------------ the examples
 
 

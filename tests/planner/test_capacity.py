@@ -466,3 +466,28 @@ def test_a_preserved_row_makes_its_group_when_its_null_row_is_out() -> None:
     assert Arrivals("stream", 0.001).exists(0.0, 10_000.0, 4_000.0) == pytest.approx(
         -math.expm1(-4.0)
     )
+
+
+NULL_SAFE = """spark 4.3
+stream a (k BIGINT, s STRING, t TIMESTAMP) watermark t delay 10 seconds
+stream b (k BIGINT, s STRING, t TIMESTAMP) watermark t delay 10 seconds
+join j = a JOIN b ON a.k {op} b.k AND b.t BETWEEN a.t AND a.t + INTERVAL 1 MINUTE
+  SELECT a.k AS k, b.s AS s
+"""
+
+
+def test_a_null_safe_key_is_two_key_columns_and_one_key_count() -> None:
+    """`a.k <=> b.k` is Spark's two keys (coalesce(k, 0), isnull(k)): the state's key row
+    holds a BIGINT and a BOOLEAN, and `--keys k=N` counts N keys, not N squared (the isnull
+    pair says nothing its coalesce pair does not)."""
+    plain, null_safe = (check_text(NULL_SAFE.format(op=op)).plan for op in ("=", "<=>"))
+    assert plain is not None and null_safe is not None
+    assert null_safe.joins[0].key_types == ("BIGINT", "BOOLEAN")
+    rates = {"a": 100, "b": 100}
+    caps = [predict(p, rates, key_columns={"k": 500}, trigger_ms=1000) for p in (plain, null_safe)]
+    (eq,), (ns,) = (c.operators for c in caps)
+    for side_eq, side_ns in zip(eq.sides, ns.sides, strict=True):
+        grown = unsafe_row_bytes(["bigint", "boolean"], 0) - unsafe_row_bytes(["bigint"], 0)
+        assert side_ns.key_bytes == side_eq.key_bytes + grown > side_eq.key_bytes
+        assert side_ns.keys == side_eq.keys
+    assert ns.output_per_second == eq.output_per_second

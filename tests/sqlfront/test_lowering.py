@@ -310,11 +310,6 @@ REFUSALS = {
         f"CREATE STREAMING TABLE c AS SELECT count(DISTINCT s) AS n FROM {WA} GROUP BY k",
         "E033", "count(DISTINCT", "DISTINCT",
     ),
-    # a join key to Spark (ExtractEquiJoinKeys), that sjoin's engines do not model yet
-    "null-safe join key": (
-        f"CREATE STREAMING TABLE j AS SELECT x.k FROM {WA} x JOIN {WB} y ON x.k <=> y.k",
-        "E020", "x.k <=> y.k", "null-safe equality",
-    ),
     "RLIKE": (
         f"CREATE STREAMING TABLE j AS SELECT x.k FROM {WA} x JOIN {WB} y ON x.k = y.k "
         "AND x.s RLIKE 'a.*'",
