@@ -14,9 +14,17 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, Protocol
 
-from ..compiler.planning.plan import AggregateNode, JoinNode, Plan, PlanNode
+from ..compiler.planning.plan import (
+    AggregateNode,
+    DedupNode,
+    JoinNode,
+    OperatorNode,
+    Plan,
+    PlanNode,
+)
 from .engine.aggregate_core import AggregateMetrics
 from .engine.batches import Batch
+from .engine.dedup_core import DedupMetrics
 from .engine.late import Dropped
 from .engine.watermark import WatermarkNode
 from .rows.aggregate import AggregateOperator
@@ -24,7 +32,7 @@ from .rows.join import JoinMetrics, JoinOperator
 
 EngineName = Literal["columnar", "reference"]
 ENGINES: tuple[EngineName, ...] = ("columnar", "reference")
-Metrics = JoinMetrics | AggregateMetrics
+Metrics = JoinMetrics | AggregateMetrics | DedupMetrics
 
 
 def columns_of(node: PlanNode) -> list[tuple[str, str]]:
@@ -77,10 +85,13 @@ class Placement:
         return self.unsupported is None
 
 
-def placement(plan: Plan, node: JoinNode | AggregateNode) -> Placement:
+def placement(plan: Plan, node: OperatorNode) -> Placement:
     """The decision for one operator (``columnar/support.py``'s rules; no polars)."""
     from .columnar.decimals import decimal_unsupported
-    from .columnar.support import aggregate_plan, join_unsupported
+    from .columnar.support import aggregate_plan, dedup_unsupported, join_unsupported
+
+    if isinstance(node, DedupNode):
+        return Placement(node.name, dedup_unsupported(node))
 
     if isinstance(node, AggregateNode):
         found = aggregate_plan(node, plan.columns_of(node.input), plan.ansi)
@@ -100,12 +111,12 @@ def place(plan: Plan) -> dict[str, Placement]:
     return {node.name: placement(plan, node) for node in plan.operators}
 
 
-def make_operator(
-    plan: Plan, node: JoinNode | AggregateNode, engine: EngineName, where: Placement
-) -> Operator:
+def make_operator(plan: Plan, node: OperatorNode, engine: EngineName, where: Placement) -> Operator:
     """The operator ``engine`` runs for ``node``: the columnar one where the engine is
     columnar and ``where`` says the operator runs columnar, else the reference one (only
     then is polars imported)."""
+    if isinstance(node, DedupNode):
+        return _dedup_operator(node, engine == "columnar" and where.columnar)
     if engine == "columnar" and where.columnar:
         if isinstance(node, JoinNode):
             from .columnar.join import ColumnarJoin
@@ -117,6 +128,16 @@ def make_operator(
     if isinstance(node, JoinNode):
         return JoinOperator(node, plan.ansi)
     return AggregateOperator(node, plan.columns_of(node.input), plan.ansi)
+
+
+def _dedup_operator(node: DedupNode, columnar: bool) -> Operator:
+    if columnar:
+        from .columnar.dedup import ColumnarDedup
+
+        return ColumnarDedup(node)
+    from .rows.dedup import DedupOperator
+
+    return DedupOperator(node)
 
 
 def fallbacks(placements: Mapping[str, Placement], names: Sequence[str]) -> dict[str, str]:

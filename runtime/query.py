@@ -20,8 +20,10 @@ from typing import Any, ClassVar
 
 from ..compiler.planning.plan import (
     AggregateNode,
+    DedupNode,
     InputWatermark,
     JoinNode,
+    OperatorNode,
     Plan,
     PlanNode,
     StreamNode,
@@ -151,7 +153,7 @@ class Query:
         wm_nodes: list[WatermarkNode],
         mark: InputWatermark | None = None,
     ) -> OperatorInput:
-        if mark is not None and isinstance(source, (JoinNode, AggregateNode)):
+        if mark is not None and isinstance(source, (JoinNode, AggregateNode, DedupNode)):
             # the plan's watermark node on an operator's output (withWatermark on it): it
             # sees that output's rows and hands the operator the global watermark, as a
             # stream's node does (PropagateWatermarkSimulator: a node outputs the global)
@@ -244,7 +246,7 @@ class Query:
 
     def _process(
         self,
-        node: JoinNode | AggregateNode,
+        node: OperatorNode,
         produced: Mapping[str, Batch],
         late: int | None,
         evict: int | None,

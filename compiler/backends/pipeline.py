@@ -36,6 +36,7 @@ from sqlglot import exp
 
 from ..planning.plan import (
     AggregateNode,
+    DedupNode,
     InputWatermark,
     JoinNode,
     Plan,
@@ -427,6 +428,12 @@ def pipeline_sql(plan: Plan, spec_path: str) -> str:
             statements.append(join_sql(plan, node, bool(plan.readers(node.name))))
         elif isinstance(node, AggregateNode):
             statements.append(aggregate_sql(plan, node, bool(plan.readers(node.name))))
+        elif isinstance(node, DedupNode):
+            raise Unwritable(
+                f"dedup `{node.name}` has no pipeline SQL: SQL's SELECT DISTINCT deduplicates "
+                "on every column, and dropDuplicates on chosen columns (or within the "
+                "watermark) needs a Python flow"
+            )
     body = ";\n\n".join(s.rstrip("\n") for s in statements)
     return "\n".join(head) + "\n\n" + body + ";\n"
 
@@ -462,6 +469,8 @@ def compile_pipeline(
     files["transformations/pipeline.py"] = format_python(text) if formatted else text
     for i, node in enumerate(plan.operators):
         view = bool(plan.readers(node.name))
+        if isinstance(node, DedupNode):  # pragma: no cover  (pipeline_refusals: E032)
+            raise ValueError(f"dedup `{node.name}` has no pipeline form")  # pragma: no cover
         files[f"transformations/relation_{i:03d}.sql"] = (
             join_sql(plan, node, view)
             if isinstance(node, JoinNode)

@@ -26,6 +26,7 @@ from ...version import __version__
 from ..describe.explain import predicate_text
 from ..planning.plan import (
     AggregateNode,
+    DedupNode,
     InputWatermark,
     JoinNode,
     Plan,
@@ -278,6 +279,25 @@ def _(node: AggregateNode) -> list[str]:
     lines.append("rels[" + literal(node.name) + "] = grouped.agg(")
     lines.extend(f"    {a}," for a in aggs)
     lines.append(").select(" + ", ".join(column_ref(o.name) for o in node.output) + ")")
+    lines.append("")
+    return lines
+
+
+@emit.register
+def _(node: DedupNode) -> list[str]:
+    """``dropDuplicates`` / ``dropDuplicatesWithinWatermark``: the dedup columns are names
+    (Spark resolves each against the input's columns, never parsing it), so each is a
+    Python string literal."""
+    method = "dropDuplicatesWithinWatermark" if node.within_watermark else "dropDuplicates"
+    within = " WITHIN WATERMARK" if node.within_watermark else ""
+    lines = [
+        comment(f"dedup {node.name} = {node.input} ON ({', '.join(node.keys)}){within}"),
+        comment(f"  state: {_dedup_state(node)}"),
+        *_mark_comment(node.input, node.input_watermark),
+    ]
+    source = _marked(node.input, node.input_watermark)
+    keys = ", ".join(literal(k) for k in node.keys)
+    lines.append(f"rels[{literal(node.name)}] = {source}.{method}([{keys}])")
     lines.append("")
     return lines
 
@@ -577,6 +597,23 @@ _CHECK_CONF = [
 ]
 
 
+def _dedup_state(node: DedupNode) -> str:
+    state = node.state
+    if state.eviction == "never":
+        return f"never evicted: {state.reason}"
+    if state.eviction == "key":
+        return f"a key is evicted when {state.column} <= watermark"
+    return f"a key expires at {state.column} + {spark_duration((state.offset_ms or 0) * 1000)}"
+
+
+def _dedup_facts(plan: Plan) -> list[str]:
+    """The docstring's lines of each dedup's state (none without a dedup: a job without one
+    is as before)."""
+    if not plan.dedups:
+        return []
+    return ["State of each dedup:", *(f"  {d.name}: {_dedup_state(d)}" for d in plan.dedups)]
+
+
 def _job_docstring(plan: Plan, spec_path: str, needs: list[str]) -> str:
     """The job's docstring: where it comes from, its target Spark, each join side's state,
     the pipeline checks and the packages it needs."""
@@ -594,6 +631,7 @@ def _job_docstring(plan: Plan, spec_path: str, needs: list[str]) -> str:
         "",
         f"Target: Spark {plan.spark}. State of each join side:",
         *facts,
+        *_dedup_facts(plan),
         "Pipeline checks:",
         *(f"  [{c.verdict}] {c.name}: {c.detail}" for c in plan.checks),
         *_packages_note(plan, needs),

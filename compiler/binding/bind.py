@@ -36,6 +36,7 @@ from ..vocabulary.types import SqlType
 from .bound import (
     Aggregate,
     BoundSpec,
+    Dedup,
     Input,
     Join,
     OutputItem,
@@ -812,6 +813,36 @@ class Binder:
             tuple(self._unique(items)),
             mode,  # type: ignore[arg-type]
             mode_span,
+            stmt.span,
+            stmt.name.span,
+        )
+
+    def _bind_DedupDecl(self, stmt: ast.DedupDecl) -> None:
+        defined = self._define(stmt.name)
+        inp = self._input(stmt.input)
+        if inp is None or not defined:
+            if defined:
+                self.poisoned.add(stmt.name.text)
+            return
+        keys: dict[str, Span] = {}
+        for key in stmt.keys:
+            if inp.column(key.text) is None:
+                self.diags.add(
+                    "E004",
+                    f"`{inp.relation}` has no column `{key.text}`",
+                    key.span,
+                    "unknown column",
+                    self._suggest(key.text, lambda: [c.name for c in inp.columns]),
+                )
+                self.poisoned.add(stmt.name.text)
+                return
+            keys.setdefault(key.text, key.span)  # Spark's dropDuplicates takes each name once
+        self.relations[stmt.name.text] = Dedup(
+            stmt.name.text,
+            inp,
+            tuple(keys),
+            tuple(keys.values()),
+            stmt.within,
             stmt.span,
             stmt.name.span,
         )

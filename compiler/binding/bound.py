@@ -138,7 +138,30 @@ class Aggregate:
         return (("input", self.input.relation),)
 
 
-Relation: TypeAlias = Stream | Join | Aggregate
+@dataclass(frozen=True, slots=True)
+class Dedup:
+    """``dedup NAME = REL ON (col, ...) [WITHIN WATERMARK]``: its output is its input's
+    columns, the event-time marks kept (Spark's Deduplicate passes its child's output)."""
+
+    name: str
+    input: Input
+    keys: tuple[str, ...]  # the dedup columns, each once, in the order written
+    key_spans: tuple[Span, ...]
+    within: Span | None  # `WITHIN WATERMARK`: dropDuplicatesWithinWatermark
+    span: Span
+    name_span: Span
+
+    @property
+    def columns(self) -> tuple[Column, ...]:
+        return self.input.columns
+
+    @property
+    def inputs(self) -> tuple[tuple[str, str], ...]:
+        """(input name, the relation it reads), as the plan's ``DedupNode.inputs``."""
+        return (("input", self.input.relation),)
+
+
+Relation: TypeAlias = Stream | Join | Aggregate | Dedup
 
 
 @dataclass(frozen=True, slots=True)
@@ -217,6 +240,12 @@ def pretty(spec: BoundSpec) -> str:
                     f"  -> {item.name} {item.type}"
                     f"{' (event time)' if item.event_time else ''} = {sql(item.expr)}"
                 )
+        elif isinstance(rel, Dedup):
+            within = " within watermark" if rel.within is not None else ""
+            lines.append(
+                f"dedup {rel.name} = {rel.input.relation} AS {rel.input.alias} "
+                f"on ({', '.join(rel.keys)}){within}"
+            )
         else:
             lines.append(
                 f"aggregate {rel.name} = {rel.input.relation} AS {rel.input.alias} [{rel.mode}]"

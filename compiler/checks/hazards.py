@@ -19,6 +19,7 @@ from ..diagnostics.diagnostics import Diagnostic
 from ..planning.plan import (
     AggregateNode,
     Check,
+    DedupNode,
     JoinNode,
     Plan,
     PlanNode,
@@ -31,7 +32,7 @@ from ..vocabulary.source import Span
 from ..vocabulary.sql import spark_sql
 from ..vocabulary.types import format_ms
 
-Operator = JoinNode | AggregateNode
+Operator = JoinNode | AggregateNode | DedupNode
 
 
 def check(plan: Plan) -> tuple[list[Diagnostic], list[Check]]:
@@ -40,6 +41,8 @@ def check(plan: Plan) -> tuple[list[Diagnostic], list[Check]]:
     found: list[Diagnostic] = []
     for node in plan.joins:
         found.extend(_check_join(plan, node))
+    for dedup in plan.dedups:
+        found.extend(_check_dedup(plan, dedup))
     checks = _check_pipeline(plan, found)
     return found, checks
 
@@ -48,6 +51,73 @@ def check_joins(plan: Plan, nodes: list[JoinNode]) -> list[Diagnostic]:
     """The per-join diagnostics of ``nodes``: joins the planner planned again for another
     query root than the plan's (a relation run as its own query)."""
     return [d for node in nodes for d in _check_join(plan, node)]
+
+
+# ---------------------------------------------------------------------- per dedup
+
+
+def _check_dedup(plan: Plan, node: DedupNode) -> list[Diagnostic]:
+    """A deduplication: dropDuplicatesWithinWatermark before Spark 3.5 (E027) or without a
+    watermark (E021, UnsupportedOperationChecker), two event-time columns on its input
+    (E025), and state that is never evicted (W001)."""
+    out: list[Diagnostic] = []
+    span = node.within_span or node.name_span
+    if node.within_watermark and not plan.spark.at_least(3, 5):
+        out.append(
+            Diagnostic(
+                "E027",
+                f"Spark {plan.spark} has no dropDuplicatesWithinWatermark: it came in Spark "
+                "3.5.0 (SPARK-42931); on older versions the DataFrame has no such method",
+                span,
+                "WITHIN WATERMARK",
+                "target Spark 3.5 or later, or deduplicate with a watermarked event-time "
+                "column among the dedup columns (dropDuplicates)",
+            )
+        )
+        return out
+    if node.within_watermark and node.late_column is None:
+        out.append(
+            Diagnostic(
+                "E021",
+                f"dedup `{node.name}` deduplicates within the watermark, but "
+                f"`{node.input}` carries no watermark; Spark {plan.spark}: "
+                "dropDuplicatesWithinWatermark is not supported on streaming "
+                "DataFrames/DataSets without watermark",
+                span,
+                "no watermark",
+                f"declare a watermark on the stream `{node.input}` comes from, or drop "
+                "WITHIN WATERMARK",
+            )
+        )
+        return out
+    several = plan.settings.allow_multiple_stateful_operators and plan.spark.at_least(3, 5)
+    if several and len(node.input_event_time) > 1:
+        shown = ", ".join(f"`{c}`" for c in node.input_event_time)
+        out.append(
+            Diagnostic(
+                "E025",
+                f"the input of dedup `{node.name}` has several event-time columns ({shown}); "
+                f"Spark {plan.spark} fails it: More than one event time columns are "
+                "available. Please ensure there is at most one event time column per "
+                "stream.",
+                node.name_span,
+                "several event-time columns",
+                f"keep one of them in `{node.input}`'s output",
+            )
+        )
+    if node.state.eviction == "never":
+        out.append(
+            Diagnostic(
+                "W001",
+                f"the state of dedup `{node.name}` is never evicted: {node.state.reason}; "
+                "every key it has seen stays in the state",
+                node.name_span,
+                "unbounded state",
+                "add the watermarked event-time column to the dedup columns, or write "
+                "WITHIN WATERMARK (Spark 3.5+) to keep each key for the watermark's delay",
+            )
+        )
+    return out
 
 
 # ---------------------------------------------------------------------- per join
@@ -519,7 +589,7 @@ class _LateRows:
 
 
 def _name_span(node: Operator) -> Span:
-    return node.analysis.name_span
+    return node.name_span if isinstance(node, DedupNode) else node.analysis.name_span
 
 
 def _check_global_watermark(
@@ -536,7 +606,9 @@ def _check_global_watermark(
     n verdicts, not n^2)."""
     checks = []
     enabled = plan.settings.correctness_check
-    stateful: list[Operator] = [r for r in chain if isinstance(r, (JoinNode, AggregateNode))]
+    stateful: list[Operator] = [
+        r for r in chain if isinstance(r, (JoinNode, AggregateNode, DedupNode))
+    ]
     aggregates = [r for r in stateful if isinstance(r, AggregateNode)]
     if (
         not plan.spark.at_least(3, 4)
@@ -564,7 +636,7 @@ def _check_global_watermark(
                 continue
             lower = late.nearest(below, mode)
             if lower is None:
-                if isinstance(below, (JoinNode, AggregateNode)):
+                if isinstance(below, (JoinNode, AggregateNode, DedupNode)):
                     checks.append(
                         Check(
                             f"global watermark: {below.name} -> {upper.name}",

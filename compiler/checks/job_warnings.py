@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 
 from ..diagnostics.diagnostics import Diagnostic
-from ..planning.plan import Plan, StreamNode
+from ..planning.plan import DedupNode, OperatorNode, Plan, StreamNode
 from ..vocabulary.source import Span
 
 # SessionCatalog.validateName: a table's name in Spark's session catalog, checked on Spark
@@ -44,12 +44,16 @@ def job_warnings(plan: Plan) -> list[Diagnostic]:
                 "W009",
                 f"`{root}` has no sink: the job's main() starts no query for it (build() "
                 "still returns it by name)",
-                head.analysis.name_span,
+                _name_span(head),
                 "no `sink` writes it",
                 f"add e.g. `sink {root} to parquet (path = 'out/{root}') checkpoint 'chk/{root}'`",
             )
         )
     return out
+
+
+def _name_span(node: OperatorNode) -> Span:
+    return node.name_span if isinstance(node, DedupNode) else node.analysis.name_span
 
 
 def pipeline_refusals(plan: Plan) -> list[Diagnostic]:
@@ -70,7 +74,9 @@ def pipeline_refusals(plan: Plan) -> list[Diagnostic]:
             )
         )
     for node in plan.nodes:
-        span = node.name_span if isinstance(node, StreamNode) else node.analysis.name_span
+        span = (
+            node.name_span if isinstance(node, StreamNode | DedupNode) else node.analysis.name_span
+        )
         if not TABLE_NAME.fullmatch(node.name):
             out.append(
                 Diagnostic(
@@ -108,6 +114,19 @@ def pipeline_refusals(plan: Plan) -> list[Diagnostic]:
                     "`--target pyspark`",
                 )
             )
+    for dedup in plan.dedups:
+        method = "dropDuplicatesWithinWatermark" if dedup.within_watermark else "dropDuplicates"
+        out.append(
+            Diagnostic(
+                "E032",
+                f"dedup `{dedup.name}` is {method} on chosen columns: a pipeline's SQL has no "
+                "such operator (its SELECT DISTINCT deduplicates on every column); in a "
+                "pipeline it needs a Python flow, which sjoin does not write",
+                dedup.name_span,
+                "no SQL form",
+                "use `--target pyspark`",
+            )
+        )
     for sink in plan.sinks:
         fmt = sink.target.format
         if fmt == "memory":

@@ -39,7 +39,15 @@ from typing import Any, Literal
 
 from sqlglot import exp
 
-from ..planning.plan import AggregateNode, InputWatermark, JoinNode, Plan, Side, StreamNode
+from ..planning.plan import (
+    AggregateNode,
+    DedupNode,
+    InputWatermark,
+    JoinNode,
+    Plan,
+    Side,
+    StreamNode,
+)
 from ..vocabulary import annotate
 from ..vocabulary.types import SqlType, duration_ms, format_ms, is_digits, is_number_text
 from .capacity_groups import Arrivals, Groups, phases, point_state, seen_by, window_state
@@ -369,7 +377,15 @@ def predict(
         raise CapacityError(
             "--rates", f"names `{unknown[0]}`, which is not a stream of the spec (streams: {known})"
         )
-    stateful = plan.operators
+    dedups = plan.dedups
+    if dedups:
+        raise CapacityError(
+            "--rates",
+            f"cannot model dedup `{dedups[0].name}` yet: `plan --rates` predicts the state "
+            "of joins and aggregates only (a dedup's state depends on its key cardinality, "
+            "which it does not take)",
+        )
+    stateful = [n for n in plan.operators if not isinstance(n, DedupNode)]
     needed = sorted({s for n in stateful for s in _streams_under(plan, n.name)} - set(rates))
     if needed:
         raise CapacityError(

@@ -13,6 +13,7 @@ from functools import singledispatch
 from ..planning.plan import (
     AggregateNode,
     Check,
+    DedupNode,
     InputWatermark,
     JoinNode,
     Plan,
@@ -114,6 +115,20 @@ def _(node: AggregateNode, nid: str, plan: Plan) -> str:
     return f"    {nid}[/{label}/]"
 
 
+@_shape.register
+def _(node: DedupNode, nid: str, plan: Plan) -> str:
+    kind = "dedup within watermark" if node.within_watermark else "dedup"
+    state = node.state
+    kept = (
+        "state never evicted"
+        if state.eviction == "never"
+        else f"evict {state.column} <= watermark"
+        if state.eviction == "key"
+        else f"evict {state.column} + {format_ms(state.offset_ms or 0)} <= watermark"
+    )
+    return f"    {nid}[[{_label(node.name, kind, kept)}]]"
+
+
 @singledispatch
 def _edges(node: PlanNode, ids: dict[str, str], verdicts: dict[str, Check]) -> list[str]:
     """The edges into the node from its inputs (a stream has none)."""
@@ -139,6 +154,12 @@ def _(node: AggregateNode, ids: dict[str, str], verdicts: dict[str, Check]) -> l
     ]
     if check is not None:
         text.append(f"[{check.verdict}] {check.detail}")
+    return [f"    {ids[node.input]} -- {_label(*text)} --> {ids[node.name]}"]
+
+
+@_edges.register
+def _(node: DedupNode, ids: dict[str, str], verdicts: dict[str, Check]) -> list[str]:
+    text = [*_mark_text(node.input_watermark), f"on {', '.join(node.keys)}"]
     return [f"    {ids[node.input]} -- {_label(*text)} --> {ids[node.name]}"]
 
 

@@ -40,6 +40,7 @@ from sqlglot import exp
 from ..diagnostics.diagnostics import Diagnostic
 from ..planning.plan import (
     AggregateNode,
+    DedupNode,
     InputWatermark,
     JoinNode,
     Plan,
@@ -188,7 +189,7 @@ def _worst(verdicts: Any) -> Verdict:
 # ------------------------------------------------------------------ a query's operators
 
 
-Operator: TypeAlias = JoinNode | AggregateNode
+Operator: TypeAlias = JoinNode | AggregateNode | DedupNode
 
 
 def _checkpoints(plan: Plan) -> dict[str, str]:
@@ -323,6 +324,8 @@ def _diff_query(old: Plan, new: Plan, old_root: str | None, new_root: str | None
 
 
 def _kind(node: Operator) -> str:
+    if isinstance(node, DedupNode):
+        return "dedup"
     return "join" if isinstance(node, JoinNode) else "aggregate"
 
 
@@ -373,8 +376,54 @@ def _diff_operator(
         )  # fmt: skip
     if isinstance(a, JoinNode) and isinstance(b, JoinNode):
         return _diff_join(old, new, i, a, b)
+    if isinstance(a, DedupNode) and isinstance(b, DedupNode):
+        return _diff_dedup(i, new, a, b)
     assert isinstance(a, AggregateNode) and isinstance(b, AggregateNode)
     return _diff_aggregate(old, new, i, a, b)
+
+
+def _diff_dedup(i: int, new: Plan, a: DedupNode, b: DedupNode) -> OperatorDiff:
+    """A deduplication restarted: its state key is the dedup columns' types, its value
+    Spark's empty row or the within-watermark expiry."""
+    if a.key_types != b.key_types:
+        return OperatorDiff(
+            i, a.name, b.name, "dedup", "fails", _schema_error(new, "key"),
+            (Reason("state key", f"the dedup columns were {_types(a.state.key)} and are "
+                    f"{_types(b.state.key)}: the state's key schema changes"),),
+        )  # fmt: skip
+    if a.state.value != b.state.value:
+        return OperatorDiff(
+            i, a.name, b.name, "dedup", "fails", _schema_error(new, "value"),
+            (Reason("state value", f"the state value was {_types(a.state.value)} and is "
+                    f"{_types(b.state.value)} (dropDuplicates and "
+                    "dropDuplicatesWithinWatermark store different values)"),),
+        )  # fmt: skip
+    reasons = []
+    if a.keys != b.keys:
+        reasons.append(
+            Reason(
+                "key",
+                f"the dedup columns change from ({', '.join(a.keys)}) to ({', '.join(b.keys)}) "
+                "with the same types: keys stored before the restart are compared with the "
+                "new columns' values",
+            )
+        )
+    if (a.state.eviction, a.state.column, a.state.offset_ms) != (
+        b.state.eviction,
+        b.state.column,
+        b.state.offset_ms,
+    ):
+        reasons.append(
+            Reason(
+                "eviction",
+                f"keys were kept until {a.state.eviction} and are now kept until "
+                f"{b.state.eviction}"
+                + (f" ({b.state.reason})" if b.state.reason else f" on `{b.state.column}`"),
+            )
+        )
+    return OperatorDiff(
+        i, a.name, b.name, "dedup", "differs" if reasons else "resumes", None, tuple(reasons)
+    )
 
 
 def _sql(node: Any) -> str | None:
@@ -815,7 +864,9 @@ def diff_versions(
         node_b = b.node(node_a.name)
         if isinstance(node_a, JoinNode) and isinstance(node_b, JoinNode):
             found = _join_version_changes(node_a, node_b, a.spark, b.spark)
-        elif isinstance(node_a, AggregateNode) and isinstance(node_b, AggregateNode):
+        elif isinstance(node_a, AggregateNode | DedupNode) and isinstance(
+            node_b, AggregateNode | DedupNode
+        ):
             found = _use_changes(node_a.watermarks, node_b.watermarks, from_spark, to_spark)
         else:
             continue
@@ -853,6 +904,7 @@ def _use_changes(ua: Any, ub: Any, from_spark: str, to_spark: str) -> list[Reaso
         names = {
             "global": "the global watermark",
             "min_of_state_and_input": "the minimum of its state and input watermarks",
+            "input": "its input watermark",
         }
         out.append(
             Reason(

@@ -14,6 +14,7 @@ from sqlglot import exp
 from ..planning.plan import (
     AggregateNode,
     Check,
+    DedupNode,
     InputWatermark,
     JoinNode,
     Plan,
@@ -172,6 +173,22 @@ def join_json(node: JoinNode) -> dict[str, Any]:
 
 
 def plan_json(plan: Plan, diagnostics: list[dict[str, Any]]) -> dict[str, Any]:
+    shown = _plan_json(plan, diagnostics)
+    if plan.dedups:  # a plan without one keeps its JSON byte for byte
+        shown = _with_dedups(plan, shown)
+    return shown
+
+
+def _with_dedups(plan: Plan, shown: dict[str, Any]) -> dict[str, Any]:
+    from .dedup_text import dedup_json
+
+    items = list(shown.items())
+    at = [k for k, _ in items].index("aggregates") + 1
+    dedups = [dedup_json(d, watermarks_json(d.watermarks)) for d in plan.dedups]
+    return dict([*items[:at], ("dedups", dedups), *items[at:]])
+
+
+def _plan_json(plan: Plan, diagnostics: list[dict[str, Any]]) -> dict[str, Any]:
     return {
         "schema": PLAN_SCHEMA,
         "spark": str(plan.spark),
@@ -257,6 +274,9 @@ def plan_text(plan: Plan) -> str:
                 f"eviction: {watermark_text(node.watermarks.eviction)}"
             )
             lines.append(f"  results          {_results_text(plan, node)}")
+        elif isinstance(node, DedupNode):
+            lines.append("")
+            lines.extend(_dedup_text(plan, node))
     lines.append("")
     lines.append("checks")
     lines.extend(_check_text(c) for c in plan.checks)
@@ -374,6 +394,14 @@ def _join_text(plan: Plan, node: JoinNode) -> list[str]:
     )
     lines.extend(f"  note             {n}" for n in node.notes)
     return lines
+
+
+def _dedup_text(plan: Plan, node: DedupNode) -> list[str]:
+    from .dedup_text import dedup_text
+
+    mark = node.input_watermark
+    shown = None if mark is None else _input_watermark_text(plan, node.input, mark)
+    return dedup_text(node, watermark_text, shown)
 
 
 def _check_text(check: Check) -> str:

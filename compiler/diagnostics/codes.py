@@ -187,7 +187,10 @@ CODES: Final[dict[str, Code]] = {
             "watermarked column, or a range condition gives the side whose unmatched rows "
             "must be emitted a state watermark from the other side's watermark (full outer "
             "needs either). sjoin applies the same rule to LEFT ANTI, planned as a left "
-            "outer join.",
+            "outer join. A `dedup ... WITHIN WATERMARK` whose input carries no watermark is "
+            "refused too: Spark's dropDuplicatesWithinWatermark keeps each key until its "
+            "event time plus the watermark delay has passed, and without a watermark it is "
+            '"not supported on streaming DataFrames/DataSets without watermark".',
         ),
         Code(
             "E022",
@@ -210,8 +213,9 @@ CODES: Final[dict[str, Code]] = {
             "E025",
             "error",
             "several event-time columns on one join input",
-            "From Spark 3.5 a join input may carry only one column with watermark metadata; "
-            "Spark fails at the first batch with MULTIPLE_EVENT_TIME_COLUMNS.",
+            "From Spark 3.5 a join input (or a dedup's) may carry only one column with "
+            "watermark metadata; Spark fails at the first batch with "
+            "MULTIPLE_EVENT_TIME_COLUMNS.",
         ),
         Code(
             "E026",
@@ -224,7 +228,8 @@ CODES: Final[dict[str, Code]] = {
             "E027",
             "error",
             "unsupported by the target Spark version",
-            "The spec uses a feature that the `spark` version it targets does not have.",
+            "The spec uses a feature that the `spark` version it targets does not have (e.g. "
+            "`dedup ... WITHIN WATERMARK`, Spark's dropDuplicatesWithinWatermark, before 3.5).",
         ),
         Code(
             "E028",
@@ -294,7 +299,9 @@ CODES: Final[dict[str, Code]] = {
             "server, out of reach; a Delta sink by table name is what the pipeline's own "
             "streaming tables are; and `spark-pipelines run` runs each flow over the data "
             "available when it starts, so a `trigger` other than 'available_now' has no "
-            "meaning. The PySpark job (`--target pyspark`, the default) runs all of them.",
+            "meaning. A `dedup` (dropDuplicates on chosen columns, or within the watermark) "
+            "has no pipeline SQL: it would need a Python flow. The PySpark job (`--target "
+            "pyspark`, the default) runs all of them.",
         ),
         # ------------------------------------------------------------ SQL pipelines
         Code(
@@ -346,10 +353,12 @@ CODES: Final[dict[str, Code]] = {
         Code(
             "W001",
             "warning",
-            "join state is never evicted",
+            "state is never evicted",
             "One side of a join keeps every row forever: its state grows without bound. "
             "The message says which side and why (no watermark, or a range condition in a "
-            "form Spark cannot use for state cleanup).",
+            "form Spark cannot use for state cleanup). A `dedup` keeps every key forever "
+            "when no dedup column carries the watermark (add the event-time column to its "
+            "columns, or deduplicate WITHIN WATERMARK).",
         ),
         Code(
             "W002",

@@ -163,7 +163,21 @@ class SinkDecl:
     span: Span
 
 
-Statement: TypeAlias = SparkDecl | SetDecl | StreamDecl | JoinDecl | AggregateDecl | SinkDecl
+@dataclass(frozen=True, slots=True)
+class DedupDecl:
+    """``dedup NAME = REL [[AS] A] ON (col, ...) [WITHIN WATERMARK]``: Spark's
+    ``dropDuplicates(cols)`` or ``dropDuplicatesWithinWatermark(cols)``."""
+
+    name: Ident
+    input: RelRef
+    keys: tuple[Ident, ...]
+    within: Span | None  # the `WITHIN WATERMARK` words, when written
+    span: Span
+
+
+Statement: TypeAlias = (
+    SparkDecl | SetDecl | StreamDecl | JoinDecl | AggregateDecl | SinkDecl | DedupDecl
+)
 
 
 @dataclass(frozen=True, slots=True)

@@ -227,6 +227,15 @@ class ToAst(Transformer_NonRecursive[Token, Any]):
         name, source, *group_by, select, mode = kids
         return ast.AggregateDecl(name, source, tuple(group_by), select, mode, self._span(meta))
 
+    @v_args(meta=True)
+    def dedup_stmt(self, meta: Meta, kids: list[Any]) -> ast.DedupDecl:
+        name, source, *keys, within = kids
+        return ast.DedupDecl(name, source, tuple(keys), within, self._span(meta))
+
+    @v_args(meta=True)
+    def within_watermark(self, meta: Meta, kids: list[Any]) -> Span:
+        return self._span(meta)
+
     def output_mode(self, kids: list[Any]) -> ast.Ident:
         return kids[0]  # type: ignore[no-any-return]
 
@@ -585,7 +594,7 @@ def _as_value(node: Any) -> ast.Value:
 _MISSPELT_START = re.compile(r"^([A-Za-z]{3,10})[ \t]+(?:\w+|`[^`\n]*`)", re.MULTILINE)
 # the name a statement declares: `stream NAME`, `join NAME =`, ..., or a misspelt keyword's
 _DECLARED = re.compile(r"\s*([A-Za-z]+)[ \t]+(\w+|`[^`\n]*`)")
-_DECLARING = ("stream", "join", "aggregate")
+_DECLARING = ("stream", "join", "aggregate", "dedup")
 
 
 def _near_keyword(word: str, words: tuple[str, ...] = (*_DECLARING, "sink")) -> bool:
@@ -595,7 +604,8 @@ def _near_keyword(word: str, words: tuple[str, ...] = (*_DECLARING, "sink")) -> 
 
 
 _STATEMENT_START = re.compile(
-    r"^[ \t]*(?:(?:spark|set|stream|sink)\b|(?:join|aggregate)[ \t]+(?:\w+|`[^`\n]*`)[ \t]*=)",
+    r"^[ \t]*(?:(?:spark|set|stream|sink)\b"
+    r"|(?:join|aggregate|dedup)[ \t]+(?:\w+|`[^`\n]*`)[ \t]*=)",
     re.IGNORECASE | re.MULTILINE,
 )
 
@@ -1132,7 +1142,7 @@ def _check_join_word_aliases(spec: ast.SpecFile, text: str, diags: Diagnostics) 
             (stmt.left, stmt.right)
             if isinstance(stmt, ast.JoinDecl)
             else (stmt.input,)
-            if isinstance(stmt, ast.AggregateDecl)
+            if isinstance(stmt, ast.AggregateDecl | ast.DedupDecl)
             else ()
         )
         for ref in refs:

@@ -243,6 +243,10 @@ def statement(stmt: ast.Statement) -> str:
         if stmt.mode is not None:
             text += f"\n    OUTPUT MODE {stmt.mode.text.lower()}"
         return text
+    if isinstance(stmt, ast.DedupDecl):
+        keys = ", ".join(name(k.text) for k in stmt.keys)
+        text = f"dedup {name(stmt.name.text)} = {_rel(stmt.input)} ON ({keys})"
+        return text + (" WITHIN WATERMARK" if stmt.within is not None else "")
     if isinstance(stmt, ast.SinkDecl):
         text = f"sink {name(stmt.relation.text)} to {_format(stmt.target)}"
         if stmt.checkpoint is not None:

@@ -331,6 +331,94 @@ class AggregateNode:
         return () if self.input_watermark is None else (("input", self.input_watermark),)
 
 
+DedupEviction: TypeAlias = Literal["key", "expiry", "never"]
+
+
+@dataclass(frozen=True, slots=True)
+class DedupState:
+    """A deduplication's state, as Spark's ``StreamingDeduplicateExec`` (``dropDuplicates``)
+    or ``StreamingDeduplicateWithinWatermarkExec`` (``dropDuplicatesWithinWatermark``) keeps it.
+
+    The key is the dedup columns.  ``dropDuplicates`` stores an empty value and removes a key
+    in a batch with eviction watermark W (ms) when its ``column``, the key column carrying the
+    watermark (a window key: the window's end), is ``<= W`` ("key"); without such a key the
+    state is never evicted ("never", with the ``reason``).  ``dropDuplicatesWithinWatermark``
+    stores, per key, ``expiresAtMicros`` = the first row's ``column`` (the input's event-time
+    column) + ``offset_ms`` (its watermark delay), and removes the key when that is ``<= W``
+    ("expiry")."""
+
+    key: tuple[Column, ...]
+    value: tuple[Column, ...]  # () for Spark's empty value row
+    eviction: DedupEviction
+    column: str | None = None
+    offset_ms: int | None = None
+    window: bool = False  # key eviction on a window key: its end is compared
+    reason: str | None = None  # set exactly when eviction == "never"
+
+    def __post_init__(self) -> None:
+        never = self.eviction == "never"
+        if self.eviction not in ("key", "expiry", "never") or (
+            never != bool(self.reason)
+            or never != (self.column is None)
+            or never != (self.offset_ms is None)
+            or (self.window and self.eviction != "key")
+        ):
+            raise ValueError(f"invalid DedupState {self!r}")
+
+
+@dataclass(frozen=True, slots=True)
+class DedupNode:
+    """``dedup NAME = REL ON (cols) [WITHIN WATERMARK]``: Spark's streaming deduplication.
+    The first row of a key in input order passes; its output is its input's columns."""
+
+    name: str
+    input: str
+    alias: str
+    columns: tuple[Column, ...]  # its input's (and its output's) columns, marks kept
+    keys: tuple[str, ...]  # the dedup columns, in the order written
+    within_watermark: bool  # dropDuplicatesWithinWatermark (Spark 3.5+)
+    state: DedupState
+    # the input's event-time column: a row whose value is <= the late-rows watermark is
+    # dropped before the state is read (numRowsDroppedByWatermark); None: no late drops
+    late_column: str | None
+    late_is_window: bool  # the late column is a window: its end is compared
+    watermarks: WatermarkUse
+    name_span: Span
+    within_span: Span | None  # the `WITHIN WATERMARK` words
+    key_spans: tuple[Span, ...]
+    # the input's watermarked columns (Spark refuses two with allowMultiple: E025)
+    input_event_time: tuple[str, ...] = ()
+    # a watermark defined on the input (it reads a join, aggregate or dedup): its node
+    input_watermark: InputWatermark | None = None
+
+    @property
+    def output(self) -> tuple[OutputColumn, ...]:
+        """Its output columns: its input's, each passed through as it is."""
+        return tuple(
+            OutputColumn(c.name, exp.column(c.name, self.alias), c.type, c.event_time)
+            for c in self.columns
+        )
+
+    @property
+    def inputs(self) -> tuple[tuple[str, str], ...]:
+        """(input name, the relation it reads): its one ``input``."""
+        return (("input", self.input),)
+
+    @property
+    def layout(self) -> tuple[tuple[str, str], ...]:
+        """Its output rows' layout: (column name, canonical type name)."""
+        return tuple((c.name, c.type.name) for c in self.columns)
+
+    @property
+    def input_watermarks(self) -> tuple[tuple[str, InputWatermark], ...]:
+        return () if self.input_watermark is None else (("input", self.input_watermark),)
+
+    @property
+    def key_types(self) -> tuple[str, ...]:
+        """The state's key schema: one SQL type per dedup column."""
+        return tuple(c.type.name for c in self.state.key)
+
+
 @dataclass(frozen=True, slots=True)
 class SinkNode:
     relation: str
@@ -351,8 +439,8 @@ class Check:
     relations: tuple[str, ...] = ()
 
 
-PlanNode: TypeAlias = StreamNode | JoinNode | AggregateNode
-OperatorNode: TypeAlias = JoinNode | AggregateNode  # a stateful operator
+PlanNode: TypeAlias = StreamNode | JoinNode | AggregateNode | DedupNode
+OperatorNode: TypeAlias = JoinNode | AggregateNode | DedupNode  # a stateful operator
 
 
 @dataclass(frozen=True)
@@ -390,6 +478,10 @@ class Plan:
     @property
     def aggregates(self) -> tuple[AggregateNode, ...]:
         return tuple(n for n in self.nodes if isinstance(n, AggregateNode))
+
+    @property
+    def dedups(self) -> tuple[DedupNode, ...]:
+        return tuple(n for n in self.nodes if isinstance(n, DedupNode))
 
     @property
     def operators(self) -> tuple[OperatorNode, ...]:

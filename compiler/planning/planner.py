@@ -13,7 +13,7 @@ from typing import Literal
 
 from sqlglot import exp
 
-from ..binding.bound import Aggregate, BoundSpec, Input, Join, Stream
+from ..binding.bound import Aggregate, BoundSpec, Dedup, Input, Join, Stream
 from ..diagnostics.diagnostics import Diagnostics
 from ..frontend.limits import MAX_SUBSTITUTIONS
 from ..vocabulary import annotate
@@ -40,6 +40,8 @@ from .analysis import analyse_aggregate, analyse_join
 from .infer import SideConstraints, TooManyConstraints, inferred_filters
 from .plan import (
     AggregateNode,
+    DedupNode,
+    DedupState,
     EvictedRowsSkipped,
     InputWatermark,
     JoinNode,
@@ -120,6 +122,8 @@ class Planner:
                 )
             elif isinstance(rel, Join):
                 nodes.append(self.plan_join(rel))
+            elif isinstance(rel, Dedup):
+                nodes.append(self.plan_dedup(rel, {n.name: n for n in nodes}))
             else:
                 nodes.append(self.plan_aggregate(rel, {n.name: n for n in nodes}))
         # the output mode of a query rooted at each operator: its aggregate's, else append
@@ -158,7 +162,7 @@ class Planner:
         roots = set(plan.query_roots)
         out: list[OwnQuery] = []
         for rel in self.spec.relations:
-            if isinstance(rel, Stream) or rel.name in roots or rel.name == self.root:
+            if isinstance(rel, Stream | Dedup) or rel.name in roots or rel.name == self.root:
                 continue
             needed = self.required.get(rel.name)
             if needed is None or needed >= {o.name for o in rel.output}:
@@ -529,8 +533,115 @@ class Planner:
             input_watermark=_input_watermark(a.input),
         )
 
+    # ------------------------------------------------------------------ deduplications
+    def plan_dedup(self, d: Dedup, planned: Mapping[str, PlanNode]) -> DedupNode:
+        """Spark's Deduplicate (``dropDuplicates``) or DeduplicateWithinWatermark: the state
+        key is the dedup columns; late rows are dropped on the input's event-time column;
+        eviction as ``DedupState`` says."""
+        source = planned.get(d.input.relation)
+        lost = {  # input columns whose watermark mark was lost where they were planned
+            o.name
+            for o in (source.output if isinstance(source, JoinNode | AggregateNode) else ())
+            if not o.event_time
+        }
+        if d.input.watermark is not None:
+            lost.discard(d.input.watermark.column)
+        marked = [c for c in d.input.columns if c.event_time and c.name not in lost]
+        by_name = {c.name: c for c in d.input.columns}
+        key = tuple(by_name[k] for k in d.keys)
+        late = marked[0] if marked else None
+        is_window = late is not None and late.type.name == "window"
+        state: DedupState
+        if d.within is not None:
+            if late is None:  # hazards refuses it (E021), as Spark's analysis does
+                state = DedupState(
+                    key,
+                    (Column("expiresAtMicros", t.BIGINT, False),),
+                    "never",
+                    reason=f"`{d.input.relation}` carries no watermark",
+                )
+            else:
+                delay = _mark_delay(late.name, d.input, source, planned)
+                state = DedupState(
+                    key,
+                    (Column("expiresAtMicros", t.BIGINT, False),),
+                    "expiry",
+                    column=late.name,
+                    offset_ms=delay,
+                )
+        elif late is not None and late.name in d.keys:
+            state = DedupState(key, (), "key", column=late.name, offset_ms=0, window=is_window)
+        else:
+            reason = (
+                f"no dedup column carries a watermark: `{d.input.relation}`'s event-time "
+                f"column `{late.name}` is not among ({', '.join(d.keys)})"
+                if late is not None
+                else f"`{d.input.relation}` carries no watermark"
+            )
+            state = DedupState(key, (), "never", reason=reason)
+        use = watermark_use(self.spec.spark, self.settings, self._is_first_stateful([d.input]))
+        if use.output != "global":
+            use = replace(use, output="input")  # Spark: produceOutputWatermark is its input's
+        return DedupNode(
+            name=d.name,
+            input=d.input.relation,
+            alias=d.input.alias,
+            columns=tuple(
+                replace(c, event_time=False) if c.name in lost else c for c in d.input.columns
+            ),
+            keys=d.keys,
+            within_watermark=d.within is not None,
+            state=state,
+            late_column=late.name if late is not None else None,
+            late_is_window=is_window,
+            watermarks=use,
+            name_span=d.name_span,
+            within_span=d.within,
+            key_spans=d.key_spans,
+            input_event_time=tuple(c.name for c in marked),
+            input_watermark=_input_watermark(d.input),
+        )
+
 
 # ---------------------------------------------------------------------- helpers
+
+
+def _mark_delay(
+    column: str, inp: Input, source: PlanNode | None, planned: Mapping[str, PlanNode]
+) -> int:
+    """The watermark delay Spark's event-time column ``column`` of ``inp`` carries in its
+    metadata (``EventTimeWatermark.delayKey``): the watermark node that marked it, found
+    down the chain of inputs that pass the column through."""
+    if inp.watermark is not None and inp.watermark.column == column:
+        return inp.watermark.delay_ms
+    node = source
+    while node is not None:
+        if isinstance(node, StreamNode):
+            return node.delay_ms or 0
+        marks = dict(node.input_watermarks)
+        if isinstance(node, DedupNode | AggregateNode):
+            mark = marks.get("input")
+            if mark is not None and mark.column == column:
+                return mark.delay_ms
+            node = planned.get(node.input)
+            continue
+        # a join: the side that outputs the column
+        out = next((o for o in node.output if o.name == column), None)
+        cols = set() if out is None else {c.name for c in exp_columns(out.expr)}
+        side = next(
+            (s for s in (node.left, node.right) if cols & {c.name for c in s.columns}), None
+        )
+        if side is None:
+            return 0
+        if side.input_watermark is not None:
+            return side.input_watermark.delay_ms
+        column = next(iter(cols & {c.name for c in side.columns}))
+        node = planned.get(side.relation)
+    return 0
+
+
+def exp_columns(node: exp.Expression) -> list[exp.Column]:
+    return list(find_all(node, exp.Column))
 
 
 def _input_watermark(inp: Input) -> InputWatermark | None:
@@ -719,6 +830,12 @@ def required_outputs(spec: BoundSpec, root: str | None = None) -> dict[str, set[
         elif isinstance(rel, Aggregate):
             exprs = [*rel.group_by, *(o.expr for o in rel.output)]
             marked = [rel.input]
+        elif isinstance(rel, Dedup):
+            # Spark prunes no column below a Deduplicate: it reads all of its input's
+            consumed.setdefault(rel.input.relation, set()).update(c.name for c in rel.columns)
+            if rel.input.watermark is not None:
+                consumed[rel.input.relation].add(rel.input.watermark.column)
+            continue
         else:
             continue
         for inp in marked:

@@ -258,7 +258,8 @@ class WatermarkUse:
 
     late_rows: WatermarkChoice
     eviction: WatermarkChoice
-    output: Literal["global", "min_of_state_and_input"]  # what it hands to the next operator
+    # what it hands to the next operator ("input": its input watermark, a deduplication's)
+    output: Literal["global", "min_of_state_and_input", "input"]
 
 
 @dataclass(frozen=True, slots=True)

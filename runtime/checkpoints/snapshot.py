@@ -22,7 +22,7 @@ from collections.abc import Callable, Mapping, Sequence
 from decimal import Decimal
 from typing import Any
 
-from ...compiler.planning.plan import AggregateNode, JoinNode
+from ...compiler.planning.plan import AggregateNode, DedupNode, JoinNode
 from ...compiler.vocabulary import annotate
 from ...compiler.vocabulary.types import SqlType
 from ..engine.eval import window_arguments
@@ -30,6 +30,7 @@ from ..engine.values import json_converter
 from ..errors import RunError
 from ..query import Engine
 from ..rows.aggregate import AggregateOperator
+from ..rows.dedup import DedupOperator
 from ..rows.join import JoinOperator
 
 INT64 = 2**63
@@ -343,6 +344,8 @@ def _relation_checks(engine: Engine, relation: str) -> list[Check]:
     node = engine.plan.node(relation)
     if isinstance(node, (JoinNode, AggregateNode)):
         return [cell_check(o.type.name, output=True) for o in node.output]
+    if isinstance(node, DedupNode):  # its input's rows, passed through
+        return _relation_checks(engine, node.input)
     return [cell_check(kind) for _, kind in engine.plan.columns_of(relation)]
 
 
@@ -394,6 +397,8 @@ def _check_engine(walk: _Walk, value: Any, engine: Engine) -> None:
             # the reference engine's operators (``check_snapshot`` is given its engine)
             if isinstance(op, JoinOperator):
                 _check_join(walk, operators[name], op)
+            elif isinstance(op, DedupOperator):
+                _check_dedup(walk, operators[name], op)
             else:
                 assert isinstance(op, AggregateOperator)
                 _check_aggregate(walk, operators[name], op)
@@ -560,6 +565,39 @@ def _check_aggregate(walk: _Walk, value: Any, op: AggregateOperator) -> None:
             if problem is not None:
                 walk.at(j).fail(problem)
         walk.up(2)
+    walk.up()
+
+
+def _check_dedup(walk: _Walk, value: Any, op: DedupOperator) -> None:
+    """A dedup's keys: each its dedup columns' values and its eviction time (µs, or null
+    when the state is never evicted), no key twice."""
+    from ..rows.dedup import _canonical
+
+    walk.exact_dict(value, ("keys",))
+    key_checks = [cell_check(c.type.name) for c in op.node.state.key]
+    names = list(op.node.keys)
+    never = op.node.state.eviction == "never"
+    keys = value["keys"]
+    walk.at("keys").list_of(keys, "a list of keys")
+    seen: set[Any] = set()
+    for i, entry in enumerate(keys):
+        walk.at(i).tuple_of(entry, 2, "(key, eviction time)")
+        values, when = entry
+        walk.at(0).cells(values, key_checks, names)
+        try:
+            canonical = _canonical(values)
+            if canonical in seen:
+                walk.fail("the key is kept twice")
+            seen.add(canonical)
+        except TypeError:
+            walk.fail("the key cannot be told apart")
+        walk.up()
+        if never and when is not None:
+            walk.at(1).fail("a key of a state never evicted has no eviction time")
+        elif not never:
+            walk.at(1).optional_integer(when)
+            walk.up()
+        walk.up()
     walk.up()
 
 

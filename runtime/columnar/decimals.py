@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from sqlglot import exp
 
-from ...compiler.planning.plan import AggregateNode, JoinNode, OutputColumn, Plan
+from ...compiler.planning.plan import AggregateNode, DedupNode, JoinNode, OutputColumn, Plan
 from ...compiler.vocabulary import annotate
 from ..engine.eval import decimal_arith_shape, decimal_shape, kind_of
 
@@ -189,6 +189,8 @@ def relation_unsupported(plan: Plan, relation: str) -> str | None:
     and the relations that feeds on) are not all at their columns' scales (None: they are):
     the first operator, in dependency order, with such an output."""
     for node in plan.stateful_walk(relation):
+        if isinstance(node, DedupNode):  # passes its input's values on: judged there
+            continue
         found = _outputs_unsupported(node)
         if found is not None:
             return f"`{node.name}`'s {found}"

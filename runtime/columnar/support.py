@@ -23,7 +23,7 @@ from dataclasses import dataclass
 
 from sqlglot import exp
 
-from ...compiler.planning.plan import AggregateNode, JoinNode
+from ...compiler.planning.plan import AggregateNode, DedupNode, JoinNode
 from ...compiler.vocabulary import annotate
 from ...compiler.vocabulary.functions import FUNCTIONS, lookup
 from ...compiler.vocabulary.types import SqlType
@@ -166,6 +166,19 @@ _PIECES = {
     "date": r'"[0-9]{4}-[0-9]{2}-[0-9]{2}"',
     **{kind: _INT_TEXT for kind in ("tinyint", "smallint", "int", "bigint")},
 }
+
+
+def dedup_unsupported(node: DedupNode) -> str | None:
+    """Why this deduplication cannot run on the columnar operator (None: it can): a column
+    without an exact polars dtype (a window, a DECIMAL) or a floating dedup column (as for
+    the join and the aggregate: Spark's NaN and -0.0 key rules are the reference's)."""
+    for column in node.columns:
+        if column.type.name not in COLUMNAR_KINDS or column.type.name == "decimal":
+            return f"column `{column.name}` is {column.type}, which has no columnar form here"
+    for key in node.state.key:
+        if key.type.name not in _INTS | _KEY_KINDS:
+            return f"dedup column `{key.name}` is {key.type}: floating keys are not columnar"
+    return None
 
 
 def has_canonical_form(kind: SqlType) -> bool:

@@ -24,7 +24,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ...compiler.planning.plan import AggregateNode, JoinNode, Plan, StreamNode
+from ...compiler.planning.plan import AggregateNode, DedupNode, JoinNode, Plan, StreamNode
 
 Row = tuple[Any, ...]
 
@@ -109,7 +109,7 @@ class LateRecords:
         out: list[dict[str, Any]] = []
         for drops in late:
             node = self.plan.node(drops.relation)
-            assert isinstance(node, (JoinNode, AggregateNode))
+            assert isinstance(node, (JoinNode, AggregateNode, DedupNode))
             inputs = self._inputs[drops.relation]
             for dropped in drops.drops:
                 input_name, source = inputs[dropped.input]

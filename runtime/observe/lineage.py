@@ -26,7 +26,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ...compiler.planning.plan import AggregateNode, JoinNode, Plan
+from ...compiler.planning.plan import AggregateNode, DedupNode, JoinNode, Plan
 from ..engine.batches import Batch
 from ..engine.late import Dropped
 from ..errors import UsageError
@@ -313,6 +313,10 @@ class TracedQuery(Query):
                 join = JoinOperator(node, self.plan.ansi, observer)
                 observer.attach(join)
                 self.operators[name] = join
+            elif isinstance(node, DedupNode):
+                # not observed: its rows pass through as the same objects, so the rows after
+                # it are still known by identity (a row dropped as a duplicate is not told)
+                continue
             else:
                 op = self.operators[name]
                 assert isinstance(node, AggregateNode) and isinstance(op, AggregateOperator)

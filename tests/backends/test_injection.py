@@ -200,6 +200,18 @@ sink ZQNG to json (path = 'ZQNPATH') checkpoint 'ZQNCHK'
 sink ZQNJ to kafka (topic = 'ZQNTOPIC', bootstrap_servers = 'ZQNSERVER')
 """
 
+# deduplications: dropDuplicates (a key evicted, and never), within the watermark, and one
+# over a watermark defined on another dedup's output (one global watermark for all)
+DEDUP_SPEC = """spark 4.3
+set allow_multiple_stateful_operators = false
+stream ZQDS (ZQDK BIGINT, ZQDT TIMESTAMP) watermark ZQDT delay 5 seconds
+stream ZQDV (ZQDW BIGINT)
+dedup ZQDA = ZQDS ON (ZQDK, ZQDT)
+dedup ZQDB = ZQDS ON (ZQDK) WITHIN WATERMARK
+dedup ZQDC = ZQDV ON (ZQDW)
+dedup ZQDE = ZQDA watermark ZQDT delay 1 minute ON (ZQDK, ZQDT)
+"""
+
 SPEC_PATH = "ZQFILE.sjoin"
 MARKER = re.compile(r"ZQ[A-Z]+")
 SAFE_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
@@ -216,12 +228,16 @@ SPECS = {
     "missing": MISSING_SPEC,
     "available-now": TRIGGER_SPEC.replace("TRIGGER", "available_now"),
     "once": TRIGGER_SPEC.replace("TRIGGER", "once"),
+    "dedup": DEDUP_SPEC,
 }
 PLANS = {kind: _plan(text) for kind, text in SPECS.items()}
 PLACES = sorted(
     {(kind, m) for kind, text in SPECS.items() for m in MARKER.findall(text)}
     | {(kind, "ZQFILE") for kind in SPECS}
 )
+# the pipeline target refuses a dedup (E032): its cases are the other specs'
+PIPELINE_PLANS = {kind: plan for kind, plan in PLANS.items() if kind != "dedup"}
+PIPELINE_PLACES = [(kind, marker) for kind, marker in PLACES if kind != "dedup"]
 
 
 # ------------------------------------------------------------------ putting payloads in
@@ -724,7 +740,7 @@ PIPELINE_BASELINES: dict[str, dict[str, Any]] = {}
 @pytest.mark.parametrize("payload", sorted(PAYLOADS), ids=str)
 def test_payload_in_every_place_of_the_pipeline(payload: str) -> None:
     text = PAYLOADS[payload]
-    for kind, marker in PLACES:
+    for kind, marker in PIPELINE_PLACES:
         try:
             if kind not in PIPELINE_BASELINES:
                 PIPELINE_BASELINES[kind] = pipeline_shape(generate_pipeline(kind, None, ""))[0]
@@ -741,13 +757,13 @@ def test_every_place_holds_its_marker_in_the_benign_pipeline() -> None:
     """Every place reaches the project, the sinks' checkpoints (unused by SDP) only in
     sjoin-schemas.sql."""
     missing = []
-    for kind, marker in PLACES:
+    for kind, marker in PIPELINE_PLACES:
         files = generate_pipeline(kind, None, "")
         files.pop("sjoin-schemas.sql")
         if not any(marker in text for text in files.values()):
             missing.append((kind, marker))
     assert {marker for _, marker in missing} == NOT_IN_PIPELINE, missing
-    for kind, marker in PLACES:
+    for kind, marker in PIPELINE_PLACES:
         assert marker in "".join(generate_pipeline(kind, None, "").values())
 
 
@@ -766,15 +782,17 @@ def test_every_line_of_the_pipeline_back_end_runs_under_the_cases() -> None:
     sys.settrace(tracer)
     try:
         for payload in ("", PAYLOADS["python-call"], PAYLOADS["every-escape"]):
-            for kind, marker in PLACES:
+            for kind, marker in PIPELINE_PLACES:
                 generate_pipeline(kind, marker, payload)
                 plan = substitute(PLANS[kind], marker, payload)
                 with contextlib.suppress(Unwritable):  # `sjoin fmt --to sql` refuses it
                     pipeline.pipeline_sql(plan, SPEC_PATH)
-        for kind in PLANS:
+        for kind in PIPELINE_PLANS:
             compile_pipeline(PLANS[kind], "p", PIPELINE_STORAGE, SPEC_PATH)
             pipeline.pipeline_notes(PLANS[kind])
             pipeline.pipeline_sql(PLANS[kind], SPEC_PATH)
+        with pytest.raises(Unwritable, match="has no pipeline SQL"):  # a dedup has none
+            pipeline.pipeline_sql(PLANS["dedup"], SPEC_PATH)
         with contextlib.suppress(Unwritable):  # a SET ends at `;`
             pipeline.pipeline_sql(substitute(PLANS["sources"], "ZQTZ", "a;b"), SPEC_PATH)
         # a relation named as the first sink would be: the sink's name moves aside

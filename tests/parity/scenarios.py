@@ -778,6 +778,73 @@ add(
     "null_safe_residual_is_distinct_from",
     join_spec("LEFT OUTER", NULL_SAFE + " AND L.v IS DISTINCT FROM R.v"),
     NULL_SAFE_BATCHES,
+# ------------------------------------------------------------------ deduplication
+# dropDuplicates / dropDuplicatesWithinWatermark (tests/planner/test_dedup.py): duplicates in
+# one batch (the first passes) and in later ones, keys evicted by the watermark (or their
+# expiry), late rows dropped on the event time whether or not it is a key, NULL keys and
+# NULL times (a NULL time expires at 0 + delay within the watermark: Spark reads it with
+# getLong), no-data batches whenever the watermark moves.
+DEDUP_STREAM = f"spark 4.3\nstream s {KTV} watermark t delay 5 seconds\n"
+DEDUP_BATCHES: list[Batch] = [
+    {"s": [row(1, 10, "a"), row(1, 10, "b"), row(2, 12, "c"), row(1, 11, "d"), row(7, None)]},
+    {"s": [row(1, 10, "e"), row(3, 30, "f"), row(None, 31, "g"), row(None, 31, "h")]},
+    {"s": [row(2, 12, "i"), row(1, 1, "late"), row(4, 40, "j"), row(7, None, "k")]},
+    {"s": [row(1, 10, "l"), row(5, 60, "m"), row(3, 58, "n"), row(None, 59, "o")]},
+]
+add("dedup_key_and_time", DEDUP_STREAM + "dedup d = s ON (k, t)\n", DEDUP_BATCHES)
+add("dedup_within_watermark", DEDUP_STREAM + "dedup d = s ON (k) WITHIN WATERMARK\n", DEDUP_BATCHES)
+add("dedup_key_never_evicted", DEDUP_STREAM + "dedup d = s ON (k)\n", DEDUP_BATCHES)
+add(
+    "dedup_all_columns",
+    DEDUP_STREAM + "dedup d = s ON (k, t, v)\n",
+    DEDUP_BATCHES,
+)
+add(
+    "dedup_double_key",
+    "spark 4.3\nstream s (x DOUBLE, v STRING)\ndedup d = s ON (x)\n",
+    [
+        {
+            "s": [
+                {"x": 0.0, "v": "a"},
+                {"x": -0.0, "v": "b"},  # the key 0.0: dropped
+                {"x": "NaN", "v": "c"},
+                {"x": "NaN", "v": "d"},  # one NaN key: dropped
+                {"x": None, "v": "e"},
+                {"x": None, "v": "f"},
+            ]
+        },
+        {"s": [{"x": -0.0, "v": "g"}, {"x": 1.5, "v": "h"}]},
+    ],
+)
+DEDUP_JOIN = f"""spark 4.3
+stream l {KTV} watermark t delay 10 seconds
+stream r {KTV} watermark t delay 10 seconds
+dedup l1 = l ON (k, t)
+dedup r1 = r ON (k) WITHIN WATERMARK
+join j = l1 AS L INNER JOIN r1 AS R
+    ON {RANGE}
+    {LR}
+"""
+add(
+    "dedup_then_join",
+    DEDUP_JOIN,
+    [
+        {
+            "l": [row(1, 100, "a"), row(1, 100, "a2"), row(2, 101, "b")],
+            "r": [row(1, 98, "c"), row(1, 99, "c2"), row(3, 100, "d")],
+        },
+        {"l": [row(4, 130, "e"), row(1, 100, "a3")], "r": [row(4, 131, "f"), row(1, 120, "c3")]},
+        {"l": [row(5, 200, "g")], "r": [row(5, 200, "h"), row(4, 135, "late")]},
+    ],
+)
+add(
+    "join_then_dedup",
+    join_spec("LEFT OUTER").replace(
+        "SELECT L.k AS lk, L.t AS lt, L.v AS lv, R.k AS rk, R.t AS rt, R.v AS rv",
+        "SELECT L.k AS lk, L.t AS lt, L.v AS lv, R.v AS rv",
+    )
+    + "dedup d = j ON (lk) WITHIN WATERMARK\n",
+    advancing({"r": [row(1, 99, "c2")]}),
 )
 
 # ------------------------------------------------------------------ the examples
