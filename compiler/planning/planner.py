@@ -8,7 +8,7 @@ analysis rules judge, once per join).  The planner decides and judges nothing:
 from __future__ import annotations
 
 from collections.abc import Collection, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Literal
 
 from sqlglot import exp

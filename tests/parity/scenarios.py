@@ -778,6 +778,8 @@ add(
     "null_safe_residual_is_distinct_from",
     join_spec("LEFT OUTER", NULL_SAFE + " AND L.v IS DISTINCT FROM R.v"),
     NULL_SAFE_BATCHES,
+)
+
 # ------------------------------------------------------------------ deduplication
 # dropDuplicates / dropDuplicatesWithinWatermark (tests/planner/test_dedup.py): duplicates in
 # one batch (the first passes) and in later ones, keys evicted by the watermark (or their
