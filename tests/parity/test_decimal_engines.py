@@ -21,12 +21,12 @@ from sjoin.compiler.planning.plan import Plan
 from sjoin.runtime import run_to_files
 from sjoin.runtime.columnar.aggregate import ColumnarAggregate
 from sjoin.runtime.columnar.frames import json_chunks, to_frame, to_rows
-from sjoin.runtime.columnar.query import ColumnarEngine
 from sjoin.runtime.engine.batches import Rows
 from sjoin.runtime.engine.values import json_converter
 from sjoin.runtime.errors import QueryError
 from sjoin.runtime.io.output import output_line
 from sjoin.runtime.operators import columns_of
+from sjoin.runtime.query import ColumnarEngine
 from sjoin.runtime.rows.aggregate import AggregateOperator
 
 from .scenarios import records, ts

@@ -33,7 +33,7 @@ from sjoin.runtime import RunError, run, run_to_files
 from sjoin.runtime.columnar.aggregate import ColumnarAggregate
 from sjoin.runtime.columnar.dedup import ColumnarDedup
 from sjoin.runtime.columnar.join import ColumnarJoin
-from sjoin.runtime.columnar.query import ColumnarEngine
+from sjoin.runtime.query import ColumnarEngine
 from sjoin.runtime.rows.aggregate import AggregateOperator
 from sjoin.runtime.rows.dedup import DedupOperator
 from sjoin.runtime.rows.join import JoinOperator

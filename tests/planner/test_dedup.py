@@ -29,7 +29,7 @@ from sjoin.compiler.planning.canonical import canonical_text
 from sjoin.compiler.planning.plan import DedupNode, Plan
 from sjoin.runtime import run, run_to_files
 from sjoin.runtime.columnar.dedup import ColumnarDedup
-from sjoin.runtime.columnar.query import ColumnarEngine
+from sjoin.runtime.query import ColumnarEngine
 from sjoin.runtime.rows.dedup import DedupOperator
 
 STREAM = "stream s (id BIGINT, t TIMESTAMP, v STRING) watermark t delay 5 seconds\n"
