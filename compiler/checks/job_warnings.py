@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 
 from ..diagnostics.diagnostics import Diagnostic
-from ..planning.plan import Plan, StreamNode
+from ..planning.plan import Plan, StreamNode, UnionNode
 from ..vocabulary.source import Span
 
 # SessionCatalog.validateName: a table's name in Spark's session catalog, checked on Spark
@@ -44,7 +44,7 @@ def job_warnings(plan: Plan) -> list[Diagnostic]:
                 "W009",
                 f"`{root}` has no sink: the job's main() starts no query for it (build() "
                 "still returns it by name)",
-                head.analysis.name_span,
+                head.name_span if isinstance(head, UnionNode) else head.analysis.name_span,
                 "no `sink` writes it",
                 f"add e.g. `sink {root} to parquet (path = 'out/{root}') checkpoint 'chk/{root}'`",
             )
@@ -70,7 +70,9 @@ def pipeline_refusals(plan: Plan) -> list[Diagnostic]:
             )
         )
     for node in plan.nodes:
-        span = node.name_span if isinstance(node, StreamNode) else node.analysis.name_span
+        span = (
+            node.name_span if isinstance(node, (StreamNode, UnionNode)) else node.analysis.name_span
+        )
         if not TABLE_NAME.fullmatch(node.name):
             out.append(
                 Diagnostic(
@@ -82,6 +84,16 @@ def pipeline_refusals(plan: Plan) -> list[Diagnostic]:
                     "rename it to letters, digits and `_`",
                 )
             )
+    for union in plan.unions:
+        out.append(
+            Diagnostic(
+                "E032",
+                f"union `{union.name}`: the pipeline target does not write unions yet",
+                union.name_span,
+                "a union",
+                "compile it with `--target pyspark` (the job's DataFrame.union)",
+            )
+        )
     for stream in plan.streams:
         if stream.source is None:
             out.append(

@@ -156,6 +156,15 @@ class AggregateDecl:
 
 
 @dataclass(frozen=True, slots=True)
+class UnionDecl:
+    """``union NAME = A UNION ALL B [UNION ALL C ...]``: the inputs' names, in order."""
+
+    name: Ident
+    inputs: tuple[Ident, ...]
+    span: Span
+
+
+@dataclass(frozen=True, slots=True)
 class SinkDecl:
     relation: Ident
     target: FormatDecl
@@ -163,7 +172,9 @@ class SinkDecl:
     span: Span
 
 
-Statement: TypeAlias = SparkDecl | SetDecl | StreamDecl | JoinDecl | AggregateDecl | SinkDecl
+Statement: TypeAlias = (
+    SparkDecl | SetDecl | StreamDecl | JoinDecl | AggregateDecl | UnionDecl | SinkDecl
+)
 
 
 @dataclass(frozen=True, slots=True)

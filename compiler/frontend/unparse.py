@@ -243,6 +243,9 @@ def statement(stmt: ast.Statement) -> str:
         if stmt.mode is not None:
             text += f"\n    OUTPUT MODE {stmt.mode.text.lower()}"
         return text
+    if isinstance(stmt, ast.UnionDecl):
+        inputs = " UNION ALL ".join(name(i.text) for i in stmt.inputs)
+        return f"union {name(stmt.name.text)} = {inputs}"
     if isinstance(stmt, ast.SinkDecl):
         text = f"sink {name(stmt.relation.text)} to {_format(stmt.target)}"
         if stmt.checkpoint is not None:
