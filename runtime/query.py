@@ -27,15 +27,18 @@ from ..compiler.planning.plan import (
     Plan,
     PlanNode,
     StreamNode,
+    UnionNode,
 )
 from .engine.batches import Batch, Rows
 from .engine.late import LateDrops
+from .engine.union import UnionOperator
 from .engine.watermark import (
     OperatorInput,
     OperatorLink,
     WatermarkNode,
     WatermarkRules,
     WatermarkTracker,
+    passes_through,
 )
 from .errors import UsageError
 from .io.trace import Trace, TraceBatch
@@ -118,12 +121,16 @@ class Query:
         found = place(plan) if placements is None else placements
         self.streams = {n.name for n in self.nodes if isinstance(n, StreamNode)}
         self.operators: dict[str, Operator] = {}
+        self.unions: dict[str, UnionOperator] = {}
         self.inputs: dict[str, tuple[tuple[str, str], ...]] = {}
         self.node_of_input: dict[tuple[str, str], WatermarkNode] = {}
         links: list[OperatorLink] = []
         wm_nodes: list[WatermarkNode] = []
         for node in self.nodes:
             if isinstance(node, StreamNode):
+                continue
+            if isinstance(node, UnionNode):
+                links.append(self._union_link(node, wm_nodes))
                 continue
             op = make_operator(plan, node, self.engine, found[node.name])
             self.operators[node.name] = op
@@ -173,6 +180,18 @@ class Query:
         assert source is not None
         return OperatorInput(operator=source.name)
 
+    def _union_link(self, node: UnionNode, wm_nodes: list[WatermarkNode]) -> OperatorLink:
+        """A union's inputs, each stream input with a watermark node of its own (Spark keeps
+        each child's ``EventTimeWatermark`` below the ``Union``); its output watermark is
+        its input one (``watermark.passes_through``)."""
+        self.inputs[node.name] = node.inputs
+        self.unions[node.name] = UnionOperator(node, self.plan.ansi)
+        inputs = [
+            self._input(node.name, name, self.plan.node(relation), wm_nodes)
+            for name, relation in node.inputs
+        ]
+        return OperatorLink(node.name, None, inputs, passes_through)
+
     def _report_order(self) -> list[str]:
         """Spark lists stateOperators in plan pre-order from the root, left before right."""
         return [node.name for node in self.plan.stateful_operators(self.root)]
@@ -212,6 +231,9 @@ class Query:
         for node in self.nodes:
             if isinstance(node, StreamNode):
                 continue
+            if isinstance(node, UnionNode):
+                produced[node.name] = self._union(node, produced)
+                continue
             late = self.rules.late(node.name, self.previous_ms, watermark_ms) if has_wm else None
             evict = self.rules.eviction(node.name, watermark_ms) if has_wm else None
             out, metrics = self._process(node, produced, late, evict)
@@ -243,6 +265,15 @@ class Query:
         self.previous_ms = watermark_ms
         self.batch_id += 1
         return result
+
+    def _union(self, node: UnionNode, produced: Mapping[str, Batch]) -> Batch:
+        """A union's batch (``union.UnionOperator``): its inputs' rows in order, each input's
+        observed by its watermark node."""
+        inputs = self.inputs[node.name]
+        return self.unions[node.name].step(
+            [produced[relation] for _, relation in inputs],
+            [self.node_of_input.get((node.name, name)) for name, _ in inputs],
+        )
 
     def _process(
         self,

@@ -33,6 +33,7 @@ from ..planning.plan import (
     PlanNode,
     Side,
     StreamNode,
+    UnionNode,
 )
 from ..vocabulary import annotate
 from ..vocabulary.expr import conjuncts
@@ -300,6 +301,20 @@ def _(node: DedupNode) -> list[str]:
     lines.append(f"rels[{literal(node.name)}] = {source}.{method}([{keys}])")
     lines.append("")
     return lines
+
+
+@emit.register
+def _(node: UnionNode) -> list[str]:
+    """``DataFrame.union``: by position, the first input's names and metadata (the binder
+    checked the inputs have the same names and types in the same order, so ``unionByName``
+    would read the same); each input keeps its own watermark node below it."""
+    first, *rest = node.relations
+    df = f"rels[{literal(first)}]" + "".join(f".union(rels[{literal(r)}])" for r in rest)
+    return [
+        comment(f"union {node.name} = {' UNION ALL '.join(node.relations)}"),
+        f"rels[{literal(node.name)}] = {df}",
+        "",
+    ]
 
 
 # ---------------------------------------------------------------------- the module

@@ -44,6 +44,7 @@ from .bound import (
     Setting,
     Sink,
     Stream,
+    Union,
     Watermark,
 )
 
@@ -847,6 +848,95 @@ class Binder:
             stmt.name.span,
         )
 
+    def _bind_UnionDecl(self, stmt: ast.UnionDecl) -> None:
+        """``union NAME = A UNION ALL B ...``: every input defined, and each with the first
+        input's column names and types, position by position (docs/language.md; E035 with
+        what Spark would do instead).  The output is the first input's columns, with its
+        event-time marks only (Spark's ``Union.mergeChildOutputs``)."""
+        defined = self._define(stmt.name)
+        found: list[Relation] = []
+        missing = False
+        for ident in stmt.inputs:
+            rel = self.relations.get(ident.text)
+            if rel is None:
+                missing = True
+                if ident.text not in self.poisoned:
+                    hint = self._suggest(ident.text, lambda: list(self.relations))
+                    self.diags.add(
+                        "E003",
+                        f"unknown relation `{ident.text}`",
+                        ident.span,
+                        "not defined before this statement",
+                        hint or "define the stream or join before using it",
+                    )
+                continue
+            found.append(rel)
+        if missing or not defined:
+            if defined:
+                self.poisoned.add(stmt.name.text)
+            return
+        first = found[0]
+        matched = True
+        for number, (ident, rel) in enumerate(zip(stmt.inputs[1:], found[1:], strict=True), 2):
+            matched = self._union_input(stmt.inputs[0].text, first, ident, rel, number) and matched
+        if not matched:
+            self.poisoned.add(stmt.name.text)
+            return
+        self.relations[stmt.name.text] = Union(
+            stmt.name.text,
+            tuple(r.name for r in found),
+            tuple(replace(c, origin=c.origin or f"{first.name}.{c.name}") for c in first.columns),
+            stmt.span,
+            stmt.name.span,
+            tuple(i.span for i in stmt.inputs),
+        )
+
+    def _union_input(
+        self, first_name: str, first: Relation, ident: ast.Ident, rel: Relation, number: int
+    ) -> bool:
+        """Whether input ``number`` (2, 3, ...) of a union has the first input's columns:
+        E035 at its name for the first difference."""
+        ordinal = _ordinal(number)
+        if len(rel.columns) != len(first.columns):
+            self.diags.add(
+                "E035",
+                f"the {ordinal} input of the union, `{rel.name}`, has {len(rel.columns)} "
+                f"columns and the first, `{first_name}`, has {len(first.columns)}",
+                ident.span,
+                f"{len(rel.columns)} columns",
+                "a union's inputs have the same columns; Spark refuses this too "
+                "(NUM_COLUMNS_MISMATCH: UNION can only be performed on inputs with the same "
+                "number of columns)",
+            )
+            return False
+        for position, (mine, theirs) in enumerate(zip(rel.columns, first.columns, strict=True), 1):
+            if mine.name != theirs.name:
+                self.diags.add(
+                    "E035",
+                    f"column {position} of the union's {ordinal} input `{rel.name}` is "
+                    f"`{mine.name}`, of the first input `{first_name}` `{theirs.name}`",
+                    ident.span,
+                    "another column name",
+                    "a union's inputs have the same column names in the same order: Spark's "
+                    "UNION ALL matches columns by position and names them after the first "
+                    f"input, so `{mine.name}` would be read as `{theirs.name}`",
+                )
+                return False
+            if mine.type != theirs.type:
+                self.diags.add(
+                    "E035",
+                    f"column `{mine.name}` of the union's {ordinal} input `{rel.name}` is "
+                    f"{mine.type}, of the first input `{first_name}` {theirs.type}",
+                    ident.span,
+                    "another column type",
+                    "a union's inputs have the same column types: declare both with one type "
+                    "(Spark would cast both to a common type where one exists, e.g. INT and "
+                    "BIGINT to BIGINT, or with ANSI a STRING to BIGINT, which fails on a value "
+                    "that does not cast; it refuses the rest with INCOMPATIBLE_COLUMN_TYPE)",
+                )
+                return False
+        return True
+
     def _bind_SinkDecl(self, stmt: ast.SinkDecl) -> None:
         name = stmt.relation.text
         if name not in self.relations:
@@ -1629,6 +1719,12 @@ _PATTERN_FUNCTIONS: dict[str, tuple[int, ...]] = {
 
 # The most bytes a Spark string holds (runtime/engine/eval.py has the same limit at run time)
 MAX_STRING_BYTES = 2**31 - 1 - 15
+
+
+def _ordinal(number: int) -> str:
+    """``2`` -> ``second``: how Spark's messages number a union's inputs."""
+    words = ("first", "second", "third", "fourth", "fifth", "sixth", "seventh", "eighth")
+    return words[number - 1] if number <= len(words) else f"{number}th"
 
 
 def _integer_literal(node: exp.Expression) -> int | None:

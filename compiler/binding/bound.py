@@ -161,7 +161,28 @@ class Dedup:
         return (("input", self.input.relation),)
 
 
-Relation: TypeAlias = Stream | Join | Aggregate | Dedup
+@dataclass(frozen=True, slots=True)
+class Union:
+    """``union NAME = A UNION ALL B ...``: the rows of its inputs, in order.  ``columns`` are
+    the first input's (Spark's ``Union.mergeChildOutputs`` keeps the first child's names and
+    metadata, so a column is an event-time column exactly when it is one in the first
+    input); the binder checked that every input has the same names and types."""
+
+    name: str
+    relations: tuple[str, ...]
+    columns: tuple[Column, ...]
+    span: Span
+    name_span: Span
+    input_spans: tuple[Span, ...]
+
+    @property
+    def inputs(self) -> tuple[tuple[str, str], ...]:
+        """(input name, the relation it reads): ``"0"``, ``"1"``, ... in the written order,
+        as the plan's ``UnionNode.inputs``."""
+        return tuple((str(i), r) for i, r in enumerate(self.relations))
+
+
+Relation: TypeAlias = Stream | Join | Aggregate | Dedup | Union
 
 
 @dataclass(frozen=True, slots=True)
@@ -246,6 +267,9 @@ def pretty(spec: BoundSpec) -> str:
                 f"dedup {rel.name} = {rel.input.relation} AS {rel.input.alias} "
                 f"on ({', '.join(rel.keys)}){within}"
             )
+        elif isinstance(rel, Union):
+            lines.append(f"union {rel.name} = {' UNION ALL '.join(rel.relations)}")
+            lines.append(f"  ({cols(rel.columns)})")
         else:
             lines.append(
                 f"aggregate {rel.name} = {rel.input.relation} AS {rel.input.alias} [{rel.mode}]"

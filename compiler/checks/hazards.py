@@ -25,6 +25,7 @@ from ..planning.plan import (
     PlanNode,
     Side,
     StreamNode,
+    UnionNode,
 )
 from ..vocabulary import annotate
 from ..vocabulary.model import JOIN_KINDS
@@ -43,6 +44,8 @@ def check(plan: Plan) -> tuple[list[Diagnostic], list[Check]]:
         found.extend(_check_join(plan, node))
     for dedup in plan.dedups:
         found.extend(_check_dedup(plan, dedup))
+    for union in plan.unions:
+        found.extend(_check_union(plan, union))
     checks = _check_pipeline(plan, found)
     return found, checks
 
@@ -115,6 +118,49 @@ def _check_dedup(plan: Plan, node: DedupNode) -> list[Diagnostic]:
                 "unbounded state",
                 "add the watermarked event-time column to the dedup columns, or write "
                 "WITHIN WATERMARK (Spark 3.5+) to keep each key for the watermark's delay",
+            )
+        )
+    return out
+
+
+# ---------------------------------------------------------------------- per union
+
+
+def _event_time_names(node: PlanNode | None) -> list[str]:
+    """The columns of ``node``'s rows that carry watermark metadata."""
+    if isinstance(node, StreamNode):
+        return [] if node.watermark_column is None else [node.watermark_column]
+    if isinstance(node, UnionNode):
+        return [c.name for c in node.columns if c.event_time]
+    if isinstance(node, (JoinNode, AggregateNode)):
+        return [o.name for o in node.output if o.event_time]
+    return []
+
+
+def _check_union(plan: Plan, union: UnionNode) -> list[Diagnostic]:
+    """W014: an input after the first whose event-time column is none of the union's.
+    Spark's ``Union.mergeChildOutputs`` keeps the first child's metadata only (seen on
+    Spark 4.3.0: ``tests/spark/test_union_on_spark.py``), so an operator over the union sees
+    no watermark on that column; the input's watermark node still counts in the global
+    watermark."""
+    kept = {c.name for c in union.columns if c.event_time}
+    out = []
+    for position, (_, relation) in enumerate(union.inputs[1:], 2):
+        lost = [n for n in _event_time_names(plan.node(relation)) if n not in kept]
+        if not lost:
+            continue
+        first = union.relations[0]
+        out.append(
+            Diagnostic(
+                "W014",
+                f"union `{union.name}`: the event time `{lost[0]}` of its input "
+                f"`{relation}` (input {position}) is lost: Spark keeps the watermark "
+                f"metadata of the first input, `{first}`, whose `{lost[0]}` has none, so an "
+                f"operator over `{union.name}` sees no event time there (its state is not "
+                "evicted by it, no late rows are dropped by it)",
+                union.name_span,
+                "event time of a later input lost",
+                f"put an input with the watermark first, or give `{first}` the same watermark",
             )
         )
     return out
@@ -500,7 +546,7 @@ def _window_hint(plan: Plan, agg: AggregateNode) -> str:
     if not times:
         columns = (
             source.columns
-            if isinstance(source, StreamNode)
+            if isinstance(source, (StreamNode, UnionNode))
             else source.output
             if source is not None
             else ()

@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 
 from ..diagnostics.diagnostics import Diagnostic
-from ..planning.plan import DedupNode, OperatorNode, Plan, StreamNode
+from ..planning.plan import DedupNode, OperatorNode, Plan, StreamNode, UnionNode
 from ..vocabulary.source import Span
 
 # SessionCatalog.validateName: a table's name in Spark's session catalog, checked on Spark
@@ -52,8 +52,8 @@ def job_warnings(plan: Plan) -> list[Diagnostic]:
     return out
 
 
-def _name_span(node: OperatorNode) -> Span:
-    return node.name_span if isinstance(node, DedupNode) else node.analysis.name_span
+def _name_span(node: OperatorNode | UnionNode) -> Span:
+    return node.name_span if isinstance(node, DedupNode | UnionNode) else node.analysis.name_span
 
 
 def pipeline_refusals(plan: Plan) -> list[Diagnostic]:
@@ -75,7 +75,9 @@ def pipeline_refusals(plan: Plan) -> list[Diagnostic]:
         )
     for node in plan.nodes:
         span = (
-            node.name_span if isinstance(node, StreamNode | DedupNode) else node.analysis.name_span
+            node.name_span
+            if isinstance(node, StreamNode | DedupNode | UnionNode)
+            else node.analysis.name_span
         )
         if not TABLE_NAME.fullmatch(node.name):
             out.append(
@@ -88,6 +90,16 @@ def pipeline_refusals(plan: Plan) -> list[Diagnostic]:
                     "rename it to letters, digits and `_`",
                 )
             )
+    for union in plan.unions:
+        out.append(
+            Diagnostic(
+                "E032",
+                f"union `{union.name}`: the pipeline target does not write unions yet",
+                union.name_span,
+                "a union",
+                "compile it with `--target pyspark` (the job's DataFrame.union)",
+            )
+        )
     for stream in plan.streams:
         if stream.source is None:
             out.append(

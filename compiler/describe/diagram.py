@@ -20,6 +20,7 @@ from ..planning.plan import (
     PlanNode,
     Side,
     StreamNode,
+    UnionNode,
 )
 from ..vocabulary.sql import written_sql
 from ..vocabulary.types import format_ms
@@ -129,6 +130,12 @@ def _(node: DedupNode, nid: str, plan: Plan) -> str:
     return f"    {nid}[[{_label(node.name, kind, kept)}]]"
 
 
+@_shape.register
+def _(node: UnionNode, nid: str, plan: Plan) -> str:
+    time = f"event time {node.event_time_column}" if node.event_time_column else "no event time"
+    return f"    {nid}[{_label(node.name, 'UNION ALL', time)}]"
+
+
 @singledispatch
 def _edges(node: PlanNode, ids: dict[str, str], verdicts: dict[str, Check]) -> list[str]:
     """The edges into the node from its inputs (a stream has none)."""
@@ -161,6 +168,14 @@ def _(node: AggregateNode, ids: dict[str, str], verdicts: dict[str, Check]) -> l
 def _(node: DedupNode, ids: dict[str, str], verdicts: dict[str, Check]) -> list[str]:
     text = [*_mark_text(node.input_watermark), f"on {', '.join(node.keys)}"]
     return [f"    {ids[node.input]} -- {_label(*text)} --> {ids[node.name]}"]
+
+
+@_edges.register
+def _(node: UnionNode, ids: dict[str, str], verdicts: dict[str, Check]) -> list[str]:
+    return [
+        f"    {ids[relation]} -- {_label(f'input {int(port) + 1}')} --> {ids[node.name]}"
+        for port, relation in node.inputs
+    ]
 
 
 def mermaid(plan: Plan) -> str:

@@ -21,6 +21,7 @@ from ..planning.plan import (
     Side,
     StateRule,
     StreamNode,
+    UnionNode,
 )
 from ..vocabulary.expr import strip_parens
 from ..vocabulary.model import WatermarkChoice, WatermarkUse
@@ -172,10 +173,53 @@ def join_json(node: JoinNode) -> dict[str, Any]:
     }
 
 
+def union_json(plan: Plan, node: UnionNode) -> dict[str, Any]:
+    """A union's entry of the plan JSON (docs/plan-json.md, "A union")."""
+    return {
+        "name": node.name,
+        "inputs": list(node.relations),
+        "columns": [
+            {"name": c.name, "type": str(c.type), "event_time": c.event_time} for c in node.columns
+        ],
+        "event_time_column": node.event_time_column,
+        "watermark_nodes": [
+            {
+                "input": relation,
+                "column": column,
+                "delay_ms": delay,
+                "filters_below": _union_filters_below(node, i),
+            }
+            for i, relation, column, delay in union_watermark_nodes(plan, node)
+        ],
+    }
+
+
+def _union_filters_below(node: UnionNode, i: int) -> list[str]:
+    """What input ``i``'s watermark node runs below it: the pushed conjuncts, then the
+    isnotnull filters (empty when no one join side reads the union)."""
+    filters = node.below_watermark[i] if i < len(node.below_watermark) else ()
+    not_null = node.not_null_below_watermark[i] if i < len(node.not_null_below_watermark) else ()
+    return [written_sql(f) for f in filters] + [f"isnotnull({n})" for n in not_null]
+
+
+def union_watermark_nodes(plan: Plan, node: UnionNode) -> list[tuple[int, str, str, int]]:
+    """The watermark nodes right below a union: (input position, stream input, its column,
+    its delay), one per read of a watermarked stream among its inputs (each counts in the
+    global watermark on its own, by the policy)."""
+    found = []
+    for i, (_, relation) in enumerate(node.inputs):
+        source = plan.node(relation)
+        if isinstance(source, StreamNode) and source.watermark_column is not None:
+            found.append((i, relation, source.watermark_column, source.delay_ms or 0))
+    return found
+
+
 def plan_json(plan: Plan, diagnostics: list[dict[str, Any]]) -> dict[str, Any]:
     shown = _plan_json(plan, diagnostics)
     if plan.dedups:  # a plan without one keeps its JSON byte for byte
         shown = _with_dedups(plan, shown)
+    if plan.unions:  # only then: a plan without a union keeps its JSON byte for byte
+        shown["unions"] = [union_json(plan, u) for u in plan.unions]
     return shown
 
 
@@ -256,6 +300,8 @@ def plan_text(plan: Plan) -> str:
                 else "no watermark"
             )
             lines.append(f"stream {node.name}: {wm}")
+    for node in plan.unions:
+        lines.extend(_union_text(plan, node))
     for node in plan.nodes:
         if isinstance(node, JoinNode):
             lines.append("")
@@ -402,6 +448,38 @@ def _dedup_text(plan: Plan, node: DedupNode) -> list[str]:
     mark = node.input_watermark
     shown = None if mark is None else _input_watermark_text(plan, node.input, mark)
     return dedup_text(node, watermark_text, shown)
+
+
+def _union_text(plan: Plan, node: UnionNode) -> list[str]:
+    """A union in `sjoin plan`'s text: its inputs, the event-time column downstream
+    operators see, and the watermark nodes it keeps below it."""
+    nodes = union_watermark_nodes(plan, node)
+    marks = ", ".join(
+        f"{relation}.{column} delay {format_ms(delay)}" for _, relation, column, delay in nodes
+    )
+    time = node.event_time_column
+    pushed = [
+        f"  below {relation}.{column}  {' AND '.join(below)}"
+        for i, relation, column, _ in nodes
+        if (below := _union_filters_below(node, i))
+    ]
+    return [
+        f"union {node.name} = {' UNION ALL '.join(node.relations)}",
+        "  event time       "
+        + (
+            f"{time} (the first input's)"
+            if time
+            else "none (the first input has no event-time column; Spark keeps its metadata)"
+        ),
+        "  watermark nodes  "
+        + (
+            f"{marks}: each its own in the global watermark "
+            f"({plan.settings.multiple_watermark_policy} policy)"
+            if nodes
+            else "none below the union"
+        ),
+        *pushed,
+    ]
 
 
 def _check_text(check: Check) -> str:

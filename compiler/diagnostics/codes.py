@@ -341,6 +341,19 @@ CODES: Final[dict[str, Code]] = {
             "watermark nodes, the new one included). A watermark on the read of a stream is "
             "declared in its `stream` statement instead.",
         ),
+        # ------------------------------------------------------------ unions
+        Code(
+            "E035",
+            "error",
+            "union inputs that differ",
+            "The inputs of a `union` have the same columns: as many, with the same names, in "
+            "the same order, of the same types (docs/language.md). Spark's UNION ALL matches "
+            "columns by position and names them after the first input, so a column of "
+            "another name would be read as the first input's; it widens two types where it "
+            "can and refuses the rest (INCOMPATIBLE_COLUMN_TYPE), and refuses inputs with "
+            "another number of columns (NUM_COLUMNS_MISMATCH). The message names the first "
+            "column that differs.",
+        ),
         # ------------------------------------------------------------ internal
         Code(
             "E999",
@@ -470,6 +483,17 @@ CODES: Final[dict[str, Code]] = {
             "DECIMAL of more than 15 digits to DOUBLE, an INT or BIGINT to FLOAT): distinct "
             "values then compare equal. Declare both with one type, or cast explicitly where "
             "the data is known to be clean.",
+        ),
+        Code(
+            "W014",
+            "warning",
+            "a union loses a later input's event time",
+            "A `union` keeps the watermark metadata of its first input only (Spark's "
+            "`Union.mergeChildOutputs`): a column that is event time in a later input but "
+            "not in the first is plain in the union's rows, so an operator reading the union "
+            "neither evicts state nor drops late rows by it. The later input's watermark "
+            "node still counts in the global watermark. Put an input with the watermark "
+            "first, or give every input the same watermark column.",
         ),
     )
 }

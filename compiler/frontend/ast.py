@@ -156,6 +156,15 @@ class AggregateDecl:
 
 
 @dataclass(frozen=True, slots=True)
+class UnionDecl:
+    """``union NAME = A UNION ALL B [UNION ALL C ...]``: the inputs' names, in order."""
+
+    name: Ident
+    inputs: tuple[Ident, ...]
+    span: Span
+
+
+@dataclass(frozen=True, slots=True)
 class SinkDecl:
     relation: Ident
     target: FormatDecl
@@ -176,7 +185,7 @@ class DedupDecl:
 
 
 Statement: TypeAlias = (
-    SparkDecl | SetDecl | StreamDecl | JoinDecl | AggregateDecl | SinkDecl | DedupDecl
+    SparkDecl | SetDecl | StreamDecl | JoinDecl | AggregateDecl | UnionDecl | SinkDecl | DedupDecl
 )
 
 

@@ -51,6 +51,8 @@ def reads(statement: ast.Statement) -> list[str]:
         return [statement.left.name.text, statement.right.name.text]
     if isinstance(statement, ast.AggregateDecl | ast.DedupDecl):
         return [statement.input.name.text]
+    if isinstance(statement, ast.UnionDecl):
+        return [i.text for i in statement.inputs]
     if isinstance(statement, ast.SinkDecl):
         return [statement.relation.text]
     return []

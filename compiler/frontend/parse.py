@@ -236,6 +236,15 @@ class ToAst(Transformer_NonRecursive[Token, Any]):
     def within_watermark(self, meta: Meta, kids: list[Any]) -> Span:
         return self._span(meta)
 
+    @v_args(meta=True)
+    def union_stmt(self, meta: Meta, kids: list[Any]) -> ast.UnionDecl:
+        name, *inputs = kids
+        found = tuple(k for k in inputs if isinstance(k, ast.Ident))  # UNION_ALL tokens aside
+        return ast.UnionDecl(name, found, self._span(meta))
+
+    def union_input(self, kids: list[Any]) -> ast.Ident:
+        return kids[0]  # type: ignore[no-any-return]
+
     def output_mode(self, kids: list[Any]) -> ast.Ident:
         return kids[0]  # type: ignore[no-any-return]
 
@@ -594,7 +603,7 @@ def _as_value(node: Any) -> ast.Value:
 _MISSPELT_START = re.compile(r"^([A-Za-z]{3,10})[ \t]+(?:\w+|`[^`\n]*`)", re.MULTILINE)
 # the name a statement declares: `stream NAME`, `join NAME =`, ..., or a misspelt keyword's
 _DECLARED = re.compile(r"\s*([A-Za-z]+)[ \t]+(\w+|`[^`\n]*`)")
-_DECLARING = ("stream", "join", "aggregate", "dedup")
+_DECLARING = ("stream", "join", "aggregate", "dedup", "union")
 
 
 def _near_keyword(word: str, words: tuple[str, ...] = (*_DECLARING, "sink")) -> bool:
@@ -605,7 +614,7 @@ def _near_keyword(word: str, words: tuple[str, ...] = (*_DECLARING, "sink")) -> 
 
 _STATEMENT_START = re.compile(
     r"^[ \t]*(?:(?:spark|set|stream|sink)\b"
-    r"|(?:join|aggregate|dedup)[ \t]+(?:\w+|`[^`\n]*`)[ \t]*=)",
+    r"|(?:join|aggregate|dedup|union)[ \t]+(?:\w+|`[^`\n]*`)[ \t]*=)",
     re.IGNORECASE | re.MULTILINE,
 )
 
@@ -762,7 +771,7 @@ _KEYWORDS = (
     "AGGREGATE", "AND", "ANTI", "AS", "BETWEEN", "BY", "CASE", "CAST", "CHECKPOINT", "DELAY",
     "ELSE", "END", "FROM", "FULL", "GROUP", "INNER", "INTERVAL", "JOIN", "LEFT", "LIKE",
     "NOT", "NULL", "OUTER", "OUTPUT", "RIGHT", "SELECT", "SEMI", "SINK", "SPARK", "STREAM",
-    "THEN", "WATERMARK", "WHEN",
+    "THEN", "UNION", "WATERMARK", "WHEN",
 )  # fmt: skip
 _FLINK_WATERMARK = re.compile(r"\bWATERMARK\s+FOR\s*$", re.IGNORECASE)
 _SQL_JOIN = re.compile(

@@ -247,6 +247,9 @@ def statement(stmt: ast.Statement) -> str:
         keys = ", ".join(name(k.text) for k in stmt.keys)
         text = f"dedup {name(stmt.name.text)} = {_rel(stmt.input)} ON ({keys})"
         return text + (" WITHIN WATERMARK" if stmt.within is not None else "")
+    if isinstance(stmt, ast.UnionDecl):
+        inputs = " UNION ALL ".join(name(i.text) for i in stmt.inputs)
+        return f"union {name(stmt.name.text)} = {inputs}"
     if isinstance(stmt, ast.SinkDecl):
         text = f"sink {name(stmt.relation.text)} to {_format(stmt.target)}"
         if stmt.checkpoint is not None:

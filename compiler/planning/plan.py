@@ -420,6 +420,47 @@ class DedupNode:
 
 
 @dataclass(frozen=True, slots=True)
+class UnionNode:
+    """``union NAME = A UNION ALL B ...``: Spark's ``Union``, stateless: each micro-batch's
+    rows of its inputs, the first input's then the next's.  Each input keeps its own
+    watermark node (a stream input's ``EventTimeWatermark`` stays below the union and counts
+    in the global watermark by the policy); ``columns`` are the first input's, with its
+    event-time marks only (``Union.mergeChildOutputs`` keeps the first child's metadata)."""
+
+    name: str
+    relations: tuple[str, ...]  # the inputs, in the written order
+    columns: tuple[Column, ...]
+    name_span: Span  # the union's name in its statement
+    # the filters of the one join side that reads the union (``pushed_side``), which Spark
+    # pushes through the Union into each input (PushPredicateThroughNonJoin), and there below
+    # the input's watermark node unless they read its watermarked column: per input, the
+    # conjuncts and isnotnull columns its watermark node runs below it (what it observes)
+    pushed_side: Literal["left", "right"] | None = None
+    below_watermark: tuple[tuple[exp.Expression, ...], ...] = ()
+    not_null_below_watermark: tuple[tuple[str, ...], ...] = ()
+
+    @property
+    def inputs(self) -> tuple[tuple[str, str], ...]:
+        """(input name, the relation it reads): ``"0"``, ``"1"``, ... in the written order."""
+        return tuple((str(i), r) for i, r in enumerate(self.relations))
+
+    @property
+    def layout(self) -> tuple[tuple[str, str], ...]:
+        """Its rows' layout: (column name, canonical type name), the first input's."""
+        return tuple((c.name, c.type.name) for c in self.columns)
+
+    @property
+    def input_watermarks(self) -> tuple[tuple[str, InputWatermark], ...]:
+        """A union defines no watermark of its own."""
+        return ()
+
+    @property
+    def event_time_column(self) -> str | None:
+        """The column downstream operators see as event time (the first input's), if any."""
+        return next((c.name for c in self.columns if c.event_time), None)
+
+
+@dataclass(frozen=True, slots=True)
 class SinkNode:
     relation: str
     target: Format
@@ -439,7 +480,7 @@ class Check:
     relations: tuple[str, ...] = ()
 
 
-PlanNode: TypeAlias = StreamNode | JoinNode | AggregateNode | DedupNode
+PlanNode: TypeAlias = StreamNode | JoinNode | AggregateNode | DedupNode | UnionNode
 OperatorNode: TypeAlias = JoinNode | AggregateNode | DedupNode  # a stateful operator
 
 
@@ -484,9 +525,13 @@ class Plan:
         return tuple(n for n in self.nodes if isinstance(n, DedupNode))
 
     @property
+    def unions(self) -> tuple[UnionNode, ...]:
+        return tuple(n for n in self.nodes if isinstance(n, UnionNode))
+
+    @property
     def operators(self) -> tuple[OperatorNode, ...]:
         """The joins and aggregates, in plan order."""
-        return tuple(n for n in self.nodes if not isinstance(n, StreamNode))
+        return tuple(n for n in self.nodes if isinstance(n, (JoinNode, AggregateNode)))
 
     def node(self, name: str) -> PlanNode | None:
         return self._by_name.get(name)
@@ -522,7 +567,8 @@ class Plan:
         return list(self._node(name).layout)
 
     def readers(self, name: str) -> tuple[str, ...]:
-        """The joins and aggregates that read relation ``name``, in plan order, each once."""
+        """The joins, aggregates and unions that read relation ``name``, in plan order, each
+        once."""
         return self._readers.get(name, ())
 
     @cached_property
@@ -557,7 +603,7 @@ class Plan:
 
     def stateful_walk(self, root: str) -> list[OperatorNode]:
         """The joins and aggregates of ``walk(root)``: each after the operators it reads."""
-        return [n for n in self.walk(root) if not isinstance(n, StreamNode)]
+        return [n for n in self.walk(root) if isinstance(n, (JoinNode, AggregateNode))]
 
     def sources(self, root: str) -> list[str]:
         """The stream reads of the query rooted at ``root`` in Spark's source order
@@ -573,4 +619,4 @@ class Plan:
         from the root, a join's left input before its right; an operator read twice is two
         operators, as in Spark's plan."""
         tree = self._nodes(graph.preorder(root, self._input_names, each_read=True))
-        return [n for n in tree if not isinstance(n, StreamNode)]
+        return [n for n in tree if isinstance(n, (JoinNode, AggregateNode))]

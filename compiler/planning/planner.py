@@ -13,7 +13,7 @@ from typing import Literal
 
 from sqlglot import exp
 
-from ..binding.bound import Aggregate, BoundSpec, Dedup, Input, Join, Stream
+from ..binding.bound import Aggregate, BoundSpec, Dedup, Input, Join, Stream, Union
 from ..diagnostics.diagnostics import Diagnostics
 from ..frontend.limits import MAX_SUBSTITUTIONS
 from ..vocabulary import annotate
@@ -54,6 +54,7 @@ from .plan import (
     SinkNode,
     StateRule,
     StreamNode,
+    UnionNode,
     WindowColumn,
 )
 from .split import ConditionSplit, conjoin, not_null_columns, sides, split_condition
@@ -124,13 +125,16 @@ class Planner:
                 nodes.append(self.plan_join(rel))
             elif isinstance(rel, Dedup):
                 nodes.append(self.plan_dedup(rel, {n.name: n for n in nodes}))
+            elif isinstance(rel, Union):
+                nodes.append(plan_union(rel, {n.name: n for n in nodes}))
             else:
                 nodes.append(self.plan_aggregate(rel, {n.name: n for n in nodes}))
+        nodes = push_into_unions(nodes)
         # the output mode of a query rooted at each operator: its aggregate's, else append
         modes: dict[str, OutputMode] = {
             n.name: n.mode if isinstance(n, AggregateNode) else "append"
             for n in nodes
-            if not isinstance(n, StreamNode)
+            if isinstance(n, (JoinNode, AggregateNode))
         }
         sinks = tuple(
             SinkNode(s.relation, s.target, s.checkpoint, modes.get(s.relation, "append"))
@@ -162,7 +166,11 @@ class Planner:
         roots = set(plan.query_roots)
         out: list[OwnQuery] = []
         for rel in self.spec.relations:
-            if isinstance(rel, Stream | Dedup) or rel.name in roots or rel.name == self.root:
+            if (
+                isinstance(rel, Stream | Dedup | Union)
+                or rel.name in roots
+                or rel.name == self.root
+            ):
                 continue
             needed = self.required.get(rel.name)
             if needed is None or needed >= {o.name for o in rel.output}:
@@ -183,7 +191,16 @@ class Planner:
 
     # ------------------------------------------------------------------ joins
     def _is_first_stateful(self, inputs: list[Input]) -> bool:
-        return all(isinstance(self.spec.relation(i.relation), Stream) for i in inputs)
+        return all(self._stateless(i.relation) for i in inputs)
+
+    def _stateless(self, name: str) -> bool:
+        """Whether no join or aggregate lies below relation ``name``: a stream, or a union
+        of such relations (a union is stateless, so an operator over a union of streams is
+        the first stateful one, as over a stream)."""
+        rel = self.spec.relation(name)
+        if isinstance(rel, Union):
+            return all(self._stateless(r) for r in rel.relations)
+        return isinstance(rel, Stream)
 
     def plan_join(self, j: Join) -> JoinNode:
         spark = self.spec.spark
@@ -510,6 +527,10 @@ class Planner:
             o.name
             for o in (source.output if isinstance(source, (JoinNode, AggregateNode)) else ())
             if not o.event_time
+        } | {
+            c.name
+            for c in (source.columns if isinstance(source, UnionNode) else ())
+            if not c.event_time
         }
         if a.input.watermark is not None:  # its node marks this column (bind.py)
             plain.discard(a.input.watermark.column)
@@ -601,6 +622,88 @@ class Planner:
             input_event_time=tuple(c.name for c in marked),
             input_watermark=_input_watermark(d.input),
         )
+
+
+# ---------------------------------------------------------------------- unions
+
+
+def plan_union(u: Union, planned: Mapping[str, PlanNode]) -> UnionNode:
+    """A union's node: the first input's columns as planned (a join's time column that
+    lost its mark beside a projected window stays unmarked), with their event-time marks
+    (Spark's ``Union.mergeChildOutputs`` takes the first child's metadata only)."""
+    first = planned.get(u.relations[0])
+    marks: dict[str, bool] = {}
+    if isinstance(first, (JoinNode, AggregateNode)):
+        marks = {o.name: o.event_time for o in first.output}
+    elif isinstance(first, UnionNode):
+        marks = {c.name: c.event_time for c in first.columns}
+    columns = tuple(
+        replace(c, event_time=marks.get(c.name, c.event_time)) if marks else c for c in u.columns
+    )
+    return UnionNode(u.name, u.relations, columns, u.name_span)
+
+
+def push_into_unions(nodes: list[PlanNode]) -> list[PlanNode]:
+    """Each union read by one join side, and by nothing else, with that side's filters
+    pushed into its inputs: Spark's PushPredicateThroughNonJoin pushes a filter above a
+    Union into every child, and through a child's EventTimeWatermark unless it reads the
+    watermarked column (seen on Spark 4.3.0: ``tests/spark/test_union_on_spark.py``), so an
+    input's watermark node observes only the rows those filters keep.  A union read by
+    several operators is as many subtrees in Spark's plan, each with its own nodes; sjoin
+    keeps one set of nodes there, observing every row (docs/language.md)."""
+    by_name = {n.name: n for n in nodes}
+    readers: dict[str, list[PlanNode]] = {}
+    for n in nodes:
+        for _, relation in n.inputs:
+            readers.setdefault(relation, []).append(n)
+    out: list[PlanNode] = []
+    for n in nodes:
+        if not isinstance(n, UnionNode):
+            out.append(n)
+            continue
+        found = readers.get(n.name, [])
+        sides = [
+            side
+            for reader in found
+            if isinstance(reader, JoinNode)
+            for side in (reader.left, reader.right)
+            if side.relation == n.name
+        ]
+        if len(found) != 1 or len(sides) != 1:
+            out.append(n)
+            continue
+        side = sides[0]
+        names = {c.name for c in n.columns}
+        filters = [
+            f
+            for f in (*side.filters_below_watermark, *side.filters_above_watermark)
+            if _column_names(f) <= names
+        ]
+        not_null = [
+            c
+            for c in (*side.not_null_below_watermark, *side.not_null_above_watermark)
+            if c in names
+        ]
+        below: list[tuple[exp.Expression, ...]] = []
+        below_not_null: list[tuple[str, ...]] = []
+        for _, relation in n.inputs:
+            source = by_name.get(relation)
+            column = source.watermark_column if isinstance(source, StreamNode) else None
+            if column is None:  # no watermark node right below the union there
+                below.append(())
+                below_not_null.append(())
+                continue
+            below.append(tuple(f for f in filters if column not in _column_names(f)))
+            below_not_null.append(tuple(c for c in not_null if c != column))
+        out.append(
+            replace(
+                n,
+                pushed_side=side.name,
+                below_watermark=tuple(below),
+                not_null_below_watermark=tuple(below_not_null),
+            )
+        )
+    return out
 
 
 # ---------------------------------------------------------------------- helpers
@@ -775,7 +878,7 @@ def join_quirks(spark: SparkVersion) -> JoinQuirks:
 def query_roots(nodes: list[PlanNode], sinks: tuple[SinkNode, ...]) -> tuple[str, ...]:
     """The operators that head a streaming query: each sink's relation, then every join or
     aggregate that nothing consumes (shown whole when no sink names it)."""
-    operators = [n.name for n in nodes if not isinstance(n, StreamNode)]
+    operators = [n.name for n in nodes if not isinstance(n, StreamNode)]  # unions too
     consumed = {relation for node in nodes for _, relation in node.inputs}
     roots = [s.relation for s in sinks if s.relation in operators]
     roots += [name for name in operators if name not in consumed and name not in roots]
@@ -835,6 +938,12 @@ def required_outputs(spec: BoundSpec, root: str | None = None) -> dict[str, set[
             consumed.setdefault(rel.input.relation, set()).update(c.name for c in rel.columns)
             if rel.input.watermark is not None:
                 consumed[rel.input.relation].add(rel.input.watermark.column)
+        elif isinstance(rel, Union):
+            # Spark's ColumnPruning pushes a projection into each child of a Union: each
+            # input is pruned to the union's used columns (the same names, checked by bind)
+            used = {c.name for c in rel.columns} if needed is None else needed
+            for read in rel.relations:
+                consumed.setdefault(read, set()).update(used)
             continue
         else:
             continue

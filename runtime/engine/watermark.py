@@ -3,6 +3,7 @@ stateful operator uses for late rows and for eviction in a batch (reference §4,
 
 * A watermark node sees the rows of one stream *as they reach it* (after the filters Spark
   pushes below it) and, after each batch, moves to ``max(event time) - delay`` if higher.
+  Each stream input of a union keeps a node of its own (``UnionNode``).
 * The global watermark is ``min`` or ``max`` of the nodes (a node without data counts as 0),
   never moves back, and takes effect in the next batch.
 * Which watermark each operator uses for late rows and for eviction is the plan's decision
@@ -96,9 +97,16 @@ class OperatorInput:
 @dataclass(slots=True)
 class OperatorLink:
     name: str
-    use: WatermarkUse  # the plan's decision for this operator
+    use: WatermarkUse | None  # the plan's decision for this operator (None: a union's link)
     inputs: list[OperatorInput]
     output: Callable[[int], int]  # produceOutputWatermark(input)
+
+
+def passes_through(input_ms: int) -> int:
+    """A stateless node's output watermark: its input one (a union's input watermark is the
+    minimum of its inputs' with a watermark, PropagateWatermarkSimulator's rule for a node
+    that is neither stateful nor a watermark node)."""
+    return input_ms
 
 
 @dataclass
@@ -110,7 +118,7 @@ class WatermarkRules:
     _uses: dict[str, WatermarkUse] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
-        self._uses = {op.name: op.use for op in self.operators}
+        self._uses = {op.name: op.use for op in self.operators if op.use is not None}
 
     def eviction(self, name: str, global_ms: int) -> int | None:
         """Eviction watermark of a batch whose global watermark is ``global_ms``."""

@@ -848,6 +848,82 @@ add(
     + "dedup d = j ON (lk) WITHIN WATERMARK\n",
     advancing({"r": [row(1, 99, "c2")]}),
 )
+# ------------------------------------------------------------------ unions
+# Two streams of one shape unioned, each keeping its own watermark node (a: 10 s, b: 30 s),
+# feeding a join with a third stream: the global watermark is the min (or max) of the three
+# nodes.  Batch 0 gives b a row far ahead, which the join's side filter (v <> 'skip') drops:
+# Spark pushes that filter through the Union below each input's watermark node, so b's node
+# does not see it (tests/spark/test_union_on_spark.py); batch 2 gives b a row that is late
+# under the max policy.
+UNION = """spark 4.3
+{header}stream a (k BIGINT, t TIMESTAMP, v STRING) watermark t delay 10 seconds
+stream b (k BIGINT, t TIMESTAMP, v STRING) watermark t delay 30 seconds
+stream c (k BIGINT, t TIMESTAMP, v STRING) watermark t delay 5 seconds
+union ab = {inputs}
+join j = ab AS X {how} JOIN c AS C
+  ON X.k = C.k AND X.v <> 'skip' AND C.t BETWEEN X.t AND X.t + INTERVAL 10 SECONDS
+  SELECT X.k AS k, X.t AS xt, X.v AS xv, C.t AS ct, C.v AS cv
+"""
+UNION_BATCHES: list[Batch] = [
+    {
+        "a": [row(1, 100, "a1"), row(2, 101, "a2")],
+        "b": [row(1, 95, "b1"), row(3, 100, "b3"), row(9, 400, "skip")],
+        "c": [row(1, 102, "c1"), row(3, 105, "c3")],
+    },
+    {"a": [row(4, 160, "a4")], "b": [row(4, 120, "b4")], "c": [row(4, 165, "c4"), row(1, 103)]},
+    {
+        "a": [row(5, 240, "a5")],
+        "b": [row(5, 200, "b5"), row(6, 130, "b6")],
+        "c": [row(5, 245, "c5"), row(6, 135, "c6")],
+    },
+    {"a": [row(7, 300, "a7")], "c": [row(7, 301, "c7")]},
+]
+for policy in ("min", "max"):
+    for how in ("INNER", "LEFT OUTER"):
+        add(
+            f"union_{policy}_policy_{how.lower().replace(' ', '_')}_join",
+            UNION.format(
+                header=f"set multiple_watermark_policy = {policy}\n",
+                inputs="a UNION ALL b",
+                how=how,
+            ),
+            UNION_BATCHES,
+        )
+# the first input without a watermark: the union's t is no event time (W014), so the join's
+# left state is never evicted; b's node still counts in the global watermark
+add(
+    "union_first_input_without_watermark",
+    UNION.format(header="", inputs="c2 UNION ALL b", how="INNER").replace(
+        "stream a (k BIGINT, t TIMESTAMP, v STRING) watermark t delay 10 seconds",
+        "stream c2 (k BIGINT, t TIMESTAMP, v STRING)",
+    ),
+    [{("c2" if s == "a" else s): rows for s, rows in b.items()} for b in UNION_BATCHES],
+)
+# a union of two joins' outputs feeding an aggregate (a stateful operator below and above)
+add(
+    "union_of_two_joins_then_window_count",
+    """spark 4.3
+stream l (k BIGINT, t TIMESTAMP, v STRING) watermark t delay 10 seconds
+stream r (k BIGINT, t TIMESTAMP, v STRING) watermark t delay 10 seconds
+stream m (k BIGINT, t TIMESTAMP, v STRING) watermark t delay 20 seconds
+join lr = l AS L INNER JOIN r AS R
+  ON L.k = R.k AND R.t BETWEEN L.t AND L.t + INTERVAL 10 SECONDS
+  SELECT L.k AS k, L.t AS t, R.v AS v
+join lm = l AS L INNER JOIN m AS M
+  ON L.k = M.k AND M.t BETWEEN L.t AND L.t + INTERVAL 10 SECONDS
+  SELECT L.k AS k, L.t AS t, M.v AS v
+union both = lr UNION ALL lm
+aggregate counts = both AS B
+  GROUP BY window(B.t, INTERVAL 10 SECONDS)
+  SELECT window(B.t, INTERVAL 10 SECONDS) AS w, count(*) AS n
+  OUTPUT MODE append
+""",
+    [
+        {"l": [row(1, 100), row(2, 104)], "r": [row(1, 101, "r")], "m": [row(2, 105, "m")]},
+        {"l": [row(3, 130)], "r": [row(3, 131, "r")], "m": [row(3, 132, "m")]},
+        {"l": [row(4, 200)], "r": [row(4, 200, "r")], "m": [row(4, 200, "m")]},
+    ],
+)
 
 # ------------------------------------------------------------------ the examples
 
