@@ -482,6 +482,7 @@ class Check:
 
 PlanNode: TypeAlias = StreamNode | JoinNode | AggregateNode | DedupNode | UnionNode
 OperatorNode: TypeAlias = JoinNode | AggregateNode | DedupNode  # a stateful operator
+OPERATOR_KINDS = (JoinNode, AggregateNode, DedupNode)  # isinstance's form of OperatorNode
 
 
 @dataclass(frozen=True)
@@ -530,8 +531,8 @@ class Plan:
 
     @property
     def operators(self) -> tuple[OperatorNode, ...]:
-        """The joins and aggregates, in plan order."""
-        return tuple(n for n in self.nodes if isinstance(n, (JoinNode, AggregateNode)))
+        """The stateful operators (joins, aggregates, dedups), in plan order."""
+        return tuple(n for n in self.nodes if isinstance(n, OPERATOR_KINDS))
 
     def node(self, name: str) -> PlanNode | None:
         return self._by_name.get(name)
@@ -602,8 +603,8 @@ class Plan:
         return self._nodes(graph.postorder(root, self._input_names))
 
     def stateful_walk(self, root: str) -> list[OperatorNode]:
-        """The joins and aggregates of ``walk(root)``: each after the operators it reads."""
-        return [n for n in self.walk(root) if isinstance(n, (JoinNode, AggregateNode))]
+        """The stateful operators of ``walk(root)``: each after the operators it reads."""
+        return [n for n in self.walk(root) if isinstance(n, OPERATOR_KINDS)]
 
     def sources(self, root: str) -> list[str]:
         """The stream reads of the query rooted at ``root`` in Spark's source order
@@ -614,9 +615,9 @@ class Plan:
         return [name for name in tree if isinstance(self._by_name[name], StreamNode)]
 
     def stateful_operators(self, root: str) -> list[OperatorNode]:
-        """The joins and aggregates of the query rooted at ``root`` in Spark's operator-id
+        """The stateful operators of the query rooted at ``root`` in Spark's operator-id
         order (how its progress lists them and its checkpoint numbers their state): pre-order
         from the root, a join's left input before its right; an operator read twice is two
         operators, as in Spark's plan."""
         tree = self._nodes(graph.preorder(root, self._input_names, each_read=True))
-        return [n for n in tree if isinstance(n, (JoinNode, AggregateNode))]
+        return [n for n in tree if isinstance(n, OPERATOR_KINDS)]

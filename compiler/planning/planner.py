@@ -39,6 +39,7 @@ from . import graph
 from .analysis import analyse_aggregate, analyse_join
 from .infer import SideConstraints, TooManyConstraints, inferred_filters
 from .plan import (
+    OPERATOR_KINDS,
     AggregateNode,
     DedupNode,
     DedupState,
@@ -134,7 +135,7 @@ class Planner:
         modes: dict[str, OutputMode] = {
             n.name: n.mode if isinstance(n, AggregateNode) else "append"
             for n in nodes
-            if isinstance(n, (JoinNode, AggregateNode))
+            if isinstance(n, OPERATOR_KINDS)
         }
         sinks = tuple(
             SinkNode(s.relation, s.target, s.checkpoint, modes.get(s.relation, "append"))
