@@ -939,6 +939,7 @@ def required_outputs(spec: BoundSpec, root: str | None = None) -> dict[str, set[
             consumed.setdefault(rel.input.relation, set()).update(c.name for c in rel.columns)
             if rel.input.watermark is not None:
                 consumed[rel.input.relation].add(rel.input.watermark.column)
+            continue
         elif isinstance(rel, Union):
             # Spark's ColumnPruning pushes a projection into each child of a Union: each
             # input is pruned to the union's used columns (the same names, checked by bind)
