@@ -15,6 +15,7 @@ user text, so user text never becomes code (``tests/backends/test_injection.py``
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 from collections.abc import Iterable
@@ -578,9 +579,15 @@ def compile_pyspark(plan: Plan, spec_path: str = "<spec>", formatted: bool = Tru
         "    main()",
         "",
     ]
+    code = [line for line in out if line != _F_IMPORT]
+    if not any(_USES_F.search(line) for line in code):  # e.g. a job of dedups alone
+        out = code
     text = "\n".join(out)
     return format_python(text) if formatted else text
 
+
+_F_IMPORT = "from pyspark.sql import functions as F"
+_USES_F = re.compile(r"(?<![\w.])F\.")
 
 _IMPORTS = [
     "from __future__ import annotations",
@@ -588,7 +595,7 @@ _IMPORTS = [
     "import sys",
     "",
     "from pyspark.sql import DataFrame, SparkSession",
-    "from pyspark.sql import functions as F",
+    _F_IMPORT,
     "from pyspark.sql.streaming import StreamingQuery",
     "",
 ]

@@ -349,6 +349,14 @@ def trace_run(
             f"trace {trace} is not a regular file ({_kind(mode)}): `why` reads a JSON-lines "
             "file, whose rows it names by line"
         )
+    if plan.dedups:
+        # the observers know the join and the aggregate: a dedup's drops would be told as
+        # "no operator reads its stream", which is false, so refuse rather than mislead
+        names = ", ".join(f"`{d.name}`" for d in plan.dedups)
+        raise UsageError(
+            f"`sjoin why` does not follow rows through a dedup yet ({names}); run `sjoin run "
+            "--late-rows` to see the rows a dedup drops as late"
+        )
     schemas = schemas_of(plan)
     read = read_trace(trace, schemas, "skip", lines=True)
     log = Lineage()

@@ -20,7 +20,7 @@ from hypothesis import given, settings
 from sjoin.api import check_text
 from sjoin.cli.main import main
 from sjoin.reports.why import Teller
-from sjoin.runtime import run
+from sjoin.runtime import UsageError, run
 from sjoin.runtime.engine.values import dumps
 from sjoin.runtime.observe.lineage import trace_run
 
@@ -100,6 +100,12 @@ def test_every_output_row_is_explained(
     tmp_path: Path, name: str, spec: str, trace: Any, relation: str | None
 ) -> None:
     _, trace_path = _write(tmp_path, spec, trace)
+    result = check_text(spec, "s.sjoin", relation)
+    if result.plan is not None and result.plan.dedups:
+        # not followed yet (issue 37 item 6): refused in words, never told wrongly
+        with pytest.raises(UsageError, match="does not follow rows through a dedup yet"):
+            trace_run(result.plan, trace_path, relation)
+        return
     check_explained(spec, trace_path, relation)
 
 

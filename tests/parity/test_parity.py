@@ -132,4 +132,20 @@ def test_parity(
     if report.rejected:
         pytest.skip(f"Spark {report.compared_as} rejects the spec: " + " ".join(report.rejected))
     assert report.queries, "no query was compared"
+    if scenario.name in KNOWN_BY_VERSION.get(str(report.compared_as), {}):
+        # a difference found on that version and not modelled yet: it must still be exactly
+        # that one (when it goes, this entry goes too)
+        assert (
+            not report.agree
+            and KNOWN_BY_VERSION[str(report.compared_as)][scenario.name] in report.text()
+        ), "\n" + report.text()
+        return
     assert report.agree, "\n" + report.text()
+
+
+# Spark 3.5's dropDuplicates keeps -0.0 and 0.0 as two keys (4.3 normalises them to one, as the
+# runtime does: tests/planner/test_dedup.py); seen in CI's Spark 3.5 parity run, session 36.
+# The planner should decide it per version (issue 37).
+KNOWN_BY_VERSION: dict[str, dict[str, str]] = {
+    "3.5": {"dedup_double_key": '{"v": "b", "x": -0.0}'},
+}
