@@ -14,17 +14,20 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, Protocol
 
-from ..compiler.planning.plan import AggregateNode, JoinNode, Plan, PlanNode
+from ..compiler.planning.plan import AggregateNode, JoinNode, Plan, PlanNode, StreamNode, ViewNode
+from ..compiler.vocabulary.types import SqlType
 from .engine.aggregate_core import AggregateMetrics
 from .engine.batches import Batch
 from .engine.late import Dropped
+from .engine.view import ViewMetrics, ViewOperator
 from .engine.watermark import WatermarkNode
 from .rows.aggregate import AggregateOperator
 from .rows.join import JoinMetrics, JoinOperator
 
 EngineName = Literal["columnar", "reference"]
 ENGINES: tuple[EngineName, ...] = ("columnar", "reference")
-Metrics = JoinMetrics | AggregateMetrics
+Metrics = JoinMetrics | AggregateMetrics | ViewMetrics
+StepNode = JoinNode | AggregateNode | ViewNode  # what a query runs: every node but a stream
 
 
 def columns_of(node: PlanNode) -> list[tuple[str, str]]:
@@ -34,7 +37,7 @@ def columns_of(node: PlanNode) -> list[tuple[str, str]]:
 
 
 class Operator(Protocol):
-    """What a query runs for one join or aggregate, on either engine."""
+    """What a query runs for one join, aggregate or view, on either engine."""
 
     # the rows ``step`` drops as late, kept only when a run asks (``late.py``): None, or a
     # list the query empties after each batch
@@ -77,11 +80,13 @@ class Placement:
         return self.unsupported is None
 
 
-def placement(plan: Plan, node: JoinNode | AggregateNode) -> Placement:
+def placement(plan: Plan, node: StepNode) -> Placement:
     """The decision for one operator (``columnar/support.py``'s rules; no polars)."""
     from .columnar.decimals import decimal_unsupported
     from .columnar.support import aggregate_plan, join_unsupported
 
+    if isinstance(node, ViewNode):  # its filters and outputs run as a join side's do
+        return Placement(node.name, decimal_unsupported(plan, node))
     if isinstance(node, AggregateNode):
         found = aggregate_plan(node, plan.columns_of(node.input), plan.ansi)
         if isinstance(found, str):
@@ -96,16 +101,34 @@ def placement(plan: Plan, node: JoinNode | AggregateNode) -> Placement:
 
 
 def place(plan: Plan) -> dict[str, Placement]:
-    """The decision for every join and aggregate of the plan, in plan order."""
-    return {node.name: placement(plan, node) for node in plan.operators}
+    """The decision for every join, aggregate and view of the plan, in plan order."""
+    return {
+        node.name: placement(plan, node)
+        for node in plan.nodes
+        if isinstance(node, (JoinNode, AggregateNode, ViewNode))
+    }
 
 
-def make_operator(
-    plan: Plan, node: JoinNode | AggregateNode, engine: EngineName, where: Placement
-) -> Operator:
+def typed_columns(plan: Plan, name: str) -> list[tuple[str, SqlType]]:
+    """Relation ``name``'s columns with their SQL types (a DECIMAL's with its scale)."""
+    node = plan.node(name)
+    assert node is not None, name
+    if isinstance(node, StreamNode):
+        return [(c.name, c.type) for c in node.columns]
+    return [(o.name, o.type) for o in node.output]
+
+
+def make_operator(plan: Plan, node: StepNode, engine: EngineName, where: Placement) -> Operator:
     """The operator ``engine`` runs for ``node``: the columnar one where the engine is
     columnar and ``where`` says the operator runs columnar, else the reference one (only
     then is polars imported)."""
+    if isinstance(node, ViewNode):
+        columns = typed_columns(plan, node.input)
+        if engine == "columnar" and where.columnar:
+            from .columnar.view import ColumnarView
+
+            return ColumnarView(node, columns, plan.ansi)
+        return ViewOperator(node, [(n, k.name) for n, k in columns], plan.ansi)
     if engine == "columnar" and where.columnar:
         if isinstance(node, JoinNode):
             from .columnar.join import ColumnarJoin

@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 
 from ..diagnostics.diagnostics import Diagnostic
-from ..planning.plan import Plan, StreamNode
+from ..planning.plan import JoinNode, Plan, PlanNode, StreamNode, ViewNode
 from ..vocabulary.source import Span
 
 # SessionCatalog.validateName: a table's name in Spark's session catalog, checked on Spark
@@ -44,7 +44,7 @@ def job_warnings(plan: Plan) -> list[Diagnostic]:
                 "W009",
                 f"`{root}` has no sink: the job's main() starts no query for it (build() "
                 "still returns it by name)",
-                head.analysis.name_span,
+                _name_span(head),
                 "no `sink` writes it",
                 f"add e.g. `sink {root} to parquet (path = 'out/{root}') checkpoint 'chk/{root}'`",
             )
@@ -70,7 +70,7 @@ def pipeline_refusals(plan: Plan) -> list[Diagnostic]:
             )
         )
     for node in plan.nodes:
-        span = node.name_span if isinstance(node, StreamNode) else node.analysis.name_span
+        span = _name_span(node)
         if not TABLE_NAME.fullmatch(node.name):
             out.append(
                 Diagnostic(
@@ -93,6 +93,19 @@ def pipeline_refusals(plan: Plan) -> list[Diagnostic]:
                     "no `from` clause",
                     "add e.g. `from json (path = '...')` or `from kafka (topic = '...', "
                     "bootstrap_servers = '...')`",
+                )
+            )
+    for node in plan.nodes:  # issue 37: the pipeline target does not write these yet
+        where = node.where if isinstance(node, JoinNode) else None
+        if isinstance(node, ViewNode) or where is not None:
+            what = "view" if isinstance(node, ViewNode) else "join's WHERE"
+            out.append(
+                Diagnostic(
+                    "E032",
+                    f"`{node.name}`: sjoin's pipeline target does not write a {what} yet",
+                    _name_span(node),
+                    f"a {what}",
+                    "compile it with `--target pyspark`",
                 )
             )
     for agg in plan.aggregates:
@@ -147,3 +160,10 @@ def pipeline_refusals(plan: Plan) -> list[Diagnostic]:
             )
         )
     return out
+
+
+def _name_span(node: PlanNode) -> Span:
+    """Where a relation's name is written in the spec."""
+    if isinstance(node, (StreamNode, ViewNode)):
+        return node.name_span
+    return node.analysis.name_span

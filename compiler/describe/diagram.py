@@ -19,6 +19,7 @@ from ..planning.plan import (
     PlanNode,
     Side,
     StreamNode,
+    ViewNode,
 )
 from ..vocabulary.sql import written_sql
 from ..vocabulary.types import format_ms
@@ -114,6 +115,11 @@ def _(node: AggregateNode, nid: str, plan: Plan) -> str:
     return f"    {nid}[/{label}/]"
 
 
+@_shape.register
+def _(node: ViewNode, nid: str, plan: Plan) -> str:
+    return f"    {nid}[{_label(node.name, 'view, stateless')}]"
+
+
 @singledispatch
 def _edges(node: PlanNode, ids: dict[str, str], verdicts: dict[str, Check]) -> list[str]:
     """The edges into the node from its inputs (a stream has none)."""
@@ -140,6 +146,15 @@ def _(node: AggregateNode, ids: dict[str, str], verdicts: dict[str, Check]) -> l
     if check is not None:
         text.append(f"[{check.verdict}] {check.detail}")
     return [f"    {ids[node.input]} -- {_label(*text)} --> {ids[node.name]}"]
+
+
+@_edges.register
+def _(node: ViewNode, ids: dict[str, str], verdicts: dict[str, Check]) -> list[str]:
+    text = [*_mark_text(node.input_watermark)]
+    if node.where is not None:
+        text.append(f"where {written_sql(node.where)}")
+    label = f" -- {_label(*text)} --> " if text else " --> "
+    return [f"    {ids[node.input]}{label}{ids[node.name]}"]
 
 
 def mermaid(plan: Plan) -> str:

@@ -143,6 +143,8 @@ class JoinDecl:
     select: tuple[SelectItem, ...] | None
     span: Span
     how_span: Span
+    # ``WHERE cond`` after ON: a filter of the join's output (docs/language.md)
+    where: exp.Expression | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -156,6 +158,18 @@ class AggregateDecl:
 
 
 @dataclass(frozen=True, slots=True)
+class ViewDecl:
+    """``view NAME = SELECT item, ... FROM REL [[AS] A] [WHERE cond]``: a stateless filter
+    and projection of one relation."""
+
+    name: Ident
+    select: tuple[SelectItem, ...]
+    input: RelRef
+    where: exp.Expression | None
+    span: Span
+
+
+@dataclass(frozen=True, slots=True)
 class SinkDecl:
     relation: Ident
     target: FormatDecl
@@ -163,7 +177,9 @@ class SinkDecl:
     span: Span
 
 
-Statement: TypeAlias = SparkDecl | SetDecl | StreamDecl | JoinDecl | AggregateDecl | SinkDecl
+Statement: TypeAlias = (
+    SparkDecl | SetDecl | StreamDecl | JoinDecl | AggregateDecl | ViewDecl | SinkDecl
+)
 
 
 @dataclass(frozen=True, slots=True)

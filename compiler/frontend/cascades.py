@@ -49,7 +49,7 @@ def reads(statement: ast.Statement) -> list[str]:
     """The relations ``statement`` reads."""
     if isinstance(statement, ast.JoinDecl):
         return [statement.left.name.text, statement.right.name.text]
-    if isinstance(statement, ast.AggregateDecl):
+    if isinstance(statement, (ast.AggregateDecl, ast.ViewDecl)):
         return [statement.input.name.text]
     if isinstance(statement, ast.SinkDecl):
         return [statement.relation.text]
@@ -68,7 +68,7 @@ def _dropped_watermarks(statements: Sequence[ast.Statement]) -> set[Span]:
             (s.left, s.right)
             if isinstance(s, ast.JoinDecl)
             else (s.input,)
-            if isinstance(s, ast.AggregateDecl)
+            if isinstance(s, (ast.AggregateDecl, ast.ViewDecl))
             else ()
         )
     ]

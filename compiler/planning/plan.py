@@ -237,6 +237,15 @@ class JoinNode:
     padded_windows: tuple[PaddedWindow, ...] = ()
     notes: tuple[str, ...] = ()
     key_types: tuple[str, ...] = ()  # the state's key schema: one SQL type per key pair
+    # ``WHERE`` (compiler/planning/where.py): the whole condition as written; the conjuncts Spark
+    # keeps in a Filter above the join (the engines drop the output rows, null-padded ones
+    # included, that fail it); the conjuncts pushed into a side (also in that side's
+    # filters); and, when a conjunct rejects a side's null-padded rows, Spark's
+    # EliminateOuterJoin: (the type before, the type ``executed_as`` then is, the conjuncts)
+    where: exp.Expression | None = None
+    where_filter: exp.Expression | None = None
+    where_pushed: tuple[tuple[str, exp.Expression], ...] = ()
+    where_eliminated: tuple[JoinType, JoinType, tuple[exp.Expression, ...]] | None = None
 
     @property
     def kind(self) -> JoinKind:
@@ -299,6 +308,51 @@ class AggregateNode:
 
 
 @dataclass(frozen=True, slots=True)
+class ViewNode:
+    """``view NAME = SELECT ... FROM REL [WHERE cond]``: Spark's Project over a Filter of one
+    relation, stateless (no state, no late rows, no watermark of its own).  Over a stream
+    with a watermark, Spark's PushPredicateThroughNonJoin moves the WHERE's deterministic
+    conjuncts that do not read the watermarked column below the stream's EventTimeWatermark
+    (its node sees only the rows they keep); the rest stay above it."""
+
+    name: str
+    input: str
+    alias: str
+    where: exp.Expression | None  # the whole WHERE, as written (bound)
+    output: tuple[OutputColumn, ...]
+    name_span: Span  # the view's name in its statement
+    filters_below_watermark: tuple[exp.Expression, ...] = ()
+    filters_above_watermark: tuple[exp.Expression, ...] = ()
+    # the isnotnull filters Spark's InferFiltersFromConstraints adds for the columns a
+    # conjunct above the node proves non-null, pushed below it (those not watermarked):
+    # ``amount > rand()`` stays above, ``isnotnull(amount)`` runs below (Spark 4.3.0)
+    not_null_below_watermark: tuple[str, ...] = ()
+    # a watermark defined on the input (it reads a join or aggregate): its node
+    input_watermark: InputWatermark | None = None
+
+    @property
+    def inputs(self) -> tuple[tuple[str, str], ...]:
+        """(input name, the relation it reads): its one ``input``."""
+        return (("input", self.input),)
+
+    @property
+    def layout(self) -> tuple[tuple[str, str], ...]:
+        """Its output rows' layout: (column name, canonical type name)."""
+        return tuple((o.name, o.type.name) for o in self.output)
+
+    @property
+    def input_watermarks(self) -> tuple[tuple[str, InputWatermark], ...]:
+        """The watermark node the plan puts on its input when that input reads another
+        operator (``InputWatermark``), by input name (``inputs``)."""
+        return () if self.input_watermark is None else (("input", self.input_watermark),)
+
+    @property
+    def filters(self) -> tuple[exp.Expression, ...]:
+        """Its WHERE's conjuncts, those below its input's watermark node first."""
+        return (*self.filters_below_watermark, *self.filters_above_watermark)
+
+
+@dataclass(frozen=True, slots=True)
 class SinkNode:
     relation: str
     target: Format
@@ -318,7 +372,7 @@ class Check:
     relations: tuple[str, ...] = ()
 
 
-PlanNode: TypeAlias = StreamNode | JoinNode | AggregateNode
+PlanNode: TypeAlias = StreamNode | JoinNode | AggregateNode | ViewNode
 OperatorNode: TypeAlias = JoinNode | AggregateNode  # a stateful operator
 
 
@@ -359,9 +413,13 @@ class Plan:
         return tuple(n for n in self.nodes if isinstance(n, AggregateNode))
 
     @property
+    def views(self) -> tuple[ViewNode, ...]:
+        return tuple(n for n in self.nodes if isinstance(n, ViewNode))
+
+    @property
     def operators(self) -> tuple[OperatorNode, ...]:
         """The joins and aggregates, in plan order."""
-        return tuple(n for n in self.nodes if not isinstance(n, StreamNode))
+        return tuple(n for n in self.nodes if isinstance(n, (JoinNode, AggregateNode)))
 
     def node(self, name: str) -> PlanNode | None:
         return self._by_name.get(name)
@@ -432,7 +490,7 @@ class Plan:
 
     def stateful_walk(self, root: str) -> list[OperatorNode]:
         """The joins and aggregates of ``walk(root)``: each after the operators it reads."""
-        return [n for n in self.walk(root) if not isinstance(n, StreamNode)]
+        return [n for n in self.walk(root) if isinstance(n, (JoinNode, AggregateNode))]
 
     def sources(self, root: str) -> list[str]:
         """The stream reads of the query rooted at ``root`` in Spark's source order
@@ -448,4 +506,4 @@ class Plan:
         from the root, a join's left input before its right; an operator read twice is two
         operators, as in Spark's plan."""
         tree = self._nodes(graph.preorder(root, self._input_names, each_read=True))
-        return [n for n in tree if not isinstance(n, StreamNode)]
+        return [n for n in tree if isinstance(n, (JoinNode, AggregateNode))]

@@ -13,7 +13,7 @@ from typing import Literal
 
 from sqlglot import exp
 
-from ..binding.bound import Aggregate, BoundSpec, Input, Join, Stream
+from ..binding.bound import Aggregate, BoundSpec, Input, Join, Stream, View
 from ..checks import hazards
 from ..diagnostics.diagnostics import Diagnostic, Diagnostics
 from ..frontend.limits import MAX_SUBSTITUTIONS
@@ -52,10 +52,19 @@ from .plan import (
     SinkNode,
     StateRule,
     StreamNode,
+    ViewNode,
     WindowColumn,
 )
-from .split import ConditionSplit, conjoin, not_null_columns, sides, split_condition
+from .split import (
+    ConditionSplit,
+    conjoin,
+    is_deterministic,
+    not_null_columns,
+    sides,
+    split_condition,
+)
 from .state import expand_between, legacy_terms, value_bounds
+from .where import eliminate_outer, place_where, rejected_sides
 
 Solved = tuple[list[Bound], list[exp.Expression]]  # a side's state bounds, unusable conjuncts
 LARGE_WATERMARK_MS = 10**12  # any W for which offsets are exact (truncation rounds down)
@@ -120,6 +129,8 @@ class Planner:
                 )
             elif isinstance(rel, Join):
                 nodes.append(self.plan_join(rel))
+            elif isinstance(rel, View):
+                nodes.append(self.plan_view(rel))
             else:
                 nodes.append(self.plan_aggregate(rel, {n.name: n for n in nodes}))
         # the output mode of a query rooted at each operator: its aggregate's, else append
@@ -210,7 +221,14 @@ class Planner:
 
     # ------------------------------------------------------------------ joins
     def _is_first_stateful(self, inputs: list[Input]) -> bool:
-        return all(isinstance(self.spec.relation(i.relation), Stream) for i in inputs)
+        """No stateful operator below: each input is a stream, or views over streams."""
+        for inp in inputs:
+            rel = self.spec.relation(inp.relation)
+            while isinstance(rel, View) and rel.input.watermark is None:
+                rel = self.spec.relation(rel.input.relation)
+            if not isinstance(rel, Stream):
+                return False
+        return True
 
     def plan_join(self, j: Join) -> JoinNode:
         spark = self.spec.spark
@@ -228,12 +246,27 @@ class Planner:
         if windowed:
             kind = JOIN_KINDS[_eliminate_outer(kind.join_type, windowed)]
             executed = kind.executed_as
-        parts = expand_between(conjuncts(condition), spark.major)
+        where_parts = conjuncts(j.where) if j.where is not None else []
+        # the sides the join null-pads: those opposite a preserved side
+        nullable = {s for p in kind.preserved for s in ("left", "right") if s != p}
+        rejecting = [p for p in where_parts if rejected_sides(p) & nullable]
+        before_where = kind.join_type
+        converted = eliminate_outer(
+            kind.join_type, frozenset(s for p in rejecting for s in rejected_sides(p) & nullable)
+        )
+        if converted != kind.join_type and not kind.drops_matched:
+            kind = JOIN_KINDS[converted]
+            executed = kind.executed_as
+        placed = place_where(where_parts, executed)
+        parts = expand_between(conjuncts(condition) + placed.condition, spark.major)
         split = split_condition(parts, executed)
         residual = list(split.residual)
         key_index = _watermark_key_index(split.keys)
+        # the WHERE conjuncts the join's condition or the Filter above it read: their
+        # columns reach the join (Spark's ColumnPruning keeps them)
+        at_join = [*placed.condition, *placed.above]
         effective = {
-            side: self._event_time_columns(j, side, inp, windows, condition, output)
+            side: self._event_time_columns(j, side, inp, windows, condition, output, at_join)
             for side, inp in (("left", j.left), ("right", j.right))
         }
         has_wm = {side: bool(cols) for side, cols in effective.items()}
@@ -257,7 +290,10 @@ class Planner:
             window_of = {w.name: w.time_column for w in side_windows[side]}
             return _reads_column(names, wm_columns[side], window_of)
 
-        pushed = {"left": list(split.pushed_left), "right": list(split.pushed_right)}
+        pushed = {
+            "left": [*split.pushed_left, *placed.pushed["left"]],
+            "right": [*split.pushed_right, *placed.pushed["right"]],
+        }
         layers = {
             side: SideConstraints(
                 layers=(
@@ -292,15 +328,15 @@ class Planner:
             *split.both,
             *split.left_only,
             *split.right_only,
-            *split.pushed_left,
-            *split.pushed_right,
+            *pushed["left"],
+            *pushed["right"],
             *through["left"],
             *through["right"],
         ]:
             for col in not_null_columns(part):
                 side = annotate.side(col)
                 if (
-                    side in inferred
+                    (side in inferred or any(part is p for p in where_parts))
                     and col.name not in not_null[side]
                     and not col.name.startswith("_common_expr")
                 ):
@@ -352,7 +388,9 @@ class Planner:
                 not_null_above_watermark=tuple(
                     n for n in plain_not_null if at_watermark(side, {n})
                 ),
-                state_columns=self._state_columns(j, side, inp, split, output, side_windows[side]),
+                state_columns=self._state_columns(
+                    j, side, inp, split, output, side_windows[side], placed.above
+                ),
                 input_watermark=_input_watermark(inp),
             )
         late, late_reason = _may_emit_late_rows(
@@ -390,6 +428,16 @@ class Planner:
             padded_windows=tuple(windowed),
             notes=_notes(j),
             key_types=tuple(_key_type(a, b) for a, b in split.keys),
+            where=j.where,
+            where_filter=conjoin(placed.above),
+            where_pushed=tuple(
+                (side, p) for side in ("left", "right") for p in placed.pushed[side]
+            ),
+            where_eliminated=(
+                (before_where, kind.join_type, tuple(rejecting))
+                if kind.join_type != before_where
+                else None
+            ),
         )
         return node
 
@@ -412,6 +460,7 @@ class Planner:
         split: ConditionSplit,
         output: list[OutputColumn],
         side_windows: tuple[WindowColumn, ...],
+        above: Collection[exp.Expression] = (),
     ) -> tuple[Column, ...]:
         """The columns Spark stores per row of ``side``'s state: its ColumnPruning keeps the
         input columns that the keys, the conjuncts kept in the join (leftOnly, rightOnly,
@@ -421,6 +470,7 @@ class Planner:
         exprs: list[exp.Expression] = [k for pair in split.keys for k in pair]
         exprs += [*split.left_only, *split.right_only, *split.both]
         exprs += [o.expr for o in output if needed is None or o.name in needed]
+        exprs += above  # the WHERE's Filter above the join reads its columns from the rows
         used = {c.name for e in exprs for c in find_all(e, exp.Column) if annotate.side(c) == side}
         kept = [c for c in inp.columns if c.name in used]
         kept += [Column(w.name, t.WINDOW) for w in side_windows if w.name in used]
@@ -436,6 +486,7 @@ class Planner:
         windows: dict[tuple[str, str], WindowColumn],
         condition: exp.Expression,
         output: list[OutputColumn],
+        at_join: Collection[exp.Expression] = (),
     ) -> list[Column]:
         """The columns with watermark metadata that reach the join on ``side``, first first.
 
@@ -444,7 +495,12 @@ class Planner:
         column whose window the side projects loses its metadata to that window.
         """
         needed = self.required.get(j.name)
-        used = {c.name for c in find_all(condition, exp.Column) if annotate.side(c) == side}
+        used = {
+            c.name
+            for e in (condition, *at_join)
+            for c in find_all(e, exp.Column)
+            if annotate.side(c) == side
+        }
         for item in output:
             if needed is None or item.name in needed:
                 used |= {
@@ -526,6 +582,33 @@ class Planner:
             )
         return StateRule("never", reason=reason)
 
+    # ------------------------------------------------------------------ views
+    def plan_view(self, v: View) -> ViewNode:
+        """A view: its WHERE's conjuncts split at its input's watermark node as Spark's
+        PushPredicateThroughNonJoin splits a Filter above an EventTimeWatermark (the
+        deterministic ones that do not read the watermarked column go below it)."""
+        parts = conjuncts(v.where) if v.where is not None else []
+        marked = self._watermark_column(v.input)
+
+        def above(p: exp.Expression) -> bool:
+            return marked is not None and (marked in _column_names(p) or not is_deterministic(p))
+
+        not_null = [
+            col.name for p in parts if above(p) for col in not_null_columns(p) if col.name != marked
+        ]
+        return ViewNode(
+            name=v.name,
+            input=v.input.relation,
+            alias=v.input.alias,
+            where=v.where,
+            output=tuple(OutputColumn(o.name, o.expr, o.type, o.event_time) for o in v.output),
+            filters_below_watermark=tuple(p for p in parts if not above(p)),
+            filters_above_watermark=tuple(p for p in parts if above(p)),
+            not_null_below_watermark=tuple(dict.fromkeys(not_null)),
+            name_span=v.name_span,
+            input_watermark=_input_watermark(v.input),
+        )
+
     # ------------------------------------------------------------------ aggregates
     def plan_aggregate(self, a: Aggregate, planned: Mapping[str, PlanNode]) -> AggregateNode:
         source = planned.get(a.input.relation)
@@ -534,7 +617,9 @@ class Planner:
         # ``OutputColumn.event_time``), which Spark then does not see as event time
         plain = {
             o.name
-            for o in (source.output if isinstance(source, (JoinNode, AggregateNode)) else ())
+            for o in (
+                source.output if isinstance(source, (JoinNode, AggregateNode, ViewNode)) else ()
+            )
             if not o.event_time
         }
         if a.input.watermark is not None:  # its node marks this column (bind.py)
@@ -745,9 +830,14 @@ def required_outputs(spec: BoundSpec, root: str | None = None) -> dict[str, set[
             exprs = [rel.condition] + [
                 o.expr for o in rel.output if needed is None or o.name in needed
             ]
+            exprs += [] if rel.where is None else [rel.where]
             marked = [rel.left, rel.right]
         elif isinstance(rel, Aggregate):
             exprs = [*rel.group_by, *(o.expr for o in rel.output)]
+            marked = [rel.input]
+        elif isinstance(rel, View):
+            exprs = [o.expr for o in rel.output if needed is None or o.name in needed]
+            exprs += [] if rel.where is None else [rel.where]
             marked = [rel.input]
         else:
             continue

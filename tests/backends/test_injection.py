@@ -200,6 +200,19 @@ sink ZQNG to json (path = 'ZQNPATH') checkpoint 'ZQNCHK'
 sink ZQNJ to kafka (topic = 'ZQNTOPIC', bootstrap_servers = 'ZQNSERVER')
 """
 
+# a view (its input, alias, WHERE and items) and a join's WHERE (issue 37); the pipeline
+# target refuses both (E032), so its cases leave this kind out (PIPELINE_PLACES)
+VIEW_SPEC = """
+stream ZQWA (ZQWC BIGINT, ZQWT TIMESTAMP, ZQWV STRING) watermark ZQWT delay 10 seconds
+
+view ZQWW = SELECT ZQWX.ZQWC, ZQWX.ZQWT, upper(ZQWX.ZQWV) AS ZQWO FROM ZQWA AS ZQWX
+    WHERE ZQWX.ZQWV <> 'ZQWLIT'
+
+join ZQWJ = ZQWW AS ZQWY LEFT OUTER JOIN ZQWA AS ZQWZ
+    ON ZQWY.ZQWC = ZQWZ.ZQWC AND ZQWY.ZQWT = ZQWZ.ZQWT
+    WHERE ZQWZ.ZQWV <> 'ZQWLIU'
+"""
+
 SPEC_PATH = "ZQFILE.sjoin"
 MARKER = re.compile(r"ZQ[A-Z]+")
 SAFE_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
@@ -216,12 +229,14 @@ SPECS = {
     "missing": MISSING_SPEC,
     "available-now": TRIGGER_SPEC.replace("TRIGGER", "available_now"),
     "once": TRIGGER_SPEC.replace("TRIGGER", "once"),
+    "views": VIEW_SPEC,
 }
 PLANS = {kind: _plan(text) for kind, text in SPECS.items()}
 PLACES = sorted(
     {(kind, m) for kind, text in SPECS.items() for m in MARKER.findall(text)}
     | {(kind, "ZQFILE") for kind in SPECS}
 )
+PIPELINE_PLACES = [(kind, m) for kind, m in PLACES if kind != "views"]
 
 
 # ------------------------------------------------------------------ putting payloads in
@@ -724,7 +739,7 @@ PIPELINE_BASELINES: dict[str, dict[str, Any]] = {}
 @pytest.mark.parametrize("payload", sorted(PAYLOADS), ids=str)
 def test_payload_in_every_place_of_the_pipeline(payload: str) -> None:
     text = PAYLOADS[payload]
-    for kind, marker in PLACES:
+    for kind, marker in PIPELINE_PLACES:
         try:
             if kind not in PIPELINE_BASELINES:
                 PIPELINE_BASELINES[kind] = pipeline_shape(generate_pipeline(kind, None, ""))[0]
@@ -741,13 +756,13 @@ def test_every_place_holds_its_marker_in_the_benign_pipeline() -> None:
     """Every place reaches the project, the sinks' checkpoints (unused by SDP) only in
     sjoin-schemas.sql."""
     missing = []
-    for kind, marker in PLACES:
+    for kind, marker in PIPELINE_PLACES:
         files = generate_pipeline(kind, None, "")
         files.pop("sjoin-schemas.sql")
         if not any(marker in text for text in files.values()):
             missing.append((kind, marker))
     assert {marker for _, marker in missing} == NOT_IN_PIPELINE, missing
-    for kind, marker in PLACES:
+    for kind, marker in PIPELINE_PLACES:
         assert marker in "".join(generate_pipeline(kind, None, "").values())
 
 
@@ -766,12 +781,12 @@ def test_every_line_of_the_pipeline_back_end_runs_under_the_cases() -> None:
     sys.settrace(tracer)
     try:
         for payload in ("", PAYLOADS["python-call"], PAYLOADS["every-escape"]):
-            for kind, marker in PLACES:
+            for kind, marker in PIPELINE_PLACES:
                 generate_pipeline(kind, marker, payload)
                 plan = substitute(PLANS[kind], marker, payload)
                 with contextlib.suppress(Unwritable):  # `sjoin fmt --to sql` refuses it
                     pipeline.pipeline_sql(plan, SPEC_PATH)
-        for kind in PLANS:
+        for kind in [k for k in PLANS if k != "views"]:
             compile_pipeline(PLANS[kind], "p", PIPELINE_STORAGE, SPEC_PATH)
             pipeline.pipeline_notes(PLANS[kind])
             pipeline.pipeline_sql(PLANS[kind], SPEC_PATH)

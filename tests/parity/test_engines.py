@@ -33,6 +33,8 @@ from sjoin.runtime import RunError, run, run_to_files
 from sjoin.runtime.columnar.aggregate import ColumnarAggregate
 from sjoin.runtime.columnar.join import ColumnarJoin
 from sjoin.runtime.columnar.query import ColumnarEngine
+from sjoin.runtime.columnar.view import ColumnarView
+from sjoin.runtime.engine.view import ViewOperator
 from sjoin.runtime.rows.aggregate import AggregateOperator
 from sjoin.runtime.rows.join import JoinOperator
 
@@ -93,9 +95,9 @@ def assert_runs_columnar(plan: Plan, relation: str | None, fallbacks: dict[str, 
     for query in engine.queries:
         for name, op in query.operators.items():
             expected = (
-                (JoinOperator, AggregateOperator)
+                (JoinOperator, AggregateOperator, ViewOperator)
                 if name in fallbacks
-                else (ColumnarJoin, ColumnarAggregate)
+                else (ColumnarJoin, ColumnarAggregate, ColumnarView)
             )
             assert isinstance(op, expected), (name, type(op).__name__)
 
