@@ -15,24 +15,32 @@ from dataclasses import dataclass
 from typing import Any, Literal, Protocol
 
 from ..compiler.planning.plan import (
+    OPERATOR_KINDS,
     AggregateNode,
     DedupNode,
     JoinNode,
     OperatorNode,
     Plan,
     PlanNode,
+    StreamNode,
+    UnionNode,
+    ViewNode,
 )
+from ..compiler.vocabulary.types import SqlType
 from .engine.aggregate_core import AggregateMetrics
 from .engine.batches import Batch
 from .engine.dedup_core import DedupMetrics
 from .engine.late import Dropped
+from .engine.view import ViewMetrics, ViewOperator
 from .engine.watermark import WatermarkNode
 from .rows.aggregate import AggregateOperator
 from .rows.join import JoinMetrics, JoinOperator
 
 EngineName = Literal["columnar", "reference"]
 ENGINES: tuple[EngineName, ...] = ("columnar", "reference")
-Metrics = JoinMetrics | AggregateMetrics | DedupMetrics
+Metrics = JoinMetrics | AggregateMetrics | DedupMetrics | ViewMetrics
+StepNode = OperatorNode | ViewNode  # what a query runs an operator for: not streams, unions
+STEP_KINDS = (*OPERATOR_KINDS, ViewNode)  # isinstance's form of StepNode
 
 
 def columns_of(node: PlanNode) -> list[tuple[str, str]]:
@@ -42,7 +50,7 @@ def columns_of(node: PlanNode) -> list[tuple[str, str]]:
 
 
 class Operator(Protocol):
-    """What a query runs for one join or aggregate, on either engine."""
+    """What a query runs for one join, aggregate or view, on either engine."""
 
     # the rows ``step`` drops as late, kept only when a run asks (``late.py``): None, or a
     # list the query empties after each batch
@@ -85,7 +93,7 @@ class Placement:
         return self.unsupported is None
 
 
-def placement(plan: Plan, node: OperatorNode) -> Placement:
+def placement(plan: Plan, node: StepNode) -> Placement:
     """The decision for one operator (``columnar/support.py``'s rules; no polars)."""
     from .columnar.decimals import decimal_unsupported
     from .columnar.support import aggregate_plan, dedup_unsupported, join_unsupported
@@ -93,6 +101,8 @@ def placement(plan: Plan, node: OperatorNode) -> Placement:
     if isinstance(node, DedupNode):
         return Placement(node.name, dedup_unsupported(node))
 
+    if isinstance(node, ViewNode):  # its filters and outputs run as a join side's do
+        return Placement(node.name, decimal_unsupported(plan, node))
     if isinstance(node, AggregateNode):
         found = aggregate_plan(node, plan.columns_of(node.input), plan.ansi)
         if isinstance(found, str):
@@ -107,16 +117,32 @@ def placement(plan: Plan, node: OperatorNode) -> Placement:
 
 
 def place(plan: Plan) -> dict[str, Placement]:
-    """The decision for every join and aggregate of the plan, in plan order."""
-    return {node.name: placement(plan, node) for node in plan.operators}
+    """The decision for every join, aggregate, dedup and view of the plan, in plan order."""
+    return {node.name: placement(plan, node) for node in plan.nodes if isinstance(node, STEP_KINDS)}
 
 
-def make_operator(plan: Plan, node: OperatorNode, engine: EngineName, where: Placement) -> Operator:
+def typed_columns(plan: Plan, name: str) -> list[tuple[str, SqlType]]:
+    """Relation ``name``'s columns with their SQL types (a DECIMAL's with its scale)."""
+    node = plan.node(name)
+    assert node is not None, name
+    if isinstance(node, StreamNode | UnionNode):
+        return [(c.name, c.type) for c in node.columns]
+    return [(o.name, o.type) for o in node.output]
+
+
+def make_operator(plan: Plan, node: StepNode, engine: EngineName, where: Placement) -> Operator:
     """The operator ``engine`` runs for ``node``: the columnar one where the engine is
     columnar and ``where`` says the operator runs columnar, else the reference one (only
     then is polars imported)."""
     if isinstance(node, DedupNode):
         return _dedup_operator(node, engine == "columnar" and where.columnar)
+    if isinstance(node, ViewNode):
+        columns = typed_columns(plan, node.input)
+        if engine == "columnar" and where.columnar:
+            from .columnar.view import ColumnarView
+
+            return ColumnarView(node, columns, plan.ansi)
+        return ViewOperator(node, [(n, k.name) for n, k in columns], plan.ansi)
     if engine == "columnar" and where.columnar:
         if isinstance(node, JoinNode):
             from .columnar.join import ColumnarJoin

@@ -23,12 +23,13 @@ from ..compiler.planning.plan import (
     DedupNode,
     InputWatermark,
     JoinNode,
-    OperatorNode,
     Plan,
     PlanNode,
     StreamNode,
     UnionNode,
+    ViewNode,
 )
+from ..compiler.vocabulary.model import WatermarkChoice, WatermarkUse
 from .engine.batches import Batch, Rows
 from .engine.late import LateDrops
 from .engine.union import UnionOperator
@@ -47,12 +48,17 @@ from .operators import (
     Metrics,
     Operator,
     Placement,
+    StepNode,
     fallbacks,
     make_operator,
     place,
 )
 
 Row = tuple[Any, ...]
+# a view's link in the watermark rules: it is asked for no late-row or eviction watermark
+# (``Query._run_batch``), only for the watermark it passes on (its input's)
+_NOW = WatermarkChoice("global", "this")
+_STATELESS = WatermarkUse(_NOW, _NOW, "global")
 MAX_NO_DATA_BATCHES = 16  # a safety net: one no-data batch always settles the watermarks
 
 
@@ -140,7 +146,8 @@ class Query:
                 self._input(node.name, name, plan.node(relation), wm_nodes, marks.get(name))
                 for name, relation in self.inputs[node.name]
             ]
-            links.append(OperatorLink(node.name, node.watermarks, inputs, op.state_watermark))
+            use = _STATELESS if isinstance(node, ViewNode) else node.watermarks
+            links.append(OperatorLink(node.name, use, inputs, op.state_watermark))
         # the operators that run on the reference operator although the engine is columnar
         self.fallbacks = fallbacks(found, list(self.operators)) if self.engine == "columnar" else {}
         self.tracker = WatermarkTracker(wm_nodes, plan.settings.multiple_watermark_policy)
@@ -160,7 +167,7 @@ class Query:
         wm_nodes: list[WatermarkNode],
         mark: InputWatermark | None = None,
     ) -> OperatorInput:
-        if mark is not None and isinstance(source, (JoinNode, AggregateNode, DedupNode)):
+        if mark is not None and isinstance(source, (JoinNode, AggregateNode, DedupNode, ViewNode)):
             # the plan's watermark node on an operator's output (withWatermark on it): it
             # sees that output's rows and hands the operator the global watermark, as a
             # stream's node does (PropagateWatermarkSimulator: a node outputs the global)
@@ -234,8 +241,9 @@ class Query:
             if isinstance(node, UnionNode):
                 produced[node.name] = self._union(node, produced)
                 continue
-            late = self.rules.late(node.name, self.previous_ms, watermark_ms) if has_wm else None
-            evict = self.rules.eviction(node.name, watermark_ms) if has_wm else None
+            stateful = has_wm and not isinstance(node, ViewNode)
+            late = self.rules.late(node.name, self.previous_ms, watermark_ms) if stateful else None
+            evict = self.rules.eviction(node.name, watermark_ms) if stateful else None
             out, metrics = self._process(node, produced, late, evict)
             if self.keep_late:
                 op = self.operators[node.name]
@@ -277,7 +285,7 @@ class Query:
 
     def _process(
         self,
-        node: OperatorNode,
+        node: StepNode,
         produced: Mapping[str, Batch],
         late: int | None,
         evict: int | None,

@@ -35,6 +35,7 @@ from ..planning.plan import (
     Side,
     StreamNode,
     UnionNode,
+    ViewNode,
 )
 from ..vocabulary import annotate
 from ..vocabulary.expr import conjuncts
@@ -251,6 +252,8 @@ def _(node: JoinNode) -> list[str]:
     if node.kind.drops_matched:
         marker = column_ref(node.right.alias, ANTI_MARKER)
         lines.append(f"joined = joined.where(F.col({marker}).isNull())")
+    if node.where is not None:  # Spark's optimizer places its conjuncts, as the plan says
+        lines.append(f"joined = joined.where(F.expr({condition_literal(node.where)}))")
     lines.append(f"rels[{literal(node.name)}] = joined.select(")
     for column in node.output:
         sql = sql_literal(job_sql(column.expr))
@@ -316,6 +319,25 @@ def _(node: UnionNode) -> list[str]:
         f"rels[{literal(node.name)}] = {df}",
         "",
     ]
+
+
+@emit.register
+def _(node: ViewNode) -> list[str]:
+    """A view: its input under its alias, ``.where`` with its whole WHERE (Spark's optimizer
+    places each conjunct, as the plan says), then ``.select`` of its items."""
+    lines = [comment(f"view {node.name} = {node.input} AS {node.alias}")]
+    lines.extend(_mark_comment(node.input, node.input_watermark))
+    source = f"{_marked(node.input, node.input_watermark)}.alias({literal(node.alias)})"
+    if node.where is not None:
+        source += f".where(F.expr({sql_literal(job_sql(node.where))}))"
+    lines.append(f"rels[{literal(node.name)}] = {source}.select(")
+    for column in node.output:
+        lines.append(
+            f"    F.expr({sql_literal(job_sql(column.expr))}).alias({literal(column.name)}),"
+        )
+    lines.append(")")
+    lines.append("")
+    return lines
 
 
 # ---------------------------------------------------------------------- the module

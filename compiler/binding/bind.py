@@ -45,6 +45,7 @@ from .bound import (
     Sink,
     Stream,
     Union,
+    View,
     Watermark,
 )
 
@@ -635,6 +636,10 @@ class Binder:
                 "not a condition",
             )
         output = self._join_output(stmt, left, right, scope)
+        where = None
+        if stmt.where is not None:
+            # WHERE filters the join's output: only the columns of its output sides
+            where = self._condition(stmt.where, Scope(kept), "the WHERE condition")
         self.relations[stmt.name.text] = Join(
             stmt.name.text,
             stmt.how,
@@ -645,6 +650,38 @@ class Binder:
             stmt.span,
             stmt.name.span,
             stmt.how_span,
+            where,
+        )
+
+    def _condition(self, node: exp.Expression, scope: Scope, what: str) -> exp.Expression:
+        """A WHERE condition bound in ``scope``: E012 unless it is BOOLEAN."""
+        bound = self.expression(node, scope, allow_aggregates=False)
+        ctype = annotate.sql_type(bound)
+        if ctype not in (t.BOOLEAN, t.NULL, t.UNKNOWN):
+            self.diags.add(
+                "E012", f"{what} is {ctype}, not BOOLEAN", ast.span_of(node), "not a condition"
+            )
+        return bound
+
+    def _bind_ViewDecl(self, stmt: ast.ViewDecl) -> None:
+        defined = self._define(stmt.name)
+        inp = self._input(stmt.input)
+        if inp is None or not defined:
+            if defined:
+                self.poisoned.add(stmt.name.text)
+            return
+        sides = [("input", inp)]
+        scope = Scope(sides)
+        if not self._room_for(stmt.select, sides, stmt.name.span):
+            return
+        where = None
+        if stmt.where is not None:
+            where = self._condition(stmt.where, scope, "the WHERE condition")
+        items: list[OutputItem] = []
+        for item in stmt.select:
+            items.extend(self._select_item(item, scope, sides, allow_aggregates=False))
+        self.relations[stmt.name.text] = View(
+            stmt.name.text, inp, where, tuple(self._unique(items)), stmt.span, stmt.name.span
         )
 
     def _room_for(

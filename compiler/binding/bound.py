@@ -105,6 +105,8 @@ class Join:
     span: Span
     name_span: Span
     how_span: Span
+    # ``WHERE cond``: a filter of the join's output, over its output sides' columns
+    where: exp.Expression | None = None
 
     @property
     def columns(self) -> tuple[Column, ...]:
@@ -182,7 +184,29 @@ class Union:
         return tuple((str(i), r) for i, r in enumerate(self.relations))
 
 
-Relation: TypeAlias = Stream | Join | Aggregate | Dedup | Union
+@dataclass(frozen=True, slots=True)
+class View:
+    """``view NAME = SELECT ... FROM REL [WHERE cond]``: a stateless filter (``where``)
+    and projection (``output``) of one relation."""
+
+    name: str
+    input: Input
+    where: exp.Expression | None
+    output: tuple[OutputItem, ...]
+    span: Span
+    name_span: Span
+
+    @property
+    def columns(self) -> tuple[Column, ...]:
+        return tuple(o.column for o in self.output)
+
+    @property
+    def inputs(self) -> tuple[tuple[str, str], ...]:
+        """(input name, the relation it reads), as the plan's ``ViewNode.inputs``."""
+        return (("input", self.input.relation),)
+
+
+Relation: TypeAlias = Stream | Join | Aggregate | Dedup | Union | View
 
 
 @dataclass(frozen=True, slots=True)
@@ -256,6 +280,17 @@ def pretty(spec: BoundSpec) -> str:
                 f"{rel.how} {rel.right.relation} AS {rel.right.alias}"
             )
             lines.append(f"  on {sql(rel.condition)}")
+            if rel.where is not None:
+                lines.append(f"  where {sql(rel.where)}")
+            for item in rel.output:
+                lines.append(
+                    f"  -> {item.name} {item.type}"
+                    f"{' (event time)' if item.event_time else ''} = {sql(item.expr)}"
+                )
+        elif isinstance(rel, View):
+            lines.append(f"view {rel.name} = {rel.input.relation} AS {rel.input.alias}")
+            if rel.where is not None:
+                lines.append(f"  where {sql(rel.where)}")
             for item in rel.output:
                 lines.append(
                     f"  -> {item.name} {item.type}"

@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 
 from ..diagnostics.diagnostics import Diagnostic
-from ..planning.plan import DedupNode, OperatorNode, Plan, StreamNode, UnionNode
+from ..planning.plan import DedupNode, JoinNode, Plan, PlanNode, StreamNode, UnionNode, ViewNode
 from ..vocabulary.source import Span
 
 # SessionCatalog.validateName: a table's name in Spark's session catalog, checked on Spark
@@ -52,10 +52,6 @@ def job_warnings(plan: Plan) -> list[Diagnostic]:
     return out
 
 
-def _name_span(node: OperatorNode | UnionNode) -> Span:
-    return node.name_span if isinstance(node, DedupNode | UnionNode) else node.analysis.name_span
-
-
 def pipeline_refusals(plan: Plan) -> list[Diagnostic]:
     """E032 for each part of the spec that a Spark Declarative Pipeline cannot express."""
     out: list[Diagnostic] = []
@@ -74,11 +70,7 @@ def pipeline_refusals(plan: Plan) -> list[Diagnostic]:
             )
         )
     for node in plan.nodes:
-        span = (
-            node.name_span
-            if isinstance(node, StreamNode | DedupNode | UnionNode)
-            else node.analysis.name_span
-        )
+        span = _name_span(node)
         if not TABLE_NAME.fullmatch(node.name):
             out.append(
                 Diagnostic(
@@ -111,6 +103,19 @@ def pipeline_refusals(plan: Plan) -> list[Diagnostic]:
                     "no `from` clause",
                     "add e.g. `from json (path = '...')` or `from kafka (topic = '...', "
                     "bootstrap_servers = '...')`",
+                )
+            )
+    for node in plan.nodes:  # issue 37: the pipeline target does not write these yet
+        where = node.where if isinstance(node, JoinNode) else None
+        if isinstance(node, ViewNode) or where is not None:
+            what = "view" if isinstance(node, ViewNode) else "join's WHERE"
+            out.append(
+                Diagnostic(
+                    "E032",
+                    f"`{node.name}`: sjoin's pipeline target does not write a {what} yet",
+                    _name_span(node),
+                    f"a {what}",
+                    "compile it with `--target pyspark`",
                 )
             )
     for agg in plan.aggregates:
@@ -178,3 +183,10 @@ def pipeline_refusals(plan: Plan) -> list[Diagnostic]:
             )
         )
     return out
+
+
+def _name_span(node: PlanNode) -> Span:
+    """Where a relation's name is written in the spec."""
+    if isinstance(node, StreamNode | ViewNode | DedupNode | UnionNode):
+        return node.name_span
+    return node.analysis.name_span

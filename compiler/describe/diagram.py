@@ -21,6 +21,7 @@ from ..planning.plan import (
     Side,
     StreamNode,
     UnionNode,
+    ViewNode,
 )
 from ..vocabulary.sql import written_sql
 from ..vocabulary.types import format_ms
@@ -136,6 +137,11 @@ def _(node: UnionNode, nid: str, plan: Plan) -> str:
     return f"    {nid}[{_label(node.name, 'UNION ALL', time)}]"
 
 
+@_shape.register
+def _(node: ViewNode, nid: str, plan: Plan) -> str:
+    return f"    {nid}[{_label(node.name, 'view, stateless')}]"
+
+
 @singledispatch
 def _edges(node: PlanNode, ids: dict[str, str], verdicts: dict[str, Check]) -> list[str]:
     """The edges into the node from its inputs (a stream has none)."""
@@ -176,6 +182,15 @@ def _(node: UnionNode, ids: dict[str, str], verdicts: dict[str, Check]) -> list[
         f"    {ids[relation]} -- {_label(f'input {int(port) + 1}')} --> {ids[node.name]}"
         for port, relation in node.inputs
     ]
+
+
+@_edges.register
+def _(node: ViewNode, ids: dict[str, str], verdicts: dict[str, Check]) -> list[str]:
+    text = [*_mark_text(node.input_watermark)]
+    if node.where is not None:
+        text.append(f"where {written_sql(node.where)}")
+    label = f" -- {_label(*text)} --> " if text else " --> "
+    return [f"    {ids[node.input]}{label}{ids[node.name]}"]
 
 
 def mermaid(plan: Plan) -> str:

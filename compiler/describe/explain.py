@@ -22,6 +22,7 @@ from ..planning.plan import (
     StateRule,
     StreamNode,
     UnionNode,
+    ViewNode,
 )
 from ..vocabulary.expr import strip_parens
 from ..vocabulary.model import WatermarkChoice, WatermarkUse
@@ -170,6 +171,25 @@ def join_json(node: JoinNode) -> dict[str, Any]:
             for o in node.output
         ],
         "notes": list(node.notes),
+    } | (_where_json(node) if node.where is not None else {})
+
+
+def _where_json(node: JoinNode) -> dict[str, Any]:
+    """A join's WHERE in its plan JSON (only a join with one has these keys)."""
+    eliminated = node.where_eliminated
+    return {
+        "where": {
+            "condition": _sql(node.where),
+            "pushed": [{"side": side, "conjunct": _sql(p)} for side, p in node.where_pushed],
+            "above_join": _sql(node.where_filter),
+            "eliminate_outer_join": None
+            if eliminated is None
+            else {
+                "from": eliminated[0],
+                "to": eliminated[1],
+                "conjuncts": [_sql(p) for p in eliminated[2]],
+            },
+        }
     }
 
 
@@ -212,6 +232,32 @@ def union_watermark_nodes(plan: Plan, node: UnionNode) -> list[tuple[int, str, s
         if isinstance(source, StreamNode) and source.watermark_column is not None:
             found.append((i, relation, source.watermark_column, source.delay_ms or 0))
     return found
+
+
+def where_text(node: JoinNode) -> list[str]:
+    """A join's WHERE in `sjoin plan`: Spark's EliminateOuterJoin in words, where each
+    conjunct runs."""
+    if node.where is None:
+        return []
+    lines = [f"  where            {_sql(node.where)}"]
+    eliminated = node.where_eliminated
+    if eliminated is not None:
+        before, after, parts = eliminated
+        said = " AND ".join(f"`{_sql(p)}`" for p in parts)
+        lines.append(
+            f"  outer join       EliminateOuterJoin: {said} drops every null-padded row, so "
+            f"Spark runs this {before.replace('_', ' ').upper()} join as "
+            f"{after.replace('_', ' ').upper()}: it stores, evicts and emits as "
+            f"{after.replace('_', ' ').upper()}"
+        )
+    for side, part in node.where_pushed:
+        lines.append(f"  where pushed     {_sql(part)} (into the {side} side, below the join)")
+    if node.where_filter is not None:
+        lines.append(
+            f"  where above      {_sql(node.where_filter)} (a filter of the join's output "
+            "rows, null-padded ones included)"
+        )
+    return lines
 
 
 def plan_json(plan: Plan, diagnostics: list[dict[str, Any]]) -> dict[str, Any]:
@@ -283,7 +329,70 @@ def _plan_json(plan: Plan, diagnostics: list[dict[str, Any]]) -> dict[str, Any]:
         ],
         "checks": [{"name": c.name, "verdict": c.verdict, "detail": c.detail} for c in plan.checks],
         "diagnostics": diagnostics,
+    } | ({"views": [view_json(v) for v in plan.views]} if plan.views else {})
+
+
+def view_json(node: ViewNode) -> dict[str, Any]:
+    """A view's plan JSON (only a plan with views has the ``views`` key)."""
+    mark = node.input_watermark
+    return {
+        "name": node.name,
+        "input": node.input,
+        "alias": node.alias,
+        "where": _sql(node.where),
+        "filters_below_watermark": [_sql(p) for p in node.filters_below_watermark],
+        "filters_above_watermark": [_sql(p) for p in node.filters_above_watermark],
+        "not_null_below_watermark": list(node.not_null_below_watermark),
+        "input_watermark": None
+        if mark is None
+        else {"column": mark.column, "delay_ms": mark.delay_ms},
+        "output": [
+            {"name": o.name, "expr": _sql(o.expr), "type": str(o.type), "event_time": o.event_time}
+            for o in node.output
+        ],
     }
+
+
+def _view_text(plan: Plan, node: ViewNode) -> list[str]:
+    """A view in `sjoin plan`: its filters, where each runs against its input's watermark
+    node, and its output columns."""
+    lines = [f"view {node.name} = {node.input} AS {node.alias}  [stateless]"]
+    source = plan.node(node.input)
+    marked = node.input_watermark is not None or (
+        isinstance(source, StreamNode) and source.watermark_column is not None
+    )
+    filters = []
+    for part in node.filters_below_watermark:
+        where = (
+            f"pushed below {node.input}'s watermark node (PushPredicateThroughNonJoin): the "
+            "watermark sees only the rows it keeps"
+            if marked
+            else "before the projection"
+        )
+        filters.append(f"{_sql(part)} ({where})")
+    for name in node.not_null_below_watermark:
+        filters.append(
+            f"isnotnull({node.alias}.{name}) (inferred by Spark from a filter above the "
+            "watermark node, pushed below it)"
+        )
+    for part in node.filters_above_watermark:
+        filters.append(
+            f"{_sql(part)} (above {node.input}'s watermark node: it reads the watermarked "
+            "column or is not deterministic)"
+        )
+    lines.append(f"  filter           {'; '.join(filters) or '(none)'}")
+    if node.input_watermark is not None:
+        text = _input_watermark_text(plan, node.input, node.input_watermark)
+        lines.append(f"  input watermark  {text}")
+    output = ", ".join(
+        o.name + (" (event time)" if o.event_time else "")
+        if isinstance(o.expr, exp.Column) and o.expr.name == o.name
+        else f"{_sql(o.expr)} AS {o.name}" + (" (event time)" if o.event_time else "")
+        for o in node.output
+    )
+    lines.append(f"  output           {output}")
+    lines.append("  state            none: rows are filtered and projected, no row is late")
+    return lines
 
 
 def plan_text(plan: Plan) -> str:
@@ -306,6 +415,9 @@ def plan_text(plan: Plan) -> str:
         if isinstance(node, JoinNode):
             lines.append("")
             lines.extend(_join_text(plan, node))
+        elif isinstance(node, ViewNode):
+            lines.append("")
+            lines.extend(_view_text(plan, node))
         elif isinstance(node, AggregateNode):
             lines.append("")
             key = node.watermark_key or "none (no event-time grouping key)"
@@ -420,6 +532,7 @@ def _join_text(plan: Plan, node: JoinNode) -> list[str]:
             filters.append(f"{pre} (in the join; failing rows come out null-padded at once)")
         lines.append(f"  {side.name + ' filter':<16} {'; '.join(filters) or '(none)'}")
     lines.append(f"  post-join filter {_sql(node.post_join_filter) or '(none)'}")
+    lines.extend(where_text(node))
     for side in (node.left, node.right):
         rule = side.state
         if rule.eviction == "never":

@@ -143,6 +143,8 @@ class JoinDecl:
     select: tuple[SelectItem, ...] | None
     span: Span
     how_span: Span
+    # ``WHERE cond`` after ON: a filter of the join's output (docs/language.md)
+    where: exp.Expression | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -161,6 +163,18 @@ class UnionDecl:
 
     name: Ident
     inputs: tuple[Ident, ...]
+    span: Span
+
+
+@dataclass(frozen=True, slots=True)
+class ViewDecl:
+    """``view NAME = SELECT item, ... FROM REL [[AS] A] [WHERE cond]``: a stateless filter
+    and projection of one relation."""
+
+    name: Ident
+    select: tuple[SelectItem, ...]
+    input: RelRef
+    where: exp.Expression | None
     span: Span
 
 
@@ -185,7 +199,15 @@ class DedupDecl:
 
 
 Statement: TypeAlias = (
-    SparkDecl | SetDecl | StreamDecl | JoinDecl | AggregateDecl | UnionDecl | SinkDecl | DedupDecl
+    SparkDecl
+    | SetDecl
+    | StreamDecl
+    | JoinDecl
+    | AggregateDecl
+    | UnionDecl
+    | ViewDecl
+    | SinkDecl
+    | DedupDecl
 )
 
 

@@ -49,7 +49,7 @@ def reads(statement: ast.Statement) -> list[str]:
     """The relations ``statement`` reads."""
     if isinstance(statement, ast.JoinDecl):
         return [statement.left.name.text, statement.right.name.text]
-    if isinstance(statement, ast.AggregateDecl | ast.DedupDecl):
+    if isinstance(statement, ast.AggregateDecl | ast.DedupDecl | ast.ViewDecl):
         return [statement.input.name.text]
     if isinstance(statement, ast.UnionDecl):
         return [i.text for i in statement.inputs]
@@ -70,7 +70,7 @@ def _dropped_watermarks(statements: Sequence[ast.Statement]) -> set[Span]:
             (s.left, s.right)
             if isinstance(s, ast.JoinDecl)
             else (s.input,)
-            if isinstance(s, ast.AggregateDecl | ast.DedupDecl)
+            if isinstance(s, ast.AggregateDecl | ast.DedupDecl | ast.ViewDecl)
             else ()
         )
     ]

@@ -38,7 +38,7 @@ from collections.abc import Iterator
 
 from ..diagnostics.diagnostics import Diagnostics
 from ..vocabulary.source import Span
-from .ast import AggregateDecl, DedupDecl, JoinDecl, SpecFile, StreamDecl, UnionDecl
+from .ast import AggregateDecl, DedupDecl, JoinDecl, SpecFile, StreamDecl, UnionDecl, ViewDecl
 
 MAX_SPEC_CHARS = 1_000_000
 MAX_TOKENS = 50_000
@@ -144,7 +144,9 @@ def refuse_statements(spec: SpecFile, diags: Diagnostics) -> bool:
     """E031 at the first relation past ``MAX_RELATIONS``; whether there is one."""
     count = 0
     for stmt in spec.statements:
-        if isinstance(stmt, StreamDecl | JoinDecl | AggregateDecl | DedupDecl | UnionDecl):
+        if isinstance(
+            stmt, StreamDecl | JoinDecl | AggregateDecl | DedupDecl | UnionDecl | ViewDecl
+        ):
             count += 1
             if count > MAX_RELATIONS:
                 diags.add(

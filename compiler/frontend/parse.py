@@ -168,6 +168,8 @@ class ToAst(Transformer_NonRecursive[Token, Any]):
 
     rel_watermark = watermark_clause
     rel_duration = duration
+    view_watermark = watermark_clause
+    view_duration = duration
 
     @v_args(meta=True)
     def from_clause(self, meta: Meta, kids: list[Any]) -> ast.FormatDecl:
@@ -183,14 +185,34 @@ class ToAst(Transformer_NonRecursive[Token, Any]):
 
     @v_args(meta=True)
     def join_stmt(self, meta: Meta, kids: list[Any]) -> ast.JoinDecl:
-        name, left, (how, how_span), right, on, select = kids
+        name, left, (how, how_span), right, on, where, select = kids
         return ast.JoinDecl(
-            name, left, how, right, on, select, self._span(meta), how_span or Span.of(meta)
+            name,
+            left,
+            how,
+            right,
+            on,
+            select,
+            self._span(meta),
+            how_span or Span.of(meta),
+            where,
         )
+
+    def where_clause(self, kids: list[Any]) -> exp.Expression:
+        return kids[0]  # type: ignore[no-any-return]
+
+    view_where = where_clause
+
+    @v_args(meta=True)
+    def view_stmt(self, meta: Meta, kids: list[Any]) -> ast.ViewDecl:
+        name, select, source, where = kids
+        return ast.ViewDecl(name, select, source, where, self._span(meta))
 
     @v_args(meta=True)
     def rel_ref(self, meta: Meta, kids: list[Any]) -> ast.RelRef:
         return ast.RelRef(kids[0], kids[1], self._span(meta), kids[2])
+
+    view_ref = rel_ref
 
     def _join_type(how: str) -> Any:  # type: ignore[misc]
         @v_args(meta=True)
@@ -603,7 +625,7 @@ def _as_value(node: Any) -> ast.Value:
 _MISSPELT_START = re.compile(r"^([A-Za-z]{3,10})[ \t]+(?:\w+|`[^`\n]*`)", re.MULTILINE)
 # the name a statement declares: `stream NAME`, `join NAME =`, ..., or a misspelt keyword's
 _DECLARED = re.compile(r"\s*([A-Za-z]+)[ \t]+(\w+|`[^`\n]*`)")
-_DECLARING = ("stream", "join", "aggregate", "dedup", "union")
+_DECLARING = ("stream", "join", "aggregate", "dedup", "union", "view")
 
 
 def _near_keyword(word: str, words: tuple[str, ...] = (*_DECLARING, "sink")) -> bool:
@@ -614,7 +636,7 @@ def _near_keyword(word: str, words: tuple[str, ...] = (*_DECLARING, "sink")) -> 
 
 _STATEMENT_START = re.compile(
     r"^[ \t]*(?:(?:spark|set|stream|sink)\b"
-    r"|(?:join|aggregate|dedup|union)[ \t]+(?:\w+|`[^`\n]*`)[ \t]*=)",
+    r"|(?:join|aggregate|dedup|union|view)[ \t]+(?:\w+|`[^`\n]*`)[ \t]*=)",
     re.IGNORECASE | re.MULTILINE,
 )
 
@@ -755,9 +777,13 @@ CROSS_JOIN = (
     "between the sides (its state is kept per key); join on a key with `ON a.k = b.k`"
 )
 WHERE_HELP = (
-    "sjoin has no WHERE. In an INNER join a condition in ON gives what WHERE would; in an "
-    "outer join it does not: a row of the preserved side that fails an ON condition still "
-    "comes out, null-padded, where WHERE would drop it (see docs/language.md)"
+    "WHERE is written after a join's ON condition (before its SELECT), or in a view: "
+    "`view v = SELECT ... FROM a WHERE ...` filters any relation, an aggregate's input too "
+    "(see docs/language.md)"
+)
+ON_BEFORE_WHERE = (
+    "a join's condition is written in ON: `a AS x INNER JOIN b AS y ON x.k = y.k`; a WHERE "
+    "(a filter of the join's output) may follow the ON condition (see docs/language.md)"
 )
 BARE_OUTER = "`OUTER` needs `LEFT`, `RIGHT` or `FULL` before it: `a LEFT OUTER JOIN b`"
 SEMICOLON_HELP = (
@@ -771,7 +797,7 @@ _KEYWORDS = (
     "AGGREGATE", "AND", "ANTI", "AS", "BETWEEN", "BY", "CASE", "CAST", "CHECKPOINT", "DELAY",
     "ELSE", "END", "FROM", "FULL", "GROUP", "INNER", "INTERVAL", "JOIN", "LEFT", "LIKE",
     "NOT", "NULL", "OUTER", "OUTPUT", "RIGHT", "SELECT", "SEMI", "SINK", "SPARK", "STREAM",
-    "THEN", "UNION", "WATERMARK", "WHEN",
+    "THEN", "UNION", "VIEW", "WATERMARK", "WHEN", "WHERE",
 )  # fmt: skip
 _FLINK_WATERMARK = re.compile(r"\bWATERMARK\s+FOR\s*$", re.IGNORECASE)
 _SQL_JOIN = re.compile(
@@ -892,7 +918,7 @@ def _habit_hint(token: str, expected: set[str], chunk: str, at: int) -> str | No
 
 def _hint_for(token: str, expected: set[str]) -> str | None:
     if token.lower() in ("where",):
-        return WHERE_HELP
+        return ON_BEFORE_WHERE if "ON" in expected else WHERE_HELP
     if token.upper() == "OUTER":
         return BARE_OUTER
     if token.upper() == "CROSS":
@@ -1151,7 +1177,7 @@ def _check_join_word_aliases(spec: ast.SpecFile, text: str, diags: Diagnostics) 
             (stmt.left, stmt.right)
             if isinstance(stmt, ast.JoinDecl)
             else (stmt.input,)
-            if isinstance(stmt, ast.AggregateDecl | ast.DedupDecl)
+            if isinstance(stmt, ast.AggregateDecl | ast.DedupDecl | ast.ViewDecl)
             else ()
         )
         for ref in refs:

@@ -231,6 +231,8 @@ def statement(stmt: ast.Statement) -> str:
             f"join {name(stmt.name.text)} = {_rel(stmt.left)} {keyword} JOIN "
             f"{_rel(stmt.right)}\n    ON  {_condition(stmt.on)}"
         )
+        if stmt.where is not None:
+            text += f"\n    WHERE {_condition(stmt.where)}"
         if stmt.select is not None:
             text += f"\n    SELECT {_items(stmt.select)}"
         return text
@@ -250,6 +252,14 @@ def statement(stmt: ast.Statement) -> str:
     if isinstance(stmt, ast.UnionDecl):
         inputs = " UNION ALL ".join(name(i.text) for i in stmt.inputs)
         return f"union {name(stmt.name.text)} = {inputs}"
+    if isinstance(stmt, ast.ViewDecl):
+        text = (
+            f"view {name(stmt.name.text)} =\n    SELECT {_items(stmt.select)}\n"
+            f"    FROM {_rel(stmt.input)}"
+        )
+        if stmt.where is not None:
+            text += f"\n    WHERE {_condition(stmt.where)}"
+        return text
     if isinstance(stmt, ast.SinkDecl):
         text = f"sink {name(stmt.relation.text)} to {_format(stmt.target)}"
         if stmt.checkpoint is not None:

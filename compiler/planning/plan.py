@@ -250,6 +250,15 @@ class JoinNode:
     notes: tuple[str, ...] = ()
     key_types: tuple[str, ...] = ()  # the state's key schema: one SQL type per key pair
     null_safe_keys: tuple[NullSafeKey, ...] = ()  # the <=> keys among ``keys``
+    # ``WHERE`` (compiler/planning/where.py): the whole condition as written; the conjuncts Spark
+    # keeps in a Filter above the join (the engines drop the output rows, null-padded ones
+    # included, that fail it); the conjuncts pushed into a side (also in that side's
+    # filters); and, when a conjunct rejects a side's null-padded rows, Spark's
+    # EliminateOuterJoin: (the type before, the type ``executed_as`` then is, the conjuncts)
+    where: exp.Expression | None = None
+    where_filter: exp.Expression | None = None
+    where_pushed: tuple[tuple[str, exp.Expression], ...] = ()
+    where_eliminated: tuple[JoinType, JoinType, tuple[exp.Expression, ...]] | None = None
 
     @property
     def kind(self) -> JoinKind:
@@ -461,6 +470,51 @@ class UnionNode:
 
 
 @dataclass(frozen=True, slots=True)
+class ViewNode:
+    """``view NAME = SELECT ... FROM REL [WHERE cond]``: Spark's Project over a Filter of one
+    relation, stateless (no state, no late rows, no watermark of its own).  Over a stream
+    with a watermark, Spark's PushPredicateThroughNonJoin moves the WHERE's deterministic
+    conjuncts that do not read the watermarked column below the stream's EventTimeWatermark
+    (its node sees only the rows they keep); the rest stay above it."""
+
+    name: str
+    input: str
+    alias: str
+    where: exp.Expression | None  # the whole WHERE, as written (bound)
+    output: tuple[OutputColumn, ...]
+    name_span: Span  # the view's name in its statement
+    filters_below_watermark: tuple[exp.Expression, ...] = ()
+    filters_above_watermark: tuple[exp.Expression, ...] = ()
+    # the isnotnull filters Spark's InferFiltersFromConstraints adds for the columns a
+    # conjunct above the node proves non-null, pushed below it (those not watermarked):
+    # ``amount > rand()`` stays above, ``isnotnull(amount)`` runs below (Spark 4.3.0)
+    not_null_below_watermark: tuple[str, ...] = ()
+    # a watermark defined on the input (it reads a join or aggregate): its node
+    input_watermark: InputWatermark | None = None
+
+    @property
+    def inputs(self) -> tuple[tuple[str, str], ...]:
+        """(input name, the relation it reads): its one ``input``."""
+        return (("input", self.input),)
+
+    @property
+    def layout(self) -> tuple[tuple[str, str], ...]:
+        """Its output rows' layout: (column name, canonical type name)."""
+        return tuple((o.name, o.type.name) for o in self.output)
+
+    @property
+    def input_watermarks(self) -> tuple[tuple[str, InputWatermark], ...]:
+        """The watermark node the plan puts on its input when that input reads another
+        operator (``InputWatermark``), by input name (``inputs``)."""
+        return () if self.input_watermark is None else (("input", self.input_watermark),)
+
+    @property
+    def filters(self) -> tuple[exp.Expression, ...]:
+        """Its WHERE's conjuncts, those below its input's watermark node first."""
+        return (*self.filters_below_watermark, *self.filters_above_watermark)
+
+
+@dataclass(frozen=True, slots=True)
 class SinkNode:
     relation: str
     target: Format
@@ -480,7 +534,7 @@ class Check:
     relations: tuple[str, ...] = ()
 
 
-PlanNode: TypeAlias = StreamNode | JoinNode | AggregateNode | DedupNode | UnionNode
+PlanNode: TypeAlias = StreamNode | JoinNode | AggregateNode | DedupNode | UnionNode | ViewNode
 OperatorNode: TypeAlias = JoinNode | AggregateNode | DedupNode  # a stateful operator
 OPERATOR_KINDS = (JoinNode, AggregateNode, DedupNode)  # isinstance's form of OperatorNode
 
@@ -528,6 +582,10 @@ class Plan:
     @property
     def unions(self) -> tuple[UnionNode, ...]:
         return tuple(n for n in self.nodes if isinstance(n, UnionNode))
+
+    @property
+    def views(self) -> tuple[ViewNode, ...]:
+        return tuple(n for n in self.nodes if isinstance(n, ViewNode))
 
     @property
     def operators(self) -> tuple[OperatorNode, ...]:

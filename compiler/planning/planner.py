@@ -13,7 +13,7 @@ from typing import Literal
 
 from sqlglot import exp
 
-from ..binding.bound import Aggregate, BoundSpec, Dedup, Input, Join, Stream, Union
+from ..binding.bound import Aggregate, BoundSpec, Dedup, Input, Join, Stream, Union, View
 from ..diagnostics.diagnostics import Diagnostics
 from ..frontend.limits import MAX_SUBSTITUTIONS
 from ..vocabulary import annotate
@@ -56,10 +56,19 @@ from .plan import (
     StateRule,
     StreamNode,
     UnionNode,
+    ViewNode,
     WindowColumn,
 )
-from .split import ConditionSplit, conjoin, not_null_columns, sides, split_condition
+from .split import (
+    ConditionSplit,
+    conjoin,
+    is_deterministic,
+    not_null_columns,
+    sides,
+    split_condition,
+)
 from .state import expand_between, legacy_terms, value_bounds
+from .where import eliminate_outer, place_where, rejected_sides
 
 Solved = tuple[list[Bound], list[exp.Expression]]  # a side's state bounds, unusable conjuncts
 LARGE_WATERMARK_MS = 10**12  # any W for which offsets are exact (truncation rounds down)
@@ -128,6 +137,8 @@ class Planner:
                 nodes.append(self.plan_dedup(rel, {n.name: n for n in nodes}))
             elif isinstance(rel, Union):
                 nodes.append(plan_union(rel, {n.name: n for n in nodes}))
+            elif isinstance(rel, View):
+                nodes.append(self.plan_view(rel))
             else:
                 nodes.append(self.plan_aggregate(rel, {n.name: n for n in nodes}))
         nodes = push_into_unions(nodes)
@@ -195,12 +206,14 @@ class Planner:
         return all(self._stateless(i.relation) for i in inputs)
 
     def _stateless(self, name: str) -> bool:
-        """Whether no join or aggregate lies below relation ``name``: a stream, or a union
-        of such relations (a union is stateless, so an operator over a union of streams is
-        the first stateful one, as over a stream)."""
+        """Whether no stateful operator lies below relation ``name``: a stream, or a union of
+        such relations, or a view (without a watermark of its own) over one.  Unions and views
+        are stateless, so an operator over them is the first stateful one, as over a stream."""
         rel = self.spec.relation(name)
         if isinstance(rel, Union):
             return all(self._stateless(r) for r in rel.relations)
+        if isinstance(rel, View) and rel.input.watermark is None:
+            return self._stateless(rel.input.relation)
         return isinstance(rel, Stream)
 
     def plan_join(self, j: Join) -> JoinNode:
@@ -219,12 +232,27 @@ class Planner:
         if windowed:
             kind = JOIN_KINDS[_eliminate_outer(kind.join_type, windowed)]
             executed = kind.executed_as
-        parts = expand_between(conjuncts(condition), spark.major)
+        where_parts = conjuncts(j.where) if j.where is not None else []
+        # the sides the join null-pads: those opposite a preserved side
+        nullable = {s for p in kind.preserved for s in ("left", "right") if s != p}
+        rejecting = [p for p in where_parts if rejected_sides(p) & nullable]
+        before_where = kind.join_type
+        converted = eliminate_outer(
+            kind.join_type, frozenset(s for p in rejecting for s in rejected_sides(p) & nullable)
+        )
+        if converted != kind.join_type and not kind.drops_matched:
+            kind = JOIN_KINDS[converted]
+            executed = kind.executed_as
+        placed = place_where(where_parts, executed)
+        parts = expand_between(conjuncts(condition) + placed.condition, spark.major)
         split = split_condition(parts, executed)
         residual = list(split.residual)
         key_index = _watermark_key_index(split.keys)
+        # the WHERE conjuncts the join's condition or the Filter above it read: their
+        # columns reach the join (Spark's ColumnPruning keeps them)
+        at_join = [*placed.condition, *placed.above]
         effective = {
-            side: self._event_time_columns(j, side, inp, windows, condition, output)
+            side: self._event_time_columns(j, side, inp, windows, condition, output, at_join)
             for side, inp in (("left", j.left), ("right", j.right))
         }
         has_wm = {side: bool(cols) for side, cols in effective.items()}
@@ -248,7 +276,10 @@ class Planner:
             window_of = {w.name: w.time_column for w in side_windows[side]}
             return _reads_column(names, wm_columns[side], window_of)
 
-        pushed = {"left": list(split.pushed_left), "right": list(split.pushed_right)}
+        pushed = {
+            "left": [*split.pushed_left, *placed.pushed["left"]],
+            "right": [*split.pushed_right, *placed.pushed["right"]],
+        }
         layers = {
             side: SideConstraints(
                 layers=(
@@ -283,15 +314,15 @@ class Planner:
             *split.both,
             *split.left_only,
             *split.right_only,
-            *split.pushed_left,
-            *split.pushed_right,
+            *pushed["left"],
+            *pushed["right"],
             *through["left"],
             *through["right"],
         ]:
             for col in not_null_columns(part):
                 side = annotate.side(col)
                 if (
-                    side in inferred
+                    (side in inferred or any(part is p for p in where_parts))
                     and col.name not in not_null[side]
                     and not col.name.startswith("_common_expr")
                 ):
@@ -343,7 +374,9 @@ class Planner:
                 not_null_above_watermark=tuple(
                     n for n in plain_not_null if at_watermark(side, {n})
                 ),
-                state_columns=self._state_columns(j, side, inp, split, output, side_windows[side]),
+                state_columns=self._state_columns(
+                    j, side, inp, split, output, side_windows[side], placed.above
+                ),
                 input_watermark=_input_watermark(inp),
             )
         late, late_reason = _may_emit_late_rows(
@@ -382,6 +415,16 @@ class Planner:
             notes=_notes(j),
             key_types=tuple(_key_type(a, b) for a, b in split.keys),
             null_safe_keys=tuple(NullSafeKey(a, b, i) for a, b, i in split.null_safe),
+            where=j.where,
+            where_filter=conjoin(placed.above),
+            where_pushed=tuple(
+                (side, p) for side in ("left", "right") for p in placed.pushed[side]
+            ),
+            where_eliminated=(
+                (before_where, kind.join_type, tuple(rejecting))
+                if kind.join_type != before_where
+                else None
+            ),
         )
         return node
 
@@ -404,6 +447,7 @@ class Planner:
         split: ConditionSplit,
         output: list[OutputColumn],
         side_windows: tuple[WindowColumn, ...],
+        above: Collection[exp.Expression] = (),
     ) -> tuple[Column, ...]:
         """The columns Spark stores per row of ``side``'s state: its ColumnPruning keeps the
         input columns that the keys, the conjuncts kept in the join (leftOnly, rightOnly,
@@ -413,6 +457,7 @@ class Planner:
         exprs: list[exp.Expression] = [k for pair in split.keys for k in pair]
         exprs += [*split.left_only, *split.right_only, *split.both]
         exprs += [o.expr for o in output if needed is None or o.name in needed]
+        exprs += above  # the WHERE's Filter above the join reads its columns from the rows
         used = {c.name for e in exprs for c in find_all(e, exp.Column) if annotate.side(c) == side}
         kept = [c for c in inp.columns if c.name in used]
         kept += [Column(w.name, t.WINDOW) for w in side_windows if w.name in used]
@@ -428,6 +473,7 @@ class Planner:
         windows: dict[tuple[str, str], WindowColumn],
         condition: exp.Expression,
         output: list[OutputColumn],
+        at_join: Collection[exp.Expression] = (),
     ) -> list[Column]:
         """The columns with watermark metadata that reach the join on ``side``, first first.
 
@@ -436,7 +482,12 @@ class Planner:
         column whose window the side projects loses its metadata to that window.
         """
         needed = self.required.get(j.name)
-        used = {c.name for c in find_all(condition, exp.Column) if annotate.side(c) == side}
+        used = {
+            c.name
+            for e in (condition, *at_join)
+            for c in find_all(e, exp.Column)
+            if annotate.side(c) == side
+        }
         for item in output:
             if needed is None or item.name in needed:
                 used |= {
@@ -518,6 +569,33 @@ class Planner:
             )
         return StateRule("never", reason=reason)
 
+    # ------------------------------------------------------------------ views
+    def plan_view(self, v: View) -> ViewNode:
+        """A view: its WHERE's conjuncts split at its input's watermark node as Spark's
+        PushPredicateThroughNonJoin splits a Filter above an EventTimeWatermark (the
+        deterministic ones that do not read the watermarked column go below it)."""
+        parts = conjuncts(v.where) if v.where is not None else []
+        marked = self._watermark_column(v.input)
+
+        def above(p: exp.Expression) -> bool:
+            return marked is not None and (marked in _column_names(p) or not is_deterministic(p))
+
+        not_null = [
+            col.name for p in parts if above(p) for col in not_null_columns(p) if col.name != marked
+        ]
+        return ViewNode(
+            name=v.name,
+            input=v.input.relation,
+            alias=v.input.alias,
+            where=v.where,
+            output=tuple(OutputColumn(o.name, o.expr, o.type, o.event_time) for o in v.output),
+            filters_below_watermark=tuple(p for p in parts if not above(p)),
+            filters_above_watermark=tuple(p for p in parts if above(p)),
+            not_null_below_watermark=tuple(dict.fromkeys(not_null)),
+            name_span=v.name_span,
+            input_watermark=_input_watermark(v.input),
+        )
+
     # ------------------------------------------------------------------ aggregates
     def plan_aggregate(self, a: Aggregate, planned: Mapping[str, PlanNode]) -> AggregateNode:
         source = planned.get(a.input.relation)
@@ -526,7 +604,9 @@ class Planner:
         # ``OutputColumn.event_time``), which Spark then does not see as event time
         plain = {
             o.name
-            for o in (source.output if isinstance(source, (JoinNode, AggregateNode)) else ())
+            for o in (
+                source.output if isinstance(source, (JoinNode, AggregateNode, ViewNode)) else ()
+            )
             if not o.event_time
         } | {
             c.name
@@ -729,6 +809,19 @@ def _mark_delay(
                 return mark.delay_ms
             node = planned.get(node.input)
             continue
+        if isinstance(node, UnionNode):  # its columns' metadata are its first input's
+            node = planned.get(node.relations[0])
+            continue
+        if isinstance(node, ViewNode):
+            mark = marks.get("input")
+            if mark is not None and mark.column == column:
+                return mark.delay_ms
+            out = next((o for o in node.output if o.name == column), None)
+            read = [] if out is None else exp_columns(out.expr)
+            if len(read) != 1:
+                return 0
+            column, node = read[0].name, planned.get(node.input)
+            continue
         # a join: the side that outputs the column
         out = next((o for o in node.output if o.name == column), None)
         cols = set() if out is None else {c.name for c in exp_columns(out.expr)}
@@ -930,6 +1023,7 @@ def required_outputs(spec: BoundSpec, root: str | None = None) -> dict[str, set[
             exprs = [rel.condition] + [
                 o.expr for o in rel.output if needed is None or o.name in needed
             ]
+            exprs += [] if rel.where is None else [rel.where]
             marked = [rel.left, rel.right]
         elif isinstance(rel, Aggregate):
             exprs = [*rel.group_by, *(o.expr for o in rel.output)]
@@ -947,6 +1041,10 @@ def required_outputs(spec: BoundSpec, root: str | None = None) -> dict[str, set[
             for read in rel.relations:
                 consumed.setdefault(read, set()).update(used)
             continue
+        elif isinstance(rel, View):
+            exprs = [o.expr for o in rel.output if needed is None or o.name in needed]
+            exprs += [] if rel.where is None else [rel.where]
+            marked = [rel.input]
         else:
             continue
         for inp in marked:

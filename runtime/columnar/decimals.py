@@ -20,7 +20,16 @@ from __future__ import annotations
 
 from sqlglot import exp
 
-from ...compiler.planning.plan import AggregateNode, DedupNode, JoinNode, OutputColumn, Plan
+from ...compiler.planning.plan import (
+    AggregateNode,
+    DedupNode,
+    JoinNode,
+    OutputColumn,
+    Plan,
+    StreamNode,
+    UnionNode,
+    ViewNode,
+)
 from ...compiler.vocabulary import annotate
 from ..engine.eval import decimal_arith_shape, decimal_shape, kind_of
 
@@ -188,16 +197,16 @@ def relation_unsupported(plan: Plan, relation: str) -> str | None:
     """Why the DECIMAL values of a relation (a stream, or a join's or aggregate's output,
     and the relations that feeds on) are not all at their columns' scales (None: they are):
     the first operator, in dependency order, with such an output."""
-    for node in plan.stateful_walk(relation):
-        if isinstance(node, DedupNode):  # passes its input's values on: judged there
-            continue
+    for node in plan.walk(relation):
+        if isinstance(node, StreamNode | DedupNode | UnionNode):
+            continue  # a stream's values are read at their scales; the others pass theirs on
         found = _outputs_unsupported(node)
         if found is not None:
             return f"`{node.name}`'s {found}"
     return None
 
 
-def decimal_unsupported(plan: Plan, node: JoinNode | AggregateNode) -> str | None:
+def decimal_unsupported(plan: Plan, node: JoinNode | AggregateNode | ViewNode) -> str | None:
     """Why an operator's DECIMAL values cannot be polars columns (None: they can): an output
     of its own, or of a relation it reads, whose values are not at its column's scale."""
     for _, source in node.inputs:
@@ -207,7 +216,7 @@ def decimal_unsupported(plan: Plan, node: JoinNode | AggregateNode) -> str | Non
     return _outputs_unsupported(node)
 
 
-def _outputs_unsupported(node: JoinNode | AggregateNode) -> str | None:
+def _outputs_unsupported(node: JoinNode | AggregateNode | ViewNode) -> str | None:
     for output in node.output:
         found = output_unsupported(output)
         if found is not None:

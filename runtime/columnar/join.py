@@ -283,6 +283,7 @@ class ColumnarJoinStorage:
         # an output row whose window time is NULL is dropped before it is projected (the
         # reference's ``_guarded``): the column of each time, or its getter
         self.window_times = [column_slot(g) or g for g in facts.window_times]
+        self.where_filter = facts.where_filter  # the WHERE's Filter above the join
         self.event_time = (_event_time(node.left, left_cols), _event_time(node.right, right_cols))
 
     # ---------------------------------------------------------------- expressions
@@ -308,7 +309,7 @@ class ColumnarJoinStorage:
             ]
         if fill:
             pairs = pairs.with_columns(fill)
-        if self.window_times and pairs.height:
+        if (self.window_times or self.where_filter is not None) and pairs.height:
             pairs = self._window_times_set(pairs)
         computed: dict[int, pl.Series] = {}
         if any(s is None for s, _, _ in self.outputs):
@@ -337,7 +338,8 @@ class ColumnarJoinStorage:
 
     def _window_times_set(self, pairs: pl.DataFrame) -> pl.DataFrame:
         """The pairs whose every output window time is not NULL (Spark's TimeWindowing
-        filter ``isnotnull(time)``, the reference's ``_guarded``)."""
+        filter ``isnotnull(time)``, the reference's ``_guarded``) and that pass the WHERE's
+        Filter above the join."""
         keep: pl.Expr | None = None
         getters: list[Getter] = []
         for time in self.window_times:
@@ -348,11 +350,13 @@ class ColumnarJoinStorage:
                 getters.append(time)
         if keep is not None:
             pairs = pairs.filter(keep)
-        if getters and pairs.height:
+        where = self.where_filter
+        if (getters or where is not None) and pairs.height:
             lrows = self._rows(pairs, "L", len(self.left_cols))
             rrows = self._rows(pairs, "R", len(self.right_cols))
             flags = [
-                all(g(a, b) is not None for g in getters) for a, b in zip(lrows, rrows, strict=True)
+                all(g(a, b) is not None for g in getters) and (where is None or where(a, b) is True)
+                for a, b in zip(lrows, rrows, strict=True)
             ]
             pairs = pairs.filter(pl.Series(flags, dtype=pl.Boolean))
         return pairs

@@ -108,6 +108,9 @@ class JoinFacts:
                 tr.upper_us,
             )
         self.window_times = [compile_expr(e, self.both, ansi=ansi) for e in node.window_times]
+        # the WHERE conjuncts Spark keeps in a Filter above the join: an output row (a
+        # null-padded one too) that fails them is dropped before it is projected
+        self.where_filter = _compiled(node.where_filter, self.both, ansi)
 
 
 def _compiled(node: exp.Expression | None, layout: Layout, ansi: bool) -> Getter | None:

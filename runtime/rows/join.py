@@ -253,8 +253,10 @@ class RowJoinStorage:
         project = _projection([o.expr for o in node.output], facts.both, ansi)
         # an output row whose window time is NULL (e.g. null-padded) is dropped (the plan's
         # window_times: Spark's TimeWindowing filter)
-        self.guarded = bool(facts.window_times)
-        self.project_pair = _guarded(project, facts.window_times) if self.guarded else project
+        self.guarded = bool(facts.window_times) or facts.where_filter is not None
+        self.project_pair = (
+            _guarded(project, facts.window_times, facts.where_filter) if self.guarded else project
+        )
         self.event_time = (_event_time(node.left, left_cols), _event_time(node.right, right_cols))
         n_keys = len(node.keys)
         self.sides = (
@@ -647,9 +649,16 @@ def _projection(
     return project
 
 
-def _guarded(project: Callable[[Row, Row], Row], times: list[Getter]) -> Callable[[Row, Row], Any]:
+def _guarded(
+    project: Callable[[Row, Row], Row], times: list[Getter], where: Getter | None = None
+) -> Callable[[Row, Row], Any]:
+    """``project``, or None for a pair that an output window time is NULL for, or that
+    fails the WHERE's Filter above the join."""
+
     def guarded(a: Row, b: Row) -> Row | None:
         if any(time(a, b) is None for time in times):
+            return None
+        if where is not None and where(a, b) is not True:
             return None
         return project(a, b)
 

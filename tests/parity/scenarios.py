@@ -925,6 +925,36 @@ aggregate counts = both AS B
     ],
 )
 
+# ------------------------------------------------------------------ WHERE and views (issue 37)
+# a WHERE on the null-padded side: EliminateOuterJoin runs the LEFT OUTER join as INNER, so
+# left rows whose match fails it, or that never match, never come out null-padded
+add(
+    "where_left_outer_to_inner",
+    join_spec("LEFT OUTER", RANGE + " WHERE R.v <> 'd'"),
+    advancing({"l": [row(3, 100, "n")], "r": [row(3, 101, "d")]}),
+)
+# a WHERE on the preserved side, pushed into it below its watermark node: the row it drops
+# (far in the future) never moves the watermark, so the next batch's rows are on time
+WHERE_BELOW = [
+    {"l": [row(1, 100, "a"), row(2, 500, "b")], "r": [row(1, 101, "c")]},
+    {"l": [row(3, 120, "e")], "r": [row(3, 121, "f"), row(2, 500, "g")]},
+    {"l": [row(5, 200, "h")], "r": [row(5, 200, "i")]},
+]
+add(
+    "where_pushed_below_the_watermark",
+    join_spec("LEFT OUTER", RANGE + " WHERE L.v <> 'b'"),
+    WHERE_BELOW,
+)
+# a view before the join: its WHERE runs below the stream's watermark node too
+add(
+    "view_before_a_join",
+    "spark 4.3\n"
+    + streams()
+    + "view lv = SELECT L.k, L.t, upper(L.v) AS v FROM l AS L WHERE L.v <> 'b'\n"
+    + f"join j = lv AS L LEFT OUTER JOIN r AS R ON {RANGE}\n  {LR}\n",
+    WHERE_BELOW,
+)
+
 # ------------------------------------------------------------------ the examples
 
 

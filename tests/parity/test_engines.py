@@ -33,6 +33,8 @@ from sjoin.runtime import RunError, run, run_to_files
 from sjoin.runtime.columnar.aggregate import ColumnarAggregate
 from sjoin.runtime.columnar.dedup import ColumnarDedup
 from sjoin.runtime.columnar.join import ColumnarJoin
+from sjoin.runtime.columnar.view import ColumnarView
+from sjoin.runtime.engine.view import ViewOperator
 from sjoin.runtime.query import ColumnarEngine
 from sjoin.runtime.rows.aggregate import AggregateOperator
 from sjoin.runtime.rows.dedup import DedupOperator
@@ -97,9 +99,9 @@ def assert_runs_columnar(plan: Plan, relation: str | None, fallbacks: dict[str, 
     for query in engine.queries:
         for name, op in query.operators.items():
             expected = (
-                (JoinOperator, AggregateOperator, DedupOperator)
+                (JoinOperator, AggregateOperator, DedupOperator, ViewOperator)
                 if name in fallbacks
-                else (ColumnarJoin, ColumnarAggregate, ColumnarDedup)
+                else (ColumnarJoin, ColumnarAggregate, ColumnarDedup, ColumnarView)
             )
             assert isinstance(op, expected), (name, type(op).__name__)
 

@@ -1,0 +1,95 @@
+"""A view on rows: Spark's Filter and Project of one relation, stateless.
+
+Its WHERE's conjuncts run in the plan's order: those below the input's watermark node
+(``ViewNode.filters_below_watermark``), the node's observation, those above it; then each
+output expression per kept row.  No state, no late rows, no metrics of its own: the
+watermark it passes on is its input's (a stateless node of Spark's
+``PropagateWatermarkSimulator``: the minimum of its inputs).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from ...compiler.planning.plan import ViewNode
+from .batches import Batch, Rows
+from .eval import Getter, Layout, compile_expr
+from .late import Dropped
+from .watermark import WatermarkNode
+
+Row = tuple[Any, ...]
+
+
+@dataclass(slots=True)
+class ViewMetrics:
+    """A view keeps no state: every count is 0 (``Operator.step`` returns metrics)."""
+
+    num_rows_total: int = 0
+    num_rows_updated: int = 0
+    num_rows_removed: int = 0
+    num_rows_dropped_by_watermark: int = 0
+
+
+def view_layout(columns: Sequence[tuple[str, str]]) -> Layout:
+    """The layout the view's expressions read: its input's columns, as input ``input``."""
+    return Layout.of(("input", list(columns)))
+
+
+def _true_of(f: Getter) -> Callable[[Row], bool]:
+    return lambda row: f(row, None) is True
+
+
+def _not_null_at(i: int) -> Callable[[Row], bool]:
+    return lambda row: row[i] is not None
+
+
+class ViewOperator:
+    """One ``view`` of the plan, run batch after batch on rows (``operators.Operator``)."""
+
+    def __init__(self, node: ViewNode, columns: Sequence[tuple[str, str]], ansi: bool) -> None:
+        self.node = node
+        layout = view_layout(columns)
+        index = {name: i for i, (name, _) in enumerate(columns)}
+        self.below = [
+            *(_true_of(compile_expr(p, layout, ansi=ansi)) for p in node.filters_below_watermark),
+            *(_not_null_at(index[n]) for n in node.not_null_below_watermark),
+        ]
+        self.above = [
+            _true_of(compile_expr(p, layout, ansi=ansi)) for p in node.filters_above_watermark
+        ]
+        self.outputs = [compile_expr(o.expr, layout, ansi=ansi) for o in node.output]
+        self.late_rows: list[Dropped] | None = None
+
+    def step(
+        self,
+        inputs: Sequence[Batch],
+        watermarks: Sequence[WatermarkNode | None],
+        late_ms: int | None,
+        evict_ms: int | None,
+    ) -> tuple[Batch, ViewMetrics]:
+        """``Operator.step``: the input's rows filtered below its watermark node, observed by
+        it, filtered above it, and projected."""
+        (batch,), (mark,) = inputs, watermarks
+        rows: Sequence[Row] = batch.to_rows()
+        for test in self.below:
+            rows = [r for r in rows if test(r)]
+        if mark is not None:
+            mark.observe(rows)
+        for test in self.above:
+            rows = [r for r in rows if test(r)]
+        outputs = self.outputs
+        return Rows([tuple(g(r, None) for g in outputs) for r in rows]), ViewMetrics()
+
+    def has_state_predicate(self) -> bool:
+        return False
+
+    def state_watermark(self, input_ms: int) -> int:
+        return input_ms
+
+    def snapshot(self) -> dict[str, Any]:
+        return {}
+
+    def restore(self, data: dict[str, Any]) -> None:
+        """A view has no state to restore."""
