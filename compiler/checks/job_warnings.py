@@ -9,12 +9,19 @@ from __future__ import annotations
 import re
 
 from ..diagnostics.diagnostics import Diagnostic
-from ..planning.plan import Plan, StreamNode
+from ..planning.plan import Plan, PlanNode, StaticJoinNode, StreamNode, TableNode
 from ..vocabulary.source import Span
 
 # SessionCatalog.validateName: a table's name in Spark's session catalog, checked on Spark
 # 4.3.0 (`my.s one` fails with INVALID_SCHEMA_OR_RELATION_NAME when the pipeline runs)
 TABLE_NAME = re.compile(r"[A-Za-z0-9_]+")
+
+
+def _name_span(node: PlanNode) -> Span:
+    """Where the spec names the relation."""
+    if isinstance(node, (StreamNode, TableNode, StaticJoinNode)):
+        return node.name_span
+    return node.analysis.name_span
 
 
 def job_warnings(plan: Plan) -> list[Diagnostic]:
@@ -44,7 +51,7 @@ def job_warnings(plan: Plan) -> list[Diagnostic]:
                 "W009",
                 f"`{root}` has no sink: the job's main() starts no query for it (build() "
                 "still returns it by name)",
-                head.analysis.name_span,
+                _name_span(head),
                 "no `sink` writes it",
                 f"add e.g. `sink {root} to parquet (path = 'out/{root}') checkpoint 'chk/{root}'`",
             )
@@ -70,7 +77,7 @@ def pipeline_refusals(plan: Plan) -> list[Diagnostic]:
             )
         )
     for node in plan.nodes:
-        span = node.name_span if isinstance(node, StreamNode) else node.analysis.name_span
+        span = _name_span(node)
         if not TABLE_NAME.fullmatch(node.name):
             out.append(
                 Diagnostic(
@@ -82,6 +89,17 @@ def pipeline_refusals(plan: Plan) -> list[Diagnostic]:
                     "rename it to letters, digits and `_`",
                 )
             )
+    for table in plan.tables:
+        out.append(
+            Diagnostic(
+                "E032",
+                f"`{table.name}` is a static table: sjoin does not yet write a pipeline's "
+                "stream-static join (a batch read of the table, without STREAM)",
+                table.name_span,
+                "a static table",
+                "use `--target pyspark`, whose job reads the table with spark.read",
+            )
+        )
     for stream in plan.streams:
         if stream.source is None:
             out.append(

@@ -163,7 +163,20 @@ class SinkDecl:
     span: Span
 
 
-Statement: TypeAlias = SparkDecl | SetDecl | StreamDecl | JoinDecl | AggregateDecl | SinkDecl
+@dataclass(frozen=True, slots=True)
+class TableDecl:
+    """``table NAME (col TYPE, ...) from FORMAT (...)``: a static table Spark reads in batch
+    (``spark.read``), one side of a stream-static join."""
+
+    name: Ident
+    columns: tuple[ColumnDecl, ...]
+    source: FormatDecl
+    span: Span
+
+
+Statement: TypeAlias = (
+    SparkDecl | SetDecl | StreamDecl | JoinDecl | AggregateDecl | SinkDecl | TableDecl
+)
 
 
 @dataclass(frozen=True, slots=True)

@@ -13,7 +13,7 @@ from typing import Literal
 
 from sqlglot import exp
 
-from ..binding.bound import Aggregate, BoundSpec, Input, Join, Stream
+from ..binding.bound import Aggregate, BoundSpec, Input, Join, Stream, Table
 from ..checks import hazards
 from ..diagnostics.diagnostics import Diagnostic, Diagnostics
 from ..frontend.limits import MAX_SUBSTITUTIONS
@@ -36,7 +36,7 @@ from ..vocabulary.model import (
 from ..vocabulary.settings import assumed_conf, job_conf, own_settings, semantic_conf, settings_of
 from ..vocabulary.sql import spark_sql as _sql
 from ..vocabulary.types import format_ms
-from . import graph
+from . import graph, tables
 from .analysis import analyse_aggregate, analyse_join
 from .infer import SideConstraints, TooManyConstraints, inferred_filters
 from .plan import (
@@ -51,7 +51,9 @@ from .plan import (
     Side,
     SinkNode,
     StateRule,
+    StaticJoinNode,
     StreamNode,
+    TableNode,
     WindowColumn,
 )
 from .split import ConditionSplit, conjoin, not_null_columns, sides, split_condition
@@ -118,6 +120,10 @@ class Planner:
                         rel.watermark.span if rel.watermark else None,
                     )
                 )
+            elif isinstance(rel, Table):
+                nodes.append(tables.plan_table(rel))
+            elif isinstance(rel, Join) and (side := tables.static_side(self.spec, rel)):
+                nodes.append(tables.plan_static_join(self.spec, rel, side, self.diags))
             elif isinstance(rel, Join):
                 nodes.append(self.plan_join(rel))
             else:
@@ -126,7 +132,7 @@ class Planner:
         modes: dict[str, OutputMode] = {
             n.name: n.mode if isinstance(n, AggregateNode) else "append"
             for n in nodes
-            if not isinstance(n, StreamNode)
+            if not isinstance(n, (StreamNode, TableNode))
         }
         sinks = tuple(
             SinkNode(s.relation, s.target, s.checkpoint, modes.get(s.relation, "append"))
@@ -164,7 +170,12 @@ class Planner:
         roots = set(plan.query_roots)
         out: list[Diagnostic] = []
         for rel in self.spec.relations:
-            if isinstance(rel, Stream) or rel.name in roots or rel.name == self.root:
+            if (
+                isinstance(rel, (Stream, Table))
+                or rel.name in roots
+                or rel.name == self.root
+                or (isinstance(rel, Join) and tables.static_side(self.spec, rel))
+            ):
                 continue
             needed = self.required.get(rel.name)
             if needed is None or needed >= {o.name for o in rel.output}:
@@ -173,7 +184,9 @@ class Planner:
             changed = [
                 j
                 for j in self.spec.relations
-                if isinstance(j, Join) and required.get(j.name) != self.required.get(j.name)
+                if isinstance(j, Join)
+                and required.get(j.name) != self.required.get(j.name)
+                and not tables.static_side(self.spec, j)
             ]
             saved, self.required = self.required, required
             try:
@@ -210,7 +223,20 @@ class Planner:
 
     # ------------------------------------------------------------------ joins
     def _is_first_stateful(self, inputs: list[Input]) -> bool:
-        return all(isinstance(self.spec.relation(i.relation), Stream) for i in inputs)
+        """No stateful operator below these inputs: each reads streams and tables, directly
+        or through stream-static joins (stateless)."""
+        pending, seen = [i.relation for i in inputs], set()
+        while pending:
+            name = pending.pop()
+            if name in seen:
+                continue
+            seen.add(name)
+            rel = self.spec.relation(name)
+            if isinstance(rel, Join) and tables.static_side(self.spec, rel):
+                pending.extend(r for _, r in rel.inputs)
+            elif not isinstance(rel, (Stream, Table)):
+                return False
+        return True
 
     def plan_join(self, j: Join) -> JoinNode:
         spark = self.spec.spark
@@ -534,7 +560,11 @@ class Planner:
         # ``OutputColumn.event_time``), which Spark then does not see as event time
         plain = {
             o.name
-            for o in (source.output if isinstance(source, (JoinNode, AggregateNode)) else ())
+            for o in (
+                source.output
+                if isinstance(source, (JoinNode, AggregateNode, StaticJoinNode))
+                else ()
+            )
             if not o.event_time
         }
         if a.input.watermark is not None:  # its node marks this column (bind.py)
@@ -694,7 +724,7 @@ def join_quirks(spark: SparkVersion) -> JoinQuirks:
 def query_roots(nodes: list[PlanNode], sinks: tuple[SinkNode, ...]) -> tuple[str, ...]:
     """The operators that head a streaming query: each sink's relation, then every join or
     aggregate that nothing consumes (shown whole when no sink names it)."""
-    operators = [n.name for n in nodes if not isinstance(n, StreamNode)]
+    operators = [n.name for n in nodes if not isinstance(n, (StreamNode, TableNode))]
     consumed = {relation for node in nodes for _, relation in node.inputs}
     roots = [s.relation for s in sinks if s.relation in operators]
     roots += [name for name in operators if name not in consumed and name not in roots]
@@ -703,7 +733,7 @@ def query_roots(nodes: list[PlanNode], sinks: tuple[SinkNode, ...]) -> tuple[str
 
 def _is_operator(spec: BoundSpec, name: str | None) -> bool:
     return name is not None and any(
-        r.name == name and not isinstance(r, Stream) for r in spec.relations
+        r.name == name and not isinstance(r, (Stream, Table)) for r in spec.relations
     )
 
 

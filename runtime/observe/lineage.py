@@ -345,6 +345,12 @@ def trace_run(
             f"trace {trace} is not a regular file ({_kind(mode)}): `why` reads a JSON-lines "
             "file, whose rows it names by line"
         )
+    if plan.static_joins:
+        raise UsageError(
+            "`why` does not yet follow rows through a stream-static join (`"
+            + "`, `".join(j.name for j in plan.static_joins)
+            + "`): run the spec with `sjoin run` to see its rows"
+        )
     schemas = schemas_of(plan)
     read = read_trace(trace, schemas, "skip", lines=True)
     log = Lineage()
