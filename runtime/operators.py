@@ -23,6 +23,7 @@ from ..compiler.planning.plan import (
     Plan,
     PlanNode,
     StreamNode,
+    TableNode,
     UnionNode,
     ViewNode,
 )
@@ -125,7 +126,7 @@ def typed_columns(plan: Plan, name: str) -> list[tuple[str, SqlType]]:
     """Relation ``name``'s columns with their SQL types (a DECIMAL's with its scale)."""
     node = plan.node(name)
     assert node is not None, name
-    if isinstance(node, StreamNode | UnionNode):
+    if isinstance(node, StreamNode | UnionNode | TableNode):
         return [(c.name, c.type) for c in node.columns]
     return [(o.name, o.type) for o in node.output]
 

@@ -25,7 +25,9 @@ from ..compiler.planning.plan import (
     JoinNode,
     Plan,
     PlanNode,
+    StaticJoinNode,
     StreamNode,
+    TableNode,
     UnionNode,
     ViewNode,
 )
@@ -53,6 +55,7 @@ from .operators import (
     make_operator,
     place,
 )
+from .static_join import StaticJoinOperator, TableVersions
 
 Row = tuple[Any, ...]
 # a view's link in the watermark rules: it is asked for no late-row or eviction watermark
@@ -96,14 +99,27 @@ def query_roots(plan: Plan, relation: str | None) -> list[str]:
     operators = [n.name for n in plan.operators]
     if relation is not None:
         node = plan.node(relation)
-        if node is None or isinstance(node, StreamNode):
-            what = "a stream" if node is not None else "not a relation of the spec"
+        if node is None or isinstance(node, (StreamNode, TableNode)):
+            what = (
+                "not a relation of the spec"
+                if node is None
+                else "a stream"
+                if isinstance(node, StreamNode)
+                else "a static table"
+            )
             raise UsageError(
                 f"cannot run `{relation}`: {what}; choose a join or aggregate: "
                 + (", ".join(operators) or "(the spec has none)")
             )
         return [relation]
     return list(plan.query_roots)
+
+
+# a stream-static join's link in the watermark propagation: it uses no watermark itself (no
+# late rows, no eviction: never asked) and hands on its input's
+_PASSES_ON = WatermarkUse(
+    WatermarkChoice("global", "this"), WatermarkChoice("global", "this"), "global"
+)
 
 
 class Query:
@@ -126,6 +142,11 @@ class Query:
         self.nodes = plan.closure(root)
         found = place(plan) if placements is None else placements
         self.streams = {n.name for n in self.nodes if isinstance(n, StreamNode)}
+        # the static tables it reads and their rows in this batch (``run_batch``), and its
+        # stream-static joins: stateless, run on rows by either engine (``static_join.py``)
+        self.tables = {n.name for n in self.nodes if isinstance(n, TableNode)}
+        self.table_rows: Mapping[str, Batch] = {}
+        self.static: dict[str, StaticJoinOperator] = {}
         self.operators: dict[str, Operator] = {}
         self.unions: dict[str, UnionOperator] = {}
         self.inputs: dict[str, tuple[tuple[str, str], ...]] = {}
@@ -133,7 +154,10 @@ class Query:
         links: list[OperatorLink] = []
         wm_nodes: list[WatermarkNode] = []
         for node in self.nodes:
-            if isinstance(node, StreamNode):
+            if isinstance(node, (StreamNode, TableNode)):
+                continue
+            if isinstance(node, StaticJoinNode):
+                links.append(self._static_link(node, wm_nodes))
                 continue
             if isinstance(node, UnionNode):
                 links.append(self._union_link(node, wm_nodes))
@@ -167,7 +191,9 @@ class Query:
         wm_nodes: list[WatermarkNode],
         mark: InputWatermark | None = None,
     ) -> OperatorInput:
-        if mark is not None and isinstance(source, (JoinNode, AggregateNode, DedupNode, ViewNode)):
+        if mark is not None and isinstance(
+            source, (JoinNode, AggregateNode, DedupNode, ViewNode, StaticJoinNode)
+        ):
             # the plan's watermark node on an operator's output (withWatermark on it): it
             # sees that output's rows and hands the operator the global watermark, as a
             # stream's node does (PropagateWatermarkSimulator: a node outputs the global)
@@ -176,6 +202,8 @@ class Query:
             wm_nodes.append(node)
             self.node_of_input[(consumer, side)] = node
             return OperatorInput(stream_has_watermark=True)
+        if isinstance(source, TableNode):
+            return OperatorInput(stream_has_watermark=False)
         if isinstance(source, StreamNode):
             if source.watermark_column is None or source.delay_ms is None:
                 return OperatorInput(stream_has_watermark=False)
@@ -198,6 +226,17 @@ class Query:
             for name, relation in node.inputs
         ]
         return OperatorLink(node.name, None, inputs, passes_through)
+
+    def _static_link(self, node: StaticJoinNode, wm_nodes: list[WatermarkNode]) -> OperatorLink:
+        """A stream-static join's operator, and its place in the watermark propagation: a
+        stateless node hands on the watermark of its inputs (the table's has none)."""
+        self.static[node.name] = StaticJoinOperator(node, self.plan.ansi)
+        self.inputs[node.name] = node.inputs
+        inputs = [
+            self._input(node.name, name, self.plan.node(relation), wm_nodes)
+            for name, relation in node.inputs
+        ]
+        return OperatorLink(node.name, _PASSES_ON, inputs, lambda input_ms: input_ms)
 
     def _report_order(self) -> list[str]:
         """Spark lists stateOperators in plan pre-order from the root, left before right."""
@@ -233,10 +272,16 @@ class Query:
         has_wm = self.tracker.enabled
         given = rows or {}
         produced: dict[str, Batch] = {s: given.get(s) or Rows([]) for s in self.streams}
+        produced.update((t, self.table_rows.get(t) or Rows([])) for t in self.tables)
         reports: dict[str, OperatorReport] = {}
         dropped: list[LateDrops] = []
         for node in self.nodes:
-            if isinstance(node, StreamNode):
+            if isinstance(node, (StreamNode, TableNode)):
+                continue
+            if isinstance(node, StaticJoinNode):
+                left, right = (produced[relation] for _, relation in node.inputs)
+                mark = self.node_of_input.get((node.name, node.stream.name))
+                produced[node.name] = self.static[node.name].step(left, right, mark)
                 continue
             if isinstance(node, UnionNode):
                 produced[node.name] = self._union(node, produced)
@@ -364,7 +409,7 @@ class Engine:
         owner: dict[str, str] = {}
         for root in roots:
             for node in self.plan.closure(root):
-                if not isinstance(node, StreamNode):
+                if not isinstance(node, (StreamNode, TableNode)):
                     owner.setdefault(node.name, root)
         for root in roots:
             owner[root] = root
@@ -397,10 +442,12 @@ class Engine:
         """Every executed micro-batch from the cursor on; the cursor moves past each batch
         before it is yielded, so a snapshot taken then resumes right after it."""
         c = self.cursor
+        tables = TableVersions(self.plan, trace)
         while c.trace_index < len(trace.batches):
             batch = trace.batches[c.trace_index]
             while c.query_index < len(self.queries):
                 query = self.queries[c.query_index]
+                query.table_rows = tables.at(c.trace_index)
                 if not c.data_done:
                     c.data_done = True
                     if query.reads(batch):

@@ -37,7 +37,14 @@ from .io.sinks import (
     StreamSink,
     path_sink,
 )
-from .io.trace import BadRowPolicy, Trace, bad_rows_policy, read_trace, schemas_of
+from .io.trace import (
+    BadRowPolicy,
+    Trace,
+    bad_rows_policy,
+    read_trace,
+    schemas_of,
+    table_schemas,
+)
 from .operators import ENGINES, EngineName, place
 from .query import BatchResult, Engine
 
@@ -320,7 +327,7 @@ class Runner:
                 from .columnar.trace import read_trace_columns as reader
             return reader(
                 trace,
-                schemas_of(plan),
+                {**schemas_of(plan), **table_schemas(plan)},
                 bad_rows,
                 digests=checkpoint is not None,
                 lines=late_rows,

@@ -33,7 +33,9 @@ from ..planning.plan import (
     Plan,
     PlanNode,
     Side,
+    StaticJoinNode,
     StreamNode,
+    TableNode,
     UnionNode,
     ViewNode,
 )
@@ -340,10 +342,57 @@ def _(node: ViewNode) -> list[str]:
     return lines
 
 
+@emit.register
+def _(node: TableNode) -> list[str]:
+    """A static table: ``spark.read`` of its source, or the DataFrame ``inputs`` gives it
+    (a test's, `sjoin verify`'s); Spark plans the read again in each micro-batch."""
+    name = literal(node.name)
+    reader = [
+        f"spark.read.format({literal(node.source.format)})",
+        f".schema({literal(_schema(node))})",
+        *(f".option({literal(k)}, {literal(v)})" for k, v in node.source.options),
+        ".load()",
+    ]
+    return [
+        comment(f"table {node.name}: static, read in batch from {node.source.format}"),
+        f"rels[{name}] = inputs[{name}] if {name} in inputs else (",
+        *(f"    {part}" for part in reader),
+        ")",
+        "",
+    ]
+
+
+@emit.register
+def _(node: StaticJoinNode) -> list[str]:
+    keys = ", ".join(f"{written_sql(a)} = {written_sql(b)}" for a, b in node.keys)
+    lines = [
+        comment(
+            f"join {node.name} = {node.left.relation} AS {node.left.alias} "
+            f"{node.kind.keyword} JOIN {node.right.relation} AS {node.right.alias}"
+        ),
+        comment(f"  stream-static (the table on the {node.static_side}): no state, no watermark"),
+        comment(f"  keys: {keys or '(none)'}"),
+        f"left = rels[{literal(node.left.relation)}].alias({literal(node.left.alias)})",
+        f"right = rels[{literal(node.right.relation)}].alias({literal(node.right.alias)})",
+        "joined = left.join(",
+        "    right,",
+        f"    F.expr({condition_literal(node.condition)}),",
+        f"    {literal(node.join_type)},",
+        ")",
+        f"rels[{literal(node.name)}] = joined.select(",
+    ]
+    for column in node.output:
+        sql = sql_literal(job_sql(column.expr))
+        lines.append(f"    F.expr({sql}).alias({literal(column.name)}),")
+    lines.append(")")
+    lines.append("")
+    return lines
+
+
 # ---------------------------------------------------------------------- the module
 
 
-def _schema(node: StreamNode) -> str:
+def _schema(node: StreamNode | TableNode) -> str:
     return ", ".join(f"`{c.name.replace('`', '``')}` {c.type}" for c in node.columns)
 
 
@@ -523,6 +572,7 @@ def _sink_lines(plan: Plan) -> list[str]:
 def job_formats(plan: Plan) -> set[str]:
     """The formats of the spec's sources and sinks."""
     formats = {s.source.format for s in plan.streams if s.source is not None}
+    formats |= {t.source.format for t in plan.tables}
     return formats | {sink.target.format for sink in plan.sinks}
 
 

@@ -44,6 +44,7 @@ from .bound import (
     Setting,
     Sink,
     Stream,
+    Table,
     Union,
     View,
     Watermark,
@@ -62,6 +63,14 @@ SOURCE_FORMATS: dict[str, tuple[tuple[str, ...], ...]] = {
     "delta": (("path", "table"),),
     "rate": (),
     "socket": (("host",), ("port",)),
+}
+# a static table's batch formats (`spark.read`), each with its path
+TABLE_FORMATS: dict[str, tuple[tuple[str, ...], ...]] = {
+    "parquet": (("path",),),
+    "json": (("path",),),
+    "csv": (("path",),),
+    "orc": (("path",),),
+    "delta": (("path",),),
 }
 SINK_FORMATS: dict[str, tuple[tuple[str, ...], ...]] = {
     "kafka": (("kafka.bootstrap.servers", "bootstrap_servers"), ("topic",)),
@@ -261,6 +270,37 @@ class Binder:
     def _bind_StreamDecl(self, stmt: ast.StreamDecl) -> None:
         if not self._define(stmt.name):
             return
+        declared_columns = self._declared_columns(stmt)
+        if declared_columns is None:
+            return
+        columns, ok = declared_columns
+        watermark = None
+        if stmt.watermark is not None:
+            watermark = self._watermark(stmt, columns)
+            if watermark is None:  # reported: what follows from its absence is not
+                self.broken_watermarks.add(stmt.name.text)
+            if watermark is not None:
+                columns = [
+                    Column(c.name, c.type, c.name == watermark.column, c.origin) for c in columns
+                ]
+        source = None
+        if stmt.source is not None:
+            source = self._format(stmt.source, SOURCE_FORMATS, "source")
+            if source is not None:
+                source = self._source_options(stmt, source, columns)
+        if not ok and not columns:
+            self.poisoned.add(stmt.name.text)
+            return
+        self.relations[stmt.name.text] = Stream(
+            stmt.name.text, tuple(columns), watermark, source, stmt.span, stmt.name.span
+        )
+
+    def _declared_columns(
+        self, stmt: ast.StreamDecl | ast.TableDecl
+    ) -> tuple[list[Column], bool] | None:
+        """The columns a `stream` or `table` statement declares, each name once and each type
+        known (E002, E007), and whether all were; None when they pass the spec's column limit
+        (E031, the spec refused)."""
         room = self.columns.room
         if len(stmt.columns) > room:
             self.columns.refuse(
@@ -268,7 +308,7 @@ class Binder:
                 f"column {limits.MAX_COLUMNS + 1:,} of the spec",
                 "split the spec into several files, one per pipeline",
             )
-            return
+            return None
         self.columns.take(len(stmt.columns))
         columns: list[Column] = []
         declared: set[str] = set()
@@ -298,25 +338,34 @@ class Binder:
             columns.append(
                 Column(col.name.text, sql_type, False, f"{stmt.name.text}.{col.name.text}")
             )
-        watermark = None
-        if stmt.watermark is not None:
-            watermark = self._watermark(stmt, columns)
-            if watermark is None:  # reported: what follows from its absence is not
-                self.broken_watermarks.add(stmt.name.text)
-            if watermark is not None:
-                columns = [
-                    Column(c.name, c.type, c.name == watermark.column, c.origin) for c in columns
-                ]
-        source = None
-        if stmt.source is not None:
-            source = self._format(stmt.source, SOURCE_FORMATS, "source")
-            if source is not None:
-                source = self._source_options(stmt, source, columns)
-        if not ok and not columns:
+        return columns, ok
+
+    def _bind_TableDecl(self, stmt: ast.TableDecl) -> None:
+        """A static table (``tables.py``): its columns, and its batch source, one of
+        ``TABLE_FORMATS`` with its path; never a watermark."""
+        if not self._define(stmt.name):
+            return
+        declared_columns = self._declared_columns(stmt)
+        if declared_columns is None:
+            return
+        columns, ok = declared_columns
+        source = self._format(stmt.source, TABLE_FORMATS, "table")
+        if (not ok and not columns) or source is None:
             self.poisoned.add(stmt.name.text)
             return
-        self.relations[stmt.name.text] = Stream(
-            stmt.name.text, tuple(columns), watermark, source, stmt.span, stmt.name.span
+        self.relations[stmt.name.text] = Table(
+            stmt.name.text, tuple(columns), source, stmt.span, stmt.name.span
+        )
+
+    def _batch_only(self, name: ast.Ident, what: str) -> None:
+        """E038: a static table is only ever one side of a join with a streaming relation."""
+        self.diags.add(
+            "E038",
+            f"{what}: `{name.text}` is a static table, read in batch; a streaming query reads "
+            "it only as one side of a join with a stream",
+            name.span,
+            "a static table",
+            "join the table with a stream (a stream-static join), or declare it as a `stream`",
         )
 
     def _source_options(
@@ -575,6 +624,9 @@ class Binder:
         is the planner's question (hazards: E034).  An input bound without its watermark
         when the clause is wrong."""
         plain = Input(rel.name, ref.alias_text, rel.columns, ref.span)
+        if isinstance(rel, Table):
+            self._batch_only(ref.name, "a watermark on a read of a table")
+            return plain
         if isinstance(rel, Stream):
             self.diags.add(
                 "E034",
@@ -616,6 +668,14 @@ class Binder:
                 "same alias as the left side",
                 f"give one side an alias: `{stmt.right.name.text} AS r`",
             )
+            right = None
+        if (
+            left is not None
+            and right is not None
+            and isinstance(self.relations.get(left.relation), Table)
+            and isinstance(self.relations.get(right.relation), Table)
+        ):
+            self._batch_only(stmt.right.name, "a join of two tables")
             right = None
         if left is None or right is None or not defined:
             if defined:
@@ -808,6 +868,9 @@ class Binder:
     def _bind_AggregateDecl(self, stmt: ast.AggregateDecl) -> None:
         defined = self._define(stmt.name)
         inp = self._input(stmt.input)
+        if inp is not None and isinstance(self.relations.get(inp.relation), Table):
+            self._batch_only(stmt.input.name, "an aggregate of a table")
+            inp = None
         if inp is None or not defined:
             if defined:
                 self.poisoned.add(stmt.name.text)
@@ -985,6 +1048,9 @@ class Binder:
                     "nothing to write",
                     self._suggest(name, lambda: list(self.relations)),
                 )
+            return
+        if isinstance(self.relations[name], Table):
+            self._batch_only(stmt.relation, "a sink of a table")
             return
         if name in self.sunk:
             self.diags.add(

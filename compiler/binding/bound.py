@@ -206,7 +206,24 @@ class View:
         return (("input", self.input.relation),)
 
 
-Relation: TypeAlias = Stream | Join | Aggregate | Dedup | Union | View
+@dataclass(frozen=True, slots=True)
+class Table:
+    """A static table read in batch (``table NAME (...) from FORMAT (...)``): no watermark,
+    no streaming source; one side of a stream-static join (compiler/planning/tables.py)."""
+
+    name: str
+    columns: tuple[Column, ...]
+    source: Format
+    span: Span
+    name_span: Span
+
+    @property
+    def inputs(self) -> tuple[tuple[str, str], ...]:
+        """A table reads no relation."""
+        return ()
+
+
+Relation: TypeAlias = Stream | Join | Aggregate | Dedup | Union | View | Table
 
 
 @dataclass(frozen=True, slots=True)
@@ -274,6 +291,11 @@ def pretty(spec: BoundSpec) -> str:
             )
             src = f" from {rel.source.format}{dict(rel.source.options)}" if rel.source else ""
             lines.append(f"stream {rel.name} ({cols(rel.columns)}){wm}{src}")
+        elif isinstance(rel, Table):
+            lines.append(
+                f"table {rel.name} ({cols(rel.columns)}) "
+                f"from {rel.source.format}{dict(rel.source.options)}"
+            )
         elif isinstance(rel, Join):
             lines.append(
                 f"join {rel.name} = {rel.left.relation} AS {rel.left.alias} "

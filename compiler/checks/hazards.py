@@ -24,7 +24,9 @@ from ..planning.plan import (
     Plan,
     PlanNode,
     Side,
+    StaticJoinNode,
     StreamNode,
+    TableNode,
     UnionNode,
 )
 from ..vocabulary import annotate
@@ -546,7 +548,7 @@ def _window_hint(plan: Plan, agg: AggregateNode) -> str:
     if not times:
         columns = (
             source.columns
-            if isinstance(source, (StreamNode, UnionNode))
+            if isinstance(source, (StreamNode, UnionNode, TableNode))
             else source.output
             if source is not None
             else ()
@@ -757,7 +759,25 @@ def _check_watermarks(plan: Plan, out: list[Diagnostic]) -> list[Check]:
                 )
             )
             continue
-        if not any(_drives_cleanup(plan.node(c), stream) for c in consumers):
+        if all(isinstance(plan.node(c), StaticJoinNode) and not plan.readers(c) for c in consumers):
+            out.append(
+                Diagnostic(
+                    "W002",
+                    f"the watermark of `{stream.name}` is unused: only stream-static joins "
+                    "read the stream, and they use no watermark (no late rows, no state)",
+                    stream.watermark_span,
+                    "unused watermark",
+                    "aggregate or join the stream-static join's output, or remove it",
+                )
+            )
+            continue
+        if not any(
+            # a stream-static join passes the watermark on: the operators above it use it
+            bool(plan.readers(c))
+            if isinstance(plan.node(c), StaticJoinNode)
+            else _drives_cleanup(plan.node(c), stream)
+            for c in consumers
+        ):
             out.append(
                 Diagnostic(
                     "W002",

@@ -9,7 +9,17 @@ from __future__ import annotations
 import re
 
 from ..diagnostics.diagnostics import Diagnostic
-from ..planning.plan import DedupNode, JoinNode, Plan, PlanNode, StreamNode, UnionNode, ViewNode
+from ..planning.plan import (
+    DedupNode,
+    JoinNode,
+    Plan,
+    PlanNode,
+    StaticJoinNode,
+    StreamNode,
+    TableNode,
+    UnionNode,
+    ViewNode,
+)
 from ..vocabulary.source import Span
 
 # SessionCatalog.validateName: a table's name in Spark's session catalog, checked on Spark
@@ -90,6 +100,17 @@ def pipeline_refusals(plan: Plan) -> list[Diagnostic]:
                 union.name_span,
                 "a union",
                 "compile it with `--target pyspark` (the job's DataFrame.union)",
+            )
+        )
+    for table in plan.tables:
+        out.append(
+            Diagnostic(
+                "E032",
+                f"`{table.name}` is a static table: sjoin does not yet write a pipeline's "
+                "stream-static join (a batch read of the table, without STREAM)",
+                table.name_span,
+                "a static table",
+                "use `--target pyspark`, whose job reads the table with spark.read",
             )
         )
     for stream in plan.streams:
@@ -187,6 +208,6 @@ def pipeline_refusals(plan: Plan) -> list[Diagnostic]:
 
 def _name_span(node: PlanNode) -> Span:
     """Where a relation's name is written in the spec."""
-    if isinstance(node, StreamNode | ViewNode | DedupNode | UnionNode):
+    if isinstance(node, StreamNode | ViewNode | DedupNode | UnionNode | TableNode | StaticJoinNode):
         return node.name_span
     return node.analysis.name_span

@@ -19,7 +19,9 @@ from ..planning.plan import (
     Plan,
     PlanNode,
     Side,
+    StaticJoinNode,
     StreamNode,
+    TableNode,
     UnionNode,
     ViewNode,
 )
@@ -142,6 +144,17 @@ def _(node: ViewNode, nid: str, plan: Plan) -> str:
     return f"    {nid}[{_label(node.name, 'view, stateless')}]"
 
 
+@_shape.register
+def _(node: TableNode, nid: str, plan: Plan) -> str:
+    return f"    {nid}[({_label(node.name, f'static table, {node.source.format}')})]"
+
+
+@_shape.register
+def _(node: StaticJoinNode, nid: str, plan: Plan) -> str:
+    kind = node.join_type.replace("_", " ").upper()
+    return f"    {nid}{{{{{_label(node.name, kind + ' JOIN', 'stream-static, no state')}}}}}"
+
+
 @singledispatch
 def _edges(node: PlanNode, ids: dict[str, str], verdicts: dict[str, Check]) -> list[str]:
     """The edges into the node from its inputs (a stream has none)."""
@@ -191,6 +204,18 @@ def _(node: ViewNode, ids: dict[str, str], verdicts: dict[str, Check]) -> list[s
         text.append(f"where {written_sql(node.where)}")
     label = f" -- {_label(*text)} --> " if text else " --> "
     return [f"    {ids[node.input]}{label}{ids[node.name]}"]
+
+
+@_edges.register
+def _(node: StaticJoinNode, ids: dict[str, str], verdicts: dict[str, Check]) -> list[str]:
+    left_keys = ", ".join(written_sql(a) for a, _ in node.keys) or "no keys"
+    right_keys = ", ".join(written_sql(b) for _, b in node.keys) or "no keys"
+    return [
+        f"    {ids[side.relation]} -- "
+        f"{_label(f'{side.alias}: {keys}', 'table, read whole' if side.static else 'stream')}"
+        f" --> {ids[node.name]}"
+        for side, keys in ((node.left, left_keys), (node.right, right_keys))
+    ]
 
 
 def mermaid(plan: Plan) -> str:

@@ -20,7 +20,9 @@ from ..planning.plan import (
     Plan,
     Side,
     StateRule,
+    StaticJoinNode,
     StreamNode,
+    TableNode,
     UnionNode,
     ViewNode,
 )
@@ -329,6 +331,7 @@ def _plan_json(plan: Plan, diagnostics: list[dict[str, Any]]) -> dict[str, Any]:
         ],
         "checks": [{"name": c.name, "verdict": c.verdict, "detail": c.detail} for c in plan.checks],
         "diagnostics": diagnostics,
+        **static_json(plan),
     } | ({"views": [view_json(v) for v in plan.views]} if plan.views else {})
 
 
@@ -395,6 +398,64 @@ def _view_text(plan: Plan, node: ViewNode) -> list[str]:
     return lines
 
 
+def static_json(plan: Plan) -> dict[str, Any]:
+    """The plan JSON's `tables` and `static_joins` (docs/plan-json.md), only in a plan that
+    has a table: every other plan's JSON is as before."""
+    if not plan.tables:
+        return {}
+    return {
+        "tables": [
+            {
+                "name": t.name,
+                "columns": [{"name": c.name, "type": str(c.type)} for c in t.columns],
+                "source": {"format": t.source.format, "options": dict(t.source.options)},
+            }
+            for t in plan.tables
+        ],
+        "static_joins": [
+            {
+                "name": j.name,
+                "join_type": j.join_type,
+                "static_side": j.static_side,
+                "stream": {"relation": j.stream.relation, "alias": j.stream.alias},
+                "table": {"relation": j.table.relation, "alias": j.table.alias},
+                "keys": [[_sql(a), _sql(b)] for a, b in j.keys],
+                "condition": _sql(j.condition),
+                "state": None,
+                "state_text": j.state,
+                "output": [
+                    {
+                        "name": o.name,
+                        "expr": _sql(o.expr),
+                        "type": str(o.type),
+                        "event_time": o.event_time,
+                    }
+                    for o in j.output
+                ],
+            }
+            for j in plan.static_joins
+        ],
+    }
+
+
+def _static_text(node: TableNode | StaticJoinNode) -> list[str]:
+    """`sjoin plan`'s lines for a table and a stream-static join."""
+    if isinstance(node, TableNode):
+        options = ", ".join(f"{k} = {v!r}" for k, v in node.source.options)
+        return [f"table {node.name}: static, read in batch from {node.source.format} ({options})"]
+    keys = ", ".join(f"{_sql(a)} = {_sql(b)}" for a, b in node.keys) or "none"
+    return [
+        f"join {node.name} = {node.left.relation} AS {node.left.alias} "
+        f"{node.kind.keyword} JOIN {node.right.relation} AS {node.right.alias}  "
+        f"[stream-static, table on the {node.static_side}]",
+        f"  keys             {keys}",
+        f"  condition        {_sql(node.condition)}",
+        f"  state            {node.state}",
+        "  watermarks       none used: the stream's watermark passes through to the operators "
+        "above; no late-row filter, no eviction",
+    ]
+
+
 def plan_text(plan: Plan) -> str:
     """The human-readable plan of `sjoin plan`."""
     lines = [
@@ -409,10 +470,15 @@ def plan_text(plan: Plan) -> str:
                 else "no watermark"
             )
             lines.append(f"stream {node.name}: {wm}")
+        elif isinstance(node, TableNode):
+            lines.extend(_static_text(node))
     for node in plan.unions:
         lines.extend(_union_text(plan, node))
     for node in plan.nodes:
-        if isinstance(node, JoinNode):
+        if isinstance(node, StaticJoinNode):
+            lines.append("")
+            lines.extend(_static_text(node))
+        elif isinstance(node, JoinNode):
             lines.append("")
             lines.extend(_join_text(plan, node))
         elif isinstance(node, ViewNode):

@@ -354,6 +354,20 @@ CODES: Final[dict[str, Code]] = {
             "another number of columns (NUM_COLUMNS_MISMATCH). The message names the first "
             "column that differs.",
         ),
+        # ------------------------------------------------------------ static tables
+        Code(
+            "E038",
+            "error",
+            "a static table where Spark refuses it",
+            "A `table` is read in batch (`spark.read`) and may only be one side of a join with a "
+            "streaming relation (a stream-static join, compiler/planning/tables.py). Spark refuses,"
+            " in UnsupportedOperationChecker, a FULL OUTER join of a stream with a table, a LEFT "
+            "OUTER or LEFT SEMI join with the table on the left (the stream on the right), a LEFT "
+            "ANTI join with the stream on the right, and a RIGHT OUTER join with the table on the "
+            "right: the message quotes Spark's own reason. An INNER join may have the table on "
+            "either side. Also refused: a join of two tables, an aggregate or a sink of a table, "
+            "and a watermark on a table's read (a table has no event time).",
+        ),
         # ------------------------------------------------------------ internal
         Code(
             "E999",

@@ -198,6 +198,17 @@ class DedupDecl:
     span: Span
 
 
+@dataclass(frozen=True, slots=True)
+class TableDecl:
+    """``table NAME (col TYPE, ...) from FORMAT (...)``: a static table Spark reads in batch
+    (``spark.read``), one side of a stream-static join."""
+
+    name: Ident
+    columns: tuple[ColumnDecl, ...]
+    source: FormatDecl
+    span: Span
+
+
 Statement: TypeAlias = (
     SparkDecl
     | SetDecl
@@ -208,6 +219,7 @@ Statement: TypeAlias = (
     | ViewDecl
     | SinkDecl
     | DedupDecl
+    | TableDecl
 )
 
 

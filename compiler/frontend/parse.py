@@ -131,6 +131,11 @@ class ToAst(Transformer_NonRecursive[Token, Any]):
         return ast.StreamDecl(name, tuple(columns), watermark, source, self._span(meta))
 
     @v_args(meta=True)
+    def table_stmt(self, meta: Meta, kids: list[Any]) -> ast.TableDecl:
+        name, *columns, source = kids
+        return ast.TableDecl(name, tuple(columns), source, self._span(meta))
+
+    @v_args(meta=True)
     def column_def(self, meta: Meta, kids: list[Any]) -> ast.ColumnDecl:
         return ast.ColumnDecl(kids[0], kids[1], self._span(meta))
 
@@ -625,7 +630,7 @@ def _as_value(node: Any) -> ast.Value:
 _MISSPELT_START = re.compile(r"^([A-Za-z]{3,10})[ \t]+(?:\w+|`[^`\n]*`)", re.MULTILINE)
 # the name a statement declares: `stream NAME`, `join NAME =`, ..., or a misspelt keyword's
 _DECLARED = re.compile(r"\s*([A-Za-z]+)[ \t]+(\w+|`[^`\n]*`)")
-_DECLARING = ("stream", "join", "aggregate", "dedup", "union", "view")
+_DECLARING = ("stream", "join", "aggregate", "dedup", "union", "view", "table")
 
 
 def _near_keyword(word: str, words: tuple[str, ...] = (*_DECLARING, "sink")) -> bool:
@@ -635,7 +640,7 @@ def _near_keyword(word: str, words: tuple[str, ...] = (*_DECLARING, "sink")) -> 
 
 
 _STATEMENT_START = re.compile(
-    r"^[ \t]*(?:(?:spark|set|stream|sink)\b"
+    r"^[ \t]*(?:(?:spark|set|stream|sink|table)\b"
     r"|(?:join|aggregate|dedup|union|view)[ \t]+(?:\w+|`[^`\n]*`)[ \t]*=)",
     re.IGNORECASE | re.MULTILINE,
 )

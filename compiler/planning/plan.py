@@ -534,7 +534,105 @@ class Check:
     relations: tuple[str, ...] = ()
 
 
-PlanNode: TypeAlias = StreamNode | JoinNode | AggregateNode | DedupNode | UnionNode | ViewNode
+@dataclass(frozen=True, slots=True)
+class TableNode:
+    """A static table (``table`` statement): read in batch by ``spark.read`` in each
+    micro-batch; no watermark, not a streaming source (``Plan.sources`` leaves it out)."""
+
+    name: str
+    columns: tuple[Column, ...]
+    source: Format
+    name_span: Span
+
+    @property
+    def inputs(self) -> tuple[tuple[str, str], ...]:
+        """A table reads no relation."""
+        return ()
+
+    @property
+    def layout(self) -> tuple[tuple[str, str], ...]:
+        """Its rows' layout: (column name, canonical type name)."""
+        return tuple((c.name, c.type.name) for c in self.columns)
+
+    @property
+    def input_watermarks(self) -> tuple[tuple[str, InputWatermark], ...]:
+        return ()
+
+
+@dataclass(frozen=True, slots=True)
+class StaticInput:
+    """One input of a stream-static join: the stream side, or the static table."""
+
+    name: Literal["left", "right"]
+    relation: str
+    alias: str
+    columns: tuple[Column, ...]
+    static: bool  # the table's side: read whole in each micro-batch, never stored
+
+
+@dataclass(frozen=True, slots=True)
+class StaticJoinNode:
+    """A stream-static join (compiler/planning/tables.py): a stateless operator.  Each micro-batch's
+    rows of the stream side are joined with the table's rows as the table is in that
+    micro-batch; nothing is stored for either side, no watermark is needed or used, nothing
+    is evicted, and no row is dropped as late (Spark plans it as a batch join: a broadcast or
+    sort-merge join, no StreamingSymmetricHashJoinExec).  Only the join types Spark allows
+    with the table on that side are planned (E038 refuses the rest)."""
+
+    name: str
+    join_type: JoinType
+    static_side: Literal["left", "right"]
+    left: StaticInput
+    right: StaticInput
+    keys: tuple[tuple[exp.Expression, exp.Expression], ...]  # the equi-join keys
+    condition: exp.Expression  # the whole ON condition, evaluated per (stream, table) pair
+    output: tuple[OutputColumn, ...]
+    state: str  # what it stores, in words: nothing
+    name_span: Span  # the join's name in its statement
+    # the stream side's rows that reach its watermark node (a stream input with a watermark):
+    # those that pass the stream-only conjuncts Spark pushes below the join (inner, semi and
+    # anti joins; not those on the watermarked column, which stay above the node) and the
+    # isnotnull filters InferFiltersFromConstraints adds there
+    filters_below_watermark: tuple[exp.Expression, ...] = ()
+    not_null_below_watermark: tuple[str, ...] = ()
+
+    @property
+    def kind(self) -> JoinKind:
+        return JOIN_KINDS[self.join_type]
+
+    @property
+    def inputs(self) -> tuple[tuple[str, str], ...]:
+        """(input name, the relation it reads): ``left`` then ``right``."""
+        return ((self.left.name, self.left.relation), (self.right.name, self.right.relation))
+
+    @property
+    def stream(self) -> StaticInput:
+        return self.right if self.static_side == "left" else self.left
+
+    @property
+    def table(self) -> StaticInput:
+        return self.left if self.static_side == "left" else self.right
+
+    @property
+    def layout(self) -> tuple[tuple[str, str], ...]:
+        """Its output rows' layout: (column name, canonical type name)."""
+        return tuple((o.name, o.type.name) for o in self.output)
+
+    @property
+    def input_watermarks(self) -> tuple[tuple[str, InputWatermark], ...]:
+        return ()
+
+
+PlanNode: TypeAlias = (
+    StreamNode
+    | JoinNode
+    | AggregateNode
+    | DedupNode
+    | UnionNode
+    | ViewNode
+    | TableNode
+    | StaticJoinNode
+)
 OperatorNode: TypeAlias = JoinNode | AggregateNode | DedupNode  # a stateful operator
 OPERATOR_KINDS = (JoinNode, AggregateNode, DedupNode)  # isinstance's form of OperatorNode
 
@@ -591,6 +689,14 @@ class Plan:
     def operators(self) -> tuple[OperatorNode, ...]:
         """The stateful operators (joins, aggregates, dedups), in plan order."""
         return tuple(n for n in self.nodes if isinstance(n, OPERATOR_KINDS))
+
+    @property
+    def tables(self) -> tuple[TableNode, ...]:
+        return tuple(n for n in self.nodes if isinstance(n, TableNode))
+
+    @property
+    def static_joins(self) -> tuple[StaticJoinNode, ...]:
+        return tuple(n for n in self.nodes if isinstance(n, StaticJoinNode))
 
     def node(self, name: str) -> PlanNode | None:
         return self._by_name.get(name)

@@ -13,7 +13,7 @@ from typing import Literal
 
 from sqlglot import exp
 
-from ..binding.bound import Aggregate, BoundSpec, Dedup, Input, Join, Stream, Union, View
+from ..binding.bound import Aggregate, BoundSpec, Dedup, Input, Join, Stream, Table, Union, View
 from ..diagnostics.diagnostics import Diagnostics
 from ..frontend.limits import MAX_SUBSTITUTIONS
 from ..vocabulary import annotate
@@ -35,7 +35,7 @@ from ..vocabulary.model import (
 from ..vocabulary.settings import assumed_conf, job_conf, own_settings, semantic_conf, settings_of
 from ..vocabulary.sql import spark_sql as _sql
 from ..vocabulary.types import format_ms
-from . import graph
+from . import graph, tables
 from .analysis import analyse_aggregate, analyse_join
 from .infer import SideConstraints, TooManyConstraints, inferred_filters
 from .plan import (
@@ -54,7 +54,9 @@ from .plan import (
     Side,
     SinkNode,
     StateRule,
+    StaticJoinNode,
     StreamNode,
+    TableNode,
     UnionNode,
     ViewNode,
     WindowColumn,
@@ -131,6 +133,10 @@ class Planner:
                         rel.watermark.span if rel.watermark else None,
                     )
                 )
+            elif isinstance(rel, Table):
+                nodes.append(tables.plan_table(rel))
+            elif isinstance(rel, Join) and (side := tables.static_side(self.spec, rel)):
+                nodes.append(tables.plan_static_join(self.spec, rel, side, self.diags))
             elif isinstance(rel, Join):
                 nodes.append(self.plan_join(rel))
             elif isinstance(rel, Dedup):
@@ -179,9 +185,10 @@ class Planner:
         out: list[OwnQuery] = []
         for rel in self.spec.relations:
             if (
-                isinstance(rel, Stream | Dedup | Union)
+                isinstance(rel, Stream | Dedup | Union | Table)
                 or rel.name in roots
                 or rel.name == self.root
+                or (isinstance(rel, Join) and tables.static_side(self.spec, rel))
             ):
                 continue
             needed = self.required.get(rel.name)
@@ -191,7 +198,9 @@ class Planner:
             changed = [
                 j
                 for j in self.spec.relations
-                if isinstance(j, Join) and required.get(j.name) != self.required.get(j.name)
+                if isinstance(j, Join)
+                and required.get(j.name) != self.required.get(j.name)
+                and not tables.static_side(self.spec, j)
             ]
             saved, self.required = self.required, required
             try:
@@ -206,15 +215,26 @@ class Planner:
         return all(self._stateless(i.relation) for i in inputs)
 
     def _stateless(self, name: str) -> bool:
-        """Whether no stateful operator lies below relation ``name``: a stream, or a union of
-        such relations, or a view (without a watermark of its own) over one.  Unions and views
-        are stateless, so an operator over them is the first stateful one, as over a stream."""
-        rel = self.spec.relation(name)
-        if isinstance(rel, Union):
-            return all(self._stateless(r) for r in rel.relations)
-        if isinstance(rel, View) and rel.input.watermark is None:
-            return self._stateless(rel.input.relation)
-        return isinstance(rel, Stream)
+        """Whether no stateful operator lies below relation ``name``: a stream or a table, or
+        unions, views (without a watermark of their own) and stream-static joins over them.
+        These are stateless, so an operator over them is the first stateful one, as over a
+        stream."""
+        pending, seen = [name], set()
+        while pending:
+            read = pending.pop()
+            if read in seen:
+                continue
+            seen.add(read)
+            rel = self.spec.relation(read)
+            if isinstance(rel, Union):
+                pending.extend(rel.relations)
+            elif isinstance(rel, View) and rel.input.watermark is None:
+                pending.append(rel.input.relation)
+            elif isinstance(rel, Join) and tables.static_side(self.spec, rel):
+                pending.extend(r for _, r in rel.inputs)
+            elif not isinstance(rel, Stream | Table):
+                return False
+        return True
 
     def plan_join(self, j: Join) -> JoinNode:
         spark = self.spec.spark
@@ -605,7 +625,9 @@ class Planner:
         plain = {
             o.name
             for o in (
-                source.output if isinstance(source, (JoinNode, AggregateNode, ViewNode)) else ()
+                source.output
+                if isinstance(source, (JoinNode, AggregateNode, ViewNode, StaticJoinNode))
+                else ()
             )
             if not o.event_time
         } | {
@@ -809,6 +831,15 @@ def _mark_delay(
                 return mark.delay_ms
             node = planned.get(node.input)
             continue
+        if isinstance(node, TableNode):  # a table has no watermark
+            return 0
+        if isinstance(node, StaticJoinNode):  # the stream side's column passes through
+            out = next((o for o in node.output if o.name == column), None)
+            read = [] if out is None else exp_columns(out.expr)
+            if len(read) != 1:
+                return 0
+            column, node = read[0].name, planned.get(node.stream.relation)
+            continue
         if isinstance(node, UnionNode):  # its columns' metadata are its first input's
             node = planned.get(node.relations[0])
             continue
@@ -972,7 +1003,7 @@ def join_quirks(spark: SparkVersion) -> JoinQuirks:
 def query_roots(nodes: list[PlanNode], sinks: tuple[SinkNode, ...]) -> tuple[str, ...]:
     """The operators that head a streaming query: each sink's relation, then every join or
     aggregate that nothing consumes (shown whole when no sink names it)."""
-    operators = [n.name for n in nodes if not isinstance(n, StreamNode)]  # unions too
+    operators = [n.name for n in nodes if not isinstance(n, StreamNode | TableNode)]  # unions too
     consumed = {relation for node in nodes for _, relation in node.inputs}
     roots = [s.relation for s in sinks if s.relation in operators]
     roots += [name for name in operators if name not in consumed and name not in roots]
@@ -981,7 +1012,7 @@ def query_roots(nodes: list[PlanNode], sinks: tuple[SinkNode, ...]) -> tuple[str
 
 def _is_operator(spec: BoundSpec, name: str | None) -> bool:
     return name is not None and any(
-        r.name == name and not isinstance(r, Stream) for r in spec.relations
+        r.name == name and not isinstance(r, (Stream, Table)) for r in spec.relations
     )
 
 

@@ -26,7 +26,9 @@ from ...compiler.planning.plan import (
     JoinNode,
     OutputColumn,
     Plan,
+    StaticJoinNode,
     StreamNode,
+    TableNode,
     UnionNode,
     ViewNode,
 )
@@ -198,15 +200,17 @@ def relation_unsupported(plan: Plan, relation: str) -> str | None:
     and the relations that feeds on) are not all at their columns' scales (None: they are):
     the first operator, in dependency order, with such an output."""
     for node in plan.walk(relation):
-        if isinstance(node, StreamNode | DedupNode | UnionNode):
-            continue  # a stream's values are read at their scales; the others pass theirs on
+        if isinstance(node, StreamNode | TableNode | DedupNode | UnionNode):
+            continue  # read at their scales (streams, tables), or passed on (the others)
         found = _outputs_unsupported(node)
         if found is not None:
             return f"`{node.name}`'s {found}"
     return None
 
 
-def decimal_unsupported(plan: Plan, node: JoinNode | AggregateNode | ViewNode) -> str | None:
+def decimal_unsupported(
+    plan: Plan, node: JoinNode | AggregateNode | ViewNode | StaticJoinNode
+) -> str | None:
     """Why an operator's DECIMAL values cannot be polars columns (None: they can): an output
     of its own, or of a relation it reads, whose values are not at its column's scale."""
     for _, source in node.inputs:
@@ -216,7 +220,7 @@ def decimal_unsupported(plan: Plan, node: JoinNode | AggregateNode | ViewNode) -
     return _outputs_unsupported(node)
 
 
-def _outputs_unsupported(node: JoinNode | AggregateNode | ViewNode) -> str | None:
+def _outputs_unsupported(node: JoinNode | AggregateNode | ViewNode | StaticJoinNode) -> str | None:
     for output in node.output:
         found = output_unsupported(output)
         if found is not None:

@@ -88,7 +88,9 @@ def read_trace_columns(
         except OSError as err:
             raise UsageError(f"cannot read trace {source}: {err.strerror or err}") from None
         try:
-            return _canonical(str(source), data, schemas)
+            # a table's lines are never canonical: a trace with any is read below
+            streams = {name: schema for name, schema in schemas.items() if not schema.table}
+            return _canonical(str(source), data, streams)
         except _NotCanonical:
             pass
     return read_trace(source, schemas, bad_rows, digests=digests, lines=lines)

@@ -172,6 +172,9 @@ class StreamSchema:
     columns: tuple[str, ...]
     types: tuple[SqlType, ...]
     index: dict[str, int] = field(hash=False, compare=False)
+    # a static table's rows (`{"batch": N, "table": name, "row": {...}}`: its contents from
+    # batch N on, docs/testing.md), not a stream's
+    table: bool = False
 
 
 @dataclass(slots=True)
@@ -248,6 +251,20 @@ def schemas_of(plan: Plan) -> dict[str, StreamSchema]:
             {c.name: i for i, c in enumerate(s.columns)},
         )
         for s in plan.streams
+    }
+
+
+def table_schemas(plan: Plan) -> dict[str, StreamSchema]:
+    """The static tables' rows a JSON-lines trace may hold (``TableNode``), by table."""
+    return {
+        t.name: StreamSchema(
+            t.name,
+            tuple(c.name for c in t.columns),
+            tuple(c.type for c in t.columns),
+            {c.name: i for i, c in enumerate(t.columns)},
+            table=True,
+        )
+        for t in plan.tables
     }
 
 
@@ -607,14 +624,18 @@ def _read(
         try:
             obj = record if text is None else _load(text)
             decoded = True
-            batch, stream, values = _envelope(obj)
+            batch, stream, values, is_table = _envelope(obj)
             schema = schemas.get(stream)
+            if schema is not None and schema.table != is_table:
+                raise _misplaced(stream, schema.table)
             if schema is None:
-                hint = did_you_mean(str(stream), schemas)
+                kind = "table" if is_table else "stream"
+                names = [n for n, s in schemas.items() if s.table == is_table]
+                hint = did_you_mean(str(stream), names)
                 raise _Bad(
-                    f"unknown stream `{stream}` (streams: {', '.join(sorted(schemas)) or 'none'})"
+                    f"unknown {kind} `{stream}` ({kind}s: {', '.join(sorted(names)) or 'none'})"
                     + (f"; {hint}" if hint else ""),
-                    where=("stream",),
+                    where=(kind,),
                 )
             if current is not None and batch < current.value:
                 raise _Bad(
@@ -933,11 +954,30 @@ def _members(text: str, at: int) -> Iterator[tuple[str, int, int]]:
         pos = space(text, pos + 1).end()  # type: ignore[union-attr]
 
 
-def _envelope(obj: Any) -> tuple[int, str, dict[str, Any]]:
+def _misplaced(name: str, table: bool) -> _Bad:
+    if table:
+        return _Bad(
+            f'`{name}` is a static table: write its rows as {{"batch": N, "table": "{name}", '
+            '"row": {...}}',
+            where=("stream",),
+            key=True,
+        )
+    return _Bad(
+        f'`{name}` is a stream: write its rows as {{"batch": N, "stream": "{name}", '
+        '"row": {...}}',
+        where=("table",),
+        key=True,
+    )
+
+
+def _envelope(obj: Any) -> tuple[int, str, dict[str, Any], bool]:
+    """A record's batch, stream (or table) name and row, and whether it names a table."""
     if type(obj) is dict and len(obj) == 3:
         batch, stream, row = obj.get("batch"), obj.get("stream"), obj.get("row")
         if type(batch) is int and type(stream) is str and type(row) is dict:
-            return batch, stream, row
+            return batch, stream, row, False
+    if isinstance(obj, dict) and "table" in obj and "stream" not in obj:
+        return (*_envelope({"stream" if k == "table" else k: v for k, v in obj.items()})[:3], True)
     if not isinstance(obj, dict):
         raise _Bad('expected an object {"batch": N, "stream": "name", "row": {...}}', where=_START)
     missing = [k for k in ("batch", "stream", "row") if k not in obj]
@@ -959,7 +999,7 @@ def _envelope(obj: Any) -> tuple[int, str, dict[str, Any]]:
         raise _Bad(f"`stream` must be a string, got {_show(stream)}", where=("stream",))
     if not isinstance(row, dict):
         raise _Bad(f"`row` must be an object, got {_show(row)}", where=("row",))
-    return batch, stream, row
+    return batch, stream, row, False
 
 
 def _convert(

@@ -357,6 +357,12 @@ def trace_run(
             f"`sjoin why` does not follow rows through a dedup yet ({names}); run `sjoin run "
             "--late-rows` to see the rows a dedup drops as late"
         )
+    if plan.static_joins:
+        raise UsageError(
+            "`why` does not yet follow rows through a stream-static join (`"
+            + "`, `".join(j.name for j in plan.static_joins)
+            + "`): run the spec with `sjoin run` to see its rows"
+        )
     schemas = schemas_of(plan)
     read = read_trace(trace, schemas, "skip", lines=True)
     log = Lineage()
