@@ -1170,10 +1170,13 @@ def why(
     color: str,
 ) -> None:
     """The life of one trace ROW, batch by batch: the batch it arrived in and the watermark
-    then; dropped as late (by which watermark) or by a filter; stored in state and until
-    when (evicted in which batch, by which rule and threshold); every match, naming the
-    other row's line and batch; when a preserved outer row came out null-padded, and why
-    then; and, downstream, the same for the output rows it is part of.
+    then; dropped as late (by which watermark) or by a filter (the conjunct, below or above
+    the watermark node); stored in state and until when (evicted in which batch, by which
+    rule and threshold); every match, naming the other row's line and batch; when a
+    preserved outer row came out null-padded, and why then; a dedup's verdict (passed, or a
+    duplicate of which earlier row, by its key); the union input it came through; the table
+    rows a stream-static join matched; and, downstream, the same for the output rows it is
+    part of.
 
     ROW is FILE:LINE (a line of the trace), LINE, or a stream and a condition that exactly
     one row meets, e.g. "clicks: ad_id = 7 AND user_id = 'u1'" (column = value, joined by

@@ -256,7 +256,8 @@ def text(found: dict[str, Any]) -> str:
         return str(found["text"])
     row = found["row"]
     lines = [
-        f"line {row['line']}: a row of `{row['stream']}` in trace batch {row['trace_batch']}: "
+        f"line {row['line']}: a row of {'table ' if row.get('table') else ''}`{row['stream']}` "
+        f"in trace batch {row['trace_batch']}: "
         + ", ".join(f"{k} = {cell(v)}" for k, v in row["values"].items())
     ]
     for section in found["operators"]:

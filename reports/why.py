@@ -16,8 +16,20 @@ from typing import Any
 from sqlglot import exp
 
 from ..compiler.describe.explain import predicate_text
-from ..compiler.planning.plan import AggregateNode, JoinNode, Plan, Side
+from ..compiler.planning.plan import (
+    AggregateNode,
+    DedupNode,
+    JoinNode,
+    Plan,
+    Side,
+    StaticJoinNode,
+    TableNode,
+    UnionNode,
+    ViewNode,
+)
+from ..compiler.vocabulary.expr import conjuncts
 from ..compiler.vocabulary.sql import written_sql
+from ..compiler.vocabulary.types import format_ms
 from ..runtime.engine.values import dumps, format_timestamp, format_watermark, json_converter
 from ..runtime.observe.lineage import Event, Lineage, Output
 
@@ -109,19 +121,19 @@ class Teller:
                     e for e in events if (e.query, e.relation, e.input) == (query, relation, side)
                 ]
                 sections.append(self._section(current, query, relation, side, mine))
-        made: dict[int, Output] = {}
-        for r in log.descendants(row):
-            out = log.output_of.get(id(r))
-            if out is not None:
-                made[out.index] = out
-        outputs = [self.output_json(made[i]) for i in sorted(made)]
+        # every output that is one of them: made by an operator, or passed on (a union's,
+        # a dedup's), in the order they came out
+        outputs = [self.output_json(o) for o in log.outputs_of(log.descendants(row))]
+        found: dict[str, Any] = {
+            "line": line,
+            "stream": stream,
+            "trace_batch": trace_batch,
+            "values": self.values(stream, row),
+        }
+        if isinstance(self.plan.node(stream), TableNode):
+            found["table"] = True  # a static table's row (the stream-static joins read it)
         return {
-            "row": {
-                "line": line,
-                "stream": stream,
-                "trace_batch": trace_batch,
-                "values": self.values(stream, row),
-            },
+            "row": found,
             "operators": sections,
             "outputs": outputs,
         }
@@ -130,13 +142,24 @@ class Teller:
         self, row: Row, query: str, relation: str, side: int, events: list[Event]
     ) -> dict[str, Any]:
         node = self.plan.node(relation)
-        assert isinstance(node, (JoinNode, AggregateNode))
-        input_name = node.inputs[side][0]
+        input_name = "input"
         told: list[dict[str, Any]] = []
         if isinstance(node, JoinNode):
+            input_name = node.inputs[side][0]
             told = self._join_events(row, query, node, side, events)
-        else:
+        elif isinstance(node, AggregateNode):
             told = self._aggregate_events(row, query, node, events)
+        elif isinstance(node, DedupNode):
+            told = self._dedup_events(row, node, events)
+        elif isinstance(node, ViewNode):
+            told = self._view_events(row, query, node, events)
+        elif isinstance(node, UnionNode):
+            input_name = f"input {side}, `{node.relations[side]}`"
+            told = self._union_events(row, node, side, events)
+        else:
+            assert isinstance(node, StaticJoinNode), relation
+            input_name = node.inputs[side][0]
+            told = self._static_events(row, node, side, events)
         section: dict[str, Any] = {
             "relation": relation,
             "input": input_name,
@@ -146,6 +169,336 @@ class Teller:
         if self.multiple:
             section["query"] = query
         return section
+
+    def _arrived(self, e: Event, words: str) -> dict[str, Any]:
+        """An arrival, with the watermark the batch ran with."""
+        info = self.log.batches.get((e.query, e.batch, e.relation))
+        wm = None if info is None else info.watermark_ms
+        return self._event(
+            e,
+            "arrived",
+            f"{words}; "
+            + (f"the watermark was {format_watermark(wm)}" if wm is not None else "no watermark"),
+            watermark=None if wm is None else format_watermark(wm),
+        )
+
+    def _late(self, e: Event, note: str) -> dict[str, Any]:
+        t, w = e.detail["time_us"], e.detail["watermark_ms"]
+        return self._event(
+            e,
+            "late",
+            f"dropped as late by the late-events watermark {format_watermark(w)}{note}: "
+            f"its event time {format_timestamp(t)} is at or below it",
+            event_time=format_timestamp(t),
+            watermark=format_watermark(w),
+        )
+
+    # ---------------------------------------------------------------- a dedup
+
+    def _passed(self, row: Row, e: Event) -> dict[str, Any] | None:
+        """The output a union or a dedup passed ``row`` on as, in ``e``'s batch."""
+        out = next(
+            (
+                o
+                for o in self.log.outputs
+                if o.passed
+                and o.row is row
+                and (o.query, o.batch, o.relation) == (e.query, e.batch, e.relation)
+            ),
+            None,
+        )
+        return None if out is None else self.output_json(out)
+
+    def _dedup_events(self, row: Row, node: DedupNode, events: list[Event]) -> list[dict[str, Any]]:
+        keys = ", ".join(node.keys)
+        within = " within the watermark" if node.within_watermark else ""
+        told: list[dict[str, Any]] = []
+        for e in events:
+            if e.kind == "arrived":
+                told.append(
+                    self._arrived(e, f"reached the dedup `{node.name}` ON ({keys}){within}")
+                )
+            elif e.kind == "late":
+                told.append(self._late(e, ", before the dedup reads its key"))
+            elif e.kind in ("kept", "duplicate", "suppressed", "evicted"):
+                key = self._key(node, e.detail["key"])
+                words = _group_words(key)
+                if e.kind == "kept":
+                    text = (
+                        f"passed: no row with key {words} was in state, so it is the first "
+                        f"and its key is stored ({self._dedup_rule(node)})"
+                    )
+                    told.append(self._event(e, "kept", text, key=key, output=self._passed(row, e)))
+                elif e.kind == "duplicate":
+                    other = e.detail["other"]
+                    arrived = self._arrival(other, node.name, e.query)
+                    text = (
+                        f"dropped as a duplicate: key {words} is in state, put there by "
+                        f"{self.who(other)}"
+                        + (f", which arrived in batch {arrived}" if arrived is not None else "")
+                    )
+                    told.append(
+                        self._event(
+                            e,
+                            "duplicate",
+                            text,
+                            key=key,
+                            other={**self.describe(other), "batch": arrived},
+                        )
+                    )
+                elif e.kind == "suppressed":
+                    other = e.detail["other"]
+                    text = f"its key {words} dropped {self.who(other)} as a duplicate"
+                    told.append(
+                        self._event(e, "suppressed", text, key=key, other=self.describe(other))
+                    )
+                else:
+                    evict = e.detail["evict_ms"]
+                    when = e.detail["time_us"]
+                    what = (
+                        "its expiry"
+                        if node.state.eviction == "expiry"
+                        else f"its {node.state.column}"
+                    )
+                    text = (
+                        f"its key {words} was evicted from state: {what} "
+                        f"{'?' if when is None else format_timestamp(when)} is at or below the "
+                        f"eviction watermark {format_watermark(evict)}; a later row with this "
+                        "key passes again"
+                    )
+                    told.append(
+                        self._event(
+                            e,
+                            "evicted",
+                            text,
+                            key=key,
+                            rule=node.state.eviction,
+                            watermark=format_watermark(evict),
+                            threshold=None if when is None else format_timestamp(when),
+                        )
+                    )
+        kept = [e for e in events if e.kind == "kept"]
+        if kept and not any(e.kind == "evicted" and e.batch >= kept[-1].batch for e in events):
+            key = self._key(node, kept[-1].detail["key"])
+            told.append(
+                {
+                    "batch": None,
+                    "trace_batch": None,
+                    "what": "in_state",
+                    "text": f"its key {_group_words(key)} is still in state at the end of the "
+                    "trace"
+                    + (
+                        f" (never evicted: {node.state.reason})"
+                        if node.state.eviction == "never"
+                        else ""
+                    ),
+                }
+            )
+        return told
+
+    def _dedup_rule(self, node: DedupNode) -> str:
+        st = node.state
+        if st.eviction == "never":
+            return f"never evicted: {st.reason}"
+        if st.eviction == "expiry":
+            return (
+                f"it expires {format_ms(st.offset_ms or 0)} after its `{st.column}`, and is "
+                "evicted when the eviction watermark reaches that"
+            )
+        return f"evicted when its `{st.column}` is at or below the eviction watermark"
+
+    def _key(self, node: DedupNode, values: tuple[Any, ...]) -> dict[str, Any]:
+        """A dedup key as its columns' values, JSON-ready."""
+        kinds = dict(self.plan.columns_of(node.name))
+        cells: dict[str, Any] = {}
+        for name, v in zip(node.keys, values, strict=True):
+            convert = json_converter(kinds.get(name, ""))
+            cells[name] = v if v is None or convert is None else convert(v)
+        return cells
+
+    def _arrival(self, row: Row, relation: str, query: str) -> int | None:
+        return next(
+            (
+                x.batch
+                for x in self.log.events_of(row)
+                if x.kind == "arrived" and x.relation == relation and x.query == query
+            ),
+            None,
+        )
+
+    # ---------------------------------------------------------------- a stream-static join
+
+    def _static_events(
+        self, row: Row, node: StaticJoinNode, side: int, events: list[Event]
+    ) -> list[dict[str, Any]]:
+        log = self.log
+        stream = node.stream
+        table = node.table
+        is_stream = stream.name == ("left", "right")[side]
+        told: list[dict[str, Any]] = []
+        for e in events:
+            if e.kind == "arrived":
+                rows = log.tables.get((e.query, e.batch, node.name), [])
+                told.append(
+                    self._arrived(
+                        e,
+                        f"reached the stream-static join `{node.name}` on its stream side "
+                        f"(`{stream.alias}`), joined with table `{table.relation}` as it is in "
+                        f"this micro-batch ({self._version(rows)}); nothing is stored",
+                    )
+                )
+            elif e.kind == "matched" and is_stream:
+                others = e.detail["others"]
+                if not others:
+                    text = (
+                        f"matched no row of table `{table.relation}`: the ON condition is not "
+                        "true for any of its rows then"
+                    )
+                else:
+                    text = (
+                        f"matched {_rows(len(others))} of table `{table.relation}`: "
+                        + ", ".join(self._table_row(t) for t in others)
+                    )
+                told.append(
+                    self._event(
+                        e,
+                        "matched",
+                        text,
+                        others=[self.describe(t) for t in others],
+                    )
+                )
+            elif e.kind == "matched":
+                (other,) = e.detail["others"]
+                told.append(
+                    self._event(
+                        e,
+                        "matched",
+                        f"a row of table `{table.relation}` matched stream row {self.who(other)}",
+                        other=self.describe(other),
+                    )
+                )
+        if is_stream:
+            for out in log.outputs:
+                if out.relation != node.name or out.passed:
+                    continue
+                mine = out.left if side == 0 else out.right
+                theirs = out.right if side == 0 else out.left
+                if mine is row:
+                    if theirs is None:
+                        what = (
+                            "came out null-padded: no table row matched"
+                            if node.kind.preserved and node.kind.output_sides != ("left",)
+                            else "came out alone: an anti join emits a stream row that "
+                            "matched no table row"
+                            if node.kind.drops_matched
+                            else "came out alone: a semi join emits a stream row that matched "
+                            "a table row, once"
+                        )
+                    else:
+                        what = f"came out joined with {self._table_row(theirs)}"
+                    told.append(
+                        self._event(
+                            Event("out", out.query, out.batch, node.name, side),
+                            "null_padded" if "null-padded" in what else "emitted",
+                            what,
+                            output=self.output_json(out),
+                        )
+                    )
+        told.sort(key=lambda d: d["batch"])
+        return told
+
+    def _version(self, rows: list[Row]) -> str:
+        """Which version of a table a micro-batch joined: the trace batch its rows came in."""
+        if not rows:
+            return "it has no rows then"
+        batches = sorted(
+            {self.log.rows_at[n][0] for r in rows if (n := self.log.origin.get(id(r))) is not None}
+        )
+        if not batches:
+            return _rows(len(rows))
+        return f"{_rows(len(rows))}, the version of trace batch " + ", ".join(
+            str(b) for b in batches
+        )
+
+    def _table_row(self, row: Row) -> str:
+        line = self.log.origin.get(id(row))
+        if line is None:
+            return "a table row"
+        batch, _, _ = self.log.rows_at[line]
+        return f"line {line} (the version of trace batch {batch})"
+
+    # ---------------------------------------------------------------- a view, a union
+
+    def _view_events(
+        self, row: Row, query: str, node: ViewNode, events: list[Event]
+    ) -> list[dict[str, Any]]:
+        told: list[dict[str, Any]] = []
+        for e in events:
+            if e.kind == "arrived":
+                told.append(self._arrived(e, f"reached the view `{node.name}`"))
+            elif e.kind == "filtered":
+                below = e.detail["stage"] == "below"
+                parts = (
+                    [written_sql(f) for f in node.filters_below_watermark]
+                    + [f"{n} IS NOT NULL" for n in node.not_null_below_watermark]
+                    if below
+                    else [written_sql(f) for f in node.filters_above_watermark]
+                )
+                conjunct = parts[e.detail["index"]]
+                inferred = below and e.detail["index"] >= len(node.filters_below_watermark)
+                text = (
+                    f"dropped by the view's WHERE: `{conjunct}` is not true"
+                    + (" (a filter Spark infers from the WHERE)" if inferred else "")
+                    + "; it runs "
+                    + (
+                        "below the watermark node, so the watermark never saw the row"
+                        if below
+                        else "above the watermark node (it reads the watermarked column or is "
+                        "not deterministic), so the watermark saw the row"
+                    )
+                )
+                told.append(
+                    self._event(
+                        e,
+                        "filtered",
+                        text,
+                        filter=conjunct,
+                        stage="below_watermark" if below else "above_watermark",
+                    )
+                )
+        made = [
+            o
+            for o in self.log.outputs
+            if o.relation == node.name and o.left is row and not o.passed and o.query == query
+        ]
+        for out in made:
+            told.append(
+                self._event(
+                    Event("out", out.query, out.batch, node.name, 0),
+                    "projected",
+                    "passed the view's WHERE and came out as "
+                    + dumps(self.values(node.name, out.row)),
+                    output=self.output_json(out),
+                )
+            )
+        told.sort(key=lambda d: d["batch"])
+        return told
+
+    def _union_events(
+        self, row: Row, node: UnionNode, side: int, events: list[Event]
+    ) -> list[dict[str, Any]]:
+        return [
+            self._event(
+                e,
+                "arrived",
+                f"came into the union `{node.name}` through input {side} "
+                f"(`{node.relations[side]}`), and out of it as it is",
+                input=side,
+                output=self._passed(row, e),
+            )
+            for e in events
+            if e.kind == "arrived"
+        ]
 
     def _event(self, e: Event, what: str, text: str, **more: Any) -> dict[str, Any]:
         found: dict[str, Any] = {
@@ -188,7 +541,9 @@ class Teller:
                     )
                 )
             elif e.kind == "filtered":
-                told.append(self._filtered(e, s))
+                told.append(self._filtered(e, s, node))
+            elif e.kind == "where":
+                told.append(self._where(e, node))
             elif e.kind == "late":
                 t = e.detail["time_us"]
                 w = e.detail["watermark_ms"]
@@ -287,22 +642,70 @@ class Teller:
             )
         return told
 
-    def _filtered(self, e: Event, s: Side) -> dict[str, Any]:
-        if e.detail["stage"] == "below":
-            parts = [written_sql(f) for f in s.filters_below_watermark]
-            parts += [f"{n} IS NOT NULL" for n in s.not_null_below_watermark]
+    def _filtered(self, e: Event, s: Side, node: JoinNode | None = None) -> dict[str, Any]:
+        stage = e.detail["stage"]
+        if stage == "window":
+            times = ", ".join(f"`{w.time_column}`" for w in s.windows)
+            return self._event(
+                e,
+                "filtered",
+                f"dropped before the join: its window's time {times} is NULL, so it has no "
+                "window (Spark's TimeWindowing keeps only rows with a time; it never joins)",
+                filter=[f"{w.time_column} IS NOT NULL" for w in s.windows],
+                stage="window",
+            )
+        below = stage == "below"
+        if below:
+            conj = [written_sql(f) for f in s.filters_below_watermark]
+            exprs = list(s.filters_below_watermark)
+            conj += [f"{n} IS NOT NULL" for n in s.not_null_below_watermark]
         else:
-            parts = [written_sql(f) for f in s.filters_above_watermark]
-            parts += [f"{n} IS NOT NULL" for n in s.not_null_above_watermark]
-            if s.windows:
-                parts.append(f"a window of {', '.join(w.time_column for w in s.windows)}")
-        shown = " AND ".join(f"`{p}`" for p in parts) or "its side's filter"
+            conj = [written_sql(f) for f in s.filters_above_watermark]
+            exprs = list(s.filters_above_watermark)
+            conj += [f"{n} IS NOT NULL" for n in s.not_null_above_watermark]
+        index = e.detail.get("index", 0)
+        part = conj[index] if index < len(conj) else "its side's filter"
+        where = ""
+        if index < len(exprs) and node is not None:
+            written = {written_sql(p) for _, p in node.where_pushed}
+            if node.where is not None:
+                written |= {written_sql(c) for c in conjuncts(node.where)}
+            if part in written:
+                where = ", a conjunct of the join's WHERE pushed into this side,"
+        elif index >= len(exprs):
+            where = ", a filter Spark infers from the condition,"
+        text = (
+            f"dropped before the join: the filter `{part}`{where} is not true; it runs "
+            + (
+                "below the watermark node, so the watermark never saw the row"
+                if below
+                else "above the watermark node (it reads the watermarked column or is not "
+                "deterministic), so the watermark saw the row"
+            )
+            + " (it never reaches the join, so it never joins)"
+        )
         return self._event(
             e,
             "filtered",
-            f"dropped before the join: the filter pushed below it, {shown}, is not true "
-            "(it never reaches the join, so it never joins)",
-            filter=parts,
+            text,
+            filter=[part],
+            stage="below_watermark" if below else "above_watermark",
+        )
+
+    def _where(self, e: Event, node: JoinNode) -> dict[str, Any]:
+        """A pair the WHERE's Filter above the join dropped (its output row never came)."""
+        parts = [] if node.where_filter is None else conjuncts(node.where_filter)
+        index = e.detail["index"]
+        part = written_sql(parts[index]) if index < len(parts) else ""
+        other = e.detail["other"]
+        with_ = "null-padded" if other is None else f"with {self.who(other)}"
+        return self._event(
+            e,
+            "where",
+            f"its output row ({with_}) was dropped by the join's WHERE: `{part}` is not true "
+            "(a Filter Spark keeps above the join)",
+            filter=part,
+            other=None if other is None else self.describe(other),
         )
 
     def _rule_words(self, s: Side) -> str:
@@ -624,7 +1027,7 @@ class Teller:
                 if x.relation != node.name:
                     continue
                 if x.kind == "filtered":
-                    return "filter_failed", words + f"line {n}: " + self._filtered(x, s)[
+                    return "filter_failed", words + f"line {n}: " + self._filtered(x, s, node)[
                         "text"
                     ].split(": ", 1)[1]
                 if x.kind == "pre" and not x.detail["passed"]:
@@ -680,6 +1083,10 @@ def _columns_shown(node: JoinNode, left: Row, right: Row) -> str:
         shown = "NULL" if value is None else (convert(value) if convert else value)
         found.append(f"{side.alias}.{col.name} = {shown}")
     return ", ".join(found) or "(no values)"
+
+
+def _rows(n: int) -> str:
+    return f"{n} row{'s' if n != 1 else ''}"
 
 
 def cell(value: Any) -> str:

@@ -12,8 +12,8 @@ matches), for whichever join type the planner allowed (``compiler/planning/table
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any
+from collections.abc import Mapping, Sequence
+from typing import Any, Protocol
 
 from ..compiler.planning.plan import Plan, StaticJoinNode
 from .engine.batches import Batch, Rows
@@ -23,6 +23,19 @@ from .errors import UsageError
 from .io.trace import Trace
 
 Row = tuple[Any, ...]
+
+
+class StaticJoinObserver(Protocol):
+    """What a stream-static join tells an observer (`sjoin why`): the micro-batch's stream
+    rows and the table's rows it joined them with, the table rows each stream row matched
+    (the ON condition TRUE), and each output row with the stream row and table row (None:
+    null-padded, or a semi or anti join's lone row) it was made of."""
+
+    def arrived(self, stream: Sequence[Row], table: Sequence[Row]) -> None: ...
+
+    def matched(self, row: Row, matches: Sequence[Row]) -> None: ...
+
+    def output(self, row: Row, table_row: Row | None, out: Row) -> None: ...
 
 
 class StaticJoinOperator:
@@ -46,6 +59,7 @@ class StaticJoinOperator:
         index = {name: i for i, (name, _) in enumerate(columns)}
         self.below = [compile_expr(p, one, ansi=ansi) for p in node.filters_below_watermark]
         self.not_null = [index[n] for n in node.not_null_below_watermark]
+        self.observer: StaticJoinObserver | None = None  # `sjoin why`'s (None: a normal run)
 
     def step(self, left: Batch, right: Batch, watermark: WatermarkNode | None) -> Batch:
         """The joined rows of one micro-batch; ``watermark``: the stream side's watermark node
@@ -63,19 +77,28 @@ class StaticJoinOperator:
                 ]
             )
         kind = self.node.kind
+        observer = self.observer
+        if observer is not None:
+            observer.arrived(stream, table)
         # a semi or anti join outputs the stream's rows only (the planner allows them with
         # the stream on the left); an outer join preserves the stream's side (likewise)
         alone = kind.output_sides == ("left",)
         out: list[Row] = []
         for s in stream:
             matches = [t for t in table if self._match(s, t, stream_at)]
+            made: list[Row | None]
             if alone:
-                if bool(matches) != kind.drops_matched:
-                    out.append(self._project(s, None, stream_at))
+                made = [None] if bool(matches) != kind.drops_matched else []
             elif matches:
-                out.extend(self._project(s, t, stream_at) for t in matches)
-            elif kind.preserved:
-                out.append(self._project(s, None, stream_at))
+                made = list(matches)
+            else:
+                made = [None] if kind.preserved else []
+            rows_out = [self._project(s, t, stream_at) for t in made]
+            out.extend(rows_out)
+            if observer is not None:
+                observer.matched(s, matches)
+                for t, o in zip(made, rows_out, strict=True):
+                    observer.output(s, t, o)
         return Rows(out)
 
     def _match(self, s: Row, t: Row, stream_at: int) -> bool:

@@ -113,6 +113,28 @@ class DedupStore(Protocol[In]):
     def restore(self, data: dict[str, Any]) -> None: ...
 
 
+class DedupObserver(Protocol):
+    """What a deduplication tells an observer (``runtime/observe/lineage.py``, `sjoin why`),
+    on the path an unobserved run takes: each batch's input (after its watermark node) with
+    the watermarks it runs with, the rows dropped as late, the rows that reached the state
+    and those that passed (the rest were duplicates), and the eviction (the store before and
+    after it).  ``data`` and ``out`` are batches as the store reads them."""
+
+    def arrived(self, data: Any, late_ms: int | None, evict_ms: int | None) -> None: ...
+
+    def late(self, dropped: Dropped, late_ms: int | None) -> None: ...
+
+    def admitted(self, data: Any, out: Any) -> None: ...
+
+    def evicting(self, evict_ms: int) -> None:
+        """Before the eviction (the keys in state then)."""
+        ...
+
+    def evicted(self, evict_ms: int) -> None:
+        """After it."""
+        ...
+
+
 class StreamingDedup(Generic[In]):
     """One ``dedup`` of the plan, run batch after batch over ``store``."""
 
@@ -120,6 +142,7 @@ class StreamingDedup(Generic[In]):
         self.node = node
         self.store = store
         self.late_rows: list[Dropped] | None = None  # kept only when asked (``late.py``)
+        self.observer: DedupObserver | None = None  # `sjoin why`'s (None: a normal run)
 
     def step(
         self,
@@ -136,18 +159,29 @@ class StreamingDedup(Generic[In]):
     def process(
         self, data: In, late_ms: int | None, evict_ms: int | None
     ) -> tuple[In, DedupMetrics]:
-        store = self.store
+        store, observer = self.store, self.observer
         m = DedupMetrics()
+        if observer is not None:
+            observer.arrived(data, late_ms, evict_ms)
         if late_ms is not None and self.node.late_column is not None:
+            keep = self.late_rows is not None or observer is not None
             data, m.num_rows_dropped_by_watermark, dropped = store.drop_late(
-                data, late_ms * 1000, self.late_rows is not None
+                data, late_ms * 1000, keep
             )
             if dropped is not None and self.late_rows is not None:
                 self.late_rows.append(dropped)
+            if dropped is not None and observer is not None:
+                observer.late(dropped, late_ms)
         out, m.num_dropped_duplicate_rows = store.admit(data)
+        if observer is not None:
+            observer.admitted(data, out)
         m.num_rows_updated = store.count(out)
         if evict_ms is not None and self.node.state.eviction != "never":
+            if observer is not None:
+                observer.evicting(evict_ms)
             m.num_rows_removed = store.evict(evict_ms * 1000)
+            if observer is not None:
+                observer.evicted(evict_ms)
         m.num_rows_total = store.size()
         return out, m
 

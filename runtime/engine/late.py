@@ -24,7 +24,14 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ...compiler.planning.plan import AggregateNode, DedupNode, JoinNode, Plan, StreamNode
+from ...compiler.planning.plan import (
+    AggregateNode,
+    DedupNode,
+    JoinNode,
+    Plan,
+    StreamNode,
+    UnionNode,
+)
 
 Row = tuple[Any, ...]
 
@@ -168,16 +175,37 @@ class LateRecords:
         return out
 
     def _lines(self, source: str, trace_batch: Any) -> Mapping[Any, list[int]] | None:
-        """A stream's rows of the trace batch (by value) -> their line numbers, in order."""
-        if trace_batch is None or not isinstance(self.plan.node(source), StreamNode):
+        """A stream's rows of the trace batch (by value) -> their line numbers, in order.  A
+        union's or a dedup's rows are its streams' rows passed on as they are (a union's in
+        the order of its inputs), so they are traced to those streams' lines."""
+        if trace_batch is None:
             return None
-        numbers = trace_batch.lines.get(source)
-        rows = trace_batch.rows.get(source)
-        if numbers is None or rows is None:
+        streams = self._passed_from(source)
+        if streams is None:
             return None
-        if not isinstance(numbers, list):  # a column (the columnar bulk reader's)
-            numbers = numbers.to_list()
         found: dict[Any, list[int]] = {}
-        for row, number in zip(rows.to_rows(), numbers, strict=True):
-            found.setdefault(_canonical(row), []).append(int(number))
+        for stream in streams:
+            numbers = trace_batch.lines.get(stream)
+            rows = trace_batch.rows.get(stream)
+            if numbers is None or rows is None:
+                continue
+            if not isinstance(numbers, list):  # a column (the columnar bulk reader's)
+                numbers = numbers.to_list()
+            for row, number in zip(rows.to_rows(), numbers, strict=True):
+                found.setdefault(_canonical(row), []).append(int(number))
+        return found
+
+    def _passed_from(self, source: str) -> list[str] | None:
+        """The streams whose rows ``source``'s rows are, unchanged (itself for a stream;
+        through unions and dedups; None: rows an operator made)."""
+        found: list[str] = []
+        todo = [source]
+        while todo:
+            node = self.plan.node(todo.pop(0))
+            if isinstance(node, StreamNode):
+                found.append(node.name)
+            elif isinstance(node, (UnionNode, DedupNode)):
+                todo[:0] = [relation for _, relation in node.inputs]
+            else:
+                return None
         return found

@@ -7,7 +7,7 @@ snapshot.  Both engines run it on rows (``Batch.to_rows``)."""
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, Protocol
 
 from ...compiler.planning.plan import UnionNode
 from .batches import Batch, Rows
@@ -18,8 +18,17 @@ Row = tuple[Any, ...]
 Test = Callable[[Row], bool]
 
 
+class UnionObserver(Protocol):
+    """What a union tells an observer (`sjoin why`): each input's rows (``index``: the
+    input's place in ``UnionNode.relations``), all of which it passes on as they are."""
+
+    def came(self, index: int, rows: Sequence[Row]) -> None: ...
+
+
 class UnionOperator:
     """One union of a query: per input, the tests its watermark node's rows pass."""
+
+    observer: UnionObserver | None = None  # `sjoin why`'s (None: a normal run)
 
     def __init__(self, node: UnionNode, ansi: bool) -> None:
         self.node = node
@@ -35,8 +44,10 @@ class UnionOperator:
     def step(self, inputs: Sequence[Batch], watermarks: Sequence[WatermarkNode | None]) -> Batch:
         """The union's batch; each input's rows that reach its watermark node observed."""
         out: list[Row] = []
-        for batch, tests, node in zip(inputs, self.below, watermarks, strict=True):
+        for i, (batch, tests, node) in enumerate(zip(inputs, self.below, watermarks, strict=True)):
             rows = batch.to_rows()
+            if self.observer is not None:
+                self.observer.came(i, rows)
             if node is not None:
                 seen: Sequence[Row] = rows
                 for test in tests:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 from ...compiler.planning.plan import ViewNode
 from .batches import Batch, Rows
@@ -45,6 +45,21 @@ def _not_null_at(i: int) -> Callable[[Row], bool]:
     return lambda row: row[i] is not None
 
 
+class ViewObserver(Protocol):
+    """What a view tells an observer (``runtime/observe/lineage.py``, `sjoin why`): its input
+    rows, the rows each of its tests dropped (``stage`` ``below`` or ``above`` the watermark
+    node, ``index`` the test's place in ``ViewOperator.below`` or ``above``: the plan's
+    conjuncts in order, then its isnotnull filters), and each kept row's output row."""
+
+    def arrived(self, rows: Sequence[Row]) -> None: ...
+
+    def filtered(
+        self, rows: Sequence[Row], kept: Sequence[Row], stage: str, index: int
+    ) -> None: ...
+
+    def projected(self, rows: Sequence[Row], out: Sequence[Row]) -> None: ...
+
+
 class ViewOperator:
     """One ``view`` of the plan, run batch after batch on rows (``operators.Operator``)."""
 
@@ -61,6 +76,7 @@ class ViewOperator:
         ]
         self.outputs = [compile_expr(o.expr, layout, ansi=ansi) for o in node.output]
         self.late_rows: list[Dropped] | None = None
+        self.observer: ViewObserver | None = None  # `sjoin why`'s (None: a normal run)
 
     def step(
         self,
@@ -72,15 +88,27 @@ class ViewOperator:
         """``Operator.step``: the input's rows filtered below its watermark node, observed by
         it, filtered above it, and projected."""
         (batch,), (mark,) = inputs, watermarks
+        observer = self.observer
         rows: Sequence[Row] = batch.to_rows()
-        for test in self.below:
-            rows = [r for r in rows if test(r)]
+        if observer is not None:
+            observer.arrived(rows)
+        for i, test in enumerate(self.below):
+            kept = [r for r in rows if test(r)]
+            if observer is not None and len(kept) != len(rows):
+                observer.filtered(rows, kept, "below", i)
+            rows = kept
         if mark is not None:
             mark.observe(rows)
-        for test in self.above:
-            rows = [r for r in rows if test(r)]
+        for i, test in enumerate(self.above):
+            kept = [r for r in rows if test(r)]
+            if observer is not None and len(kept) != len(rows):
+                observer.filtered(rows, kept, "above", i)
+            rows = kept
         outputs = self.outputs
-        return Rows([tuple(g(r, None) for g in outputs) for r in rows]), ViewMetrics()
+        out = [tuple(g(r, None) for g in outputs) for r in rows]
+        if observer is not None:
+            observer.projected(rows, out)
+        return Rows(out), ViewMetrics()
 
     def has_state_predicate(self) -> bool:
         return False

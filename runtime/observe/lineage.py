@@ -26,13 +26,17 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ...compiler.planning.plan import AggregateNode, DedupNode, JoinNode, Plan
+from ...compiler.planning.plan import AggregateNode, JoinNode, Plan, StaticJoinNode
+from ...compiler.vocabulary.expr import conjuncts
 from ..engine.batches import Batch
+from ..engine.eval import compile_expr
 from ..engine.late import Dropped
+from ..engine.view import ViewOperator
 from ..errors import UsageError
-from ..io.trace import Trace, read_trace, schemas_of
+from ..io.trace import Trace, read_trace, schemas_of, table_schemas
 from ..query import BatchResult, Engine, Query
 from ..rows.aggregate import AggregateOperator
+from ..rows.dedup import DedupOperator
 from ..rows.join import JoinOperator, Pair, RowBatch, RowInputObserver
 
 Row = tuple[Any, ...]
@@ -42,7 +46,9 @@ Row = tuple[Any, ...]
 class Event:
     """One thing that happened to one row in one operator and batch."""
 
-    kind: str  # arrived, filtered, late, pre, stored, matched, evicted, removed, grouped
+    # arrived, filtered, late, pre, stored, matched, evicted, removed, grouped, where (a
+    # join's WHERE above it), kept, duplicate, suppressed (a dedup's)
+    kind: str
     query: str
     batch: int
     relation: str  # the operator
@@ -62,6 +68,8 @@ class Output:
     left: Row | None  # a join's rows (None: the null-padded side); an aggregate's: None
     right: Row | None
     group: tuple[Any, ...] | None = None  # an aggregate's group
+    # the row itself, passed on unchanged (a union's or a dedup's output: ``left`` is it)
+    passed: bool = False
 
 
 @dataclass(slots=True)
@@ -96,6 +104,8 @@ class Lineage:
         self.operators: dict[tuple[str, str], Any] = {}  # (query, join) -> its observed operator
         # (query, aggregate, group) -> the rows folded into the group, with their batches
         self.folded: dict[tuple[str, str, Any], list[tuple[int, Row]]] = {}
+        # (query, batch, stream-static join) -> the table's rows it joined in that batch
+        self.tables: dict[tuple[str, int, str], list[Row]] = {}
 
     def event(self, row: Row, kind: str, relation: str, side: int, **detail: Any) -> None:
         found = self.events.get(id(row))
@@ -120,6 +130,21 @@ class Lineage:
         self.output_of[id(row)] = out
         self._keep.append(row)
 
+    def passed(self, relation: str, row: Row) -> None:
+        """``row`` came out of ``relation`` as it went in (a union, a dedup): an output of
+        that relation, though the row stays known as what it was (``output_of`` is not
+        changed)."""
+        out = Output(len(self.outputs), self.query, self.batch, relation, row, row, None)
+        out.passed = True
+        self.outputs.append(out)
+        self._keep.append(row)
+
+    def outputs_of(self, rows: Sequence[Row]) -> list[Output]:
+        """The outputs that are one of ``rows``, in the order they came out: a row an
+        operator made, and a row a union or a dedup passed on."""
+        ids = {id(r) for r in rows}
+        return [o for o in self.outputs if id(o.row) in ids]
+
     def made_of(self, made: Row, row: Row) -> None:
         """``made`` (a row with its windows) was made of ``row``."""
         self.alias[id(made)] = row
@@ -142,6 +167,8 @@ class Lineage:
                 groups.setdefault((out.query, out.relation, out.group), []).append(out)
         by_parent: dict[int, list[Output]] = {}
         for out in self.outputs:
+            if out.passed:
+                continue
             for parent in (out.left, out.right):
                 if parent is not None:
                     by_parent.setdefault(id(parent), []).append(out)
@@ -189,12 +216,24 @@ class JoinLineage(RowInputObserver):
 
     def __init__(self, node: JoinNode, log: Lineage) -> None:
         self.log = log
+        self.node = node
         self.name = node.name
+        self.window_times: list[Any] = []
+        self.where: list[Any] = []
         self.null: tuple[Row, Row] = ((), ())  # the operator's null rows (``attach``)
 
     def attach(self, op: JoinOperator) -> None:
         self.null = op.row_storage.null
         self.log.operators[(self.log.query, self.name)] = op
+        facts = op.facts
+        self.window_times = facts.window_times
+        where = self.node.where_filter
+        # the WHERE's conjuncts above the join, each compiled as the operator compiles the
+        # whole (to name the one that is not true; the verdict is the operator's)
+        self.where = [
+            compile_expr(c, facts.both, ansi=facts.ansi)
+            for c in ([] if where is None else conjuncts(where))
+        ]
 
     def report(self, row: Row, kind: str, side: int, **detail: Any) -> None:
         self.log.event(row, kind, self.name, side, **detail)
@@ -206,20 +245,20 @@ class JoinLineage(RowInputObserver):
         below: Sequence[Row],
         kept: Sequence[Row],
         made: list[list[Row]],
+        rejected: tuple[list[tuple[Row, int]], list[tuple[Row, int]]],
     ) -> None:
-        """Each row's fate in the side's filters (the same filters: each keeps or drops a
-        row on its own, and keeps the row itself)."""
+        """Each row's fate in the side's filters: the test that dropped it (below or above
+        the watermark node, by its index in the plan's order), or, kept, the rows with
+        windows it made (none: a NULL time, so no window)."""
         report, log = self.report, self.log
-        passed = {id(r) for r in below}
         for r in rows:
             report(r, "arrived", side)
-            if id(r) not in passed:
-                report(r, "filtered", side, stage="below")
-        windowed = {id(r): m for r, m in zip(kept, made, strict=True)}
-        for r in below:
-            found = windowed.get(id(r))
+        for stage, dropped in zip(("below", "above"), rejected, strict=True):
+            for r, index in dropped:
+                report(r, "filtered", side, stage=stage, index=index)
+        for r, found in zip(kept, made, strict=True):
             if not found:
-                report(r, "filtered", side, stage="above")
+                report(r, "filtered", side, stage="window")
                 continue
             for m in found:
                 if m is not r:
@@ -264,10 +303,21 @@ class JoinLineage(RowInputObserver):
     def output(self, part: list[Pair], projected: list[Row]) -> None:
         null_left, null_right = self.null
         for (_, _, a, b), out in zip(part, projected, strict=True):
+            left = None if a is null_left else a
+            right = None if b is null_right else b
             if out is not None:
-                self.log.output(
-                    self.name, out, None if a is null_left else a, None if b is null_right else b
-                )
+                self.log.output(self.name, out, left, right)
+                continue
+            # no output row: an output window's time is NULL (Spark's TimeWindowing filter),
+            # or the WHERE's Filter above the join is not true for the pair (the operator's
+            # own verdict; the conjunct is named for the words)
+            if any(time(a, b) is None for time in self.window_times):
+                continue
+            failed = next((i for i, f in enumerate(self.where) if f(a, b) is not True), 0)
+            for side, r in ((0, left), (1, right)):
+                if r is not None:
+                    other = right if side == 0 else left
+                    self.report(r, "where", side, index=failed, other=other)
 
 
 class AggregateLineage:
@@ -300,27 +350,153 @@ class AggregateLineage:
             self.log.output(self.name, row, None, None, key)
 
 
+class DedupLineage:
+    """A dedup's observer (``dedup_core.DedupObserver``): each row's arrival, the rows the
+    dedup's late filter dropped, the rows that passed (their key now in state, by them) and
+    those dropped as duplicates (of the row whose key is in state), and the keys evicted.
+    The key is the store's own (``RowDedupStore.key_of``)."""
+
+    def __init__(self, log: Lineage, op: DedupOperator) -> None:
+        self.log = log
+        self.name = op.node.name
+        self.store = op.store
+        self.holder: dict[Any, Row] = {}  # a key in state -> the row that put it there
+        self.before: dict[Any, tuple[Row, int | None]] = {}
+
+    def arrived(self, data: Any, late_ms: int | None, evict_ms: int | None) -> None:
+        log = self.log
+        for r in data:
+            log.event(r, "arrived", self.name, 0)
+        log.batches[(log.query, log.batch, self.name)] = BatchInfo(
+            log.watermark_ms, late_ms, evict_ms
+        )
+
+    def late(self, dropped: Dropped, late_ms: int | None) -> None:
+        for r, t in zip(dropped.rows, dropped.times, strict=True):
+            self.log.event(r, "late", self.name, 0, time_us=t, watermark_ms=late_ms)
+
+    def admitted(self, data: Any, out: Any) -> None:
+        log, holder = self.log, self.holder
+        passed = {id(r) for r in out}
+        for r in data:
+            key, values = self.store.key_of(r)
+            if id(r) in passed:
+                holder[key] = r
+                log.event(r, "kept", self.name, 0, key=values)
+                log.passed(self.name, r)
+            else:
+                first = holder[key]
+                log.event(r, "duplicate", self.name, 0, key=values, other=first)
+                log.event(first, "suppressed", self.name, 0, key=values, other=r)
+
+    def evicting(self, evict_ms: int) -> None:
+        self.before = dict(self.store.keys)
+
+    def evicted(self, evict_ms: int) -> None:
+        keys = self.store.keys
+        for key, (values, when) in self.before.items():
+            if key not in keys:
+                row = self.holder.pop(key, None)
+                if row is not None:
+                    self.log.event(
+                        row, "evicted", self.name, 0, key=values, time_us=when, evict_ms=evict_ms
+                    )
+        self.before = {}
+
+
+class ViewLineage:
+    """A view's observer (``view.ViewObserver``): each row's arrival, the test that dropped
+    it (below or above the watermark node), and the output row each kept row became."""
+
+    def __init__(self, log: Lineage, name: str) -> None:
+        self.log = log
+        self.name = name
+
+    def arrived(self, rows: Sequence[Row]) -> None:
+        log = self.log
+        for r in rows:
+            log.event(r, "arrived", self.name, 0)
+        log.batches[(log.query, log.batch, self.name)] = BatchInfo(log.watermark_ms, None, None)
+
+    def filtered(self, rows: Sequence[Row], kept: Sequence[Row], stage: str, index: int) -> None:
+        passed = {id(r) for r in kept}
+        for r in rows:
+            if id(r) not in passed:
+                self.log.event(r, "filtered", self.name, 0, stage=stage, index=index)
+
+    def projected(self, rows: Sequence[Row], out: Sequence[Row]) -> None:
+        for r, o in zip(rows, out, strict=True):
+            self.log.output(self.name, o, r, None)
+
+
+class UnionLineage:
+    """A union's observer (``union.UnionObserver``): the input each row came through; it
+    passes every row on as it is."""
+
+    def __init__(self, log: Lineage, name: str) -> None:
+        self.log = log
+        self.name = name
+
+    def came(self, index: int, rows: Sequence[Row]) -> None:
+        log = self.log
+        for r in rows:
+            log.event(r, "arrived", self.name, index)
+            log.passed(self.name, r)
+
+
+class StaticJoinLineage:
+    """A stream-static join's observer (``static_join.StaticJoinObserver``): each stream
+    row's arrival with the table's rows of the micro-batch, the table rows it matched, and
+    each output row with the rows it was made of."""
+
+    def __init__(self, log: Lineage, node: StaticJoinNode) -> None:
+        self.log = log
+        self.name = node.name
+        self.stream_at = 1 if node.static_side == "left" else 0
+
+    def arrived(self, stream: Sequence[Row], table: Sequence[Row]) -> None:
+        log = self.log
+        for r in stream:
+            log.event(r, "arrived", self.name, self.stream_at)
+        log.tables[(log.query, log.batch, self.name)] = list(table)
+        log.batches[(log.query, log.batch, self.name)] = BatchInfo(log.watermark_ms, None, None)
+
+    def matched(self, row: Row, matches: Sequence[Row]) -> None:
+        log = self.log
+        log.event(row, "matched", self.name, self.stream_at, others=list(matches))
+        for t in matches:
+            log.event(t, "matched", self.name, 1 - self.stream_at, others=[row])
+
+    def output(self, row: Row, table_row: Row | None, out: Row) -> None:
+        left, right = (row, table_row) if self.stream_at == 0 else (table_row, row)
+        self.log.output(self.name, out, left, right)
+
+
 class TracedQuery(Query):
-    """A reference ``Query`` whose operators report to a ``Lineage`` (``attach``)."""
+    """A reference ``Query`` whose operators report to a ``Lineage`` (``attach``): each
+    operator of the run itself, given an observer (a join is built with its own)."""
 
     def attach(self, log: Lineage) -> None:
         self.log = log
         log.query = self.root
-        for name in list(self.operators):
+        for name, op in list(self.operators.items()):
             node = self.plan.node(name)
             if isinstance(node, JoinNode):
                 observer = JoinLineage(node, log)
                 join = JoinOperator(node, self.plan.ansi, observer)
                 observer.attach(join)
                 self.operators[name] = join
-            elif isinstance(node, DedupNode):
-                # not observed: its rows pass through as the same objects, so the rows after
-                # it are still known by identity (a row dropped as a duplicate is not told)
-                continue
+            elif isinstance(op, DedupOperator):
+                op.observer = DedupLineage(log, op)
+            elif isinstance(op, ViewOperator):
+                op.observer = ViewLineage(log, name)
             else:
-                op = self.operators[name]
                 assert isinstance(node, AggregateNode) and isinstance(op, AggregateOperator)
                 op.observer = AggregateLineage(log, name)
+        for name, union in self.unions.items():
+            union.observer = UnionLineage(log, name)
+        for static in self.static.values():
+            static.observer = StaticJoinLineage(log, static.node)
 
     def _run_batch(self, rows: Mapping[str, Batch] | None) -> BatchResult:
         log = self.log
@@ -349,21 +525,8 @@ def trace_run(
             f"trace {trace} is not a regular file ({_kind(mode)}): `why` reads a JSON-lines "
             "file, whose rows it names by line"
         )
-    if plan.dedups:
-        # the observers know the join and the aggregate: a dedup's drops would be told as
-        # "no operator reads its stream", which is false, so refuse rather than mislead
-        names = ", ".join(f"`{d.name}`" for d in plan.dedups)
-        raise UsageError(
-            f"`sjoin why` does not follow rows through a dedup yet ({names}); run `sjoin run "
-            "--late-rows` to see the rows a dedup drops as late"
-        )
-    if plan.static_joins:
-        raise UsageError(
-            "`why` does not yet follow rows through a stream-static join (`"
-            + "`, `".join(j.name for j in plan.static_joins)
-            + "`): run the spec with `sjoin run` to see its rows"
-        )
-    schemas = schemas_of(plan)
+    # the streams' rows and the static tables' (a table's rows in a batch: its version)
+    schemas = {**schemas_of(plan), **table_schemas(plan)}
     read = read_trace(trace, schemas, "skip", lines=True)
     log = Lineage()
     for batch in read.batches:

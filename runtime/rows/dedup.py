@@ -81,13 +81,17 @@ class RowDedupStore:
             return (0 if t is None else t) + f.delay_us
         return _time(value, f.time_is_window)
 
+    def key_of(self, row: Row) -> tuple[Any, Row]:
+        """The key a row is stored under in ``keys`` (canonical), and its key values."""
+        values = tuple(row[i] for i in self.facts.keys)
+        return _canonical(values), values
+
     def admit(self, data: list[Row]) -> tuple[list[Row], int]:
-        f = self.facts
         out: list[Row] = []
         keys = self.keys
+        key_of = self.key_of
         for row in data:
-            values = tuple(row[i] for i in f.keys)
-            key = _canonical(values)
+            key, values = key_of(row)
             if key in keys:
                 continue
             when = self._eviction_time(row)

@@ -182,11 +182,13 @@ class SideInput:
         # a window is null exactly when its time is
         self.window_not_null = [n for n in side.not_null if n in window_of]
 
-    def filter_below(self, rows: Sequence[Row]) -> Sequence[Row]:
-        """Rows that reach the side's watermark node (filters not touching its time)."""
-        for test in self.below:
-            rows = [r for r in rows if test(r)]
-        return rows
+    def filter_below(
+        self, rows: Sequence[Row], told: list[tuple[Row, int]] | None = None
+    ) -> Sequence[Row]:
+        """Rows that reach the side's watermark node (filters not touching its time);
+        ``told`` (`sjoin why`) gets each dropped row with the index of the test that
+        dropped it (``below``: the plan's conjuncts, then its isnotnull columns)."""
+        return _filtered(self.below, rows, told)
 
     def filter_above(self, rows: Sequence[Row]) -> list[Row]:
         """The rest of the pre-join work: filters on the time column, then the windows (a
@@ -196,11 +198,12 @@ class SideInput:
             return list(rows)
         return [r for made in self.windowed_each(rows) for r in made]
 
-    def keep_above(self, rows: Sequence[Row]) -> Sequence[Row]:
-        """The rows the filters above the watermark node keep."""
-        for test in self.above:
-            rows = [r for r in rows if test(r)]
-        return rows
+    def keep_above(
+        self, rows: Sequence[Row], told: list[tuple[Row, int]] | None = None
+    ) -> Sequence[Row]:
+        """The rows the filters above the watermark node keep (``told``: as
+        ``filter_below``'s)."""
+        return _filtered(self.above, rows, told)
 
     def windowed_each(self, rows: Sequence[Row]) -> list[list[Row]]:
         """The rows each row makes with the side's windows (itself without windows)."""
@@ -218,6 +221,22 @@ class SideInput:
                 combos = [(*c, span) for c in combos for span in spans]
             out.append(combos)
         return out
+
+
+def _filtered(
+    tests: Sequence[Callable[[Row], bool]],
+    rows: Sequence[Row],
+    told: list[tuple[Row, int]] | None,
+) -> Sequence[Row]:
+    """The rows every test keeps, the tests run in order; ``told`` (when given) gets each
+    dropped row and the index of the test that dropped it."""
+    for i, test in enumerate(tests):
+        kept = [r for r in rows if test(r)]
+        if told is not None and len(kept) != len(rows):
+            passed = {id(r) for r in kept}
+            told.extend((r, i) for r in rows if id(r) not in passed)
+        rows = kept
+    return rows
 
 
 def _true_of(f: Getter) -> Callable[[Row], bool]:
@@ -536,16 +555,19 @@ class JoinOperator(
             zip(inputs, self.side_inputs, watermarks, strict=True)
         ):
             rows = value.to_rows()
-            below = side_input.filter_below(rows)
+            told: tuple[list[tuple[Row, int]], list[tuple[Row, int]]] | None = (
+                None if observer is None else ([], [])
+            )
+            below = side_input.filter_below(rows, None if told is None else told[0])
             if node is not None:
                 node.observe(below)
-            if observer is None:
+            if told is None:
                 prepared.append(side_input.filter_above(below))
             else:
-                kept = side_input.keep_above(below)
+                kept = side_input.keep_above(below, told[1])
                 made = side_input.windowed_each(kept)
                 if isinstance(observer, RowInputObserver):
-                    observer.inputs(side, rows, below, kept, made)
+                    observer.inputs(side, rows, below, kept, made, told)
                 prepared.append([r for rs in made for r in rs])
         out, metrics = self.process(prepared[0], prepared[1], late_ms, evict_ms)
         return Rows(out), metrics
@@ -563,8 +585,10 @@ class RowInputObserver(JoinObserver):
         below: Sequence[Row],
         kept: Sequence[Row],
         made: list[list[Row]],
+        rejected: tuple[list[tuple[Row, int]], list[tuple[Row, int]]],
     ) -> None:
-        pass
+        """``rejected``: the rows the filters below and above the watermark node dropped,
+        each with the index of the test that dropped it (``SideInput.below``, ``above``)."""
 
 
 # ------------------------------------------------------------------------------ helpers

@@ -17,6 +17,7 @@ from hypothesis import given, settings
 
 from sjoin.api import check_text
 from sjoin.cli.main import main
+from sjoin.compiler.planning.plan import DedupNode, UnionNode
 from sjoin.runtime import ENGINES, EngineName, run
 
 from ..parity.scenarios import SCENARIOS, records, row, ts
@@ -155,6 +156,14 @@ def check_late_rows(spec: str, trace: Any, relation: str | None, engine: EngineN
                 )
                 assert key not in seen, record  # one line is not dropped twice
                 seen.add(key)
+            elif record["line"] is not None:
+                # a union's or a dedup's row: its stream's row passed on as it is, traced to
+                # that stream's line in this batch
+                assert batch.data
+                assert isinstance(plan.node(record["stream"]), (UnionNode, DedupNode)), record
+                traced = source[record["line"] - 1]
+                assert traced["batch"] == batch.trace_batch
+                assert record["row"] == _as_read(record["row"], traced["row"]), (record, traced)
             else:
                 assert record["line"] is None  # another operator's row
     return total

@@ -182,11 +182,17 @@ def test_a_file_table_has_one_version_for_the_whole_run(engine: str) -> None:
         run(plan, TRACE, engine=engine)  # type: ignore[arg-type]
 
 
-def test_why_refuses_a_stream_static_join_rather_than_misread_it(tmp_path: Any) -> None:
+def test_why_follows_a_row_through_a_stream_static_join(tmp_path: Any) -> None:
+    """`why` runs the join's own operator, observed (tests/cli/test_why_pipeline.py has the
+    rest): order 13 of batch 1 matched customer 3 of the table's version of batch 1."""
+    from sjoin.reports.why import Teller
     from sjoin.runtime.observe.lineage import trace_run
 
     plan = _plan(f"join e = orders AS o JOIN customers AS c {ON}\n")
     trace = tmp_path / "t.jsonl"
     trace.write_text("\n".join(TRACE) + "\n")
-    with pytest.raises(UsageError, match="does not yet follow rows through a stream-static join"):
-        trace_run(plan, trace)
+    log, _ = trace_run(plan, trace)
+    life = Teller(plan, log).life(9)
+    (matched,) = [e for s in life["operators"] for e in s["events"] if e["what"] == "matched"]
+    assert [o["line"] for o in matched["others"]] == [7]
+    assert "line 7 (the version of trace batch 1)" in matched["text"]
