@@ -876,6 +876,17 @@ class Teller:
                             meets.append((ea, da, eb, db))
         verdict: dict[str, Any] = {"rows": [line, other_line]}
         if not meets:
+            for r, n in ((a, line), (b, other_line)):
+                before = self._dropped_before(r)
+                if before is not None:
+                    relation, words = before
+                    verdict.update(
+                        joined=False,
+                        relation=relation,
+                        reason="dropped_before",
+                        text=f"line {n} never reaches a join: in `{relation}`, {words}",
+                    )
+                    return verdict
             verdict.update(
                 joined=False,
                 reason="never_meet",
@@ -910,6 +921,24 @@ class Teller:
         reason, text = self._why_not(ea, da, eb, db, line, other_line)
         verdict.update(joined=False, relation=ea.relation, reason=reason, text=text)
         return verdict
+
+    def _dropped_before(self, row: Row) -> tuple[str, str] | None:
+        """Where a row (or a row made of it) was dropped before any join: a dedup dropped
+        it as a duplicate or as late, or a view's WHERE dropped it (the relation, and the
+        words of its life)."""
+        for current in self.log.descendants(row):
+            for e in self.log.events_of(current):
+                node = self.plan.node(e.relation)
+                if isinstance(node, DedupNode) and e.kind in ("duplicate", "late"):
+                    told = [
+                        d for d in self._dedup_events(current, node, [e]) if d["what"] == e.kind
+                    ]
+                elif isinstance(node, ViewNode) and e.kind == "filtered":
+                    told = self._view_events(current, e.query, node, [e])
+                else:
+                    continue
+                return node.name, told[0]["text"].split(": ", 1)[1]
+        return None
 
     def _node(self, name: str) -> JoinNode:
         node = self.plan.node(name)

@@ -164,6 +164,21 @@ def test_a_row_the_dedup_drops_as_late(tmp_path: Path) -> None:
     assert not any(e["what"] in ("kept", "duplicate") for e in _events(life, "r1"))
 
 
+def test_a_pair_with_a_row_dropped_before_the_join(tmp_path: Path) -> None:
+    spec_path, trace_path = _files(tmp_path, DEDUP_JOIN_AGG, DEDUP_TRACE)
+    args = ["why", str(spec_path), "--trace", str(trace_path), "--format", "json"]
+    done = CliRunner().invoke(main, [*args, "2", "--with", "4"])
+    found = json.loads(done.output)
+    assert found["reason"] == "dropped_before" and found["relation"] == "l1"
+    assert found["text"].startswith("line 2 never reaches a join: in `l1`, dropped as a duplicate")
+    assert "put there by line 1 (l)" in found["text"]
+    spec_path, trace_path = _files(tmp_path, VIEW_JOIN, VIEW_TRACE)
+    args = ["why", str(spec_path), "--trace", str(trace_path), "--format", "json"]
+    found = json.loads(CliRunner().invoke(main, [*args, "4", "--with", "2"]).output)
+    assert found["reason"] == "dropped_before" and found["relation"] == "lv"
+    assert "`L.v <> 'b'` is not true" in found["text"]
+
+
 def test_dedup_chain_is_held_to_both_engines(tmp_path: Path) -> None:
     _held_to_both_engines(tmp_path, DEDUP_JOIN_AGG, DEDUP_TRACE)
 
