@@ -18,6 +18,8 @@ from typing import Any
 
 import pytest
 from click.testing import CliRunner
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from sjoin.api import check_text
 from sjoin.cli.main import main
@@ -463,3 +465,56 @@ def test_late_rows_come_from_the_dedup_and_the_join_only(tmp_path: Path, engine:
 
 def test_late_pipeline_is_held_to_both_engines(tmp_path: Path) -> None:
     _held_to_both_engines(tmp_path, LATE_PIPELINE, LATE_TRACE)
+
+
+# ---------------------------------------------------------------------------- random traces
+
+_STREAMS = {
+    "dedup": (DEDUP_JOIN_AGG, ("l", "r")),
+    "view": (VIEW_JOIN, ("l", "r")),
+    "join_where": (JOIN_WHERE, ("l", "r")),
+    "union": (UNION_JOIN, ("a", "b", "c")),
+    "late_pipeline": (LATE_PIPELINE, ("a", "b", "c")),
+}
+
+
+@st.composite
+def _pipeline_traces(draw: st.DrawFn) -> tuple[str, list[dict[str, Any]]]:
+    """One of the specs above and a random trace of it: 1-4 batches whose times move on,
+    with duplicates (few keys, few times), late rows, NULLs and rows a filter drops."""
+    name = draw(st.sampled_from(sorted(_STREAMS)))
+    spec, streams = _STREAMS[name]
+    batches = []
+    base = 100
+    for _ in range(draw(st.integers(1, 4))):
+        base += draw(st.integers(0, 60))
+        batch: dict[str, list[dict[str, Any]]] = {}
+        for stream in streams:
+            rows = draw(
+                st.lists(
+                    st.tuples(
+                        st.sampled_from([1, 2, 3, None]),
+                        st.integers(base - 40, base + 10) | st.none(),
+                        st.sampled_from(["a", "b", "skip", "A"]),
+                    ),
+                    max_size=4,
+                )
+            )
+            if rows:
+                batch[stream] = [row(k, t, v) for k, t, v in rows]
+        batches.append(batch)
+    trace = records(batches)
+    if "customers" in spec:
+        trace = [_customer(0, 1, "gold"), _customer(0, 2, "silver"), *trace]
+    return spec, trace
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(case=_pipeline_traces())
+def test_random_pipeline_traces_are_explained(
+    tmp_path_factory: pytest.TempPathFactory, case: tuple[str, list[dict[str, Any]]]
+) -> None:
+    """Over random traces of each pipeline: every output row of a run on either engine is in
+    some line's life, none invented, and the late rows told are those --late-rows lists."""
+    spec, trace = case
+    _held_to_both_engines(tmp_path_factory.mktemp("why"), spec, trace)
