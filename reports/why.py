@@ -359,6 +359,10 @@ class Teller:
                         f"matched {_rows(len(others))} of table `{table.relation}`: "
                         + ", ".join(self._table_row(t) for t in others)
                     )
+                if others and node.kind.drops_matched:
+                    text += "; an anti join drops a stream row that matched"
+                elif not others and not node.kind.preserved:
+                    text += "; so it comes out in no row (the join preserves no stream row)"
                 told.append(
                     self._event(
                         e,
@@ -392,7 +396,7 @@ class Teller:
                             "matched no table row"
                             if node.kind.drops_matched
                             else "came out alone: a semi join emits a stream row that matched "
-                            "a table row, once"
+                            "a table row"
                         )
                     else:
                         what = f"came out joined with {self._table_row(theirs)}"

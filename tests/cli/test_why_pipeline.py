@@ -47,7 +47,7 @@ def _life(tmp: Path, spec: str, trace: list[dict[str, Any]], line: int) -> dict[
         main, ["why", str(spec_path), "--trace", str(trace_path), str(line), "--format", "json"]
     )
     assert done.exit_code == 0, done.output
-    found: dict[str, Any] = json.loads(done.output)
+    found: dict[str, Any] = json.loads(done.stdout)
     return found
 
 
@@ -55,7 +55,7 @@ def _text(tmp: Path, spec: str, trace: list[dict[str, Any]], line: int) -> str:
     spec_path, trace_path = _files(tmp, spec, trace)
     done = CliRunner().invoke(main, ["why", str(spec_path), "--trace", str(trace_path), str(line)])
     assert done.exit_code == 0, done.output
-    return str(done.output)
+    return str(done.stdout)
 
 
 def _events(life: dict[str, Any], relation: str) -> list[dict[str, Any]]:
@@ -518,3 +518,41 @@ def test_random_pipeline_traces_are_explained(
     some line's life, none invented, and the late rows told are those --late-rows lists."""
     spec, trace = case
     _held_to_both_engines(tmp_path_factory.mktemp("why"), spec, trace)
+
+
+SEMI_ANTI = """spark 4.3
+table customers (customer_id BIGINT, segment STRING) from delta (path = 'dim/c')
+stream orders (order_id BIGINT, customer_id BIGINT, order_time TIMESTAMP)
+    watermark order_time delay 10 seconds
+join e = customers AS c RIGHT OUTER JOIN orders AS o ON o.customer_id = c.customer_id
+    SELECT o.order_id, c.segment
+join s = orders AS o LEFT SEMI JOIN customers AS c ON o.customer_id = c.customer_id
+join a = orders AS o LEFT ANTI JOIN customers AS c ON o.customer_id = c.customer_id
+"""
+SEMI_ANTI_TRACE = [_customer(0, 1, "gold"), _order(0, 10, 1, 10), _order(0, 11, 2, 10)]
+
+
+@pytest.mark.parametrize(
+    "line,relation,words",
+    [
+        (2, "e", "came out joined with line 1 (the version of trace batch 0)"),
+        (2, "s", "came out alone: a semi join emits a stream row that matched a table row"),
+        (2, "a", "an anti join drops a stream row that matched"),
+        (3, "e", "came out null-padded: no table row matched"),
+        (3, "s", "so it comes out in no row (the join preserves no stream row)"),
+        (3, "a", "came out alone: an anti join emits a stream row that matched no table row"),
+    ],
+)
+def test_each_stream_static_join_type_in_words(
+    tmp_path: Path, line: int, relation: str, words: str
+) -> None:
+    """The table on the left (a right outer join: the stream is the right side), a semi and
+    an anti join: each stream row's verdict, as the operator made it."""
+    life = _life(tmp_path, SEMI_ANTI, SEMI_ANTI_TRACE, line)
+    section = next(s for s in life["operators"] if s["relation"] == relation)
+    assert section["input"] == ("right" if relation == "e" else "left")
+    assert any(words in e["text"] for e in section["events"]), section["events"]
+
+
+def test_stream_static_join_types_are_held_to_both_engines(tmp_path: Path) -> None:
+    _held_to_both_engines(tmp_path, SEMI_ANTI, SEMI_ANTI_TRACE)
