@@ -5,7 +5,9 @@
   directory, plans as the spec does;
 - every example -> `fmt --to sql` -> `fmt --to sjoin` plans as the example at each step;
 - every hand-written pipeline (tests/sqlfront/pipelines) -> `fmt --to sjoin` -> `fmt --to
-  sql` plans as the pipeline at each step, and its plan JSON is snapshotted.
+  sql` plans as the pipeline at each step, and its plan JSON is snapshotted.  (The step back
+  to SQL is taken when the pipeline back end writes every relation of the plan: it writes no
+  view, union, static table or join's WHERE yet, `pipeline_refusals`' E032.)
 
 "Plans alike" is the plan JSON (docs/plan-json.md) with the diagnostics' places left out:
 the same names, keys, state rules, filters, watermarks, checks, settings and sinks.
@@ -27,6 +29,14 @@ from sjoin.compiler.diagnostics.diagnostics import Diagnostics
 from sjoin.compiler.frontend import ast
 from sjoin.compiler.frontend.parse import parse
 from sjoin.compiler.frontend.unparse import spec_text
+from sjoin.compiler.planning.plan import (
+    JoinNode,
+    Plan,
+    StaticJoinNode,
+    TableNode,
+    UnionNode,
+    ViewNode,
+)
 from sjoin.compiler.vocabulary.model import SparkVersion
 from sjoin.compiler.vocabulary.source import Source, Span
 
@@ -99,9 +109,20 @@ def test_pipeline_to_sjoin_to_sql(pipeline: Path, tmp_path: Path) -> None:
     as_sjoin = check_text(spec_text(original.spec), "x.sjoin")
     assert as_sjoin.ok and as_sjoin.plan is not None
     assert alike(as_sjoin) == alike(original)
+    if not _backend_writes(as_sjoin.plan):
+        return
     sql = tmp_path / "again.sql"
     sql.write_text(pipeline_sql(as_sjoin.plan, "x.sjoin"), encoding="utf-8")
     assert alike(check_pipeline(sql)) == alike(original)
+
+
+def _backend_writes(plan: Plan) -> bool:
+    """Whether `fmt --to sql` (the pipeline back end) writes every relation of ``plan``."""
+    return not any(
+        isinstance(node, ViewNode | UnionNode | TableNode | StaticJoinNode)
+        or (isinstance(node, JoinNode) and node.where is not None)
+        for node in plan.nodes
+    )
 
 
 @pytest.mark.parametrize("pipeline", PIPELINES, ids=lambda p: p.stem)
