@@ -882,7 +882,10 @@ class Lowering:
                 f"`{dataset.name}` is read without STREAM: a batch read of a table",
                 read.name.span,
                 "a batch read",
-                f"a stream-stream join reads both sides as streams: STREAM({dataset.name})",
+                f"a stream-stream join reads both sides as streams: STREAM({dataset.name}); a "
+                "stream-static join reads a static table, in sjoin a materialized view of "
+                "files: CREATE MATERIALIZED VIEW name (col TYPE, ...) AS SELECT * FROM "
+                "parquet.`path`",
             )
             return None
         if not self._watermark(dataset.name, read.watermark, read.name, read.alias):

@@ -133,6 +133,19 @@ def test_pipeline_plan_snapshot(pipeline: Path, json_snapshot) -> None:  # type:
     assert result.plan_json() == json_snapshot
 
 
+TWINS = sorted((HERE / "twins").glob("*.sjoin"))
+
+
+@pytest.mark.parametrize("twin", TWINS, ids=lambda p: p.stem)
+def test_a_pipeline_and_its_hand_written_sjoin_twin_plan_alike(twin: Path) -> None:
+    """A pipeline's SQL (views, UNION ALL, SELECT DISTINCT, a join's WHERE, a static table)
+    and the .sjoin spec written by hand for the same pipeline: the identical plan JSON."""
+    sql = check_pipeline(HERE / "pipelines" / f"{twin.stem}.sql")
+    spec = check_text(twin.read_text(encoding="utf-8"), twin.name)
+    assert sql.ok and spec.ok, [d.message for d in (*sql.diagnostics, *spec.diagnostics)]
+    assert alike(sql) == alike(spec)
+
+
 def test_the_sql_and_its_sjoin_twin_diff_as_the_same(tmp_path: Path) -> None:
     """`sjoin diff` of a .sjoin spec and its pipeline SQL: the same pipeline."""
     from click.testing import CliRunner
