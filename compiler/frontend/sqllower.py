@@ -6,18 +6,29 @@ model whichever syntax the pipeline was written in.  What each part of a pipelin
 (docs/pipelines.md, "Reading a pipeline"):
 
 - a stream: a ``CREATE STREAMING TABLE name (col TYPE, ...)`` without a query (its rows come
-  from flows sjoin does not model), or with a query that keeps no state, and a dataset the
-  pipeline defines in Python, declared in the schema file (``sjoin-schemas.sql``); its
-  watermark is the ``WATERMARK`` clause of the queries that read it (every read of one
-  stream must give the same one: sjoin models a watermark per stream), its source a
-  ``-- sjoin: from ...`` line;
+  from flows sjoin does not model), or with declared columns and a query that keeps no
+  state, and a dataset the pipeline defines in Python, declared in the schema file
+  (``sjoin-schemas.sql``); its watermark is the ``WATERMARK`` clause of the queries that
+  read it (every read of one stream must give the same one: sjoin models a watermark per
+  stream), its source a ``-- sjoin: from ...`` line;
+- a static table: ``CREATE MATERIALIZED VIEW d (col TYPE, ...) AS SELECT * FROM
+  parquet.`path```, files read in batch, the .sjoin ``table``; a read of it without
+  ``STREAM`` in a join with a stream is a stream-static join (the planner's tables.py judges
+  the join type, E038);
 - a join: a streaming table, temporary view or flow whose query joins two reads
-  (``STREAM(a) [WATERMARK ...] [AS x] <join type> JOIN STREAM(b) ... ON ...``); ``WHERE`` of
-  an inner or semi join is a condition of ON (Spark's optimizer puts it there), and
-  ``LEFT OUTER JOIN ... WHERE y.k IS NULL`` on a right key or on a marker column of the
-  right side (``TRUE AS m``) is the left anti join Spark cannot run on two streams;
-- an aggregate: a query with GROUP BY over one read, or over a join (then the join is a
-  relation of its own, named ``<table>_join``, that keeps the columns the aggregate reads);
+  (``STREAM(a) [WATERMARK ...] [AS x] <join type> JOIN STREAM(b) ... ON ...``); its
+  ``WHERE`` is the .sjoin join's WHERE (the planner does what Spark's optimizer does with a
+  Filter above a join), but ``LEFT OUTER JOIN ... WHERE y.k IS NULL`` on a right key or on a
+  marker column of the right side (``TRUE AS m``) is the left anti join Spark cannot run on
+  two streams;
+- a view: a query of one relation that filters and projects it (a temporary view, a
+  streaming table without declared columns, or a flow into one), the .sjoin ``view``;
+- a union: ``q1 UNION ALL q2 ...``; a branch ``SELECT * FROM STREAM(s)`` is ``s``, any other
+  a relation of its own (``<table>_<n>``) that the union reads;
+- an aggregate: a query with GROUP BY over one read (its WHERE a view ``<table>_where`` it
+  reads), or over a join (then the join is a relation of its own, named ``<table>_join``,
+  that keeps the columns the aggregate reads); ``SELECT DISTINCT`` is the aggregate Spark's
+  optimizer makes of it, grouping by every column (ReplaceDistinctWithAggregate);
 - a chain: a join or aggregate reading a temporary view, which SDP inlines into the flow
   that reads it, so the chain is one streaming query as a .sjoin chain is; a WATERMARK
   clause on that read is the .sjoin ``v AS x watermark t delay ...`` (withWatermark on the
