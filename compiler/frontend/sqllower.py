@@ -993,8 +993,10 @@ class Lowering:
     def _subquery(self, read: sqlast.SubqueryRead) -> _Side | None:
         inner = read.query
         refuse = None
-        if inner.joins or inner.group_by is not None:
+        if inner.joins or inner.group_by is not None or inner.distinct is not None:
             refuse = "a subquery that joins or aggregates"
+        elif inner.union_all:
+            refuse = "a subquery of a UNION ALL"
         elif inner.where is not None:
             refuse = "a subquery with WHERE"
         elif not isinstance(inner.source, sqlast.TableRead):
@@ -1210,10 +1212,7 @@ def _as_target(lowering: Lowering, flow: sqlast.CreateFlow, target: _Dataset) ->
         ast.SelectItem(i.expr, ast.Ident(n, i.alias.span if i.alias else i.span), i.span)
         for i, n in zip(query.select, names, strict=True)
     )
-    return sqlast.Query(
-        items, query.source, query.joins, query.where, query.group_by, query.span,
-        query.from_span,
-    )  # fmt: skip
+    return dc_replace(query, select=items)  # a union's first branch names its columns
 
 
 def _is_star(node: exp.Expression) -> bool:

@@ -75,6 +75,11 @@ FORMS = {
             "join j = a AS x INNER JOIN clean AS y\n    ON  x.k = y.k\n    SELECT x.k",
         ],
     ),
+    "a flow by position of a SELECT DISTINCT: the table's names": (
+        "CREATE STREAMING TABLE out (key BIGINT, time TIMESTAMP);\n"
+        f"CREATE FLOW f AS INSERT INTO out SELECT DISTINCT k, t FROM {WA}",
+        ["aggregate out = a\n    GROUP BY k, t\n    SELECT k AS key,\n           t AS time"],
+    ),
     "a flow of one relation: a view named after its table": (
         "CREATE STREAMING TABLE out;\n"
         f"CREATE FLOW f AS INSERT INTO out SELECT k, t FROM {WA} WHERE s = 'x'",
@@ -478,6 +483,16 @@ REFUSALS = {
         f"CREATE STREAMING TABLE clean AS SELECT * FROM {WA};\n"
         f"CREATE STREAMING TABLE j AS SELECT x.k FROM {WA} x JOIN STREAM(clean) y ON x.k = y.k",
         "E033", "clean) y", "columns of `clean` are not known",
+    ),
+    "a UNION ALL in a subquery": (
+        f"CREATE STREAMING TABLE j AS SELECT x.k FROM (SELECT k, t FROM {WA} UNION ALL "
+        f"SELECT k, t FROM {WB}) x JOIN {WB} y ON x.k = y.k",
+        "E033", "(SELECT k, t", "a subquery of a UNION ALL",
+    ),
+    "SELECT DISTINCT in a subquery": (
+        f"CREATE STREAMING TABLE j AS SELECT x.k FROM (SELECT DISTINCT k, t FROM {WA}) x "
+        f"JOIN {WB} y ON x.k = y.k",
+        "E033", "(SELECT DISTINCT", "a subquery that joins or aggregates",
     ),
     "SELECT DISTINCT with GROUP BY": (
         f"CREATE STREAMING TABLE c AS SELECT DISTINCT k, count(*) AS n FROM {WA} GROUP BY k",
