@@ -236,6 +236,8 @@ class Lowering:
         for py in self.given.python:
             if py.kind in ("sink", "flow"):
                 continue
+            if py.name in self.datasets and self.datasets[py.name].kind == "table":
+                continue  # declared in the schema file as the static table Python reads
             if py.name in self.datasets and self.datasets[py.name].kind == "declared":
                 declared = self.datasets[py.name]
                 declared.kind = "stream"
@@ -352,7 +354,12 @@ class Lowering:
             target.statement = flow
 
     def _schema(self, stmt: sqlast.SqlStatement, source: sqlast.Annotation | None) -> None:
-        if not (
+        table = (
+            isinstance(stmt, sqlast.CreateDataset)
+            and stmt.kind == "materialized_view"
+            and _table_source(stmt) is not None
+        )  # a static table the pipeline defines in Python (or its catalog holds), read in batch
+        if not table and not (
             isinstance(stmt, sqlast.CreateDataset)
             and stmt.kind == "streaming_table"
             and stmt.query is None
@@ -360,13 +367,15 @@ class Lowering:
         ):
             span = stmt.span
             self._error(
-                f"{SCHEMA_FILE} declares streams only",
+                f"{SCHEMA_FILE} declares streams and static tables only",
                 span,
                 "not a declaration",
                 "write CREATE STREAMING TABLE name (col TYPE, ...) for each stream the "
-                "pipeline defines in Python",
+                "pipeline defines in Python, and CREATE MATERIALIZED VIEW name (col TYPE, ...) "
+                "AS SELECT * FROM parquet.`path` for each table it reads in batch",
             )
             return
+        assert isinstance(stmt, sqlast.CreateDataset)
         name = stmt.name.text
         if name in self.datasets:
             self.diags.add(
@@ -380,6 +389,11 @@ class Lowering:
             return
         found = _Dataset(name, "declared", stmt.name.span, stmt.columns, None, False, stmt)
         found.decl_span = stmt.span
+        if table:
+            found.kind, found.what = "table", "a static table"
+            found.source = _table_source(stmt)
+            self.datasets[name] = found
+            return
         if source is not None:
             assert isinstance(source.statement, ast.FormatDecl)
             found.source = source.statement

@@ -604,3 +604,29 @@ def test_refusal(tmp_path: Path, name: str) -> None:
     )
     assert part in first.message
     assert "E999" not in [d.code for d in result.diagnostics]
+
+
+def test_a_static_table_python_reads_is_declared_in_the_schema_file(tmp_path: Path) -> None:
+    """A dimension table the pipeline reads in batch from Python (`@dp.materialized_view`
+    returning spark.read...), or its catalog holds: declared in sjoin-schemas.sql as a
+    materialized view of its files, it is the static table a join reads without STREAM."""
+    (tmp_path / "sjoin-schemas.sql").write_text(
+        "CREATE MATERIALIZED VIEW dim (k BIGINT, seg STRING) AS SELECT * FROM "
+        "delta.`tables/dim`;\n",
+        encoding="utf-8",
+    )
+    result = check(
+        tmp_path,
+        f"CREATE STREAMING TABLE e AS SELECT x.k, d.seg FROM {WA} x JOIN dim d ON x.k = d.k",
+    )
+    assert result.ok, [d.message for d in result.diagnostics]
+    assert relations(result) == [
+        "table dim (\n    k    BIGINT,\n    seg  STRING\n)\nfrom delta (path = 'tables/dim')",
+        "join e = a AS x INNER JOIN dim AS d\n    ON  x.k = d.k\n    SELECT x.k,\n           d.seg",
+    ]
+    (tmp_path / "sjoin-schemas.sql").write_text(
+        "CREATE MATERIALIZED VIEW dim AS SELECT * FROM delta.`tables/dim`;\n", encoding="utf-8"
+    )
+    refused = check(tmp_path, "")
+    assert [d.code for d in refused.diagnostics] == ["E033"]
+    assert "declares streams and static tables only" in refused.diagnostics[0].message
