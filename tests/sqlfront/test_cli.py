@@ -218,7 +218,7 @@ def test_fmt_to_sjoin_writes_views_unions_tables_and_where(tmp_path: Path) -> No
     """The pipeline around the join as .sjoin text: a table, a union, a view, the aggregate
     a SELECT DISTINCT is, a join's WHERE; the text plans as the SQL does (`sjoin diff` says
     they are the same pipeline), and `sjoin plan` shows the DISTINCT as the aggregate Spark
-    runs."""
+    runs and the LEFT OUTER join its WHERE makes INNER as INNER."""
     sql = HERE / "pipelines" / "around_the_join.sql"
     spec = tmp_path / "around.sjoin"
     done = sjoin("fmt", str(sql), "--to", "sjoin", "-o", str(spec))
@@ -239,7 +239,13 @@ def test_fmt_to_sjoin_writes_views_unions_tables_and_where(tmp_path: Path) -> No
     assert done.output.startswith("OLD and NEW are the same pipeline")
     done = sjoin("plan", str(sql))
     assert done.exit_code == 0, done.output
-    assert "payments_once" in done.output and "aggregate" in done.output.lower()
+    assert "aggregate payments_once = payments  [append]" in done.output
+    assert "group by         payments.order_id, payments.amount, payments.payment_time" in (
+        done.output
+    )
+    # the WHERE's EliminateOuterJoin: run as INNER, no row dropped as in a LEFT ANTI
+    assert "executed as      INNER\n" in done.output
+    assert "drop matched rows" not in done.output
 
 
 def test_fmt_refuses_a_pipeline_with_errors(tmp_path: Path) -> None:
