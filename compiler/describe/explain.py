@@ -573,10 +573,9 @@ def _join_text(plan: Plan, node: JoinNode) -> list[str]:
         f"join {node.name} = {node.left.relation} AS {node.left.alias} {kind} JOIN "
         f"{node.right.relation} AS {node.right.alias}"
     ]
-    if node.join_type != node.executed_as:
-        lines.append(
-            f"  executed as      {node.executed_as.replace('_', ' ').upper()} + drop matched rows"
-        )
+    if node.join_type != node.executed_as:  # LEFT ANTI, or a WHERE's EliminateOuterJoin
+        dropped = " + drop matched rows" if node.kind.drops_matched else ""
+        lines.append(f"  executed as      {node.executed_as.replace('_', ' ').upper()}{dropped}")
     lines.append(f"  keys             {keys}")
     for side in (node.left, node.right):
         if side.input_watermark is not None:

@@ -46,6 +46,14 @@ class WatermarkClause:
 
 
 @dataclass(frozen=True, slots=True)
+class PathName(ast.Ident):
+    """``parquet.`dim/customers``` in FROM: files read in batch (``text`` is the path), the
+    source of a static table (a materialized view that reads them, sqllower.py)."""
+
+    format: str
+
+
+@dataclass(frozen=True, slots=True)
 class TableRead:
     """``STREAM(name)``, ``STREAM name`` or a plain ``name`` (a batch read) in FROM."""
 
@@ -89,6 +97,18 @@ class Query:
     group_by: tuple[exp.Expression, ...] | None
     span: Span
     from_span: Span
+    # ``SELECT DISTINCT``: where DISTINCT is written (Spark runs it as an aggregate grouping by
+    # every column, ReplaceDistinctWithAggregate)
+    distinct: Span | None = None
+    # ``... UNION ALL q2 UNION ALL q3``: the queries after this one, in order (nested
+    # parentheses flattened; UNION ALL is associative)
+    union_all: tuple[Query, ...] = ()
+
+    @property
+    def whole_span(self) -> Span:
+        """The text of the query with every branch of its UNION ALL."""
+        last = self.union_all[-1].span if self.union_all else self.span
+        return Span(self.span.start, max(self.span.end, last.end))
 
 
 @dataclass(frozen=True, slots=True)

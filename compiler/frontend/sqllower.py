@@ -6,18 +6,29 @@ model whichever syntax the pipeline was written in.  What each part of a pipelin
 (docs/pipelines.md, "Reading a pipeline"):
 
 - a stream: a ``CREATE STREAMING TABLE name (col TYPE, ...)`` without a query (its rows come
-  from flows sjoin does not model), or with a query that keeps no state, and a dataset the
-  pipeline defines in Python, declared in the schema file (``sjoin-schemas.sql``); its
-  watermark is the ``WATERMARK`` clause of the queries that read it (every read of one
-  stream must give the same one: sjoin models a watermark per stream), its source a
-  ``-- sjoin: from ...`` line;
+  from flows sjoin does not model), or with declared columns and a query that keeps no
+  state, and a dataset the pipeline defines in Python, declared in the schema file
+  (``sjoin-schemas.sql``); its watermark is the ``WATERMARK`` clause of the queries that
+  read it (every read of one stream must give the same one: sjoin models a watermark per
+  stream), its source a ``-- sjoin: from ...`` line;
+- a static table: ``CREATE MATERIALIZED VIEW d (col TYPE, ...) AS SELECT * FROM
+  parquet.`path```, files read in batch, the .sjoin ``table``; a read of it without
+  ``STREAM`` in a join with a stream is a stream-static join (the planner's tables.py judges
+  the join type, E038);
 - a join: a streaming table, temporary view or flow whose query joins two reads
-  (``STREAM(a) [WATERMARK ...] [AS x] <join type> JOIN STREAM(b) ... ON ...``); ``WHERE`` of
-  an inner or semi join is a condition of ON (Spark's optimizer puts it there), and
-  ``LEFT OUTER JOIN ... WHERE y.k IS NULL`` on a right key or on a marker column of the
-  right side (``TRUE AS m``) is the left anti join Spark cannot run on two streams;
-- an aggregate: a query with GROUP BY over one read, or over a join (then the join is a
-  relation of its own, named ``<table>_join``, that keeps the columns the aggregate reads);
+  (``STREAM(a) [WATERMARK ...] [AS x] <join type> JOIN STREAM(b) ... ON ...``); its
+  ``WHERE`` is the .sjoin join's WHERE (the planner does what Spark's optimizer does with a
+  Filter above a join), but ``LEFT OUTER JOIN ... WHERE y.k IS NULL`` on a right key or on a
+  marker column of the right side (``TRUE AS m``) is the left anti join Spark cannot run on
+  two streams;
+- a view: a query of one relation that filters and projects it (a temporary view, a
+  streaming table without declared columns, or a flow into one), the .sjoin ``view``;
+- a union: ``q1 UNION ALL q2 ...``; a branch ``SELECT * FROM STREAM(s)`` is ``s``, any other
+  a relation of its own (``<table>_<n>``) that the union reads;
+- an aggregate: a query with GROUP BY over one read (its WHERE a view ``<table>_where`` it
+  reads), or over a join (then the join is a relation of its own, named ``<table>_join``,
+  that keeps the columns the aggregate reads); ``SELECT DISTINCT`` is the aggregate Spark's
+  optimizer makes of it, grouping by every column (ReplaceDistinctWithAggregate);
 - a chain: a join or aggregate reading a temporary view, which SDP inlines into the flow
   that reads it, so the chain is one streaming query as a .sjoin chain is; a WATERMARK
   clause on that read is the .sjoin ``v AS x watermark t delay ...`` (withWatermark on the
@@ -41,6 +52,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from dataclasses import replace as dc_replace
 from typing import cast
 
 from sqlglot import exp
@@ -48,7 +60,7 @@ from sqlglot import exp
 from ..diagnostics.diagnostics import Diagnostics
 from ..vocabulary import annotate, settings
 from ..vocabulary.expr import conjuncts, copy_tree
-from ..vocabulary.model import JOIN_KINDS, JoinType
+from ..vocabulary.model import JoinType
 from ..vocabulary.source import Span
 from . import ast, sqlast
 from .sqlparse import single_unit
@@ -224,6 +236,8 @@ class Lowering:
         for py in self.given.python:
             if py.kind in ("sink", "flow"):
                 continue
+            if py.name in self.datasets and self.datasets[py.name].kind == "table":
+                continue  # declared in the schema file as the static table Python reads
             if py.name in self.datasets and self.datasets[py.name].kind == "declared":
                 declared = self.datasets[py.name]
                 declared.kind = "stream"
@@ -254,6 +268,10 @@ class Lowering:
         if source is not None:
             assert isinstance(source.statement, ast.FormatDecl)
             found.source = source.statement
+        if stmt.kind == "materialized_view" and _table_source(stmt) is not None:
+            found.kind, found.what = "table", "a static table"  # a batch read of files
+            found.source = _table_source(stmt)
+            return found
         if stmt.kind == "materialized_view":
             found.kind, found.what = "batch", "a materialized view"
             self._warn(
@@ -311,7 +329,9 @@ class Lowering:
             return
         target.flows.append(flow)
         kind = _query_kind(flow.query)
-        stateful = [f for f in target.flows if _query_kind(f.query) in ("join", "aggregate")]
+        stateful = [
+            f for f in target.flows if _query_kind(f.query) in ("join", "aggregate", "union")
+        ]
         if len(target.flows) > 1 and stateful:
             self._error(
                 f"`{target.name}` is written by {len(target.flows)} flows, and one of them "
@@ -321,13 +341,25 @@ class Lowering:
                 "sjoin models one query per table (the flows' union is not modelled)",
             )
             return
-        if len(target.flows) == 1 and kind in ("join", "aggregate"):
+        if len(target.flows) > 1 and target.kind == "stateless":
+            # several flows into one table: each its own streaming query, none modelled
+            target.kind, target.query, target.statement = "stream", None, None
+            return
+        if len(target.flows) == 1 and (
+            kind in ("join", "aggregate", "union")
+            or (kind == "stateless" and target.columns is None)
+        ):
             target.kind = kind
             target.query = _as_target(self, flow, target)
             target.statement = flow
 
     def _schema(self, stmt: sqlast.SqlStatement, source: sqlast.Annotation | None) -> None:
-        if not (
+        table = (
+            isinstance(stmt, sqlast.CreateDataset)
+            and stmt.kind == "materialized_view"
+            and _table_source(stmt) is not None
+        )  # a static table the pipeline defines in Python (or its catalog holds), read in batch
+        if not table and not (
             isinstance(stmt, sqlast.CreateDataset)
             and stmt.kind == "streaming_table"
             and stmt.query is None
@@ -335,13 +367,15 @@ class Lowering:
         ):
             span = stmt.span
             self._error(
-                f"{SCHEMA_FILE} declares streams only",
+                f"{SCHEMA_FILE} declares streams and static tables only",
                 span,
                 "not a declaration",
                 "write CREATE STREAMING TABLE name (col TYPE, ...) for each stream the "
-                "pipeline defines in Python",
+                "pipeline defines in Python, and CREATE MATERIALIZED VIEW name (col TYPE, ...) "
+                "AS SELECT * FROM parquet.`path` for each table it reads in batch",
             )
             return
+        assert isinstance(stmt, sqlast.CreateDataset)
         name = stmt.name.text
         if name in self.datasets:
             self.diags.add(
@@ -355,6 +389,11 @@ class Lowering:
             return
         found = _Dataset(name, "declared", stmt.name.span, stmt.columns, None, False, stmt)
         found.decl_span = stmt.span
+        if table:
+            found.kind, found.what = "table", "a static table"
+            found.source = _table_source(stmt)
+            self.datasets[name] = found
+            return
         if source is not None:
             assert isinstance(source.statement, ast.FormatDecl)
             found.source = source.statement
@@ -366,20 +405,25 @@ class Lowering:
         read with their watermarks."""
         self.taken = set(self.datasets) | self.broken
         for dataset in self.datasets.values():
-            if dataset.kind in ("join", "aggregate") and dataset.query is not None:
+            if dataset.kind in ("join", "aggregate", "union") and dataset.query is not None:
                 self._relation(dataset)
             elif dataset.kind == "stateless" and dataset.query is not None:
-                if dataset.columns is None:
-                    self._warn(
-                        f"sjoin does not check `{dataset.name}`: its query keeps no state "
-                        "(no join, no aggregate)",
-                        dataset.span,
-                        "not checked",
-                    )
+                if dataset.columns is None or dataset.view:
+                    self._relation(dataset)  # a filter and projection: a view
                 else:
                     dataset.kind = "stream"  # a stream of its own: its columns are declared
         out: list[ast.Statement] = []
         for dataset in self.datasets.values():
+            if dataset.kind == "table" and dataset.columns and dataset.source is not None:
+                out.append(
+                    ast.TableDecl(
+                        ast.Ident(dataset.name, dataset.span),
+                        dataset.columns,
+                        dataset.source,
+                        dataset.decl_span or dataset.span,
+                    )
+                )
+                continue
             if dataset.kind != "stream" or dataset.columns is None:
                 continue
             mark = self.watermarks.get(dataset.name)
@@ -402,7 +446,7 @@ class Lowering:
         any order); a cycle is refused."""
         pending = list(self.relations)
         running = {name for name, _, _ in self._run_views_only_read()}
-        done: set[str] = {d.name for d in self.datasets.values() if d.kind == "stream"}
+        done: set[str] = {d.name for d in self.datasets.values() if d.kind in ("stream", "table")}
         out: list[ast.Statement] = []
         while pending:
             ready = [r for r in pending if r[2] <= done | {r[0]}]
@@ -466,15 +510,90 @@ class Lowering:
         assert query is not None
         name = ast.Ident(dataset.name, dataset.span)
         statement_span = dataset.statement.span if dataset.statement else dataset.span
+        if query.union_all:
+            found = self._union(name, query, statement_span)
+        else:
+            found = self._query(name, query, statement_span)
+        if found is None:
+            self.broken.add(dataset.name)
+            return
+        statements, depends = found
+        self.relations.append((dataset.name, statements, depends))
+
+    def _union(
+        self, name: ast.Ident, query: sqlast.Query, statement_span: Span
+    ) -> tuple[list[ast.Statement], set[str]] | None:
+        """``q1 UNION ALL q2 ...``: Spark's Union of the branches, each keeping its own
+        watermark.  A branch that is ``SELECT * FROM STREAM(r)`` is ``r`` itself; any other
+        is a relation of its own (a view, join or aggregate named ``<name>_<n>``) that the
+        union reads."""
+        statements: list[ast.Statement] = []
+        depends: set[str] = set()
+        inputs: list[ast.Ident] = []
+        ok = True
+        for number, branch in enumerate((query, *query.union_all), 1):
+            plain = self._plain_read(branch)
+            if plain is not None:
+                side = self._read(plain)
+                if side is None:
+                    ok = False
+                    continue
+                inputs.append(ast.Ident(side.ref.name.text, branch.span))
+                depends.add(side.ref.name.text)
+                continue
+            part = ast.Ident(self._fresh(f"{name.text}_{number}"), branch.span)
+            found = self._query(part, branch, branch.span)
+            if found is None:
+                ok = False
+                continue
+            statements.extend(found[0])
+            depends |= found[1]
+            inputs.append(part)
+        if not ok:
+            return None
+        statements.append(ast.UnionDecl(name, tuple(inputs), statement_span))
+        return statements, depends
+
+    def _plain_read(self, query: sqlast.Query) -> sqlast.TableRead | None:
+        """The read of a union's branch that is a whole relation as it is (``SELECT * FROM
+        STREAM(r) [WATERMARK ...]``, the watermark on a stream): the union reads ``r``."""
+        if (
+            query.joins
+            or query.where is not None
+            or query.group_by is not None
+            or query.distinct is not None
+            or not isinstance(query.source, sqlast.TableRead)
+            or len(query.select) != 1
+            or not isinstance(query.select[0].expr, exp.Star)
+        ):
+            return None
+        read = query.source
+        dataset = self.datasets.get(read.name.text)
+        if read.watermark is not None and (dataset is None or dataset.kind != "stream"):
+            return None  # a watermark on a derived relation's read: a view that holds it
+        return read
+
+    def _query(
+        self, name: ast.Ident, query: sqlast.Query, statement_span: Span
+    ) -> tuple[list[ast.Statement], set[str]] | None:
+        """The statements of one query (no UNION ALL), and the relations it reads."""
         reads = [query.source, *(j.read for j in query.joins)]
         sides = []
         for read in reads:
             side = self._read(read)
             if side is None:
-                self.broken.add(dataset.name)
-                return
+                return None
             sides.append(side)
         depends = {s.ref.name.text for s in sides}
+        if query.distinct is not None and query.group_by is not None:
+            self._error(
+                "SELECT DISTINCT with GROUP BY",
+                query.distinct,
+                "not modelled",
+                "Spark runs it as two aggregates, one over the other: write the GROUP BY in a "
+                "temporary view, and SELECT DISTINCT from it",
+            )
+            return None
         if len(query.joins) > 1:
             self._error(
                 "more than one join in one query",
@@ -483,11 +602,9 @@ class Lowering:
                 "sjoin models a join of two relations per query: define the first join as a "
                 "temporary view (CREATE TEMPORARY VIEW v AS ...) and join `STREAM(v)`",
             )
-            self.broken.add(dataset.name)
-            return
+            return None
         if not self._subquery_columns(query, sides):
-            self.broken.add(dataset.name)
-            return
+            return None
         substitute = _substitution([s for s in sides])
         # `*` of a subquery that adds columns (windows) is not the stream's `*`
         projected = {
@@ -508,8 +625,14 @@ class Lowering:
                     "not modelled",
                     "name the columns: sjoin expands `*` to the stream's own columns",
                 )
-                self.broken.add(dataset.name)
-                return
+                return None
+        group_by = query.group_by
+        if query.distinct is not None:
+            expanded = self._distinct_items(query, sides)
+            if expanded is None:
+                return None
+            query = dc_replace(query, select=expanded)
+            group_by = tuple(i.expr for i in expanded)
         select = tuple(_item(i, substitute) for i in query.select)
         statements: list[ast.Statement] = []
         if query.joins:
@@ -529,17 +652,16 @@ class Lowering:
                     "(SELECT *, window(t, '10 minutes') AS w FROM STREAM(a) WATERMARK ...) AS "
                     "x, and join on x.w = y.w",
                 )
-                self.broken.add(dataset.name)
-                return
+                return None
             on = _rewrite(step.on, substitute)
             left, right = sides
+            where = None
             if query.where is not None:
-                found = self._where(query, step, right, query.where, substitute, on)
+                found = self._where(step, right, query.where, substitute, on)
                 if found is None:
-                    self.broken.add(dataset.name)
-                    return
-                how, on = found
-            elif how == "left_anti":
+                    return None
+                how, where = found
+            if how == "left_anti" and step.how == "left_anti":
                 self._error(
                     "Spark has no LEFT ANTI join of two streams",
                     step.how_span,
@@ -548,30 +670,27 @@ class Lowering:
                     "streaming right side). Write the anti join as Spark runs it: LEFT OUTER "
                     "JOIN, then WHERE y.k IS NULL on a key column of the right side",
                 )
-                self.broken.add(dataset.name)
-                return
+                return None
             for side in (left, right):
                 if side.marker is not None and side is not right:
                     self._error("a marker column on the left side", side.span, "not modelled")
-            if query.group_by is None:
+            if group_by is None:
                 statements.append(
                     ast.JoinDecl(
                         name, left.ref, how, right.ref, on, select or None,
-                        statement_span, step.how_span,
+                        statement_span, step.how_span, where,
                     )
                 )  # fmt: skip
             else:
-                join_name = ast.Ident(self._fresh(f"{dataset.name}_join"), query.from_span)
-                items, rename = _join_items(query, substitute, left, right)
+                join_name = ast.Ident(self._fresh(f"{name.text}_join"), query.from_span)
+                items, rename = _join_items(query, group_by, substitute)
                 statements.append(
                     ast.JoinDecl(
                         join_name, left.ref, how, right.ref, on, tuple(items),
-                        query.from_span, step.how_span,
+                        query.from_span, step.how_span, where,
                     )
                 )  # fmt: skip
-                group = tuple(
-                    _rename(g, substitute, rename, join_name.text) for g in query.group_by
-                )
+                group = tuple(_rename(g, substitute, rename, join_name.text) for g in group_by)
                 join_text = join_name.text
 
                 def renamed(node: exp.Expression) -> exp.Expression:
@@ -588,58 +707,102 @@ class Lowering:
                         statement_span,
                     )
                 )
-        else:
+        elif group_by is not None:
             side = sides[0]
-            if query.where is not None:
-                self._error(
-                    "WHERE before an aggregate",
-                    _span_of_expr(query.where),
-                    "not modelled",
-                    "filter the rows in the join that feeds the aggregate (its ON)",
+            ref = side.ref
+            if query.where is not None:  # a Filter below the aggregate: a view of its own
+                where_name = ast.Ident(self._fresh(f"{name.text}_where"), query.from_span)
+                star = _spanned(exp.Star(), query.from_span)
+                statements.append(
+                    ast.ViewDecl(
+                        where_name,
+                        (ast.SelectItem(star, None, query.from_span),),
+                        side.ref,
+                        _rewrite(query.where, substitute),
+                        query.from_span,
+                    )
                 )
-                self.broken.add(dataset.name)
-                return
-            assert query.group_by is not None
-            group = tuple(_rewrite(g, substitute) for g in query.group_by)
-            statements.append(
-                ast.AggregateDecl(name, side.ref, group, select, None, statement_span)
-            )
-        self.relations.append((dataset.name, statements, depends))
+                ref = ast.RelRef(where_name, ast.Ident(side.alias, side.span), side.span)
+            group = tuple(_rewrite(g, substitute) for g in group_by)
+            statements.append(ast.AggregateDecl(name, ref, group, select, None, statement_span))
+        else:  # a filter and projection of one relation: a view
+            side = sides[0]
+            where = _rewrite(query.where, substitute) if query.where is not None else None
+            statements.append(ast.ViewDecl(name, select, side.ref, where, statement_span))
+        return statements, depends
+
+    def _distinct_items(
+        self, query: sqlast.Query, sides: list[_Side]
+    ) -> tuple[ast.SelectItem, ...] | None:
+        """``SELECT DISTINCT``'s items, each a grouping key: Spark's optimizer runs it as an
+        Aggregate grouping by every output column (ReplaceDistinctWithAggregate), a streaming
+        aggregate.  A `*` is the stream's declared columns; of any other relation the lowering
+        does not know them (E033: name them)."""
+        items: list[ast.SelectItem] = []
+        for item in query.select:
+            if not _is_star(item.expr):
+                items.append(item)
+                continue
+            qualifier = item.expr.table if isinstance(item.expr, exp.Column) else ""
+            for side in sides:
+                if qualifier and qualifier not in (side.alias, side.ref.name.text):
+                    continue
+                dataset = self.datasets.get(side.ref.name.text)
+                columns = dataset.columns if dataset is not None else None
+                if (
+                    side.columns is not None
+                    or dataset is None
+                    or columns is None
+                    or (dataset.kind != "stream")
+                ):
+                    self._error(
+                        "SELECT DISTINCT * of a relation whose columns sjoin does not know here",
+                        item.span,
+                        "name the columns",
+                        "Spark runs SELECT DISTINCT as an aggregate grouping by every column: "
+                        "name them (SELECT DISTINCT x.a, x.b ...)",
+                    )
+                    return None
+                for column in columns:
+                    ref = exp.column(column.name.text, table=side.alias if len(sides) > 1
+                                     or qualifier else None)  # fmt: skip
+                    for part in ref.walk():
+                        annotate.set_span(part, item.span)
+                    items.append(ast.SelectItem(ref, None, item.span))
+        return tuple(items)
 
     def _where(
         self,
-        query: sqlast.Query,
         step: sqlast.JoinStep,
         right: _Side,
         written: exp.Expression,
         substitute: Substitute,
         on: exp.Expression,
-    ) -> tuple[JoinType, exp.Expression] | None:
-        """A join's WHERE: a condition of ON for an inner or semi join (Spark's optimizer
-        puts it there); ``LEFT OUTER JOIN ... WHERE y.k IS NULL`` (a right key, or the right
-        side's marker) is a left anti join; anything else is refused."""
+    ) -> tuple[JoinType, exp.Expression | None]:
+        """A join's WHERE: a Filter above the join, the .sjoin join's ``WHERE`` (the planner
+        does with it what Spark's optimizer does: EliminateOuterJoin, PushPredicateThroughJoin);
+        but ``LEFT OUTER JOIN ... WHERE y.k IS NULL`` (a right key, or the right side's
+        marker), as sjoin's pipeline target writes a LEFT ANTI join, is that anti join."""
         how = cast(JoinType, step.how)
-        where = _rewrite(written, substitute)
-        if not JOIN_KINDS[how].outer:  # inner, left semi: WHERE is a condition of ON
-            both = exp.And(this=on, expression=where)
-            annotate.set_span(both, Span(_span_of_expr(on).start, _span_of_expr(on).end))
-            return how, both
         if how == "left_outer" and _anti_filter(written, on, right):
-            return "left_anti", on
-        self._error(
-            f"WHERE after a {how.replace('_', ' ').upper()} JOIN",
-            _span_of_expr(query.where) if query.where is not None else query.span,
-            "not modelled",
-            "sjoin models a join's condition in ON; a WHERE after an outer join drops rows "
-            "after the join (it may even make Spark run it as an inner join). Only `WHERE "
-            "y.k IS NULL` on a right key after a LEFT OUTER JOIN is read: a left anti join",
-        )
-        return None
+            return "left_anti", None
+        return how, _rewrite(written, substitute)
 
     # -------------------------------------------------------------- reads
     def _read(self, read: sqlast.Read) -> _Side | None:
         if isinstance(read, sqlast.SubqueryRead):
             return self._subquery(read)
+        if isinstance(read.name, sqlast.PathName):
+            self._error(
+                f"`{read.name.format}.`...`` read in a query: files read in batch, whose "
+                "columns sjoin does not know",
+                read.span,
+                "a batch read of files",
+                "define the files as a static table with its columns, and join that: CREATE "
+                f"MATERIALIZED VIEW dim (col TYPE, ...) AS SELECT * FROM {read.name.format}."
+                "`path`",
+            )
+            return None
         dataset = self.datasets.get(read.name.text)
         if dataset is None:
             if read.name.text not in self.broken:
@@ -653,7 +816,9 @@ class Lowering:
                     f"{read.name.text} (col TYPE, ...)",
                 )
             return None
-        if dataset.kind in ("join", "aggregate"):
+        if dataset.kind in ("join", "aggregate", "union") or (
+            dataset.kind == "stateless" and dataset.view
+        ):
             if not dataset.view:
                 self._error(
                     f"`{dataset.name}` is a streaming table: reading it starts a second "
@@ -671,6 +836,29 @@ class Lowering:
                 if mark is None:
                     return None
             return _Side(ast.RelRef(read.name, read.alias, read.span, mark), read.span)
+        if dataset.kind == "table":
+            if read.stream:
+                self._error(
+                    f"`{dataset.name}` is a static table (a materialized view of files) read "
+                    "with STREAM",
+                    read.span,
+                    "not a stream",
+                    f"read it in batch, without STREAM: `JOIN {dataset.name} AS t ON ...` (a "
+                    "stream-static join)",
+                )
+                return None
+            if read.watermark is not None:
+                self.diags.add(
+                    "E038",
+                    f"a watermark on a read of a table: `{dataset.name}` is a static table, "
+                    "read in batch; a streaming query reads it only as one side of a join with "
+                    "a stream",
+                    read.watermark.span,
+                    "a static table",
+                    "remove the WATERMARK clause: a static table has no event time",
+                )
+                return None
+            return _Side(ast.RelRef(read.name, read.alias, read.span), read.span)
         if dataset.kind == "batch":
             self._error(
                 f"`{dataset.name}` is {dataset.what}: a streaming join reads streams",
@@ -719,7 +907,10 @@ class Lowering:
                 f"`{dataset.name}` is read without STREAM: a batch read of a table",
                 read.name.span,
                 "a batch read",
-                f"a stream-stream join reads both sides as streams: STREAM({dataset.name})",
+                f"a stream-stream join reads both sides as streams: STREAM({dataset.name}); a "
+                "stream-static join reads a static table, in sjoin a materialized view of "
+                "files: CREATE MATERIALIZED VIEW name (col TYPE, ...) AS SELECT * FROM "
+                "parquet.`path`",
             )
             return None
         if not self._watermark(dataset.name, read.watermark, read.name, read.alias):
@@ -816,8 +1007,10 @@ class Lowering:
     def _subquery(self, read: sqlast.SubqueryRead) -> _Side | None:
         inner = read.query
         refuse = None
-        if inner.joins or inner.group_by is not None:
+        if inner.joins or inner.group_by is not None or inner.distinct is not None:
             refuse = "a subquery that joins or aggregates"
+        elif inner.union_all:
+            refuse = "a subquery of a UNION ALL"
         elif inner.where is not None:
             refuse = "a subquery with WHERE"
         elif not isinstance(inner.source, sqlast.TableRead):
@@ -960,10 +1153,37 @@ class _Side:
         self.alias = self.alias or self.ref.alias_text
 
 
+def _table_source(stmt: sqlast.CreateDataset) -> ast.FormatDecl | None:
+    """The source of a static table: ``CREATE MATERIALIZED VIEW name (col TYPE, ...) AS
+    SELECT * FROM parquet.`path```, files read in batch with the columns it declares (the
+    .sjoin ``table name (...) from parquet (path = '...')``)."""
+    query = stmt.query
+    if stmt.columns is None or query is None:
+        return None
+    read = query.source
+    if (
+        not isinstance(read, sqlast.TableRead)
+        or not isinstance(read.name, sqlast.PathName)
+        or read.stream
+        or query.joins
+        or query.union_all
+        or query.where is not None
+        or query.group_by is not None
+        or query.distinct is not None
+        or [type(i.expr) for i in query.select] != [exp.Star]
+    ):
+        return None
+    span = read.name.span
+    path = ast.OptionDecl(ast.Ident("path", span), ast.Value(read.name.text, "string", span), span)
+    return ast.FormatDecl(ast.Ident(read.name.format, span), (path,), read.span)
+
+
 def _query_kind(query: sqlast.Query) -> str:
+    if query.union_all:
+        return "union"
     if query.joins:
         return "join"
-    if query.group_by is not None:
+    if query.group_by is not None or query.distinct is not None:
         return "aggregate"
     return "stateless"
 
@@ -1006,10 +1226,7 @@ def _as_target(lowering: Lowering, flow: sqlast.CreateFlow, target: _Dataset) ->
         ast.SelectItem(i.expr, ast.Ident(n, i.alias.span if i.alias else i.span), i.span)
         for i, n in zip(query.select, names, strict=True)
     )
-    return sqlast.Query(
-        items, query.source, query.joins, query.where, query.group_by, query.span,
-        query.from_span,
-    )  # fmt: skip
+    return dc_replace(query, select=items)  # a union's first branch names its columns
 
 
 def _is_star(node: exp.Expression) -> bool:
@@ -1046,6 +1263,7 @@ def _read_names(query: sqlast.Query) -> set[str]:
     todo = [query]
     while todo:
         q = todo.pop()
+        todo.extend(q.union_all)
         for read in (q.source, *(j.read for j in q.joins)):
             if isinstance(read, sqlast.TableRead):
                 found.add(read.name.text)
@@ -1057,6 +1275,11 @@ def _read_names(query: sqlast.Query) -> set[str]:
 def _delay(duration: ast.Duration) -> tuple[str, str]:
     found = single_unit([(duration.amount, duration.unit.text)])
     return found if isinstance(found, tuple) else (duration.amount, duration.unit.text.upper())
+
+
+def _spanned(node: exp.Expression, span: Span) -> exp.Expression:
+    annotate.set_span(node, span)
+    return node
 
 
 def _span_of(statement: ast.Statement) -> Span:
@@ -1194,12 +1417,12 @@ def _anti_filter(where: exp.Expression, on: exp.Expression, right: _Side) -> boo
 
 
 def _join_items(
-    query: sqlast.Query, substitute: Substitute, left: _Side, right: _Side
+    query: sqlast.Query, group_by: tuple[exp.Expression, ...], substitute: Substitute
 ) -> tuple[list[ast.SelectItem], dict[tuple[str, str], str]]:
     """The columns an aggregate over a join reads, as the join's SELECT: ``alias.col`` named
     ``col`` where the name is unique, else ``alias_col``."""
     found: dict[tuple[str, str], exp.Column] = {}
-    for node in _aggregate_nodes(query):
+    for node in _aggregate_nodes(query, group_by):
         for column in _rewrite(node, substitute).find_all(exp.Column):
             if isinstance(column.this, exp.Star):
                 continue
@@ -1218,9 +1441,11 @@ def _join_items(
     return items, rename
 
 
-def _aggregate_nodes(query: sqlast.Query) -> Iterable[exp.Expression]:
+def _aggregate_nodes(
+    query: sqlast.Query, group_by: tuple[exp.Expression, ...]
+) -> Iterable[exp.Expression]:
     yield from (i.expr for i in query.select if not _is_star(i.expr))
-    yield from query.group_by or ()
+    yield from group_by
 
 
 def _rename(

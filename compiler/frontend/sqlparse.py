@@ -28,6 +28,7 @@ from __future__ import annotations
 import difflib
 import re
 from collections.abc import Iterator
+from dataclasses import replace as dc_replace
 from decimal import Decimal, InvalidOperation
 from typing import Any
 
@@ -279,6 +280,13 @@ class _Tail:
         self.alias = alias
 
 
+class _Distinct:
+    """``SELECT DISTINCT``'s word."""
+
+    def __init__(self, span: Span) -> None:
+        self.span = span
+
+
 class _Clause:
     def __init__(self, kind: str, value: Any, span: Span) -> None:
         self.kind, self.value, self.span = kind, value, span
@@ -452,12 +460,8 @@ class SqlToAst(ToAst):
         if len(kids) > 1:
             qualifier = kids[0].text.lower()
             if len(kids) == 2 and qualifier in _FILE_FORMATS:
-                self._refuse(
-                    f"`{qualifier}.`...`` reads files as a batch table",
-                    span,
-                    "no streaming source",
-                    NO_SQL_SOURCE,
-                )
+                # a batch read of files: a static table's source, or refused where it is read
+                return sqlast.PathName(kids[1].text, span, qualifier)
             else:
                 self._refuse(
                     "a qualified name: sjoin reads the pipeline's datasets by their own names",
@@ -513,11 +517,13 @@ class SqlToAst(ToAst):
     @v_args(meta=True)
     def create_dataset(self, meta: Meta, kids: list[Any]) -> sqlast.CreateDataset:
         kind, _ine, name, columns, *_clauses, query = kids
+        self._not_a_path(name, False)
         return sqlast.CreateDataset(kind, name, columns, query, self._span(meta))
 
     @v_args(meta=True)
     def create_view(self, meta: Meta, kids: list[Any]) -> sqlast.CreateDataset:
         _replace, kind, _ine, name, renamed, *_clauses, query = kids
+        self._not_a_path(name, False)
         if renamed is not None:
             self._refuse(
                 "a view's column list",
@@ -534,6 +540,8 @@ class SqlToAst(ToAst):
     @v_args(meta=True)
     def create_flow(self, meta: Meta, kids: list[Any]) -> sqlast.CreateFlow:
         name, _comment, (target, by_name), query = kids
+        self._not_a_path(name, False)
+        self._not_a_path(target, False)
         return sqlast.CreateFlow(name, target, by_name, query, self._span(meta))
 
     def insert_into(self, kids: list[Any]) -> tuple[ast.Ident, bool]:
@@ -591,10 +599,33 @@ class SqlToAst(ToAst):
         return kids[0]  # type: ignore[no-any-return]
 
     def query(self, kids: list[Any]) -> sqlast.Query:
-        return kids[0]  # type: ignore[no-any-return]
+        """A query, or the branches of its UNION ALL (flattened: UNION ALL is associative)."""
+        first: sqlast.Query = kids[0]
+        if len(kids) == 1:
+            return first
+        branches: list[sqlast.Query] = []
+        for kid in kids[::2]:
+            branches.append(dc_replace(kid, union_all=()))
+            branches.extend(kid.union_all)
+        return dc_replace(branches[0], union_all=tuple(branches[1:]))
+
+    def union_all(self, kids: list[Any]) -> None:
+        return None
+
+    @v_args(meta=True)
+    def union_distinct(self, meta: Meta, kids: list[Any]) -> None:
+        self._refuse(
+            "UNION (without ALL) of streams",
+            self._span(meta),
+            "not modelled",
+            "UNION is UNION ALL followed by SELECT DISTINCT: write UNION ALL in a temporary "
+            "view, and SELECT DISTINCT * FROM STREAM(view) (a streaming aggregate, with a "
+            "watermark on its time column)",
+        )
 
     @v_args(meta=True)
     def select_body(self, meta: Meta, kids: list[Any]) -> sqlast.Query:
+        distinct = next((k for k in kids if isinstance(k, _Distinct)), None)
         items = tuple(k for k in kids if isinstance(k, ast.SelectItem))
         clauses = {k.kind: k for k in kids if isinstance(k, _Clause)}
         source, joins, from_span = clauses["from"].value
@@ -615,16 +646,12 @@ class SqlToAst(ToAst):
             tuple(group.value) if group is not None else None,
             self._span(meta),
             from_span,
+            distinct.span if distinct is not None else None,
         )
 
     @v_args(meta=True)
-    def distinct(self, meta: Meta, kids: list[Any]) -> None:
-        self._refuse(
-            "SELECT DISTINCT",
-            self._span(meta),
-            "not modelled",
-            "sjoin models joins and their aggregates: deduplicate the rows in a later query",
-        )
+    def distinct(self, meta: Meta, kids: list[Any]) -> _Distinct:
+        return _Distinct(self._span(meta))
 
     def all_rows(self, kids: list[Any]) -> None:
         return None
@@ -680,9 +707,21 @@ class SqlToAst(ToAst):
             "write the condition with ON: `ON x.k = y.k`",
         )
 
+    def _not_a_path(self, name: ast.Ident, stream: bool) -> None:
+        """A read of files where sjoin reads none: ``STREAM(json.`dir`)`` (a batch read in
+        Spark's SQL), or files named as a dataset."""
+        if isinstance(name, sqlast.PathName):
+            self._refuse(
+                f"`{name.format}.`...`` reads files as a batch table",
+                name.span,
+                "no streaming source" if stream else "a batch read of files",
+                NO_SQL_SOURCE,
+            )
+
     @v_args(meta=True)
     def stream_read(self, meta: Meta, kids: list[Any]) -> sqlast.TableRead:
         name, tail = kids
+        self._not_a_path(name, True)
         return sqlast.TableRead(name, True, tail.watermark, tail.alias, self._span(meta))
 
     @v_args(meta=True)
@@ -1108,8 +1147,6 @@ def _sql_syntax_error(err: UnexpectedInput, chunk: str, offset: int, diags: Diag
 
 _AFTER_INTERVAL_AMOUNT = re.compile(r"(?is)\binterval\b.*(?:[0-9]|')\s+$")
 _HINTS = {
-    "UNION": "sjoin reads one query per dataset: write each part as a CREATE FLOW into the "
-    "same table",
     "LIMIT": "a streaming query's rows have no order to limit",
     "LATERAL": "sjoin reads no lateral views",
     "NATURAL": "write the join's condition with ON",

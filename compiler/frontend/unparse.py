@@ -225,6 +225,12 @@ def statement(stmt: ast.Statement) -> str:
         if stmt.source is not None:
             text += f"\nfrom {_format(stmt.source)}"
         return text
+    if isinstance(stmt, ast.TableDecl):
+        width = max(len(name(c.name.text)) for c in stmt.columns)
+        cols = ",\n".join(
+            f"    {name(c.name.text).ljust(width)}  {_type(c.type)}" for c in stmt.columns
+        )
+        return f"table {name(stmt.name.text)} (\n{cols}\n)\nfrom {_format(stmt.source)}"
     if isinstance(stmt, ast.JoinDecl):
         keyword = JOIN_KINDS[stmt.how].keyword
         text = (

@@ -214,6 +214,40 @@ def test_fmt_both_ways(tmp_path: Path) -> None:
     assert "FROM STREAM(a) WATERMARK t DELAY OF INTERVAL 10 SECONDS AS x" in done.output
 
 
+def test_fmt_to_sjoin_writes_views_unions_tables_and_where(tmp_path: Path) -> None:
+    """The pipeline around the join as .sjoin text: a table, a union, a view, the aggregate
+    a SELECT DISTINCT is, a join's WHERE; the text plans as the SQL does (`sjoin diff` says
+    they are the same pipeline), and `sjoin plan` shows the DISTINCT as the aggregate Spark
+    runs and the LEFT OUTER join its WHERE makes INNER as INNER."""
+    sql = HERE / "pipelines" / "around_the_join.sql"
+    spec = tmp_path / "around.sjoin"
+    done = sjoin("fmt", str(sql), "--to", "sjoin", "-o", str(spec))
+    assert done.exit_code == 0, done.output
+    text = spec.read_text()
+    for part in (
+        "table customers (",
+        "from parquet (path = 'dim/customers')",
+        "union orders = orders_eu UNION ALL orders_us",
+        "view paid_orders =",
+        "    WHERE o.status = 'paid'",
+        "aggregate payments_once = payments\n    GROUP BY order_id, amount, payment_time",
+        "    WHERE p.amount > 0",
+    ):
+        assert part in text, part
+    done = sjoin("diff", str(sql), str(spec), "--color", "never")
+    assert done.exit_code == 0, done.output
+    assert done.output.startswith("OLD and NEW are the same pipeline")
+    done = sjoin("plan", str(sql))
+    assert done.exit_code == 0, done.output
+    assert "aggregate payments_once = payments  [append]" in done.output
+    assert "group by         payments.order_id, payments.amount, payments.payment_time" in (
+        done.output
+    )
+    # the WHERE's EliminateOuterJoin: run as INNER, no row dropped as in a LEFT ANTI
+    assert "executed as      INNER\n" in done.output
+    assert "drop matched rows" not in done.output
+
+
 def test_fmt_refuses_a_pipeline_with_errors(tmp_path: Path) -> None:
     bad = tmp_path / "bad.sql"
     bad.write_text(ISSUE.read_text().replace("STREAM(b)", "b"))

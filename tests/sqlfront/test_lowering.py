@@ -33,22 +33,111 @@ def relations(result: CheckResult) -> list[str]:
 
 
 FORMS = {
-    "inner join, WHERE a condition of ON": (
+    "inner join, WHERE: the join's WHERE": (
         f"CREATE STREAMING TABLE j AS SELECT x.k, y.s FROM {WA} AS x JOIN {WB} AS y ON {RANGE} "
         "WHERE x.s = 'a' OR y.s = 'b'",
         [
             "join j = a AS x INNER JOIN b AS y\n    ON  x.k = y.k\n"
             "    AND y.t BETWEEN x.t AND x.t + INTERVAL 1 MINUTE\n"
-            "    AND (x.s = 'a' OR y.s = 'b')\n    SELECT x.k,\n           y.s"
+            "    WHERE x.s = 'a' OR y.s = 'b'\n    SELECT x.k,\n           y.s"
         ],
     ),
-    "left semi join, WHERE a condition of ON": (
+    "left semi join, WHERE: the join's WHERE": (
         f"CREATE STREAMING TABLE j AS SELECT x.* FROM {WA} AS x LEFT SEMI JOIN {WB} AS y "
         f"ON {RANGE} WHERE x.s IS NOT NULL",
         [
             "join j = a AS x LEFT SEMI JOIN b AS y\n    ON  x.k = y.k\n"
             "    AND y.t BETWEEN x.t AND x.t + INTERVAL 1 MINUTE\n"
-            "    AND x.s IS NOT NULL\n    SELECT x.*"
+            "    WHERE x.s IS NOT NULL\n    SELECT x.*"
+        ],
+    ),
+    "outer join, WHERE: the join's WHERE (the planner's EliminateOuterJoin)": (
+        f"CREATE STREAMING TABLE j AS SELECT x.k FROM {WA} x FULL JOIN {WB} y ON {RANGE} "
+        "WHERE y.s = 'x' AND x.k > 0",
+        [
+            "join j = a AS x FULL OUTER JOIN b AS y\n    ON  x.k = y.k\n"
+            "    AND y.t BETWEEN x.t AND x.t + INTERVAL 1 MINUTE\n"
+            "    WHERE y.s = 'x'\n    AND x.k > 0\n    SELECT x.k"
+        ],
+    ),
+    "a filter and projection of one stream: a view": (
+        f"CREATE STREAMING TABLE v AS SELECT x.k, upper(x.s) AS u FROM {WA} AS x WHERE x.k > 0",
+        [
+            "view v =\n    SELECT x.k,\n           upper(x.s) AS u\n    FROM a AS x\n"
+            "    WHERE x.k > 0"
+        ],
+    ),
+    "a temporary view that keeps no state, joined": (
+        f"CREATE TEMPORARY VIEW clean AS SELECT * FROM {WB} WHERE k > 0;\n"
+        f"CREATE STREAMING TABLE j AS SELECT x.k FROM {WA} x JOIN STREAM(clean) y ON x.k = y.k",
+        [
+            "view clean =\n    SELECT *\n    FROM b\n    WHERE k > 0",
+            "join j = a AS x INNER JOIN clean AS y\n    ON  x.k = y.k\n    SELECT x.k",
+        ],
+    ),
+    "a flow by position of a SELECT DISTINCT: the table's names": (
+        "CREATE STREAMING TABLE out (key BIGINT, time TIMESTAMP);\n"
+        f"CREATE FLOW f AS INSERT INTO out SELECT DISTINCT k, t FROM {WA}",
+        ["aggregate out = a\n    GROUP BY k, t\n    SELECT k AS key,\n           t AS time"],
+    ),
+    "a flow of one relation: a view named after its table": (
+        "CREATE STREAMING TABLE out;\n"
+        f"CREATE FLOW f AS INSERT INTO out SELECT k, t FROM {WA} WHERE s = 'x'",
+        ["view out =\n    SELECT k,\n           t\n    FROM a\n    WHERE s = 'x'"],
+    ),
+    "WHERE before an aggregate: a view it reads": (
+        f"CREATE STREAMING TABLE c AS SELECT count(*) AS n FROM {WA} WHERE s = 'x' "
+        "GROUP BY window(t, '1 minute')",
+        [
+            "view c_where =\n    SELECT *\n    FROM a\n    WHERE s = 'x'",
+            "aggregate c = c_where AS a\n    GROUP BY window(t, INTERVAL 1 MINUTE)\n"
+            "    SELECT count(*) AS n",
+        ],
+    ),
+    "UNION ALL of streams: a union": (
+        f"CREATE STREAMING TABLE u AS SELECT * FROM {WA} UNION ALL SELECT * FROM {WB}",
+        ["union u = a UNION ALL b"],
+    ),
+    "UNION ALL of derived relations: views, joins and aggregates the union reads": (
+        f"CREATE STREAMING TABLE u AS SELECT k, t FROM {WA} WHERE s = 'x' UNION ALL "
+        f"(SELECT y.k, y.t FROM {WA} x JOIN {WB} y ON {RANGE} UNION ALL SELECT k, t FROM {WB})",
+        [
+            "view u_1 =\n    SELECT k,\n           t\n    FROM a\n    WHERE s = 'x'",
+            "join u_2 = a AS x INNER JOIN b AS y\n    ON  x.k = y.k\n"
+            "    AND y.t BETWEEN x.t AND x.t + INTERVAL 1 MINUTE\n"
+            "    SELECT y.k,\n           y.t",
+            "view u_3 =\n    SELECT k,\n           t\n    FROM b",
+            "union u = u_1 UNION ALL u_2 UNION ALL u_3",
+        ],
+    ),
+    "SELECT DISTINCT: an aggregate grouping by every column": (
+        f"CREATE STREAMING TABLE d AS SELECT DISTINCT x.k, x.t FROM {WA} x",
+        ["aggregate d = a AS x\n    GROUP BY x.k, x.t\n    SELECT x.k,\n           x.t"],
+    ),
+    "SELECT DISTINCT * of a stream: its declared columns": (
+        f"CREATE STREAMING TABLE d AS SELECT DISTINCT * FROM {WA}",
+        ["aggregate d = a\n    GROUP BY k, t, s\n    SELECT k,\n           t,\n           s"],
+    ),
+    "SELECT DISTINCT over a join: an aggregate of the join": (
+        f"CREATE STREAMING TABLE d AS SELECT DISTINCT x.k, y.t FROM {WA} x JOIN {WB} y ON {RANGE}",
+        [
+            "join d_join = a AS x INNER JOIN b AS y\n    ON  x.k = y.k\n"
+            "    AND y.t BETWEEN x.t AND x.t + INTERVAL 1 MINUTE\n"
+            "    SELECT x.k AS k,\n           y.t AS t",
+            "aggregate d = d_join\n    GROUP BY d_join.k, d_join.t\n"
+            "    SELECT d_join.k,\n           d_join.t",
+        ],
+    ),
+    "a static table: a materialized view of files, joined in batch": (
+        "CREATE MATERIALIZED VIEW dim (k BIGINT, seg STRING) AS SELECT * FROM "
+        "parquet.`dim/customers`;\n"
+        f"CREATE STREAMING TABLE e AS SELECT x.k, d.seg FROM {WA} x LEFT JOIN dim d "
+        "ON x.k = d.k",
+        [
+            "table dim (\n    k    BIGINT,\n    seg  STRING\n)\n"
+            "from parquet (path = 'dim/customers')",
+            "join e = a AS x LEFT OUTER JOIN dim AS d\n    ON  x.k = d.k\n"
+            "    SELECT x.k,\n           d.seg",
         ],
     ),
     "left anti join: LEFT OUTER + a right key IS NULL": (
@@ -228,15 +317,6 @@ REFUSALS = {
         f"CREATE STREAMING TABLE j AS SELECT x.k FROM {WA} x LEFT ANTI JOIN {WB} y ON {RANGE}",
         "E033", "LEFT ANTI", "no LEFT ANTI join of two streams",
     ),
-    "WHERE after an outer join": (
-        f"CREATE STREAMING TABLE j AS SELECT x.k FROM {WA} x FULL JOIN {WB} y ON {RANGE} "
-        "WHERE y.s = 'x'",
-        "E033", "y.s = 'x'", "WHERE after a FULL OUTER JOIN",
-    ),
-    "WHERE before an aggregate": (
-        f"CREATE STREAMING TABLE c AS SELECT count(*) AS n FROM {WA} WHERE s = 'x' GROUP BY k",
-        "E033", "s = 'x'", "WHERE before an aggregate",
-    ),
     "window() in ON": (
         f"CREATE STREAMING TABLE j AS SELECT x.k FROM {WA} x JOIN {WB} y ON x.k = y.k AND "
         "window(x.t, '1 minute') = window(y.t, '1 minute')",
@@ -292,10 +372,6 @@ REFUSALS = {
     "USING": (
         f"CREATE STREAMING TABLE j AS SELECT x.k FROM {WA} x JOIN {WB} y USING (k)",
         "E033", "USING (k)", "USING",
-    ),
-    "DISTINCT": (
-        "CREATE STREAMING TABLE j AS SELECT DISTINCT x.k FROM STREAM(a) x",
-        "E033", "DISTINCT", "SELECT DISTINCT",
     ),
     "HAVING": (
         f"CREATE STREAMING TABLE c AS SELECT k, count(*) AS n FROM {WA} GROUP BY k "
@@ -404,14 +480,65 @@ REFUSALS = {
         "E033", "m) y", "a materialized view",
     ),
     "a stateless table without columns": (
-        "CREATE STREAMING TABLE clean AS SELECT * FROM STREAM(a);\n"
+        f"CREATE STREAMING TABLE clean AS SELECT * FROM {WA};\n"
         f"CREATE STREAMING TABLE j AS SELECT x.k FROM {WA} x JOIN STREAM(clean) y ON x.k = y.k",
         "E033", "clean) y", "columns of `clean` are not known",
     ),
-    "a view that keeps no state": (
-        "CREATE TEMPORARY VIEW clean AS SELECT * FROM STREAM(a) WHERE k > 0;\n"
-        f"CREATE STREAMING TABLE j AS SELECT x.k FROM {WA} x JOIN STREAM(clean) y ON x.k = y.k",
-        "E033", "clean) y", "columns of `clean` are not known",
+    "a UNION ALL in a subquery": (
+        f"CREATE STREAMING TABLE j AS SELECT x.k FROM (SELECT k, t FROM {WA} UNION ALL "
+        f"SELECT k, t FROM {WB}) x JOIN {WB} y ON x.k = y.k",
+        "E033", "(SELECT k, t", "a subquery of a UNION ALL",
+    ),
+    "SELECT DISTINCT in a subquery": (
+        f"CREATE STREAMING TABLE j AS SELECT x.k FROM (SELECT DISTINCT k, t FROM {WA}) x "
+        f"JOIN {WB} y ON x.k = y.k",
+        "E033", "(SELECT DISTINCT", "a subquery that joins or aggregates",
+    ),
+    "SELECT DISTINCT with GROUP BY": (
+        f"CREATE STREAMING TABLE c AS SELECT DISTINCT k, count(*) AS n FROM {WA} GROUP BY k",
+        "E033", "DISTINCT", "SELECT DISTINCT with GROUP BY",
+    ),
+    "SELECT DISTINCT * of a derived relation": (
+        f"CREATE TEMPORARY VIEW v AS SELECT x.k, x.t FROM {WA} x JOIN {WB} y ON {RANGE};\n"
+        "CREATE STREAMING TABLE d AS SELECT DISTINCT * FROM STREAM(v)",
+        "E033", "*", "SELECT DISTINCT * of a relation",
+    ),
+    "SELECT DISTINCT without a watermark: Spark's append-mode aggregate error": (
+        "CREATE STREAMING TABLE d AS SELECT DISTINCT k, s FROM STREAM(a)",
+        "E023", "d AS SELECT", "without watermark",
+    ),
+    "UNION without ALL": (
+        f"CREATE STREAMING TABLE u AS SELECT * FROM {WA} UNION SELECT * FROM {WB}",
+        "E033", "UNION", "UNION (without ALL)",
+    ),
+    "UNION ALL of other columns (the binder's E035, at the branch)": (
+        f"CREATE STREAMING TABLE u AS SELECT * FROM {WA} UNION ALL SELECT k, t FROM {WB}",
+        "E035", "SELECT k, t", "has 2 columns",
+    ),
+    "a union's streaming table read by another query": (
+        f"CREATE STREAMING TABLE u AS SELECT * FROM {WA} UNION ALL SELECT * FROM {WB};\n"
+        f"CREATE STREAMING TABLE j AS SELECT x.k FROM {WA} x JOIN STREAM(u) y ON x.k = y.k",
+        "E033", "u) y", "second streaming query",
+    ),
+    "a static table on the left of a LEFT OUTER join (Spark's E038)": (
+        "CREATE MATERIALIZED VIEW dim (k BIGINT) AS SELECT * FROM parquet.`d`;\n"
+        f"CREATE STREAMING TABLE e AS SELECT d.k FROM dim d LEFT JOIN {WA} x ON x.k = d.k",
+        "E038", "LEFT", "LEFT OUTER join of a stream with a static table on the left",
+    ),
+    "a static table read with STREAM": (
+        "CREATE MATERIALIZED VIEW dim (k BIGINT) AS SELECT * FROM parquet.`d`;\n"
+        f"CREATE STREAMING TABLE e AS SELECT x.k FROM {WA} x JOIN STREAM(dim) d ON x.k = d.k",
+        "E033", "STREAM(dim)", "static table (a materialized view of files) read with STREAM",
+    ),
+    "a watermark on a static table's read": (
+        "CREATE MATERIALIZED VIEW dim (k BIGINT, t TIMESTAMP) AS SELECT * FROM parquet.`d`;\n"
+        f"CREATE STREAMING TABLE e AS SELECT x.k FROM {WA} x JOIN dim WATERMARK t DELAY OF "
+        "INTERVAL 1 SECOND d ON x.k = d.k",
+        "E038", "WATERMARK t", "a watermark on a read of a table",
+    ),
+    "files read in a join": (
+        f"CREATE STREAMING TABLE e AS SELECT x.k FROM {WA} x JOIN parquet.`dim` d ON x.k = d.k",
+        "E033", "parquet.`dim` d", "files read in batch",
     ),
     "a cycle": (
         "CREATE TEMPORARY VIEW v1 AS SELECT x.k, x.t FROM STREAM(v2) x JOIN STREAM(b) y "
@@ -477,3 +604,29 @@ def test_refusal(tmp_path: Path, name: str) -> None:
     )
     assert part in first.message
     assert "E999" not in [d.code for d in result.diagnostics]
+
+
+def test_a_static_table_python_reads_is_declared_in_the_schema_file(tmp_path: Path) -> None:
+    """A dimension table the pipeline reads in batch from Python (`@dp.materialized_view`
+    returning spark.read...), or its catalog holds: declared in sjoin-schemas.sql as a
+    materialized view of its files, it is the static table a join reads without STREAM."""
+    (tmp_path / "sjoin-schemas.sql").write_text(
+        "CREATE MATERIALIZED VIEW dim (k BIGINT, seg STRING) AS SELECT * FROM "
+        "delta.`tables/dim`;\n",
+        encoding="utf-8",
+    )
+    result = check(
+        tmp_path,
+        f"CREATE STREAMING TABLE e AS SELECT x.k, d.seg FROM {WA} x JOIN dim d ON x.k = d.k",
+    )
+    assert result.ok, [d.message for d in result.diagnostics]
+    assert relations(result) == [
+        "table dim (\n    k    BIGINT,\n    seg  STRING\n)\nfrom delta (path = 'tables/dim')",
+        "join e = a AS x INNER JOIN dim AS d\n    ON  x.k = d.k\n    SELECT x.k,\n           d.seg",
+    ]
+    (tmp_path / "sjoin-schemas.sql").write_text(
+        "CREATE MATERIALIZED VIEW dim AS SELECT * FROM delta.`tables/dim`;\n", encoding="utf-8"
+    )
+    refused = check(tmp_path, "")
+    assert [d.code for d in refused.diagnostics] == ["E033"]
+    assert "declares streams and static tables only" in refused.diagnostics[0].message

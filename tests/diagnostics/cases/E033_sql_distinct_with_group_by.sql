@@ -1,0 +1,9 @@
+-- expect: E033 at 7:1 "SELECT DISTINCT with GROUP BY"
+-- DISTINCT over a GROUP BY is two aggregates, one over the other.
+CREATE STREAMING TABLE a (k BIGINT, t TIMESTAMP);
+
+CREATE STREAMING TABLE c AS
+SELECT
+DISTINCT k, count(*) AS n
+FROM STREAM(a) WATERMARK t DELAY OF INTERVAL 10 SECONDS
+GROUP BY k, window(t, '1 minute');
