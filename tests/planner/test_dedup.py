@@ -348,9 +348,10 @@ def test_a_syntax_error_in_a_dedup_is_located() -> None:
     assert e.code == "E001" and "expected `(`" in e.message
 
 
-def test_plan_rates_says_it_cannot_model_a_dedup() -> None:
-    from sjoin.compiler.describe.capacity import CapacityError, predict
+def test_plan_rates_predicts_a_dedup() -> None:
+    """tests/cli/test_capacity_dedup.py holds the model; here: it is one of the operators."""
+    from sjoin.compiler.describe.capacity import predict
 
     plan = _plan(STREAM + "dedup d = s ON (id, t)\n")
-    with pytest.raises(CapacityError, match="cannot model dedup `d` yet"):
-        predict(plan, {"s": 10.0})
+    (op,) = predict(plan, {"s": 10.0}).operators
+    assert op.kind == "dedup" and op.bounded and op.rows is not None
