@@ -869,7 +869,10 @@ class _Model:
         times = ("timestamp", "timestamp_ntz", "window")
         timed = {c.name for c in state.key if c.type.name in times}
         others = [k for k in node.keys if k not in timed and k != state.column]
-        n = self.count_of(others) if others else None
+        # a time among the keys (other than the window a key eviction reads) makes every row
+        # a key of its own: rows arrive evenly, each with its own time
+        own = bool(timed - {state.column}) if state.eviction == "key" else bool(timed)
+        n = self.count_of(others) if others and not own else None
         notes: list[str] = []
         retention: float | None = None
         window_ms: float | None = None

@@ -55,6 +55,13 @@ def test_within_watermark_keeps_a_key_for_its_expiry_and_the_watermark_lag() -> 
     assert alone.rows == pytest.approx(210) and alone.output_per_second == 10
 
 
+def test_a_time_among_within_watermark_keys_makes_every_row_its_own_key() -> None:
+    plan = _plan(ORDERS + "dedup d = o ON (id, t) WITHIN WATERMARK\n")
+    op = _op(predict(plan, {"o": 10.0}, keys=50, trigger_ms=1000), "d")
+    assert op.dedup is not None and op.dedup.key_values is None
+    assert op.rows == pytest.approx(210) and op.output_per_second == 10
+
+
 def test_the_event_time_among_the_keys_keeps_each_row_until_the_watermark_passes_it() -> None:
     plan = _plan(ORDERS + "dedup d = o ON (id, t)\n")
     op = _op(predict(plan, {"o": 10.0}, keys=50, trigger_ms=1000), "d")
