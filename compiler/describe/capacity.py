@@ -22,6 +22,10 @@ they arrive (each stream's event time advances at the wall clock), batches every
   other side's rows of its key inside the time range (a Poisson count), an outer join's
   preserved row that meets none comes out null-padded when its side evicts it.
 
+* a dedup keeps a key per distinct value of its dedup columns while its ``DedupState`` holds
+  it (``_Model.dedup``); the relations without state carry rates up: a union the sum of its
+  inputs', a view its input's, a stream-static join its stream side's.
+
 Filters are assumed to keep every row (their selectivity is not in the spec), strings to be
 ``string_bytes`` long.  Nothing here runs or imports Spark: the CLI and the run report read
 the result (``Capacity``), ``capacity_json`` and ``capacity_text`` render it.
