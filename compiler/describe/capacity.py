@@ -22,6 +22,10 @@ they arrive (each stream's event time advances at the wall clock), batches every
   other side's rows of its key inside the time range (a Poisson count), an outer join's
   preserved row that meets none comes out null-padded when its side evicts it.
 
+* a dedup keeps a key per distinct value of its dedup columns while its ``DedupState`` holds
+  it (``_Model.dedup``); the relations without state carry rates up: a union the sum of its
+  inputs', a view its input's, a stream-static join its stream side's.
+
 Filters are assumed to keep every row (their selectivity is not in the spec), strings to be
 ``string_bytes`` long.  Nothing here runs or imports Spark: the CLI and the run report read
 the result (``Capacity``), ``capacity_json`` and ``capacity_text`` render it.
@@ -40,13 +44,19 @@ from typing import Any, Literal
 from sqlglot import exp
 
 from ..planning.plan import (
+    OPERATOR_KINDS,
     AggregateNode,
     DedupNode,
     InputWatermark,
     JoinNode,
+    OperatorNode,
     Plan,
+    PlanNode,
     Side,
+    StaticJoinNode,
     StreamNode,
+    UnionNode,
+    ViewNode,
 )
 from ..vocabulary import annotate
 from ..vocabulary.types import SqlType, duration_ms, format_ms, is_digits, is_number_text
@@ -300,6 +310,25 @@ class AggregateCapacity:
 
 
 @dataclass(frozen=True, slots=True)
+class DedupCapacity:
+    """What a dedup keeps: a key per distinct value of its dedup columns while it is held."""
+
+    method: str  # dropDuplicates or dropDuplicatesWithinWatermark
+    eviction: str  # the plan's DedupState.eviction: key, expiry or never
+    input_rate: float | None  # rows per second reaching it (None: unknown)
+    retention_ms: float | None  # event time a key stays (None: never evicted)
+    key_values: int | None  # --keys values of its dedup columns besides a time (None: each row)
+    key_bytes: int  # the state's key UnsafeRow: the dedup columns
+    value_bytes: int  # its value UnsafeRow: empty, or expiresAtMicros
+    reason: str | None  # why it is never evicted
+
+
+def _filled(n: float, rate: float, elapsed_ms: float) -> float:
+    """Distinct keys among the rows of ``elapsed_ms`` at ``rate`` drawn from ``n`` values."""
+    return n * -math.expm1(-rate * elapsed_ms / 1000 / n)
+
+
+@dataclass(frozen=True, slots=True)
 class _Time:
     """An aggregate's time grouping: a window of ``column`` (None length: the column itself)."""
 
@@ -343,6 +372,7 @@ class OperatorCapacity:
     null_latency_ms: dict[str, tuple[float, float]]  # preserved side -> (min, max)
     notes: tuple[str, ...]
     aggregate: AggregateCapacity | None = None
+    dedup: DedupCapacity | None = None
     # state rows after an elapsed event time, for a state that grows (or fills up) for ever
     rows_at: Callable[[float], float] | None = field(default=None, compare=False, repr=False)
 
@@ -377,15 +407,7 @@ def predict(
         raise CapacityError(
             "--rates", f"names `{unknown[0]}`, which is not a stream of the spec (streams: {known})"
         )
-    dedups = plan.dedups
-    if dedups:
-        raise CapacityError(
-            "--rates",
-            f"cannot model dedup `{dedups[0].name}` yet: `plan --rates` predicts the state "
-            "of joins and aggregates only (a dedup's state depends on its key cardinality, "
-            "which it does not take)",
-        )
-    stateful = [n for n in plan.operators if not isinstance(n, DedupNode)]
+    stateful = list(plan.operators)
     needed = sorted({s for n in stateful for s in _streams_under(plan, n.name)} - set(rates))
     if needed:
         raise CapacityError(
@@ -406,8 +428,14 @@ def predict(
         key_columns=key_columns,
     )
     model = _Model(plan, assumptions, streams)
-    operators = tuple(model.operator(n) for n in stateful)
+    operators: list[OperatorCapacity] = []
+    for node in plan.nodes:  # in the spec's order: a relation's inputs come before it
+        if isinstance(node, OPERATOR_KINDS):
+            operators.append(model.operator(node))
+        else:
+            model.stateless(node)
     notes = ["filters are assumed to keep every row (their selectivity is not in the spec)"]
+    notes.extend(model.passed_notes)
     if keys is None and not key_columns:
         notes.append("no --keys: every row taken as its own key (bytes an upper bound)")
     elif keys is None and model.uncounted:
@@ -423,7 +451,7 @@ def predict(
             f"the spec uses the {plan.settings.state_store} state store: bytes are what the "
             "HDFS-backed store would hold; RocksDB reports its own memory"
         )
-    return Capacity(assumptions, operators, tuple(notes))
+    return Capacity(assumptions, tuple(operators), tuple(notes))
 
 
 def _spec_trigger(plan: Plan) -> tuple[int, str]:
@@ -498,6 +526,8 @@ def _check_key_columns(plan: Plan, key_columns: dict[str, int]) -> list[str]:
             used.update(n for pair in node.keys for k in pair for n in _key_names(k))
         elif isinstance(node, AggregateNode):
             used.update(n for k in node.group_by for n in _key_names(k))
+        elif isinstance(node, DedupNode):
+            used.update(node.keys)
         columns.extend(n for n in names if n not in columns)
     for name in key_columns:
         if name not in columns:
@@ -512,22 +542,16 @@ def _check_key_columns(plan: Plan, key_columns: dict[str, int]) -> list[str]:
 
 
 def _marks_under(plan: Plan, name: str) -> list[tuple[str, InputWatermark]]:
-    """The watermarks defined on the inputs of ``name`` and of the operators below it
+    """The watermarks defined on the inputs of ``name`` and of the relations below it
     (``j AS a watermark t delay D``): (the relation whose output carries it, its node)."""
     node = plan.node(name)
-    if isinstance(node, JoinNode):
-        found = [
-            (side.relation, side.input_watermark)
-            for side in (node.left, node.right)
-            if side.input_watermark is not None
-        ]
-        return (
-            found + _marks_under(plan, node.left.relation) + _marks_under(plan, node.right.relation)
-        )
-    if isinstance(node, AggregateNode):
-        own = [] if node.input_watermark is None else [(node.input, node.input_watermark)]
-        return own + _marks_under(plan, node.input)
-    return []
+    if node is None:
+        return []
+    relations = dict(node.inputs)
+    found = [(relations[input_name], mark) for input_name, mark in node.input_watermarks]
+    for _, relation in node.inputs:
+        found += _marks_under(plan, relation)
+    return found
 
 
 def _streams_under(plan: Plan, name: str) -> set[str]:
@@ -542,6 +566,7 @@ class _Model:
         self.output: dict[str, float | None] = {}
         self.warm: dict[str, float] = {}  # per operator: event time until it is steady
         self.uncounted = False  # a key column had no --keys count (every row its own key)
+        self.passed_notes: list[str] = []  # what the stateless relations' rates assume
 
     def count_of(self, names: list[str]) -> int | None:
         """Distinct values of the columns ``names`` together: the counts of those named in
@@ -578,9 +603,38 @@ class _Model:
         return product
 
     def rate(self, relation: str) -> float | None:
+        """Rows per second out of ``relation``: a stream's given rate, an operator's predicted
+        output, a stateless relation's carried through (``stateless``); None: unknown."""
         if relation in self.streams:
-            return self.a.rates[relation]
+            return self.a.rates.get(relation)
         return self.output.get(relation)
+
+    def stateless(self, node: PlanNode) -> None:
+        """The rate out of a relation with no state, from its inputs' (which come before it):
+        a union's is the sum of its inputs' (Spark's Union passes every row of each); a view's
+        its input's, its WHERE taken to keep every row; a stream-static join's its stream
+        side's, each stream row taken to meet one table row (no state either way)."""
+        if isinstance(node, StreamNode):
+            return
+        rate: float | None = None
+        if isinstance(node, UnionNode):
+            rates = [self.rate(r) for r in node.relations]
+            rate = None if any(r is None for r in rates) else sum(r or 0.0 for r in rates)
+        elif isinstance(node, ViewNode):
+            rate = self.rate(node.input)
+            if node.where is not None:
+                self.passed_notes.append(
+                    f"view `{node.name}`: its WHERE taken to keep every row (its selectivity "
+                    "is not in the spec; scale the rate of the streams below it to say it)"
+                )
+        elif isinstance(node, StaticJoinNode):
+            rate = self.rate(node.stream.relation)
+            self.passed_notes.append(
+                f"stream-static join `{node.name}`: stateless, each stream row taken to meet "
+                "one row of the table (how many it meets is not in the spec)"
+            )
+        self.output[node.name] = rate
+        self.warm[node.name] = max((self.warm.get(r, 0.0) for _, r in node.inputs), default=0.0)
 
     def delay_ms(self, name: str) -> float | None:
         """How far the operator's watermark is behind the newest event time: the policy's
@@ -602,17 +656,17 @@ class _Model:
         runs in (one above it holds the global watermark back too)."""
         node = self.plan.node(name)
         found = _marks_under(self.plan, name)
-        if isinstance(node, (JoinNode, AggregateNode)) and node.watermarks.eviction.source == (
-            "global"
-        ):
+        if isinstance(node, OPERATOR_KINDS) and node.watermarks.eviction.source == "global":
             for root in self.plan.query_roots:
                 if any(op.name == name for op in self.plan.stateful_operators(root)):
                     found += [m for m in _marks_under(self.plan, root) if m not in found]
         return found
 
-    def operator(self, node: JoinNode | AggregateNode) -> OperatorCapacity:
+    def operator(self, node: OperatorNode) -> OperatorCapacity:
         if isinstance(node, JoinNode):
             return self.join(node)
+        if isinstance(node, DedupNode):
+            return self.dedup(node)
         return self.aggregate(node)
 
     # ------------------------------------------------------------ joins
@@ -788,6 +842,139 @@ class _Model:
             return w.duration_us / 1000
         return None
 
+    # ------------------------------------------------------------ deduplications
+
+    def dedup(self, node: DedupNode) -> OperatorCapacity:
+        """A dedup's keys in state (``DedupState``) at its input's rate, its keys drawn
+        uniformly among the ``--keys`` values of its dedup columns other than its event time:
+
+        * ``key`` eviction (the event time among the keys): every row is a key of its own (its
+          event time is its own: rows arrive evenly), kept until the eviction watermark passes
+          it, ``delay + trigger lag`` of event time (a window key: until the window's end);
+        * ``expiry`` (WITHIN WATERMARK): a key is stored by its first row and kept until the
+          watermark passes that row's time plus the delay, ``2 delay + lag``; the rows of the
+          key meanwhile are dropped; so with N values at λ = rate / N rows per second each, a
+          key is in state a fraction λR / (1 + λR) of the time and N λ / (1 + λR) rows pass;
+        * ``never``: every key seen stays; without --keys (or with a time among the keys) it
+          grows at its input rate, without limit; with N values it fills up to N and stays.
+
+        Bytes: the key UnsafeRow (the dedup columns) and the value (empty, or
+        ``expiresAtMicros``) per key, with the aggregate's per-entry overhead of the HDFS
+        store (the same one map of key to value; not measured for a dedup itself)."""
+        a = self.a
+        rate = self.rate(node.input)
+        state = node.state
+        key_bytes = unsafe_row_bytes(list(node.key_types), a.string_bytes)
+        value_bytes = unsafe_row_bytes([c.type for c in state.value], a.string_bytes)
+        entry = key_bytes + value_bytes + GROUP_OVERHEAD_BYTES
+        delay = self.delay_ms(node.name)
+        lag = a.trigger_ms * (1 if node.watermarks.eviction.batch == "this" else 2)
+        upstream = self.warm.get(node.input, 0.0)
+        times = ("timestamp", "timestamp_ntz", "window")
+        timed = {c.name for c in state.key if c.type.name in times}
+        others = [k for k in node.keys if k not in timed and k != state.column]
+        # a time among the keys (other than the window a key eviction reads) makes every row
+        # a key of its own: rows arrive evenly, each with its own time
+        own = bool(timed - {state.column}) if state.eviction == "key" else bool(timed)
+        n = self.count_of(others) if others and not own else None
+        notes: list[str] = []
+        retention: float | None = None
+        window_ms: float | None = None
+        if state.eviction != "never" and delay is not None:
+            retention = delay + lag + ((state.offset_ms or 0) if state.eviction == "expiry" else 0)
+            if state.window:
+                window = self.window_column(node.input, state.column or "")
+                if window is not None and window.length_ms is not None:
+                    window_ms = window.length_ms
+                    retention += window_tail_ms(
+                        retention, int(window.length_ms), int(window.slide_ms or 0), a.trigger_ms
+                    )
+                else:
+                    notes.append("its window key's length is not known here: kept as its end")
+        rows = output = per_hour = warm = None
+        rows_at: Callable[[float], float] | None = None
+        reason = state.reason
+        if rate is None:
+            notes.append("no rate reaches it")
+        elif state.eviction == "key" and retention is not None:
+            rows = rate * retention / 1000
+            if window_ms is not None and n is not None:
+                rows = self.distinct(rows, rate, window_ms, n)
+                output = rate * rows / (rate * retention / 1000) if retention else rate
+            else:
+                output = rate
+                notes.append(
+                    "the event time is a dedup column: every row taken as a key of its own "
+                    "(rows re-delivered with the same event time are not in the rate)"
+                )
+            warm = retention
+        elif state.eviction == "expiry" and retention is not None:
+            if n is None:
+                rows, output = rate * retention / 1000, rate
+            else:
+                held = rate / n * retention / 1000  # λR
+                rows, output = n * held / (1 + held), rate / (1 + held)
+            warm = retention
+        elif timed or n is None:  # never evicted, every row a new key
+            per_hour = rate * 3600
+            output = rate
+            rows_at = _linear(rate)
+            reason = reason or "no watermark reaches it"
+            if timed:
+                notes.append("a time among its dedup columns: every row a new key")
+        else:  # never evicted, filling up to the N values of its keys
+            rows = float(n)
+            output = 0.0
+            warm = -math.log(0.05) * n / rate * 1000 if rate > 0 else None
+            rows_at = partial(_filled, float(n), rate)
+            notes.append(
+                f"it holds every key it has seen, up to the {n:,} values of its dedup columns "
+                "(--keys), for ever: a value not counted there adds to it (W001)"
+            )
+        if isinstance(self.plan.node(node.input), OPERATOR_KINDS):
+            notes.append(
+                "fed by another stateful operator: its input rate is that operator's "
+                "predicted output and its rows are taken as current (approximate)"
+            )
+        stores = a.partitions * STORE_OVERHEAD_BYTES
+        byts = partition = bytes_hour = None
+        if rows is not None:
+            byts = rows * entry + stores
+            used = max(1.0, min(float(a.partitions), rows))
+            partition = rows * entry / used + STORE_OVERHEAD_BYTES
+        if per_hour is not None:
+            bytes_hour = per_hour * entry
+        bounded = state.eviction != "never" and rows is not None
+        self.output[node.name] = output
+        self.warm[node.name] = upstream + (warm or 0.0)
+        detail = DedupCapacity(
+            method="dropDuplicatesWithinWatermark" if node.within_watermark else "dropDuplicates",
+            eviction=state.eviction,
+            input_rate=rate,
+            retention_ms=retention,
+            key_values=n,
+            key_bytes=key_bytes,
+            value_bytes=value_bytes,
+            reason=None if state.eviction != "never" else reason,
+        )
+        return OperatorCapacity(
+            name=node.name,
+            kind="dedup",
+            sides=(),
+            rows=rows,
+            bytes=byts,
+            partition_bytes=partition,
+            bounded=bounded,
+            warm_up_ms=warm if bounded else None,
+            rows_per_hour=per_hour,
+            bytes_per_hour=bytes_hour,
+            output_per_second=output,
+            null_latency_ms={},
+            notes=tuple(notes),
+            dedup=detail,
+            rows_at=rows_at,
+        )
+
     # ------------------------------------------------------------ aggregates
 
     def aggregate(self, node: AggregateNode) -> OperatorCapacity:
@@ -946,9 +1133,10 @@ class _Model:
             below = min(self.offset(node.left.relation), self.offset(node.right.relation))
             own = [s.state.offset_ms for s in (node.left, node.right) if s.state.offset_ms]
             return below + min([0, *own])
-        if isinstance(node, AggregateNode):
-            return self.offset(node.input)
-        return 0.0
+        if node is None or isinstance(node, StreamNode) or not node.inputs:
+            return 0.0
+        # an aggregate, a dedup (its input's watermark, as it is) and the stateless relations
+        return min(self.offset(r) for _, r in node.inputs)
 
     def grouping(self, node: AggregateNode) -> tuple[_Time | None, list[str]]:
         """The aggregate's time grouping (a window() call, a window column, or the event
@@ -1007,16 +1195,19 @@ class _Model:
         """How the aggregate's input makes its groups, or why that is not predicted."""
         a = self.a
         source = self.plan.node(node.input)
-        if isinstance(source, StreamNode):
-            rate = self.a.rates[source.name] / 1000
+        if isinstance(source, AggregateNode):
+            return None, "an aggregate of an aggregate's output is not modelled"
+        if not isinstance(source, JoinNode):  # a stream's, a dedup's or a stateless relation's
+            rate = self.rate(node.input)
+            if rate is None:
+                return None, f"no rate reaches its input `{node.input}`"
+            rate /= 1000
             if not others:
                 return Groups(Arrivals("stream", rate), 1.0, "none"), None
             groups = self.count_of(others)
             if groups is None:
                 return Groups(Arrivals("stream", rate), 1.0, "rows", None), None
             return Groups(Arrivals("stream", rate / groups), float(groups), "key"), None
-        if not isinstance(source, JoinNode):
-            return None, "an aggregate of an aggregate's output is not modelled"
         rates = [self.rate(source.left.relation), self.rate(source.right.relation)]
         n = self.join_keys(source)
         if n is None:
@@ -1138,6 +1329,7 @@ def capacity_json(cap: Capacity) -> dict[str, Any]:
                     for side, (lo, hi) in op.null_latency_ms.items()
                 },
                 **({"aggregate": _aggregate_json(op.aggregate)} if op.aggregate else {}),
+                **({"dedup": _dedup_json(op.dedup)} if op.dedup else {}),
                 "sides": {
                     s.side: {
                         "relation": s.relation,
@@ -1160,6 +1352,19 @@ def capacity_json(cap: Capacity) -> dict[str, Any]:
             for op in cap.operators
         ],
         "notes": list(cap.notes),
+    }
+
+
+def _dedup_json(d: DedupCapacity) -> dict[str, Any]:
+    return {
+        "spark_method": d.method,
+        "eviction": d.eviction,
+        "input_rows_per_second": _num(d.input_rate, 3),
+        "retention_ms": _num(d.retention_ms, 0),
+        "key_values": d.key_values,
+        "key_bytes": d.key_bytes,
+        "value_bytes": d.value_bytes,
+        "never_evicted": d.reason,
     }
 
 
@@ -1243,6 +1448,44 @@ def _aggregate_lines(op: OperatorCapacity, g: AggregateCapacity) -> list[str]:
     return lines
 
 
+def _dedup_lines(op: OperatorCapacity, d: DedupCapacity) -> list[str]:
+    """A dedup's keys line: what it holds and why that much."""
+    sizes = (
+        f"{d.key_bytes} B a key + {d.value_bytes} B a value, {GROUP_OVERHEAD_BYTES:.0f} B "
+        "each in the store"
+    )
+    rate = "?" if d.input_rate is None else human_count(d.input_rate)
+    if d.eviction == "key":
+        kept = f"{rate} rows/s, each its own key, kept {_ms(d.retention_ms or 0)} until the "
+        kept += "watermark passes its event time"
+    elif d.eviction == "expiry":
+        values = ", each its own key" if d.key_values is None else f" of {d.key_values:,} values"
+        kept = f"{rate} rows/s{values}, a key kept {_ms(d.retention_ms or 0)} from its "
+        kept += "first row (its expiry, the event time plus the delay, then the watermark's lag)"
+    else:
+        kept = f"NEVER EVICTED: {d.reason}"
+    if op.rows is not None and op.bytes is not None:
+        desc = f"{human_count(op.rows)} keys, {human_bytes(op.bytes)} ({kept}; {sizes})"
+    elif op.rows_per_hour is not None and op.bytes_per_hour is not None:
+        desc = (
+            f"GROWS WITHOUT LIMIT: +{human_count(op.rows_per_hour)} keys/hour, "
+            f"+{human_bytes(op.bytes_per_hour)}/hour ({kept})"
+        )
+    else:
+        desc = "not predicted (no rate reaches it)"
+    lines = [f"    {'keys':<15}{desc}"]
+    if op.rows is not None and op.partition_bytes is not None:
+        steady = (
+            f"; steady after {_ms(op.warm_up_ms)} of event time"
+            if op.warm_up_ms is not None
+            else ""
+        )
+        lines.append(f"    {'total':<15}{human_bytes(op.partition_bytes)} per partition{steady}")
+    elif op.rows_per_hour is not None:
+        lines.append(f"    {'total':<15}grows without limit, until the job dies")
+    return lines
+
+
 def capacity_text(cap: Capacity) -> list[str]:
     """The `capacity` section of `sjoin plan --rates`."""
     a = cap.assumptions
@@ -1259,9 +1502,12 @@ def capacity_text(cap: Capacity) -> list[str]:
     ]
     for op in cap.operators:
         mode = f" ({op.aggregate.mode})" if op.aggregate is not None else ""
+        mode = f" ({op.dedup.method})" if op.dedup is not None else mode
         lines.append(f"  {op.kind} {op.name}{mode}")
         if op.aggregate is not None:
             lines.extend(_aggregate_lines(op, op.aggregate))
+        if op.dedup is not None:
+            lines.extend(_dedup_lines(op, op.dedup))
         for s in op.sides:
             rate = "?" if s.rate is None else human_count(s.rate)
             if s.bounded and s.rows is not None and s.bytes is not None:
@@ -1278,7 +1524,9 @@ def capacity_text(cap: Capacity) -> list[str]:
             else:
                 desc = "unknown (no rate reaches it)"
             lines.append(f"    {s.side + ' state':<15}{desc}")
-        if op.bounded and op.rows is not None and op.bytes is not None:
+        if op.dedup is not None:  # its total is in its own lines (_dedup_lines)
+            pass
+        elif op.bounded and op.rows is not None and op.bytes is not None:
             lines.append(
                 f"    {'total':<15}{human_count(op.rows)} rows, {human_bytes(op.bytes)}; "
                 f"{human_bytes(op.partition_bytes or 0)} per partition; steady after "

@@ -12,6 +12,14 @@ if TYPE_CHECKING:
     from ..vocabulary.model import WatermarkChoice
 
 
+FLOAT_KEYS_TEXT = {
+    "normalized": "normalized: -0.0 and 0.0 are one key, every NaN one key "
+    "(NormalizeFloatingNumbers on the keys, SPARK-56280, Spark 4.2+)",
+    "bitwise": "compared as stored: -0.0 and 0.0 are two keys (no normalization before "
+    "Spark 4.2, SPARK-56280)",
+}
+
+
 def eviction_text(state: DedupState) -> str:
     """When a key leaves the state, in words."""
     if state.eviction == "never":
@@ -49,6 +57,7 @@ def dedup_json(node: DedupNode, watermarks: dict[str, Any]) -> dict[str, Any]:
         if node.within_watermark
         else "dropDuplicates",
         "state": state_json(node.state),
+        "float_keys": node.float_keys,
         "late_column": node.late_column,
         "late_is_window": node.late_is_window,
         "watermarks": watermarks,
@@ -85,6 +94,8 @@ def dedup_text(node: DedupNode, watermark_text: Any, input_watermark: str | None
         f"  state value      {value}",
         f"  state            {eviction_text(node.state)}",
     ]
+    if node.float_keys is not None:
+        lines.append(f"  float keys       {FLOAT_KEYS_TEXT[node.float_keys]}")
     if input_watermark is not None:
         lines.append(f"  input watermark  {input_watermark}")
     lines.append(f"  late rows        {late}")

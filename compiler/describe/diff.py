@@ -47,6 +47,8 @@ from ..planning.plan import (
     Side,
     StateRule,
     StreamNode,
+    UnionNode,
+    ViewNode,
 )
 from ..vocabulary import annotate
 from ..vocabulary.model import SparkVersion, WatermarkChoice
@@ -275,6 +277,7 @@ def _diff_query(old: Plan, new: Plan, old_root: str | None, new_root: str | None
         )
         return QueryDiff(old_root, new_root, checkpoint, "resumes", None, (reason,), ())
     reasons: list[Reason] = []
+    stateless = _stateless_reasons(old, new, old_root, new_root)
     old_sources, new_sources = old.sources(old_root), new.sources(new_root)
     if len(old_sources) != len(new_sources):
         reasons.append(
@@ -290,6 +293,7 @@ def _diff_query(old: Plan, new: Plan, old_root: str | None, new_root: str | None
             f"offsets and now there are [{len(new_sources)}] sources requested by the query. "
             "Cannot continue."
         )
+        reasons += stateless
         return QueryDiff(old_root, new_root, checkpoint, "fails", refused, tuple(reasons), ())
     renamed = [(a, b) for a, b in zip(old_sources, new_sources, strict=True) if a != b]
     if renamed:
@@ -303,6 +307,7 @@ def _diff_query(old: Plan, new: Plan, old_root: str | None, new_root: str | None
         )
     pinned = [r for r in map(partial(_pinned_setting, old, new), PINNED) if r is not None]
     reasons += pinned
+    reasons += stateless
     if old.spark != new.spark:
         reasons.append(
             Reason(
@@ -318,9 +323,80 @@ def _diff_query(old: Plan, new: Plan, old_root: str | None, new_root: str | None
         a = old_ops[i] if i < len(old_ops) else None
         b = new_ops[i] if i < len(new_ops) else None
         ops.append(_diff_operator(old, new, i, a, b))
-    verdict = _worst([*(o.verdict for o in ops), "differs" if pinned else "resumes"])
+    verdict = _worst([*(o.verdict for o in ops), "differs" if pinned or stateless else "resumes"])
     error = next((o.error for o in ops if o.error), None)
     return QueryDiff(old_root, new_root, checkpoint, verdict, error, tuple(reasons), tuple(ops))
+
+
+def _paired(olds: list[Any], news: list[Any]) -> list[tuple[Any, Any]]:
+    """Relations of one kind paired by name, then the rest by position (a stateless relation
+    has no id in Spark's checkpoint: only what it does matters)."""
+    by_name = {n.name: n for n in news}
+    pairs = [(a, by_name[a.name]) for a in olds if a.name in by_name]
+    taken = {b.name for _, b in pairs}
+    rest_old = [a for a in olds if a.name not in taken]
+    rest_new = [b for b in news if b.name not in taken]
+    return pairs + list(zip(rest_old, rest_new, strict=False))
+
+
+def _stateless_reasons(old: Plan, new: Plan, old_root: str, new_root: str) -> list[Reason]:
+    """What changes in the relations of a query that hold no state (its views and unions):
+    Spark keeps nothing of them in the checkpoint but the offsets of the sources they read,
+    so a change is compatible and takes effect from the restarted query's first batch."""
+    reasons: list[Reason] = []
+    views = _paired(
+        [n for n in old.closure(old_root) if isinstance(n, ViewNode)],
+        [n for n in new.closure(new_root) if isinstance(n, ViewNode)],
+    )
+    for a, b in views:
+        was, now = _sql(a.where), _sql(b.where)
+        if _norm(a.where) != _norm(b.where):
+            reasons.append(
+                Reason(
+                    "view",
+                    f"the WHERE of view `{b.name}` changes from {was or 'none'} to "
+                    f"{now or 'none'}: a view holds no state, so the restarted query filters "
+                    "with the new one from its first batch on; the state above it keeps what "
+                    "the old one let through",
+                )
+            )
+        if [(o.name, _norm(o.expr)) for o in a.output] != [
+            (o.name, _norm(o.expr)) for o in b.output
+        ]:
+            reasons.append(
+                Reason(
+                    "view",
+                    f"the SELECT of view `{b.name}` changes: stateless, it takes effect from "
+                    "the restarted query's first batch (a column that reaches a stateful "
+                    "operator's state changes its schema: see the operators)",
+                )
+            )
+    unions = _paired(
+        [n for n in old.closure(old_root) if isinstance(n, UnionNode)],
+        [n for n in new.closure(new_root) if isinstance(n, UnionNode)],
+    )
+    for a, b in unions:
+        if a.relations == b.relations:
+            continue
+        if len(old.sources(old_root)) != len(new.sources(new_root)):
+            then = (
+                "the sources change in number: Spark refuses the restart (see sources), so "
+                "no input reads on from this checkpoint; on a new one every source starts "
+                "from its starting offsets, with empty state"
+            )
+        else:
+            then = (
+                "the sources keep their number: each input reads on from the offsets the "
+                "checkpoint holds for the source at its position"
+            )
+        reasons.append(
+            Reason(
+                "union",
+                f"the inputs of union `{b.name}` change from ({', '.join(a.relations)}) to "
+                f"({', '.join(b.relations)}): a union holds no state; {then}",
+            )
+        )
+    return reasons
 
 
 def _kind(node: Operator) -> str:
@@ -377,9 +453,25 @@ def _diff_operator(
     if isinstance(a, JoinNode) and isinstance(b, JoinNode):
         return _diff_join(old, new, i, a, b)
     if isinstance(a, DedupNode) and isinstance(b, DedupNode):
+        if checked and a.within_watermark != b.within_watermark:
+            # the state metadata names the operator: dedupe or dedupeWithinWatermark (seen on
+            # Spark 4.3.0: tests/diff/test_pipeline_restarts_spark.py)
+            names = [_dedup_operator_name(n) for n in (a, b)]
+            how = "added" if b.within_watermark else "removed"
+            return OperatorDiff(
+                i, a.name, b.name, "dedup", "fails", OPERATOR_MISMATCH,
+                (Reason("operator changed", f"operator {i} was Spark's {names[0]} and is now "
+                        f"its {names[1]} (WITHIN WATERMARK {how}): the checkpoint's state "
+                        "metadata names the old one"),),
+            )  # fmt: skip
         return _diff_dedup(i, new, a, b)
     assert isinstance(a, AggregateNode) and isinstance(b, AggregateNode)
     return _diff_aggregate(old, new, i, a, b)
+
+
+def _dedup_operator_name(node: DedupNode) -> str:
+    """The operator's name in Spark's state metadata (``StateStoreWriter.shortName``)."""
+    return "dedupeWithinWatermark" if node.within_watermark else "dedupe"
 
 
 def _diff_dedup(i: int, new: Plan, a: DedupNode, b: DedupNode) -> OperatorDiff:
@@ -413,12 +505,29 @@ def _diff_dedup(i: int, new: Plan, a: DedupNode, b: DedupNode) -> OperatorDiff:
         b.state.column,
         b.state.offset_ms,
     ):
+        from .dedup_text import eviction_text
+
         reasons.append(
             Reason(
                 "eviction",
-                f"keys were kept until {a.state.eviction} and are now kept until "
-                f"{b.state.eviction}"
-                + (f" ({b.state.reason})" if b.state.reason else f" on `{b.state.column}`"),
+                f"a key left the state at {eviction_text(a.state)}, and leaves it at "
+                f"{eviction_text(b.state)}: "
+                + (
+                    "a key stored before the restart keeps the expiresAtMicros it was stored "
+                    "with (the old delay); the new delay applies to the keys stored after it"
+                    if a.state.eviction == b.state.eviction == "expiry"
+                    else "the keys stored before the restart follow the new rule from its "
+                    "first batch"
+                ),
+            )
+        )
+    if a.float_keys != b.float_keys and a.float_keys is not None and b.float_keys is not None:
+        reasons.append(
+            Reason(
+                "float keys",
+                f"{_float_keys_text(a)} before the restart and {_float_keys_text(b)} after "
+                "(SPARK-56280, Spark 4.2): a -0.0 or 0.0 key stored under the old rule is not "
+                "found by the new one, so a duplicate of its row can pass once more",
             )
         )
     return OperatorDiff(
@@ -868,11 +977,34 @@ def diff_versions(
             node_b, AggregateNode | DedupNode
         ):
             found = _use_changes(node_a.watermarks, node_b.watermarks, from_spark, to_spark)
+            if isinstance(node_a, DedupNode) and isinstance(node_b, DedupNode):
+                found += _float_keys_change(node_a, node_b, from_spark, to_spark)
         else:
             continue
         if found:
             per_relation[node_a.name] = tuple(found)
     return VersionDiff(spec, from_spark, to_spark, tuple(changes), per_relation)
+
+
+def _float_keys_text(node: DedupNode) -> str:
+    if node.float_keys == "normalized":
+        return "-0.0 and 0.0 are one key"
+    return "-0.0 and 0.0 are two keys"
+
+
+def _float_keys_change(a: DedupNode, b: DedupNode, from_spark: str, to_spark: str) -> list[Reason]:
+    """A dedup's FLOAT/DOUBLE keys compared another way (``DedupNode.float_keys``)."""
+    if a.float_keys == b.float_keys or a.float_keys is None or b.float_keys is None:
+        return []
+    return [
+        Reason(
+            "float keys",
+            f"{_float_keys_text(a)} on {from_spark} and {_float_keys_text(b)} on {to_spark} "
+            "(4.2 normalizes a dedup's floating keys as grouping and join keys are): a row "
+            "dropped as a duplicate on one passes on the other",
+            "SPARK-56280",
+        )
+    ]
 
 
 def _choice(c: WatermarkChoice) -> str:

@@ -343,6 +343,9 @@ class AggregateNode:
 DedupEviction: TypeAlias = Literal["key", "expiry", "never"]
 
 
+FloatKeys: TypeAlias = Literal["normalized", "bitwise"]
+
+
 @dataclass(frozen=True, slots=True)
 class DedupState:
     """A deduplication's state, as Spark's ``StreamingDeduplicateExec`` (``dropDuplicates``)
@@ -399,6 +402,12 @@ class DedupNode:
     input_event_time: tuple[str, ...] = ()
     # a watermark defined on the input (it reads a join, aggregate or dedup): its node
     input_watermark: InputWatermark | None = None
+    # how its FLOAT/DOUBLE dedup columns are compared (None: it has none): "normalized", one
+    # key for -0.0 and 0.0 and one for every NaN (SPARK-56280: BaseStreamingDeduplicateExec
+    # runs NormalizeFloatingNumbers on its keys, Spark 4.2+); "bitwise", the key's UnsafeRow
+    # bytes, so -0.0 and 0.0 are two keys (Spark 3.5 and before; a NaN read from input is
+    # always Double.NaN's one bit pattern, so the NaNs of a trace are one key either way)
+    float_keys: FloatKeys | None = None
 
     @property
     def output(self) -> tuple[OutputColumn, ...]:

@@ -44,6 +44,7 @@ from .plan import (
     DedupNode,
     DedupState,
     EvictedRowsSkipped,
+    FloatKeys,
     InputWatermark,
     JoinNode,
     NullSafeKey,
@@ -724,6 +725,7 @@ class Planner:
             key_spans=d.key_spans,
             input_event_time=tuple(c.name for c in marked),
             input_watermark=_input_watermark(d.input),
+            float_keys=dedup_float_keys(self.spec.spark) if _floating(key) else None,
         )
 
 
@@ -998,6 +1000,26 @@ def join_quirks(spark: SparkVersion) -> JoinQuirks:
         semi_right_first=spark.at_least(4, 2),
         count_all_removals=spark.at_least(4, 3),
     )
+
+
+def dedup_float_keys(spark: SparkVersion) -> FloatKeys:
+    """How a streaming deduplication compares its FLOAT/DOUBLE keys on ``spark``.
+
+    SPARK-56280 (apache/spark#55088, April 2026) made ``BaseStreamingDeduplicateExec`` run
+    ``NormalizeFloatingNumbers.normalize`` on its key expressions before they become the state
+    store's UnsafeRow key, as grouping and join keys always were: -0.0 and 0.0 one key, every
+    NaN one key.  Before it the key is the value's bytes: -0.0 and 0.0 two keys.  The
+    spark-sql jars of 4.2.0, 4.2.1 and 4.3.0 hold the call (in
+    ``BaseStreamingDeduplicateExec``'s ``doExecute``), those of 3.5.9, 4.0.5 and 4.1.4 (each
+    line's newest) do not: a 4.2 line change, never backported.  On real Spark the parity
+    scenario ``dedup_double_key`` keeps -0.0 and 0.0 apart on 3.5 and not on 4.3."""
+    return "normalized" if spark.at_least(4, 2) else "bitwise"
+
+
+def _floating(columns: tuple[Column, ...]) -> bool:
+    """Whether a FLOAT or DOUBLE column is among ``columns`` (a spec's columns hold no struct
+    or array that could nest one)."""
+    return any(c.type.name in ("float", "double") for c in columns)
 
 
 def query_roots(nodes: list[PlanNode], sinks: tuple[SinkNode, ...]) -> tuple[str, ...]:

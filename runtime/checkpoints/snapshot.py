@@ -585,7 +585,7 @@ def _check_dedup(walk: _Walk, value: Any, op: DedupOperator) -> None:
         values, when = entry
         walk.at(0).cells(values, key_checks, names)
         try:
-            canonical = _canonical(values)
+            canonical = _canonical(values, op.node.float_keys == "bitwise")
             if canonical in seen:
                 walk.fail("the key is kept twice")
             seen.add(canonical)

@@ -24,15 +24,21 @@ def _time(value: Any, window: bool) -> int | None:
     return int(value[1]) if window else int(value)
 
 
-def _canonical(value: Any) -> Any:
-    """A key value as Spark's streaming Deduplicate compares them: its floating keys
-    normalised (every NaN one key, -0.0 the key 0.0: seen on Spark 4.3.0, the parity
-    scenario ``dedup_double_key``), so a NaN is keyed by a marker (a dict finds a NaN only
-    by identity); other values compare as Python compares them (0.0 == -0.0)."""
-    if type(value) is float and math.isnan(value):
-        return ("float", "nan")
+def _canonical(value: Any, bitwise: bool = False) -> Any:
+    """A key value as Spark's streaming Deduplicate compares them: every NaN one key (a NaN
+    is keyed by a marker: a dict finds a NaN only by identity); -0.0 the key 0.0 where its
+    floating keys are normalised (``DedupNode.float_keys``, Spark 4.2+: seen on Spark 4.3.0,
+    the parity scenario ``dedup_double_key``), a key of its own where they are compared
+    bitwise (Spark 3.5: seen on 3.5.7, the same scenario); other values compare as Python
+    compares them."""
+    if type(value) is float:
+        if math.isnan(value):
+            return ("float", "nan")
+        if bitwise and value == 0.0 and math.copysign(1.0, value) < 0:
+            return ("float", "-0")
+        return value
     if type(value) is tuple:
-        return tuple(_canonical(v) for v in value)
+        return tuple(_canonical(v, bitwise) for v in value)
     return value
 
 
@@ -42,6 +48,7 @@ class RowDedupStore:
 
     def __init__(self, node: DedupNode) -> None:
         self.facts = DedupFacts.of(node)
+        self.bitwise = node.float_keys == "bitwise"
         self.keys: dict[Any, tuple[Row, int | None]] = {}
         self.index = EvictionIndex()
         self.counter = 0
@@ -84,7 +91,7 @@ class RowDedupStore:
     def key_of(self, row: Row) -> tuple[Any, Row]:
         """The key a row is stored under in ``keys`` (canonical), and its key values."""
         values = tuple(row[i] for i in self.facts.keys)
-        return _canonical(values), values
+        return _canonical(values, self.bitwise), values
 
     def admit(self, data: list[Row]) -> tuple[list[Row], int]:
         out: list[Row] = []
@@ -128,7 +135,7 @@ class RowDedupStore:
         self.counter = 0
         for stored, when in data["keys"]:
             values = tuple(stored)
-            key = _canonical(values)
+            key = _canonical(values, self.bitwise)
             self.keys[key] = (values, when)
             if when is not None:
                 self.index.add(when, self.counter, key)
