@@ -123,3 +123,14 @@ def test_verify_gives_the_job_the_trace_s_table_rows_and_refuses_a_table_that_ch
     changed.append(json.dumps({"batch": 5, "table": "customers", "row": row}))
     with pytest.raises(UsageError, match=r"table `customers` changes during the trace"):
         static_tables(plan, read_trace(changed, schemas))
+
+
+def test_the_plan_says_when_a_window_comes_out_through_the_table_join() -> None:
+    """The aggregate reads the join through the stream-static join: the join's state
+    offset (15 minutes 1 ms) still holds its watermark back, as the run above shows (the
+    09:00-09:10 window comes out at watermark 09:30, when the newest order was at 09:31)."""
+    from sjoin.compiler.describe.capacity import aggregate_lag
+
+    plan = _plan()
+    lag = aggregate_lag(plan, plan.node("revenue"))
+    assert (lag.offset_ms, lag.lag_ms) == (-900_001, 960_001)
