@@ -664,17 +664,17 @@ def static_tables(plan: Plan, trace: Trace) -> StaticTables:
     any (the runtime's ``TableVersions``). The job gets one DataFrame per table for the whole
     run, so a table whose rows change between batches (a Delta table's versions), or a Delta
     table whose rows start after the first batch, is refused (``UsageError``)."""
-    tables: StaticTables = {}
+    tables: dict[str, tuple[str, list[dict[str, Any]]]] = {}
     for table in plan.tables:
         held = [i for i, b in enumerate(trace.batches) if table.name in b.rows]
-        late = held and held[0] > 0 and table.source.format == "delta"
+        late = bool(held) and held[0] > 0 and table.source.format == "delta"
         if len(held) > 1 or late:
             where = ", ".join(str(trace.batches[i].value) for i in held)
+            empty = ", and it is empty before that" if late else ""
             raise UsageError(
                 f"table `{table.name}` changes during the trace (its rows are in batch "
-                f"{where}, and it is empty before the first): verify gives the job each "
-                "table as one DataFrame for the whole run, so give all its rows in the "
-                "first batch"
+                f"{where}{empty}): verify gives the job each table as one DataFrame for the "
+                "whole run, so give all its rows in the first batch"
             )
         rows = trace.batches[held[0]].rows[table.name].to_rows() if held else []
         ddl = ", ".join(f"`{c.name.replace('`', '``')}` {c.type}" for c in table.columns)
