@@ -65,7 +65,8 @@ def test_an_example_is_refused_as_a_pipeline_exactly_when_listed(spec: Path) -> 
     """NOT_PIPELINES (which the pipeline tests leave out) holds the examples with E032."""
     result = check_file(spec, spark=SparkVersion(4, 3))
     assert result.ok and result.plan is not None
-    refused = [d.code for d in pipeline_refusals(result.plan)]
+    plan = pipeline_plan(result.plan, Path("/data/in"), Path("/data/out"))  # file sources
+    refused = [d.code for d in pipeline_refusals(plan)]
     assert bool(refused) == (spec.stem in NOT_PIPELINES)
     assert set(refused) <= {"E032"}
 
