@@ -37,7 +37,7 @@ from ..runtime import delta_options
 from ..runtime.columnar.parquet_out import output_frame
 from ..runtime.engine.batches import Rows
 from ..runtime.io.files import folder_name
-from ..runtime.io.trace import read_trace, schemas_of
+from ..runtime.io.trace import read_trace, schemas_of, table_schemas
 from .job_runner import JobRunner
 
 __all__ = [
@@ -73,7 +73,7 @@ def write_trace_tables(
     ``i`` is version ``i`` of every table, an empty commit where the batch has no row of the
     stream; columns typed as the Parquet output types them."""
     deltalake = _deltalake()
-    parsed = read_trace(trace, schemas_of(plan))
+    parsed = read_trace(trace, {**schemas_of(plan), **table_schemas(plan)})  # tables: not written
     tables = {}
     for stream in plan.streams:
         columns = [(c.name, c.type) for c in stream.columns]

@@ -345,15 +345,18 @@ def run_job_query(
     feeds: Sequence[Batch | None],
     confs: Mapping[str, str],
     on_batch: Callable[[int], None] | None = None,
+    *,
+    tables: StaticTables | None = None,
 ) -> RunResult:
     """Run one query of a generated job (``job.SCHEMAS``, ``job.build``) rooted at ``root``
     over inputs for ``streams``: set ``confs`` for the run (restored after), feed each of
     ``feeds`` as one micro-batch (``None`` or an empty dict: nothing for this query's
     streams), calling ``on_batch(n)`` after the n-th. ``plan`` is ``""`` when no batch ran.
-    Spark's failures propagate."""
+    ``tables`` are the job's static tables, given to ``build`` as batch DataFrames in place
+    of its ``spark.read`` (``static_frames``). Spark's failures propagate."""
     schemas = {name: job.SCHEMAS[name] for name in streams}
     with session_confs(spark, confs), StreamDriver(spark, schemas) as driver:
-        built = job.build(spark, driver.inputs)
+        built = job.build(spark, {**driver.inputs, **static_frames(spark, tables or {})})
         driver.start(built[root], output_mode)
         for number, feed in enumerate(feeds, 1):
             if feed:
@@ -590,6 +593,24 @@ def _memory_stream(spark: SparkSession) -> Any:
     raise SparkUnavailable(f"this Spark has none of {_MEMORY_STREAM_CLASSES}")
 
 
+# a static table as the parent gives it: its column DDL and its rows (JSON-ready dicts)
+StaticTables = Mapping[str, tuple[str, Sequence[RowDict]]]
+
+
+def static_frames(spark: SparkSession, tables: StaticTables) -> dict[str, DataFrame]:
+    """Each static table as a batch DataFrame of its DDL columns, its rows read from JSON as
+    a stream's feed is (``_parsed_input``)."""
+    from pyspark.sql import functions as F
+
+    frames: dict[str, DataFrame] = {}
+    for name, (ddl, rows) in tables.items():
+        text = [(json.dumps(row, default=_json_value),) for row in rows]
+        raw = spark.createDataFrame(text, "value STRING")
+        parsed = F.from_json(F.col("value"), ddl, {"mode": "FAILFAST"}).alias("row")
+        frames[name] = raw.select(parsed).select("row.*")
+    return frames
+
+
 def _parsed_input(spark: SparkSession, stream: Any, ddl: str) -> DataFrame:
     """The stream's JSON strings parsed into ``ddl`` columns; malformed rows fail the batch."""
     from pyspark.sql import DataFrame
@@ -760,7 +781,8 @@ def split_top_level(text: str) -> list[str]:
 # imports nothing of sjoin) runs generated jobs for a parent that may use another pyspark.
 # Protocol, one JSON object per line: the child says {"event": "ready", "version": V} (or
 # {"event": "unavailable", "message": M}) once Spark runs; each request on stdin
-# {"job": PATH, "root": R, "mode": M, "streams": [...], "feeds": [...], "confs": {...}} (with
+# {"job": PATH, "root": R, "mode": M, "streams": [...], "feeds": [...], "confs": {...}} (and
+# "tables": {NAME: [DDL, [rows]]}, the static tables given to build(); with
 # "delta": {...}, the job's own Delta sources: run_delta_job_query; with "kafka": {"sinks":
 # [...]}, the job's own Kafka sources fed by the parent: run_fed_job_query) gets
 # {"event": "batch", "batch": N} after each feed, then {"event": "result", "batches": [...],
@@ -917,7 +939,9 @@ def _run_request(
         )
     if request.get("delta"):
         return run_delta_job_query(spark, job, root, mode, feeds, confs, request["delta"], tick)
-    return run_job_query(spark, job, root, mode, request["streams"], feeds, confs, tick)
+    return run_job_query(
+        spark, job, root, mode, request["streams"], feeds, confs, tick, tables=request.get("tables")
+    )
 
 
 def _arguments(argv: Sequence[str]) -> tuple[bool, list[str], dict[str, str]]:

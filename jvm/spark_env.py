@@ -199,13 +199,14 @@ class RemoteSpark:
         *,
         kafka: Mapping[str, Any] | None = None,
         produce: Callable[[int], None] | None = None,
+        tables: Mapping[str, Any] | None = None,
     ) -> RunResult:
         """``spark_driver.run_job_query`` of the job file ``job``, in the child; with
         ``delta``, ``run_delta_job_query`` (the job's own Delta sources); with ``kafka``
         (``{"sinks": [...]}``), ``run_fed_job_query``: the job's own Kafka sources, each trace
         batch ``n`` put into its topics here by ``produce(n)`` while the child holds the
         queries' progress locks. An exception of ``produce`` ends the run and is raised
-        here."""
+        here. ``tables``: the static tables given to the job (``spark_driver.StaticTables``)."""
         if (kafka is None) != (produce is None):
             raise ValueError("kafka and produce go together")
         request = {
@@ -217,6 +218,7 @@ class RemoteSpark:
             "confs": dict(confs),
             **({"delta": dict(delta)} if delta else {}),
             **({"kafka": dict(kafka)} if kafka is not None else {}),
+            **({"tables": {n: list(t) for n, t in tables.items()}} if tables else {}),
         }
         self._send(request)
         failed: BaseException | None = None

@@ -42,13 +42,20 @@ from types import ModuleType
 from typing import Any
 
 from ..api import CheckResult
-from ..compiler.planning.plan import JoinNode, Plan, StreamNode
+from ..compiler.planning.plan import JoinNode, Plan, StreamNode, TableNode
 from ..compiler.vocabulary.model import SUPPORTED_SPARK, SparkVersion
-from ..runtime import RunError, run
+from ..runtime import RunError, UsageError, run
 from ..runtime.engine.values import format_date, format_timestamp, parse_timestamp
-from ..runtime.io.trace import BadRow, BadRowPolicy, Trace, read_trace, schemas_of
+from ..runtime.io.trace import (
+    BadRow,
+    BadRowPolicy,
+    Trace,
+    read_trace,
+    schemas_of,
+    table_schemas,
+)
 from ..runtime.query import query_roots
-from .spark_driver import SparkUnavailable
+from .spark_driver import SparkUnavailable, StaticTables
 
 __all__ = [
     "Difference",
@@ -383,8 +390,9 @@ def output_mode(plan: Plan, relation: str) -> str:
     return plan.query_modes.get(relation, "append")
 
 
-def spark_row(values: tuple[Any, ...], stream: StreamNode) -> dict[str, Any]:
-    """A trace row (runtime values) as the JSON-ready dict the driver sends to Spark."""
+def spark_row(values: tuple[Any, ...], stream: StreamNode | TableNode) -> dict[str, Any]:
+    """A trace row (runtime values) of a stream or a static table as the JSON-ready dict the
+    driver sends to Spark."""
     out: dict[str, Any] = {}
     for column, value in zip(stream.columns, values, strict=True):
         kind = column.type.name
@@ -594,8 +602,16 @@ def verify(
             f"the runtime follows Spark {plan.spark} but Spark {spark.version} ran the job, "
             "so version-dependent behaviour may differ"
         )
+    tables = static_tables(plan, parsed)
+    if tables and make_runner is not None:
+        raise UsageError(
+            f"verify gives the job its static tables ({', '.join(sorted(tables))}) as "
+            "DataFrames beside memory streams; through Kafka or the job's own Delta sources "
+            "the job would read them from their paths: verify this spec without --kafka, "
+            "on a JSON-lines trace"
+        )
     with tempfile.TemporaryDirectory(prefix="sjoin-verify-") as tmp:
-        runner = (make_runner or partial(_runner, spark))(plan, tmp)
+        runner = (make_runner or partial(_runner, spark, tables=tables))(plan, tmp)
         for index, root in enumerate(roots, 1):
             started = time.perf_counter()
             query = QueryReport(root, output_mode(plan, root))
@@ -624,7 +640,7 @@ def _read_any_trace(
     """The trace as rows per batch: a JSON-lines trace, or a directory the runtime reads
     (a Delta trace read as the job's Delta source reads it, or a Parquet trace)."""
     if not isinstance(trace, (str, os.PathLike)) or not Path(trace).is_dir():
-        return read_trace(trace, schemas_of(plan), bad_rows)
+        return read_trace(trace, {**schemas_of(plan), **table_schemas(plan)}, bad_rows)
     from ..runtime import delta_options
     from ..runtime.columnar.delta import is_delta_trace, read_delta_trace
     from ..runtime.columnar.trace import read_parquet_trace
@@ -642,17 +658,44 @@ def _read_any_trace(
     return parsed
 
 
-def _runner(spark: Any, plan: Plan, directory: str) -> SparkRunner:
+def static_tables(plan: Plan, trace: Trace) -> StaticTables:
+    """Each static table of ``plan`` as the job gets it beside its memory streams: its
+    column DDL and its rows (JSON-ready, as a feed's), the trace's lines of it, none without
+    any (the runtime's ``TableVersions``). The job gets one DataFrame per table for the whole
+    run, so a table whose rows change between batches (a Delta table's versions), or a Delta
+    table whose rows start after the first batch, is refused (``UsageError``)."""
+    tables: dict[str, tuple[str, list[dict[str, Any]]]] = {}
+    for table in plan.tables:
+        held = [i for i, b in enumerate(trace.batches) if table.name in b.rows]
+        late = bool(held) and held[0] > 0 and table.source.format == "delta"
+        if len(held) > 1 or late:
+            where = ", ".join(str(trace.batches[i].value) for i in held)
+            empty = ", and it is empty before that" if late else ""
+            raise UsageError(
+                f"table `{table.name}` changes during the trace (its rows are in batch "
+                f"{where}{empty}): verify gives the job each table as one DataFrame for the "
+                "whole run, so give all its rows in the first batch"
+            )
+        rows = trace.batches[held[0]].rows[table.name].to_rows() if held else []
+        ddl = ", ".join(f"`{c.name.replace('`', '``')}` {c.type}" for c in table.columns)
+        tables[table.name] = (ddl, [spark_row(r, table) for r in rows])
+    return tables
+
+
+def _runner(
+    spark: Any, plan: Plan, directory: str, tables: StaticTables | None = None
+) -> SparkRunner:
     """How the generated job of ``plan`` runs a query: in this process on the session
-    ``spark``, or in the child process of a ``RemoteSpark``."""
+    ``spark``, or in the child process of a ``RemoteSpark``; ``tables`` are the static
+    tables it is given (``static_tables``)."""
     from .spark_driver import run_job_query
     from .spark_env import RemoteSpark
 
     if isinstance(spark, RemoteSpark):
         path = str(write_job(plan, directory))
-        return lambda *args: spark.run_query(path, *args)
+        return lambda *args: spark.run_query(path, *args, tables=tables)
     job = load_job(plan, directory)
-    return lambda *args: run_job_query(spark, job, *args)
+    return lambda *args: run_job_query(spark, job, *args, tables=tables)
 
 
 # runs one query on Spark: (root, output mode, streams, feeds, confs, tick) -> RunResult

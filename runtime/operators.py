@@ -96,11 +96,13 @@ class Placement:
 
 def placement(plan: Plan, node: StepNode) -> Placement:
     """The decision for one operator (``columnar/support.py``'s rules; no polars)."""
-    from .columnar.decimals import decimal_unsupported
+    from .columnar.decimals import decimal_unsupported, relation_unsupported
     from .columnar.support import aggregate_plan, dedup_unsupported, join_unsupported
 
-    if isinstance(node, DedupNode):
-        return Placement(node.name, dedup_unsupported(node))
+    if isinstance(node, DedupNode):  # its rows pass through: DECIMALs at scale if its input's
+        unfixed = relation_unsupported(plan, node.input)
+        reads = None if unfixed is None else f"it reads {unfixed}"
+        return Placement(node.name, dedup_unsupported(node) or reads)
 
     if isinstance(node, ViewNode):  # its filters and outputs run as a join side's do
         return Placement(node.name, decimal_unsupported(plan, node))

@@ -1133,10 +1133,12 @@ class _Model:
             below = min(self.offset(node.left.relation), self.offset(node.right.relation))
             own = [s.state.offset_ms for s in (node.left, node.right) if s.state.offset_ms]
             return below + min([0, *own])
-        if node is None or isinstance(node, StreamNode) or not node.inputs:
+        if node is None:
             return 0.0
-        # an aggregate, a dedup (its input's watermark, as it is) and the stateless relations
-        return min(self.offset(r) for _, r in node.inputs)
+        # any other node hands on the lowest watermark of its inputs (an aggregate's, a
+        # dedup's, a view's, a union's, a stream-static join's: Spark's default output
+        # watermark); a stream or a table has none below it
+        return min((self.offset(r) for _, r in node.inputs), default=0.0)
 
     def grouping(self, node: AggregateNode) -> tuple[_Time | None, list[str]]:
         """The aggregate's time grouping (a window() call, a window column, or the event

@@ -170,10 +170,11 @@ _PIECES = {
 
 def dedup_unsupported(node: DedupNode) -> str | None:
     """Why this deduplication cannot run on the columnar operator (None: it can): a column
-    without an exact polars dtype (a window, a DECIMAL) or a floating dedup column (as for
-    the join and the aggregate: Spark's NaN and -0.0 key rules are the reference's)."""
+    without an exact polars dtype (a window) or a floating dedup column (as for the join and
+    the aggregate: Spark's NaN and -0.0 key rules are the reference's). A DECIMAL column is
+    columnar where its input's values are at its scale (``operators.placement``)."""
     for column in node.columns:
-        if column.type.name not in COLUMNAR_KINDS or column.type.name == "decimal":
+        if column.type.name not in COLUMNAR_KINDS:
             return f"column `{column.name}` is {column.type}, which has no columnar form here"
     for key in node.state.key:
         if key.type.name not in _INTS | _KEY_KINDS:

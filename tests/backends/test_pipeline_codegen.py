@@ -18,7 +18,7 @@ from sjoin.compiler.checks.job_warnings import pipeline_refusals
 from sjoin.compiler.planning.plan import Plan
 from sjoin.compiler.vocabulary.model import SparkVersion
 
-from ..conftest import EXAMPLES, ROOT
+from ..conftest import EXAMPLES, NOT_PIPELINES, PIPELINE_EXAMPLES, ROOT
 from .test_pipeline_on_spark import pipeline_plan
 
 STORAGE = "file:///work/project/pipeline-storage"
@@ -61,6 +61,17 @@ def test_example_project_snapshot(spec: Path, text_snapshot) -> None:  # type: i
 
 
 @pytest.mark.parametrize("spec", EXAMPLES, ids=lambda p: p.stem)
+def test_an_example_is_refused_as_a_pipeline_exactly_when_listed(spec: Path) -> None:
+    """NOT_PIPELINES (which the pipeline tests leave out) holds the examples with E032."""
+    result = check_file(spec, spark=SparkVersion(4, 3))
+    assert result.ok and result.plan is not None
+    plan = pipeline_plan(result.plan, Path("/data/in"), Path("/data/out"))  # file sources
+    refused = [d.code for d in pipeline_refusals(plan)]
+    assert bool(refused) == (spec.stem in NOT_PIPELINES)
+    assert set(refused) <= {"E032"}
+
+
+@pytest.mark.parametrize("spec", PIPELINE_EXAMPLES, ids=lambda p: p.stem)
 def test_example_project_with_file_sources_snapshot(spec: Path, text_snapshot) -> None:  # type: ignore[no-untyped-def]
     """The project test_pipeline_on_spark runs: JSON sources and sinks, planned for 4.3."""
     result = check_file(spec, spark=SparkVersion(4, 3))

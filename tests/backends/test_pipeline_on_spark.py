@@ -43,11 +43,11 @@ from sjoin.compiler.planning.plan import Plan, SinkNode, StreamNode
 from sjoin.compiler.vocabulary.model import Format, SparkVersion
 from sjoin.runtime import run
 
-from ..conftest import ROOT
+from ..conftest import PIPELINE_EXAMPLES, ROOT
 
 pytestmark = pytest.mark.spark
 
-EXAMPLES = sorted(p.stem for p in (ROOT / "examples").glob("*.sjoin"))
+EXAMPLES = [p.stem for p in PIPELINE_EXAMPLES]  # the examples a pipeline can run
 
 
 def pipeline_plan(plan: Plan, data: Path, out: Path) -> Plan:

@@ -18,6 +18,7 @@ from hypothesis import strategies as st
 
 from sjoin.api import CheckResult, check_pipeline, check_text
 from sjoin.compiler.backends.pipeline import pipeline_sql
+from sjoin.compiler.vocabulary.sjointext import Unwritable
 from sjoin.compiler.vocabulary.source import HOSTILE
 from sjoin.reports.diagnostics import render_plain
 
@@ -53,7 +54,10 @@ def _seeds() -> dict[str, str]:
     for example in sorted((ROOT / "examples").glob("*.sjoin")):
         result = check_text(example.read_text(), example.name)
         assert result.plan is not None
-        seeds[example.name] = pipeline_sql(result.plan, example.name)
+        try:
+            seeds[example.name] = pipeline_sql(result.plan, example.name)
+        except Unwritable:  # a dedup: the pipeline's SQL has none (E032), so no SQL seed
+            continue
     return seeds
 
 

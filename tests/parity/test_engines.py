@@ -41,7 +41,7 @@ from sjoin.runtime.rows.dedup import DedupOperator
 from sjoin.runtime.rows.join import JoinOperator
 
 from .scenarios import ParityScenario, S, records, ts
-from .test_random import Case, cases
+from .test_random import Case, cases, pipeline_cases
 
 
 def _plan(spec: str) -> Plan:
@@ -177,6 +177,31 @@ def test_random_specs_agree_on_both_engines(
     assert_engines_agree(
         result.plan, records(case.batches), None, tmp_path_factory.mktemp("engines")
     )
+
+
+@settings(
+    max_examples=int(os.environ.get("SJOIN_PIPELINE_CASES", "40")),
+    derandomize=True,
+    deadline=None,
+    database=None,
+    suppress_health_check=list(HealthCheck),
+)
+@given(case=pipeline_cases())
+def test_random_pipelines_agree_on_both_engines(
+    case: Case, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    """Issue 37's property: random pipelines of the operators around the join (unions,
+    views with WHERE, dedups with and without WITHIN WATERMARK, stream-static joins) with
+    the join and an aggregate, on random traces: both engines agree on every batch (rows,
+    watermark, every operator's metrics, the output files), all of it on columnar operators.
+    ``SJOIN_PIPELINE_CASES`` (default 40) sets how many run."""
+    note(case.spec)
+    note(repr(case.trace()))
+    result = check_text(case.spec, "pipeline.sjoin")
+    errors = [f"{d.code} {d.message}" for d in result.diagnostics if d.severity == "error"]
+    assert result.ok and result.plan is not None, "\n" + case.spec + "\n".join(errors)
+    assert_runs_columnar(result.plan, None, {})
+    assert_engines_agree(result.plan, case.trace(), None, tmp_path_factory.mktemp("pipelines"))
 
 
 # ------------------------------------------------------------------ aggregates

@@ -53,7 +53,7 @@ def _json_ready(frame: pl.DataFrame, kinds: list[str]) -> list[dict[str, Any]]:
 
 def _read_back(directory: Path, plan: Any) -> dict[tuple[int, str], list[dict[str, Any]]]:
     found = {}
-    for relation in [n.name for n in (*plan.joins, *plan.aggregates, *plan.streams)]:
+    for relation in [n.name for n in plan.nodes if n.name not in {t.name for t in plan.tables}]:
         folder = directory / folder_name(relation)
         if not folder.is_dir():
             continue

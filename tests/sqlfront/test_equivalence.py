@@ -40,7 +40,7 @@ from sjoin.compiler.planning.plan import (
 from sjoin.compiler.vocabulary.model import SparkVersion
 from sjoin.compiler.vocabulary.source import Source, Span
 
-from ..conftest import EXAMPLES
+from ..conftest import EXAMPLES, PIPELINE_EXAMPLES
 
 HERE = Path(__file__).parent
 PIPELINES = sorted((HERE / "pipelines").glob("*.sql"))
@@ -74,7 +74,7 @@ def with_json_sources(text: str) -> str:
     return spec_text(dataclasses.replace(spec, statements=tuple(statements)))
 
 
-@pytest.mark.parametrize("example", EXAMPLES, ids=lambda p: p.stem)
+@pytest.mark.parametrize("example", PIPELINE_EXAMPLES, ids=lambda p: p.stem)
 def test_compiled_project_reads_back_to_the_same_plan(example: Path, tmp_path: Path) -> None:
     spec = check_text(with_json_sources(read_spec(example)), example.name, spark=SparkVersion(4, 3))
     assert spec.ok and spec.plan is not None
@@ -89,7 +89,7 @@ def test_compiled_project_reads_back_to_the_same_plan(example: Path, tmp_path: P
     assert alike(back) == alike(spec)
 
 
-@pytest.mark.parametrize("example", EXAMPLES, ids=lambda p: p.stem)
+@pytest.mark.parametrize("example", PIPELINE_EXAMPLES, ids=lambda p: p.stem)
 def test_example_to_sql_to_sjoin(example: Path, tmp_path: Path) -> None:
     spec = check_text(read_spec(example), example.name)
     assert spec.ok and spec.plan is not None
