@@ -265,6 +265,15 @@ class JoinNode:
         return JOIN_KINDS[self.join_type]
 
     @property
+    def pair_filter(self) -> exp.Expression | None:
+        """What the engines check per matched pair: the post-join filter AND the constant
+        filter (Spark keeps both in the join's condition, checked after the key match)."""
+        parts = [p for p in (self.post_join_filter, self.constant_filter) if p is not None]
+        if len(parts) < 2:
+            return parts[0] if parts else None
+        return exp.And(this=parts[0], expression=parts[1])
+
+    @property
     def matched_keys(self) -> tuple[tuple[exp.Expression, exp.Expression], ...]:
         """Per pair of ``keys``, what the engines compare, a NULL matching a NULL as a state
         store's key rows do: the pair itself; for both pairs of a null-safe key, its operands
