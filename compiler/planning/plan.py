@@ -449,11 +449,12 @@ class UnionNode:
     relations: tuple[str, ...]  # the inputs, in the written order
     columns: tuple[Column, ...]
     name_span: Span  # the union's name in its statement
-    # the filters of the one join side that reads the union (``pushed_side``), which Spark
+    # the filters of the one join side (or view: ``"input"``) that reads the union
+    # (``pushed_side``, the name its conjuncts' columns are qualified by), which Spark
     # pushes through the Union into each input (PushPredicateThroughNonJoin), and there below
     # the input's watermark node unless they read its watermarked column: per input, the
     # conjuncts and isnotnull columns its watermark node runs below it (what it observes)
-    pushed_side: Literal["left", "right"] | None = None
+    pushed_side: Literal["left", "right", "input"] | None = None
     below_watermark: tuple[tuple[exp.Expression, ...], ...] = ()
     not_null_below_watermark: tuple[tuple[str, ...], ...] = ()
 
