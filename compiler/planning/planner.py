@@ -750,8 +750,10 @@ def push_into_unions(nodes: list[PlanNode]) -> list[PlanNode]:
     """Each union read by one join side or one view, and by nothing else, with that side's
     filters (the view's WHERE) pushed into its inputs: Spark's PushPredicateThroughNonJoin
     pushes a filter's deterministic conjuncts above a Union into every child, and through a
-    child's EventTimeWatermark unless they read the watermarked column (seen on Spark 4.3.0: ``tests/spark/test_union_on_spark.py``), so an
-    input's watermark node observes only the rows those filters keep.  A union read by
+    child's EventTimeWatermark unless they read the watermarked column (seen on Spark 4.3.0:
+    ``tests/spark/test_union_on_spark.py``, and the parity scenario
+    ``view_over_a_union_before_a_join``), so an input's watermark node observes only the rows
+    those filters keep.  A union read by
     several operators is as many subtrees in Spark's plan, each with its own nodes; sjoin
     keeps one set of nodes there, observing every row (docs/language.md)."""
     by_name = {n.name: n for n in nodes}
