@@ -43,6 +43,7 @@ class RunRequest:
     max_offsets: int | None = None
     starting_offsets: str | None = None
     delta_at_start: tuple[str, ...] = ()
+    tables: tuple[str, ...] = ()  # --table NAME=PATH, as written
     backlog: bool | None = None
     verbose: bool = False
 
@@ -106,6 +107,7 @@ class RunRequest:
         from .runtime.io.files import check_places
 
         reads = spec_places(self.spec, result)
+        reads += [Place("--table", path) for path in self.table_files.values()]
         if not isinstance(self.trace, str):
             reads.append(Place("--trace", self.trace, tree=self.trace.is_dir()))
         check_places(reads, self.written())
@@ -120,6 +122,22 @@ class RunRequest:
         run_page.require_matplotlib()
         run_page.check_target(self.report)
         return run_page.Report.for_run(result.plan, spec=self.spec.as_posix(), trace=self.trace)
+
+    @property
+    def table_files(self) -> dict[str, Path]:
+        """``--table NAME=PATH`` read: the file of each table's rows (``UsageError`` for a
+        malformed one or a table named twice)."""
+        from .runtime.errors import UsageError
+
+        found: dict[str, Path] = {}
+        for given in self.tables:
+            name, eq, path = given.partition("=")
+            if not eq or not name or not path:
+                raise UsageError(f"--table {given!r}: expected NAME=PATH (a table of the spec)")
+            if name in found:
+                raise UsageError(f"--table names `{name}` twice")
+            found[name] = Path(path)
+        return found
 
     def delta_start(self, plan: Plan) -> dict[str, int | None] | None:
         """``--delta-at-start`` read against the plan's streams (``UsageError``)."""
@@ -175,6 +193,7 @@ class RunRequest:
             backlog=self.backlog,
             late_rows=self.late_rows,
             delta_at_start=delta_at_start,
+            tables=self.table_files,
         )
 
 

@@ -1010,6 +1010,15 @@ def diff(
     "commit one at a time [default: latest, the job starts on the tables as they are].",
 )
 @click.option(
+    "--table",
+    "tables",
+    metavar="NAME=PATH",
+    multiple=True,
+    help="A static table's rows from a file of JSON lines, one object of its columns a line "
+    "(repeat for each table): the table holds them from the first batch on, until the trace "
+    "gives it rows (a Delta table's next version).",
+)
+@click.option(
     "--backlog/--no-backlog",
     default=None,
     help="Run the trace's batches back to back, as Spark runs batches that were all waiting "

@@ -400,6 +400,9 @@ class Engine:
     cursor: Cursor = field(default_factory=Cursor)
     # each operator's placement (``operators.place``); worked out here when not given
     placements: Mapping[str, Placement] | None = None
+    # static tables' rows given apart from the trace (``sjoin run --table NAME=PATH``): each
+    # such table's rows before the trace gives it any (``TableVersions``)
+    given_tables: Mapping[str, Batch] = field(default_factory=dict)
     query_class: ClassVar[type[Query]] = Query  # ColumnarEngine: ColumnarQuery
 
     def __post_init__(self) -> None:
@@ -442,7 +445,7 @@ class Engine:
         """Every executed micro-batch from the cursor on; the cursor moves past each batch
         before it is yielded, so a snapshot taken then resumes right after it."""
         c = self.cursor
-        tables = TableVersions(self.plan, trace)
+        tables = TableVersions(self.plan, trace, self.given_tables)
         while c.trace_index < len(trace.batches):
             batch = trace.batches[c.trace_index]
             while c.query_index < len(self.queries):

@@ -15,6 +15,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import IO, Any
 
+from ..compiler.diagnostics.diagnostics import did_you_mean
 from ..compiler.planning.plan import Plan
 from .checkpoints.checkpoint import Checkpoint, pause_for_test
 from .checkpoints.recovery import DIGEST, Recovery
@@ -39,8 +40,10 @@ from .io.sinks import (
 )
 from .io.trace import (
     BadRowPolicy,
+    StreamSchema,
     Trace,
     bad_rows_policy,
+    read_table_file,
     read_trace,
     schemas_of,
     table_schemas,
@@ -146,6 +149,7 @@ def run_to_files(
     backlog: bool | None = None,
     late_rows: str | os.PathLike[str] | None = None,
     delta_at_start: Mapping[str, int | None] | None = None,
+    tables: Mapping[str, Path] | None = None,
 ) -> RunSummary:
     """``sjoin run``: stream output lines to ``output`` (default ``stdout``) and progress
     lines to ``progress`` as each batch completes.  Skipped bad rows are reported on
@@ -161,7 +165,8 @@ def run_to_files(
     ``also_written`` name the caller's other files (the spec, a report): no file the run
     writes may be one of them (``files.check_places``).  ``backlog`` as in ``run``.
     ``late_rows``: a file that gets one JSON line per row an operator dropped as late
-    (``late.py``).  Raises
+    (``late.py``).  ``tables``: a static table's rows from a JSON-lines file, by table
+    (``--table NAME=PATH``; ``read_table_file``), held until the trace gives it rows.  Raises
     ``RunError`` (``UsageError`` for a wrong relation or option) with a message fit for the
     user."""
     out_stream = stdout if stdout is not None else sys.stdout
@@ -206,6 +211,7 @@ def run_to_files(
         backlog=backlog,
         late_rows=late_rows is not None,
         delta_at_start=delta_at_start,
+        tables=tables,
     )
     count = rows = late = 0
     with contextlib.closing(runner):
@@ -223,6 +229,20 @@ def run_to_files(
                 if on_batch is not None:
                     on_batch(out, total)
     return RunSummary(count, rows, len(runner.trace.bad_rows), late)
+
+
+def table_files(plan: Plan, tables: Mapping[str, Path]) -> dict[str, StreamSchema]:
+    """The schema of each table named by ``--table NAME=PATH`` (``UsageError`` for a name
+    that is no table of the spec)."""
+    schemas = table_schemas(plan)
+    for name in tables:
+        if name not in schemas:
+            hint = did_you_mean(name, list(schemas))
+            raise UsageError(
+                f"--table {name}=...: the spec has no table `{name}` (tables: "
+                f"{', '.join(sorted(schemas)) or 'none'})" + (f"; {hint}" if hint else "")
+            )
+    return {name: schemas[name] for name in tables}
 
 
 def late_count(out: BatchOutput) -> int:
@@ -261,6 +281,7 @@ class Runner:
         backlog: bool | None = None,
         late_rows: bool = False,
         delta_at_start: Mapping[str, int | None] | None = None,
+        tables: Mapping[str, Path] | None = None,
     ) -> None:
         self.plan = plan
         self.checkpoint: Checkpoint | None = None
@@ -282,6 +303,7 @@ class Runner:
             self.engine: Engine = ColumnarEngine(plan, relation, placements=placements)
         else:
             self.engine = Engine(plan, relation, placements=placements)
+        given = table_files(plan, tables or {})
         self.relation = relation
         self.relations = self.engine.output_relations()
         if late_rows:
@@ -337,7 +359,7 @@ class Runner:
             sink.bind(plan, self.relations)
             if checkpoint is not None and isinstance(sink, FileSink):
                 sink.checkpoint = f"the checkpoint in {checkpoint}"
-        reads = [*also_read]
+        reads = [*also_read, *(Place("--table", path) for path in (tables or {}).values())]
         if isinstance(trace, (str, os.PathLike)):
             reads.append(Place("--trace", Path(trace), tree=Path(trace).is_dir()))
         writes = [*also_written, *(p for sink in sinks for p in sink.places(self.relations))]
@@ -351,6 +373,9 @@ class Runner:
         self.checkpoint = Checkpoint(checkpoint) if checkpoint is not None else None
         self._saved: dict[str, Any] | None = None  # the snapshot, if read before the trace
         try:
+            self.engine.given_tables = {
+                name: read_table_file(p, given[name]) for name, p in (tables or {}).items()
+            }
             self.trace: Trace = read()
         except BaseException:
             self.close()

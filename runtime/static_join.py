@@ -142,6 +142,13 @@ class TableVersions:
                     f"{batches[1]}; give all its rows in one batch, or read it from delta "
                     "(read as of each micro-batch)"
                 )
+            if batches and table.name in self.given:
+                raise UsageError(
+                    f"table `{table.name}` is read from {table.source.format} files, which "
+                    "Spark lists once, when the query starts: it has one version for the "
+                    f"whole run, given both by --table and in the trace's batch {batches[0]}; "
+                    "give its rows once"
+                )
             if batches:
                 held = next(b for b in trace.batches if table.name in b.rows)
                 self.given[table.name] = held.rows[table.name]

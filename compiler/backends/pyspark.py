@@ -347,11 +347,14 @@ def _(node: TableNode) -> list[str]:
     """A static table: ``spark.read`` of its source, or the DataFrame ``inputs`` gives it
     (a test's, `sjoin verify`'s); Spark plans the read again in each micro-batch."""
     name = literal(node.name)
+    delta = node.source.format == "delta"
     reader = [
         f"spark.read.format({literal(node.source.format)})",
-        f".schema({literal(_schema(node))})",
+        *([] if delta else [f".schema({literal(_schema(node))})"]),
         *(f".option({literal(k)}, {literal(v)})" for k, v in node.source.options),
         ".load()",
+        # Delta refuses a schema at read time: the table's own, its declared columns selected
+        *([f".select({', '.join(column_ref(c.name) for c in node.columns)})"] if delta else []),
     ]
     return [
         comment(f"table {node.name}: static, read in batch from {node.source.format}"),

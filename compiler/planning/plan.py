@@ -265,6 +265,15 @@ class JoinNode:
         return JOIN_KINDS[self.join_type]
 
     @property
+    def pair_filter(self) -> exp.Expression | None:
+        """What the engines check per matched pair: the post-join filter AND the constant
+        filter (Spark keeps both in the join's condition, checked after the key match)."""
+        parts = [p for p in (self.post_join_filter, self.constant_filter) if p is not None]
+        if len(parts) < 2:
+            return parts[0] if parts else None
+        return exp.And(this=parts[0], expression=parts[1])
+
+    @property
     def matched_keys(self) -> tuple[tuple[exp.Expression, exp.Expression], ...]:
         """Per pair of ``keys``, what the engines compare, a NULL matching a NULL as a state
         store's key rows do: the pair itself; for both pairs of a null-safe key, its operands
@@ -449,11 +458,12 @@ class UnionNode:
     relations: tuple[str, ...]  # the inputs, in the written order
     columns: tuple[Column, ...]
     name_span: Span  # the union's name in its statement
-    # the filters of the one join side that reads the union (``pushed_side``), which Spark
+    # the filters of the one join side (or view: ``"input"``) that reads the union
+    # (``pushed_side``, the name its conjuncts' columns are qualified by), which Spark
     # pushes through the Union into each input (PushPredicateThroughNonJoin), and there below
     # the input's watermark node unless they read its watermarked column: per input, the
     # conjuncts and isnotnull columns its watermark node runs below it (what it observes)
-    pushed_side: Literal["left", "right"] | None = None
+    pushed_side: Literal["left", "right", "input"] | None = None
     below_watermark: tuple[tuple[exp.Expression, ...], ...] = ()
     not_null_below_watermark: tuple[tuple[str, ...], ...] = ()
 

@@ -749,11 +749,13 @@ def plan_union(u: Union, planned: Mapping[str, PlanNode]) -> UnionNode:
 
 
 def push_into_unions(nodes: list[PlanNode]) -> list[PlanNode]:
-    """Each union read by one join side, and by nothing else, with that side's filters
-    pushed into its inputs: Spark's PushPredicateThroughNonJoin pushes a filter above a
-    Union into every child, and through a child's EventTimeWatermark unless it reads the
-    watermarked column (seen on Spark 4.3.0: ``tests/spark/test_union_on_spark.py``), so an
-    input's watermark node observes only the rows those filters keep.  A union read by
+    """Each union read by one join side or one view, and by nothing else, with that side's
+    filters (the view's WHERE) pushed into its inputs: Spark's PushPredicateThroughNonJoin
+    pushes a filter's deterministic conjuncts above a Union into every child, and through a
+    child's EventTimeWatermark unless they read the watermarked column (seen on Spark 4.3.0:
+    ``tests/spark/test_union_on_spark.py``, and the parity scenario
+    ``view_over_a_union_before_a_join``), so an input's watermark node observes only the rows
+    those filters keep.  A union read by
     several operators is as many subtrees in Spark's plan, each with its own nodes; sjoin
     keeps one set of nodes there, observing every row (docs/language.md)."""
     by_name = {n.name: n for n in nodes}
@@ -774,21 +776,24 @@ def push_into_unions(nodes: list[PlanNode]) -> list[PlanNode]:
             for side in (reader.left, reader.right)
             if side.relation == n.name
         ]
-        if len(found) != 1 or len(sides) != 1:
+        if len(found) == 1 and isinstance(found[0], ViewNode):  # a view's WHERE, as a side's
+            view = found[0]
+            pushed: Literal["left", "right", "input"] = "input"
+            written, written_not_null = view.filters, view.not_null_below_watermark
+        elif len(found) == 1 and len(sides) == 1:
+            side = sides[0]
+            pushed, written = (
+                side.name,
+                (*side.filters_below_watermark, *side.filters_above_watermark),
+            )
+            written_not_null = (*side.not_null_below_watermark, *side.not_null_above_watermark)
+        else:
             out.append(n)
             continue
-        side = sides[0]
         names = {c.name for c in n.columns}
-        filters = [
-            f
-            for f in (*side.filters_below_watermark, *side.filters_above_watermark)
-            if _column_names(f) <= names
-        ]
-        not_null = [
-            c
-            for c in (*side.not_null_below_watermark, *side.not_null_above_watermark)
-            if c in names
-        ]
+        # Spark pushes only a Filter's deterministic conjuncts through a Union
+        filters = [f for f in written if _column_names(f) <= names and is_deterministic(f)]
+        not_null = [c for c in written_not_null if c in names]
         below: list[tuple[exp.Expression, ...]] = []
         below_not_null: list[tuple[str, ...]] = []
         for _, relation in n.inputs:
@@ -803,7 +808,7 @@ def push_into_unions(nodes: list[PlanNode]) -> list[PlanNode]:
         out.append(
             replace(
                 n,
-                pushed_side=side.name,
+                pushed_side=pushed,
                 below_watermark=tuple(below),
                 not_null_below_watermark=tuple(below_not_null),
             )

@@ -88,14 +88,7 @@ class JoinFacts:
             _compiled(node.left.pre_join_filter, self.one[0], ansi),
             _compiled(node.right.pre_join_filter, self.one[1], ansi),
         )
-        # the executable post-join predicate: the condition AND the constant filter
-        parts = [p for p in (node.post_join_filter, node.constant_filter) if p is not None]
-        post = (
-            parts[0]
-            if len(parts) == 1
-            else (exp.And(this=parts[0], expression=parts[1]) if parts else None)
-        )
-        self.post = _compiled(post, self.both, ansi)
+        self.post = _compiled(node.pair_filter, self.both, ansi)
         # a post-join condition that is exactly a time range (the plan says which) is checked
         # as such: (left column index, right column index, lower µs, upper µs)
         self.in_range: tuple[int, int, int, int] | None = None

@@ -154,15 +154,20 @@ class BadRow:
 class TraceError(RunError):
     """The trace has bad rows and the policy is ``stop``; carries every bad row found."""
 
-    def __init__(self, source: str, bad_rows: Sequence[BadRow]) -> None:
+    def __init__(
+        self,
+        source: str,
+        bad_rows: Sequence[BadRow],
+        what: str = "trace",
+        hint: str = "fix them, or pass --bad-rows skip (or a FILE) to run without them",
+    ) -> None:
         self.source = source
         self.bad_rows = tuple(bad_rows)
         shown = "\n".join(f"  {b.located(source)}" for b in self.bad_rows[:20])
         more = len(self.bad_rows) - 20
         tail = f"\n  ... and {more} more" if more > 0 else ""
         super().__init__(
-            f"{len(self.bad_rows)} bad row(s) in trace {source}:\n{shown}{tail}\n"
-            "fix them, or pass --bad-rows skip (or a FILE) to run without them"
+            f"{len(self.bad_rows)} bad row(s) in {what} {source}:\n{shown}{tail}\n{hint}"
         )
 
 
@@ -582,6 +587,19 @@ def read_trace(
     return trace
 
 
+def read_table_file(path: str | os.PathLike[str], schema: StreamSchema) -> Rows:
+    """A static table's rows from a file of JSON lines, one object of the table's columns a
+    line (``sjoin run --table NAME=PATH``).  Every line is checked as a trace row is; a bad
+    one stops the run (``TraceError`` naming its line and column): a table's rows are joined
+    with every batch, so a row left out would change every batch's output."""
+    try:
+        trace = _read(path, {schema.name: schema}, "stop", False, bare=schema.name)
+    except OSError as err:
+        raise UsageError(f"cannot read table file {path}: {err.strerror or err}") from None
+    found = [b.rows[schema.name] for b in trace.batches if schema.name in b.rows]
+    return Rows([row for rows in found for row in rows.to_rows()])
+
+
 class _Blank(Exception):
     """A line of nothing but JSON whitespace: not a row, not an error."""
 
@@ -592,7 +610,9 @@ def _read(
     bad_rows: BadRowPolicy,
     digests: bool,
     lines: bool = False,
+    bare: str | None = None,
 ) -> Trace:
+    """``bare``: each line is a row of that table alone, no envelope (``read_table_file``)."""
     name, records = _records(source)
     converters = {
         s: [(c, converter(k)) for c, k in zip(schema.columns, schema.types, strict=True)]
@@ -624,7 +644,7 @@ def _read(
         try:
             obj = record if text is None else _load(text)
             decoded = True
-            batch, stream, values, is_table = _envelope(obj)
+            batch, stream, values, is_table = _envelope(obj) if bare is None else _bare(obj, bare)
             schema = schemas.get(stream)
             if schema is not None and schema.table != is_table:
                 raise _misplaced(stream, schema.table)
@@ -657,6 +677,8 @@ def _read(
                     _no_duplicate(text)
                 except _Bad as duplicate:
                     err = duplicate
+            if bare is not None:  # the row is the line: a column is found at its top level
+                err.where = err.where[1:] or _START if err.where[:1] == ("row",) else err.where
             bad.append(_bad_row(number, err, text, record, batch, stream))
             continue
         if current is None or batch != current.value:
@@ -677,6 +699,10 @@ def _read(
     for b, hasher in zip(batches, hashers, strict=False):
         b.digest = hasher.digest()
     if bad:
+        if bare is not None:
+            raise TraceError(
+                name, bad, f"table `{bare}`'s file", "fix them: a table's rows are all read"
+            )
         if bad_rows == "stop":
             raise TraceError(name, bad)
         if bad_rows != "skip":
@@ -970,6 +996,13 @@ def _misplaced(name: str, table: bool) -> _Bad:
     )
 
 
+def _bare(obj: Any, table: str) -> tuple[int, str, dict[str, Any], bool]:
+    """A line of a table's file (``read_table_file``): the row itself."""
+    if not isinstance(obj, dict):
+        raise _Bad(f"expected an object of table `{table}`'s columns", where=_START)
+    return 0, table, obj, True
+
+
 def _envelope(obj: Any) -> tuple[int, str, dict[str, Any], bool]:
     """A record's batch, stream (or table) name and row, and whether it names a table."""
     if type(obj) is dict and len(obj) == 3:
@@ -1033,12 +1066,16 @@ def _check_names(values: dict[str, Any], schema: StreamSchema) -> None:
         missing = [c for c in schema.columns if c not in values]
         hint = did_you_mean(str(unknown[0]), missing or schema.columns)
         raise _Bad(
-            f"unknown column(s) {', '.join(f'`{k}`' for k in unknown)} for stream "
-            f"`{schema.name}` (columns: {', '.join(schema.columns)})"
-            + (f"; {hint}" if hint else ""),
+            f"unknown column(s) {', '.join(f'`{k}`' for k in unknown)} for "
+            f"{'table' if schema.table else 'stream'} `{schema.name}` (columns: "
+            f"{', '.join(schema.columns)})" + (f"; {hint}" if hint else ""),
             where=("row", str(unknown[0])),
             key=True,
         )
     for column in schema.columns:
         if column not in values:
-            raise _Bad(f"missing column `{column}` of stream `{schema.name}`", where=("row",))
+            raise _Bad(
+                f"missing column `{column}` of {'table' if schema.table else 'stream'} "
+                f"`{schema.name}`",
+                where=("row",),
+            )

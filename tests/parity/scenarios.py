@@ -1004,6 +1004,28 @@ add(
     + f"join j = lv AS L LEFT OUTER JOIN r AS R ON {RANGE}\n  {LR}\n",
     WHERE_BELOW,
 )
+# a view's WHERE over a union: Spark pushes it through the Union and below each input's
+# watermark node, so b's node sees no row in batch 0 (its only one is filtered) and counts 0
+# in the min policy: the global watermark stays at 0 until b has a row it keeps
+add(
+    "view_over_a_union_before_a_join",
+    """spark 4.3
+stream a (k BIGINT, t TIMESTAMP, v STRING) watermark t delay 10 seconds
+stream b (k BIGINT, t TIMESTAMP, v STRING) watermark t delay 30 seconds
+stream c (k BIGINT, t TIMESTAMP, v STRING) watermark t delay 5 seconds
+union ab = a UNION ALL b
+view kept = SELECT X.k, X.t, X.v FROM ab AS X WHERE X.v <> 'skip'
+join j = kept AS X LEFT OUTER JOIN c AS C
+  ON X.k = C.k AND C.t BETWEEN X.t AND X.t + INTERVAL 10 SECONDS
+  SELECT X.k AS k, X.t AS xt, X.v AS xv, C.t AS ct, C.v AS cv
+""",
+    [
+        {"a": [row(1, 100, "a1")], "b": [row(9, 400, "skip")], "c": [row(1, 102, "c1")]},
+        {"a": [row(2, 160, "a2")], "c": [row(5, 170, "c5")]},
+        {"b": [row(3, 150, "b3")], "c": [row(3, 155, "c3")]},
+        {"a": [row(4, 300, "a4")], "b": [row(4, 300, "b4")], "c": [row(4, 301, "c4")]},
+    ],
+)
 
 # ------------------------------------------------------------------ the examples
 
