@@ -654,15 +654,15 @@ def compile_pipeline(
         ]
     text = "\n".join(module).rstrip() + "\n"
     files["transformations/pipeline.py"] = format_python(text) if formatted else text
-    written = []
+    written: list[str] = []
     for node in plan.nodes:
-        text = relation_sql(plan, node, bool(plan.readers(node.name)))
-        if text is None:  # the module above writes it: no kind is left out
+        sql = relation_sql(plan, node, bool(plan.readers(node.name)))
+        if sql is None:  # the module above writes it: no kind is left out
             assert isinstance(node, StreamNode | TableNode | DedupNode), type(node).__name__
             continue
-        written.append(text)
-    for i, text in enumerate(written):
-        files[f"transformations/relation_{i:03d}.sql"] = text
+        written.append(sql)
+    for i, sql in enumerate(written):
+        files[f"transformations/relation_{i:03d}.sql"] = sql
     return files
 
 
