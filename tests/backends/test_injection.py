@@ -210,7 +210,7 @@ sink ZQNJ to kafka (topic = 'ZQNTOPIC', bootstrap_servers = 'ZQNSERVER')
 DEDUP_SPEC = """spark 4.3
 set allow_multiple_stateful_operators = false
 stream ZQDS (ZQDK BIGINT, ZQDT TIMESTAMP) watermark ZQDT delay 5 seconds from json (path = 'ZQDP')
-stream ZQDV (ZQDW BIGINT)
+stream ZQDV (ZQDW BIGINT) from json (path = 'ZQDQ')
 dedup ZQDA = ZQDS ON (ZQDK, ZQDT)
 dedup ZQDB = ZQDS ON (ZQDK) WITHIN WATERMARK
 dedup ZQDC = ZQDV ON (ZQDW)
