@@ -515,10 +515,6 @@ def fmt_(spec: Path, to: str, output: Path | None, color: str) -> None:
         else:
             from ..compiler.backends.pipeline import pipeline_sql
 
-            for union in result.plan.unions:
-                raise Unwritable(
-                    f"union `{union.name}`: a pipeline's SQL file does not write unions yet"
-                )
             text = pipeline_sql(result.plan, spec.as_posix())
     except Unwritable as err:
         printer.note(f"sjoin fmt: error: {err}", "red")

@@ -6,11 +6,14 @@ The project (docs/pipelines.md) is a dict of relative file path -> text:
   plan's ``spark_conf``, nothing else) and the ``transformations/**`` glob;
 - ``transformations/pipeline.py``: one streaming table per stream, read from its `from`
   source (``@dp.table`` over ``spark.readStream``, the readers of the PySpark back end),
-  and each `sink` as an SDP sink and the append flow into it;
-- ``transformations/relation_NNN.sql``: each join and aggregate, its streams read with
-  SQL's ``WATERMARK`` clause (SPARK-53687, Spark 4.1.0+: SDP's own first release).
+  each static table as a temporary view over ``spark.read``, each dedup as a Python flow
+  (``dedups_lines``: SDP's SQL has no dropDuplicates), and each `sink` as an SDP sink and
+  the append flow into it;
+- ``transformations/relation_NNN.sql``: each join, aggregate, view, union and stream-static
+  join, its streams read with SQL's ``WATERMARK`` clause (SPARK-53687, Spark 4.1.0+: SDP's
+  own first release), a static table by its name (without STREAM(): a batch read).
 
-A relation that another join or aggregate reads is a temporary view, so the chain up to each
+A relation that another relation reads is a temporary view, so the chain up to each
 query root stays one streaming query, as in the PySpark job (a streaming table between two
 stateful operators would cut the watermark's propagation); every other one is a streaming
 table.
@@ -43,7 +46,11 @@ from ..planning.plan import (
     PlanNode,
     Side,
     SinkNode,
+    StaticJoinNode,
     StreamNode,
+    TableNode,
+    UnionNode,
+    ViewNode,
 )
 from ..vocabulary.expr import conjuncts
 from ..vocabulary.model import JOIN_KINDS, Format
@@ -59,6 +66,7 @@ from .pyspark import (
     _schema,
     _value_schema,
     _window_field_arithmetic,
+    emit,
     format_python,
     job_packages,
     job_sql,
@@ -97,9 +105,12 @@ def _interval(ms: int) -> str:
 
 def _stream_read(plan: Plan, relation: str) -> str:
     """``STREAM(name)``, with the stream's WATERMARK clause when the relation is a watermarked
-    stream (a view carries its inputs' watermarks)."""
-    text = f"STREAM({_sql_name(relation)})"
+    stream (a view carries its inputs' watermarks); a static table by its name alone (a
+    batch read, read whole in each micro-batch)."""
     node = plan.node(relation)
+    if isinstance(node, TableNode):
+        return _sql_name(relation)
+    text = f"STREAM({_sql_name(relation)})"
     if isinstance(node, StreamNode) and node.watermark_column is not None:
         column = _sql_name(node.watermark_column)
         text += f" WATERMARK {column} DELAY OF {_interval(node.delay_ms or 0)}"
@@ -134,9 +145,10 @@ def _side_sql(plan: Plan, side: Side, anti_marker: bool) -> str:
     return f"(\n  SELECT\n    {inner}\n  FROM {read}\n) AS {alias}"
 
 
-def _condition_sql(node: JoinNode) -> str:
+def _condition_sql(condition: exp.Expression) -> str:
+    """A join's ON (or WHERE) condition, one conjunct a line (window fields as arithmetic)."""
     parts = []
-    for part in conjuncts(node.condition):
+    for part in conjuncts(condition):
         sql = job_sql(_window_field_arithmetic(part))
         parts.append(f"({sql})" if isinstance(part, exp.Or) else sql)
     return "\n  AND ".join(parts)
@@ -173,10 +185,14 @@ def join_sql(plan: Plan, node: JoinNode, view: bool) -> str:
     lines.append("FROM " + _side_sql(plan, node.left, False))
     executed = JOIN_KINDS[node.executed_as].keyword
     lines.append(f"{executed} JOIN " + _side_sql(plan, node.right, kind.drops_matched))
-    lines.append("ON " + _condition_sql(node))
+    lines.append("ON " + _condition_sql(node.condition))
+    where = []
     if kind.drops_matched:
-        marker = spark_sql(exp.column(ANTI_MARKER, table=node.right.alias))
-        lines.append(f"WHERE {marker} IS NULL")
+        where.append(spark_sql(exp.column(ANTI_MARKER, table=node.right.alias)) + " IS NULL")
+    if node.where is not None:  # above the join, as written: Spark's optimizer places it
+        where.append(_condition_sql(node.where))
+    if where:
+        lines.append("WHERE " + "\n  AND ".join(where))
     return "\n".join(lines) + "\n"
 
 
@@ -203,6 +219,76 @@ def aggregate_sql(plan: Plan, node: AggregateNode, view: bool) -> str:
     return "\n".join(lines) + "\n"
 
 
+def view_sql(plan: Plan, node: ViewNode, view: bool) -> str:
+    """A view: its items over its input under its alias, with its whole WHERE (Spark's
+    optimizer places each conjunct, as the plan says)."""
+    lines = [
+        "-- " + comment(f"view {node.name} = {node.input} AS {node.alias}")[2:],
+        _create(node, view),
+        "SELECT",
+        ",\n".join(f"  {_alias(c.expr, c.name)}" for c in node.output),
+        f"FROM {_marked_read(plan, node.input, node.input_watermark)} AS {_sql_name(node.alias)}",
+    ]
+    if node.where is not None:
+        lines.append("WHERE " + _condition_sql(node.where))
+    return "\n".join(lines) + "\n"
+
+
+def union_sql(plan: Plan, node: UnionNode, view: bool) -> str:
+    """A union: ``UNION ALL`` of its inputs' every column, by position (the binder checked
+    they have the same names and types in the same order), each stream input read with its
+    own WATERMARK clause (each input keeps its own watermark node, as in the PySpark job)."""
+    selects = [f"SELECT * FROM {_stream_read(plan, r)}" for r in node.relations]
+    return (
+        "\n".join(
+            [
+                "-- " + comment(f"union {node.name} = {' UNION ALL '.join(node.relations)}")[2:],
+                _create(node, view),
+                "\nUNION ALL\n".join(selects),
+            ]
+        )
+        + "\n"
+    )
+
+
+def static_join_sql(plan: Plan, node: StaticJoinNode, view: bool) -> str:
+    """A stream-static join: the stream side read with STREAM() (its watermark), the table
+    by its name (a batch read), joined by the type as written (no LEFT ANTI marker: Spark
+    runs a stream-static LEFT ANTI JOIN itself)."""
+    lines = [
+        "-- "
+        + comment(
+            f"join {node.name}: {node.left.relation} AS {node.left.alias} "
+            f"{node.kind.keyword} JOIN {node.right.relation} AS {node.right.alias}"
+        )[2:],
+        f"-- stream-static (the table on the {node.static_side}): no state, no watermark",
+        _create(node, view),
+        "SELECT",
+        ",\n".join(f"  {_alias(c.expr, c.name)}" for c in node.output),
+        f"FROM {_stream_read(plan, node.left.relation)} AS {_sql_name(node.left.alias)}",
+        f"{node.kind.keyword} JOIN {_stream_read(plan, node.right.relation)} "
+        f"AS {_sql_name(node.right.alias)}",
+        "ON " + _condition_sql(node.condition),
+    ]
+    return "\n".join(lines) + "\n"
+
+
+def relation_sql(plan: Plan, node: PlanNode, view: bool) -> str | None:
+    """The SQL statement of a relation of the pipeline's SQL files, None for one written in
+    Python (a stream, a static table, a dedup) or in none."""
+    if isinstance(node, JoinNode):
+        return join_sql(plan, node, view)
+    if isinstance(node, AggregateNode):
+        return aggregate_sql(plan, node, view)
+    if isinstance(node, ViewNode):
+        return view_sql(plan, node, view)
+    if isinstance(node, UnionNode):
+        return union_sql(plan, node, view)
+    if isinstance(node, StaticJoinNode):
+        return static_join_sql(plan, node, view)
+    return None
+
+
 # ---------------------------------------------------------------------- streams and sinks
 
 
@@ -225,7 +311,8 @@ def streams_lines(plan: Plan) -> list[str]:
     out: list[str] = []
     valued = [s for s in plan.streams if s.source is not None and _value_schema(s) != _schema(s)]
     valued = [s for s in valued if _value_schema(s)]
-    out.extend(_dict_lines("SCHEMAS", ((s.name, _schema(s)) for s in plan.streams)))
+    schemas: list[StreamNode | TableNode] = [*plan.streams, *plan.tables]
+    out.extend(_dict_lines("SCHEMAS", ((s.name, _schema(s)) for s in schemas)))
     out.append("")
     if valued:
         out.extend(_dict_lines("VALUE_SCHEMAS", ((s.name, _value_schema(s)) for s in valued)))
@@ -240,6 +327,74 @@ def streams_lines(plan: Plan) -> list[str]:
                 "    inputs: dict[str, DataFrame] = {}",
                 *("    " + line for line in (_read_input(stream) if stream.source else [])),
                 f"    return inputs[{literal(stream.name)}].select({cols})",
+                "",
+            ]
+        )
+    return out
+
+
+def tables_lines(plan: Plan) -> list[str]:
+    """Each static table as a temporary view over ``spark.read`` of its source: the SQL of a
+    stream-static join reads it without STREAM(), a batch read that Spark plans again in
+    each micro-batch, as the PySpark job's ``spark.read`` is."""
+    out: list[str] = []
+    for i, table in enumerate(plan.tables):
+        reader = [
+            f"spark.read.format({literal(table.source.format)})",
+            f".schema(SCHEMAS[{literal(table.name)}])",
+            *(f".option({literal(k)}, {literal(v)})" for k, v in table.source.options),
+            ".load()",
+        ]
+        out.extend(
+            [
+                "",
+                comment(f"table {table.name}: static, read in batch from {table.source.format}"),
+                f"@dp.temporary_view(name={table_ref(table.name)})",
+                f"def table_{i}() -> DataFrame:",
+                "    return (",
+                *(f"        {part}" for part in reader),
+                "    )",
+                "",
+            ]
+        )
+    return out
+
+
+def dedup_method(node: DedupNode) -> str:
+    return "dropDuplicatesWithinWatermark" if node.within_watermark else "dropDuplicates"
+
+
+def dedups_lines(plan: Plan) -> list[str]:
+    """Each dedup as a Python flow: SDP's SQL has no dropDuplicates on chosen columns (its
+    SELECT DISTINCT deduplicates on every column) nor dropDuplicatesWithinWatermark.  A
+    temporary view where a relation of the pipeline reads it (the chain up to the query
+    root stays one streaming query, as for a join), else a streaming table.
+
+    The flow builds the dedup and everything below it from the sources, as the PySpark
+    job's build() does (the back end's own ``emit``), never from the pipeline's datasets:
+    Spark Connect's planner analyses a Deduplicate's input (and a WithWatermark's) when the
+    flow is registered, before any dataset of the pipeline exists, and a read of one fails
+    there with TABLE_OR_VIEW_NOT_FOUND (checked on Spark 4.3.0;
+    SparkConnectPlanner.transformDeduplicate)."""
+    out: list[str] = []
+    for i, node in enumerate(plan.dedups):
+        decorator = "temporary_view" if plan.readers(node.name) else "table"
+        below = plan.closure(node.name)
+        body = ["inputs: dict[str, DataFrame] = {}"]
+        for stream in below:
+            if isinstance(stream, StreamNode) and stream.source is not None:
+                body.extend(_read_input(stream))
+        body.append("rels: dict[str, DataFrame] = {}")
+        for relation in below:
+            body.extend(emit(relation))
+        body.append(f"return rels[{literal(node.name)}]")
+        out.extend(
+            [
+                "",
+                comment(f"dedup {node.name}: {dedup_method(node)}, built from the sources"),
+                f"@dp.{decorator}(name={table_ref(node.name)})",
+                f"def dedup_{i}() -> DataFrame:",
+                *(f"    {line}" if line else "" for line in body),
                 "",
             ]
         )
@@ -376,10 +531,23 @@ def stream_sql(stream: StreamNode, strict: bool = True) -> str:
     return "\n".join(lines) + "\n"
 
 
+def table_sql(table: TableNode, strict: bool = True) -> str:
+    """A static table as the pipeline's SQL declares it: ``CREATE MATERIALIZED VIEW name
+    (cols)`` (a batch dataset, read without STREAM()), after a ``-- sjoin: from ...`` line
+    for its source, as a stream is declared."""
+    what = f"the source of {table.name}"
+    lines = [_annotation(lambda: f"from {_format_text(table.source)}", what, strict)]
+    lines.append(f"CREATE MATERIALIZED VIEW {_sql_name(table.name)} (")
+    lines.append(",\n".join(f"  {_sql_name(c.name)} {c.type}" for c in table.columns))
+    lines.append(")")
+    return "\n".join(lines) + "\n"
+
+
 def schema_sql(plan: Plan, spec_path: str) -> str:
     """``sjoin-schemas.sql`` of a compiled project: the target Spark, the settings that are
-    no Spark conf, each stream's columns and source, and the sinks, for sjoin to read the
-    project back (`sjoin check DIR`); SDP never reads it (no libraries glob matches it).
+    no Spark conf, each stream's and static table's columns and source, and the sinks, for
+    sjoin to read the project back (`sjoin check DIR`); SDP never reads it (no libraries
+    glob matches it).
     What a ``-- sjoin:`` line cannot hold is left out, and the file says so."""
     parts = [
         "-- " + comment(f"Generated by sjoin from {spec_path}: the streams' columns for sjoin")[2:],
@@ -388,7 +556,9 @@ def schema_sql(plan: Plan, spec_path: str) -> str:
         "",
     ]
     text = "\n".join(parts) + "\n"
-    streams = ";\n\n".join(stream_sql(s, strict=False).rstrip("\n") for s in plan.streams)
+    declared = [stream_sql(s, strict=False) for s in plan.streams]
+    declared += [table_sql(t, strict=False) for t in plan.tables]
+    streams = ";\n\n".join(d.rstrip("\n") for d in declared)
     return text + (streams + ";\n" if streams else "")
 
 
@@ -409,11 +579,12 @@ def set_value_sql(value: str) -> str:
 
 def pipeline_sql(plan: Plan, spec_path: str) -> str:
     """The whole spec as one pipeline SQL file (`sjoin fmt --to sql`): the settings (a SET
-    per Spark conf), each stream declared by its columns, each join and aggregate as
-    ``compile --target pipeline`` writes it, in the spec's order, and ``-- sjoin:`` lines
-    for the rest.  Raises ``sjointext.Unwritable`` for text a ``-- sjoin:`` line or a SET
-    cannot hold.  A union is not written (`sjoin fmt --to sql` refuses a spec with one
-    before it calls this)."""
+    per Spark conf), each stream and static table declared by its columns (``table_sql``),
+    each join, aggregate, view, union and stream-static join as ``compile --target
+    pipeline`` writes it, in the spec's order, and ``-- sjoin:`` lines for the rest.  Raises
+    ``sjointext.Unwritable`` for text a ``-- sjoin:`` line or a SET cannot hold, and for a
+    dedup (SQL has no dropDuplicates: the compiled project writes it in Python).  Nothing
+    of the spec is left out silently."""
     head = [
         "-- " + comment(f"Generated by sjoin from {spec_path} (sjoin fmt --to sql)")[2:],
         *sjoin_lines(plan),
@@ -425,16 +596,18 @@ def pipeline_sql(plan: Plan, spec_path: str) -> str:
     for node in plan.nodes:
         if isinstance(node, StreamNode):
             statements.append(stream_sql(node))
-        elif isinstance(node, JoinNode):
-            statements.append(join_sql(plan, node, bool(plan.readers(node.name))))
-        elif isinstance(node, AggregateNode):
-            statements.append(aggregate_sql(plan, node, bool(plan.readers(node.name))))
+        elif isinstance(node, TableNode):
+            statements.append(table_sql(node))
         elif isinstance(node, DedupNode):
             raise Unwritable(
                 f"dedup `{node.name}` has no pipeline SQL: SQL's SELECT DISTINCT deduplicates "
                 "on every column, and dropDuplicates on chosen columns (or within the "
-                "watermark) needs a Python flow"
+                "watermark) needs a Python flow (`sjoin compile --target pipeline` writes one)"
             )
+        else:
+            text = relation_sql(plan, node, bool(plan.readers(node.name)))
+            assert text is not None  # every other kind is a SQL statement
+            statements.append(text)
     body = ";\n\n".join(s.rstrip("\n") for s in statements)
     return "\n".join(head) + "\n\n" + body + ";\n"
 
@@ -451,7 +624,8 @@ def compile_pipeline(
     The joins and aggregates are SQL files, never Python flows: a Python flow's
     ``withWatermark`` analyses its input when the flow is registered, before any pipeline
     dataset exists, and fails with TABLE_OR_VIEW_NOT_FOUND (checked on Spark 4.3.0); SQL
-    files are resolved with the whole graph, in any order."""
+    files are resolved with the whole graph, in any order.  A dedup, which SQL cannot write,
+    is a Python flow built from the sources (``dedups_lines``)."""
     files = {"spark-pipeline.yml": pipeline_yml(plan, name, storage, spec_path)}
     files[SCHEMA_FILE] = schema_sql(plan, spec_path)
     module = [
@@ -460,6 +634,18 @@ def compile_pipeline(
         comment("---- one streaming table per stream, read from its `from` source"),
         *streams_lines(plan),
     ]
+    if plan.tables:
+        module += [
+            "",
+            comment("---- each static table: a batch read, without STREAM()"),
+            *tables_lines(plan),
+        ]
+    if plan.dedups:
+        module += [
+            "",
+            comment("---- each dedup: a Python flow (SDP's SQL has no dropDuplicates)"),
+            *dedups_lines(plan),
+        ]
     if plan.sinks:
         module += [
             "",
@@ -468,21 +654,27 @@ def compile_pipeline(
         ]
     text = "\n".join(module).rstrip() + "\n"
     files["transformations/pipeline.py"] = format_python(text) if formatted else text
-    for i, node in enumerate(plan.operators):
-        view = bool(plan.readers(node.name))
-        if isinstance(node, DedupNode):  # pragma: no cover  (pipeline_refusals: E032)
-            raise ValueError(f"dedup `{node.name}` has no pipeline form")  # pragma: no cover
-        files[f"transformations/relation_{i:03d}.sql"] = (
-            join_sql(plan, node, view)
-            if isinstance(node, JoinNode)
-            else aggregate_sql(plan, node, view)
-        )
+    written: list[str] = []
+    for node in plan.nodes:
+        sql = relation_sql(plan, node, bool(plan.readers(node.name)))
+        if sql is None:  # the module above writes it: no kind is left out
+            assert isinstance(node, StreamNode | TableNode | DedupNode), type(node).__name__
+            continue
+        written.append(sql)
+    for i, sql in enumerate(written):
+        files[f"transformations/relation_{i:03d}.sql"] = sql
     return files
 
 
 def pipeline_notes(plan: Plan) -> list[str]:
     """What to know before running the project (`sjoin compile` prints it)."""
     notes = []
+    for dedup in plan.dedups:
+        notes.append(
+            f"dedup `{dedup.name}` is {dedup_method(dedup)} on ({', '.join(dedup.keys)}): a "
+            "pipeline's SQL has no such operator (its SELECT DISTINCT deduplicates on every "
+            "column), so the project writes it as a Python flow in transformations/pipeline.py"
+        )
     needs = job_packages(plan)
     if needs:
         notes.append(

@@ -11,7 +11,6 @@ import re
 from ..diagnostics.diagnostics import Diagnostic
 from ..planning.plan import (
     DedupNode,
-    JoinNode,
     Plan,
     PlanNode,
     StaticJoinNode,
@@ -92,27 +91,6 @@ def pipeline_refusals(plan: Plan) -> list[Diagnostic]:
                     "rename it to letters, digits and `_`",
                 )
             )
-    for union in plan.unions:
-        out.append(
-            Diagnostic(
-                "E032",
-                f"union `{union.name}`: the pipeline target does not write unions yet",
-                union.name_span,
-                "a union",
-                "compile it with `--target pyspark` (the job's DataFrame.union)",
-            )
-        )
-    for table in plan.tables:
-        out.append(
-            Diagnostic(
-                "E032",
-                f"`{table.name}` is a static table: sjoin does not yet write a pipeline's "
-                "stream-static join (a batch read of the table, without STREAM)",
-                table.name_span,
-                "a static table",
-                "use `--target pyspark`, whose job reads the table with spark.read",
-            )
-        )
     for stream in plan.streams:
         if stream.source is None:
             out.append(
@@ -124,19 +102,6 @@ def pipeline_refusals(plan: Plan) -> list[Diagnostic]:
                     "no `from` clause",
                     "add e.g. `from json (path = '...')` or `from kafka (topic = '...', "
                     "bootstrap_servers = '...')`",
-                )
-            )
-    for node in plan.nodes:  # issue 37: the pipeline target does not write these yet
-        where = node.where if isinstance(node, JoinNode) else None
-        if isinstance(node, ViewNode) or where is not None:
-            what = "view" if isinstance(node, ViewNode) else "join's WHERE"
-            out.append(
-                Diagnostic(
-                    "E032",
-                    f"`{node.name}`: sjoin's pipeline target does not write a {what} yet",
-                    _name_span(node),
-                    f"a {what}",
-                    "compile it with `--target pyspark`",
                 )
             )
     for agg in plan.aggregates:
@@ -152,19 +117,6 @@ def pipeline_refusals(plan: Plan) -> list[Diagnostic]:
                     "`--target pyspark`",
                 )
             )
-    for dedup in plan.dedups:
-        method = "dropDuplicatesWithinWatermark" if dedup.within_watermark else "dropDuplicates"
-        out.append(
-            Diagnostic(
-                "E032",
-                f"dedup `{dedup.name}` is {method} on chosen columns: a pipeline's SQL has no "
-                "such operator (its SELECT DISTINCT deduplicates on every column); in a "
-                "pipeline it needs a Python flow, which sjoin does not write",
-                dedup.name_span,
-                "no SQL form",
-                "use `--target pyspark`",
-            )
-        )
     for sink in plan.sinks:
         fmt = sink.target.format
         if fmt == "memory":

@@ -299,9 +299,8 @@ CODES: Final[dict[str, Code]] = {
             "server, out of reach; a Delta sink by table name is what the pipeline's own "
             "streaming tables are; and `spark-pipelines run` runs each flow over the data "
             "available when it starts, so a `trigger` other than 'available_now' has no "
-            "meaning. A `dedup` (dropDuplicates on chosen columns, or within the watermark) "
-            "has no pipeline SQL: it would need a Python flow. The PySpark job (`--target "
-            "pyspark`, the default) runs all of them.",
+            "meaning. (A `dedup`, which SDP's SQL cannot write, is a Python flow of the "
+            "project.) The PySpark job (`--target pyspark`, the default) runs all of them.",
         ),
         # ------------------------------------------------------------ SQL pipelines
         Code(

@@ -6,6 +6,7 @@ from __future__ import annotations
 import ast
 import dataclasses
 from pathlib import Path
+from typing import Any
 
 import pytest
 import yaml
@@ -13,10 +14,11 @@ from click.testing import CliRunner
 
 from sjoin.api import check_file, check_text
 from sjoin.cli.main import main
-from sjoin.compiler.backends.pipeline import compile_pipeline
+from sjoin.compiler.backends.pipeline import compile_pipeline, pipeline_sql
 from sjoin.compiler.checks.job_warnings import pipeline_refusals
 from sjoin.compiler.planning.plan import Plan
 from sjoin.compiler.vocabulary.model import SparkVersion
+from sjoin.compiler.vocabulary.sjointext import Unwritable
 
 from ..conftest import EXAMPLES, NOT_PIPELINES, PIPELINE_EXAMPLES, ROOT
 from .test_pipeline_on_spark import pipeline_plan
@@ -209,3 +211,77 @@ def test_pyspark_stays_the_default() -> None:
     spec = ROOT / "examples" / "iot_window_join.sjoin"
     done = CliRunner().invoke(main, ["compile", str(spec), "--color", "never"])
     assert done.exit_code == 0 and "def build(spark" in done.output
+
+
+# ---------------------------------------------------------------- issue 37's relation kinds
+
+KINDS_SPEC = """spark 4.3
+table customers (customer_id BIGINT, segment STRING) from parquet (path = 'dim/customers')
+stream orders (order_id BIGINT, customer_id BIGINT, amount DOUBLE, order_time TIMESTAMP)
+  watermark order_time delay 10 seconds from json (path = 'in/orders')
+stream returns (order_id BIGINT, customer_id BIGINT, amount DOUBLE, order_time TIMESTAMP)
+  watermark order_time delay 30 seconds from json (path = 'in/returns')
+stream payments (order_id BIGINT, status STRING, pay_time TIMESTAMP)
+  watermark pay_time delay 10 seconds from json (path = 'in/payments')
+union moves = orders UNION ALL returns
+view big = SELECT m.order_id, m.customer_id, m.order_time FROM moves AS m WHERE m.amount > 10
+join paid = big AS b LEFT OUTER JOIN payments AS p
+  ON b.order_id = p.order_id
+  AND p.pay_time BETWEEN b.order_time AND b.order_time + INTERVAL 1 MINUTE
+  WHERE p.status = 'ok' OR p.status IS NULL
+  SELECT b.order_id, b.customer_id, b.order_time, p.status
+join enriched = paid AS q INNER JOIN customers AS c ON q.customer_id = c.customer_id
+  SELECT q.order_id, q.order_time, c.segment
+"""
+
+
+def _kinds_plan(text: str = KINDS_SPEC) -> Any:
+    result = check_text(text, "kinds.sjoin")
+    assert result.ok and result.plan is not None, [d.message for d in result.diagnostics]
+    return result.plan
+
+
+def test_every_kind_of_relation_is_written_in_sql() -> None:
+    plan = _kinds_plan()
+    assert pipeline_refusals(plan) == []
+    files = compile_pipeline(plan, "kinds", "file:///p", "kinds.sjoin", formatted=False)
+    sql = [text for path, text in sorted(files.items()) if path.startswith("transformations/r")]
+    union, view, paid, enriched = sql
+    assert "CREATE TEMPORARY VIEW moves AS" in union
+    assert (
+        "SELECT * FROM STREAM(orders) WATERMARK order_time DELAY OF INTERVAL 10 SECONDS\n"
+        "UNION ALL\n"
+        "SELECT * FROM STREAM(returns) WATERMARK order_time DELAY OF INTERVAL 30 SECONDS"
+    ) in union
+    assert "FROM STREAM(moves) AS m\nWHERE m.amount > 10" in view
+    assert "\nWHERE (p.status = 'ok' OR p.status IS NULL)" in paid
+    static = "FROM STREAM(paid) AS q\nINNER JOIN customers AS c\nON q.customer_id = c.customer_id"
+    assert static in enriched  # the table without STREAM(): a batch read
+    module = files["transformations/pipeline.py"]
+    ast.parse(module)
+    assert '@dp.temporary_view(name="customers")' in module
+    assert 'spark.read.format("parquet")' in module
+
+
+def test_pipeline_sql_writes_every_relation_or_refuses_naming_it() -> None:
+    plan = _kinds_plan()
+    sql = pipeline_sql(plan, "kinds.sjoin")
+    for name in ("moves", "big", "paid", "enriched"):
+        assert f" {name} AS\n" in sql
+    assert "CREATE MATERIALIZED VIEW customers (" in sql
+    assert "-- sjoin: from parquet (path = 'dim/customers')" in sql
+    assert "UNION ALL" in sql and "WHERE m.amount > 10" in sql
+    dedup = _kinds_plan(KINDS_SPEC + "dedup once = orders ON (order_id, order_time)\n")
+    with pytest.raises(Unwritable, match="dedup `once` has no pipeline SQL"):
+        pipeline_sql(dedup, "kinds.sjoin")
+
+
+def test_fmt_to_sql_writes_a_union(tmp_path: Path) -> None:
+    spec = tmp_path / "kinds.sjoin"
+    spec.write_text(KINDS_SPEC, encoding="utf-8")
+    done = CliRunner().invoke(main, ["fmt", str(spec), "--to", "sql"])
+    assert done.exit_code == 0, done.output
+    assert "UNION ALL" in done.output
+    spec.write_text(KINDS_SPEC + "dedup once = orders ON (order_id)\n", encoding="utf-8")
+    done = CliRunner().invoke(main, ["fmt", str(spec), "--to", "sql"])
+    assert done.exit_code == 1 and "dedup `once` has no pipeline SQL" in done.output

@@ -39,7 +39,7 @@ import pytest
 from sjoin.api import check_file, check_text
 from sjoin.compiler.backends.pipeline import compile_pipeline
 from sjoin.compiler.checks.job_warnings import pipeline_refusals
-from sjoin.compiler.planning.plan import Plan, SinkNode, StreamNode
+from sjoin.compiler.planning.plan import Plan, SinkNode, StreamNode, TableNode
 from sjoin.compiler.vocabulary.model import Format, SparkVersion
 from sjoin.runtime import run
 
@@ -51,12 +51,12 @@ EXAMPLES = [p.stem for p in PIPELINE_EXAMPLES]  # the examples a pipeline can ru
 
 
 def pipeline_plan(plan: Plan, data: Path, out: Path) -> Plan:
-    """The example's plan with its streams read from JSON files under ``data`` and a JSON sink
-    under ``out`` for each query root (the sources and sinks a laptop has); nothing else of the
-    plan changes."""
+    """The example's plan with its streams and static tables read from JSON files under
+    ``data`` and a JSON sink under ``out`` for each query root (the sources and sinks a laptop
+    has); nothing else of the plan changes."""
     nodes = []
     for node in plan.nodes:
-        if isinstance(node, StreamNode):
+        if isinstance(node, StreamNode | TableNode):
             source = Format("json", (("path", str(data / node.name)),), node.name_span)
             node = dataclasses.replace(node, source=source)
         nodes.append(node)
@@ -208,10 +208,10 @@ def _compare(
     """Run ``plan`` over ``records`` as a pipeline and with `sjoin run`; the sinks' rows must
     be equal (see the module's docstring); the pipeline's rows of the last root."""
     data, out, project = tmp_path / "in", tmp_path / "out", tmp_path / "project"
-    for stream in plan.streams:
-        folder = data / stream.name
+    for relation in (*plan.streams, *plan.tables):  # a table's records name it by "table"
+        folder = data / relation.name
         folder.mkdir(parents=True)
-        rows = [r["row"] for r in records if r["stream"] == stream.name]
+        rows = [r["row"] for r in records if r.get("stream", r.get("table")) == relation.name]
         (folder / "part-0.json").write_text("".join(json.dumps(r) + "\n" for r in rows))
     plan = pipeline_plan(plan, data, out)
     assert pipeline_refusals(plan) == []
@@ -248,7 +248,11 @@ def _rows_until(
     batches: list[Any], root: str, columns: list[str], no_data: bool
 ) -> Counter[tuple[Any, ...]]:
     rows: Counter[tuple[Any, ...]] = Counter()
-    for batch in batches[: 2 if no_data else 1]:
+    # the batches of the root's own query (`sjoin run` runs one query per root, one after
+    # the other, each numbered from 0; a pipeline runs each root's flow the same way)
+    mine = [b for b in batches if any(relation == root for relation, _ in b.rows)][:1]
+    query = mine[0].query if mine else None
+    for batch in [b for b in batches if b.query == query][: 2 if no_data else 1]:
         for relation, row in batch.rows:
             if relation == root:
                 rows[_row(row, columns)] += 1

@@ -249,10 +249,15 @@ def test_the_pyspark_job_calls_spark_s_method_with_escaped_names() -> None:
     compile(job, "job.py", "exec")
 
 
-def test_the_pipeline_target_refuses_a_dedup() -> None:
+def test_the_pipeline_target_writes_a_dedup_as_a_python_flow() -> None:
+    from sjoin.compiler.backends.pipeline import compile_pipeline, pipeline_notes
+
     plan = _plan(STREAM + "dedup d = s ON (id, t)\n")
-    (e,) = [d for d in pipeline_refusals(plan) if "dedup" in d.message]
-    assert e.code == "E032" and "Python flow" in e.message
+    assert not [d for d in pipeline_refusals(plan) if "dedup" in d.message]
+    module = compile_pipeline(plan, "p", "file:///p", "p.sjoin")["transformations/pipeline.py"]
+    assert '.dropDuplicates(["id", "t"])' in module and '@dp.table(name="d")' in module
+    (note,) = pipeline_notes(plan)
+    assert "`d` is dropDuplicates" in note and "Python flow" in note
 
 
 # ------------------------------------------------------------------ both engines
