@@ -91,9 +91,9 @@ def build(spark: SparkSession, inputs: dict[str, DataFrame]) -> dict[str, DataFr
         if "customers" in inputs
         else (
             spark.read.format("delta")
-            .schema("`customer_id` BIGINT, `segment` STRING, `country` STRING")
             .option("path", "dim/customers")
             .load()
+            .select("customer_id", "segment", "country")
         )
     )
 
