@@ -15,9 +15,12 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping
 from contextlib import AbstractContextManager
 from pathlib import Path
-from typing import Any, Generic, Self, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, Self, TypeVar
 
 from ..compiler.planning.plan import Plan
+
+if TYPE_CHECKING:
+    from .spark_driver import StaticTables
 
 Record = TypeVar("Record")
 
@@ -40,13 +43,17 @@ class JobRunner(ABC, Generic[Record]):
         self.directory = self._fixed or Path(".")
         self.with_sinks = with_sinks
         self.plan: Plan | None = None
+        self.tables: StaticTables = {}
         self.runs: list[Record] = []
 
-    def for_plan(self, plan: Plan, directory: str) -> Self:
+    def for_plan(self, plan: Plan, directory: str, tables: StaticTables | None = None) -> Self:
         """This runner for ``plan``'s job, its files in ``directory`` (``verify``'s
-        ``make_runner``; a folder given at creation wins, to read the sinks afterwards)."""
+        ``make_runner``; a folder given at creation wins, to read the sinks afterwards);
+        ``tables``: the job's static tables, given to its ``build`` in place of its own
+        reads of them (``verify.static_tables``)."""
         self.plan = plan
         self.directory = self._fixed or Path(directory)
+        self.tables = dict(tables or {})
         return self
 
     def __call__(
@@ -72,9 +79,11 @@ class JobRunner(ABC, Generic[Record]):
             if isinstance(self.spark, RemoteSpark):
                 job_file = str(write_job(plan, str(folder)))
                 args = (job_file, root, mode, streams, feeds, confs, on_batch)
-                return self.spark.run_query(*args, **remote)
+                return self.spark.run_query(*args, **remote, tables=self.tables)
             job = load_job(plan, str(folder))
-            return here(self.spark, job, root, mode, feeds, confs, on_batch=on_batch)
+            return here(
+                self.spark, job, root, mode, feeds, confs, on_batch=on_batch, tables=self.tables
+            )
 
     @abstractmethod
     def _prepare(self, root: str, streams: list[str], feeds: list[Any], folder: Path) -> Plan:
@@ -88,4 +97,4 @@ class JobRunner(ABC, Generic[Record]):
         """While the query runs: the sources made ready to be fed (``folder`` made), and
         how: the keyword arguments of ``RemoteSpark.run_query`` that feed them, and the
         ``spark_driver`` runner that runs the query on this process's session (called as
-        ``here(spark, job, root, mode, feeds, confs, on_batch=...)``)."""
+        ``here(spark, job, root, mode, feeds, confs, on_batch=..., tables=...)``)."""

@@ -468,13 +468,18 @@ def start_sinks(job: Any, rels: Mapping[str, Any], relations: Iterable[str]) -> 
 
 @contextlib.contextmanager
 def own_sources(
-    spark: SparkSession, job: Any, confs: Mapping[str, str]
+    spark: SparkSession,
+    job: Any,
+    confs: Mapping[str, str],
+    tables: StaticTables | None = None,
 ) -> Iterator[tuple[JobStreamDriver, Mapping[str, Any]]]:
     """A generated job over its own sources (``read_inputs``) with ``confs`` set for the run
-    (restored after): the driver over them (stopped after) and the job's relations."""
+    (restored after): the driver over them (stopped after) and the job's relations.
+    ``tables`` (``static_frames``) are given to ``build`` in place of its own table reads,
+    as ``run_job_query`` gives them."""
     with session_confs(spark, confs):
         inputs = job.read_inputs(spark)
-        rels = job.build(spark, inputs)
+        rels = job.build(spark, {**inputs, **static_frames(spark, tables or {})})
         driver = JobStreamDriver(spark, inputs)
         with driver:
             yield driver, rels
@@ -490,6 +495,8 @@ def run_fed_job_query(
     sinks: Iterable[str],
     produce: Callable[[int], None],
     on_batch: Callable[[int], None] | None = None,
+    *,
+    tables: StaticTables | None = None,
 ) -> RunResult:
     """Run one query of a generated job whose sources are its own (``read_inputs``: Kafka
     topics) fed from outside: ``produce(n)`` puts trace batch ``n`` (from 1) where the sources
@@ -498,9 +505,9 @@ def run_fed_job_query(
     queries start (read from the earliest offsets); each later one while the progress lock of
     every query is held (Spark fixes a micro-batch's end offsets under it), so a trace batch
     is one micro-batch; then the queries settle. The job's sinks of ``sinks`` run beside the
-    captured query. ``confs`` are set for the run (restored after). Spark's failures and
-    ``produce``'s propagate."""
-    with own_sources(spark, job, confs) as (driver, rels):
+    captured query. ``confs`` are set for the run (restored after); ``tables`` are the job's
+    static tables (``own_sources``). Spark's failures and ``produce``'s propagate."""
+    with own_sources(spark, job, confs, tables) as (driver, rels):
         running = False
         for number, feed in enumerate(feeds, 1):
             if feed and running:
@@ -525,6 +532,8 @@ def run_delta_job_query(
     confs: Mapping[str, str],
     delta: Mapping[str, Any],
     on_batch: Callable[[int], None] | None = None,
+    *,
+    tables: StaticTables | None = None,
 ) -> RunResult:
     """Run one query of a generated job whose sources are the spec's Delta tables (its
     ``read_inputs``): ``delta["tables"]`` maps each stream to ``[staged, live]`` (every
@@ -533,22 +542,23 @@ def run_delta_job_query(
     beside the captured query; ``delta["starts"]`` each stream's table version when the job
     starts (default 0). The versions up to it are published before the queries start; each
     later version while their progress locks are held, then the queries settle.
-    ``confs`` are set for the run (restored after). Spark's failures propagate."""
-    tables: Mapping[str, Sequence[str]] = delta["tables"]
+    ``confs`` are set for the run (restored after); ``tables`` are the job's static tables
+    (``own_sources``). Spark's failures propagate."""
+    sources: Mapping[str, Sequence[str]] = delta["tables"]
     versions: Sequence[int] = delta["versions"]
-    starts: Mapping[str, int] = delta.get("starts") or {s: 0 for s in tables}
+    starts: Mapping[str, int] = delta.get("starts") or {s: 0 for s in sources}
     if len(versions) != len(feeds):
         raise ValueError(f"{len(versions)} versions for {len(feeds)} trace batches")
-    for stream, (staged, live) in tables.items():
+    for stream, (staged, live) in sources.items():
         for version in range(starts[stream] + 1):
             publish_version(staged, live, version)
     published = set(range(min(starts.values(), default=0) + 1))
-    with own_sources(spark, job, confs) as (driver, rels):
+    with own_sources(spark, job, confs, tables) as (driver, rels):
         driver.start_with_sinks(job, rels, root, output_mode, delta.get("sinks", ()))
         for number, version in enumerate(versions, 1):
             if version not in published:
                 with driver.locked():
-                    for stream, (staged, live) in tables.items():
+                    for stream, (staged, live) in sources.items():
                         if version > starts[stream]:
                             publish_version(staged, live, version)
                 published.add(version)
@@ -924,6 +934,7 @@ def _run_request(
     (``kafka``: each trace batch produced by the parent), its own Delta tables (``delta``),
     else memory streams; each batch said as it ends."""
     root, mode, feeds, confs = request["root"], request["mode"], request["feeds"], request["confs"]
+    tables = request.get("tables")
 
     def tick(n: int) -> None:
         say({"event": "batch", "batch": n})
@@ -935,12 +946,13 @@ def _run_request(
             ask_parent_to_produce(n, say, sys.stdin)
 
         return run_fed_job_query(
-            spark, job, root, mode, feeds, confs, sinks, produced_by_parent, tick
+            spark, job, root, mode, feeds, confs, sinks, produced_by_parent, tick, tables=tables
         )
     if request.get("delta"):
-        return run_delta_job_query(spark, job, root, mode, feeds, confs, request["delta"], tick)
+        delta = request["delta"]
+        return run_delta_job_query(spark, job, root, mode, feeds, confs, delta, tick, tables=tables)
     return run_job_query(
-        spark, job, root, mode, request["streams"], feeds, confs, tick, tables=request.get("tables")
+        spark, job, root, mode, request["streams"], feeds, confs, tick, tables=tables
     )
 
 

@@ -36,7 +36,6 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, timedelta
 from decimal import Decimal
-from functools import partial
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -503,7 +502,7 @@ def verify_spec(
     bad_rows: BadRowPolicy = "stop",
     on_progress: OnProgress | None = None,
     verbose: bool = False,
-    make_runner: Callable[[Plan, str], SparkRunner] | None = None,
+    make_runner: Callable[..., SparkRunner] | None = None,
 ) -> VerifyReport:
     """``verify`` of a checked spec, like with like: the runtime follows the Spark version
     that runs the job (``spark``'s, else the installed pyspark's), re-planning the spec for
@@ -559,7 +558,7 @@ def verify(
     bad_rows: BadRowPolicy = "stop",
     on_progress: OnProgress | None = None,
     verbose: bool = False,
-    make_runner: Callable[[Plan, str], SparkRunner] | None = None,
+    make_runner: Callable[..., SparkRunner] | None = None,
     delta_at_start: Mapping[str, int | None] | None = None,
 ) -> VerifyReport:
     """Run ``plan`` over ``trace`` on the runtime and on local Spark and compare them.
@@ -575,7 +574,9 @@ def verify(
     A Spark started here keeps its log quiet (no JVM stderr) unless ``verbose`` (then its
     warnings show).
     ``make_runner(plan, folder)`` makes what runs each query on Spark in place of the job
-    fed through memory streams (``kafka_driver.KafkaRunner``: through a real broker).
+    fed through memory streams (``kafka_driver.KafkaRunner``: through a real broker); a plan
+    with static tables calls ``make_runner(plan, folder, tables)`` (``JobRunner.for_plan``),
+    to give the job its tables as DataFrames.
     Raises ``RunError`` (``UsageError`` for a bad relation, ``TraceError`` for bad rows under
     ``stop``) and ``SparkUnavailable`` when Spark cannot run here.
     """
@@ -603,15 +604,13 @@ def verify(
             "so version-dependent behaviour may differ"
         )
     tables = static_tables(plan, parsed)
-    if tables and make_runner is not None:
-        raise UsageError(
-            f"verify gives the job its static tables ({', '.join(sorted(tables))}) as "
-            "DataFrames beside memory streams; through Kafka or the job's own Delta sources "
-            "the job would read them from their paths: verify this spec without --kafka, "
-            "on a JSON-lines trace"
-        )
     with tempfile.TemporaryDirectory(prefix="sjoin-verify-") as tmp:
-        runner = (make_runner or partial(_runner, spark, tables=tables))(plan, tmp)
+        if make_runner is None:
+            runner = _runner(spark, plan, tmp, tables)
+        elif tables:  # the job's own sources, its static tables given as DataFrames
+            runner = make_runner(plan, tmp, tables)
+        else:
+            runner = make_runner(plan, tmp)
         for index, root in enumerate(roots, 1):
             started = time.perf_counter()
             query = QueryReport(root, output_mode(plan, root))

@@ -1,8 +1,9 @@
 """`sjoin verify` of a spec with static tables (issue 37, item 4): the job's `build` is given
 each table as a DataFrame of the trace's rows (the job's TABLES schema), so a stream-static
 join is compared batch by batch with Spark; what verify cannot feed (a table's second
-version, a Delta table's one version after the first batch, tables through Kafka or a
-folder trace) is refused before Spark starts, never compared wrongly."""
+version, a Delta table's one version after the first batch) is refused before Spark starts,
+never compared wrongly. A job on its own sources (Kafka, a Delta trace) is given the tables
+in the same way."""
 
 from __future__ import annotations
 
@@ -112,6 +113,45 @@ def test_a_delta_table_first_given_after_the_first_batch_is_refused() -> None:
         verify(_plan("delta"), late, spark=NO_SPARK)
 
 
-def test_tables_through_kafka_are_refused() -> None:
-    with pytest.raises(UsageError, match="without --kafka, on a JSON-lines trace"):
-        verify(_plan("parquet"), TRACE, spark=NO_SPARK, make_runner=lambda plan, folder: None)  # type: ignore[arg-type,return-value]
+class _Given(Exception):
+    """Raised by a job runner maker to show what verify handed it."""
+
+
+def test_a_job_run_on_its_own_sources_is_given_the_static_tables() -> None:
+    """Through Kafka or a Delta trace (``make_runner``), the job reads its streams itself and
+    is given its static tables as DataFrames, as through memory streams."""
+
+    def make_runner(plan: Any, folder: str, tables: Any = None) -> Any:
+        raise _Given(tables)
+
+    with pytest.raises(_Given) as given:
+        verify(_plan("parquet"), TRACE, spark=NO_SPARK, make_runner=make_runner)
+    ((ddl, rows),) = given.value.args[0].values()
+    assert list(given.value.args[0]) == ["customers"]
+    assert ddl == "`customer_id` BIGINT, `segment` STRING"
+    assert rows == [
+        {"customer_id": 1, "segment": "gold"},
+        {"customer_id": 2, "segment": "silver"},
+    ]
+
+
+def test_a_job_without_tables_is_made_as_before() -> None:
+    """A spec without static tables calls ``make_runner(plan, folder)``: a runner maker
+    with two parameters keeps working."""
+    spec = SPEC.replace("FORMAT", "parquet").split("join enriched")[0]
+    spec = spec.replace("table customers (customer_id BIGINT, segment STRING) from parquet", "")
+    spec = spec.replace("(path = 'dim/c')\n", "") + (
+        "join paid = orders AS o LEFT OUTER JOIN payments AS p ON o.order_id = p.order_id\n"
+        "    AND p.pay_time BETWEEN o.order_time AND o.order_time + INTERVAL 20 SECONDS\n"
+        "    SELECT o.order_id, p.pay_time\n"
+    )
+    result = check_text(spec, "s.sjoin")
+    assert result.ok and result.plan is not None, [d.message for d in result.diagnostics]
+    streams = [line for line in TRACE if '"table"' not in line]
+
+    def make_runner(plan: Any, folder: str) -> Any:
+        raise _Given(folder)
+
+    with pytest.raises(_Given) as given:
+        verify(result.plan, streams, spark=NO_SPARK, make_runner=make_runner)
+    assert "sjoin-verify-" in given.value.args[0]
