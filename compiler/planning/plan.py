@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Literal, TypeAlias
+from typing import TYPE_CHECKING, Literal, TypeAlias
 
 from sqlglot import exp
 
@@ -315,22 +315,17 @@ class JoinNode:
         )
 
 
-@dataclass(frozen=True, slots=True)
-class AggregateNode:
-    name: str
-    input: str
-    alias: str
-    group_by: tuple[exp.Expression, ...]
-    output: tuple[OutputColumn, ...]
-    mode: OutputMode
-    watermark_key: str | None  # the grouping key carrying the watermark (append eviction)
-    watermark_key_index: int | None  # its position in group_by
-    watermarks: WatermarkUse
-    analysis: AggregateAnalysis
-    key_types: tuple[str, ...] = ()  # the state's key schema: one SQL type per grouping key
-    buffer_types: tuple[str, ...] = ()  # its value schema: the aggregation buffers, in order
-    # a watermark defined on the input (it reads a join or aggregate): its node
-    input_watermark: InputWatermark | None = None
+class OneInput:
+    """What a node reading one relation (``input``) says of its graph: an aggregate, a
+    deduplication, a view. A mixin of slotted dataclasses, so it holds no slots itself."""
+
+    __slots__ = ()
+    if TYPE_CHECKING:  # the node's own fields (a default here would become theirs)
+        input: str
+        input_watermark: InputWatermark | None
+
+        @property
+        def output(self) -> tuple[OutputColumn, ...]: ...
 
     @property
     def inputs(self) -> tuple[tuple[str, str], ...]:
@@ -347,6 +342,24 @@ class AggregateNode:
         """The watermark node the plan puts on its input when that input reads another
         operator (``InputWatermark``), by input name (``inputs``)."""
         return () if self.input_watermark is None else (("input", self.input_watermark),)
+
+
+@dataclass(frozen=True, slots=True)
+class AggregateNode(OneInput):
+    name: str
+    input: str
+    alias: str
+    group_by: tuple[exp.Expression, ...]
+    output: tuple[OutputColumn, ...]
+    mode: OutputMode
+    watermark_key: str | None  # the grouping key carrying the watermark (append eviction)
+    watermark_key_index: int | None  # its position in group_by
+    watermarks: WatermarkUse
+    analysis: AggregateAnalysis
+    key_types: tuple[str, ...] = ()  # the state's key schema: one SQL type per grouping key
+    buffer_types: tuple[str, ...] = ()  # its value schema: the aggregation buffers, in order
+    # a watermark defined on the input (it reads a join or aggregate): its node
+    input_watermark: InputWatermark | None = None
 
 
 DedupEviction: TypeAlias = Literal["key", "expiry", "never"]
@@ -388,7 +401,7 @@ class DedupState:
 
 
 @dataclass(frozen=True, slots=True)
-class DedupNode:
+class DedupNode(OneInput):
     """``dedup NAME = REL ON (cols) [WITHIN WATERMARK]``: Spark's streaming deduplication.
     The first row of a key in input order passes; its output is its input's columns."""
 
@@ -425,20 +438,6 @@ class DedupNode:
             OutputColumn(c.name, exp.column(c.name, self.alias), c.type, c.event_time)
             for c in self.columns
         )
-
-    @property
-    def inputs(self) -> tuple[tuple[str, str], ...]:
-        """(input name, the relation it reads): its one ``input``."""
-        return (("input", self.input),)
-
-    @property
-    def layout(self) -> tuple[tuple[str, str], ...]:
-        """Its output rows' layout: (column name, canonical type name)."""
-        return tuple((c.name, c.type.name) for c in self.columns)
-
-    @property
-    def input_watermarks(self) -> tuple[tuple[str, InputWatermark], ...]:
-        return () if self.input_watermark is None else (("input", self.input_watermark),)
 
     @property
     def key_types(self) -> tuple[str, ...]:
@@ -489,7 +488,7 @@ class UnionNode:
 
 
 @dataclass(frozen=True, slots=True)
-class ViewNode:
+class ViewNode(OneInput):
     """``view NAME = SELECT ... FROM REL [WHERE cond]``: Spark's Project over a Filter of one
     relation, stateless (no state, no late rows, no watermark of its own).  Over a stream
     with a watermark, Spark's PushPredicateThroughNonJoin moves the WHERE's deterministic
@@ -510,22 +509,6 @@ class ViewNode:
     not_null_below_watermark: tuple[str, ...] = ()
     # a watermark defined on the input (it reads a join or aggregate): its node
     input_watermark: InputWatermark | None = None
-
-    @property
-    def inputs(self) -> tuple[tuple[str, str], ...]:
-        """(input name, the relation it reads): its one ``input``."""
-        return (("input", self.input),)
-
-    @property
-    def layout(self) -> tuple[tuple[str, str], ...]:
-        """Its output rows' layout: (column name, canonical type name)."""
-        return tuple((o.name, o.type.name) for o in self.output)
-
-    @property
-    def input_watermarks(self) -> tuple[tuple[str, InputWatermark], ...]:
-        """The watermark node the plan puts on its input when that input reads another
-        operator (``InputWatermark``), by input name (``inputs``)."""
-        return () if self.input_watermark is None else (("input", self.input_watermark),)
 
     @property
     def filters(self) -> tuple[exp.Expression, ...]:
