@@ -179,7 +179,7 @@ def _aggregate_filter(
         from .columnar.view import ColumnarView
 
         return ColumnarView(view, columns, plan.ansi)
-    return ViewOperator(view, [(n, k.name) for n, k in columns], plan.ansi)
+    return ViewOperator(view, [(n, k.name) for n, k in columns], plan.ansi, keep_rows=True)
 
 
 def _dedup_operator(node: DedupNode, columnar: bool) -> Operator:

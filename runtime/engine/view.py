@@ -68,8 +68,17 @@ class ViewObserver(Protocol):
 class ViewOperator:
     """One ``view`` of the plan, run batch after batch on rows (``operators.Operator``)."""
 
-    def __init__(self, node: ViewNode, columns: Sequence[tuple[str, str]], ansi: bool) -> None:
+    def __init__(
+        self,
+        node: ViewNode,
+        columns: Sequence[tuple[str, str]],
+        ansi: bool,
+        keep_rows: bool = False,
+    ) -> None:
         self.node = node
+        # an aggregate's WHERE (``aggregate_filter``): the kept rows pass as they are, each
+        # the same row object (``sjoin why`` knows a row by identity), unprojected
+        self.keep_rows = keep_rows
         layout = view_layout(columns)
         index = {name: i for i, (name, _) in enumerate(columns)}
         self.below = [
@@ -109,6 +118,8 @@ class ViewOperator:
             if observer is not None and len(kept) != len(rows):
                 observer.filtered(rows, kept, "above", i)
             rows = kept
+        if self.keep_rows:
+            return Rows(list(rows)), ViewMetrics()
         outputs = self.outputs
         out = [tuple(g(r, None) for g in outputs) for r in rows]
         if observer is not None:
