@@ -418,16 +418,18 @@ def filters_text(
     below: tuple[exp.Expression, ...],
     not_null: tuple[str, ...],
     above: tuple[exp.Expression, ...],
+    before: str = "the projection",
 ) -> list[str]:
     """A Filter's conjuncts over ``relation`` in words, where each runs against its
-    watermark node (``marked``: it has one): a view's, an aggregate's WHERE."""
+    watermark node (``marked``: it has one; else each runs ``before`` what follows it): a
+    view's, an aggregate's WHERE."""
     filters = []
     for part in below:
         where = (
             f"pushed below {relation}'s watermark node (PushPredicateThroughNonJoin): the "
             "watermark sees only the rows it keeps"
             if marked
-            else "before the projection"
+            else f"before {before}"
         )
         filters.append(f"{_sql(part)} ({where})")
     for name in not_null:
@@ -581,6 +583,7 @@ def aggregate_where_text(plan: Plan, node: AggregateNode, where: AggregateWhere)
         where.filters_below_watermark,
         where.not_null_below_watermark,
         where.filters_above_watermark,
+        "the grouping",
     )
     lines.append(f"  where filter     {'; '.join(filters)}")
     lines.append(
