@@ -11,6 +11,7 @@ command's (``cli/why_row.py``).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from sqlglot import exp
@@ -18,6 +19,7 @@ from sqlglot import exp
 from ..compiler.describe.explain import predicate_text
 from ..compiler.planning.plan import (
     AggregateNode,
+    AggregateWhere,
     DedupNode,
     JoinNode,
     Plan,
@@ -805,6 +807,8 @@ class Teller:
                         ),
                     )
                 )
+            elif e.kind == "filtered" and node.where is not None:
+                told.append(_where_event(self._event, e, node.where))
             elif e.kind == "late":
                 group = self._group(node, e.detail["group"])
                 words = _group_words(group)
@@ -939,6 +943,8 @@ class Teller:
                     ]
                 elif isinstance(node, ViewNode) and e.kind == "filtered":
                     told = self._view_events(current, e.query, node, [e])
+                elif isinstance(node, AggregateNode) and e.kind == "filtered":
+                    told = self._aggregate_events(current, e.query, node, [e])
                 else:
                     continue
                 return node.name, told[0]["text"].split(": ", 1)[1]
@@ -1135,3 +1141,38 @@ def cell(value: Any) -> str:
 
 def _group_words(group: dict[str, Any]) -> str:
     return ", ".join(f"{k} = {cell(v)}" for k, v in group.items()) or "() (no grouping key)"
+
+
+def _where_event(
+    event: Callable[..., dict[str, Any]], e: Event, where: AggregateWhere
+) -> dict[str, Any]:
+    """A row an aggregate's WHERE dropped (``AggregateWhere``, where the aggregate runs it):
+    the conjunct that is not true, and where it runs against the input's watermark node."""
+    below = e.detail["stage"] == "below"
+    parts = (
+        [written_sql(f) for f in where.filters_below_watermark]
+        + [f"{n} IS NOT NULL" for n in where.not_null_below_watermark]
+        if below
+        else [written_sql(f) for f in where.filters_above_watermark]
+    )
+    conjunct = parts[e.detail["index"]]
+    inferred = below and e.detail["index"] >= len(where.filters_below_watermark)
+    text = (
+        f"dropped by the aggregate's WHERE: `{conjunct}` is not true"
+        + (" (a filter Spark infers from the WHERE)" if inferred else "")
+        + "; it runs before the grouping, so the row was never grouped, stored or counted as "
+        "late, and "
+        + (
+            "below the input's watermark node, so the watermark never saw it"
+            if below
+            else "above the input's watermark node (it reads the watermarked column or is not "
+            "deterministic), so the watermark saw it"
+        )
+    )
+    return event(
+        e,
+        "filtered",
+        text,
+        filter=conjunct,
+        stage="below_watermark" if below else "above_watermark",
+    )

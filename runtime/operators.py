@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal, Protocol
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from ..compiler.planning.plan import (
     OPERATOR_KINDS,
@@ -32,10 +32,13 @@ from .engine.aggregate_core import AggregateMetrics
 from .engine.batches import Batch
 from .engine.dedup_core import DedupMetrics
 from .engine.late import Dropped
-from .engine.view import ViewMetrics, ViewOperator
+from .engine.view import ViewMetrics, ViewOperator, aggregate_filter
 from .engine.watermark import WatermarkNode
 from .rows.aggregate import AggregateOperator
 from .rows.join import JoinMetrics, JoinOperator
+
+if TYPE_CHECKING:
+    from .columnar.view import ColumnarView
 
 EngineName = Literal["columnar", "reference"]
 ENGINES: tuple[EngineName, ...] = ("columnar", "reference")
@@ -153,10 +156,30 @@ def make_operator(plan: Plan, node: StepNode, engine: EngineName, where: Placeme
             return ColumnarJoin(node, plan.ansi)
         from .columnar.aggregate import ColumnarAggregate
 
-        return ColumnarAggregate(node, plan.columns_of(node.input), plan.ansi, where.aggregate)
+        found = ColumnarAggregate(node, plan.columns_of(node.input), plan.ansi, where.aggregate)
+        found.where = _aggregate_filter(plan, node, columnar=True)
+        return found
     if isinstance(node, JoinNode):
         return JoinOperator(node, plan.ansi)
-    return AggregateOperator(node, plan.columns_of(node.input), plan.ansi)
+    aggregate = AggregateOperator(node, plan.columns_of(node.input), plan.ansi)
+    aggregate.where = _aggregate_filter(plan, node, columnar=False)
+    return aggregate
+
+
+def _aggregate_filter(
+    plan: Plan, node: AggregateNode, columnar: bool
+) -> ViewOperator | ColumnarView | None:
+    """The aggregate's WHERE where it runs it (``view.aggregate_filter``), by the view
+    operator of the aggregate's engine."""
+    columns = typed_columns(plan, node.input)
+    view = aggregate_filter(node, columns)
+    if view is None:
+        return None
+    if columnar:
+        from .columnar.view import ColumnarView
+
+        return ColumnarView(view, columns, plan.ansi)
+    return ViewOperator(view, [(n, k.name) for n, k in columns], plan.ansi, keep_rows=True)
 
 
 def _dedup_operator(node: DedupNode, columnar: bool) -> Operator:

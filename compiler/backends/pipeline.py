@@ -214,6 +214,8 @@ def aggregate_sql(plan: Plan, node: AggregateNode, view: bool) -> str:
         ",\n".join(f"  {_alias(c.expr, c.name)}" for c in node.output),
         f"FROM {_marked_read(plan, node.input, node.input_watermark)} AS {_sql_name(node.alias)}",
     ]
+    if node.where is not None:  # a Filter below the aggregate: Spark's optimizer places it
+        lines.append("WHERE " + _condition_sql(node.where.condition))
     if node.group_by:
         lines.append("GROUP BY " + ", ".join(job_sql(k) for k in node.group_by))
     return "\n".join(lines) + "\n"

@@ -280,7 +280,10 @@ def _(node: AggregateNode) -> list[str]:
     ]
     lines.extend(_mark_comment(node.input, node.input_watermark))
     source = _marked(node.input, node.input_watermark)
-    lines.append(f"grouped = {source}.alias({literal(node.alias)}).groupBy(")
+    source = f"{source}.alias({literal(node.alias)})"
+    if node.where is not None:  # a Filter below the aggregate: Spark's optimizer places it
+        source += f".where(F.expr({sql_literal(job_sql(node.where.condition))}))"
+    lines.append(f"grouped = {source}.groupBy(")
     lines.extend(f"    {k}," for k in keys)
     lines.append(")")
     lines.append("rels[" + literal(node.name) + "] = grouped.agg(")

@@ -162,6 +162,9 @@ class Binder:
         self.sunk: set[str] = set()  # relations with a sink
         self.columns = limits.ColumnBudget(diags)
         self.suggestions = SUGGESTION_BUDGET
+        # the message and help of E019 for an aggregate function where none may stand; an
+        # aggregate's WHERE says it as Spark's analyzer does (``_aggregate_where``)
+        self.no_aggregate: tuple[str, str] | None = None
 
     # ------------------------------------------------------------------ statements
     def bind(self, spec: ast.SpecFile) -> BoundSpec:
@@ -878,6 +881,7 @@ class Binder:
         scope = Scope([("input", inp)])
         if not self._room_for(stmt.select, [("input", inp)], stmt.name.span):
             return
+        where = None if stmt.where is None else self._aggregate_where(stmt.where, scope)
         keys = tuple(self.expression(g, scope, allow_aggregates=False) for g in stmt.group_by)
         items: list[OutputItem] = []
         for item in stmt.select:
@@ -916,7 +920,24 @@ class Binder:
             mode_span,
             stmt.span,
             stmt.name.span,
+            where,
         )
+
+    def _aggregate_where(self, node: exp.Expression, scope: Scope) -> exp.Expression:
+        """An aggregate's WHERE, over its input's columns: a filter of the rows before they
+        are grouped (Spark's Filter below the Aggregate), BOOLEAN (E012), without aggregate
+        functions (E019, as Spark's analyzer refuses them: INVALID_WHERE_CONDITION)."""
+        self.no_aggregate = (
+            "aggregate `{name}` in the WHERE of an aggregate: Spark refuses it "
+            "(INVALID_WHERE_CONDITION: avoid aggregate functions in the WHERE clause)",
+            "WHERE filters the input rows before they are grouped; to filter the groups by "
+            "an aggregate, read the aggregate in a view: `view v = SELECT * FROM a WHERE "
+            "n > 0`",
+        )
+        try:
+            return self._condition(node, scope, "the WHERE condition")
+        finally:
+            self.no_aggregate = None
 
     def _bind_DedupDecl(self, stmt: ast.DedupDecl) -> None:
         defined = self._define(stmt.name)
@@ -1599,13 +1620,12 @@ class Binder:
                     self._type(arg, scope, agg)
             return t.UNKNOWN
         if fn.aggregate and not agg:
-            self.diags.add(
-                "E019",
-                f"aggregate `{name}` is not allowed here",
-                span,
-                "aggregate function",
+            message, help = self.no_aggregate or (
+                "aggregate `{name}` is not allowed here",
                 "aggregate in an `aggregate` statement downstream of the join",
             )
+            message = message.replace("{name}", name)
+            self.diags.add("E019", message, span, "aggregate function", help)
         if len(args) < fn.min_args or (fn.max_args is not None and len(args) > fn.max_args):
             arity = (
                 str(fn.min_args)

@@ -129,6 +129,8 @@ class Aggregate:
     mode_span: Span | None
     span: Span
     name_span: Span
+    # ``WHERE cond`` before GROUP BY: a filter of the input's rows, over its columns
+    where: exp.Expression | None = None
 
     @property
     def columns(self) -> tuple[Column, ...]:
@@ -331,6 +333,8 @@ def pretty(spec: BoundSpec) -> str:
             lines.append(
                 f"aggregate {rel.name} = {rel.input.relation} AS {rel.input.alias} [{rel.mode}]"
             )
+            if rel.where is not None:
+                lines.append(f"  where {sql(rel.where)}")
             lines.append("  group by " + ", ".join(sql(g) for g in rel.group_by))
             for item in rel.output:
                 lines.append(

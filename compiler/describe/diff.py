@@ -846,6 +846,7 @@ def _diff_aggregate(
                 + ("at every update" if b.mode == "update" else "when the watermark closes them"),
             )
         )
+    reasons.extend(_aggregate_where_reason(a, b))
     reasons.extend(
         _input_watermark_reason(
             b.input,
@@ -864,6 +865,26 @@ def _diff_aggregate(
     return OperatorDiff(
         i, a.name, b.name, "aggregate", "differs" if reasons else "resumes", None, tuple(reasons)
     )
+
+
+def _aggregate_where_reason(a: AggregateNode, b: AggregateNode) -> list[Reason]:
+    """A changed WHERE of an aggregate: a Filter below it holds no state and Spark's
+    checkpoint keeps nothing of it (the state's key and value schemas are the grouping keys
+    and the buffers), so the query resumes and filters with the new one."""
+    was = None if a.where is None else a.where.condition
+    now = None if b.where is None else b.where.condition
+    if _norm(was) == _norm(now):
+        return []
+    return [
+        Reason(
+            "filter",
+            f"the WHERE of aggregate `{b.name}` changes from {_sql(was) or 'none'} to "
+            f"{_sql(now) or 'none'}: it filters the rows before they are grouped and holds no "
+            "state (the state's schema is unchanged), so the restarted query filters with the "
+            "new one from its first batch on; the groups stored before it keep what the old "
+            "one let through",
+        )
+    ]
 
 
 # ------------------------------------------------------------------ Spark A -> Spark B

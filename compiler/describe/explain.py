@@ -13,6 +13,7 @@ from sqlglot import exp
 
 from ..planning.plan import (
     AggregateNode,
+    AggregateWhere,
     Check,
     DedupNode,
     InputWatermark,
@@ -173,7 +174,18 @@ def join_json(node: JoinNode) -> dict[str, Any]:
             for o in node.output
         ],
         "notes": list(node.notes),
-    } | (_where_json(node) if node.where is not None else {})
+    } | (_where_json(node) if _has_where(node) else {})
+
+
+def _has_where(node: JoinNode) -> bool:
+    """Whether a join has a WHERE: its own, or an aggregate's pushed into it (its decisions
+    without a written one)."""
+    return (
+        node.where is not None
+        or bool(node.where_pushed)
+        or node.where_filter is not None
+        or node.where_eliminated is not None
+    )
 
 
 def _where_json(node: JoinNode) -> dict[str, Any]:
@@ -236,12 +248,17 @@ def union_watermark_nodes(plan: Plan, node: UnionNode) -> list[tuple[int, str, s
     return found
 
 
-def where_text(node: JoinNode) -> list[str]:
+def where_text(node: JoinNode, pushed_from: str | None = None) -> list[str]:
     """A join's WHERE in `sjoin plan`: Spark's EliminateOuterJoin in words, where each
-    conjunct runs."""
-    if node.where is None:
+    conjunct runs (``pushed_from``: the aggregate whose WHERE Spark pushes into it)."""
+    if not _has_where(node):
         return []
-    lines = [f"  where            {_sql(node.where)}"]
+    lines = [f"  where            {_sql(node.where)}"] if node.where is not None else []
+    if pushed_from is not None:
+        lines.append(
+            f"  where from       the WHERE of aggregate {pushed_from}, pushed through this "
+            "join's projection (PushPredicateThroughNonJoin)"
+        )
     eliminated = node.where_eliminated
     if eliminated is not None:
         before, after, parts = eliminated
@@ -317,6 +334,7 @@ def _plan_json(plan: Plan, diagnostics: list[dict[str, Any]]) -> dict[str, Any]:
                     {"name": o.name, "expr": _sql(o.expr), "type": str(o.type)} for o in a.output
                 ],
             }
+            | ({} if a.where is None else {"where": aggregate_where_json(a.where)})
             for a in plan.aggregates
         ],
         "sinks": [
@@ -364,26 +382,21 @@ def _view_text(plan: Plan, node: ViewNode) -> list[str]:
     marked = node.input_watermark is not None or (
         isinstance(source, StreamNode) and source.watermark_column is not None
     )
-    filters = []
-    for part in node.filters_below_watermark:
-        where = (
-            f"pushed below {node.input}'s watermark node (PushPredicateThroughNonJoin): the "
-            "watermark sees only the rows it keeps"
-            if marked
-            else "before the projection"
-        )
-        filters.append(f"{_sql(part)} ({where})")
-    for name in node.not_null_below_watermark:
-        filters.append(
-            f"isnotnull({node.alias}.{name}) (inferred by Spark from a filter above the "
-            "watermark node, pushed below it)"
-        )
-    for part in node.filters_above_watermark:
-        filters.append(
-            f"{_sql(part)} (above {node.input}'s watermark node: it reads the watermarked "
-            "column or is not deterministic)"
-        )
+    filters = filters_text(
+        node.input,
+        node.alias,
+        marked,
+        node.filters_below_watermark,
+        node.not_null_below_watermark,
+        node.filters_above_watermark,
+    )
     lines.append(f"  filter           {'; '.join(filters) or '(none)'}")
+    pushed_from = pushed_where_from(plan, node.name)
+    if pushed_from is not None:
+        lines.append(
+            f"  where from       the WHERE of aggregate {pushed_from}, pushed through this "
+            "view's projection (PushPredicateThroughNonJoin), after its own"
+        )
     if node.input_watermark is not None:
         text = _input_watermark_text(plan, node.input, node.input_watermark)
         lines.append(f"  input watermark  {text}")
@@ -396,6 +409,47 @@ def _view_text(plan: Plan, node: ViewNode) -> list[str]:
     lines.append(f"  output           {output}")
     lines.append("  state            none: rows are filtered and projected, no row is late")
     return lines
+
+
+def filters_text(
+    relation: str,
+    alias: str,
+    marked: bool,
+    below: tuple[exp.Expression, ...],
+    not_null: tuple[str, ...],
+    above: tuple[exp.Expression, ...],
+    before: str = "the projection",
+) -> list[str]:
+    """A Filter's conjuncts over ``relation`` in words, where each runs against its
+    watermark node (``marked``: it has one; else each runs ``before`` what follows it): a
+    view's, an aggregate's WHERE."""
+    filters = []
+    for part in below:
+        where = (
+            f"pushed below {relation}'s watermark node (PushPredicateThroughNonJoin): the "
+            "watermark sees only the rows it keeps"
+            if marked
+            else f"before {before}"
+        )
+        filters.append(f"{_sql(part)} ({where})")
+    for name in not_null:
+        filters.append(
+            f"isnotnull({alias}.{name}) (inferred by Spark from a filter above the "
+            "watermark node, pushed below it)"
+        )
+    for part in above:
+        filters.append(
+            f"{_sql(part)} (above {relation}'s watermark node: it reads the watermarked "
+            "column or is not deterministic)"
+        )
+    return filters
+
+
+def pushed_where_from(plan: Plan, relation: str) -> str | None:
+    """The aggregate whose WHERE the plan pushes into ``relation`` (a join or view), if any."""
+    return next(
+        (a.name for a in plan.aggregates if a.where and a.where.pushed_into == relation), None
+    )
 
 
 def static_json(plan: Plan) -> dict[str, Any]:
@@ -493,6 +547,8 @@ def plan_text(plan: Plan) -> str:
             mark = node.input_watermark
             if mark is not None:
                 lines.append(f"  input watermark  {_input_watermark_text(plan, node.input, mark)}")
+            if node.where is not None:
+                lines.extend(aggregate_where_text(plan, node, node.where))
             lines.append(
                 f"  watermarks       late rows: {watermark_text(node.watermarks.late_rows)}; "
                 f"eviction: {watermark_text(node.watermarks.eviction)}"
@@ -505,6 +561,47 @@ def plan_text(plan: Plan) -> str:
     lines.append("checks")
     lines.extend(_check_text(c) for c in plan.checks)
     return "\n".join(lines)
+
+
+def aggregate_where_text(plan: Plan, node: AggregateNode, where: AggregateWhere) -> list[str]:
+    """An aggregate's WHERE in `sjoin plan`: where Spark runs it, below the aggregate's state."""
+    lines = [f"  where            {_sql(where.condition)}"]
+    if where.pushed_into is not None:
+        lines.append(
+            f"  where pushed     into {where.pushed_into} (PushPredicateThroughNonJoin through "
+            f"its projection; see its filters): the rows it drops never reach this aggregate"
+        )
+        return lines
+    source = plan.node(node.input)
+    marked = node.input_watermark is not None or (
+        isinstance(source, StreamNode) and source.watermark_column is not None
+    )
+    filters = filters_text(
+        node.input,
+        node.alias,
+        marked,
+        where.filters_below_watermark,
+        where.not_null_below_watermark,
+        where.filters_above_watermark,
+        "the grouping",
+    )
+    lines.append(f"  where filter     {'; '.join(filters)}")
+    lines.append(
+        "  where runs       before the grouping: the rows it drops are never grouped, stored "
+        "or counted as late"
+    )
+    return lines
+
+
+def aggregate_where_json(where: AggregateWhere) -> dict[str, Any]:
+    """An aggregate's ``where`` in its plan JSON (only an aggregate with one has the key)."""
+    return {
+        "condition": _sql(where.condition),
+        "pushed_into": where.pushed_into,
+        "filters_below_watermark": [_sql(p) for p in where.filters_below_watermark],
+        "filters_above_watermark": [_sql(p) for p in where.filters_above_watermark],
+        "not_null_below_watermark": list(where.not_null_below_watermark),
+    }
 
 
 def _results_text(plan: Plan, node: AggregateNode) -> str:
@@ -597,7 +694,7 @@ def _join_text(plan: Plan, node: JoinNode) -> list[str]:
             filters.append(f"{pre} (in the join; failing rows come out null-padded at once)")
         lines.append(f"  {side.name + ' filter':<16} {'; '.join(filters) or '(none)'}")
     lines.append(f"  post-join filter {_sql(node.post_join_filter) or '(none)'}")
-    lines.extend(where_text(node))
+    lines.extend(where_text(node, pushed_where_from(plan, node.name)))
     for side in (node.left, node.right):
         rule = side.state
         if rule.eviction == "never":

@@ -155,6 +155,8 @@ class AggregateDecl:
     select: tuple[SelectItem, ...]
     mode: Ident | None
     span: Span
+    # ``WHERE cond`` before GROUP BY: a filter of the input's rows before they are grouped
+    where: exp.Expression | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -175,6 +175,8 @@ class ToAst(Transformer_NonRecursive[Token, Any]):
     rel_duration = duration
     view_watermark = watermark_clause
     view_duration = duration
+    agg_watermark = watermark_clause
+    agg_duration = duration
 
     @v_args(meta=True)
     def from_clause(self, meta: Meta, kids: list[Any]) -> ast.FormatDecl:
@@ -207,6 +209,7 @@ class ToAst(Transformer_NonRecursive[Token, Any]):
         return kids[0]  # type: ignore[no-any-return]
 
     view_where = where_clause
+    agg_where = where_clause
 
     @v_args(meta=True)
     def view_stmt(self, meta: Meta, kids: list[Any]) -> ast.ViewDecl:
@@ -218,6 +221,7 @@ class ToAst(Transformer_NonRecursive[Token, Any]):
         return ast.RelRef(kids[0], kids[1], self._span(meta), kids[2])
 
     view_ref = rel_ref
+    agg_ref = rel_ref
 
     def _join_type(how: str) -> Any:  # type: ignore[misc]
         @v_args(meta=True)
@@ -251,8 +255,10 @@ class ToAst(Transformer_NonRecursive[Token, Any]):
 
     @v_args(meta=True)
     def aggregate_stmt(self, meta: Meta, kids: list[Any]) -> ast.AggregateDecl:
-        name, source, *group_by, select, mode = kids
-        return ast.AggregateDecl(name, source, tuple(group_by), select, mode, self._span(meta))
+        name, source, where, *group_by, select, mode = kids
+        return ast.AggregateDecl(
+            name, source, tuple(group_by), select, mode, self._span(meta), where
+        )
 
     @v_args(meta=True)
     def dedup_stmt(self, meta: Meta, kids: list[Any]) -> ast.DedupDecl:
@@ -782,9 +788,9 @@ CROSS_JOIN = (
     "between the sides (its state is kept per key); join on a key with `ON a.k = b.k`"
 )
 WHERE_HELP = (
-    "WHERE is written after a join's ON condition (before its SELECT), or in a view: "
-    "`view v = SELECT ... FROM a WHERE ...` filters any relation, an aggregate's input too "
-    "(see docs/language.md)"
+    "WHERE is written after a join's ON condition (before its SELECT), after an aggregate's "
+    "input (before GROUP BY: `aggregate a = j AS x WHERE x.n > 0 GROUP BY ...`), or in a "
+    "view: `view v = SELECT ... FROM a WHERE ...` filters any relation (see docs/language.md)"
 )
 ON_BEFORE_WHERE = (
     "a join's condition is written in ON: `a AS x INNER JOIN b AS y ON x.k = y.k`; a WHERE "

@@ -25,10 +25,11 @@ model whichever syntax the pipeline was written in.  What each part of a pipelin
   streaming table without declared columns, or a flow into one), the .sjoin ``view``;
 - a union: ``q1 UNION ALL q2 ...``; a branch ``SELECT * FROM STREAM(s)`` is ``s``, any other
   a relation of its own (``<table>_<n>``) that the union reads;
-- an aggregate: a query with GROUP BY over one read (its WHERE a view ``<table>_where`` it
-  reads), or over a join (then the join is a relation of its own, named ``<table>_join``,
-  that keeps the columns the aggregate reads); ``SELECT DISTINCT`` is the aggregate Spark's
-  optimizer makes of it, grouping by every column (ReplaceDistinctWithAggregate);
+- an aggregate: a query with GROUP BY over one read (its WHERE the aggregate's WHERE, a
+  Filter below it), or over a join (then the join is a relation of its own, named
+  ``<table>_join``, that keeps the columns the aggregate reads); ``SELECT DISTINCT`` is the
+  aggregate Spark's optimizer makes of it, grouping by every column
+  (ReplaceDistinctWithAggregate);
 - a chain: a join or aggregate reading a temporary view, which SDP inlines into the flow
   that reads it, so the chain is one streaming query as a .sjoin chain is; a WATERMARK
   clause on that read is the .sjoin ``v AS x watermark t delay ...`` (withWatermark on the
@@ -709,22 +710,12 @@ class Lowering:
                 )
         elif group_by is not None:
             side = sides[0]
-            ref = side.ref
-            if query.where is not None:  # a Filter below the aggregate: a view of its own
-                where_name = ast.Ident(self._fresh(f"{name.text}_where"), query.from_span)
-                star = _spanned(exp.Star(), query.from_span)
-                statements.append(
-                    ast.ViewDecl(
-                        where_name,
-                        (ast.SelectItem(star, None, query.from_span),),
-                        side.ref,
-                        _rewrite(query.where, substitute),
-                        query.from_span,
-                    )
-                )
-                ref = ast.RelRef(where_name, ast.Ident(side.alias, side.span), side.span)
+            # a Filter below the aggregate: the aggregate's WHERE, as Spark plans it
+            where = _rewrite(query.where, substitute) if query.where is not None else None
             group = tuple(_rewrite(g, substitute) for g in group_by)
-            statements.append(ast.AggregateDecl(name, ref, group, select, None, statement_span))
+            statements.append(
+                ast.AggregateDecl(name, side.ref, group, select, None, statement_span, where)
+            )
         else:  # a filter and projection of one relation: a view
             side = sides[0]
             where = _rewrite(query.where, substitute) if query.where is not None else None

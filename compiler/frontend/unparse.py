@@ -244,9 +244,10 @@ def statement(stmt: ast.Statement) -> str:
         return text
     if isinstance(stmt, ast.AggregateDecl):
         keys = ", ".join(expression(g) for g in stmt.group_by)
+        where = "" if stmt.where is None else f"\n    WHERE {_condition(stmt.where)}"
         text = (
-            f"aggregate {name(stmt.name.text)} = {_rel(stmt.input)}\n    GROUP BY {keys}\n"
-            f"    SELECT {_items(stmt.select)}"
+            f"aggregate {name(stmt.name.text)} = {_rel(stmt.input)}{where}\n"
+            f"    GROUP BY {keys}\n    SELECT {_items(stmt.select)}"
         )
         if stmt.mode is not None:
             text += f"\n    OUTPUT MODE {stmt.mode.text.lower()}"

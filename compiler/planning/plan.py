@@ -345,6 +345,30 @@ class OneInput:
 
 
 @dataclass(frozen=True, slots=True)
+class AggregateWhere:
+    """An aggregate's ``WHERE`` (``df.where(cond).groupBy(...)``): Spark's Filter between
+    the input and the aggregate, below its state store, so the rows it drops are never
+    grouped, stored or late.  Spark's optimizer pushes it down as it pushes a view's WHERE:
+    into the one join or view below that nothing else reads (``pushed_into``: that node's
+    plan holds it, PushPredicateThroughNonJoin through its projection, then the join's
+    EliminateOuterJoin and PushPredicateThroughJoin; the aggregate runs no filter of its
+    own), else split at its input's watermark node as a view's (its conjuncts below and
+    above it, the isnotnull filters inferred from those above, pushed below)."""
+
+    condition: exp.Expression  # as written (bound, over the input's columns)
+    filters_below_watermark: tuple[exp.Expression, ...] = ()
+    filters_above_watermark: tuple[exp.Expression, ...] = ()
+    not_null_below_watermark: tuple[str, ...] = ()
+    pushed_into: str | None = None
+
+    @property
+    def filters(self) -> tuple[exp.Expression, ...]:
+        """The conjuncts the aggregate runs itself, those below its input's watermark node
+        first (none when ``pushed_into`` holds them)."""
+        return (*self.filters_below_watermark, *self.filters_above_watermark)
+
+
+@dataclass(frozen=True, slots=True)
 class AggregateNode(OneInput):
     name: str
     input: str
@@ -360,6 +384,8 @@ class AggregateNode(OneInput):
     buffer_types: tuple[str, ...] = ()  # its value schema: the aggregation buffers, in order
     # a watermark defined on the input (it reads a join or aggregate): its node
     input_watermark: InputWatermark | None = None
+    # its WHERE: a filter of the input's rows before they are grouped (None: none)
+    where: AggregateWhere | None = None
 
 
 DedupEviction: TypeAlias = Literal["key", "expiry", "never"]

@@ -7,18 +7,29 @@ analysis rules judge, once per join).  The planner decides and judges nothing:
 
 from __future__ import annotations
 
-from collections.abc import Collection, Mapping
+from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass, replace
-from typing import Literal
+from typing import Literal, TypeVar
 
 from sqlglot import exp
 
-from ..binding.bound import Aggregate, BoundSpec, Dedup, Input, Join, Stream, Table, Union, View
+from ..binding.bound import (
+    Aggregate,
+    BoundSpec,
+    Dedup,
+    Input,
+    Join,
+    OutputItem,
+    Stream,
+    Table,
+    Union,
+    View,
+)
 from ..diagnostics.diagnostics import Diagnostics
 from ..frontend.limits import MAX_SUBSTITUTIONS
 from ..vocabulary import annotate
 from ..vocabulary import types as t
-from ..vocabulary.expr import conjuncts, find_all, strip_parens
+from ..vocabulary.expr import conjuncts, copy_tree, find_all, strip_parens
 from ..vocabulary.model import (
     JOIN_KINDS,
     Bound,
@@ -41,6 +52,7 @@ from .infer import SideConstraints, TooManyConstraints, inferred_filters
 from .plan import (
     OPERATOR_KINDS,
     AggregateNode,
+    AggregateWhere,
     DedupNode,
     DedupState,
     EvictedRowsSkipped,
@@ -75,6 +87,10 @@ from .where import eliminate_outer, place_where, rejected_sides
 
 Solved = tuple[list[Bound], list[exp.Expression]]  # a side's state bounds, unusable conjuncts
 LARGE_WATERMARK_MS = 10**12  # any W for which offsets are exact (truncation rounds down)
+
+
+_J = TypeVar("_J", Join, View)
+_N = TypeVar("_N", JoinNode, ViewNode)
 
 
 def watermark_use(spark: SparkVersion, settings: Settings, first_stateful: bool) -> WatermarkUse:
@@ -118,6 +134,8 @@ class Planner:
         # substitutions left for Spark's filter inference over the whole spec
         # (compiler/planning/infer.py)
         self._inference_budget = [MAX_SUBSTITUTIONS]
+        # the joins and views that aggregates' WHEREs are pushed into (``_pushed_wheres``)
+        self.pushed = self._pushed_wheres()
 
     def plan(self) -> Plan:
         nodes: list[PlanNode] = []
@@ -139,13 +157,13 @@ class Planner:
             elif isinstance(rel, Join) and (side := tables.static_side(self.spec, rel)):
                 nodes.append(tables.plan_static_join(self.spec, rel, side, self.diags))
             elif isinstance(rel, Join):
-                nodes.append(self.plan_join(rel))
+                nodes.append(self._with_where(self.plan_join, rel))
             elif isinstance(rel, Dedup):
                 nodes.append(self.plan_dedup(rel, {n.name: n for n in nodes}))
             elif isinstance(rel, Union):
                 nodes.append(plan_union(rel, {n.name: n for n in nodes}))
             elif isinstance(rel, View):
-                nodes.append(self.plan_view(rel))
+                nodes.append(self._with_where(self.plan_view, rel))
             else:
                 nodes.append(self.plan_aggregate(rel, {n.name: n for n in nodes}))
         nodes = push_into_unions(nodes)
@@ -204,12 +222,73 @@ class Planner:
                 and not tables.static_side(self.spec, j)
             ]
             saved, self.required = self.required, required
+            below = _closure(self.spec, rel.name)
             try:
-                nodes = tuple(self.plan_join(j) for j in changed)
+                nodes = tuple(
+                    self._with_where(self.plan_join, j)
+                    if self.pushed.get(j.name, (None,))[0] in below
+                    else self.plan_join(j)
+                    for j in changed
+                )
             finally:
                 self.required = saved
             out.append(OwnQuery(rel.name, nodes))
         return tuple(out)
+
+    # ------------------------------------------------------------------ aggregates' WHEREs
+    def _pushed_wheres(self) -> dict[str, tuple[str, exp.Expression]]:
+        """The joins and views an aggregate's WHERE is pushed into, as Spark's optimizer
+        pushes a Filter (PushPredicateThroughNonJoin): through the projection of the one
+        join or view it reads, when nothing else reads that relation (no other operator, no
+        sink, not the query run on its own: Spark plans each query apart, sjoin keeps one
+        node) and every output of the projection is deterministic and no window (Spark
+        then substitutes the outputs' expressions into the condition).  relation -> (the
+        aggregate, its WHERE over that relation's input columns); the join or view plans
+        it as the WHERE after its own (CombineFilters), where the existing pushdown, and
+        EliminateOuterJoin for a join, take it further."""
+        reads: dict[str, int] = {}
+        for rel in self.spec.relations:
+            for _, read in rel.inputs:
+                reads[read] = reads.get(read, 0) + 1
+        sunk = {s.relation for s in self.spec.sinks}
+        found: dict[str, tuple[str, exp.Expression]] = {}
+        for rel in self.spec.relations:
+            if not isinstance(rel, Aggregate) or rel.where is None or rel.input.watermark:
+                continue
+            source = self.spec.relation(rel.input.relation)
+            if (
+                not isinstance(source, (Join, View))
+                or (isinstance(source, Join) and tables.static_side(self.spec, source))
+                or reads.get(source.name) != 1
+                or source.name in sunk
+                or source.name == self.root
+            ):
+                continue
+            through = _through_projection(rel.where, source.output)
+            if through is not None:
+                found[source.name] = (rel.name, through)
+        return found
+
+    def _with_where(self, plan: Callable[[_J], _N], rel: _J) -> _N:
+        """``plan(rel)``, with the WHERE of the aggregate that reads ``rel`` pushed into it
+        (``_pushed_wheres``) after its own: the node's decisions made for both, its ``where``
+        the one written on it (the back ends write each WHERE where it is written)."""
+        pushed = self.pushed.get(rel.name)
+        if pushed is None:
+            return plan(rel)
+        # CombineFilters: its own WHERE, then the pushed one
+        combined = conjoin([*([] if rel.where is None else [rel.where]), pushed[1]])
+        return replace(plan(replace(rel, where=combined)), where=rel.where)  # type: ignore[type-var]
+
+    def _aggregate_where(self, a: Aggregate) -> AggregateWhere | None:
+        """The aggregate's WHERE as the plan holds it (``AggregateWhere``): pushed into the
+        relation below, or split at its input's watermark node as a view's WHERE is."""
+        if a.where is None:
+            return None
+        if a.input.relation in self.pushed:
+            return AggregateWhere(a.where, pushed_into=a.input.relation)
+        below, above, not_null = self._split_at_watermark(a.where, a.input)
+        return AggregateWhere(a.where, below, above, not_null)
 
     # ------------------------------------------------------------------ joins
     def _is_first_stateful(self, inputs: list[Input]) -> bool:
@@ -595,8 +674,29 @@ class Planner:
         """A view: its WHERE's conjuncts split at its input's watermark node as Spark's
         PushPredicateThroughNonJoin splits a Filter above an EventTimeWatermark (the
         deterministic ones that do not read the watermarked column go below it)."""
-        parts = conjuncts(v.where) if v.where is not None else []
-        marked = self._watermark_column(v.input)
+        below, above, not_null = self._split_at_watermark(v.where, v.input)
+        return ViewNode(
+            name=v.name,
+            input=v.input.relation,
+            alias=v.input.alias,
+            where=v.where,
+            output=tuple(OutputColumn(o.name, o.expr, o.type, o.event_time) for o in v.output),
+            filters_below_watermark=below,
+            filters_above_watermark=above,
+            not_null_below_watermark=not_null,
+            name_span=v.name_span,
+            input_watermark=_input_watermark(v.input),
+        )
+
+    def _split_at_watermark(
+        self, where: exp.Expression | None, inp: Input
+    ) -> tuple[tuple[exp.Expression, ...], tuple[exp.Expression, ...], tuple[str, ...]]:
+        """A Filter's conjuncts over ``inp`` split at its watermark node as Spark's
+        PushPredicateThroughNonJoin splits a Filter above an EventTimeWatermark (the
+        deterministic ones that do not read the watermarked column go below it), and the
+        isnotnull filters inferred from those above, pushed below: (below, above, not null)."""
+        parts = conjuncts(where) if where is not None else []
+        marked = self._watermark_column(inp)
 
         def above(p: exp.Expression) -> bool:
             return marked is not None and (marked in _column_names(p) or not is_deterministic(p))
@@ -604,17 +704,10 @@ class Planner:
         not_null = [
             col.name for p in parts if above(p) for col in not_null_columns(p) if col.name != marked
         ]
-        return ViewNode(
-            name=v.name,
-            input=v.input.relation,
-            alias=v.input.alias,
-            where=v.where,
-            output=tuple(OutputColumn(o.name, o.expr, o.type, o.event_time) for o in v.output),
-            filters_below_watermark=tuple(p for p in parts if not above(p)),
-            filters_above_watermark=tuple(p for p in parts if above(p)),
-            not_null_below_watermark=tuple(dict.fromkeys(not_null)),
-            name_span=v.name_span,
-            input_watermark=_input_watermark(v.input),
+        return (
+            tuple(p for p in parts if not above(p)),
+            tuple(p for p in parts if above(p)),
+            tuple(dict.fromkeys(not_null)),
         )
 
     # ------------------------------------------------------------------ aggregates
@@ -656,6 +749,7 @@ class Planner:
             key_types=tuple(_type_name(g) for g in a.group_by),
             buffer_types=_buffer_types(a),
             input_watermark=_input_watermark(a.input),
+            where=self._aggregate_where(a),
         )
 
     # ------------------------------------------------------------------ deduplications
@@ -749,8 +843,9 @@ def plan_union(u: Union, planned: Mapping[str, PlanNode]) -> UnionNode:
 
 
 def push_into_unions(nodes: list[PlanNode]) -> list[PlanNode]:
-    """Each union read by one join side or one view, and by nothing else, with that side's
-    filters (the view's WHERE) pushed into its inputs: Spark's PushPredicateThroughNonJoin
+    """Each union read by one join side, one view or one aggregate with a WHERE, and by
+    nothing else, with that side's filters (the view's or aggregate's WHERE) pushed into its
+    inputs: Spark's PushPredicateThroughNonJoin
     pushes a filter's deterministic conjuncts above a Union into every child, and through a
     child's EventTimeWatermark unless they read the watermarked column (seen on Spark 4.3.0:
     ``tests/spark/test_union_on_spark.py``, and the parity scenario
@@ -780,6 +875,13 @@ def push_into_unions(nodes: list[PlanNode]) -> list[PlanNode]:
             view = found[0]
             pushed: Literal["left", "right", "input"] = "input"
             written, written_not_null = view.filters, view.not_null_below_watermark
+        elif (
+            len(found) == 1
+            and isinstance(found[0], AggregateNode)
+            and (where := found[0].where) is not None
+        ):  # an aggregate's WHERE, as a view's
+            pushed = "input"
+            written, written_not_null = where.filters, where.not_null_below_watermark
         elif len(found) == 1 and len(sides) == 1:
             side = sides[0]
             pushed, written = (
@@ -873,6 +975,34 @@ def _mark_delay(
         column = next(iter(cols & {c.name for c in side.columns}))
         node = planned.get(side.relation)
     return 0
+
+
+def _through_projection(
+    where: exp.Expression, output: tuple[OutputItem, ...]
+) -> exp.Expression | None:
+    """``where`` (over a projection's output columns) with each column replaced by a copy of
+    the output's expression, as Spark's PushPredicateThroughNonJoin pushes a Filter through
+    a Project (its aliases replaced); None where Spark does not push it: an output that is
+    not deterministic (SPARK-13473), or a window (sjoin plans windows at the join's sides,
+    not in a WHERE)."""
+    if not all(is_deterministic(o.expr) for o in output):
+        return None
+    by_name = {o.name: o for o in output}
+    pushed = copy_tree(where)
+    for col in list(find_all(pushed, exp.Column)):
+        item = by_name.get(col.name)
+        if (
+            item is None
+            or item.type == t.WINDOW
+            or any(annotate.is_call(c, "window") for c in find_all(item.expr, exp.Anonymous))
+        ):
+            return None
+        replacement = copy_tree(item.expr)
+        if col is pushed:
+            pushed = replacement
+        else:
+            col.replace(replacement)
+    return pushed
 
 
 def exp_columns(node: exp.Expression) -> list[exp.Column]:
@@ -1085,6 +1215,7 @@ def required_outputs(spec: BoundSpec, root: str | None = None) -> dict[str, set[
             marked = [rel.left, rel.right]
         elif isinstance(rel, Aggregate):
             exprs = [*rel.group_by, *(o.expr for o in rel.output)]
+            exprs += [] if rel.where is None else [rel.where]
             marked = [rel.input]
         elif isinstance(rel, Dedup):
             # Spark prunes no column below a Deduplicate: it reads all of its input's

@@ -133,6 +133,20 @@ class AggregateObserver(Protocol[In_contra, Out_contra]):
         ...
 
 
+class InputFilter(Protocol):
+    """The aggregate's WHERE where the aggregate runs it (``AggregateWhere``): a view of its
+    input that keeps every column (``view.aggregate_filter``), on rows or on frames; it runs
+    the conjuncts below the input's watermark node, the node's observation, those above."""
+
+    def step(
+        self,
+        inputs: Sequence[Batch],
+        watermarks: Sequence[WatermarkNode | None],
+        late_ms: int | None,
+        evict_ms: int | None,
+    ) -> tuple[Batch, Any]: ...
+
+
 class StreamingAggregate(Generic[In, Groups, Out]):
     """One ``aggregate`` of the plan, run batch after batch over ``store``."""
 
@@ -142,6 +156,10 @@ class StreamingAggregate(Generic[In, Groups, Out]):
         self.store = store
         self.late_rows: list[Dropped] | None = None  # kept only when asked (``late.py``)
         self.observer: AggregateObserver[In, Out] | None = None
+        # its WHERE, when it runs one (``operators.make_operator`` sets it): the rows it
+        # drops never reach the state, its late filter or its metrics (Spark's Filter
+        # below the aggregate)
+        self.where: InputFilter | None = None
 
     def step(
         self,
@@ -150,8 +168,11 @@ class StreamingAggregate(Generic[In, Groups, Out]):
         late_ms: int | None,
         evict_ms: int | None,
     ) -> tuple[Batch, AggregateMetrics]:
-        """``Operator.step``: the input observed by its watermark node, then ``process``."""
+        """``Operator.step``: the input filtered by its WHERE and observed by its watermark
+        node (between the WHERE's conjuncts below and above it), then ``process``."""
         (value,), (node,) = inputs, watermarks
+        if self.where is not None:
+            (value, _), node = self.where.step([value], [node], None, None), None
         out, metrics = self.process(self.store.observed(value, node), late_ms, evict_ms)
         return self.store.batch(out), metrics
 

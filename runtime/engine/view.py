@@ -13,7 +13,12 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from ...compiler.planning.plan import ViewNode
+from sqlglot import exp
+
+from ...compiler.planning.plan import AggregateNode, OutputColumn, ViewNode
+from ...compiler.vocabulary import annotate
+from ...compiler.vocabulary.source import Span
+from ...compiler.vocabulary.types import SqlType
 from .batches import Batch, Rows
 from .eval import Getter, Layout, compile_expr
 from .late import Dropped
@@ -63,8 +68,17 @@ class ViewObserver(Protocol):
 class ViewOperator:
     """One ``view`` of the plan, run batch after batch on rows (``operators.Operator``)."""
 
-    def __init__(self, node: ViewNode, columns: Sequence[tuple[str, str]], ansi: bool) -> None:
+    def __init__(
+        self,
+        node: ViewNode,
+        columns: Sequence[tuple[str, str]],
+        ansi: bool,
+        keep_rows: bool = False,
+    ) -> None:
         self.node = node
+        # an aggregate's WHERE (``aggregate_filter``): the kept rows pass as they are, each
+        # the same row object (``sjoin why`` knows a row by identity), unprojected
+        self.keep_rows = keep_rows
         layout = view_layout(columns)
         index = {name: i for i, (name, _) in enumerate(columns)}
         self.below = [
@@ -104,6 +118,8 @@ class ViewOperator:
             if observer is not None and len(kept) != len(rows):
                 observer.filtered(rows, kept, "above", i)
             rows = kept
+        if self.keep_rows:
+            return Rows(list(rows)), ViewMetrics()
         outputs = self.outputs
         out = [tuple(g(r, None) for g in outputs) for r in rows]
         if observer is not None:
@@ -121,3 +137,32 @@ class ViewOperator:
 
     def restore(self, data: dict[str, Any]) -> None:
         """A view has no state to restore."""
+
+
+def aggregate_filter(
+    node: AggregateNode, columns: Sequence[tuple[str, SqlType]]
+) -> ViewNode | None:
+    """The WHERE an aggregate runs itself (its plan's ``AggregateWhere``; None: it has none,
+    or the plan pushed it into the join or view below), as the view of its input that runs
+    those conjuncts where the plan put them and keeps every column: the view operators of
+    both engines run it before the aggregate groups (``aggregate_core.StreamingAggregate``)."""
+    where = node.where
+    if where is None or where.pushed_into is not None:
+        return None
+    output = []
+    for name, kind in columns:
+        column = exp.column(name, node.alias)
+        annotate.set_column(column, side="input", event_time=False, relation=node.input)
+        annotate.set_type(column, kind)
+        output.append(OutputColumn(name, column, kind, False))
+    return ViewNode(
+        name=node.name,
+        input=node.input,
+        alias=node.alias,
+        where=where.condition,
+        output=tuple(output),
+        name_span=Span(0, 0),  # no statement of its own
+        filters_below_watermark=where.filters_below_watermark,
+        filters_above_watermark=where.filters_above_watermark,
+        not_null_below_watermark=where.not_null_below_watermark,
+    )

@@ -350,6 +350,28 @@ class AggregateLineage:
             self.log.output(self.name, row, None, None, key)
 
 
+class AggregateWhereLineage:
+    """The observer of an aggregate's WHERE (``view.ViewObserver`` of the view operator the
+    aggregate runs it by): the test that dropped each row, at the aggregate (the rows it
+    keeps reach the aggregate as they are, and ``AggregateLineage`` sees them arrive)."""
+
+    def __init__(self, log: Lineage, name: str) -> None:
+        self.log = log
+        self.name = name
+
+    def arrived(self, rows: Sequence[Row]) -> None:
+        """The aggregate's own observer tells the rows that pass."""
+
+    def filtered(self, rows: Sequence[Row], kept: Sequence[Row], stage: str, index: int) -> None:
+        passed = {id(r) for r in kept}
+        for r in rows:
+            if id(r) not in passed:
+                self.log.event(r, "filtered", self.name, 0, stage=stage, index=index)
+
+    def projected(self, rows: Sequence[Row], out: Sequence[Row]) -> None:
+        """The kept rows pass unprojected."""
+
+
 class DedupLineage:
     """A dedup's observer (``dedup_core.DedupObserver``): each row's arrival, the rows the
     dedup's late filter dropped, the rows that passed (their key now in state, by them) and
@@ -493,6 +515,8 @@ class TracedQuery(Query):
             else:
                 assert isinstance(node, AggregateNode) and isinstance(op, AggregateOperator)
                 op.observer = AggregateLineage(log, name)
+                if isinstance(op.where, ViewOperator):
+                    op.where.observer = AggregateWhereLineage(log, name)
         for name, union in self.unions.items():
             union.observer = UnionLineage(log, name)
         for static in self.static.values():

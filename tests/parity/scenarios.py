@@ -1027,6 +1027,69 @@ join j = kept AS X LEFT OUTER JOIN c AS C
     ],
 )
 
+# an aggregate's WHERE over a stream: Spark's Filter below the aggregate, its conjunct on v
+# pushed below the stream's watermark node (the 900 s row it drops never moves the
+# watermark), the one on t above it; the rows it drops never reach the state nor count as
+# late (batch 2's late `skip` rows are not in numRowsDroppedByWatermark, its late `x` row is)
+add(
+    "aggregate_where_over_a_stream",
+    """spark 4.3
+stream s (k BIGINT, t TIMESTAMP, v STRING) watermark t delay 10 seconds
+aggregate a = s AS S WHERE S.v <> 'skip' AND S.t > TIMESTAMP '2026-01-01 00:01:00'
+  GROUP BY S.k, window(S.t, INTERVAL 10 SECONDS)
+  SELECT S.k, window(S.t, INTERVAL 10 SECONDS) AS w, count(*) AS n, max(S.v) AS top
+""",
+    [
+        {"s": [row(1, 100, "a"), row(2, 101, "b"), row(3, 50, "old"), row(9, 900, "skip")]},
+        {"s": [row(1, 130, "c"), row(2, 131, "skip")]},
+        {"s": [row(1, 102, "skip"), row(2, 103, "skip"), row(1, 104, "late")]},
+        {"s": [row(4, 200, "d")]},
+    ],
+)
+# an aggregate's WHERE over a LEFT OUTER join that only the aggregate reads: Spark pushes it
+# through the join's projection; its conjunct on the right side rejects the null-padded rows,
+# so EliminateOuterJoin runs the join as INNER, and each one-side conjunct goes below the
+# join into its side (the state of each side holds only the rows it keeps)
+add(
+    "aggregate_where_over_a_left_join",
+    join_spec(
+        "LEFT OUTER",
+        select="SELECT L.k AS k, L.t AS lt, L.v AS lv, R.v AS rv",
+    )
+    + """aggregate a = j AS J WHERE J.rv <> 'no' AND J.lv <> 'skip'
+  GROUP BY J.k, window(J.lt, INTERVAL 30 SECONDS)
+  SELECT J.k, window(J.lt, INTERVAL 30 SECONDS) AS w, count(*) AS n
+""",
+    [
+        {
+            "l": [row(1, 100, "a"), row(2, 101, "skip"), row(3, 102, "c")],
+            "r": [row(1, 98, "x"), row(2, 100, "x"), row(3, 101, "no")],
+        },
+        {"l": [row(4, 130, "e")], "r": [row(4, 131, "f"), row(1, 104, "g")]},
+        {"l": [row(5, 200, "g")], "r": [row(5, 200, "h")]},
+        {"l": [row(6, 300, "i")], "r": [row(6, 301, "j")]},
+    ],
+)
+# an aggregate's WHERE over a union that only it reads: Spark pushes it through the Union and
+# below each input's watermark node, so b's node sees none of the rows it drops
+add(
+    "aggregate_where_over_a_union",
+    """spark 4.3
+stream a (k BIGINT, t TIMESTAMP, v STRING) watermark t delay 10 seconds
+stream b (k BIGINT, t TIMESTAMP, v STRING) watermark t delay 30 seconds
+union ab = a UNION ALL b
+aggregate n = ab AS X WHERE X.v <> 'skip'
+  GROUP BY window(X.t, INTERVAL 10 SECONDS)
+  SELECT window(X.t, INTERVAL 10 SECONDS) AS w, count(*) AS n
+""",
+    [
+        {"a": [row(1, 100, "a1")], "b": [row(9, 400, "skip")]},
+        {"a": [row(2, 160, "a2")], "b": [row(3, 150, "b3")]},
+        {"a": [row(4, 300, "a4")], "b": [row(4, 300, "b4")]},
+        {"a": [row(5, 400, "a5")], "b": [row(5, 400, "b5")]},
+    ],
+)
+
 # ------------------------------------------------------------------ the examples
 
 

@@ -85,12 +85,11 @@ FORMS = {
         f"CREATE FLOW f AS INSERT INTO out SELECT k, t FROM {WA} WHERE s = 'x'",
         ["view out =\n    SELECT k,\n           t\n    FROM a\n    WHERE s = 'x'"],
     ),
-    "WHERE before an aggregate: a view it reads": (
+    "WHERE before an aggregate: the aggregate's WHERE": (
         f"CREATE STREAMING TABLE c AS SELECT count(*) AS n FROM {WA} WHERE s = 'x' "
         "GROUP BY window(t, '1 minute')",
         [
-            "view c_where =\n    SELECT *\n    FROM a\n    WHERE s = 'x'",
-            "aggregate c = c_where AS a\n    GROUP BY window(t, INTERVAL 1 MINUTE)\n"
+            "aggregate c = a\n    WHERE s = 'x'\n    GROUP BY window(t, INTERVAL 1 MINUTE)\n"
             "    SELECT count(*) AS n",
         ],
     ),
