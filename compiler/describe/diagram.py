@@ -176,6 +176,7 @@ def _(node: AggregateNode, ids: dict[str, str], verdicts: dict[str, Check]) -> l
     check = verdicts.get(node.name)
     text = [
         *_mark_text(node.input_watermark),
+        *([] if node.where is None else [f"where {written_sql(node.where.condition)}"]),
         f"group by {', '.join(written_sql(g) for g in node.group_by)}",
     ]
     if check is not None:

@@ -217,9 +217,12 @@ dedup ZQDC = ZQDV ON (ZQDW)
 dedup ZQDE = ZQDA watermark ZQDT delay 1 minute ON (ZQDK, ZQDT)
 """
 
-# a view (its input, alias, WHERE and items) and a join's WHERE (issue 37)
+# a view (its input, alias, WHERE and items), a join's WHERE and an aggregate's (issue 37)
 VIEW_SPEC = """
 stream ZQWA (ZQWC BIGINT, ZQWT TIMESTAMP, ZQWV STRING) watermark ZQWT delay 10 seconds
+
+aggregate ZQWG = ZQWA AS ZQWH WHERE ZQWH.ZQWV <> 'ZQWLIV'
+    GROUP BY window(ZQWH.ZQWT, INTERVAL 10 SECONDS) SELECT count(*) AS ZQWN
 
 view ZQWW = SELECT ZQWX.ZQWC, ZQWX.ZQWT, upper(ZQWX.ZQWV) AS ZQWO FROM ZQWA AS ZQWX
     WHERE ZQWX.ZQWV <> 'ZQWLIT'

@@ -214,3 +214,28 @@ def test_not_pushed_through_a_window_output() -> None:
         "GROUP BY x.w SELECT x.w, count(*) AS n\n"
     )
     assert node.where is not None and node.where.pushed_into is None
+
+
+# ------------------------------------------------------------------ sjoin diff
+
+
+def test_a_changed_where_resumes_and_differs() -> None:
+    """A Filter below the aggregate holds no state and Spark's checkpoint keeps nothing of it:
+    on Spark 4.3.0 a query restarted from its checkpoint with `x > 2` for `x > 0` resumed and
+    grouped with the new one (noop sink, update mode; the state's schemas are unchanged)."""
+    from sjoin.compiler.describe.diff import diff_plans
+
+    def plan(where: str) -> Any:
+        result = _check(f"aggregate g = a AS x{where} " + GROUP)
+        assert result.ok and result.plan is not None
+        return result.plan
+
+    (query,) = diff_plans(plan(" WHERE x.k > 0"), plan(" WHERE x.k > 2")).queries
+    (op,) = query.operators
+    assert op.verdict == "differs"
+    (reason,) = op.reasons
+    assert reason.topic == "filter" and "from x.k > 0 to x.k > 2" in reason.detail
+    (query,) = diff_plans(plan(""), plan(" WHERE x.k > 2")).queries
+    assert "from none to x.k > 2" in query.operators[0].reasons[0].detail
+    (query,) = diff_plans(plan(" WHERE x.k > 0"), plan(" WHERE x.k > 0")).queries
+    assert query.operators[0].verdict == "resumes"
