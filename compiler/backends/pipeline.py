@@ -6,12 +6,15 @@ The project (docs/pipelines.md) is a dict of relative file path -> text:
   plan's ``spark_conf``, nothing else) and the ``transformations/**`` glob;
 - ``transformations/pipeline.py``: one streaming table per stream, read from its `from`
   source (``@dp.table`` over ``spark.readStream``, the readers of the PySpark back end),
-  each static table as a temporary view over ``spark.read``, each dedup as a Python flow
-  (``dedups_lines``: SDP's SQL has no dropDuplicates), and each `sink` as an SDP sink and
-  the append flow into it;
-- ``transformations/relation_NNN.sql``: each join, aggregate, view, union and stream-static
-  join, its streams read with SQL's ``WATERMARK`` clause (SPARK-53687, Spark 4.1.0+: SDP's
-  own first release), a static table by its name (without STREAM(): a batch read).
+  each dedup as a Python flow (``dedups_lines``: SDP's SQL has no dropDuplicates), and
+  each `sink` as an SDP sink and the append flow into it;
+- ``transformations/relation_NNN.sql``: each static table as a materialized view of its
+  files (``table_sql``: the one form the SQL front end reads too), each join, aggregate,
+  view, union and stream-static join, its streams read with SQL's ``WATERMARK`` clause
+  (SPARK-53687, Spark 4.1.0+: SDP's own first release), a static table by its name
+  (without STREAM(): a batch read);
+- ``sjoin-schemas.sql`` (for sjoin only): the streams' columns and sources, each dedup's
+  declaration (``dedup_declaration``), the target Spark and the sinks.
 
 A relation that another relation reads is a temporary view, so the chain up to each
 query root stays one streaming query, as in the PySpark job (a streaming table between two
@@ -349,7 +352,9 @@ def dedups_lines(plan: Plan) -> list[str]:
     Spark Connect's planner analyses a Deduplicate's input (and a WithWatermark's) when the
     flow is registered, before any dataset of the pipeline exists, and a read of one fails
     there with TABLE_OR_VIEW_NOT_FOUND (checked on Spark 4.3.0;
-    SparkConnectPlanner.transformDeduplicate)."""
+    SparkConnectPlanner.transformDeduplicate).  sjoin reads the flow back from its
+    declaration in sjoin-schemas.sql (``dedup_declaration``), which it checks against the
+    flow's last dropDuplicates call."""
     out: list[str] = []
     for i, node in enumerate(plan.dedups):
         decorator = "temporary_view" if plan.readers(node.name) else "table"

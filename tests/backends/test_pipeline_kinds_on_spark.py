@@ -6,8 +6,9 @@ test_pipeline_on_spark.py: the whole input in one micro-batch, then the no-data 
   a Python flow of the project, read by a join's SQL as a temporary view;
 - a view with a WHERE, and a join's WHERE, in SQL;
 - a union of two streams (each read with its own WATERMARK clause), in SQL;
-- a static table (a temporary view over `spark.read`) and a stream-static join that reads it
-  without STREAM();
+- a static table (a materialized view of its files, SQL's `fmt.`path``` read with each column
+  cast to its declared type: the form the SQL front end reads back) and a stream-static join
+  that reads it without STREAM();
 - all of them chained: dedup -> view -> LEFT OUTER join with a WHERE -> stream-static join ->
   aggregate.
 """
