@@ -638,8 +638,12 @@ def _dedup_calls(function: Any, at: Callable[[Any], Span]) -> tuple[PythonDedup,
             and len(node.keywords) <= 1
             and isinstance(given[0], (python_ast.List, python_ast.Tuple))
         ):
-            names = [e.value for e in given[0].elts if isinstance(e, python_ast.Constant)]
-            if len(names) == len(given[0].elts) and all(isinstance(n, str) for n in names):
+            names = [
+                e.value
+                for e in given[0].elts
+                if isinstance(e, python_ast.Constant) and isinstance(e.value, str)
+            ]
+            if len(names) == len(given[0].elts):
                 keys = tuple(names)
         found.append(PythonDedup(within, keys, at(node)))
     found.sort(key=lambda d: d.span.start)

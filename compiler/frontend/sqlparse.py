@@ -802,12 +802,12 @@ class SqlToAst(ToAst):
         options, watermark, alias = kids  # options: None without WITH (...)
         return _Tail(watermark, alias, None if options is _UNREADABLE else options or ())
 
-    def options_clause(self, kids: list[Any]) -> tuple[ast.OptionDecl, ...] | None:
+    def options_clause(self, kids: list[Any]) -> tuple[ast.OptionDecl, ...] | object:
         """``WITH ('header' = 'true')`` on a read: of a ``fmt.`path``` read, the options of
         the reader (a static table's source, sqllower.py); of a stream (``WITH
         ('maxFilesPerTrigger' = '1')``), how the source cuts its input into micro-batches,
         which a trace says for sjoin (its batches): read past there."""
-        return _UNREADABLE if kids[0] is None else kids[0]  # type: ignore[no-any-return]
+        return _UNREADABLE if kids[0] is None else kids[0]
 
     def table_alias(self, kids: list[Any]) -> ast.Ident:
         return kids[0]  # type: ignore[no-any-return]
