@@ -279,14 +279,22 @@ class _Tail:
         self,
         watermark: sqlast.WatermarkClause | None,
         alias: ast.Ident | None,
-        options: tuple[ast.OptionDecl, ...] | None,
+        options: tuple[ast.OptionDecl, ...] | _Unreadable,
     ) -> None:
         self.watermark = watermark
         self.alias = alias
-        self.options = options
+        self.options = None if isinstance(options, _Unreadable) else options
+        self.unreadable = options.span if isinstance(options, _Unreadable) else None
 
 
-# a property of a read's WITH (...) whose key or value Spark's options hold as no text
+class _Unreadable:
+    """A read's ``WITH (...)`` with a value Spark's options hold as no text (NULL, a name)."""
+
+    def __init__(self, span: Span) -> None:
+        self.span = span
+
+
+# a property whose value Spark's options hold as no text
 _UNREADABLE = object()
 
 
@@ -763,6 +771,14 @@ class SqlToAst(ToAst):
     @v_args(meta=True)
     def table_read(self, meta: Meta, kids: list[Any]) -> sqlast.TableRead:
         name, tail = kids
+        if isinstance(name, sqlast.PathName) and tail.unreadable is not None:
+            self._refuse(
+                "an option of a read of files whose value is no text",
+                tail.unreadable,
+                "not an option value",
+                "write each option as 'key' = 'value': Spark's options of a read are strings, "
+                "numbers and booleans",
+            )
         return sqlast.TableRead(
             name, False, tail.watermark, tail.alias, self._span(meta), tail.options
         )
@@ -800,14 +816,17 @@ class SqlToAst(ToAst):
 
     def rel_tail(self, kids: list[Any]) -> _Tail:
         options, watermark, alias = kids  # options: None without WITH (...)
-        return _Tail(watermark, alias, None if options is _UNREADABLE else options or ())
+        return _Tail(watermark, alias, options or ())
 
-    def options_clause(self, kids: list[Any]) -> tuple[ast.OptionDecl, ...] | object:
+    @v_args(meta=True)
+    def options_clause(
+        self, meta: Meta, kids: list[Any]
+    ) -> tuple[ast.OptionDecl, ...] | _Unreadable:
         """``WITH ('header' = 'true')`` on a read: of a ``fmt.`path``` read, the options of
         the reader (a static table's source, sqllower.py); of a stream (``WITH
         ('maxFilesPerTrigger' = '1')``), how the source cuts its input into micro-batches,
         which a trace says for sjoin (its batches): read past there."""
-        return _UNREADABLE if kids[0] is None else kids[0]
+        return _Unreadable(self._span(meta)) if kids[0] is None else kids[0]
 
     def table_alias(self, kids: list[Any]) -> ast.Ident:
         return kids[0]  # type: ignore[no-any-return]

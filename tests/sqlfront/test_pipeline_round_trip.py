@@ -145,6 +145,40 @@ def test_a_cast_to_another_type_is_no_static_table(tmp_path: Path) -> None:
     assert any(c == "E033" and "a materialized view" in m for c, m in found)
 
 
+@pytest.mark.parametrize(
+    ("options", "wanted"),
+    [
+        ("WITH ('header' = NULL)", "an option of a read of files whose value is no text"),
+        ("WITH ('path' = 'other')", "option `path` is given twice"),
+    ],
+)
+def test_a_static_tables_options_spark_reads_otherwise_are_refused_at_their_place(
+    options: str, wanted: str, tmp_path: Path
+) -> None:
+    root = _project(
+        tmp_path,
+        {
+            "spark-pipeline.yml": YML,
+            "transformations/t.sql": (
+                "CREATE MATERIALIZED VIEW customers (customer_id BIGINT) AS\n"
+                f"SELECT * FROM csv.`dim/c.csv` {options};\n"
+                "CREATE STREAMING TABLE enriched AS SELECT o.order_id\n"
+                "FROM STREAM(orders) AS o LEFT OUTER JOIN customers AS c\n"
+                "ON o.customer_id = c.customer_id;\n"
+            ),
+            "sjoin-schemas.sql": ORDERS_DECLARED,
+        },
+    )
+    result = check_pipeline(root)
+    errors = [d for d in result.diagnostics if d.severity == "error"]
+    assert [d.message for d in errors][:1] == [wanted], [d.message for d in errors]
+    assert result.source is not None
+    file, span = result.source.locate(errors[0].span)
+    assert file.line_col(span.start)[0] == 2 and file.text[span.start :].startswith(
+        "WITH" if "NULL" in options else "'path'"
+    )
+
+
 # ---------------------------------------------------------------------- dedups
 
 DEDUPS = {
