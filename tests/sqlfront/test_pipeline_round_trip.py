@@ -17,12 +17,16 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from click.testing import CliRunner
 
-from sjoin.api import CheckResult, check_pipeline, check_text
+from sjoin.api import CheckResult, check_pipeline, check_text, read_spec
+from sjoin.cli.main import main
 from sjoin.compiler.backends.pipeline import compile_pipeline, pipeline_sql
 from sjoin.compiler.planning.plan import DedupNode, TableNode
+from sjoin.compiler.vocabulary.model import SparkVersion
 
-from .test_equivalence import alike, project_round_trip
+from ..conftest import ROOT
+from .test_equivalence import alike, project_round_trip, with_json_sources
 
 ORDERS = """stream orders (order_id BIGINT, customer_id BIGINT, amount DOUBLE, order_time TIMESTAMP)
   watermark order_time delay 10 seconds from json (path = 'in/orders')
@@ -350,3 +354,20 @@ def test_a_dedup_line_in_a_file_sdp_runs_is_refused(tmp_path: Path) -> None:
     message, line, file = _line_of(result, "E033")
     assert (file, line) == ("v.sql", 1)
     assert "a `-- sjoin: dedup` line in a file that SDP runs" in message
+
+
+def test_the_cli_reads_order_revenues_project_back(tmp_path: Path) -> None:
+    """`sjoin check DIR` and `sjoin fmt DIR --to sjoin` of the flagship example's project: its
+    dedups, its Delta table, its join, stream-static join and aggregate."""
+    example = ROOT / "examples" / "order_revenue.sjoin"
+    spec = check_text(with_json_sources(read_spec(example)), "x.sjoin", spark=SparkVersion(4, 3))
+    root = tmp_path / "p"
+    project_round_trip(spec, root)
+    checked = CliRunner().invoke(main, ["check", str(root)])
+    assert checked.exit_code == 0 and f"{root}: ok" in checked.output, checked.output
+    written = CliRunner().invoke(main, ["fmt", str(root), "--to", "sjoin"])
+    assert written.exit_code == 0, written.output
+    assert "dedup payments_once = payments AS payments ON (payment_id) WITHIN WATERMARK" in (
+        written.output
+    )
+    assert alike(check_text(written.output, "again.sjoin")) == alike(spec)
