@@ -101,9 +101,10 @@ def sql_parser() -> Lark:
 
 @lru_cache(maxsize=1)
 def clause_parser() -> Lark:
-    """The .sjoin grammar started at a `from` clause: a `-- sjoin: from ...` annotation of a
-    pipeline's SQL file (compiler/frontend/sqlparse.py)."""
-    return _parser("sjoin.lark", start="from_clause")
+    """The .sjoin grammar started at a `from` clause (a `-- sjoin: from ...` annotation of a
+    pipeline's SQL file, compiler/frontend/sqlparse.py), or at a `dedup ON (...)` clause (a
+    `-- sjoin: dedup ...` line of its sjoin-schemas.sql): ``parse(text, start=...)``."""
+    return _parser("sjoin.lark", start=["from_clause", "dedup_clause"])
 
 
 def _parser(name: str, **extra: Any) -> Lark:

@@ -25,12 +25,9 @@ from syrupy.extensions.single_file import SingleFileSnapshotExtension, WriteMode
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLES = sorted((ROOT / "examples").glob("*.sjoin"))
 # the examples whose pipeline project the pipeline tests do not read back or run, and why
-# (every example compiles to one: tests/backends/test_pipeline_codegen.py); the pipeline
-# target's dedups and static tables run on Spark in tests/backends/test_pipeline_kinds_on_spark.py
-NOT_PIPELINES = {
-    "order_revenue": "its dedups are Python flows of the project, which the SQL front end "
-    "does not read back yet (`sjoin check DIR`: E033)",
-}
+# (every example compiles to one: tests/backends/test_pipeline_codegen.py; every example's
+# project reads back to its plan: tests/sqlfront/test_equivalence.py); none now
+NOT_PIPELINES: dict[str, str] = {}
 PIPELINE_EXAMPLES = [p for p in EXAMPLES if p.stem not in NOT_PIPELINES]
 
 # hypothesis' storage (examples database, caches) stays out of the work tree

@@ -6,12 +6,15 @@ The project (docs/pipelines.md) is a dict of relative file path -> text:
   plan's ``spark_conf``, nothing else) and the ``transformations/**`` glob;
 - ``transformations/pipeline.py``: one streaming table per stream, read from its `from`
   source (``@dp.table`` over ``spark.readStream``, the readers of the PySpark back end),
-  each static table as a temporary view over ``spark.read``, each dedup as a Python flow
-  (``dedups_lines``: SDP's SQL has no dropDuplicates), and each `sink` as an SDP sink and
-  the append flow into it;
-- ``transformations/relation_NNN.sql``: each join, aggregate, view, union and stream-static
-  join, its streams read with SQL's ``WATERMARK`` clause (SPARK-53687, Spark 4.1.0+: SDP's
-  own first release), a static table by its name (without STREAM(): a batch read).
+  each dedup as a Python flow (``dedups_lines``: SDP's SQL has no dropDuplicates), and
+  each `sink` as an SDP sink and the append flow into it;
+- ``transformations/relation_NNN.sql``: each static table as a materialized view of its
+  files (``table_sql``: the one form the SQL front end reads too), each join, aggregate,
+  view, union and stream-static join, its streams read with SQL's ``WATERMARK`` clause
+  (SPARK-53687, Spark 4.1.0+: SDP's own first release), a static table by its name
+  (without STREAM(): a batch read);
+- ``sjoin-schemas.sql`` (for sjoin only): the streams' columns and sources, each dedup's
+  declaration (``dedup_declaration``), the target Spark and the sinks.
 
 A relation that another relation reads is a temporary view, so the chain up to each
 query root stays one streaming query, as in the PySpark job (a streaming table between two
@@ -277,7 +280,9 @@ def static_join_sql(plan: Plan, node: StaticJoinNode, view: bool) -> str:
 
 def relation_sql(plan: Plan, node: PlanNode, view: bool) -> str | None:
     """The SQL statement of a relation of the pipeline's SQL files, None for one written in
-    Python (a stream, a static table, a dedup) or in none."""
+    Python (a stream, a dedup)."""
+    if isinstance(node, TableNode):
+        return table_sql(node)
     if isinstance(node, JoinNode):
         return join_sql(plan, node, view)
     if isinstance(node, AggregateNode):
@@ -313,8 +318,7 @@ def streams_lines(plan: Plan) -> list[str]:
     out: list[str] = []
     valued = [s for s in plan.streams if s.source is not None and _value_schema(s) != _schema(s)]
     valued = [s for s in valued if _value_schema(s)]
-    schemas: list[StreamNode | TableNode] = [*plan.streams, *plan.tables]
-    out.extend(_dict_lines("SCHEMAS", ((s.name, _schema(s)) for s in schemas)))
+    out.extend(_dict_lines("SCHEMAS", ((s.name, _schema(s)) for s in plan.streams)))
     out.append("")
     if valued:
         out.extend(_dict_lines("VALUE_SCHEMAS", ((s.name, _value_schema(s)) for s in valued)))
@@ -329,33 +333,6 @@ def streams_lines(plan: Plan) -> list[str]:
                 "    inputs: dict[str, DataFrame] = {}",
                 *("    " + line for line in (_read_input(stream) if stream.source else [])),
                 f"    return inputs[{literal(stream.name)}].select({cols})",
-                "",
-            ]
-        )
-    return out
-
-
-def tables_lines(plan: Plan) -> list[str]:
-    """Each static table as a temporary view over ``spark.read`` of its source: the SQL of a
-    stream-static join reads it without STREAM(), a batch read that Spark plans again in
-    each micro-batch, as the PySpark job's ``spark.read`` is."""
-    out: list[str] = []
-    for i, table in enumerate(plan.tables):
-        reader = [
-            f"spark.read.format({literal(table.source.format)})",
-            f".schema(SCHEMAS[{literal(table.name)}])",
-            *(f".option({literal(k)}, {literal(v)})" for k, v in table.source.options),
-            ".load()",
-        ]
-        out.extend(
-            [
-                "",
-                comment(f"table {table.name}: static, read in batch from {table.source.format}"),
-                f"@dp.temporary_view(name={table_ref(table.name)})",
-                f"def table_{i}() -> DataFrame:",
-                "    return (",
-                *(f"        {part}" for part in reader),
-                "    )",
                 "",
             ]
         )
@@ -377,7 +354,9 @@ def dedups_lines(plan: Plan) -> list[str]:
     Spark Connect's planner analyses a Deduplicate's input (and a WithWatermark's) when the
     flow is registered, before any dataset of the pipeline exists, and a read of one fails
     there with TABLE_OR_VIEW_NOT_FOUND (checked on Spark 4.3.0;
-    SparkConnectPlanner.transformDeduplicate)."""
+    SparkConnectPlanner.transformDeduplicate).  sjoin reads the flow back from its
+    declaration in sjoin-schemas.sql (``dedup_declaration``), which it checks against the
+    flow's last dropDuplicates call."""
     out: list[str] = []
     for i, node in enumerate(plan.dedups):
         decorator = "temporary_view" if plan.readers(node.name) else "table"
@@ -533,23 +512,81 @@ def stream_sql(stream: StreamNode, strict: bool = True) -> str:
     return "\n".join(lines) + "\n"
 
 
-def table_sql(table: TableNode, strict: bool = True) -> str:
-    """A static table as the pipeline's SQL declares it: ``CREATE MATERIALIZED VIEW name
-    (cols)`` (a batch dataset, read without STREAM()), after a ``-- sjoin: from ...`` line
-    for its source, as a stream is declared."""
-    what = f"the source of {table.name}"
-    lines = [_annotation(lambda: f"from {_format_text(table.source)}", what, strict)]
-    lines.append(f"CREATE MATERIALIZED VIEW {_sql_name(table.name)} (")
-    lines.append(",\n".join(f"  {_sql_name(c.name)} {c.type}" for c in table.columns))
-    lines.append(")")
+def table_sql(table: TableNode) -> str:
+    """A static table as the pipeline's SQL defines it, the one form SDP runs and the SQL
+    front end reads back (``sqllower._table_source``)::
+
+        CREATE MATERIALIZED VIEW name (col TYPE, ...) AS
+        SELECT CAST(col AS TYPE) AS col, ...
+        FROM fmt.`path` WITH ('option' = 'value', ...)
+
+    a batch dataset of the files, read without STREAM() by the stream-static joins.  Each
+    column is cast to its declared type: SDP refuses a materialized view whose query's
+    schema is not its declared one (USER_SPECIFIED_AND_INFERRED_SCHEMA_NOT_COMPATIBLE,
+    checked on Spark 4.3.0: a CSV file's columns are strings, a JSON file's integers
+    BIGINT), and the file's other columns are left out, as the PySpark job selects the
+    declared ones.  The path is a back-quoted name (Spark's ``fmt.`path``` read of files,
+    ResolveSQLOnFile), the other options of the source Spark's ``WITH (...)`` options of the
+    read (passed to the reader: a CSV file's ``header``, checked on Spark 4.3.0); each
+    through ``sql.spark_sql``.  The path is never an option too: Spark would read both."""
+    fmt = table.source
+    path = fmt.option("path")
+    assert path is not None  # the binder requires a table's path (TABLE_FORMATS)
+    lines = [
+        "-- " + comment(f"table {table.name}: static, read in batch from {fmt.format}")[2:],
+        f"CREATE MATERIALIZED VIEW {_sql_name(table.name)} (",
+        ",\n".join(f"  {_sql_name(c.name)} {c.type}" for c in table.columns),
+        ") AS",
+        "SELECT",
+        ",\n".join(
+            f"  CAST({_sql_name(c.name)} AS {c.type}) AS {_sql_name(c.name)}" for c in table.columns
+        ),
+    ]
+    read = f"FROM {_sql_name(fmt.format)}.{spark_sql(exp.Identifier(this=path, quoted=True))}"
+    options = [(k, v) for k, v in fmt.options if k != "path"]
+    if options:
+        pairs = ", ".join(
+            f"{spark_sql(exp.Literal.string(k))} = {spark_sql(exp.Literal.string(v))}"
+            for k, v in options
+        )
+        read += f" WITH ({pairs})"
+    lines.append(read)
+    return "\n".join(lines) + "\n"
+
+
+def dedup_declaration(plan: Plan, node: DedupNode, strict: bool = True) -> str:
+    """A dedup as ``sjoin-schemas.sql`` declares the Python flow that runs it, for sjoin to
+    read back (SDP never reads the file; ``sqllower.Lowering._dedup_declaration``)::
+
+        -- sjoin: dedup ON (key, ...) [WITHIN WATERMARK]
+        CREATE TEMPORARY VIEW name AS
+        SELECT * FROM STREAM(input) [WATERMARK col DELAY OF INTERVAL ...] AS alias
+
+    the flow's dataset as its decorator makes it (a temporary view where a relation reads
+    the dedup, else a streaming table), reading its input as the SQL of a relation would
+    (the stream's watermark, or a watermark on a view's output); the keys pass through
+    ``sjointext.name``, the rest through ``sql.spark_sql``.  sjoin checks the declared keys
+    against the flow's ``dropDuplicates`` call."""
+    keys = ", ".join
+    within = " WITHIN WATERMARK" if node.within_watermark else ""
+    lines = [
+        _annotation(
+            lambda: f"dedup ON ({keys(sjoin_name(k) for k in node.keys)}){within}",
+            f"the keys of {node.name}",
+            strict,
+        ),
+        _create(node, bool(plan.readers(node.name))),
+        f"SELECT * FROM {_marked_read(plan, node.input, node.input_watermark)} "
+        f"AS {_sql_name(node.alias)}",
+    ]
     return "\n".join(lines) + "\n"
 
 
 def schema_sql(plan: Plan, spec_path: str) -> str:
     """``sjoin-schemas.sql`` of a compiled project: the target Spark, the settings that are
-    no Spark conf, each stream's and static table's columns and source, and the sinks, for
-    sjoin to read the project back (`sjoin check DIR`); SDP never reads it (no libraries
-    glob matches it).
+    no Spark conf, each stream's columns and source, each dedup of a Python flow
+    (``dedup_declaration``), and the sinks, for sjoin to read the project back (`sjoin check
+    DIR`); SDP never reads it (no libraries glob matches it).
     What a ``-- sjoin:`` line cannot hold is left out, and the file says so."""
     parts = [
         "-- " + comment(f"Generated by sjoin from {spec_path}: the streams' columns for sjoin")[2:],
@@ -559,7 +596,7 @@ def schema_sql(plan: Plan, spec_path: str) -> str:
     ]
     text = "\n".join(parts) + "\n"
     declared = [stream_sql(s, strict=False) for s in plan.streams]
-    declared += [table_sql(t, strict=False) for t in plan.tables]
+    declared += [dedup_declaration(plan, d, strict=False) for d in plan.dedups]
     streams = ";\n\n".join(d.rstrip("\n") for d in declared)
     return text + (streams + ";\n" if streams else "")
 
@@ -636,12 +673,6 @@ def compile_pipeline(
         comment("---- one streaming table per stream, read from its `from` source"),
         *streams_lines(plan),
     ]
-    if plan.tables:
-        module += [
-            "",
-            comment("---- each static table: a batch read, without STREAM()"),
-            *tables_lines(plan),
-        ]
     if plan.dedups:
         module += [
             "",
@@ -660,7 +691,7 @@ def compile_pipeline(
     for node in plan.nodes:
         sql = relation_sql(plan, node, bool(plan.readers(node.name)))
         if sql is None:  # the module above writes it: no kind is left out
-            assert isinstance(node, StreamNode | TableNode | DedupNode), type(node).__name__
+            assert isinstance(node, StreamNode | DedupNode), type(node).__name__
             continue
         written.append(sql)
     for i, sql in enumerate(written):

@@ -23,6 +23,7 @@ import glob as globbing
 import os
 import stat
 import tokenize
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from io import StringIO
 from pathlib import Path
@@ -38,7 +39,7 @@ from ..vocabulary.source import (
     is_pipeline,
 )
 from . import limits, sqlast
-from .sqllower import SCHEMA_FILE, Conf, PipelineInput, PythonDataset
+from .sqllower import SCHEMA_FILE, Conf, PipelineInput, PythonDataset, PythonDedup
 from .sqlparse import parse_sql
 
 SPEC_FIELDS = ("name", "storage", "catalog", "database", "schema", "configuration", "libraries")
@@ -593,7 +594,8 @@ def _python(text: str, start: int, end: int, diags: Diagnostics) -> list[PythonD
                     diags.add("W011", "sjoin cannot read the name of this dataset", at(deco),
                               "not a string literal")  # fmt: skip
                     continue
-                out.append(PythonDataset(name or node.name, kind, at(deco)))
+                dedups = _dedup_calls(node, at)
+                out.append(PythonDataset(name or node.name, kind, at(deco), dedups))
         elif isinstance(node, python_ast.Call):
             kind = _CALLS.get(_attr(node.func))
             if kind is None:
@@ -607,6 +609,45 @@ def _python(text: str, start: int, end: int, diags: Diagnostics) -> list[PythonD
                 continue
             out.append(PythonDataset(name, kind, at(node)))
     return out
+
+
+# pyspark's names of the two streaming deduplications -> within the watermark
+_DEDUP_METHODS = {
+    "dropDuplicates": False,
+    "drop_duplicates": False,
+    "dropDuplicatesWithinWatermark": True,
+    "drop_duplicates_within_watermark": True,
+}
+
+
+def _dedup_calls(function: Any, at: Callable[[Any], Span]) -> tuple[PythonDedup, ...]:
+    """The ``.dropDuplicates([...])`` / ``.dropDuplicatesWithinWatermark([...])`` calls in a
+    dataset's function, in the file's order, each with its columns when they are one list
+    (or tuple) of string literals, positional or ``subset=``."""
+    found = []
+    for node in python_ast.walk(function):
+        if not isinstance(node, python_ast.Call) or not isinstance(node.func, python_ast.Attribute):
+            continue
+        within = _DEDUP_METHODS.get(node.func.attr)
+        if within is None:
+            continue
+        given = [*node.args, *(k.value for k in node.keywords if k.arg == "subset")]
+        keys: tuple[str, ...] | None = None
+        if (
+            len(given) == 1
+            and len(node.keywords) <= 1
+            and isinstance(given[0], (python_ast.List, python_ast.Tuple))
+        ):
+            names = [
+                e.value
+                for e in given[0].elts
+                if isinstance(e, python_ast.Constant) and isinstance(e.value, str)
+            ]
+            if len(names) == len(given[0].elts):
+                keys = tuple(names)
+        found.append(PythonDedup(within, keys, at(node)))
+    found.sort(key=lambda d: d.span.start)
+    return tuple(found)
 
 
 def _longest_statement(code: str) -> int:

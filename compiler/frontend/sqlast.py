@@ -62,6 +62,9 @@ class TableRead:
     watermark: WatermarkClause | None
     alias: ast.Ident | None
     span: Span
+    # ``WITH (...)`` / ``OPTIONS (...)`` of the read: a static table's reader options (of a
+    # ``fmt.`path``` read); None when a key or value is no text Spark's options hold
+    options: tuple[ast.OptionDecl, ...] | None = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -145,11 +148,23 @@ class SetConf:
 
 
 @dataclass(frozen=True, slots=True)
+class DedupClause:
+    """``-- sjoin: dedup ON (col, ...) [WITHIN WATERMARK]`` before a declaration in
+    sjoin-schemas.sql: the dataset is a dedup of its query's one read (its keys), run by a
+    Python flow of the pipeline (SDP's SQL has no dropDuplicates)."""
+
+    keys: tuple[ast.Ident, ...]
+    within: Span | None  # the `WITHIN WATERMARK` words, when written
+    span: Span
+
+
+@dataclass(frozen=True, slots=True)
 class Annotation:
     """A ``-- sjoin: ...`` line: a .sjoin `spark`, `set` or `sink` statement, or a `from`
-    clause for the CREATE STREAMING TABLE that follows it."""
+    clause for the CREATE STREAMING TABLE that follows it, or a `dedup` clause for the
+    declaration that follows it."""
 
-    statement: ast.SparkDecl | ast.SetDecl | ast.SinkDecl | ast.FormatDecl
+    statement: ast.SparkDecl | ast.SetDecl | ast.SinkDecl | ast.FormatDecl | DedupClause
     span: Span
 
 
@@ -164,7 +179,8 @@ class SqlFile:
     path: str
     statements: tuple[SqlStatement, ...]
     annotations: tuple[Annotation, ...]
-    # the `from` annotation of each statement it precedes (index into ``statements``)
+    # the `from` (or `dedup`) annotation of each statement it precedes (index into
+    # ``statements``)
     sources: dict[int, Annotation]
     broken: tuple[str, ...]
     span: Span

@@ -70,12 +70,24 @@ SCHEMA_FILE = "sjoin-schemas.sql"
 
 
 @dataclass(frozen=True, slots=True)
+class PythonDedup:
+    """A ``.dropDuplicates([...])`` or ``.dropDuplicatesWithinWatermark([...])`` call in the
+    function of a Python dataset (sjoin runs no Python: it compares the call with the dedup
+    sjoin-schemas.sql declares)."""
+
+    within: bool
+    keys: tuple[str, ...] | None  # None: not one list of string literals
+    span: Span
+
+
+@dataclass(frozen=True, slots=True)
 class PythonDataset:
     """A dataset a Python file of the pipeline defines (``@dp.table``, ...)."""
 
     name: str
     kind: str  # table, materialized_view, temporary_view, streaming_table, sink, flow
     span: Span
+    dedups: tuple[PythonDedup, ...] = ()  # its function's dedup calls, in the file's order
 
 
 @dataclass(frozen=True, slots=True)
@@ -118,6 +130,8 @@ class _Dataset:
     source: ast.FormatDecl | None = None
     flows: list[sqlast.CreateFlow] = field(default_factory=list)
     what: str = ""  # for messages: "a materialized view", ...
+    dedup: sqlast.DedupClause | None = None  # a dedup a Python flow runs (sjoin-schemas.sql)
+    python: PythonDataset | None = None  # the Python definition of a `python` dataset
 
 
 @dataclass
@@ -239,6 +253,9 @@ class Lowering:
                 continue
             if py.name in self.datasets and self.datasets[py.name].kind == "table":
                 continue  # declared in the schema file as the static table Python reads
+            if py.name in self.datasets and self.datasets[py.name].kind == "dedup":
+                self._python_dedup(self.datasets[py.name], py)
+                continue
             if py.name in self.datasets and self.datasets[py.name].kind == "declared":
                 declared = self.datasets[py.name]
                 declared.kind = "stream"
@@ -250,6 +267,8 @@ class Lowering:
             self.datasets[py.name] = _Dataset(
                 py.name, "python", py.span, what="a dataset the pipeline defines in Python"
             )
+            self.datasets[py.name].python = py
+            self._undeclared_dedup(py)
             if py.kind in ("materialized_view",):
                 self.datasets[py.name].what = "a materialized view defined in Python"
         for name, columns in self.given.inferred.items():
@@ -266,7 +285,15 @@ class Lowering:
         view = stmt.kind in ("temporary_view", "view")
         found = _Dataset(name, "stream", stmt.name.span, stmt.columns, stmt.query, view, stmt)
         found.decl_span = stmt.span
-        if source is not None:
+        if source is not None and isinstance(source.statement, sqlast.DedupClause):
+            self._error(
+                "a `-- sjoin: dedup` line in a file that SDP runs",
+                source.span,
+                "SDP runs the view without a dedup",
+                f"declare the dedup of a Python flow in {SCHEMA_FILE}; SDP's SQL has no "
+                "dropDuplicates",
+            )
+        elif source is not None:
             assert isinstance(source.statement, ast.FormatDecl)
             found.source = source.statement
         if stmt.kind == "materialized_view" and _table_source(stmt) is not None:
@@ -355,6 +382,9 @@ class Lowering:
             target.statement = flow
 
     def _schema(self, stmt: sqlast.SqlStatement, source: sqlast.Annotation | None) -> None:
+        if source is not None and isinstance(source.statement, sqlast.DedupClause):
+            self._dedup_declaration(stmt, source.statement)
+            return
         table = (
             isinstance(stmt, sqlast.CreateDataset)
             and stmt.kind == "materialized_view"
@@ -400,6 +430,125 @@ class Lowering:
             found.source = source.statement
         self.datasets[name] = found
 
+    # -------------------------------------------------------------- dedups
+    def _dedup_declaration(self, stmt: sqlast.SqlStatement, clause: sqlast.DedupClause) -> None:
+        """``-- sjoin: dedup ON (keys) [WITHIN WATERMARK]`` and then ``CREATE TEMPORARY VIEW d
+        AS SELECT * FROM STREAM(input) [WATERMARK ...] [AS alias]`` in the schema file (a
+        STREAMING TABLE for a dedup no relation reads): the dedup a Python flow of the
+        pipeline runs (SDP's SQL has no dropDuplicates), of its one read, as sjoin's pipeline
+        target declares it; the read is one more read of its input (the stream's watermark,
+        or a watermark on a view's output, as in any query)."""
+        if not (
+            isinstance(stmt, sqlast.CreateDataset)
+            and stmt.kind in ("temporary_view", "streaming_table")
+            and stmt.query is not None
+            and stmt.columns is None
+            and _dedup_read(stmt.query) is not None
+        ):
+            self._error(
+                "a dedup is declared by a query of its one input",
+                stmt.span,
+                "not a dedup's declaration",
+                "after `-- sjoin: dedup ON (col, ...)`, write CREATE TEMPORARY VIEW name AS "
+                "SELECT * FROM STREAM(input) [WATERMARK col DELAY OF INTERVAL ...] [AS alias] "
+                "(a STREAMING TABLE when no relation of the pipeline reads it)",
+            )
+            return
+        name = stmt.name.text
+        if name in self.datasets:
+            self.diags.add(
+                "E002",
+                f"`{name}` is declared in {SCHEMA_FILE} and defined in the pipeline's SQL",
+                stmt.name.span,
+                "declared again",
+                f"{SCHEMA_FILE} declares the dedups the pipeline runs in Python",
+            )
+            return
+        view = stmt.kind == "temporary_view"
+        found = _Dataset(name, "dedup", stmt.name.span, None, stmt.query, view, stmt)
+        found.decl_span, found.dedup, found.what = stmt.span, clause, "a dedup of a Python flow"
+        self.datasets[name] = found
+
+    def _python_dedup(self, dataset: _Dataset, py: PythonDataset) -> None:
+        """The Python definition of a declared dedup: a temporary view where the declaration
+        is one (a streaming table elsewhere), whose last dedup call is the declared one."""
+        clause = dataset.dedup
+        assert clause is not None
+        declared = "a temporary view" if dataset.view else "a streaming table"
+        if (py.kind == "temporary_view") != dataset.view:
+            self._error(
+                f"`{py.name}` is declared as {declared} in {SCHEMA_FILE}, and Python defines "
+                f"it with @dp.{py.kind}",
+                py.span,
+                f"not {declared}",
+                "declare it as Python defines it: a temporary view is inlined into the flows "
+                "that read it, a table is a query of its own",
+            )
+        keys = tuple(k.text for k in clause.keys)
+        within = clause.within is not None
+        wanted = "dropDuplicatesWithinWatermark" if within else "dropDuplicates"
+        shown = f"{wanted}([{', '.join(repr(k) for k in keys)}])"
+        if not py.dedups:
+            self._error(
+                f"the Python flow of `{py.name}` calls no dropDuplicates, and {SCHEMA_FILE} "
+                f"declares it a dedup ({shown})",
+                py.span,
+                "no dedup here",
+                "sjoin models the dedup the declaration says: make the flow run it, or remove "
+                "the declaration",
+            )
+            return
+        last = py.dedups[-1]
+        if last.within == within and last.keys == keys:
+            return
+        method = "dropDuplicatesWithinWatermark" if last.within else "dropDuplicates"
+        called = (
+            f"{method}([{', '.join(repr(k) for k in last.keys)}])"
+            if last.keys is not None
+            else f"{method} on columns sjoin cannot read (not one list of string literals)"
+        )
+        self._error(
+            f"the Python flow of `{py.name}` calls {called}, and {SCHEMA_FILE} declares {shown}",
+            last.span,
+            "not the declared dedup",
+            "make the two agree: sjoin models the dedup the declaration says, SDP runs the flow",
+        )
+
+    def _undeclared_dedup(self, py: PythonDataset) -> None:
+        """W011 at the dedup call of a Python dataset the schema file does not declare: sjoin
+        runs no Python, so it checks no such dedup."""
+        if not py.dedups:
+            return
+        self._warn(
+            f"sjoin does not check the dedup of the Python flow `{py.name}`: {SCHEMA_FILE} "
+            "does not declare it",
+            py.dedups[-1].span,
+            "not checked",
+            f"declare it in {SCHEMA_FILE}: -- sjoin: dedup ON (col, ...) [WITHIN WATERMARK], "
+            f"then CREATE TEMPORARY VIEW {py.name} AS SELECT * FROM STREAM(input) "
+            "[WATERMARK ...] (a STREAMING TABLE when no relation reads it)",
+        )
+
+    def _dedup(self, dataset: _Dataset) -> None:
+        """A declared dedup lowered: the .sjoin ``dedup d = input [AS a] ON (keys) [WITHIN
+        WATERMARK]`` of its declaration's one read."""
+        assert dataset.query is not None and dataset.dedup is not None
+        read = _dedup_read(dataset.query)
+        assert read is not None  # checked when declared
+        side = self._read(read)
+        if side is None:
+            self.broken.add(dataset.name)
+            return
+        clause = dataset.dedup
+        statement = ast.DedupDecl(
+            ast.Ident(dataset.name, dataset.span),
+            side.ref,
+            clause.keys,
+            clause.within,
+            dataset.decl_span or dataset.span,
+        )
+        self.relations.append((dataset.name, [statement], {side.ref.name.text}))
+
     # -------------------------------------------------------------- streams and relations
     def _streams_and_relations(self) -> list[ast.Statement]:
         """Each query sjoin models, lowered (in ``self.relations``), then the streams they
@@ -408,6 +557,8 @@ class Lowering:
         for dataset in self.datasets.values():
             if dataset.kind in ("join", "aggregate", "union") and dataset.query is not None:
                 self._relation(dataset)
+            elif dataset.kind == "dedup":
+                self._dedup(dataset)
             elif dataset.kind == "stateless" and dataset.query is not None:
                 if dataset.columns is None or dataset.view:
                     self._relation(dataset)  # a filter and projection: a view
@@ -807,7 +958,7 @@ class Lowering:
                     f"{read.name.text} (col TYPE, ...)",
                 )
             return None
-        if dataset.kind in ("join", "aggregate", "union") or (
+        if dataset.kind in ("join", "aggregate", "union", "dedup") or (
             dataset.kind == "stateless" and dataset.view
         ):
             if not dataset.view:
@@ -866,6 +1017,17 @@ class Lowering:
             )
             return None
         if dataset.kind == "python" and dataset.columns is None:
+            if dataset.python is not None and dataset.python.dedups:
+                self._error(
+                    f"`{dataset.name}` is a dedup of a Python flow that {SCHEMA_FILE} does "
+                    "not declare",
+                    read.name.span,
+                    "not declared",
+                    f"declare it in {SCHEMA_FILE} next to spark-pipeline.yml: -- sjoin: dedup "
+                    f"ON (col, ...) [WITHIN WATERMARK], then CREATE TEMPORARY VIEW {dataset.name} "
+                    "AS SELECT * FROM STREAM(input) [WATERMARK ...]",
+                )
+                return None
             self._error(
                 f"the columns of `{dataset.name}`, {dataset.what}, are not known",
                 read.name.span,
@@ -1146,8 +1308,12 @@ class _Side:
 
 def _table_source(stmt: sqlast.CreateDataset) -> ast.FormatDecl | None:
     """The source of a static table: ``CREATE MATERIALIZED VIEW name (col TYPE, ...) AS
-    SELECT * FROM parquet.`path```, files read in batch with the columns it declares (the
-    .sjoin ``table name (...) from parquet (path = '...')``)."""
+    SELECT * FROM parquet.`path` [WITH ('option' = 'value', ...)]``, files read in batch
+    with the columns it declares (the .sjoin ``table name (...) from parquet (path = '...',
+    option = 'value')``: the path first, then the read's options).  The SELECT is ``*``, or
+    the declared columns in order, each ``col`` or ``CAST(col AS TYPE) AS col`` of its
+    declared type: sjoin's pipeline target writes the casts (SDP refuses a materialized view
+    whose query's types are not its declared ones, backends/pipeline.py ``table_sql``)."""
     query = stmt.query
     if stmt.columns is None or query is None:
         return None
@@ -1156,17 +1322,61 @@ def _table_source(stmt: sqlast.CreateDataset) -> ast.FormatDecl | None:
         not isinstance(read, sqlast.TableRead)
         or not isinstance(read.name, sqlast.PathName)
         or read.stream
+        or read.options is None
         or query.joins
         or query.union_all
         or query.where is not None
         or query.group_by is not None
         or query.distinct is not None
-        or [type(i.expr) for i in query.select] != [exp.Star]
+        or not _table_items(query.select, stmt.columns)
     ):
         return None
     span = read.name.span
     path = ast.OptionDecl(ast.Ident("path", span), ast.Value(read.name.text, "string", span), span)
-    return ast.FormatDecl(ast.Ident(read.name.format, span), (path,), read.span)
+    return ast.FormatDecl(ast.Ident(read.name.format, span), (path, *read.options), read.span)
+
+
+def _table_items(items: tuple[ast.SelectItem, ...], columns: tuple[ast.ColumnDecl, ...]) -> bool:
+    """Whether a static table's SELECT is ``*``, or its declared columns in order, each the
+    column itself or cast to its declared type, under its own name."""
+    if [type(i.expr) for i in items] == [exp.Star]:
+        return True
+    if len(items) != len(columns):
+        return False
+    for item, column in zip(items, columns, strict=True):
+        name = column.name.text
+        expr = item.expr
+        if type(expr) is exp.Cast and not annotate.is_typed_literal(expr):
+            ref = annotate.type_ref(expr)
+            declared = column.type
+            if not (
+                isinstance(ref, ast.TypeRef)
+                and ref.name.lower() == declared.name.lower()
+                and ref.params == declared.params
+            ):
+                return False
+            expr = expr.this
+        if not (isinstance(expr, exp.Column) and not expr.table and expr.name == name):
+            return False
+        if item.alias is not None and item.alias.text != name:
+            return False
+    return True
+
+
+def _dedup_read(query: sqlast.Query) -> sqlast.TableRead | None:
+    """The one read of a dedup's declaration, ``SELECT * FROM read`` (None: another query)."""
+    if (
+        query.joins
+        or query.union_all
+        or query.where is not None
+        or query.group_by is not None
+        or query.distinct is not None
+        or not isinstance(query.source, sqlast.TableRead)
+        or len(query.select) != 1
+        or not isinstance(query.select[0].expr, exp.Star)
+    ):
+        return None
+    return query.source
 
 
 def _query_kind(query: sqlast.Query) -> str:

@@ -275,9 +275,27 @@ def single_unit(parts: list[tuple[str, str]]) -> tuple[str, str] | str:
 class _Tail:
     """``[OPTIONS (...)] [WATERMARK ...] [[AS] alias]`` of a read."""
 
-    def __init__(self, watermark: sqlast.WatermarkClause | None, alias: ast.Ident | None) -> None:
+    def __init__(
+        self,
+        watermark: sqlast.WatermarkClause | None,
+        alias: ast.Ident | None,
+        options: tuple[ast.OptionDecl, ...] | _Unreadable,
+    ) -> None:
         self.watermark = watermark
         self.alias = alias
+        self.options = None if isinstance(options, _Unreadable) else options
+        self.unreadable = options.span if isinstance(options, _Unreadable) else None
+
+
+class _Unreadable:
+    """A read's ``WITH (...)`` with a value Spark's options hold as no text (NULL, a name)."""
+
+    def __init__(self, span: Span) -> None:
+        self.span = span
+
+
+# a property whose value Spark's options hold as no text
+_UNREADABLE = object()
 
 
 class _Distinct:
@@ -502,14 +520,40 @@ class SqlToAst(ToAst):
     def storage_clause(self, kids: list[Any]) -> None:
         return None
 
-    def properties(self, kids: list[Any]) -> None:
-        return None
+    def properties(self, kids: list[Any]) -> tuple[ast.OptionDecl, ...] | None:
+        """The properties as options (a read's ``WITH (...)``: a static table's reader
+        options); None when one of them is no text (a storage clause reads past them)."""
+        found = [k for k in kids if k is not None]
+        if any(k is _UNREADABLE for k in found):
+            return None
+        return tuple(found)
 
-    def property(self, kids: list[Any]) -> None:
-        return None
+    @v_args(meta=True)
+    def property(self, meta: Meta, kids: list[Any]) -> ast.OptionDecl | object:
+        """``key [=] value`` as Spark's ``visitPropertyKeyValues`` reads it: a string's
+        value, a number's or a boolean's text (a boolean in lower case); any other value
+        (a name, a typed number, NULL) is no option value."""
+        key, value = kids[0], kids[-1]
+        text: str | None = None
+        kind = "string"
+        if isinstance(value, exp.Literal) and value.is_string:
+            text = value.this
+        elif isinstance(value, exp.Literal):
+            text, kind = value.this, "number"
+        elif isinstance(value, exp.Boolean):
+            text, kind = ("true" if value.this else "false"), "bool"
+        if key is None or text is None:
+            return _UNREADABLE
+        span = annotate.span(value) or self._span(meta)
+        return ast.OptionDecl(key, ast.Value(text, kind, span), self._span(meta))  # type: ignore[arg-type]
 
-    def property_key(self, kids: list[Any]) -> None:
-        return None
+    @v_args(meta=True)
+    def property_key(self, meta: Meta, kids: list[Any]) -> ast.Ident:
+        """A property's key: a string's value, or the dotted names (``a.b``)."""
+        span = self._span(meta)
+        if len(kids) == 1 and isinstance(kids[0], Token):
+            return ast.Ident(unescape(str(kids[0])), span)
+        return ast.Ident(".".join(k.text for k in kids), span)
 
     def comment_clause(self, kids: list[Any]) -> None:
         return None
@@ -727,7 +771,17 @@ class SqlToAst(ToAst):
     @v_args(meta=True)
     def table_read(self, meta: Meta, kids: list[Any]) -> sqlast.TableRead:
         name, tail = kids
-        return sqlast.TableRead(name, False, tail.watermark, tail.alias, self._span(meta))
+        if isinstance(name, sqlast.PathName) and tail.unreadable is not None:
+            self._refuse(
+                "an option of a read of files whose value is no text",
+                tail.unreadable,
+                "not an option value",
+                "write each option as 'key' = 'value': Spark's options of a read are strings, "
+                "numbers and booleans",
+            )
+        return sqlast.TableRead(
+            name, False, tail.watermark, tail.alias, self._span(meta), tail.options
+        )
 
     @v_args(meta=True)
     def subquery_read(self, meta: Meta, kids: list[Any]) -> sqlast.SubqueryRead:
@@ -761,13 +815,18 @@ class SqlToAst(ToAst):
         return sqlast.TableRead(ast.Ident(call.name, span), False, tail.watermark, tail.alias, span)
 
     def rel_tail(self, kids: list[Any]) -> _Tail:
-        _options, watermark, alias = kids
-        return _Tail(watermark, alias)
+        options, watermark, alias = kids  # options: None without WITH (...)
+        return _Tail(watermark, alias, options or ())
 
-    def options_clause(self, kids: list[Any]) -> None:
-        """``WITH ('maxFilesPerTrigger' = '1')`` on a read: how the source cuts its input into
-        micro-batches, which a trace says for sjoin (its batches); read past."""
-        return None
+    @v_args(meta=True)
+    def options_clause(
+        self, meta: Meta, kids: list[Any]
+    ) -> tuple[ast.OptionDecl, ...] | _Unreadable:
+        """``WITH ('header' = 'true')`` on a read: of a ``fmt.`path``` read, the options of
+        the reader (a static table's source, sqllower.py); of a stream (``WITH
+        ('maxFilesPerTrigger' = '1')``), how the source cuts its input into micro-batches,
+        which a trace says for sjoin (its batches): read past there."""
+        return _Unreadable(self._span(meta)) if kids[0] is None else kids[0]
 
     def table_alias(self, kids: list[Any]) -> ast.Ident:
         return kids[0]  # type: ignore[no-any-return]
@@ -843,7 +902,12 @@ def parse_sql(text: str, start: int, end: int, path: str, diags: Diagnostics) ->
             continue
         found = _statement(chunk, begin, diags, broken)
         for ann in sources.pop(lead, []):
-            if isinstance(found, sqlast.CreateDataset) and found.kind == "streaming_table":
+            if isinstance(ann.statement, sqlast.DedupClause):
+                if isinstance(found, sqlast.CreateDataset) and found.query is not None:
+                    froms[len(statements)] = ann
+                elif found is not None:
+                    _stray_from(ann, diags)
+            elif isinstance(found, sqlast.CreateDataset) and found.kind == "streaming_table":
                 froms[len(statements)] = ann
             elif found is not None:
                 _stray_from(ann, diags)
@@ -858,6 +922,17 @@ def parse_sql(text: str, start: int, end: int, path: str, diags: Diagnostics) ->
 
 
 def _stray_from(ann: sqlast.Annotation, diags: Diagnostics) -> None:
+    if isinstance(ann.statement, sqlast.DedupClause):
+        diags.add(
+            "E033",
+            "a `-- sjoin: dedup` line stands before no declaration of a dedup",
+            ann.span,
+            "annotates nothing",
+            "write it in sjoin-schemas.sql, on the line right before the declaration of the "
+            "dataset a Python flow deduplicates: CREATE TEMPORARY VIEW name AS SELECT * FROM "
+            "STREAM(input) [WATERMARK ...]",
+        )
+        return
     diags.add(
         "E033",
         "a `-- sjoin: from` line stands before no CREATE STREAMING TABLE",
@@ -959,8 +1034,9 @@ def _annotations(
             continue
         first = body_start + len(body) - len(body.lstrip())
         span = Span(a, b)
-        if body.lstrip().lower().startswith("from"):
-            clause = _parse_clause(text[first:b], first, diags)
+        word = re.match(r"\s*(\w+)", body)
+        if word is not None and word[1].lower() in ("from", "dedup"):
+            clause = _parse_clause(text[first:b], first, diags, word[1].lower())
             if clause is None:
                 continue
             ann = sqlast.Annotation(clause, span)
@@ -1005,13 +1081,23 @@ def _next_code(
     return -1
 
 
-def _parse_clause(body: str, offset: int, diags: Diagnostics) -> ast.FormatDecl | None:
+def _parse_clause(
+    body: str, offset: int, diags: Diagnostics, word: str = "from"
+) -> ast.FormatDecl | sqlast.DedupClause | None:
+    """A `-- sjoin: from ...` clause, or a `-- sjoin: dedup ON (...) [WITHIN WATERMARK]`
+    one (``word``)."""
     try:
-        tree = clause_parser().parse(body)
+        tree = clause_parser().parse(body, start=f"{word}_clause")
     except UnexpectedInput as err:
         _syntax_error(err, body, offset, False, diags)
         return None
-    return ToAst(offset).transform(tree)  # type: ignore[no-any-return]
+    found = ToAst(offset).transform(tree)
+    if isinstance(found, ast.FormatDecl):
+        return found
+    # ToAst has no rule of its own for the clause: its tree, the names and WITHIN's span in it
+    keys = tuple(k for k in found.children if isinstance(k, ast.Ident))
+    within = next((k for k in found.children if isinstance(k, Span)), None)
+    return sqlast.DedupClause(keys, within, Span(offset, offset + len(body.rstrip())))
 
 
 def _parse_sjoin(body: str, offset: int, diags: Diagnostics) -> tuple[ast.Statement, ...]:

@@ -246,7 +246,13 @@ def test_every_kind_of_relation_is_written_in_sql() -> None:
     assert pipeline_refusals(plan) == []
     files = compile_pipeline(plan, "kinds", "file:///p", "kinds.sjoin", formatted=False)
     sql = [text for path, text in sorted(files.items()) if path.startswith("transformations/r")]
-    union, view, paid, enriched = sql
+    table, union, view, paid, enriched = sql
+    # the static table: the materialized view of its files that SDP runs and sjoin reads back
+    assert table.endswith(
+        "CREATE MATERIALIZED VIEW customers (\n  customer_id BIGINT,\n  segment STRING\n) AS\n"
+        "SELECT\n  CAST(customer_id AS BIGINT) AS customer_id,\n"
+        "  CAST(segment AS STRING) AS segment\nFROM parquet.`dim/customers`\n"
+    )
     assert "CREATE TEMPORARY VIEW moves AS" in union
     assert (
         "SELECT * FROM STREAM(orders) WATERMARK order_time DELAY OF INTERVAL 10 SECONDS\n"
@@ -259,8 +265,9 @@ def test_every_kind_of_relation_is_written_in_sql() -> None:
     assert static in enriched  # the table without STREAM(): a batch read
     module = files["transformations/pipeline.py"]
     ast.parse(module)
-    assert '@dp.temporary_view(name="customers")' in module
-    assert 'spark.read.format("parquet")' in module
+    assert '@dp.temporary_view(name="customers")' not in module  # no Python read of it
+    assert "spark.read." not in module
+    assert "customers" not in files["sjoin-schemas.sql"]  # SDP's own SQL defines it
 
 
 def test_pipeline_sql_writes_every_relation_or_refuses_naming_it() -> None:
@@ -269,7 +276,7 @@ def test_pipeline_sql_writes_every_relation_or_refuses_naming_it() -> None:
     for name in ("moves", "big", "paid", "enriched"):
         assert f" {name} AS\n" in sql
     assert "CREATE MATERIALIZED VIEW customers (" in sql
-    assert "-- sjoin: from parquet (path = 'dim/customers')" in sql
+    assert "FROM parquet.`dim/customers`" in sql and "-- sjoin: from parquet" not in sql
     assert "UNION ALL" in sql and "WHERE m.amount > 10" in sql
     dedup = _kinds_plan(KINDS_SPEC + "dedup once = orders ON (order_id, order_time)\n")
     with pytest.raises(Unwritable, match="dedup `once` has no pipeline SQL"):

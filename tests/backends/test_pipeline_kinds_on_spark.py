@@ -6,22 +6,27 @@ test_pipeline_on_spark.py: the whole input in one micro-batch, then the no-data 
   a Python flow of the project, read by a join's SQL as a temporary view;
 - a view with a WHERE, and a join's WHERE, in SQL;
 - a union of two streams (each read with its own WATERMARK clause), in SQL;
-- a static table (a temporary view over `spark.read`) and a stream-static join that reads it
-  without STREAM();
+- a static table (a materialized view of its files, SQL's `fmt.`path``` read with each column
+  cast to its declared type: the form the SQL front end reads back) and a stream-static join
+  that reads it without STREAM();
 - all of them chained: dedup -> view -> LEFT OUTER join with a WHERE -> stream-static join ->
   aggregate.
 """
 
 from __future__ import annotations
 
+import json
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from sjoin.api import check_text
+from sjoin.api import check_pipeline, check_text
+from sjoin.compiler.backends.pipeline import compile_pipeline
+from sjoin.compiler.checks.job_warnings import pipeline_refusals
 
-from .test_pipeline_on_spark import _compare
+from .test_pipeline_on_spark import _compare, _run_pipeline, _spark_rows
 
 pytestmark = pytest.mark.spark
 
@@ -188,3 +193,51 @@ def test_a_chain_of_the_new_kinds(connect_server: str, tmp_path: Path) -> None:
     records = ORDER_ROWS + PAYMENT_ROWS + CUSTOMERS
     got = _compare(_plan(CHAIN_SPEC), records, connect_server, tmp_path, "chain")
     assert got
+
+
+def test_a_csv_table_with_options_and_a_hostile_path_runs_as_sjoin_reads_it(
+    connect_server: str, tmp_path: Path
+) -> None:
+    """The static table's one form on real SDP: a CSV file with a header and `;` between its
+    fields (the read's WITH options), under a folder whose name holds a quote, back-quotes,
+    `;` and `--` (the back-quoted path), its columns cast to the declared types (SDP refuses
+    the CSV file's strings for a BIGINT column otherwise); the project reads back to the
+    spec's plan, and the joined rows are the table's."""
+    folder = tmp_path / "dim it's `x`; -- y"
+    folder.mkdir()
+    (folder / "customers.csv").write_text("customer_id;segment\n10;gold\n20;silver\n")
+    orders = tmp_path / "orders"
+    orders.mkdir()
+    rows = [(1, 10), (2, 20), (3, 99)]
+    (orders / "part-0.json").write_text(
+        "".join(json.dumps({"order_id": o, "customer_id": c}) + "\n" for o, c in rows)
+    )
+    out = tmp_path / "out" / "enriched"
+    path = str(folder / "customers.csv").replace("'", "''")
+    spec = check_text(
+        f"""spark 4.3
+table customers (customer_id BIGINT, segment STRING)
+  from csv (path = '{path}', header = 'true', sep = ';')
+stream orders (order_id BIGINT, customer_id BIGINT) from json (path = '{orders}')
+join enriched = orders AS o LEFT OUTER JOIN customers AS c ON o.customer_id = c.customer_id
+  SELECT o.order_id, c.segment
+sink enriched to json (path = '{out}')
+""",
+        "csv.sjoin",
+    )
+    assert spec.ok and spec.plan is not None, [d.message for d in spec.diagnostics]
+    assert pipeline_refusals(spec.plan) == []
+    project = tmp_path / "project"
+    for relative, text in compile_pipeline(
+        spec.plan, "csv", (tmp_path / "storage").as_uri(), "csv.sjoin"
+    ).items():
+        (project / relative).parent.mkdir(parents=True, exist_ok=True)
+        (project / relative).write_text(text, encoding="utf-8")
+    back = check_pipeline(project)
+    assert back.ok and back.plan is not None, [d.message for d in back.diagnostics]
+    assert back.plan.tables[0].source.options == spec.plan.tables[0].source.options
+    _run_pipeline(project, connect_server, "sjoin_csv_table")
+    got = _spark_rows(out, ["order_id", "segment"])
+    assert got == Counter(
+        {(order, segment): 1 for order, segment in [(1, "gold"), (2, "silver"), (3, None)]}
+    ), got
