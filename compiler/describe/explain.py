@@ -197,7 +197,7 @@ def _where_json(node: JoinNode) -> dict[str, Any]:
 
 def union_json(plan: Plan, node: UnionNode) -> dict[str, Any]:
     """A union's entry of the plan JSON (docs/plan-json.md, "A union")."""
-    shown = {
+    shown: dict[str, Any] = {
         "name": node.name,
         "inputs": list(node.relations),
         "columns": [
