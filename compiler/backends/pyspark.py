@@ -41,7 +41,7 @@ from ..planning.plan import (
 )
 from ..vocabulary import annotate
 from ..vocabulary.expr import conjuncts
-from ..vocabulary.model import KAFKA_RECORD_OPTIONS
+from ..vocabulary.model import JOIN_KINDS, KAFKA_RECORD_OPTIONS
 from ..vocabulary.sql import spark_sql, written_sql
 from ..vocabulary.types import exact_duration
 from .connectors import DELTA_RELEASES, packages
@@ -319,8 +319,16 @@ def _(node: UnionNode) -> list[str]:
     would read the same); each input keeps its own watermark node below it."""
     first, *rest = node.relations
     df = f"rels[{literal(first)}]" + "".join(f".union(rels[{literal(r)}])" for r in rest)
+    pushed = []
+    if node.pushed_join is not None:  # the joins Spark's optimizer would make of the written one
+        join = node.pushed_join
+        pushed = [
+            comment(f"  {JOIN_KINDS[join.how].keyword} JOIN {node.name} over union {join.union},"),
+            comment(f"  one join per input of {join.union} as Spark's {join.rule} runs it"),
+        ]
     return [
         comment(f"union {node.name} = {' UNION ALL '.join(node.relations)}"),
+        *pushed,
         f"rels[{literal(node.name)}] = {df}",
         "",
     ]

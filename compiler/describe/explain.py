@@ -28,7 +28,7 @@ from ..planning.plan import (
     ViewNode,
 )
 from ..vocabulary.expr import strip_parens
-from ..vocabulary.model import WatermarkChoice, WatermarkUse
+from ..vocabulary.model import JOIN_KINDS, WatermarkChoice, WatermarkUse
 from ..vocabulary.sql import written_sql
 from ..vocabulary.types import format_ms
 
@@ -209,7 +209,7 @@ def _where_json(node: JoinNode) -> dict[str, Any]:
 
 def union_json(plan: Plan, node: UnionNode) -> dict[str, Any]:
     """A union's entry of the plan JSON (docs/plan-json.md, "A union")."""
-    return {
+    shown: dict[str, Any] = {
         "name": node.name,
         "inputs": list(node.relations),
         "columns": [
@@ -226,6 +226,10 @@ def union_json(plan: Plan, node: UnionNode) -> dict[str, Any]:
             for i, relation, column, delay in union_watermark_nodes(plan, node)
         ],
     }
+    if node.pushed_join is not None:  # only then: other unions keep their JSON byte for byte
+        pushed = node.pushed_join
+        shown["pushed_join"] = {"join_type": pushed.how, "union": pushed.union, "rule": pushed.rule}
+    return shown
 
 
 def _union_filters_below(node: UnionNode, i: int) -> list[str]:
@@ -754,6 +758,21 @@ def _union_text(plan: Plan, node: UnionNode) -> list[str]:
             else "none below the union"
         ),
         *pushed,
+        *_pushed_join_text(node),
+    ]
+
+
+def _pushed_join_text(node: UnionNode) -> list[str]:
+    """The join a union stands for, pushed below the union it read
+    (compiler/planning/semi_union.py)."""
+    pushed = node.pushed_join
+    if pushed is None:
+        return []
+    kind = JOIN_KINDS[pushed.how].keyword
+    return [
+        f"  pushed join      {node.name} = {pushed.union} {kind} JOIN, as written: Spark's "
+        f"{pushed.rule} runs it as one join per input of {pushed.union} "
+        f"({', '.join(node.relations)}), each with its own state, and unions their outputs",
     ]
 
 

@@ -472,6 +472,18 @@ class DedupNode(OneInput):
 
 
 @dataclass(frozen=True, slots=True)
+class PushedJoin:
+    """On a union that stands for a join Spark's optimizer pushed below the union it read
+    (``compiler/planning/semi_union.py``): Spark's PushDownLeftSemiAntiJoin runs a LEFT SEMI
+    join over a union as one join per union input, so the union's inputs are those joins
+    (one stream-stream join operator each, with its own state) and its name the join's."""
+
+    how: JoinType  # the join as written: "left_semi"
+    union: str  # the union the written join read as its left side
+    rule: str = "PushDownLeftSemiAntiJoin"
+
+
+@dataclass(frozen=True, slots=True)
 class UnionNode:
     """``union NAME = A UNION ALL B ...``: Spark's ``Union``, stateless: each micro-batch's
     rows of its inputs, the first input's then the next's.  Each input keeps its own
@@ -491,6 +503,9 @@ class UnionNode:
     pushed_side: Literal["left", "right", "input"] | None = None
     below_watermark: tuple[tuple[exp.Expression, ...], ...] = ()
     not_null_below_watermark: tuple[tuple[str, ...], ...] = ()
+    # the join this union stands for, pushed below the union it read (its inputs are the
+    # joins Spark runs, one per input of that union), if any
+    pushed_join: PushedJoin | None = None
 
     @property
     def inputs(self) -> tuple[tuple[str, str], ...]:

@@ -74,6 +74,7 @@ from .plan import (
     ViewNode,
     WindowColumn,
 )
+from .semi_union import derived_notes, pushed_joins
 from .split import (
     ConditionSplit,
     conjoin,
@@ -119,6 +120,8 @@ def watermark_use(spark: SparkVersion, settings: Settings, first_stateful: bool)
 
 class Planner:
     def __init__(self, spec: BoundSpec, diags: Diagnostics, relation: str | None = None) -> None:
+        # a LEFT SEMI join over a union is one join per union input, as Spark runs it
+        spec, self.pushed = pushed_joins(spec)
         self.spec = spec
         self.diags = diags
         self.settings = settings_of(
@@ -161,12 +164,13 @@ class Planner:
             elif isinstance(rel, Dedup):
                 nodes.append(self.plan_dedup(rel, {n.name: n for n in nodes}))
             elif isinstance(rel, Union):
-                nodes.append(plan_union(rel, {n.name: n for n in nodes}))
+                union = plan_union(rel, {n.name: n for n in nodes})
+                nodes.append(replace(union, pushed_join=self.pushed.get(rel.name)))
             elif isinstance(rel, View):
                 nodes.append(self._with_where(self.plan_view, rel))
             else:
                 nodes.append(self.plan_aggregate(rel, {n.name: n for n in nodes}))
-        nodes = push_into_unions(nodes)
+        nodes = push_into_unions(derived_notes(nodes))
         # the output mode of a query rooted at each operator: its aggregate's, else append
         modes: dict[str, OutputMode] = {
             n.name: n.mode if isinstance(n, AggregateNode) else "append"

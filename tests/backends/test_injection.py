@@ -217,7 +217,9 @@ dedup ZQDC = ZQDV ON (ZQDW)
 dedup ZQDE = ZQDA watermark ZQDT delay 1 minute ON (ZQDK, ZQDT)
 """
 
-# a view (its input, alias, WHERE and items), a join's WHERE and an aggregate's (issue 37)
+# a view (its input, alias, WHERE and items), a join's WHERE, an aggregate's, and a LEFT
+# SEMI join over a union, which the plan holds as one join per union input and their union
+# (issue 37; a view reads the union too, which keeps it in the plan)
 VIEW_SPEC = """
 stream ZQWA (ZQWC BIGINT, ZQWT TIMESTAMP, ZQWV STRING) watermark ZQWT delay 10 seconds
 
@@ -230,6 +232,15 @@ view ZQWW = SELECT ZQWX.ZQWC, ZQWX.ZQWT, upper(ZQWX.ZQWV) AS ZQWO FROM ZQWA AS Z
 join ZQWJ = ZQWW AS ZQWY LEFT OUTER JOIN ZQWA AS ZQWZ
     ON ZQWY.ZQWC = ZQWZ.ZQWC AND ZQWY.ZQWT = ZQWZ.ZQWT
     WHERE ZQWZ.ZQWV <> 'ZQWLIU'
+
+stream ZQWB (ZQWC BIGINT, ZQWT TIMESTAMP, ZQWV STRING) watermark ZQWT delay 10 seconds
+
+union ZQWU = ZQWA UNION ALL ZQWB
+
+join ZQWS = ZQWU AS ZQWE LEFT SEMI JOIN ZQWA AS ZQWF
+    ON ZQWE.ZQWC = ZQWF.ZQWC AND ZQWE.ZQWT = ZQWF.ZQWT
+
+view ZQWK = SELECT ZQWM.ZQWC FROM ZQWU AS ZQWM
 """
 
 # a static table (its columns, source and options) and a stream-static join that reads it

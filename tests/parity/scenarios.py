@@ -927,25 +927,89 @@ aggregate counts = both AS B
 
 # A LEFT SEMI join over a union: Spark's optimizer pushes it below the union
 # (PushDownLeftSemiAntiJoin, "LeftSemi/LeftAnti over Union"), so Spark 4.3 runs one
-# stream-stream join per union input, each storing the right side, where the plan has one.
+# stream-stream join per union input, each storing the right side; the planner plans it so
+# (compiler/planning/semi_union.py: the joins `j_l`, `j_l2` and the union `j` of them).
 # Found by tests/parity/test_random.py's random pipelines.
-SEMI_OVER_UNION = (
-    "Spark runs a LEFT SEMI join over a union as one join per union input "
-    "(PushDownLeftSemiAntiJoin): 2 symmetricHashJoin operators, the plan has 1; not modelled"
-)
+SEMI_BATCHES = [
+    {"l": [row(1, 100)], "r": [row(1, 99)], "r2": [row(7, 90)]},
+    {"l2": [row(1, 101), row(4, 102)], "l3": [row(1, 103)]},
+    {"l": [row(2, 120)], "l2": [row(2, 121)], "l3": [row(5, 122)], "r": [row(2, 119)]},
+    {"r2": [row(5, 121)], "r": [row(3, 200)], "l": [row(3, 201)]},
+    {"l2": [row(3, 150), row(3, 202)], "l3": [row(3, 203)], "l": [row(9, 300)]},
+]
+
+
+def semi_spec(
+    how: str = "LEFT SEMI",
+    left: tuple[str, ...] = ("l", "l2"),
+    right: tuple[str, ...] = ("r",),
+    unwatermarked: tuple[str, ...] = (),
+) -> str:
+    """A ``how`` join of ``left`` with ``right`` (each a union of those streams when it has
+    several): the streams it reads, each with a watermark unless ``unwatermarked``."""
+    lines = ["spark 4.3"]
+    for name in (*left, *right):
+        mark = "" if name in unwatermarked else " watermark t delay 0 seconds"
+        lines.append(f"stream {name} (k BIGINT, t TIMESTAMP, v STRING){mark}")
+    sides = []
+    for union, names in (("lu", left), ("ru", right)):
+        if len(names) > 1:
+            lines.append(f"union {union} = {' UNION ALL '.join(names)}")
+        sides.append(union if len(names) > 1 else names[0])
+    lines.append(f"join j = {sides[0]} AS L {how} JOIN {sides[1]} AS R")
+    lines.append("  ON L.k = R.k AND L.t >= R.t AND L.t <= R.t + INTERVAL 5 SECONDS")
+    lines.append("  SELECT L.k AS k, L.t AS t")
+    return "\n".join(lines) + "\n"
+
+
+def semi_batches(streams: tuple[str, ...]) -> list[Batch]:
+    """``SEMI_BATCHES`` with only the rows of ``streams``."""
+    return [{s: rows for s, rows in b.items() if s in streams} for b in SEMI_BATCHES]
+
+
+add("union_below_a_left_semi_join", semi_spec(), semi_batches(("l", "l2", "r")))
+# a union of three inputs: three joins, in the union's order
 add(
-    "union_below_a_left_semi_join",
-    """spark 4.3
-stream l (k BIGINT, t TIMESTAMP, v STRING) watermark t delay 0 seconds
-stream l2 (k BIGINT, t TIMESTAMP, v STRING) watermark t delay 0 seconds
-stream r (k BIGINT, t TIMESTAMP, v STRING) watermark t delay 0 seconds
-union lu = l UNION ALL l2
-join j = lu AS L LEFT SEMI JOIN r AS R
-  ON L.k = R.k AND L.t >= R.t AND L.t <= R.t + INTERVAL 5 SECONDS
-  SELECT L.k AS k, L.t AS t
-""",
-    [{"l": [row(1, 100)], "r": [row(1, 99)]}, {"l2": [row(1, 101)]}],
-    xfail=SEMI_OVER_UNION,
+    "union_of_three_below_a_left_semi_join",
+    semi_spec(left=("l", "l2", "l3")),
+    semi_batches(("l", "l2", "l3", "r")),
+)
+# a union input without a watermark: its own join has no left event time (Spark's condition
+# reads the input's attributes after the rewrite, not the union's, which carry the first
+# input's mark), so that join's left state is never evicted, nor its right state
+add(
+    "union_below_a_left_semi_join_input_without_watermark",
+    semi_spec(unwatermarked=("l2",)),
+    semi_batches(("l", "l2", "r")),
+)
+# the first input without a watermark: the union's `t` carries no mark (W014), yet the join
+# over `l2` reads l2's `t`, which does: that join's state is evicted
+add(
+    "union_below_a_left_semi_join_first_input_without_watermark",
+    semi_spec(unwatermarked=("l",)),
+    semi_batches(("l", "l2", "r")),
+)
+# window keys: each derived join projects its input's window before it
+add(
+    "union_below_a_left_semi_join_on_window_keys",
+    semi_spec().replace(
+        "L.t >= R.t AND L.t <= R.t + INTERVAL 5 SECONDS",
+        "window(L.t, INTERVAL 10 SECONDS) = window(R.t, INTERVAL 10 SECONDS)",
+    ),
+    semi_batches(("l", "l2", "r")),
+)
+# LEFT ANTI: sjoin writes it as a LEFT OUTER join and a filter (Spark has no stream-stream
+# LeftAnti), which the rule does not push: one join over the union
+add(
+    "union_below_a_left_anti_join",
+    semi_spec(how="LEFT ANTI"),
+    semi_batches(("l", "l2", "r")),
+)
+# the union on the right side: the rule pushes a join below a Union on its left only
+add(
+    "union_right_of_a_left_semi_join",
+    semi_spec(left=("l3",), right=("r", "r2")),
+    semi_batches(("l3", "r", "r2")),
 )
 # An aggregate grouping by a window of the column an outer join below null-pads: Spark's
 # TimeWindowing puts Filter(isnotnull(lt)) under the aggregate, a null-rejecting filter on the

@@ -300,14 +300,6 @@ def test_random_pipelines_agree(spark: Any, case: Case) -> None:
         (query,) = report.queries
         assert query.difference is not None and query.difference.kind == "batch"
         return
-    if not report.agree and _semi_over_union(case.spec):
-        # the known difference (scenarios.SEMI_OVER_UNION, a strict xfail): exactly that one
-        (query,) = report.queries
-        assert query.difference is not None
-        (ran,) = [m for m in query.difference.metrics if m.what == "operators"]
-        assert [str(o) for o in ran.spark].count("symmetricHashJoin") == 2, ran.sentence()
-        assert [str(o) for o in ran.runtime].count("j") == 1, ran.sentence()
-        return
     assert report.agree, "\n" + case.spec + "\n" + repr(case.trace()) + "\n" + report.text()
 
 
@@ -318,11 +310,3 @@ def _outer_join_made_inner(spec: str) -> bool:
     INNER (RIGHT) or LEFT OUTER (FULL)."""
     padded_left = re.search(r" (RIGHT|FULL) OUTER JOIN \w+ AS R ", spec) is not None
     return padded_left and ("window(A.lt" in spec or "j AS J INNER JOIN dim" in spec)
-
-
-def _semi_over_union(spec: str) -> bool:
-    """A LEFT SEMI join whose left side is the union (through a view at most, whose filter
-    Spark pushes below the union too): Spark runs it as a join per union input."""
-    return "LEFT SEMI JOIN" in spec and (
-        "join j = lu AS L" in spec or ("join j = lv AS L" in spec and " FROM lu AS X" in spec)
-    )
