@@ -8,8 +8,9 @@ Two readers add such a filter:
   (``ResolveTimeWindows.scala``, ``TimeWindowResolution.buildTimeWindowRewrite``) puts
   ``Filter(isnotnull(time))`` under the aggregate (a tumbling window, and a sliding one whose
   duration is a multiple of its slide; another sliding window filters ``time >= window.start
-  AND time < window.end``, which rejects a NULL time as well), and ``SessionWindowing`` does the
-  same for ``session_window``;
+  AND time < window.end``, which rejects a NULL time as well; ``SessionWindowing`` does the
+  same for ``session_window``, which sjoin does not model); a window() of a window column
+  (its window_time) adds no filter;
 - a join that infers ``isnotnull`` of its input's columns (``InferFiltersFromConstraints``,
   per join type ``JoinKind.infers_not_null``): an INNER (or LEFT SEMI) stream-static or
   stream-stream join on a column of the join below, e.g. ``J.lk = D.k``.
@@ -34,6 +35,7 @@ from sqlglot import exp
 
 from ..binding.bound import Aggregate, BoundSpec, Join, Relation, Stream, Table, Union, View
 from ..vocabulary import annotate
+from ..vocabulary import types as t
 from ..vocabulary.expr import conjuncts, find_all, strip_parens
 from ..vocabulary.model import JOIN_KINDS
 from ..vocabulary.source import Span
@@ -101,7 +103,8 @@ def _rejected_by(spec: BoundSpec, reader: Relation, input_name: str, above: Reje
             for call in find_all(key, exp.Anonymous):
                 if annotate.is_call(call, "window") and call.expressions:
                     time = strip_parens(call.expressions[0])
-                    if isinstance(time, exp.Column):
+                    # window() of a window column is its window_time: no filter (TimeWindowing)
+                    if isinstance(time, exp.Column) and annotate.sql_type(time) != t.WINDOW:
                         out.setdefault(
                             time.name, Rejection(reader.name, "window", annotate.span(call))
                         )
