@@ -118,18 +118,18 @@ def _rejected_by(spec: BoundSpec, reader: Relation, input_name: str, above: Reje
                             Rejection(reader.name, "join", annotate.span(part) or reader.span),
                         )
         for item in reader.output:
-            col = strip_parens(item.expr)
+            plain = strip_parens(item.expr)
             if (
                 item.name in above
-                and isinstance(col, exp.Column)
-                and annotate.side(col) == input_name
+                and isinstance(plain, exp.Column)
+                and annotate.side(plain) == input_name
             ):
-                out.setdefault(col.name, above[item.name])
+                out.setdefault(plain.name, above[item.name])
     elif isinstance(reader, View):
         for item in reader.output:
-            col = strip_parens(item.expr)
-            if item.name in above and isinstance(col, exp.Column):
-                out.setdefault(col.name, above[item.name])
+            plain = strip_parens(item.expr)
+            if item.name in above and isinstance(plain, exp.Column):
+                out.setdefault(plain.name, above[item.name])
     elif isinstance(reader, Union):
         out.update(above)  # the same column names in every input (checked by the binder)
     inp = getattr(reader, "input", None)
