@@ -6,9 +6,9 @@ for outer/semi/anti joins (E021, Spark's ``checkForStreamStreamJoinWatermark``),
 event-time column per input (E025), deterministic conditions (E026), one window per
 SELECT (E029) and none of a null-padded side (E030), and the warnings W001
 (unbounded state), W003 (always false), W004 (range lost by Spark 4's BETWEEN rewrite),
-W005 (null keys in full outer).  Per pipeline: output modes (E023), the global-watermark
-correctness check (E022, W007), features of the target version (E027), unused watermarks
-(W002), the max policy (W006).
+W005 (null keys in full outer), W015 (an outer join a reader's filter runs as INNER).
+Per pipeline: output modes (E023), the global-watermark correctness check (E022, W007),
+features of the target version (E027), unused watermarks (W002), the max policy (W006).
 """
 
 from __future__ import annotations
@@ -199,6 +199,8 @@ def _windows_of_null_padded_sides(node: JoinNode) -> list[Diagnostic]:
     so that Spark's EliminateOuterJoin runs the join as ``executed_as``."""
     out = []
     for window in node.padded_windows:
+        if window.reader is not None:
+            continue  # a reader's filter: W015 (_outer_join_run_narrower)
         alias = (node.left if window.side == "left" else node.right).alias
         preserved = (node.right if window.side == "left" else node.left).alias
         out.append(
@@ -214,6 +216,41 @@ def _windows_of_null_padded_sides(node: JoinNode) -> list[Diagnostic]:
                 f"`{alias}`'s window as date_trunc (e.g. date_trunc('MINUTE', ...)), "
                 "which keeps NULL; or `set allow_unemitted_outer_rows = true` to "
                 "accept it on purpose",
+            )
+        )
+    return out
+
+
+def _outer_join_run_narrower(node: JoinNode) -> list[Diagnostic]:
+    """W015: the readers' null-rejecting filters on a null-padded side's columns that made
+    the planner plan the join as Spark's EliminateOuterJoin runs it (``executed_as``),
+    reported once per reader at its window() call or its join condition."""
+    out: list[Diagnostic] = []
+    said: set[str] = set()
+    for window in node.padded_windows:
+        if window.reader is None or window.reader in said:
+            continue
+        said.add(window.reader)
+        padded = node.left if window.side == "left" else node.right
+        preserved = node.right if window.side == "left" else node.left
+        runs = JOIN_KINDS[node.executed_as].keyword
+        what = (
+            f"`{window.reader}` groups by a window of `{padded.alias}.{window.time_column}`, "
+            "and Spark's TimeWindowing keeps only rows whose window time is not NULL"
+            if window.how == "window"
+            else f"`{window.reader}` joins on `{padded.alias}.{window.time_column}` "
+            "(an inferred isnotnull filter)"
+        )
+        out.append(
+            Diagnostic(
+                "W015",
+                f"join `{node.name}` ({node.kind.keyword}): {what}; the filter reaches the join, "
+                f"so Spark runs it as {runs} (EliminateOuterJoin): the unmatched "
+                f"`{preserved.alias}` rows never come out",
+                window.span or Span(0, 0),
+                f"NULL for unmatched `{preserved.alias}` rows",
+                f"use `{preserved.alias}`'s column here if the unmatched rows should count, "
+                f"or write `{node.name}` as an {runs} join",
             )
         )
     return out
@@ -237,6 +274,7 @@ def _check_join(plan: Plan, node: JoinNode) -> list[Diagnostic]:
     out.extend(_several_windows(node))
     if not plan.settings.allow_unemitted_outer_rows:
         out.extend(_windows_of_null_padded_sides(node))
+    out.extend(_outer_join_run_narrower(node))
     left, right = node.left, node.right
     if not node.keys:
         out.append(

@@ -136,45 +136,49 @@ def watermarks_json(use: WatermarkUse) -> dict[str, Any]:
 
 
 def join_json(node: JoinNode) -> dict[str, Any]:
-    return {
-        "name": node.name,
-        "join_type": node.join_type,
-        "executed_as": node.executed_as,
-        "keys": [[_sql(a), _sql(b)] for a, b in node.keys],
-        "state": {"left": state_json(node.left.state), "right": state_json(node.right.state)},
-        "sides": {"left": _side_json(node.left), "right": _side_json(node.right)},
-        "condition": _sql(node.condition),
-        "post_join_filter": _sql(node.post_join_filter),
-        "constant_filter": _sql(node.constant_filter),
-        "time_range": None
-        if node.time_range is None
-        else {
-            "left_column": node.time_range.left_column,
-            "right_column": node.time_range.right_column,
-            "lower_us": node.time_range.lower_us,
-            "upper_us": node.time_range.upper_us,
-        },
-        "window_times": [_sql(e) for e in node.window_times],
-        "null_rows": list(node.null_rows),
-        "may_emit_late_rows": node.may_emit_late_rows,
-        "late_rows_reason": node.late_rows_reason,
-        "watermarks": watermarks_json(node.watermarks),
-        "quirks": {
-            "append_rule": node.quirks.append_rule,
-            "semi_right_first": node.quirks.semi_right_first,
-            "count_all_removals": node.quirks.count_all_removals,
-        },
-        "output": [
-            {
-                "name": o.name,
-                "expr": _sql(o.expr),
-                "type": str(o.type),
-                "event_time": o.event_time,
-            }
-            for o in node.output
-        ],
-        "notes": list(node.notes),
-    } | (_where_json(node) if _has_where(node) else {})
+    return (
+        {
+            "name": node.name,
+            "join_type": node.join_type,
+            "executed_as": node.executed_as,
+            "keys": [[_sql(a), _sql(b)] for a, b in node.keys],
+            "state": {"left": state_json(node.left.state), "right": state_json(node.right.state)},
+            "sides": {"left": _side_json(node.left), "right": _side_json(node.right)},
+            "condition": _sql(node.condition),
+            "post_join_filter": _sql(node.post_join_filter),
+            "constant_filter": _sql(node.constant_filter),
+            "time_range": None
+            if node.time_range is None
+            else {
+                "left_column": node.time_range.left_column,
+                "right_column": node.time_range.right_column,
+                "lower_us": node.time_range.lower_us,
+                "upper_us": node.time_range.upper_us,
+            },
+            "window_times": [_sql(e) for e in node.window_times],
+            "null_rows": list(node.null_rows),
+            "may_emit_late_rows": node.may_emit_late_rows,
+            "late_rows_reason": node.late_rows_reason,
+            "watermarks": watermarks_json(node.watermarks),
+            "quirks": {
+                "append_rule": node.quirks.append_rule,
+                "semi_right_first": node.quirks.semi_right_first,
+                "count_all_removals": node.quirks.count_all_removals,
+            },
+            "output": [
+                {
+                    "name": o.name,
+                    "expr": _sql(o.expr),
+                    "type": str(o.type),
+                    "event_time": o.event_time,
+                }
+                for o in node.output
+            ],
+            "notes": list(node.notes),
+        }
+        | (_where_json(node) if _has_where(node) else {})
+        | _readers_json(node)
+    )
 
 
 def _has_where(node: JoinNode) -> bool:
@@ -186,6 +190,44 @@ def _has_where(node: JoinNode) -> bool:
         or node.where_filter is not None
         or node.where_eliminated is not None
     )
+
+
+def _readers_json(node: JoinNode) -> dict[str, Any]:
+    """The readers' null-rejecting filters that run the join narrower (only a join with one
+    has this key): compiler/planning/readers.py."""
+    found = [w for w in node.padded_windows if w.reader is not None]
+    if not found:
+        return {}
+    return {
+        "reader_filters": {
+            "eliminate_outer_join": {"from": node.join_type, "to": node.executed_as},
+            "filters": [
+                {"reader": w.reader, "filter": w.how, "side": w.side, "column": w.time_column}
+                for w in found
+            ],
+        }
+    }
+
+
+def reader_text(node: JoinNode) -> list[str]:
+    """The readers' filters that run the join narrower, in `sjoin plan`: EliminateOuterJoin
+    in words, with the reader and the filter Spark pushes down to the join."""
+    found = [w for w in node.padded_windows if w.reader is not None]
+    if not found:
+        return []
+    said = " AND ".join(
+        f"`{w.reader}`'s "
+        + ("window() (TimeWindowing's" if w.how == "window" else "join (its inferred")
+        + f" isnotnull({(node.left if w.side == 'left' else node.right).alias}.{w.time_column}))"
+        for w in found
+    )
+    before = node.join_type.replace("_", " ").upper()
+    after = node.executed_as.replace("_", " ").upper()
+    return [
+        f"  outer join       EliminateOuterJoin: {said} drops every null-padded row, pushed "
+        f"down to the join, so Spark runs this {before} join as {after}: it stores, evicts "
+        f"and emits as {after}"
+    ]
 
 
 def _where_json(node: JoinNode) -> dict[str, Any]:
@@ -699,6 +741,7 @@ def _join_text(plan: Plan, node: JoinNode) -> list[str]:
         lines.append(f"  {side.name + ' filter':<16} {'; '.join(filters) or '(none)'}")
     lines.append(f"  post-join filter {_sql(node.post_join_filter) or '(none)'}")
     lines.extend(where_text(node, pushed_where_from(plan, node.name)))
+    lines.extend(reader_text(node))
     for side in (node.left, node.right):
         rule = side.state
         if rule.eviction == "never":

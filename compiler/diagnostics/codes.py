@@ -508,6 +508,23 @@ CODES: Final[dict[str, Code]] = {
             "node still counts in the global watermark. Put an input with the watermark "
             "first, or give every input the same watermark column.",
         ),
+        Code(
+            "W015",
+            "warning",
+            "an outer join run as INNER for a reader's filter",
+            "A relation reading an outer join drops the rows the join null-pads, and Spark's "
+            "optimizer carries that filter down to the join (through views, unions and other "
+            "joins) and runs the outer join as INNER (a FULL OUTER join as LEFT or RIGHT "
+            "OUTER): an aggregate grouping by `window(...)` of a null-padded column (Spark's "
+            "TimeWindowing keeps only rows whose time is not NULL), or an INNER (or LEFT SEMI) "
+            "join on a null-padded column (its inferred `isnotnull`). The unmatched rows the "
+            "outer join exists for never reach the reader, and the join stores, evicts and "
+            "emits as the narrower join Spark runs (`sjoin plan` says so; the run follows it). "
+            "Window or join on the preserved side's column if the unmatched rows should count, "
+            "or write the narrower join. A relation that is also a query of its own (a sink, or "
+            "nothing reads it) runs there unfiltered, so sjoin converts the join only when every "
+            "read of it rejects the column.",
+        ),
     )
 }
 

@@ -201,13 +201,17 @@ class StreamNode:
 
 @dataclass(frozen=True, slots=True)
 class PaddedWindow:
-    """A window() in a join's SELECT over the time of a side the written outer join
-    null-pads: its NULL drops the null-padded rows (TimeWindowing filters isnotnull(time)),
-    so Spark's EliminateOuterJoin runs a narrower join (E030 unless accepted)."""
+    """A null-rejecting filter on a column of a side the written outer join null-pads, so
+    that Spark's EliminateOuterJoin runs a narrower join: a window() in the join's SELECT
+    (TimeWindowing filters isnotnull(time); E030 unless accepted), or, with ``reader``, a
+    filter a relation reading the join adds, pushed down to it (compiler/planning/readers.py:
+    an aggregate's window(), ``how`` "window"; a join's inferred isnotnull, "join"; W015)."""
 
-    side: str  # "left" or "right": the null-padded side whose time is windowed
-    time_column: str
-    span: Span | None  # the window() call in the spec
+    side: str  # "left" or "right": the null-padded side whose column is rejected when NULL
+    time_column: str  # that side's column
+    span: Span | None  # the window() call (or the reader's conjunct) in the spec
+    reader: str | None = None  # the relation whose filter it is; None: the join's SELECT
+    how: str = "window"  # "window" (TimeWindowing's isnotnull) or "join" (an inferred one)
 
 
 @dataclass(frozen=True, slots=True)
@@ -244,8 +248,9 @@ class JoinNode:
     # the time arguments of window() calls in the output: Spark's TimeWindowing adds
     # isnotnull(time), so an output row whose window time is NULL is dropped
     window_times: tuple[exp.Expression, ...] = ()
-    # the windows of null-padded sides that made the planner plan the join as Spark's
-    # EliminateOuterJoin runs it (executed_as); hazards reports them (E030)
+    # the windows of null-padded sides (and the readers' null-rejecting filters on them) that
+    # made the planner plan the join as Spark's EliminateOuterJoin runs it (executed_as);
+    # hazards reports them (E030 for the join's own SELECT, W015 for a reader's)
     padded_windows: tuple[PaddedWindow, ...] = ()
     notes: tuple[str, ...] = ()
     key_types: tuple[str, ...] = ()  # the state's key schema: one SQL type per key pair

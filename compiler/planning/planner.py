@@ -74,6 +74,8 @@ from .plan import (
     ViewNode,
     WindowColumn,
 )
+from .readers import Rejected, rejected_columns
+from .readers import query_roots as reader_roots
 from .semi_union import derived_notes, pushed_joins
 from .split import (
     ConditionSplit,
@@ -121,7 +123,7 @@ def watermark_use(spark: SparkVersion, settings: Settings, first_stateful: bool)
 class Planner:
     def __init__(self, spec: BoundSpec, diags: Diagnostics, relation: str | None = None) -> None:
         # a LEFT SEMI join over a union is one join per union input, as Spark runs it
-        spec, self.pushed = pushed_joins(spec)
+        spec, self.semi_unions = pushed_joins(spec)
         self.spec = spec
         self.diags = diags
         self.settings = settings_of(
@@ -139,6 +141,13 @@ class Planner:
         self._inference_budget = [MAX_SUBSTITUTIONS]
         # the joins and views that aggregates' WHEREs are pushed into (``_pushed_wheres``)
         self.pushed = self._pushed_wheres()
+        # the columns of each relation that its readers' filters reject when NULL
+        # (compiler/planning/readers.py): an outer join below them runs narrower
+        self.rejected = (
+            rejected_columns(spec, {self.root}, _closure(spec, self.root))
+            if self.root is not None
+            else rejected_columns(spec, reader_roots(spec))
+        )
 
     def plan(self) -> Plan:
         nodes: list[PlanNode] = []
@@ -165,7 +174,7 @@ class Planner:
                 nodes.append(self.plan_dedup(rel, {n.name: n for n in nodes}))
             elif isinstance(rel, Union):
                 union = plan_union(rel, {n.name: n for n in nodes})
-                nodes.append(replace(union, pushed_join=self.pushed.get(rel.name)))
+                nodes.append(replace(union, pushed_join=self.semi_unions.get(rel.name)))
             elif isinstance(rel, View):
                 nodes.append(self._with_where(self.plan_view, rel))
             else:
@@ -218,15 +227,20 @@ class Planner:
             if needed is None or needed >= {o.name for o in rel.output}:
                 continue  # every column is used anyway: the same plan below it
             required = _required_as_root(self.spec, self.required, rel.name)
+            rejected = rejected_columns(self.spec, {rel.name}, _closure(self.spec, rel.name))
             changed = [
                 j
                 for j in self.spec.relations
                 if isinstance(j, Join)
-                and required.get(j.name) != self.required.get(j.name)
+                and (
+                    required.get(j.name) != self.required.get(j.name)
+                    or rejected.get(j.name, {}) != self.rejected.get(j.name, {})
+                )
                 and not tables.static_side(self.spec, j)
             ]
             saved, self.required = self.required, required
             below = _closure(self.spec, rel.name)
+            saved_rejected, self.rejected = self.rejected, rejected
             try:
                 nodes = tuple(
                     self._with_where(self.plan_join, j)
@@ -236,6 +250,7 @@ class Planner:
                 )
             finally:
                 self.required = saved
+                self.rejected = saved_rejected
             out.append(OwnQuery(rel.name, nodes))
         return tuple(out)
 
@@ -336,6 +351,16 @@ class Planner:
         if windowed:
             kind = JOIN_KINDS[_eliminate_outer(kind.join_type, windowed)]
             executed = kind.executed_as
+        # the readers' null-rejecting filters on plain columns of a side (readers.py): on a
+        # null-padded side EliminateOuterJoin runs the join narrower; on any side Spark's
+        # PushPredicateThroughJoin then pushes the isnotnull into it
+        by_readers = _reader_rejections(j, self.rejected.get(j.name, {}))
+        padded_now = {s for p in kind.preserved for s in ("left", "right") if s != p}
+        converting = [w for w in by_readers if w.side in padded_now]
+        if converting and not kind.drops_matched:
+            kind = JOIN_KINDS[_eliminate_outer(kind.join_type, converting)]
+            executed = kind.executed_as
+            windowed += converting
         where_parts = conjuncts(j.where) if j.where is not None else []
         # the sides the join null-pads: those opposite a preserved side
         nullable = {s for p in kind.preserved for s in ("left", "right") if s != p}
@@ -431,9 +456,9 @@ class Planner:
                     and not col.name.startswith("_common_expr")
                 ):
                     not_null[side].append(col.name)
-        for window in windowed:
+        for window in [*windowed, *by_readers]:
             if window.time_column not in not_null[window.side]:
-                # TimeWindowing's isnotnull(time), pushed down
+                # TimeWindowing's isnotnull(time) (or a reader's), pushed down
                 not_null[window.side].append(window.time_column)
         preserved = kind.preserved
         quirks = join_quirks(spark)
@@ -1316,6 +1341,21 @@ def _windowed_padded_sides(
                 if side in padded:
                     read.setdefault(side, col.name)
             found += [PaddedWindow(side, read[side], annotate.span(call)) for side in sorted(read)]
+    return found
+
+
+def _reader_rejections(j: Join, rejected: Rejected) -> list[PaddedWindow]:
+    """The output columns of ``j`` that its readers reject when NULL (``readers.py``) and
+    that are plain columns of a side: the filter Spark pushes down to the join, into that
+    side (on a null-padded side, after EliminateOuterJoin has run the join narrower)."""
+    found = []
+    for item in j.output:
+        col = strip_parens(item.expr)
+        why = rejected.get(item.name)
+        if why is None or not isinstance(col, exp.Column):
+            continue
+        if annotate.side(col) in ("left", "right"):
+            found.append(PaddedWindow(annotate.side(col), col.name, why.span, why.reader, why.how))
     return found
 
 

@@ -1015,28 +1015,61 @@ add(
 # TimeWindowing puts Filter(isnotnull(lt)) under the aggregate, a null-rejecting filter on the
 # left side, so EliminateOuterJoin runs the RIGHT OUTER join as INNER (and infers isnotnull of
 # R.k and R.t below it): the right rows with a NULL key or time, and the unmatched ones, are
-# not kept as a right outer join keeps them. Found by tests/parity/test_random.py.
-WINDOW_OVER_PADDED = (
-    "an aggregate's window() of a column the outer join below null-pads makes Spark run the "
-    "join as INNER (TimeWindowing's isnotnull filter, EliminateOuterJoin); not modelled"
-)
+# not kept as a right outer join keeps them. Found by tests/parity/test_random.py; the
+# planner's readers.py models it (W015).
+PADDED_RANGE = "ON L.k = R.k AND L.t BETWEEN R.t AND R.t + INTERVAL 5 SECONDS"
+PADDED_SELECT = "SELECT L.k AS lk, L.t AS lt, R.k AS rk, R.t AS rt"
+PADDED_BATCHES = [
+    {"l": [row(1, 101)], "r": [row(1, 100), row(None, 100), row(2, None)]},
+    {"l": [row(3, 200), row(4, 202)], "r": [row(3, 200)]},
+    {"l": [row(5, 300)], "r": [row(5, 300), row(6, 301)]},
+]
+
+
+def padded_spec(how: str, middle: str, reads: str, window: str = "A.lt") -> str:
+    """An outer join `j`, the statements ``middle`` between it and the aggregate `a`, which
+    reads ``reads`` and groups by a window of ``window``."""
+    return (
+        "spark 4.3\n"
+        "stream l (k BIGINT, t TIMESTAMP, v STRING) watermark t delay 0 seconds\n"
+        "stream r (k BIGINT, t TIMESTAMP, v STRING) watermark t delay 0 seconds\n"
+        f"join j = l AS L {how} JOIN r AS R\n  {PADDED_RANGE}\n  {PADDED_SELECT}\n"
+        + middle
+        + f"aggregate a = {reads} AS A GROUP BY window({window}, INTERVAL 10 SECONDS)\n"
+        f"  SELECT window({window}, INTERVAL 10 SECONDS) AS w, count(*) AS n\n"
+        "  OUTPUT MODE append\n"
+    )
+
+
 add(
     "right_outer_join_below_a_window_of_its_null_padded_side",
-    """spark 4.3
-stream l (k BIGINT, t TIMESTAMP, v STRING) watermark t delay 0 seconds
-stream r (k BIGINT, t TIMESTAMP, v STRING) watermark t delay 0 seconds
-join j = l AS L RIGHT OUTER JOIN r AS R
-  ON L.k = R.k AND L.t BETWEEN R.t AND R.t + INTERVAL 5 SECONDS
-  SELECT L.k AS lk, L.t AS lt, R.k AS rk, R.t AS rt
-aggregate a = j AS A GROUP BY window(A.lt, INTERVAL 10 SECONDS)
-  SELECT window(A.lt, INTERVAL 10 SECONDS) AS w, count(*) AS n
-  OUTPUT MODE append
-""",
-    [
-        {"l": [row(1, 101)], "r": [row(1, 100), row(None, 100), row(2, None)]},
-        {"l": [row(3, 200)], "r": [row(3, 200)]},
-    ],
-    xfail=WINDOW_OVER_PADDED,
+    padded_spec("RIGHT OUTER", "", "j"),
+    PADDED_BATCHES[:2],
+)
+# LEFT OUTER with the window over its null-padded right side: run as INNER
+add(
+    "left_outer_join_below_a_window_of_its_null_padded_side",
+    padded_spec("LEFT OUTER", "", "j", "A.rt"),
+    PADDED_BATCHES,
+)
+# FULL OUTER with the window over its left side: run as LEFT OUTER (the left side is no
+# longer null-padded, the right one still is)
+add(
+    "full_outer_join_below_a_window_of_its_left_side",
+    padded_spec("FULL OUTER", "", "j"),
+    PADDED_BATCHES,
+)
+# the window over the preserved side: no filter on a null-padded column, still RIGHT OUTER
+add(
+    "right_outer_join_below_a_window_of_its_preserved_side",
+    padded_spec("RIGHT OUTER", "", "j", "A.rt"),
+    PADDED_BATCHES,
+)
+# through a view that renames the column (Spark pushes the filter through its projection)
+add(
+    "right_outer_join_below_a_view_and_a_window_of_its_null_padded_side",
+    padded_spec("RIGHT OUTER", "view v = SELECT J.lt AS x, J.rk AS rk FROM j AS J\n", "v", "A.x"),
+    PADDED_BATCHES,
 )
 
 # ------------------------------------------------------------------ WHERE and views (issue 37)

@@ -18,7 +18,6 @@ the join's with rows for the second stream and the table's rows.
 from __future__ import annotations
 
 import os
-import re
 import sys
 from dataclasses import dataclass, field
 from typing import Any
@@ -294,19 +293,4 @@ def test_random_pipelines_agree(spark: Any, case: Case) -> None:
     errors = [f"{d.code} {d.message}" for d in result.diagnostics if d.severity == "error"]
     assert result.ok and result.plan is not None, errors
     report = verify(result.plan, case.trace(), spark=spark)
-    if not report.agree and _outer_join_made_inner(case.spec):
-        # the known difference (scenarios.WINDOW_OVER_PADDED, a strict xfail): Spark runs the
-        # join as INNER, so its state, or the rows, differ first at `j` or above it
-        (query,) = report.queries
-        assert query.difference is not None and query.difference.kind == "batch"
-        return
     assert report.agree, "\n" + case.spec + "\n" + repr(case.trace()) + "\n" + report.text()
-
-
-def _outer_join_made_inner(spec: str) -> bool:
-    """A RIGHT or FULL OUTER join `j` with a null-rejecting condition on its left (null-
-    padded) side above it: an aggregate's window() of `lt` (TimeWindowing's isnotnull) or an
-    INNER stream-static join on `lk` (its inferred isnotnull): EliminateOuterJoin makes it
-    INNER (RIGHT) or LEFT OUTER (FULL)."""
-    padded_left = re.search(r" (RIGHT|FULL) OUTER JOIN \w+ AS R ", spec) is not None
-    return padded_left and ("window(A.lt" in spec or "j AS J INNER JOIN dim" in spec)
