@@ -1072,6 +1072,30 @@ add(
     PADDED_BATCHES,
 )
 
+# A view's WHERE below a dedup that a join reads: Spark's Deduplicate keeps its child's
+# constraints (a UnaryNode's), so InferFiltersFromConstraints carries `L.k IN (1, 2)` through
+# the key equality to the other side: the right rows with k = 3 never reach the join's state.
+# sjoin's filter inference starts from the filters pushed below the join only, not from the
+# constraints of the relations below it. Found by tests/parity/test_random.py.
+INFERRED_THROUGH_DEDUP = (
+    "Spark infers the other side's filters from the constraints of a view's WHERE below a "
+    "dedup (Deduplicate keeps its child's constraints); not modelled"
+)
+add(
+    "inferred_filter_from_a_view_below_a_dedup",
+    """spark 4.3
+stream l (k BIGINT, t TIMESTAMP, v STRING) watermark t delay 0 seconds
+stream r (k BIGINT, t TIMESTAMP, v STRING) watermark t delay 0 seconds
+view lv = SELECT X.k, X.t, X.v FROM l AS X WHERE X.k IN (1, 2)
+dedup ld = lv ON (k, t)
+join j = ld AS L INNER JOIN r AS R
+  ON L.k = R.k AND L.t BETWEEN R.t AND R.t + INTERVAL 5 SECONDS
+  SELECT L.k AS k, L.t AS lt, R.t AS rt
+""",
+    [{"l": [row(1, 100)], "r": [row(1, 100), row(3, 100)]}, {"l": [row(2, 101)]}],
+    xfail=INFERRED_THROUGH_DEDUP,
+)
+
 # ------------------------------------------------------------------ WHERE and views (issue 37)
 # a WHERE on the null-padded side: EliminateOuterJoin runs the LEFT OUTER join as INNER, so
 # left rows whose match fails it, or that never match, never come out null-padded
