@@ -443,6 +443,12 @@ def _view_text(plan: Plan, node: ViewNode) -> list[str]:
             f"  where from       the WHERE of aggregate {pushed_from}, pushed through this "
             "view's projection (PushPredicateThroughNonJoin), after its own"
         )
+    if node.pushed_from is not None:
+        lines.append(
+            f"  pushed from      {node.pushed_from}, its one reader: the filters it runs on this "
+            "view go below it, through its projection, after its own WHERE (Spark's predicate "
+            "pushdown); they choose the rows the watermark node sees"
+        )
     if node.input_watermark is not None:
         text = _input_watermark_text(plan, node.input, node.input_watermark)
         lines.append(f"  input watermark  {text}")

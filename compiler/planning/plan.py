@@ -555,10 +555,14 @@ class ViewNode(OneInput):
     not_null_below_watermark: tuple[str, ...] = ()
     # a watermark defined on the input (it reads a join or aggregate): its node
     input_watermark: InputWatermark | None = None
+    # the one operator whose filters on this view are pushed into it after its WHERE
+    # (``view_pushdown``): the filters above hold them too
+    pushed_from: str | None = None
 
     @property
     def filters(self) -> tuple[exp.Expression, ...]:
-        """Its WHERE's conjuncts, those below its input's watermark node first."""
+        """Its WHERE's conjuncts and the conjuncts pushed into it, those below its input's
+        watermark node first."""
         return (*self.filters_below_watermark, *self.filters_above_watermark)
 
 

@@ -86,6 +86,7 @@ from .split import (
     split_condition,
 )
 from .state import expand_between, legacy_terms, value_bounds
+from .view_pushdown import push_into_views
 from .where import eliminate_outer, place_where, rejected_sides
 
 Solved = tuple[list[Bound], list[exp.Expression]]  # a side's state bounds, unusable conjuncts
@@ -179,6 +180,13 @@ class Planner:
                 nodes.append(self._with_where(self.plan_view, rel))
             else:
                 nodes.append(self.plan_aggregate(rel, {n.name: n for n in nodes}))
+        nodes = push_into_views(
+            self.spec,
+            nodes,
+            {*reader_roots(self.spec), *([self.root] if self.root else [])},
+            lambda view, where: self.plan_view(replace(view, where=where)),
+            lambda part, view: _through_projection(part, view.output),
+        )
         nodes = push_into_unions(derived_notes(nodes))
         # the output mode of a query rooted at each operator: its aggregate's, else append
         modes: dict[str, OutputMode] = {

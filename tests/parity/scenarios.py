@@ -1211,6 +1211,60 @@ aggregate n = ab AS X WHERE X.v <> 'skip'
     ],
 )
 
+# A join's filters on a view go below the view, through its projection, and below its
+# stream's watermark node (PushPredicateThroughJoin, then PushPredicateThroughNonJoin): the
+# right row at 300 s that `R.v <> 'b'` (or the inferred isnotnull(R.k)) rejects never moves
+# r's watermark, so the left rows stay in the state (compiler/planning/view_pushdown.py;
+# found by tests/parity/test_random.py).
+PUSHED_BATCHES = [
+    {"l": [row(1, 100, "a")], "r": [row(1, 101, "a")]},
+    {"l": [row(1, 300, "b")], "r": [row(1, 300, "b"), row(None, 301, "a")]},
+    {"l": [row(1, 102, "a")], "r": [row(1, 103, "a")]},
+    {"l": [row(2, 400, "a")], "r": [row(2, 400, "a")]},
+]
+
+
+def pushed_spec(views: str, right: str, extra: str = "") -> str:
+    """A join of `l` and ``right`` (views over `r`, ``views``) on a key and a time range."""
+    return (
+        "spark 4.3\n"
+        "stream l (k BIGINT, t TIMESTAMP, v STRING) watermark t delay 1 seconds\n"
+        "stream r (k BIGINT, t TIMESTAMP, v STRING) watermark t delay 1 seconds\n"
+        f"{views}"
+        f"join j = l AS L JOIN {right} AS R ON L.k = R.k AND L.t >= R.t - INTERVAL 2 SECONDS "
+        f"AND L.t <= R.t{extra}\n"
+        "  SELECT L.k AS lk, L.t AS lt, R.v AS rv\n"
+    )
+
+
+add(
+    "join_filter_pushed_into_a_view",
+    pushed_spec("view rv = SELECT X.k, X.t, X.v FROM r AS X\n", "rv", " AND R.v <> 'b'"),
+    PUSHED_BATCHES,
+)
+# the isnotnull(R.k) the join infers, of a computed column: isnotnull(X.k * 1) below it; the
+# right row with a NULL key is r's latest, and r is the slower stream
+add(
+    "join_not_null_pushed_into_a_view",
+    pushed_spec("view rv = SELECT X.k * 1 AS k, X.t, upper(X.v) AS v FROM r AS X\n", "rv"),
+    [
+        {"l": [row(1, 100, "a")], "r": [row(1, 101, "a")]},
+        {"l": [row(1, 300, "b")], "r": [row(1, 250, "b"), row(None, 301, "a")]},
+        {"l": [row(1, 248, "a")], "r": [row(1, 249, "a")]},
+        {"l": [row(2, 400, "a")], "r": [row(2, 400, "a")]},
+    ],
+)
+# a view's WHERE over another view goes below that view too, with the join's filters
+add(
+    "view_over_a_view_over_a_stream",
+    pushed_spec(
+        "view r1 = SELECT X.k, X.t, X.v FROM r AS X\n"
+        "view r2 = SELECT Y.k, Y.t, Y.v FROM r1 AS Y WHERE Y.v <> 'b'\n",
+        "r2",
+    ),
+    PUSHED_BATCHES,
+)
+
 # ------------------------------------------------------------------ the examples
 
 
