@@ -179,7 +179,7 @@ class Planner:
                 nodes.append(self._with_where(self.plan_view, rel))
             else:
                 nodes.append(self.plan_aggregate(rel, {n.name: n for n in nodes}))
-        nodes = push_into_unions(derived_notes(nodes))
+        nodes = push_into_unions(derived_notes(nodes, self.spec.spark))
         # the output mode of a query rooted at each operator: its aggregate's, else append
         modes: dict[str, OutputMode] = {
             n.name: n.mode if isinstance(n, AggregateNode) else "append"
