@@ -187,7 +187,7 @@ class Planner:
             lambda view, where: self.plan_view(replace(view, where=where)),
             lambda part, view: _through_projection(part, view.output),
         )
-        nodes = push_into_unions(derived_notes(nodes))
+        nodes = push_into_unions(derived_notes(nodes, self.spec.spark))
         # the output mode of a query rooted at each operator: its aggregate's, else append
         modes: dict[str, OutputMode] = {
             n.name: n.mode if isinstance(n, AggregateNode) else "append"

@@ -24,6 +24,26 @@ right side once per join (a source per read, as for any relation read twice), wh
 written as the union and then the join reads it once: the same rows, watermark and state per
 operator (the Spark test compares a job written so with the runtime, batch by batch).
 
+Spark 3.5 pushes the join too (seen on Spark 3.5.9: the executed plan is a Union of one
+``StreamingSymmetricHashJoin`` per union input, each with its own operator id and state), but
+its global watermark is not the one sjoin computes.  Spark before 4.0 keys each watermark
+node's value by the node's *index* among the ``EventTimeWatermarkExec`` nodes of the batch's
+executed plan (``WatermarkTracker.updateWatermark``: ``zipWithIndex``, 0 for an index not
+seen yet), and exchange reuse drops nodes from that list: an exchange whose subtree equals
+an earlier one's in the batch becomes a ``ReusedExchange``, without its watermark node (the
+right side's, where the joins read one subtree of it; and, in a batch where several inputs
+have no rows, the empty ``LocalTableScan`` exchanges after the first alike).  The indices
+then shift from batch to batch and a node's value lands on another node's index.  On 3.5.9
+with ``l UNION ALL l2`` joined with ``r`` (rows of ``l`` and ``r``, then of ``l2`` only,
+then of all three): batch 0's list is l, r, l2 (l2 without rows: 0), batch 1's is l, l2
+(r's empty exchange reuses l's), so l2's maximum goes to r's index and l2's own index stays
+0: the watermark is still 0 in batch 2, where Spark 4.3 (and sjoin) have 99 s.  Spark 4.0
+keys the nodes by the logical node's id instead (SPARK-50046, "Use stable order of
+EventTimeWatermark node to calculate watermark"), as sjoin does.  sjoin does not model the
+index-keyed tracker: on Spark before 4.0 each derived join carries a note that Spark's global
+watermark may differ (``derived_notes``), and the parity run holds the two scenarios where it
+does as known differences on 3.5 (tests/parity/test_parity.py's ``KNOWN_BY_VERSION``).
+
 What is not rewritten, as Spark does not push the join there or sjoin has not checked it:
 
 - a LEFT ANTI join: sjoin writes it as a LEFT OUTER join and a filter on the right side's
@@ -43,8 +63,17 @@ from sqlglot import exp
 
 from ..binding.bound import BoundSpec, Input, Join, OutputItem, Relation, Table, Union, View
 from ..vocabulary import annotate
+from ..vocabulary.model import SparkVersion
 from .plan import JoinNode, PlanNode, PushedJoin, UnionNode
 from .split import is_deterministic
+
+# before Spark 4.0 (SPARK-50046), the note on each join of a pushed LEFT SEMI join
+INDEX_KEYED_WATERMARK = (
+    "Spark before 4.0 keys its watermark nodes by their index in each batch's executed plan, "
+    "which the reused exchanges of the joins' sides (the right side read by every join, and "
+    "inputs without rows in a batch) shift: Spark's global watermark may differ from the "
+    "one sjoin computes (SPARK-50046, fixed in 4.0)"
+)
 
 
 def pushed_joins(spec: BoundSpec) -> tuple[BoundSpec, dict[str, PushedJoin]]:
@@ -209,10 +238,11 @@ def _join_over(join: Join, name: str, child: Relation) -> Join:
     )
 
 
-def derived_notes(nodes: list[PlanNode]) -> list[PlanNode]:
+def derived_notes(nodes: list[PlanNode], spark: SparkVersion) -> list[PlanNode]:
     """``nodes`` with a note on each join that stands for a written join over one input of
-    a union (the inputs of a union with ``pushed_join``)."""
-    notes: dict[str, str] = {}
+    a union (the inputs of a union with ``pushed_join``); before Spark 4.0, a second one:
+    Spark's index-keyed watermark tracker, which sjoin does not model (module docstring)."""
+    notes: dict[str, tuple[str, ...]] = {}
     for node in nodes:
         if isinstance(node, UnionNode) and node.pushed_join is not None:
             pushed = node.pushed_join
@@ -220,10 +250,12 @@ def derived_notes(nodes: list[PlanNode]) -> list[PlanNode]:
                 notes[relation] = (
                     f"`{node.name}` as Spark runs it over union input "
                     f"`{_input_of(nodes, relation)}` ({pushed.rule} pushed the LEFT SEMI join "
-                    f"below union `{pushed.union}`)"
+                    f"below union `{pushed.union}`)",
                 )
+                if not spark.at_least(4, 0):
+                    notes[relation] += (INDEX_KEYED_WATERMARK,)
     return [
-        replace(n, notes=(*n.notes, notes[n.name]))
+        replace(n, notes=(*n.notes, *notes[n.name]))
         if isinstance(n, JoinNode) and n.name in notes
         else n
         for n in nodes

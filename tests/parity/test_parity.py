@@ -146,4 +146,21 @@ def test_parity(
 # Differences found on one Spark version and not modelled yet: version -> scenario -> the text
 # of the difference.  (Spark 3.5's dropDuplicates keeping -0.0 and 0.0 as two keys, found by
 # CI's 3.5 run of dedup_double_key, is now the planner's DedupNode.float_keys.)
-KNOWN_BY_VERSION: dict[str, dict[str, str]] = {}
+# Spark 3.5's watermark tracker keys its nodes by their index in each batch's executed plan,
+# which reused exchanges shift (SPARK-50046, fixed in 4.0; compiler/planning/semi_union.py's
+# docstring has the run on 3.5.9): with a LEFT SEMI join pushed below a union, an input's
+# watermark lands on another's index, and the global watermark stays 0 a batch longer in the
+# first scenario and is 1 s higher than sjoin's in the second.  Found by CI's Spark 3.5 run;
+# sjoin notes it on each such join planned for Spark before 4.0, and does not model it.
+KNOWN_BY_VERSION: dict[str, dict[str, str]] = {
+    "3.5": {
+        "union_below_a_left_semi_join": (
+            "the watermark is 1970-01-01T00:00:00.000Z in Spark but 2026-01-01T00:01:39Z in the"
+            " runtime"
+        ),
+        "union_of_three_below_a_left_semi_join": (
+            "the watermark is 2026-01-01T00:01:40.000Z in Spark but 2026-01-01T00:01:39Z in the"
+            " runtime"
+        ),
+    }
+}

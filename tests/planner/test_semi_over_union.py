@@ -15,6 +15,7 @@ from sjoin.compiler.backends.pyspark import compile_pyspark
 from sjoin.compiler.describe.diagram import mermaid
 from sjoin.compiler.describe.explain import plan_text
 from sjoin.compiler.planning.plan import JoinNode, Plan, UnionNode, ViewNode
+from sjoin.compiler.planning.semi_union import INDEX_KEYED_WATERMARK
 
 KTV = "(k BIGINT, t TIMESTAMP, v STRING)"
 MARK = " watermark t delay 0 seconds"
@@ -169,3 +170,18 @@ def test_a_union_without_a_pushed_join_keeps_its_json() -> None:
     text = _streams("l", "l2") + "union lu = l UNION ALL l2\nsink lu to console\n"
     (union,) = check_text(text, "u.sjoin").plan_json()["unions"]
     assert "pushed_join" not in union
+
+
+def test_before_spark_4_each_join_notes_the_index_keyed_watermark() -> None:
+    """Spark before 4.0 keys its watermark nodes by their index in each batch's executed plan
+    (SPARK-50046): the planner still pushes the join (as Spark 3.5 does) and notes on each
+    derived join that Spark's global watermark may differ; from 4.0 no such note."""
+    for version, noted in (("3.5", True), ("3.4", True), ("4.0", False), ("4.3", False)):
+        plan = _plan(SEMI.replace("spark 4.3", f"spark {version}", 1))
+        union = plan.node("j")
+        assert isinstance(union, UnionNode) and union.relations == ("j_l", "j_l2")
+        for name in union.relations:
+            join = plan.node(name)
+            assert isinstance(join, JoinNode)
+            assert (INDEX_KEYED_WATERMARK in join.notes) is noted, (version, join.notes)
+            assert any("PushDownLeftSemiAntiJoin" in note for note in join.notes)
