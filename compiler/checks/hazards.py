@@ -381,7 +381,9 @@ def _check_join(plan: Plan, node: JoinNode) -> list[Diagnostic]:
                     "write the range as two comparisons with >= and <=",
                 )
             )
-    if node.join_type == "full_outer" and node.keys:
+    # the join Spark runs: a FULL OUTER join a filter narrows to LEFT/RIGHT OUTER or INNER
+    # infers isnotnull of the keys of a side it no longer preserves (EliminateOuterJoin)
+    if node.executed_as == "full_outer" and node.keys:
         out.append(
             Diagnostic(
                 "W005",

@@ -516,8 +516,10 @@ class Planner:
                 ),
                 input_watermark=_input_watermark(inp),
             )
+        # the join Spark runs (EliminateOuterJoin may have made it narrower): an outer join
+        # run as INNER emits no null-padded rows
         late, late_reason = _may_emit_late_rows(
-            j.how, rules["left"], rules["right"], split.keys, key_index, has_wm
+            kind.join_type, rules["left"], rules["right"], split.keys, key_index, has_wm
         )
         null_rows = tuple(
             _null_rows(sides[s], self.settings.no_data_micro_batches) for s in preserved

@@ -188,3 +188,19 @@ def test_the_job_writes_the_join_spark_runs() -> None:
 
     job = compile_pyspark(_plan(join("RIGHT OUTER") + window("j", "lt")).plan)
     assert '"inner",' in job
+
+
+def test_a_join_run_as_inner_says_so_in_its_late_output_and_w005() -> None:
+    """What the plan says of the join follows the join Spark runs: an outer join a reader's
+    filter runs as INNER emits no null-padded rows, and a FULL OUTER join run narrower
+    infers isnotnull of a side's keys, so NULL keys no longer match (no W005)."""
+    inner = _plan(join("RIGHT OUTER") + window("j", "lt")).plan.node("j")
+    assert inner.executed_as == "inner"
+    assert "outer rows" not in inner.late_rows_reason
+    assert inner.late_rows_reason.startswith("a time-interval join matches")
+    written = _plan(join("RIGHT OUTER")).plan.node("j")
+    assert written.late_rows_reason.startswith("outer rows are emitted")
+    full = _plan(join("FULL OUTER") + window("j", "lt"))
+    assert full.plan.node("j").executed_as == "left_outer"
+    assert "W005" not in [d.code for d in full.diagnostics]
+    assert "W005" in [d.code for d in _plan(join("FULL OUTER")).diagnostics]
