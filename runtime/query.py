@@ -96,7 +96,7 @@ class BatchResult:
 def query_roots(plan: Plan, relation: str | None) -> list[str]:
     """The queries a run executes: the one a sink on ``relation`` would run, or, for every
     join and aggregate, one per sink and one per relation that nothing else reads."""
-    operators = [n.name for n in plan.operators]
+    operators = plan.written_operators
     if relation is not None:
         node = plan.node(relation)
         if node is None or isinstance(node, (StreamNode, TableNode)):

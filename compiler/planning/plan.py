@@ -743,6 +743,21 @@ class Plan:
         return tuple(n for n in self.nodes if isinstance(n, OPERATOR_KINDS))
 
     @property
+    def written_operators(self) -> tuple[str, ...]:
+        """The operators as the spec writes them, in plan order: a LEFT SEMI join Spark
+        pushes below a union is the union of its derived joins, under the join's name (the
+        derived joins are no names the user wrote)."""
+        derived = {
+            r for n in self.nodes if isinstance(n, UnionNode) and n.pushed_join for _, r in n.inputs
+        }
+        return tuple(
+            n.name
+            for n in self.nodes
+            if n.name not in derived
+            and (isinstance(n, OPERATOR_KINDS) or (isinstance(n, UnionNode) and n.pushed_join))
+        )
+
+    @property
     def tables(self) -> tuple[TableNode, ...]:
         return tuple(n for n in self.nodes if isinstance(n, TableNode))
 

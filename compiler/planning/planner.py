@@ -124,7 +124,9 @@ def watermark_use(spark: SparkVersion, settings: Settings, first_stateful: bool)
 class Planner:
     def __init__(self, spec: BoundSpec, diags: Diagnostics, relation: str | None = None) -> None:
         # a LEFT SEMI join over a union is one join per union input, as Spark runs it
-        spec, self.semi_unions = pushed_joins(spec)
+        spec, self.semi_unions = pushed_joins(
+            spec, frozenset([relation]) if relation is not None else frozenset()
+        )
         self.spec = spec
         self.diags = diags
         self.settings = settings_of(

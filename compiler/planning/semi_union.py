@@ -76,10 +76,13 @@ INDEX_KEYED_WATERMARK = (
 )
 
 
-def pushed_joins(spec: BoundSpec) -> tuple[BoundSpec, dict[str, PushedJoin]]:
+def pushed_joins(
+    spec: BoundSpec, keep: frozenset[str] = frozenset()
+) -> tuple[BoundSpec, dict[str, PushedJoin]]:
     """``spec`` with each LEFT SEMI join over a union (on its left side) replaced by one
     join per union input and a union of them under the join's name; and, per such union,
-    what it stands for.  A spec without one is returned as it is."""
+    what it stands for.  A spec without one is returned as it is.  The relations in
+    ``keep`` (the one `--relation` runs) stay, though only the pushed joins read them."""
     by_name: dict[str, Relation] = {r.name: r for r in spec.relations}
     taken = set(by_name)
     pushed: dict[str, PushedJoin] = {}
@@ -92,7 +95,7 @@ def pushed_joins(spec: BoundSpec) -> tuple[BoundSpec, dict[str, PushedJoin]]:
     # the unions and views below the pushed joins: those that only the pushed joins read are
     # no relations of Spark's plan any more (each union input is read by its own join), and
     # are left out, unless a sink or another relation reads them
-    sinks = {s.relation for s in spec.sinks}
+    sinks = {s.relation for s in spec.sinks} | keep
     while True:
         read = {r for rel in out for _, r in rel.inputs} | sinks
         gone = {r.name for r in out if isinstance(r, Union | View) and r.name not in read} & below

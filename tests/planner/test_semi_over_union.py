@@ -10,12 +10,16 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
+
 from sjoin.api import check_text
 from sjoin.compiler.backends.pyspark import compile_pyspark
 from sjoin.compiler.describe.diagram import mermaid
 from sjoin.compiler.describe.explain import plan_text
 from sjoin.compiler.planning.plan import JoinNode, Plan, UnionNode, ViewNode
 from sjoin.compiler.planning.semi_union import INDEX_KEYED_WATERMARK
+from sjoin.runtime.errors import UsageError
+from sjoin.runtime.query import query_roots
 
 KTV = "(k BIGINT, t TIMESTAMP, v STRING)"
 MARK = " watermark t delay 0 seconds"
@@ -185,3 +189,17 @@ def test_before_spark_4_each_join_notes_the_index_keyed_watermark() -> None:
             assert isinstance(join, JoinNode)
             assert (INDEX_KEYED_WATERMARK in join.notes) is noted, (version, join.notes)
             assert any("PushDownLeftSemiAntiJoin" in note for note in join.notes)
+
+
+def test_relation_runs_the_union_below_a_pushed_join_and_names_the_join_as_written() -> None:
+    """`--relation lu`: the query rooted at the union has no join, so the union stays (it
+    used to be left out, as only the pushed joins read it); the choices an unknown name is
+    given are the joins as written (`j`, not the derived `j_l`, `j_l2`)."""
+    result = check_text(SEMI, "semi.sjoin", "lu")
+    assert result.ok and result.plan is not None
+    assert isinstance(result.plan.node("lu"), UnionNode)
+    assert query_roots(result.plan, "lu") == ["lu"]
+    plan = _plan(SEMI)
+    assert plan.written_operators == ("j",)
+    with pytest.raises(UsageError, match=r"choose a join or aggregate: j$"):
+        query_roots(plan, "nope")
