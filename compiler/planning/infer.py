@@ -270,9 +270,9 @@ def infer_step(constraints: ConstraintSet, budget: list[int]) -> ConstraintSet:
 
 @dataclass(frozen=True)
 class SideConstraints:
-    """What Spark knows of one join input's rows: its input's own constraints (a join's
-    output), then the filters pushed below this join, layer by layer (below the watermark
-    node, above it)."""
+    """What Spark knows of one join input's rows: the constraints of the relation it reads
+    (``constraints.relation_constraints``), then the filters pushed below this join, layer
+    by layer (below the watermark node, above it)."""
 
     inherited: tuple[exp.Expression, ...] = ()
     layers: tuple[tuple[exp.Expression, ...], ...] = ()

@@ -48,6 +48,7 @@ from ..vocabulary.sql import spark_sql as _sql
 from ..vocabulary.types import format_ms
 from . import graph, tables
 from .analysis import analyse_aggregate, analyse_join
+from .constraints import for_side, relation_constraints
 from .infer import SideConstraints, TooManyConstraints, inferred_filters
 from .plan import (
     OPERATOR_KINDS,
@@ -142,6 +143,9 @@ class Planner:
         # substitutions left for Spark's filter inference over the whole spec
         # (compiler/planning/infer.py)
         self._inference_budget = [MAX_SUBSTITUTIONS]
+        # each relation's constraints (compiler/planning/constraints.py), made when a join
+        # first asks, inside its E031 guard
+        self._constraints: dict[str, tuple[exp.Expression, ...]] | None = None
         # the joins and views that aggregates' WHEREs are pushed into (``_pushed_wheres``)
         self.pushed = self._pushed_wheres()
         # the columns of each relation that its readers' filters reject when NULL
@@ -429,6 +433,11 @@ class Planner:
             for side in ("left", "right")
         }
         try:
+            # what Spark knows of each input's rows already (compiler/planning/constraints.py)
+            layers = {
+                side: replace(known, inherited=self._inherited(side, inp))
+                for (side, known), inp in zip(layers.items(), (j.left, j.right), strict=True)
+            }
             through = inferred_filters(
                 [*split.key_conjuncts, *split.residual],
                 layers["left"],
@@ -568,6 +577,13 @@ class Planner:
             ),
         )
         return node
+
+    def _inherited(self, side: str, inp: Input) -> tuple[exp.Expression, ...]:
+        """The constraints of the relation a join side reads, over that side's columns."""
+        if self._constraints is None:
+            self._constraints = relation_constraints(self.spec, self._inference_budget)
+        found = self._constraints.get(inp.relation, ())
+        return for_side(found, side, inp.alias, {c.name: c.type for c in inp.columns})
 
     def _watermark_column(self, inp: Input) -> str | None:
         """The column the input's own watermark node reads (a stream's, or the one defined

@@ -1074,13 +1074,8 @@ add(
 
 # A view's WHERE below a dedup that a join reads: Spark's Deduplicate keeps its child's
 # constraints (a UnaryNode's), so InferFiltersFromConstraints carries `L.k IN (1, 2)` through
-# the key equality to the other side: the right rows with k = 3 never reach the join's state.
-# sjoin's filter inference starts from the filters pushed below the join only, not from the
-# constraints of the relations below it. Found by tests/parity/test_random.py.
-INFERRED_THROUGH_DEDUP = (
-    "Spark infers the other side's filters from the constraints of a view's WHERE below a "
-    "dedup (Deduplicate keeps its child's constraints); not modelled"
-)
+# the key equality to the other side: the right rows with k = 3 never reach the join's state
+# (compiler/planning/constraints.py). Found by tests/parity/test_random.py.
 add(
     "inferred_filter_from_a_view_below_a_dedup",
     """spark 4.3
@@ -1093,7 +1088,6 @@ join j = ld AS L INNER JOIN r AS R
   SELECT L.k AS k, L.t AS lt, R.t AS rt
 """,
     [{"l": [row(1, 100)], "r": [row(1, 100), row(3, 100)]}, {"l": [row(2, 101)]}],
-    xfail=INFERRED_THROUGH_DEDUP,
 )
 
 # ------------------------------------------------------------------ WHERE and views (issue 37)

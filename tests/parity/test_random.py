@@ -18,7 +18,6 @@ the join's with rows for the second stream and the table's rows.
 from __future__ import annotations
 
 import os
-import re
 import sys
 from dataclasses import dataclass, field
 from typing import Any
@@ -294,26 +293,4 @@ def test_random_pipelines_agree(spark: Any, case: Case) -> None:
     errors = [f"{d.code} {d.message}" for d in result.diagnostics if d.severity == "error"]
     assert result.ok and result.plan is not None, errors
     report = verify(result.plan, case.trace(), spark=spark)
-    if not report.agree and _view_where_below_a_dedup(case.spec):
-        # the known difference (scenarios.INFERRED_THROUGH_DEDUP, a strict xfail): Spark
-        # infers filters for the join's other side from the view's WHERE below the dedup, so
-        # `j` stores fewer rows than the runtime's, first in its state
-        (query,) = report.queries
-        assert query.difference is not None and query.difference.kind == "batch"
-        totals = [m for m in query.difference.metrics if m.what == "j.numRowsTotal"]
-        assert totals and totals[0].spark < totals[0].runtime, report.text()
-        return
     assert report.agree, "\n" + case.spec + "\n" + repr(case.trace()) + "\n" + report.text()
-
-
-def _view_where_below_a_dedup(spec: str) -> bool:
-    """The join `j` reads a dedup of a view with a WHERE (``pipeline_cases``' `ld` over `lv`,
-    `rd` over `rv`), whose constraints Spark carries through the dedup into its filter
-    inference."""
-    for view, dedup in (("lv", "ld"), ("rv", "rd")):
-        filtered = re.search(rf"^view {view} = .* WHERE ", spec, re.M) is not None
-        deduped = re.search(rf"^dedup {dedup} = {view} ", spec, re.M) is not None
-        joined = re.search(rf"^join j = ({dedup} AS |.* JOIN {dedup} AS )", spec, re.M)
-        if filtered and deduped and joined is not None:
-            return True
-    return False
