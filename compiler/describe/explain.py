@@ -302,7 +302,7 @@ def where_text(node: JoinNode, pushed_from: str | None = None) -> list[str]:
     lines = [f"  where            {_sql(node.where)}"] if node.where is not None else []
     if pushed_from is not None:
         lines.append(
-            f"  where from       the WHERE of aggregate {pushed_from}, pushed through this "
+            f"  where from       the WHERE of {pushed_from}, pushed through this "
             "join's projection (PushPredicateThroughNonJoin)"
         )
     eliminated = node.where_eliminated
@@ -440,8 +440,13 @@ def _view_text(plan: Plan, node: ViewNode) -> list[str]:
     pushed_from = pushed_where_from(plan, node.name)
     if pushed_from is not None:
         lines.append(
-            f"  where from       the WHERE of aggregate {pushed_from}, pushed through this "
+            f"  where from       the WHERE of {pushed_from}, pushed through this "
             "view's projection (PushPredicateThroughNonJoin), after its own"
+        )
+    if node.where_pushed_into is not None:
+        lines.append(
+            f"  where pushed     into join {node.where_pushed_into}, through its projection "
+            "(PushPredicateThroughNonJoin), then as its WHERE: the view keeps the same rows"
         )
     if node.pushed_from is not None:
         lines.append(
@@ -498,9 +503,20 @@ def filters_text(
 
 
 def pushed_where_from(plan: Plan, relation: str) -> str | None:
-    """The aggregate whose WHERE the plan pushes into ``relation`` (a join or view), if any."""
+    """The aggregate or view whose WHERE the plan pushes into ``relation`` (a join, or a
+    view for an aggregate's), in words (``aggregate a``, ``view v``), if any."""
     return next(
-        (a.name for a in plan.aggregates if a.where and a.where.pushed_into == relation), None
+        iter(
+            (
+                *(
+                    f"aggregate {a.name}"
+                    for a in plan.aggregates
+                    if a.where and a.where.pushed_into == relation
+                ),
+                *(f"view {v.name}" for v in plan.views if v.where_pushed_into == relation),
+            )
+        ),
+        None,
     )
 
 

@@ -558,6 +558,10 @@ class ViewNode(OneInput):
     # the one operator whose filters on this view are pushed into it after its WHERE
     # (``view_pushdown``): the filters above hold them too
     pushed_from: str | None = None
+    # the join below that Spark pushes its WHERE into (through the join's projection, then
+    # PushPredicateThroughJoin and EliminateOuterJoin): the join's plan holds it after the
+    # join's own WHERE; the view still runs it, keeping the same rows
+    where_pushed_into: str | None = None
 
     @property
     def filters(self) -> tuple[exp.Expression, ...]:

@@ -268,42 +268,52 @@ class Planner:
             out.append(OwnQuery(rel.name, nodes))
         return tuple(out)
 
-    # ------------------------------------------------------------------ aggregates' WHEREs
+    # ------------------------------------------------------------------ pushed WHEREs
     def _pushed_wheres(self) -> dict[str, tuple[str, exp.Expression]]:
-        """The joins and views an aggregate's WHERE is pushed into, as Spark's optimizer
-        pushes a Filter (PushPredicateThroughNonJoin): through the projection of the one
-        join or view it reads, when nothing else reads that relation (no other operator, no
-        sink, not the query run on its own: Spark plans each query apart, sjoin keeps one
-        node) and every output of the projection is deterministic and no window (Spark
-        then substitutes the outputs' expressions into the condition).  relation -> (the
-        aggregate, its WHERE over that relation's input columns); the join or view plans
-        it as the WHERE after its own (CombineFilters), where the existing pushdown, and
-        EliminateOuterJoin for a join, take it further."""
+        """The joins and views an aggregate's WHERE is pushed into, and the joins a view's
+        WHERE (with an aggregate's pushed into the view) is pushed into, as Spark's
+        optimizer pushes a Filter (PushPredicateThroughNonJoin): through the projection of
+        the one join or view it reads, when nothing else reads that relation (no other
+        operator, no sink, not the query run on its own: Spark plans each query apart, sjoin
+        keeps one node) and every output of the projection is deterministic and no window
+        (Spark then substitutes the outputs' expressions into the condition).  relation ->
+        (the aggregate or view, its WHERE over that relation's input columns); the join or
+        view plans it as the WHERE after its own (CombineFilters), where the existing
+        pushdown, and EliminateOuterJoin for a join, take it further."""
         reads: dict[str, int] = {}
         for rel in self.spec.relations:
             for _, read in rel.inputs:
                 reads[read] = reads.get(read, 0) + 1
         sunk = {s.relation for s in self.spec.sinks}
         found: dict[str, tuple[str, exp.Expression]] = {}
-        for rel in self.spec.relations:
-            if not isinstance(rel, Aggregate) or rel.where is None or rel.input.watermark:
+        for rel in reversed(self.spec.relations):  # readers first: an aggregate's WHERE
+            # pushed into a view goes on into the join below it with the view's own
+            if not isinstance(rel, Aggregate | View) or rel.input.watermark:
+                continue
+            above = found.get(rel.name) if isinstance(rel, View) else None
+            where = conjoin(
+                [*([] if rel.where is None else [rel.where]), *([above[1]] if above else [])]
+            )
+            if where is None:
                 continue
             source = self.spec.relation(rel.input.relation)
+            # a view's WHERE over a view: compiler/planning/view_pushdown.py, on the plan
+            sources = (Join, View) if isinstance(rel, Aggregate) else (Join,)
             if (
-                not isinstance(source, (Join, View))
+                not isinstance(source, sources)
                 or (isinstance(source, Join) and tables.static_side(self.spec, source))
                 or reads.get(source.name) != 1
                 or source.name in sunk
                 or source.name == self.root
             ):
                 continue
-            through = _through_projection(rel.where, source.output)
+            through = _through_projection(where, source.output)
             if through is not None:
                 found[source.name] = (rel.name, through)
         return found
 
     def _with_where(self, plan: Callable[[_J], _N], rel: _J) -> _N:
-        """``plan(rel)``, with the WHERE of the aggregate that reads ``rel`` pushed into it
+        """``plan(rel)``, with the WHERE of the aggregate or view that reads ``rel`` pushed into it
         (``_pushed_wheres``) after its own: the node's decisions made for both, its ``where``
         the one written on it (the back ends write each WHERE where it is written)."""
         pushed = self.pushed.get(rel.name)
@@ -732,6 +742,7 @@ class Planner:
         PushPredicateThroughNonJoin splits a Filter above an EventTimeWatermark (the
         deterministic ones that do not read the watermarked column go below it)."""
         below, above, not_null = self._split_at_watermark(v.where, v.input)
+        pushed = self.pushed.get(v.input.relation)
         return ViewNode(
             name=v.name,
             input=v.input.relation,
@@ -743,6 +754,7 @@ class Planner:
             not_null_below_watermark=not_null,
             name_span=v.name_span,
             input_watermark=_input_watermark(v.input),
+            where_pushed_into=v.input.relation if pushed and pushed[0] == v.name else None,
         )
 
     def _split_at_watermark(

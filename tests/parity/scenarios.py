@@ -1259,6 +1259,16 @@ add(
     PUSHED_BATCHES,
 )
 
+# A view's WHERE over a join: Spark pushes it through the join's projection into the join
+# (PushPredicateThroughNonJoin), where EliminateOuterJoin runs the LEFT OUTER join as INNER:
+# the left rows without a match (or matched by a `d` row only) are never stored as a
+# preserved side's, and never come out null-padded (the planner's _pushed_wheres)
+add(
+    "view_where_over_a_left_outer_join",
+    join_spec("LEFT OUTER") + "view v = SELECT J.* FROM j AS J WHERE J.rv <> 'd'\n",
+    advancing({"l": [row(3, 100, "n")], "r": [row(3, 101, "d")]}),
+)
+
 # ------------------------------------------------------------------ the examples
 
 

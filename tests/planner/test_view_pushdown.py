@@ -111,3 +111,57 @@ def test_sjoin_plan_says_where_the_filters_come_from() -> None:
     text = plan_text(plan)
     assert "pushed from      j, its one reader" in text
     assert plan_json(plan, [])["views"][0]["filters_below_watermark"] == ["X.v <> 'b'"]
+
+
+OUTER = (
+    "join j = l AS L LEFT OUTER JOIN r AS R ON " + RANGE + "\n"
+    "  SELECT L.k AS k, L.t AS lt, R.v AS rv\n"
+)
+
+
+def test_a_views_where_over_a_join_is_the_joins_where_too() -> None:
+    """Spark pushes the view's Filter through the join's Project into the join, where
+    EliminateOuterJoin runs the LEFT OUTER join as INNER (the parity scenario
+    ``view_where_over_a_left_outer_join``)."""
+    plan = _plan(OUTER + "view v = SELECT J.k, J.lt, J.rv FROM j AS J WHERE J.rv <> 'b'\n")
+    j = plan.node("j")
+    assert j.executed_as == "inner"
+    assert j.where is None  # the job writes each WHERE where it is written
+    # an INNER join's WHERE conjunct over one side goes into that side, below the join
+    assert j.right.pushed_filter.sql(dialect="spark") == "R.v <> 'b'"
+    view = _view(plan, "v")
+    assert view.where_pushed_into == "j"
+    text = plan_text(plan)
+    assert "where from       the WHERE of view v" in text
+    assert "where pushed     into join j" in text
+
+
+def test_an_aggregates_where_goes_through_the_view_into_the_join() -> None:
+    plan = _plan(
+        OUTER
+        + "view v = SELECT J.k, J.lt, J.rv FROM j AS J\n"
+        + "aggregate a = v AS A WHERE A.rv <> 'b' GROUP BY window(A.lt, INTERVAL 10 SECONDS)\n"
+        + "  SELECT window(A.lt, INTERVAL 10 SECONDS) AS w, count(*) AS n\n"
+    )
+    assert plan.node("j").executed_as == "inner"
+    assert _view(plan, "v").where_pushed_into == "j"
+
+
+def test_a_join_another_operator_reads_keeps_its_type() -> None:
+    plan = _plan(
+        OUTER
+        + "view v = SELECT J.k, J.lt, J.rv FROM j AS J WHERE J.rv <> 'b'\n"
+        + "sink j to console\n"
+    )
+    assert plan.node("j").executed_as == "left_outer"
+    assert _view(plan, "v").where_pushed_into is None
+
+
+def test_the_job_writes_the_views_where_at_the_view() -> None:
+    from sjoin.compiler.backends.pyspark import compile_pyspark
+
+    job = compile_pyspark(
+        _plan(OUTER + "view v = SELECT J.k, J.lt, J.rv FROM j AS J WHERE J.rv <> 'b'\n")
+    )
+    assert '"inner",' in job  # the join Spark runs, as for an aggregate's WHERE
+    assert job.count("'b'") == 1
