@@ -1090,6 +1090,27 @@ join j = ld AS L INNER JOIN r AS R
     [{"l": [row(1, 100)], "r": [row(1, 100), row(3, 100)]}, {"l": [row(2, 101)]}],
 )
 
+# The same through a join below: an INNER join's output keeps its inputs' constraints and its
+# condition's (Join.validConstraints), so `j` infers `R.k IN (1, 2)` from the view below `i`
+add(
+    "inferred_filter_from_a_join_below",
+    """spark 4.3
+stream l (k BIGINT, t TIMESTAMP, v STRING) watermark t delay 0 seconds
+stream m (k BIGINT, t TIMESTAMP, v STRING) watermark t delay 0 seconds
+stream r (k BIGINT, t TIMESTAMP, v STRING) watermark t delay 0 seconds
+view lv = SELECT X.k, X.t, X.v FROM l AS X WHERE X.k IN (1, 2)
+join i = lv AS A INNER JOIN m AS B ON A.k = B.k AND A.t = B.t
+  SELECT A.k AS k, A.t AS t
+join j = i AS L INNER JOIN r AS R
+  ON L.k = R.k AND L.t BETWEEN R.t AND R.t + INTERVAL 5 SECONDS
+  SELECT L.k AS k, L.t AS lt, R.t AS rt
+""",
+    [
+        {"l": [row(1, 100)], "m": [row(1, 100)], "r": [row(1, 100), row(3, 100)]},
+        {"l": [row(2, 101)], "m": [row(2, 101)], "r": [row(3, 101)]},
+    ],
+)
+
 # ------------------------------------------------------------------ WHERE and views (issue 37)
 # a WHERE on the null-padded side: EliminateOuterJoin runs the LEFT OUTER join as INNER, so
 # left rows whose match fails it, or that never match, never come out null-padded

@@ -80,11 +80,26 @@ def test_the_join_infers_the_other_sides_filter_from_a_dedup_of_a_view() -> None
     assert left == []  # already known of the left rows: not filtered again
 
 
-def test_nothing_is_inherited_from_a_join_below() -> None:
-    # a join's output constraints are not modelled: nothing is passed on (as before)
-    right, _ = _right_filter(
+def test_a_join_below_passes_on_its_inputs_and_conditions_constraints() -> None:
+    lower = (
         "view lv = SELECT X.k, X.t, X.v FROM l AS X WHERE X.k IN (1, 2)\n"
-        "join i = lv AS A INNER JOIN l2 AS B ON A.k = B.k AND A.t = B.t\n"
-        "  SELECT A.k AS k, A.t AS t\n" + JOIN.format(left="i")
+        "join i = lv AS A {how} JOIN l2 AS B ON A.k = B.k AND A.t = B.t AND B.w > 4\n"
+        "  SELECT A.k AS k, A.t AS t, B.w AS w\n"
     )
-    assert right == []
+    found = _constraints(lower.format(how="INNER"))
+    assert "k IN (1, 2)" in found["i"] and "w > 4" in found["i"]
+    right, _ = _right_filter(lower.format(how="INNER") + JOIN.format(left="i"))
+    assert right == ["R.k IN (1, 2)"]
+    # a LEFT OUTER join knows its left input's constraints only
+    found = _constraints(lower.format(how="LEFT OUTER"))
+    assert found["i"] == ["k IN (1, 2)"]
+    assert _constraints(lower.format(how="FULL OUTER"))["i"] == []
+
+
+def test_an_aggregate_keeps_those_on_its_grouping_columns() -> None:
+    found = _constraints(
+        "view lv = SELECT X.k, X.t, X.w FROM l AS X WHERE X.k IN (1, 2) AND X.w > 0\n"
+        "aggregate a = lv AS A GROUP BY A.k, window(A.t, INTERVAL 10 SECONDS)\n"
+        "  SELECT A.k AS key, window(A.t, INTERVAL 10 SECONDS) AS win, count(*) AS n\n"
+    )
+    assert found["a"] == ["key IN (1, 2)"]
