@@ -34,6 +34,7 @@ from ..binding.bound import BoundSpec, View
 from ..vocabulary import annotate
 from ..vocabulary import types as t
 from ..vocabulary.expr import strip_parens
+from .infer import is_not_null_test
 from .plan import JoinNode, PlanNode, StaticJoinNode, StreamNode, ViewNode
 from .split import conjoin, is_deterministic
 
@@ -103,11 +104,10 @@ def push_into_views(
 
 def _plain_not_null(part: exp.Expression) -> str | None:
     """The column of ``NOT column IS NULL`` (a plain column's isnotnull), else None."""
-    if isinstance(part, exp.Not) and isinstance(part.this, exp.Is):
-        inner = strip_parens(part.this.this)
-        if isinstance(inner, exp.Column):
-            return inner.name
-    return None
+    if not is_not_null_test(part):
+        return None
+    inner = strip_parens(strip_parens(part).this.this)
+    return inner.name if isinstance(inner, exp.Column) else None
 
 
 def _marked_column(view: ViewNode, source: PlanNode | None) -> str | None:
