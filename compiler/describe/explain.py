@@ -89,6 +89,8 @@ def _side_json(side: Side) -> dict[str, Any]:
     mark = side.input_watermark
     if mark is not None:  # only where defined: the sides of other joins read as before
         found["input_watermark"] = {"column": mark.column, "delay_ms": mark.delay_ms}
+    if side.filters_pushed_into is not None:  # only where pushed: other plans read as before
+        found["filters_pushed_into"] = side.filters_pushed_into
     return found
 
 
@@ -296,13 +298,13 @@ def union_watermark_nodes(plan: Plan, node: UnionNode) -> list[tuple[int, str, s
 
 def where_text(node: JoinNode, pushed_from: str | None = None) -> list[str]:
     """A join's WHERE in `sjoin plan`: Spark's EliminateOuterJoin in words, where each
-    conjunct runs (``pushed_from``: the aggregate whose WHERE Spark pushes into it)."""
-    if not _has_where(node):
+    conjunct runs (``pushed_from``: the filters Spark pushes into it, ``pushed_where_from``)."""
+    if not _has_where(node) and pushed_from is None:
         return []
     lines = [f"  where            {_sql(node.where)}"] if node.where is not None else []
     if pushed_from is not None:
         lines.append(
-            f"  where from       the WHERE of {pushed_from}, pushed through this "
+            f"  where from       {pushed_from}, pushed through this "
             "join's projection (PushPredicateThroughNonJoin)"
         )
     eliminated = node.where_eliminated
@@ -440,7 +442,7 @@ def _view_text(plan: Plan, node: ViewNode) -> list[str]:
     pushed_from = pushed_where_from(plan, node.name)
     if pushed_from is not None:
         lines.append(
-            f"  where from       the WHERE of {pushed_from}, pushed through this "
+            f"  where from       {pushed_from}, pushed through this "
             "view's projection (PushPredicateThroughNonJoin), after its own"
         )
     if node.where_pushed_into is not None:
@@ -503,17 +505,28 @@ def filters_text(
 
 
 def pushed_where_from(plan: Plan, relation: str) -> str | None:
-    """The aggregate or view whose WHERE the plan pushes into ``relation`` (a join, or a
-    view for an aggregate's), in words (``aggregate a``, ``view v``), if any."""
+    """The filters the plan pushes into ``relation`` (a join, or a view for an aggregate's),
+    in words (``the WHERE of aggregate a``, ``the WHERE of view v``, ``the left side's
+    filters of join j``), if any."""
     return next(
         iter(
             (
                 *(
-                    f"aggregate {a.name}"
+                    f"the WHERE of aggregate {a.name}"
                     for a in plan.aggregates
                     if a.where and a.where.pushed_into == relation
                 ),
-                *(f"view {v.name}" for v in plan.views if v.where_pushed_into == relation),
+                *(
+                    f"the WHERE of view {v.name}"
+                    for v in plan.views
+                    if v.where_pushed_into == relation
+                ),
+                *(
+                    f"the {side.name} side's filters of join {j.name}"
+                    for j in plan.joins
+                    for side in (j.left, j.right)
+                    if side.filters_pushed_into == relation
+                ),
             )
         ),
         None,
@@ -750,7 +763,11 @@ def _join_text(plan: Plan, node: JoinNode) -> list[str]:
         pushed = _sql(side.pushed_filter)
         pre = _sql(side.pre_join_filter)
         filters = []
-        if pushed:
+        if pushed and side.filters_pushed_into is not None:
+            filters.append(
+                f"{pushed} (pushed below the join, and on into join {side.filters_pushed_into})"
+            )
+        elif pushed:
             filters.append(f"{pushed} (pushed below the join)")
         inferred = _conjunction(side.inferred_filters)
         if inferred:

@@ -164,6 +164,9 @@ class Side:
     # a watermark defined on the side's input (it reads a join or aggregate): its node, whose
     # column is the side's one event-time column
     input_watermark: InputWatermark | None = None
+    # the join this side reads, that Spark pushes the side's filters into (through its
+    # projection, as a WHERE after its own): its plan holds them; this join still runs them
+    filters_pushed_into: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -20,6 +20,7 @@ from ..binding.bound import (
     Input,
     Join,
     OutputItem,
+    Relation,
     Stream,
     Table,
     Union,
@@ -34,6 +35,7 @@ from ..vocabulary.model import (
     JOIN_KINDS,
     Bound,
     Column,
+    JoinKind,
     JoinQuirks,
     JoinType,
     OutputMode,
@@ -88,7 +90,7 @@ from .split import (
 )
 from .state import expand_between, legacy_terms, value_bounds
 from .view_pushdown import push_into_views
-from .where import eliminate_outer, place_where, rejected_sides
+from .where import WherePlacement, eliminate_outer, place_where, rejected_sides
 
 Solved = tuple[list[Bound], list[exp.Expression]]  # a side's state bounds, unusable conjuncts
 LARGE_WATERMARK_MS = 10**12  # any W for which offsets are exact (truncation rounds down)
@@ -146,8 +148,6 @@ class Planner:
         # each relation's constraints (compiler/planning/constraints.py), made when a join
         # first asks, inside its E031 guard
         self._constraints: dict[str, tuple[exp.Expression, ...]] | None = None
-        # the joins and views that aggregates' WHEREs are pushed into (``_pushed_wheres``)
-        self.pushed = self._pushed_wheres()
         # the columns of each relation that its readers' filters reject when NULL
         # (compiler/planning/readers.py): an outer join below them runs narrower
         self.rejected = (
@@ -155,6 +155,9 @@ class Planner:
             if self.root is not None
             else rejected_columns(spec, reader_roots(spec))
         )
+        # the joins and views that readers' filters are pushed into (``_pushed_wheres``):
+        # after ``rejected``, which decides the join each reading join runs
+        self.pushed = self._pushed_wheres()
 
     def plan(self) -> Plan:
         nodes: list[PlanNode] = []
@@ -286,8 +289,21 @@ class Planner:
                 reads[read] = reads.get(read, 0) + 1
         sunk = {s.relation for s in self.spec.sinks}
         found: dict[str, tuple[str, exp.Expression]] = {}
+
+        def pushable(source: Relation) -> bool:
+            """Whether Spark pushes a Filter over ``source``'s output into it here."""
+            return (
+                reads.get(source.name) == 1
+                and source.name not in sunk
+                and source.name != self.root
+                and not (isinstance(source, Join) and tables.static_side(self.spec, source))
+            )
+
         for rel in reversed(self.spec.relations):  # readers first: an aggregate's WHERE
-            # pushed into a view goes on into the join below it with the view's own
+            # pushed into a view goes on into the join below it with the view's own, and
+            # the filters pushed into a join go on into the joins below it with its own
+            if isinstance(rel, Join) and not tables.static_side(self.spec, rel):
+                found.update(self._pushed_from_join(rel, found.get(rel.name), pushable))
             if not isinstance(rel, Aggregate | View) or rel.input.watermark:
                 continue
             above = found.get(rel.name) if isinstance(rel, View) else None
@@ -299,17 +315,42 @@ class Planner:
             source = self.spec.relation(rel.input.relation)
             # a view's WHERE over a view: compiler/planning/view_pushdown.py, on the plan
             sources = (Join, View) if isinstance(rel, Aggregate) else (Join,)
-            if (
-                not isinstance(source, sources)
-                or (isinstance(source, Join) and tables.static_side(self.spec, source))
-                or reads.get(source.name) != 1
-                or source.name in sunk
-                or source.name == self.root
-            ):
+            if not isinstance(source, sources) or not pushable(source):
                 continue
             through = _through_projection(where, source.output)
             if through is not None:
                 found[source.name] = (rel.name, through)
+        return found
+
+    def _pushed_from_join(
+        self,
+        j: Join,
+        above: tuple[str, exp.Expression] | None,
+        pushable: Callable[[Relation], bool],
+    ) -> dict[str, tuple[str, exp.Expression]]:
+        """The filters Spark pushes into the join below each side of ``j``: the conjuncts
+        PushPredicateThroughJoin puts on that side (of the condition, and of the WHERE with
+        the one pushed into ``j``, ``above``), as a Filter over the lower join's output, which
+        PushPredicateThroughNonJoin then pushes through its projection (``_pushed_wheres``).
+        A side with a watermark of its own keeps them above its node."""
+        if above is not None:
+            j = replace(j, where=conjoin([*([] if j.where is None else [j.where]), above[1]]))
+        shape = self._shape(j)
+        pushed = {
+            "left": [*shape.split.pushed_left, *shape.placed.pushed["left"]],
+            "right": [*shape.split.pushed_right, *shape.placed.pushed["right"]],
+        }
+        found: dict[str, tuple[str, exp.Expression]] = {}
+        for side, inp in (("left", j.left), ("right", j.right)):
+            source = self.spec.relation(inp.relation)
+            where = conjoin(pushed[side])
+            if where is None or inp.watermark or not isinstance(source, Join):
+                continue
+            if not pushable(source):
+                continue
+            through = _through_projection(where, source.output)
+            if through is not None:
+                found[source.name] = (j.name, through)
         return found
 
     def _with_where(self, plan: Callable[[_J], _N], rel: _J) -> _N:
@@ -359,7 +400,11 @@ class Planner:
                 return False
         return True
 
-    def plan_join(self, j: Join) -> JoinNode:
+    def _shape(self, j: Join) -> _JoinShape:
+        """The join Spark runs for ``j`` and how its condition and WHERE split: the join type
+        after EliminateOuterJoin (windows over a null-padded side, the readers' null-rejecting
+        filters, a null-rejecting WHERE), and the conjuncts' places (keys, each side's pushed
+        filters, the post-join filter, the Filter left above)."""
         spark = self.spec.spark
         kind = JOIN_KINDS[j.how]
         executed = kind.executed_as
@@ -399,6 +444,29 @@ class Planner:
         placed = place_where(where_parts, executed)
         parts = expand_between(conjuncts(condition) + placed.condition, spark.major)
         split = split_condition(parts, executed)
+        return _JoinShape(
+            kind,
+            windows,
+            condition,
+            output,
+            windowed,
+            by_readers,
+            where_parts,
+            rejecting,
+            before_where,
+            placed,
+            parts,
+            split,
+        )
+
+    def plan_join(self, j: Join) -> JoinNode:
+        spark = self.spec.spark
+        shape = self._shape(j)
+        kind, windows, condition, output = shape.kind, shape.windows, shape.condition, shape.output
+        windowed, by_readers, where_parts = shape.windowed, shape.by_readers, shape.where_parts
+        rejecting, before_where, placed = shape.rejecting, shape.before_where, shape.placed
+        parts, split = shape.parts, shape.split
+        executed = kind.executed_as
         residual = list(split.residual)
         key_index = _watermark_key_index(split.keys)
         # the WHERE conjuncts the join's condition or the Filter above it read: their
@@ -536,6 +604,9 @@ class Planner:
                     j, side, inp, split, output, side_windows[side], placed.above
                 ),
                 input_watermark=_input_watermark(inp),
+                filters_pushed_into=(
+                    inp.relation if self.pushed.get(inp.relation, (None,))[0] == j.name else None
+                ),
             )
         # the join Spark runs (EliminateOuterJoin may have made it narrower): an outer join
         # run as INNER emits no null-padded rows
@@ -1539,6 +1610,24 @@ def _notes(j: Join) -> tuple[str, ...]:
             "unmatched left row comes out when the left state evicts it",
         )
     return ()
+
+
+@dataclass(frozen=True)
+class _JoinShape:
+    """``Planner._shape``: the join Spark runs and where its conjuncts go."""
+
+    kind: JoinKind
+    windows: dict[tuple[str, str], WindowColumn]
+    condition: exp.Expression
+    output: list[OutputColumn]
+    windowed: list[PaddedWindow]
+    by_readers: list[PaddedWindow]
+    where_parts: list[exp.Expression]
+    rejecting: list[exp.Expression]
+    before_where: JoinType
+    placed: WherePlacement
+    parts: list[exp.Expression]
+    split: ConditionSplit
 
 
 @dataclass(frozen=True)

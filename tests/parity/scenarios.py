@@ -1111,6 +1111,59 @@ join j = i AS L INNER JOIN r AS R
     ],
 )
 
+# a join's condition on its left side only, over a join below: Spark pushes `L.v <> 'b'`
+# through the lower join's projection into its left input, below l's watermark node, so the
+# lower join never stores l's 'b' rows and l's far-future 'b' row never moves the watermark
+add(
+    "join_side_filter_pushed_into_a_join_below",
+    """spark 4.3
+stream l (k BIGINT, t TIMESTAMP, v STRING) watermark t delay 0 seconds
+stream m (k BIGINT, t TIMESTAMP, v STRING) watermark t delay 0 seconds
+stream r (k BIGINT, t TIMESTAMP, v STRING) watermark t delay 0 seconds
+join i = l AS A INNER JOIN m AS B ON A.k = B.k AND A.t BETWEEN B.t AND B.t + INTERVAL 5 SECONDS
+  SELECT A.k AS k, A.t AS t, A.v AS v, B.v AS mv
+join j = i AS L INNER JOIN r AS R
+  ON L.k = R.k AND L.t BETWEEN R.t AND R.t + INTERVAL 5 SECONDS AND L.v <> 'b' AND R.v <> 'q'
+  SELECT L.k AS k, L.t AS lt, L.v AS lv, L.mv AS mv, R.t AS rt
+""",
+    [
+        {
+            "l": [row(1, 100, "a"), row(2, 100, "b"), row(9, 500, "b")],
+            "m": [row(1, 100), row(2, 100), row(3, 100)],
+            "r": [row(1, 100), row(2, 100)],
+        },
+        {"l": [row(3, 102, "c")], "m": [row(1, 101)], "r": [row(3, 101), row(1, 102, "q")]},
+        {"l": [row(4, 200, "d")], "m": [row(4, 200)], "r": [row(4, 200)]},
+    ],
+)
+
+# the same over a LEFT OUTER join below: `L.mv <> 'z'` rejects its null-padded rows, so Spark
+# runs it as INNER (EliminateOuterJoin) and pushes the filter into its right input: the lower
+# join never stores m's 'z' rows
+add(
+    "join_side_filter_into_an_outer_join_below",
+    """spark 4.3
+stream l (k BIGINT, t TIMESTAMP, v STRING) watermark t delay 0 seconds
+stream m (k BIGINT, t TIMESTAMP, v STRING) watermark t delay 0 seconds
+stream r (k BIGINT, t TIMESTAMP, v STRING) watermark t delay 0 seconds
+join i = l AS A LEFT OUTER JOIN m AS B
+  ON A.k = B.k AND A.t BETWEEN B.t AND B.t + INTERVAL 5 SECONDS
+  SELECT A.k AS k, A.t AS t, A.v AS v, B.v AS mv
+join j = i AS L INNER JOIN r AS R
+  ON L.k = R.k AND L.t BETWEEN R.t AND R.t + INTERVAL 5 SECONDS AND L.mv <> 'z'
+  SELECT L.k AS k, L.t AS lt, L.v AS lv, L.mv AS mv, R.t AS rt
+""",
+    [
+        {
+            "l": [row(1, 100, "a"), row(2, 100, "b")],
+            "m": [row(1, 100, "y"), row(2, 100, "z"), row(3, 100, "z"), row(5, 100, "z")],
+            "r": [row(1, 100), row(2, 100)],
+        },
+        {"l": [row(3, 102, "c")], "m": [row(1, 101, "z")], "r": [row(3, 101)]},
+        {"l": [row(4, 200, "d")], "m": [row(4, 200, "w")], "r": [row(4, 200)]},
+    ],
+)
+
 # ------------------------------------------------------------------ WHERE and views (issue 37)
 # a WHERE on the null-padded side: EliminateOuterJoin runs the LEFT OUTER join as INNER, so
 # left rows whose match fails it, or that never match, never come out null-padded
