@@ -563,7 +563,7 @@ class Engine:
         owner: dict[str, str] = {}
         for root in roots:
             for node in self.plan.closure(root):
-                if not isinstance(node, (StreamNode, TableNode)):
+                if _not_a_query(node) is None:  # a relation a query computes
                     owner.setdefault(node.name, root)
         for root in roots:
             owner[root] = root
