@@ -845,7 +845,7 @@ class Teller:
             name = next((c.name for c in node.output if c.expr == expr), None)
             if name is None or name in cells:
                 name = written_sql(expr)
-            convert = json_converter(kind.lower())
+            convert = json_converter(kind.name)
             cells[name] = v if v is None or convert is None else convert(v)
         return cells
 

@@ -241,7 +241,7 @@ def _group_types(node: PlanNode) -> tuple[str, ...] | None:
 
 @_group_types.register
 def _(node: AggregateNode) -> tuple[str, ...] | None:
-    return tuple(kind.lower() for kind in node.key_types)
+    return tuple(kind.name for kind in node.key_types)
 
 
 @_group_types.register
