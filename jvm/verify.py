@@ -826,7 +826,7 @@ def _check_state_cleanup(
     plan: Plan, root: str, nodes: list[dict[str, Any]]
 ) -> tuple[list[str], Difference | None]:
     """The executed plan's `state cleanup [...]` of each join against the plan's rules."""
-    joins = [j for n in pre_order(plan, root) if isinstance(j := plan.node(n), JoinNode)]
+    joins = [j for j in plan.stateful_operators(root) if isinstance(j, JoinNode)]
     checked: list[str] = []
     if len(nodes) != len(joins):
         return checked, Difference(

@@ -24,12 +24,24 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from functools import singledispatch
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .. import __version__
 from ..compiler.describe.capacity import Capacity, human_count
-from ..compiler.planning.plan import AggregateNode, JoinNode, Plan
+from ..compiler.planning.plan import (
+    AggregateNode,
+    DedupNode,
+    JoinNode,
+    Plan,
+    PlanNode,
+    StaticJoinNode,
+    StreamNode,
+    TableNode,
+    UnionNode,
+    ViewNode,
+)
 from ..compiler.vocabulary.types import format_ms
 from ..runtime import BatchOutput
 from .diagnostics import count
@@ -38,6 +50,7 @@ if TYPE_CHECKING:
     from matplotlib.axes import Axes
     from matplotlib.figure import Figure
     from matplotlib.typing import RcKeyType
+    from sqlglot import exp
 
 INSTALL_HINT = "pip install 'sjoin[report]'"
 EPOCH = "1970-01-01T00:00:00Z"
@@ -590,7 +603,8 @@ class _Section:
                         )
                         legend.append((mark, f"{name}: {side.name} predicted"))
                 continue
-            kind = "aggregate" if isinstance(node, AggregateNode) else "operator"
+            assert node is not None, name
+            kind = _state_label(node)
             (line,) = ax.plot(
                 self.x, [b.state.get(name, 0) for b in self.batches], color=color, **style
             )
@@ -730,15 +744,9 @@ def key_columns(plan: Plan) -> dict[str, set[str]]:
     columns = {s.name: {c.name for c in s.columns} for s in plan.streams}
     out: dict[str, set[str]] = {}
     for node in plan.nodes:
-        if isinstance(node, JoinNode):
-            for pair in node.keys:
-                for side, expr in zip((node.left, node.right), pair, strict=True):
-                    if side.relation in streams and isinstance(expr, exp.Column):
-                        out.setdefault(side.relation, set()).add(expr.name)
-        elif isinstance(node, AggregateNode) and node.input in streams:
-            for i, key in enumerate(node.group_by):
-                if isinstance(key, exp.Column) and i != node.watermark_key_index:
-                    out.setdefault(node.input, set()).add(key.name)
+        for relation, expr in _keys_read(node):
+            if relation in streams and isinstance(expr, exp.Column):
+                out.setdefault(relation, set()).add(expr.name)
     # a name the planner made (a window's `__window_0`) is no column of the stream's rows
     return {stream: names & columns[stream] for stream, names in out.items()}
 
@@ -829,3 +837,48 @@ def trace_rates(plan: Plan, path: Path) -> Measured | str:
         rates[name] = (n - 1) / (span_us / 1_000_000) if span_us else n / whole_s
     keys = max((len(v) for v in values.values() if v), default=None)
     return Measured(rates, step_us // 1000, keys, (max(every) - min(every)) // 1000)
+
+
+@singledispatch
+def _state_label(node: PlanNode) -> str:
+    """What the state chart calls an operator's one line of state rows."""
+    raise TypeError(f"no state rows of a {type(node).__name__} ({node.name})")
+
+
+@_state_label.register
+def _(node: AggregateNode) -> str:
+    return "aggregate"
+
+
+@_state_label.register
+def _(node: JoinNode | DedupNode | ViewNode | UnionNode | StaticJoinNode) -> str:
+    return "operator"
+
+
+@singledispatch
+def _keys_read(node: PlanNode) -> Iterable[tuple[str, exp.Expression]]:
+    """The keys relation ``node`` reads from each of its inputs: (the input relation, the
+    key expression over its rows), a join's keys and an aggregate's grouping keys (its
+    window's time aside); none for any other kind (``key_columns``)."""
+    raise TypeError(f"no relation of kind {type(node).__name__} ({node.name})")
+
+
+@_keys_read.register(JoinNode)
+def _(node: JoinNode) -> Iterable[tuple[str, exp.Expression]]:
+    for pair in node.keys:
+        for side, expr in zip((node.left, node.right), pair, strict=True):
+            yield side.relation, expr
+
+
+@_keys_read.register(AggregateNode)
+def _(node: AggregateNode) -> Iterable[tuple[str, exp.Expression]]:
+    for i, key in enumerate(node.group_by):
+        if i != node.watermark_key_index:
+            yield node.input, key
+
+
+@_keys_read.register(StreamNode | DedupNode | UnionNode | ViewNode | TableNode | StaticJoinNode)
+def _(
+    node: StreamNode | DedupNode | UnionNode | ViewNode | TableNode | StaticJoinNode,
+) -> Iterable[tuple[str, exp.Expression]]:
+    return ()

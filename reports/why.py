@@ -12,6 +12,7 @@ command's (``cli/why_row.py``).
 from __future__ import annotations
 
 from collections.abc import Callable
+from functools import singledispatch
 from typing import Any
 
 from sqlglot import exp
@@ -23,8 +24,10 @@ from ..compiler.planning.plan import (
     DedupNode,
     JoinNode,
     Plan,
+    PlanNode,
     Side,
     StaticJoinNode,
+    StreamNode,
     TableNode,
     UnionNode,
     ViewNode,
@@ -144,24 +147,8 @@ class Teller:
         self, row: Row, query: str, relation: str, side: int, events: list[Event]
     ) -> dict[str, Any]:
         node = self.plan.node(relation)
-        input_name = "input"
-        told: list[dict[str, Any]] = []
-        if isinstance(node, JoinNode):
-            input_name = node.inputs[side][0]
-            told = self._join_events(row, query, node, side, events)
-        elif isinstance(node, AggregateNode):
-            told = self._aggregate_events(row, query, node, events)
-        elif isinstance(node, DedupNode):
-            told = self._dedup_events(row, node, events)
-        elif isinstance(node, ViewNode):
-            told = self._view_events(row, query, node, events)
-        elif isinstance(node, UnionNode):
-            input_name = f"input {side}, `{node.relations[side]}`"
-            told = self._union_events(row, node, side, events)
-        else:
-            assert isinstance(node, StaticJoinNode), relation
-            input_name = node.inputs[side][0]
-            told = self._static_events(row, node, side, events)
+        assert node is not None, relation
+        input_name, told = _told(node, self, row, query, side, events)
         section: dict[str, Any] = {
             "relation": relation,
             "input": input_name,
@@ -858,7 +845,7 @@ class Teller:
             name = next((c.name for c in node.output if c.expr == expr), None)
             if name is None or name in cells:
                 name = written_sql(expr)
-            convert = json_converter(kind.lower())
+            convert = json_converter(kind.name)
             cells[name] = v if v is None or convert is None else convert(v)
         return cells
 
@@ -937,15 +924,9 @@ class Teller:
         for current in self.log.descendants(row):
             for e in self.log.events_of(current):
                 node = self.plan.node(e.relation)
-                if isinstance(node, DedupNode) and e.kind in ("duplicate", "late"):
-                    told = [
-                        d for d in self._dedup_events(current, node, [e]) if d["what"] == e.kind
-                    ]
-                elif isinstance(node, ViewNode) and e.kind == "filtered":
-                    told = self._view_events(current, e.query, node, [e])
-                elif isinstance(node, AggregateNode) and e.kind == "filtered":
-                    told = self._aggregate_events(current, e.query, node, [e])
-                else:
+                assert node is not None, e.relation
+                told = _dropped(node, self, current, e)
+                if told is None:
                     continue
                 return node.name, told[0]["text"].split(": ", 1)[1]
         return None
@@ -1176,3 +1157,92 @@ def _where_event(
         filter=conjunct,
         stage="below_watermark" if below else "above_watermark",
     )
+
+
+Told = list[dict[str, Any]]  # the events of one row in one operator, JSON-ready
+
+
+@singledispatch
+def _told(
+    node: PlanNode, teller: Teller, row: Row, query: str, side: int, events: list[Event]
+) -> tuple[str, Told]:
+    """The name of the input of ``node`` a row arrived at (``side``) and the events of its
+    life there (``Teller._section``)."""
+    raise TypeError(f"no lineage of a {type(node).__name__} ({node.name})")
+
+
+@_told.register
+def _(
+    node: JoinNode, teller: Teller, row: Row, query: str, side: int, events: list[Event]
+) -> tuple[str, Told]:
+    return node.inputs[side][0], teller._join_events(row, query, node, side, events)
+
+
+@_told.register
+def _(
+    node: AggregateNode, teller: Teller, row: Row, query: str, side: int, events: list[Event]
+) -> tuple[str, Told]:
+    return "input", teller._aggregate_events(row, query, node, events)
+
+
+@_told.register
+def _(
+    node: DedupNode, teller: Teller, row: Row, query: str, side: int, events: list[Event]
+) -> tuple[str, Told]:
+    return "input", teller._dedup_events(row, node, events)
+
+
+@_told.register
+def _(
+    node: ViewNode, teller: Teller, row: Row, query: str, side: int, events: list[Event]
+) -> tuple[str, Told]:
+    return "input", teller._view_events(row, query, node, events)
+
+
+@_told.register
+def _(
+    node: UnionNode, teller: Teller, row: Row, query: str, side: int, events: list[Event]
+) -> tuple[str, Told]:
+    return f"input {side}, `{node.relations[side]}`", teller._union_events(row, node, side, events)
+
+
+@_told.register
+def _(
+    node: StaticJoinNode, teller: Teller, row: Row, query: str, side: int, events: list[Event]
+) -> tuple[str, Told]:
+    return node.inputs[side][0], teller._static_events(row, node, side, events)
+
+
+@singledispatch
+def _dropped(node: PlanNode, teller: Teller, row: Row, e: Event) -> Told | None:
+    """The words of event ``e`` of ``node`` when it dropped ``row`` before any join: a
+    dedup's duplicate or late row, a view's or an aggregate's WHERE; None: ``e`` dropped
+    no row there (``Teller._dropped_before``)."""
+    raise TypeError(f"no lineage of a {type(node).__name__} ({node.name})")
+
+
+@_dropped.register
+def _(node: DedupNode, teller: Teller, row: Row, e: Event) -> Told | None:
+    if e.kind not in ("duplicate", "late"):
+        return None
+    return [d for d in teller._dedup_events(row, node, [e]) if d["what"] == e.kind]
+
+
+@_dropped.register
+def _(node: ViewNode, teller: Teller, row: Row, e: Event) -> Told | None:
+    return teller._view_events(row, e.query, node, [e]) if e.kind == "filtered" else None
+
+
+@_dropped.register
+def _(node: AggregateNode, teller: Teller, row: Row, e: Event) -> Told | None:
+    return teller._aggregate_events(row, e.query, node, [e]) if e.kind == "filtered" else None
+
+
+@_dropped.register
+def _(
+    node: JoinNode | UnionNode | StaticJoinNode | StreamNode | TableNode,
+    teller: Teller,
+    row: Row,
+    e: Event,
+) -> Told | None:
+    return None  # these drop no row before a join (a join's own drops are its story)

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from functools import singledispatch
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from ..compiler.planning.plan import (
@@ -22,6 +23,7 @@ from ..compiler.planning.plan import (
     OperatorNode,
     Plan,
     PlanNode,
+    StaticJoinNode,
     StreamNode,
     TableNode,
     UnionNode,
@@ -99,24 +101,52 @@ class Placement:
 
 def placement(plan: Plan, node: StepNode) -> Placement:
     """The decision for one operator (``columnar/support.py``'s rules; no polars)."""
-    from .columnar.decimals import decimal_unsupported, relation_unsupported
-    from .columnar.support import aggregate_plan, dedup_unsupported, join_unsupported
+    return _placement(node, plan)
 
-    if isinstance(node, DedupNode):  # its rows pass through: DECIMALs at scale if its input's
-        unfixed = relation_unsupported(plan, node.input)
-        reads = None if unfixed is None else f"it reads {unfixed}"
-        return Placement(node.name, dedup_unsupported(node) or reads)
 
-    if isinstance(node, ViewNode):  # its filters and outputs run as a join side's do
-        return Placement(node.name, decimal_unsupported(plan, node))
-    if isinstance(node, AggregateNode):
-        found = aggregate_plan(node, plan.columns_of(node.input), plan.ansi)
-        if isinstance(found, str):
-            return Placement(node.name, found)
-        unfixed = decimal_unsupported(plan, node)
-        if unfixed is not None:
-            return Placement(node.name, unfixed)
-        return Placement(node.name, None, found)
+@singledispatch
+def _placement(node: PlanNode, plan: Plan) -> Placement:
+    raise TypeError(f"no operator runs for a {type(node).__name__} ({node.name})")
+
+
+@_placement.register
+def _(node: DedupNode, plan: Plan) -> Placement:
+    from .columnar.decimals import relation_unsupported
+    from .columnar.support import dedup_unsupported
+
+    # its rows pass through: DECIMALs at scale if its input's
+    unfixed = relation_unsupported(plan, node.input)
+    reads = None if unfixed is None else f"it reads {unfixed}"
+    return Placement(node.name, dedup_unsupported(node) or reads)
+
+
+@_placement.register
+def _(node: ViewNode, plan: Plan) -> Placement:
+    from .columnar.decimals import decimal_unsupported
+
+    # its filters and outputs run as a join side's do
+    return Placement(node.name, decimal_unsupported(plan, node))
+
+
+@_placement.register
+def _(node: AggregateNode, plan: Plan) -> Placement:
+    from .columnar.decimals import decimal_unsupported
+    from .columnar.support import aggregate_plan
+
+    found = aggregate_plan(node, plan.columns_of(node.input), plan.ansi)
+    if isinstance(found, str):
+        return Placement(node.name, found)
+    unfixed = decimal_unsupported(plan, node)
+    if unfixed is not None:
+        return Placement(node.name, unfixed)
+    return Placement(node.name, None, found)
+
+
+@_placement.register
+def _(node: JoinNode, plan: Plan) -> Placement:
+    from .columnar.decimals import decimal_unsupported
+    from .columnar.support import join_unsupported
+
     return Placement(
         node.name, join_unsupported(node, plan.ansi) or decimal_unsupported(plan, node)
     )
@@ -131,8 +161,23 @@ def typed_columns(plan: Plan, name: str) -> list[tuple[str, SqlType]]:
     """Relation ``name``'s columns with their SQL types (a DECIMAL's with its scale)."""
     node = plan.node(name)
     assert node is not None, name
-    if isinstance(node, StreamNode | UnionNode | TableNode):
-        return [(c.name, c.type) for c in node.columns]
+    return _typed_columns(node)
+
+
+@singledispatch
+def _typed_columns(node: PlanNode) -> list[tuple[str, SqlType]]:
+    raise TypeError(f"no typed columns for a {type(node).__name__} ({node.name})")
+
+
+@_typed_columns.register
+def _(node: StreamNode | UnionNode | TableNode) -> list[tuple[str, SqlType]]:
+    return [(c.name, c.type) for c in node.columns]
+
+
+@_typed_columns.register
+def _(
+    node: JoinNode | AggregateNode | DedupNode | ViewNode | StaticJoinNode,
+) -> list[tuple[str, SqlType]]:
     return [(o.name, o.type) for o in node.output]
 
 
@@ -140,27 +185,52 @@ def make_operator(plan: Plan, node: StepNode, engine: EngineName, where: Placeme
     """The operator ``engine`` runs for ``node``: the columnar one where the engine is
     columnar and ``where`` says the operator runs columnar, else the reference one (only
     then is polars imported)."""
-    if isinstance(node, DedupNode):
-        return _dedup_operator(node, engine == "columnar" and where.columnar)
-    if isinstance(node, ViewNode):
-        columns = typed_columns(plan, node.input)
-        if engine == "columnar" and where.columnar:
-            from .columnar.view import ColumnarView
+    return _make_operator(node, plan, engine == "columnar" and where.columnar, where)
 
-            return ColumnarView(node, columns, plan.ansi)
-        return ViewOperator(node, [(n, k.name) for n, k in columns], plan.ansi)
-    if engine == "columnar" and where.columnar:
-        if isinstance(node, JoinNode):
-            from .columnar.join import ColumnarJoin
 
-            return ColumnarJoin(node, plan.ansi)
+@singledispatch
+def _make_operator(node: PlanNode, plan: Plan, columnar: bool, where: Placement) -> Operator:
+    raise TypeError(f"no operator runs for a {type(node).__name__} ({node.name})")
+
+
+@_make_operator.register
+def _(node: DedupNode, plan: Plan, columnar: bool, where: Placement) -> Operator:
+    if columnar:
+        from .columnar.dedup import ColumnarDedup
+
+        return ColumnarDedup(node)
+    from .rows.dedup import DedupOperator
+
+    return DedupOperator(node)
+
+
+@_make_operator.register
+def _(node: ViewNode, plan: Plan, columnar: bool, where: Placement) -> Operator:
+    columns = typed_columns(plan, node.input)
+    if columnar:
+        from .columnar.view import ColumnarView
+
+        return ColumnarView(node, columns, plan.ansi)
+    return ViewOperator(node, [(n, k.name) for n, k in columns], plan.ansi)
+
+
+@_make_operator.register
+def _(node: JoinNode, plan: Plan, columnar: bool, where: Placement) -> Operator:
+    if columnar:
+        from .columnar.join import ColumnarJoin
+
+        return ColumnarJoin(node, plan.ansi)
+    return JoinOperator(node, plan.ansi)
+
+
+@_make_operator.register
+def _(node: AggregateNode, plan: Plan, columnar: bool, where: Placement) -> Operator:
+    if columnar:
         from .columnar.aggregate import ColumnarAggregate
 
         found = ColumnarAggregate(node, plan.columns_of(node.input), plan.ansi, where.aggregate)
         found.where = _aggregate_filter(plan, node, columnar=True)
         return found
-    if isinstance(node, JoinNode):
-        return JoinOperator(node, plan.ansi)
     aggregate = AggregateOperator(node, plan.columns_of(node.input), plan.ansi)
     aggregate.where = _aggregate_filter(plan, node, columnar=False)
     return aggregate
@@ -180,16 +250,6 @@ def _aggregate_filter(
 
         return ColumnarView(view, columns, plan.ansi)
     return ViewOperator(view, [(n, k.name) for n, k in columns], plan.ansi, keep_rows=True)
-
-
-def _dedup_operator(node: DedupNode, columnar: bool) -> Operator:
-    if columnar:
-        from .columnar.dedup import ColumnarDedup
-
-        return ColumnarDedup(node)
-    from .rows.dedup import DedupOperator
-
-    return DedupOperator(node)
 
 
 def fallbacks(placements: Mapping[str, Placement], names: Sequence[str]) -> dict[str, str]:

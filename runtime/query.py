@@ -14,8 +14,9 @@ between any two batches.
 from __future__ import annotations
 
 import gc
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import singledispatch
 from typing import Any, ClassVar
 
 from ..compiler.planning.plan import (
@@ -99,20 +100,31 @@ def query_roots(plan: Plan, relation: str | None) -> list[str]:
     operators = plan.written_operators
     if relation is not None:
         node = plan.node(relation)
-        if node is None or isinstance(node, (StreamNode, TableNode)):
-            what = (
-                "not a relation of the spec"
-                if node is None
-                else "a stream"
-                if isinstance(node, StreamNode)
-                else "a static table"
-            )
+        what = "not a relation of the spec" if node is None else _not_a_query(node)
+        if what is not None:
             raise UsageError(
                 f"cannot run `{relation}`: {what}; choose a join or aggregate: "
                 + (", ".join(operators) or "(the spec has none)")
             )
         return [relation]
     return list(plan.query_roots)
+
+
+@singledispatch
+def _not_a_query(node: PlanNode) -> str | None:
+    """Why no query can run relation ``node`` (None: one can): every relation a query
+    computes can be run, only a source cannot."""
+    return None
+
+
+@_not_a_query.register
+def _(node: StreamNode) -> str | None:
+    return "a stream"
+
+
+@_not_a_query.register
+def _(node: TableNode) -> str | None:
+    return "a static table"
 
 
 # a stream-static join's link in the watermark propagation: it uses no watermark itself (no
@@ -153,25 +165,14 @@ class Query:
         self.node_of_input: dict[tuple[str, str], WatermarkNode] = {}
         links: list[OperatorLink] = []
         wm_nodes: list[WatermarkNode] = []
+        # each node's step in a batch (``_run_batch``), chosen once here by its kind
+        self.steps: list[tuple[PlanNode, Step]] = []
         for node in self.nodes:
-            if isinstance(node, (StreamNode, TableNode)):
-                continue
-            if isinstance(node, StaticJoinNode):
-                links.append(self._static_link(node, wm_nodes))
-                continue
-            if isinstance(node, UnionNode):
-                links.append(self._union_link(node, wm_nodes))
-                continue
-            op = make_operator(plan, node, self.engine, found[node.name])
-            self.operators[node.name] = op
-            self.inputs[node.name] = node.inputs
-            marks = dict(node.input_watermarks)
-            inputs = [
-                self._input(node.name, name, plan.node(relation), wm_nodes, marks.get(name))
-                for name, relation in self.inputs[node.name]
-            ]
-            use = _STATELESS if isinstance(node, ViewNode) else node.watermarks
-            links.append(OperatorLink(node.name, use, inputs, op.state_watermark))
+            wired = _wire(node, self, found, wm_nodes)
+            if wired is not None:  # None: a source, whose rows the batch gives
+                link, step = wired
+                links.append(link)
+                self.steps.append((node, step))
         # the operators that run on the reference operator although the engine is columnar
         self.fallbacks = fallbacks(found, list(self.operators)) if self.engine == "columnar" else {}
         self.tracker = WatermarkTracker(wm_nodes, plan.settings.multiple_watermark_policy)
@@ -183,6 +184,21 @@ class Query:
         self.previous_ms = 0  # the watermark the previous batch ran with (0 before batch 0)
         self.last_eviction: dict[str, int | None] = {}
 
+    def _operator_link(
+        self, node: StepNode, found: Mapping[str, Placement], wm_nodes: list[WatermarkNode]
+    ) -> OperatorLink:
+        """A join's, aggregate's, dedup's or view's operator (``operators.make_operator``),
+        its inputs, each with the watermark node the plan puts on it, and its link."""
+        op = make_operator(self.plan, node, self.engine, found[node.name])
+        self.operators[node.name] = op
+        self.inputs[node.name] = node.inputs
+        marks = dict(node.input_watermarks)
+        inputs = [
+            self._input(node.name, name, self.plan.node(relation), wm_nodes, marks.get(name))
+            for name, relation in self.inputs[node.name]
+        ]
+        return OperatorLink(node.name, _watermark_use(node), inputs, op.state_watermark)
+
     def _input(
         self,
         consumer: str,
@@ -191,29 +207,18 @@ class Query:
         wm_nodes: list[WatermarkNode],
         mark: InputWatermark | None = None,
     ) -> OperatorInput:
-        if mark is not None and isinstance(
-            source, (JoinNode, AggregateNode, DedupNode, ViewNode, StaticJoinNode)
-        ):
-            # the plan's watermark node on an operator's output (withWatermark on it): it
-            # sees that output's rows and hands the operator the global watermark, as a
-            # stream's node does (PropagateWatermarkSimulator: a node outputs the global)
-            index = [o.name for o in source.output].index(mark.column)
-            node = WatermarkNode(f"{consumer}.{side}", source.name, index, mark.delay_ms)
-            wm_nodes.append(node)
-            self.node_of_input[(consumer, side)] = node
-            return OperatorInput(stream_has_watermark=True)
-        if isinstance(source, TableNode):
-            return OperatorInput(stream_has_watermark=False)
-        if isinstance(source, StreamNode):
-            if source.watermark_column is None or source.delay_ms is None:
-                return OperatorInput(stream_has_watermark=False)
-            index = [c.name for c in source.columns].index(source.watermark_column)
-            node = WatermarkNode(f"{consumer}.{side}", source.name, index, source.delay_ms)
-            wm_nodes.append(node)
-            self.node_of_input[(consumer, side)] = node
-            return OperatorInput(stream_has_watermark=True)
+        """How ``consumer``'s input ``side`` gets its watermark from relation ``source``:
+        from a watermark node of its own (a stream's, or the plan's ``mark`` on an
+        operator's output), none (a table, a stream without one), or from the operator."""
         assert source is not None
-        return OperatorInput(operator=source.name)
+        watermarked = _watermarked_column(source, mark)
+        if watermarked is None:
+            return _unwatermarked_input(source)
+        index, delay_ms = watermarked
+        node = WatermarkNode(f"{consumer}.{side}", source.name, index, delay_ms)
+        wm_nodes.append(node)
+        self.node_of_input[(consumer, side)] = node
+        return OperatorInput(stream_has_watermark=True)
 
     def _union_link(self, node: UnionNode, wm_nodes: list[WatermarkNode]) -> OperatorLink:
         """A union's inputs, each stream input with a watermark node of its own (Spark keeps
@@ -275,36 +280,9 @@ class Query:
         produced.update((t, self.table_rows.get(t) or Rows([])) for t in self.tables)
         reports: dict[str, OperatorReport] = {}
         dropped: list[LateDrops] = []
-        for node in self.nodes:
-            if isinstance(node, (StreamNode, TableNode)):
-                continue
-            if isinstance(node, StaticJoinNode):
-                left, right = (produced[relation] for _, relation in node.inputs)
-                mark = self.node_of_input.get((node.name, node.stream.name))
-                produced[node.name] = self.static[node.name].step(left, right, mark)
-                continue
-            if isinstance(node, UnionNode):
-                produced[node.name] = self._union(node, produced)
-                continue
-            stateful = has_wm and not isinstance(node, ViewNode)
-            late = self.rules.late(node.name, self.previous_ms, watermark_ms) if stateful else None
-            evict = self.rules.eviction(node.name, watermark_ms) if stateful else None
-            out, metrics = self._process(node, produced, late, evict)
-            if self.keep_late:
-                op = self.operators[node.name]
-                if op.late_rows and late is not None:
-                    dropped.append(LateDrops(node.name, late, op.late_rows))
-                op.late_rows = []
-            produced[node.name] = out
-            self.last_eviction[node.name] = evict
-            reports[node.name] = OperatorReport(
-                node.name,
-                metrics.num_rows_total,
-                metrics.num_rows_updated,
-                metrics.num_rows_removed,
-                metrics.num_rows_dropped_by_watermark,
-                getattr(metrics, "side_rows", None),
-            )
+        now = _BatchState(watermark_ms, has_wm, produced, reports, dropped)
+        for node, step in self.steps:
+            step(self, node, now)
         self.tracker.end_batch()
         result = BatchResult(
             self.root,
@@ -319,13 +297,52 @@ class Query:
         self.batch_id += 1
         return result
 
-    def _union(self, node: UnionNode, produced: Mapping[str, Batch]) -> Batch:
+    def _static_step(self, node: StaticJoinNode, now: _BatchState) -> None:
+        """A stream-static join's batch (``static_join.StaticJoinOperator``)."""
+        produced = now.produced
+        left, right = (produced[relation] for _, relation in node.inputs)
+        mark = self.node_of_input.get((node.name, node.stream.name))
+        produced[node.name] = self.static[node.name].step(left, right, mark)
+
+    def _union_step(self, node: UnionNode, now: _BatchState) -> None:
         """A union's batch (``union.UnionOperator``): its inputs' rows in order, each input's
         observed by its watermark node."""
         inputs = self.inputs[node.name]
-        return self.unions[node.name].step(
-            [produced[relation] for _, relation in inputs],
+        now.produced[node.name] = self.unions[node.name].step(
+            [now.produced[relation] for _, relation in inputs],
             [self.node_of_input.get((node.name, name)) for name, _ in inputs],
+        )
+
+    def _stateful_step(self, node: StepNode, now: _BatchState) -> None:
+        """A join's, aggregate's or dedup's batch: run with the batch's late-row and
+        eviction watermarks when the query has a watermark."""
+        stateful = now.has_wm
+        late = self.rules.late(node.name, self.previous_ms, now.watermark_ms) if stateful else None
+        evict = self.rules.eviction(node.name, now.watermark_ms) if stateful else None
+        self._operator_step(node, now, late, evict)
+
+    def _view_step(self, node: StepNode, now: _BatchState) -> None:
+        """A view's batch: stateless, asked for no late-row or eviction watermark."""
+        self._operator_step(node, now, None, None)
+
+    def _operator_step(
+        self, node: StepNode, now: _BatchState, late: int | None, evict: int | None
+    ) -> None:
+        out, metrics = self._process(node, now.produced, late, evict)
+        if self.keep_late:
+            op = self.operators[node.name]
+            if op.late_rows and late is not None:
+                now.dropped.append(LateDrops(node.name, late, op.late_rows))
+            op.late_rows = []
+        now.produced[node.name] = out
+        self.last_eviction[node.name] = evict
+        now.reports[node.name] = OperatorReport(
+            node.name,
+            metrics.num_rows_total,
+            metrics.num_rows_updated,
+            metrics.num_rows_removed,
+            metrics.num_rows_dropped_by_watermark,
+            getattr(metrics, "side_rows", None),
         )
 
     def _process(
@@ -380,6 +397,140 @@ class Query:
             op.restore(data["operators"][name])
 
 
+@dataclass(slots=True)
+class _BatchState:
+    """What the steps of one micro-batch share (``Query._run_batch``)."""
+
+    watermark_ms: int
+    has_wm: bool
+    produced: dict[str, Batch]  # relation -> its rows in this batch
+    reports: dict[str, OperatorReport]
+    dropped: list[LateDrops]
+
+
+Step = Callable[[Query, Any, _BatchState], None]  # one node's part of a batch
+
+
+@singledispatch
+def _wire(
+    node: PlanNode, query: Query, found: Mapping[str, Placement], wm_nodes: list[WatermarkNode]
+) -> tuple[OperatorLink, Step] | None:
+    """Node ``node``'s place in ``query``: its operator and link in the watermark
+    propagation, and its step in a batch; None for a source, whose rows a batch gives."""
+    raise TypeError(f"a query cannot run a {type(node).__name__} ({node.name})")
+
+
+@_wire.register
+def _(
+    node: StreamNode | TableNode,
+    query: Query,
+    found: Mapping[str, Placement],
+    wm_nodes: list[WatermarkNode],
+) -> tuple[OperatorLink, Step] | None:
+    return None
+
+
+@_wire.register
+def _(
+    node: StaticJoinNode,
+    query: Query,
+    found: Mapping[str, Placement],
+    wm_nodes: list[WatermarkNode],
+) -> tuple[OperatorLink, Step] | None:
+    return query._static_link(node, wm_nodes), Query._static_step
+
+
+@_wire.register
+def _(
+    node: UnionNode, query: Query, found: Mapping[str, Placement], wm_nodes: list[WatermarkNode]
+) -> tuple[OperatorLink, Step] | None:
+    return query._union_link(node, wm_nodes), Query._union_step
+
+
+@_wire.register
+def _(
+    node: JoinNode | AggregateNode | DedupNode,
+    query: Query,
+    found: Mapping[str, Placement],
+    wm_nodes: list[WatermarkNode],
+) -> tuple[OperatorLink, Step] | None:
+    return query._operator_link(node, found, wm_nodes), Query._stateful_step
+
+
+@_wire.register
+def _(
+    node: ViewNode, query: Query, found: Mapping[str, Placement], wm_nodes: list[WatermarkNode]
+) -> tuple[OperatorLink, Step] | None:
+    return query._operator_link(node, found, wm_nodes), Query._view_step
+
+
+@singledispatch
+def _watermark_use(node: PlanNode) -> WatermarkUse:
+    """An operator's link's use of the watermarks (``WatermarkRules``)."""
+    raise TypeError(f"no operator runs for a {type(node).__name__} ({node.name})")
+
+
+@_watermark_use.register
+def _(node: JoinNode | AggregateNode | DedupNode) -> WatermarkUse:
+    return node.watermarks  # the plan's decision
+
+
+@_watermark_use.register
+def _(node: ViewNode) -> WatermarkUse:
+    return _STATELESS
+
+
+@singledispatch
+def _watermarked_column(source: PlanNode, mark: InputWatermark | None) -> tuple[int, int] | None:
+    """The column of ``source``'s rows a watermark node on its reader's input observes, and
+    its delay: (column index, delay ms); None: the input has no watermark node."""
+    raise TypeError(f"no relation of kind {type(source).__name__} ({source.name})")
+
+
+@_watermarked_column.register
+def _(
+    source: JoinNode | AggregateNode | DedupNode | ViewNode | StaticJoinNode,
+    mark: InputWatermark | None,
+) -> tuple[int, int] | None:
+    # the plan's watermark node on an operator's output (withWatermark on it): it sees that
+    # output's rows and hands the operator the global watermark, as a stream's node does
+    # (PropagateWatermarkSimulator: a node outputs the global)
+    if mark is None:
+        return None
+    return [o.name for o in source.output].index(mark.column), mark.delay_ms
+
+
+@_watermarked_column.register
+def _(source: StreamNode, mark: InputWatermark | None) -> tuple[int, int] | None:
+    if source.watermark_column is None or source.delay_ms is None:
+        return None
+    return [c.name for c in source.columns].index(source.watermark_column), source.delay_ms
+
+
+@_watermarked_column.register
+def _(source: TableNode | UnionNode, mark: InputWatermark | None) -> tuple[int, int] | None:
+    return None
+
+
+@singledispatch
+def _unwatermarked_input(source: PlanNode) -> OperatorInput:
+    """An input with no watermark node of its own: from a source, none; from a relation a
+    query computes, that relation's output watermark."""
+    raise TypeError(f"no relation of kind {type(source).__name__} ({source.name})")
+
+
+@_unwatermarked_input.register
+def _(source: StreamNode | TableNode) -> OperatorInput:
+    return OperatorInput(stream_has_watermark=False)
+
+
+@_unwatermarked_input.register
+def _(
+    source: JoinNode | AggregateNode | DedupNode | ViewNode | UnionNode | StaticJoinNode,
+) -> OperatorInput:
+    return OperatorInput(operator=source.name)
+
+
 @dataclass
 class Cursor:
     """Where the engine stands: trace batch, query, and whether that query's data batch of
@@ -412,7 +563,7 @@ class Engine:
         owner: dict[str, str] = {}
         for root in roots:
             for node in self.plan.closure(root):
-                if not isinstance(node, (StreamNode, TableNode)):
+                if _not_a_query(node) is None:  # a relation a query computes
                     owner.setdefault(node.name, root)
         for root in roots:
             owner[root] = root

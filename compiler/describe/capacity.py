@@ -59,7 +59,16 @@ from ..planning.plan import (
     ViewNode,
 )
 from ..vocabulary import annotate
-from ..vocabulary.types import SqlType, duration_ms, format_ms, is_digits, is_number_text
+from ..vocabulary.types import (
+    BIGINT,
+    BOOLEAN,
+    SKETCH,
+    SqlType,
+    duration_ms,
+    format_ms,
+    is_digits,
+    is_number_text,
+)
 from .capacity_groups import Arrivals, Groups, phases, point_state, seen_by, window_state
 
 # ---------------------------------------------------------------- measured constants
@@ -207,16 +216,15 @@ def _round8(n: int) -> int:
     return (n + 7) // 8 * 8
 
 
-def field_bytes(kind: SqlType | str, string_bytes: int) -> int:
+def field_bytes(kind: SqlType, string_bytes: int) -> int:
     """The bytes a value of ``kind`` takes in an UnsafeRow: its 8-byte slot, plus its
     variable-length data word-aligned (a string's UTF-8 bytes, a DECIMAL of precision above
     18 as 16 bytes, a window struct as a nested row of two timestamps)."""
-    text = str(kind).lower()
-    name = text.split("(")[0]
+    name = kind.name
     if name in ("string", "binary"):
         return 8 + _round8(string_bytes)
     if name == "decimal":
-        precision = int(text[text.index("(") + 1 :].split(",")[0]) if "(" in text else 10
+        precision = kind.params[0] if kind.params else 10
         return 8 + (16 if precision > 18 else 0)
     if name == "window":
         return 8 + 24  # struct<start, end>: an 8-byte bit set and two slots
@@ -242,18 +250,18 @@ def window_tail_ms(lag_ms: float, length_ms: int, slide_ms: int, trigger_ms: int
     return (slide_ms - g) / 2 + (g - int(lag_ms) % g) + (length_ms - slide_ms) / 2
 
 
-def unsafe_row_bytes(kinds: list[SqlType | str], string_bytes: int) -> int:
+def unsafe_row_bytes(kinds: list[SqlType], string_bytes: int) -> int:
     """An UnsafeRow of fields of ``kinds``: the null bit set (8 bytes per 64 fields) and
     each field's bytes."""
     return 8 * ((len(kinds) + 63) // 64) + sum(field_bytes(k, string_bytes) for k in kinds)
 
 
-def buffer_kinds(types: tuple[str, ...] | list[str]) -> list[SqlType | str]:
+def buffer_kinds(types: tuple[SqlType, ...] | list[SqlType]) -> list[SqlType]:
     """An aggregation buffer's fields (``AggregateNode.buffer_types``), a sketch as its
     words."""
-    out: list[SqlType | str] = []
+    out: list[SqlType] = []
     for kind in types:
-        out.extend(["bigint"] * SKETCH_WORDS if kind == "SKETCH" else [kind])
+        out.extend([BIGINT] * SKETCH_WORDS if kind == SKETCH else [kind])
     return out
 
 
@@ -725,9 +733,9 @@ class _Model:
         a = self.a
         rate = self.rate(side.relation)
         rule = side.state
-        key_kinds: list[SqlType | str] = list(node.key_types)
-        row_bytes = unsafe_row_bytes([*key_kinds, "bigint"], a.string_bytes) + unsafe_row_bytes(
-            [*(c.type for c in side.state_columns), "boolean"], a.string_bytes
+        key_kinds = list(node.key_types)
+        row_bytes = unsafe_row_bytes([*key_kinds, BIGINT], a.string_bytes) + unsafe_row_bytes(
+            [*(c.type for c in side.state_columns), BOOLEAN], a.string_bytes
         )
         key_bytes = unsafe_row_bytes(key_kinds, a.string_bytes) + COUNT_ROW_BYTES
         retention: float | None = None
@@ -864,7 +872,10 @@ class _Model:
         a = self.a
         rate = self.rate(node.input)
         state = node.state
-        key_bytes = unsafe_row_bytes(list(node.key_types), a.string_bytes)
+        # the key's types by name alone, as this estimate has always read them: a DECIMAL key
+        # of precision above 18 is counted in its slot (its 16 bytes of data are left out)
+        key_kinds = [SqlType(k.name) for k in node.key_types]
+        key_bytes = unsafe_row_bytes(key_kinds, a.string_bytes)
         value_bytes = unsafe_row_bytes([c.type for c in state.value], a.string_bytes)
         entry = key_bytes + value_bytes + GROUP_OVERHEAD_BYTES
         delay = self.delay_ms(node.name)

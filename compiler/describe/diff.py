@@ -54,7 +54,7 @@ from ..vocabulary import annotate
 from ..vocabulary.model import SparkVersion, WatermarkChoice
 from ..vocabulary.settings import SETTINGS
 from ..vocabulary.sql import written_sql
-from ..vocabulary.types import format_ms
+from ..vocabulary.types import SqlType, format_ms
 from .explain import predicate_text, watermark_text
 
 Verdict: TypeAlias = Literal["resumes", "differs", "fails"]
@@ -556,8 +556,8 @@ def _diff_join(old: Plan, new: Plan, i: int, a: JoinNode, b: JoinNode) -> Operat
     if a.key_types != b.key_types:
         return OperatorDiff(
             i, a.name, b.name, "join", "fails", _schema_error(new, "key"),
-            (Reason("state key", f"the join key's types were ({', '.join(a.key_types)}) and "
-                    f"are ({', '.join(b.key_types)}): the state's key schema changes"),),
+            (Reason("state key", f"the join key's types were ({_schema_types(a.key_types)}) and "
+                    f"are ({_schema_types(b.key_types)}): the state's key schema changes"),),
         )  # fmt: skip
     for sa, sb in ((a.left, b.left), (a.right, b.right)):
         if [c.type for c in sa.state_columns] != [c.type for c in sb.state_columns]:
@@ -815,14 +815,14 @@ def _diff_aggregate(
     if a.key_types != b.key_types:
         return OperatorDiff(
             i, a.name, b.name, "aggregate", "fails", _schema_error(new, "key"),
-            (Reason("state key", f"the grouping keys' types were ({', '.join(a.key_types)}) "
-                    f"and are ({', '.join(b.key_types)}): the state's key schema changes"),),
+            (Reason("state key", f"the grouping keys' types were ({_schema_types(a.key_types)}) "
+                    f"and are ({_schema_types(b.key_types)}): the state's key schema changes"),),
         )  # fmt: skip
     if a.buffer_types != b.buffer_types:
         return OperatorDiff(
             i, a.name, b.name, "aggregate", "fails", _schema_error(new, "value"),
             (Reason("state value", f"the aggregation buffers were "
-                    f"({', '.join(a.buffer_types)}) and are ({', '.join(b.buffer_types)}): "
+                    f"({_schema_types(a.buffer_types)}) and are ({_schema_types(b.buffer_types)}): "
                     "the state's value schema changes"),),
         )  # fmt: skip
     reasons = []
@@ -1155,3 +1155,8 @@ def _eviction_cause(
             "no Spark issue identified (StreamingJoinHelper.collectTerms)",
         )
     return None, None
+
+
+def _schema_types(kinds: Sequence[SqlType]) -> str:
+    """A state schema's types as Spark SQL text, ``BIGINT, DECIMAL(10, 2)``."""
+    return ", ".join(map(str, kinds))

@@ -11,6 +11,8 @@ without anyone writing it out.  Its form:
 - a sqlglot expression is its Spark SQL text (``sql.spark_sql``);
 - a ``Span`` (a place in the spec's text) is ``null``: moving a statement, or a comment
   above it, decides nothing;
+- a field of SQL types marked ``plan.TYPES_AS_TEXT`` (a state's key and value schemas) is
+  the list of their Spark SQL texts, as when those fields held text;
 - a tuple or list is a list; a set or frozenset a sorted list; a dict an object whose keys
   are text; ``None``, booleans, numbers and text are themselves.
 
@@ -46,7 +48,9 @@ def dump(value: Any) -> Any:
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
         out: dict[str, Any] = {"@": type(value).__name__}
         for f in dataclasses.fields(value):
-            out[f.name] = dump(getattr(value, f.name))
+            field = getattr(value, f.name)
+            as_text = f.metadata.get("canonical") == "text"  # plan.TYPES_AS_TEXT
+            out[f.name] = [str(t) for t in field] if as_text else dump(field)
         return out
     if isinstance(value, (tuple, list)):
         return [dump(v) for v in value]

@@ -33,6 +33,11 @@ from ..vocabulary.source import Span
 from ..vocabulary.types import SqlType
 from . import graph
 
+# the metadata of a field of SQL types that a plan's canonical dump (``canonical.py``: a
+# checkpoint's identity) writes as their Spark SQL text, ``DECIMAL(10, 2)``, as it wrote the
+# field when it held text: an identity does not change with the field's Python type
+TYPES_AS_TEXT = {"canonical": "text"}
+
 Eviction: TypeAlias = Literal["key", "value", "never"]
 
 
@@ -256,7 +261,8 @@ class JoinNode:
     # hazards reports them (E030 for the join's own SELECT, W015 for a reader's)
     padded_windows: tuple[PaddedWindow, ...] = ()
     notes: tuple[str, ...] = ()
-    key_types: tuple[str, ...] = ()  # the state's key schema: one SQL type per key pair
+    # the state's key schema: one SQL type per key pair
+    key_types: tuple[SqlType, ...] = field(default=(), metadata=TYPES_AS_TEXT)
     null_safe_keys: tuple[NullSafeKey, ...] = ()  # the <=> keys among ``keys``
     # ``WHERE`` (compiler/planning/where.py): the whole condition as written; the conjuncts Spark
     # keeps in a Filter above the join (the engines drop the output rows, null-padded ones
@@ -388,8 +394,10 @@ class AggregateNode(OneInput):
     watermark_key_index: int | None  # its position in group_by
     watermarks: WatermarkUse
     analysis: AggregateAnalysis
-    key_types: tuple[str, ...] = ()  # the state's key schema: one SQL type per grouping key
-    buffer_types: tuple[str, ...] = ()  # its value schema: the aggregation buffers, in order
+    # the state's key schema: one SQL type per grouping key
+    key_types: tuple[SqlType, ...] = field(default=(), metadata=TYPES_AS_TEXT)
+    # its value schema: the aggregation buffers, in order (``types.SKETCH``: a sketch)
+    buffer_types: tuple[SqlType, ...] = field(default=(), metadata=TYPES_AS_TEXT)
     # a watermark defined on the input (it reads a join or aggregate): its node
     input_watermark: InputWatermark | None = None
     # its WHERE: a filter of the input's rows before they are grouped (None: none)
@@ -474,9 +482,9 @@ class DedupNode(OneInput):
         )
 
     @property
-    def key_types(self) -> tuple[str, ...]:
+    def key_types(self) -> tuple[SqlType, ...]:
         """The state's key schema: one SQL type per dedup column."""
-        return tuple(c.type.name for c in self.state.key)
+        return tuple(c.type for c in self.state.key)
 
 
 @dataclass(frozen=True, slots=True)

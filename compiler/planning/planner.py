@@ -886,7 +886,7 @@ class Planner:
                 self.spec.spark, self.settings, self._is_first_stateful([a.input])
             ),
             analysis=analyse_aggregate(a),
-            key_types=tuple(_type_name(g) for g in a.group_by),
+            key_types=tuple(_sql_type(g) for g in a.group_by),
             buffer_types=_buffer_types(a),
             input_watermark=_input_watermark(a.input),
             where=self._aggregate_where(a),
@@ -1659,60 +1659,60 @@ def plan_spec(spec: BoundSpec, diags: Diagnostics, relation: str | None = None) 
 __all__ = ["Bound", "OwnQuery", "Planned", "plan_spec"]
 
 
-def _type_name(node: exp.Expression) -> str:
+def _sql_type(node: exp.Expression) -> t.SqlType:
     kind = annotate.sql_type(node)
-    return str(kind) if kind is not None else "UNKNOWN"
+    return kind if kind is not None else t.UNKNOWN
 
 
-def _key_type(left: exp.Expression, right: exp.Expression) -> str:
+def _key_type(left: exp.Expression, right: exp.Expression) -> t.SqlType:
     """A key pair's type in the state's key schema: Spark compares (and stores) both sides
     as their common type."""
     a, b = annotate.sql_type(left), annotate.sql_type(right)
     common = t.common_type(a, b) if a is not None and b is not None else None
-    return str(common) if common is not None else _type_name(left)
+    return common if common is not None else _sql_type(left)
 
 
-def _buffer_types(a: Aggregate) -> tuple[str, ...]:
+def _buffer_types(a: Aggregate) -> tuple[t.SqlType, ...]:
     """The aggregation buffer Spark keeps per group (the state's value schema), from the
     distinct aggregate calls of the output in order: count -> BIGINT; sum -> BIGINT,
     DOUBLE or DECIMAL and an empty flag; avg -> a sum and a count; min/max -> the input's
     type; approx_count_distinct -> its sketch (52 BIGINT words)."""
-    seen: dict[str, tuple[str, ...]] = {}
+    seen: dict[str, tuple[t.SqlType, ...]] = {}
     for item in a.output:
         for call in find_all(item.expr, exp.Anonymous):  # the binder's function calls
             name = str(call.this).lower()
             if name not in ("count", "sum", "avg", "min", "max", "approx_count_distinct"):
                 continue
             args = [x for x in call.iter_expressions() if not isinstance(x, exp.Star)]
-            arg = _type_name(args[0]) if args else ""
+            arg = _sql_type(args[0]) if args else t.UNKNOWN
             found = annotate.sql_type(args[0]) if args else None
             # a DECIMAL(p, s) sum is kept as DECIMAL(p + 10, s), bounded (Sum, Average);
             # but Spark's optimizer rule DecimalAggregates sums a DECIMAL of p + 10 <= 18
             # digits as its unscaled BIGINT, and averages one of p + 4 <= 15 digits as a
             # BIGINT's average (a DOUBLE sum and a count): checked on Spark 4.3's state
             # schema (tests/spark/test_capacity_on_spark.py)
-            total = str(t.sum_type(found)) if found is not None else arg
+            total = t.sum_type(found) if found is not None else arg
             digits = (
                 found.params[0]
                 if found is not None and found.name == "decimal" and len(found.params) == 2
                 else None
             )
             if name == "count":
-                buffer: tuple[str, ...] = ("BIGINT",)
+                buffer: tuple[t.SqlType, ...] = (t.BIGINT,)
             elif name == "sum":
                 buffer = (
-                    ("BIGINT",) if digits is not None and digits + 10 <= 18
-                    else (total, "BOOLEAN") if arg.startswith("DECIMAL")
-                    else ("DOUBLE",) if arg in ("DOUBLE", "FLOAT")
-                    else ("BIGINT",)
+                    (t.BIGINT,) if digits is not None and digits + 10 <= 18
+                    else (total, t.BOOLEAN) if arg.name == "decimal"
+                    else (t.DOUBLE,) if arg.name in ("double", "float")
+                    else (t.BIGINT,)
                 )  # fmt: skip
             elif name == "avg":
                 small = digits is not None and digits + 4 <= 15
-                decimal = arg.startswith("DECIMAL") and not small
-                buffer = (total if decimal else "DOUBLE", "BIGINT")
+                decimal = arg.name == "decimal" and not small
+                buffer = (total if decimal else t.DOUBLE, t.BIGINT)
             elif name in ("min", "max"):
                 buffer = (arg,)
             else:
-                buffer = ("SKETCH",)
+                buffer = (t.SKETCH,)
             seen.setdefault(_sql(call), buffer)
     return tuple(part for buffer in seen.values() for part in buffer)

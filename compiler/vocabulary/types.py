@@ -55,6 +55,8 @@ TIMESTAMP: Final = SqlType("timestamp")
 BINARY: Final = SqlType("binary")
 INTERVAL: Final = SqlType("interval")  # a day-time interval (fixed length)
 WINDOW: Final = SqlType("window")  # struct<start: timestamp, end: timestamp>
+# approx_count_distinct's aggregation buffer: its HyperLogLog++ sketch, BIGINT words
+SKETCH: Final = SqlType("sketch")
 ARRAY_STRING: Final = SqlType("array<string>")  # split()'s result, read by element_at()
 NULL: Final = SqlType("null")  # the type of the NULL literal: fits anywhere
 UNKNOWN: Final = SqlType("unknown")  # after an error: fits anywhere, reports nothing more

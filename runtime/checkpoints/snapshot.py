@@ -20,9 +20,20 @@ import json
 import math
 from collections.abc import Callable, Mapping, Sequence
 from decimal import Decimal
+from functools import singledispatch
 from typing import Any
 
-from ...compiler.planning.plan import AggregateNode, DedupNode, JoinNode
+from ...compiler.planning.plan import (
+    AggregateNode,
+    DedupNode,
+    JoinNode,
+    PlanNode,
+    StaticJoinNode,
+    StreamNode,
+    TableNode,
+    UnionNode,
+    ViewNode,
+)
 from ...compiler.vocabulary import annotate
 from ...compiler.vocabulary.types import SqlType
 from ..engine.eval import window_arguments
@@ -342,11 +353,30 @@ def check_snapshot(data: Mapping[str, Any], engine: Engine, keep_outputs: bool) 
 def _relation_checks(engine: Engine, relation: str) -> list[Check]:
     """A relation's output row, as runtime values."""
     node = engine.plan.node(relation)
-    if isinstance(node, (JoinNode, AggregateNode)):
-        return [cell_check(o.type.name, output=True) for o in node.output]
-    if isinstance(node, DedupNode):  # its input's rows, passed through
-        return _relation_checks(engine, node.input)
-    return [cell_check(kind) for _, kind in engine.plan.columns_of(relation)]
+    assert node is not None, relation
+    return _output_checks(node, engine)
+
+
+@singledispatch
+def _output_checks(node: PlanNode, engine: Engine) -> list[Check]:
+    raise TypeError(f"no output rows of a {type(node).__name__} ({node.name})")
+
+
+@_output_checks.register
+def _(node: JoinNode | AggregateNode, engine: Engine) -> list[Check]:
+    return [cell_check(o.type.name, output=True) for o in node.output]
+
+
+@_output_checks.register
+def _(node: DedupNode, engine: Engine) -> list[Check]:
+    return _relation_checks(engine, node.input)  # its input's rows, passed through
+
+
+@_output_checks.register
+def _(
+    node: StreamNode | UnionNode | ViewNode | TableNode | StaticJoinNode, engine: Engine
+) -> list[Check]:
+    return [cell_check(kind) for _, kind in engine.plan.columns_of(node.name)]
 
 
 def _check_engine(walk: _Walk, value: Any, engine: Engine) -> None:

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import singledispatch
 from typing import Any
 
 from ...compiler.planning.plan import (
@@ -29,8 +30,13 @@ from ...compiler.planning.plan import (
     DedupNode,
     JoinNode,
     Plan,
+    PlanNode,
+    StaticJoinNode,
     StreamNode,
+    TableNode,
     UnionNode,
+    ViewNode,
+    WindowColumn,
 )
 
 Row = tuple[Any, ...]
@@ -116,18 +122,15 @@ class LateRecords:
         out: list[dict[str, Any]] = []
         for drops in late:
             node = self.plan.node(drops.relation)
-            assert isinstance(node, (JoinNode, AggregateNode, DedupNode))
+            assert node is not None, drops.relation
             inputs = self._inputs[drops.relation]
+            group_types = _group_types(node)
             for dropped in drops.drops:
                 input_name, source = inputs[dropped.input]
                 width = len(self._names[source])
                 lines = self._lines(source, data)
                 taken: dict[Any, int] = {}
-                windows = (
-                    (node.left if dropped.input == 0 else node.right).windows
-                    if isinstance(node, JoinNode)
-                    else ()
-                )
+                windows = _input_windows(node, dropped.input)
                 for i, row in enumerate(dropped.rows):
                     values = row[:width]
                     group = dropped.groups[i] if dropped.groups is not None else None
@@ -165,10 +168,10 @@ class LateRecords:
                             }
                             for w, v in zip(windows, row[width:], strict=True)
                         }
-                    if group is not None and isinstance(node, AggregateNode):
+                    if group is not None and group_types is not None:
                         cells = []
-                        for kind, v in zip(node.key_types, group, strict=True):
-                            convert = json_converter(kind.lower())
+                        for kind, v in zip(group_types, group, strict=True):
+                            convert = json_converter(kind)
                             cells.append(v if v is None or convert is None else convert(v))
                         record["group"] = cells
                     out.append(record)
@@ -202,10 +205,69 @@ class LateRecords:
         todo = [source]
         while todo:
             node = self.plan.node(todo.pop(0))
-            if isinstance(node, StreamNode):
-                found.append(node.name)
-            elif isinstance(node, (UnionNode, DedupNode)):
-                todo[:0] = [relation for _, relation in node.inputs]
-            else:
+            origin = None if node is None else _rows_from(node)
+            if origin is None:
                 return None
+            if isinstance(origin, str):
+                found.append(origin)
+            else:
+                todo[:0] = origin
         return found
+
+
+@singledispatch
+def _input_windows(node: PlanNode, index: int) -> tuple[WindowColumn, ...]:
+    """The window columns a late row of input ``index`` carries after its input's columns
+    (``LateRows.windows``): a join side's; none for another operator."""
+    raise TypeError(f"no late rows of a {type(node).__name__} ({node.name})")
+
+
+@_input_windows.register
+def _(node: JoinNode, index: int) -> tuple[WindowColumn, ...]:
+    return (node.left if index == 0 else node.right).windows
+
+
+@_input_windows.register
+def _(node: AggregateNode | DedupNode, index: int) -> tuple[WindowColumn, ...]:
+    return ()
+
+
+@singledispatch
+def _group_types(node: PlanNode) -> tuple[str, ...] | None:
+    """The SQL types of the group a late row was dropped from (an aggregate's grouping
+    keys); None: the operator drops rows of no group."""
+    raise TypeError(f"no late rows of a {type(node).__name__} ({node.name})")
+
+
+@_group_types.register
+def _(node: AggregateNode) -> tuple[str, ...] | None:
+    return tuple(kind.name for kind in node.key_types)
+
+
+@_group_types.register
+def _(node: JoinNode | DedupNode) -> tuple[str, ...] | None:
+    return None
+
+
+@singledispatch
+def _rows_from(node: PlanNode) -> str | tuple[str, ...] | None:
+    """Where relation ``node``'s rows come from unchanged: a stream's own name; the
+    relations a union or a dedup passes on as they are; None: rows an operator made."""
+    raise TypeError(f"no relation of kind {type(node).__name__} ({node.name})")
+
+
+@_rows_from.register
+def _(node: StreamNode) -> str | tuple[str, ...] | None:
+    return node.name
+
+
+@_rows_from.register
+def _(node: UnionNode | DedupNode) -> str | tuple[str, ...] | None:
+    return tuple(relation for _, relation in node.inputs)
+
+
+@_rows_from.register
+def _(
+    node: JoinNode | AggregateNode | ViewNode | TableNode | StaticJoinNode,
+) -> str | tuple[str, ...] | None:
+    return None

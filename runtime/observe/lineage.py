@@ -24,9 +24,18 @@ import os
 import stat
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import singledispatch
 from typing import Any
 
-from ...compiler.planning.plan import AggregateNode, JoinNode, Plan, StaticJoinNode
+from ...compiler.planning.plan import (
+    AggregateNode,
+    DedupNode,
+    JoinNode,
+    Plan,
+    PlanNode,
+    StaticJoinNode,
+    ViewNode,
+)
 from ...compiler.vocabulary.expr import conjuncts
 from ..engine.batches import Batch
 from ..engine.eval import compile_expr
@@ -34,6 +43,7 @@ from ..engine.late import Dropped
 from ..engine.view import ViewOperator
 from ..errors import UsageError
 from ..io.trace import Trace, read_trace, schemas_of, table_schemas
+from ..operators import Operator
 from ..query import BatchResult, Engine, Query
 from ..rows.aggregate import AggregateOperator
 from ..rows.dedup import DedupOperator
@@ -503,20 +513,8 @@ class TracedQuery(Query):
         log.query = self.root
         for name, op in list(self.operators.items()):
             node = self.plan.node(name)
-            if isinstance(node, JoinNode):
-                observer = JoinLineage(node, log)
-                join = JoinOperator(node, self.plan.ansi, observer)
-                observer.attach(join)
-                self.operators[name] = join
-            elif isinstance(op, DedupOperator):
-                op.observer = DedupLineage(log, op)
-            elif isinstance(op, ViewOperator):
-                op.observer = ViewLineage(log, name)
-            else:
-                assert isinstance(node, AggregateNode) and isinstance(op, AggregateOperator)
-                op.observer = AggregateLineage(log, name)
-                if isinstance(op.where, ViewOperator):
-                    op.where.observer = AggregateWhereLineage(log, name)
+            assert node is not None, name
+            self.operators[name] = _observed(node, op, self.plan.ansi, log)
         for name, union in self.unions.items():
             union.observer = UnionLineage(log, name)
         for static in self.static.values():
@@ -527,6 +525,44 @@ class TracedQuery(Query):
         log.query, log.batch = self.root, self.batch_id
         log.watermark_ms = self.tracker.global_ms if self.tracker.enabled else None
         return super()._run_batch(rows)
+
+
+@singledispatch
+def _observed(node: PlanNode, op: Operator, ansi: bool, log: Lineage) -> Operator:
+    """Operator ``op`` of ``node``, reporting to ``log``: given an observer, or (a join)
+    built again with its own."""
+    raise TypeError(f"no lineage of a {type(node).__name__} ({node.name})")
+
+
+@_observed.register
+def _(node: JoinNode, op: Operator, ansi: bool, log: Lineage) -> Operator:
+    observer = JoinLineage(node, log)
+    join = JoinOperator(node, ansi, observer)
+    observer.attach(join)
+    return join
+
+
+@_observed.register
+def _(node: DedupNode, op: Operator, ansi: bool, log: Lineage) -> Operator:
+    assert isinstance(op, DedupOperator)
+    op.observer = DedupLineage(log, op)
+    return op
+
+
+@_observed.register
+def _(node: ViewNode, op: Operator, ansi: bool, log: Lineage) -> Operator:
+    assert isinstance(op, ViewOperator)
+    op.observer = ViewLineage(log, node.name)
+    return op
+
+
+@_observed.register
+def _(node: AggregateNode, op: Operator, ansi: bool, log: Lineage) -> Operator:
+    assert isinstance(op, AggregateOperator)
+    op.observer = AggregateLineage(log, node.name)
+    if isinstance(op.where, ViewOperator):
+        op.where.observer = AggregateWhereLineage(log, node.name)
+    return op
 
 
 class TracedEngine(Engine):

@@ -28,7 +28,7 @@ from sjoin.compiler.describe.capacity import (
     window_tail_ms,
 )
 from sjoin.compiler.describe.capacity_groups import Arrivals
-from sjoin.compiler.vocabulary.types import SqlType
+from sjoin.compiler.vocabulary.types import BIGINT, BOOLEAN, SqlType
 
 from ..conftest import EXAMPLES, ROOT
 
@@ -70,7 +70,13 @@ def plan_of(path: Path):  # type: ignore[no-untyped-def]
     ],
 )
 def test_unsafe_row_bytes(kinds: list[str], expected: int) -> None:
-    assert unsafe_row_bytes(list(kinds), 16) == expected
+    assert unsafe_row_bytes([_type(k) for k in kinds], 16) == expected
+
+
+def _type(text: str) -> SqlType:
+    """A type as the tables above write it: ``decimal(38,2)``, ``bigint``."""
+    name, _, params = text.rstrip(")").partition("(")
+    return SqlType(name, tuple(int(p) for p in params.split(",")) if params else ())
 
 
 def test_strings_are_word_aligned() -> None:
@@ -325,7 +331,7 @@ def test_aggregate_state_layout(call: str, value: list[str]) -> None:
     (op,) = cap.operators
     assert op.aggregate is not None
     assert op.aggregate.key_bytes == 8 + (8 + 16) + (8 + 24)
-    assert op.aggregate.value_bytes == unsafe_row_bytes(list(value), 16)
+    assert op.aggregate.value_bytes == unsafe_row_bytes([_type(k) for k in value], 16)
 
 
 def test_a_stream_aggregate_keeps_its_open_windows() -> None:
@@ -482,12 +488,12 @@ def test_a_null_safe_key_is_two_key_columns_and_one_key_count() -> None:
     pair says nothing its coalesce pair does not)."""
     plain, null_safe = (check_text(NULL_SAFE.format(op=op)).plan for op in ("=", "<=>"))
     assert plain is not None and null_safe is not None
-    assert null_safe.joins[0].key_types == ("BIGINT", "BOOLEAN")
+    assert null_safe.joins[0].key_types == (BIGINT, BOOLEAN)
     rates = {"a": 100, "b": 100}
     caps = [predict(p, rates, key_columns={"k": 500}, trigger_ms=1000) for p in (plain, null_safe)]
     (eq,), (ns,) = (c.operators for c in caps)
     for side_eq, side_ns in zip(eq.sides, ns.sides, strict=True):
-        grown = unsafe_row_bytes(["bigint", "boolean"], 0) - unsafe_row_bytes(["bigint"], 0)
+        grown = unsafe_row_bytes([BIGINT, BOOLEAN], 0) - unsafe_row_bytes([BIGINT], 0)
         assert side_ns.key_bytes == side_eq.key_bytes + grown > side_eq.key_bytes
         assert side_ns.keys == side_eq.keys
     assert ns.output_per_second == eq.output_per_second

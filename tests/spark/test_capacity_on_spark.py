@@ -98,8 +98,8 @@ def test_aggregate_state_schema_on_spark(spark: Any) -> None:
             schema = spark.read.format("statestore").load(checkpoint).schema
     key, value = schema["key"].dataType, schema["value"].dataType
     assert [f.dataType.simpleString() for f in key.fields] == [
-        t for k in node.key_types for t in _spark_type(k)
+        t for k in node.key_types for t in _spark_type(str(k))
     ]
     assert [f.dataType.simpleString() for f in value.fields] == [
-        t for k in node.buffer_types for t in _spark_type(k)
+        t for k in node.buffer_types for t in _spark_type(str(k))
     ]
