@@ -66,7 +66,7 @@ def read_job(path: str | Path, entry: str | None = None) -> CapturedJob:
     env.pop("SPARK_REMOTE", None)
     env.setdefault("PYTHONHASHSEED", "0")
     try:
-        done = subprocess.run(  # noqa: S603 - our own interpreter and module
+        done = subprocess.run(
             command,
             capture_output=True,
             timeout=TIMEOUT_SECONDS,
@@ -83,15 +83,18 @@ def read_job(path: str | Path, entry: str | None = None) -> CapturedJob:
         data = json.loads(done.stdout.decode("utf-8"))
     except (UnicodeDecodeError, json.JSONDecodeError):
         tail = done.stderr.decode("utf-8", "replace").strip().splitlines()[-1:]
-        failure = JobFailure("child", "the job could not be run offline" +
-                             (f": {tail[0]}" if tail else f" (status {done.returncode})"))  # fmt: skip
+        failure = JobFailure(
+            "child",
+            "the job could not be run offline"
+            + (f": {tail[0]}" if tail else f" (status {done.returncode})"),
+        )
         return CapturedJob(path, [], {}, {}, [], failure)
     if "fatal" in data:
         return CapturedJob(path, [], {}, {}, [], JobFailure("child", str(data["fatal"])))
-    failure = None
+    failed: JobFailure | None = None
     if data.get("error"):
         err = data["error"]
-        failure = JobFailure(
+        failed = JobFailure(
             str(err["kind"]), str(err["message"]), [Site.from_json(s) for s in err["sites"]]
         )
     return CapturedJob(
@@ -100,5 +103,5 @@ def read_job(path: str | Path, entry: str | None = None) -> CapturedJob:
         {int(k): [Site.from_json(s) for s in v] for k, v in data["plan_sites"].items()},
         {str(k): str(v) for k, v in data["conf"].items()},
         [Refusal(r["what"], [Site.from_json(s) for s in r["sites"]]) for r in data["refused"]],
-        failure,
+        failed,
     )

@@ -40,7 +40,7 @@ def _entry_defined(path: str, name: str) -> bool:
 
 def capture(path: str, entry: str | None) -> dict[str, Any]:
     """Run the job at ``path`` offline; what it built, as JSON data."""
-    from google.protobuf.json_format import MessageToDict
+    from google.protobuf.json_format import MessageToDict  # type: ignore[import-untyped]
 
     from . import session, sites
 
@@ -51,8 +51,11 @@ def capture(path: str, entry: str | None) -> dict[str, Any]:
     called = _entry_defined(path, named)
     error: dict[str, Any] | None = None
     if entry is not None and not called:
-        error = {"kind": "entry", "message": f"{os.path.basename(path)} defines no function "
-                 f"`{entry}` at its top level", "sites": []}  # fmt: skip
+        error = {
+            "kind": "entry",
+            "message": f"{os.path.basename(path)} defines no function `{entry}` at its top level",
+            "sites": [],
+        }
     else:
         sys.argv = [path]
         sys.path.insert(0, os.path.dirname(path))
@@ -67,7 +70,7 @@ def capture(path: str, entry: str | None) -> dict[str, Any]:
                 error = _error(stop, f"the job exited with status {stop.code}")
         except session.NeedsServer:
             pass  # recorded in state.refused, with its sites
-        except BaseException as err:  # noqa: BLE001 - every failure of the job is reported
+        except BaseException as err:
             error = _error(err, f"{type(err).__name__}: {err}")
     return {
         "entry": named if called else None,
@@ -106,7 +109,7 @@ def main(argv: list[str]) -> None:
     sys.stdout = sys.stderr
     try:
         result = capture(argv[0], argv[1] if len(argv) > 1 else None)
-    except BaseException as err:  # noqa: BLE001 - the parent reports it
+    except BaseException as err:
         result = {"fatal": f"{type(err).__name__}: {err}"}
     out.write(json.dumps(result))
     out.flush()

@@ -149,10 +149,10 @@ def _execute_command(self: Any, command: commands_pb2.Command, observations: Any
         return None, {"streaming_query_command_result": qres}, None
     if kind == "streaming_query_manager_command":
         mres = commands_pb2.StreamingQueryManagerCommandResult()
-        which = command.streaming_query_manager_command.WhichOneof("command")
-        if which == "await_any_termination":
+        which_manager = command.streaming_query_manager_command.WhichOneof("command")
+        if which_manager == "await_any_termination":
             mres.await_any_termination.terminated = True
-        elif which == "active":
+        elif which_manager == "active":
             mres.active.SetInParent()
         return None, {"streaming_query_manager_command_result": mres}, None
     if kind == "sql_command":
@@ -176,10 +176,10 @@ class OfflineSparkContext:
     """Stands in for ``spark.sparkContext`` (a Connect session has none): the calls jobs
     make at start-up are accepted, anything else needs a server."""
 
-    def setLogLevel(self, level: str) -> None:  # noqa: N802 - PySpark's name
+    def setLogLevel(self, level: str) -> None:
         pass
 
-    def setCheckpointDir(self, directory: str) -> None:  # noqa: N802 - PySpark's name
+    def setCheckpointDir(self, directory: str) -> None:
         pass
 
     def __getattr__(self, name: str) -> Any:
@@ -201,24 +201,26 @@ def install() -> OfflineState:
     (``SPARK_CONNECT_MODE_ENABLED``; ``SPARK_REMOTE`` is unset, since a job's own
     ``.master(...)`` would clash with it)."""
     client = core.SparkConnectClient
-    client.config = _config
-    client._analyze = _refuse("AnalyzePlan")
-    client.execute_command = _execute_command
-    client.execute_command_as_iterator = _refuse("ExecutePlan")
-    client._execute_and_fetch = _refuse("ExecutePlan")
-    client._execute_and_fetch_as_iterator = _refuse("ExecutePlan")
-    client._execute = _refuse("ExecutePlan")
-    # the atexit hook (_on_exit -> _cleanup_ml_cache -> execute_command) would otherwise
-    # retry a server that is not there when the interpreter exits
-    client.release_session = _no_op
-    client.close = _no_op
-    client._cleanup_ml_cache = _no_op
+    patches: list[tuple[Any, str, Any]] = [
+        (client, "config", _config),
+        (client, "_analyze", _refuse("AnalyzePlan")),
+        (client, "execute_command", _execute_command),
+        (client, "execute_command_as_iterator", _refuse("ExecutePlan")),
+        (client, "_execute_and_fetch", _refuse("ExecutePlan")),
+        (client, "_execute_and_fetch_as_iterator", _refuse("ExecutePlan")),
+        (client, "_execute", _refuse("ExecutePlan")),
+        # the atexit hook (_on_exit -> _cleanup_ml_cache -> execute_command) would otherwise
+        # retry a server that is not there when the interpreter exits
+        (client, "release_session", _no_op),
+        (client, "close", _no_op),
+        (client, "_cleanup_ml_cache", _no_op),
+        (connect.SparkSession, "sparkContext", property(lambda self: OfflineSparkContext())),
+        (classic.SparkSession.Builder, "_validate_startup_urls", _no_op),
+        (classic.SparkSession.Builder, "getOrCreate", _offline_get_or_create),
+        (classic.SparkSession.Builder, "create", _offline_get_or_create),
+    ]
     if hasattr(client, "_on_exit"):
-        client._on_exit = _no_op
-    connect.SparkSession.sparkContext = property(lambda self: OfflineSparkContext())
-    classic.SparkSession.Builder._validate_startup_urls = _no_op
-    classic.SparkSession.Builder.getOrCreate = _offline_get_or_create
-    classic.SparkSession.Builder.create = _offline_get_or_create
+        patches.append((client, "_on_exit", _no_op))
     original = connect.SparkSession.Builder.getOrCreate
 
     def connect_get_or_create(self: Any) -> Any:
@@ -227,7 +229,9 @@ def install() -> OfflineState:
             return _offline_get_or_create(self)
         return original(self)
 
-    connect.SparkSession.Builder.getOrCreate = connect_get_or_create
+    patches.append((connect.SparkSession.Builder, "getOrCreate", connect_get_or_create))
+    for owner, name, value in patches:
+        setattr(owner, name, value)
     os.environ.pop("SPARK_REMOTE", None)
     os.environ["SPARK_CONNECT_MODE_ENABLED"] = "1"
     return STATE

@@ -92,8 +92,14 @@ def user_frames(limit: int = 8) -> list[Site]:
             )
             line, end_line, col, end_col = position or (frame.f_lineno, None, None, None)
             out.append(
-                Site(os.path.abspath(name), line or frame.f_lineno, col, end_line, end_col,
-                     frame.f_code.co_name)  # fmt: skip
+                Site(
+                    os.path.abspath(name),
+                    line or frame.f_lineno,
+                    col,
+                    end_line,
+                    end_col,
+                    frame.f_code.co_name,
+                )
             )
         frame = frame.f_back  # type: ignore[assignment]
     return out
@@ -131,11 +137,11 @@ def install() -> None:
                 )
             )
 
-    plan.LogicalPlan._fresh_plan_id = staticmethod(fresh_plan_id)
-    expressions.Expression.__init__ = init
+    setattr(plan.LogicalPlan, "_fresh_plan_id", staticmethod(fresh_plan_id))  # noqa: B010
+    setattr(expressions.Expression, "__init__", init)  # noqa: B010
     # PySpark caches "debugging enabled" at its first Column; with no session yet it caches
     # False and records no origin for the rest of the process
-    errors_utils._enable_debugging_cache = True
+    setattr(errors_utils, "_enable_debugging_cache", True)  # noqa: B010
 
 
 def parse_call_site(text: str) -> Site | None:

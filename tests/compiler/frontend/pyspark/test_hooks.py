@@ -7,10 +7,10 @@ import pytest
 
 pytest.importorskip("pyspark.sql.connect.client.core")
 
-from pyspark.sql import session as classic  # noqa: E402
-from pyspark.sql.connect import expressions, plan  # noqa: E402
-from pyspark.sql.connect import session as connect  # noqa: E402
-from pyspark.sql.connect.client import core  # noqa: E402
+from pyspark.sql import session as classic
+from pyspark.sql.connect import expressions, plan
+from pyspark.sql.connect import session as connect
+from pyspark.sql.connect.client import core
 
 CLIENT_METHODS = [
     "config",
