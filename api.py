@@ -208,16 +208,84 @@ def check_pipeline(
     return result
 
 
+def check_pyspark(
+    path: str | Path,
+    relation: str | None = None,
+    spark: SparkVersion | None = None,
+    entry: str | None = None,
+) -> CheckResult:
+    """THE entry point of the PySpark front end (docs/pyspark.md): the job at ``path`` (a
+    Python module that builds streaming DataFrames) run offline in a child process, its
+    ``build(spark)`` (or ``entry``) called when it defines one, else the module run as a
+    script; each query it starts is captured, not started, and the DataFrames are lowered
+    into the same AST a .sjoin spec parses to, then bound and planned as ``check_text``
+    does.  Every span is a place in the job's file.
+
+    A job that cannot be read (it raised, exited, needed a Spark server, has no ``entry``,
+    timed out) is one E042 at its line: ``input_error`` then says so (exit 2).  Raises
+    OSError and UnicodeDecodeError for a file that cannot be read, as ``read_spec``."""
+    from .compiler.frontend.pyspark import read_job
+    from .compiler.frontend.pyspark.lower import lower
+    from .compiler.frontend.pyspark.sites import Locator
+
+    _supported(spark, "check_pyspark")
+    text = read_spec(path)
+    source = Source(str(path), text)
+    diags = Diagnostics()
+    job = read_job(path, entry)
+    failures = []
+    if job.failure is not None:
+        failures.append((job.failure.message, job.failure.sites))
+    failures += [
+        (f"{r.what} needs a Spark server: sjoin reads a job offline", r.sites) for r in job.refused
+    ]
+    if failures:
+        locator = Locator(job.path, text)
+        for message, sites in failures:
+            diags.add(
+                "E042",
+                message,
+                locator.span(locator.first(sites)),
+                "the job stopped here",
+                "sjoin runs the job without Spark: build the DataFrames and start the queries "
+                "without reading data or asking Spark for a schema",
+            )
+        result = CheckResult(source, diags.sorted(), relation=relation, spark=spark)
+        result.again = lambda r, s: check_pyspark(path, r, s, entry)
+        return result
+    if not job.queries:
+        diags.add(
+            "E042",
+            "the job started no streaming query (writeStream ... start() or toTable())",
+            Span(0, 0),
+            "nothing captured",
+            "define build(spark) to start the queries, or name the function with --entry",
+        )
+        return CheckResult(source, diags.sorted(), relation=relation, spark=spark)
+    result = _check(source, diags, lambda: lower(job, text, diags), relation, spark)
+    result.again = lambda r, s: check_pyspark(path, r, s, entry)
+    return result
+
+
+def input_error(result: CheckResult) -> bool:
+    """Whether the input could not be read at all (a PySpark job's E042): exit 2."""
+    return any(d.code == "E042" for d in result.diagnostics)
+
+
 def check_any(
     path: str | Path,
     relation: str | None = None,
     spark: SparkVersion | None = None,
     trace: str | Path | None = None,
+    entry: str | None = None,
 ) -> CheckResult:
-    """A .sjoin spec, or a pipeline (``check_pipeline``) when ``path`` is a .sql file, a
-    spark-pipeline.yml or a directory."""
-    from .compiler.vocabulary.source import is_pipeline
+    """A .sjoin spec, a pipeline (``check_pipeline``) when ``path`` is a .sql file, a
+    spark-pipeline.yml or a directory, or a PySpark job (``check_pyspark``) when it is a
+    .py file."""
+    from .compiler.vocabulary.source import is_pipeline, is_pyspark_job
 
+    if is_pyspark_job(path):
+        return check_pyspark(path, relation, spark, entry)
     if is_pipeline(path):
         return check_pipeline(path, relation, spark, trace)
     return check_file(path, relation, spark)

@@ -51,8 +51,26 @@ COLOR = click.option(
     show_default=True,
     help="Color the text output (NO_COLOR is honoured).",
 )
-# a .sjoin spec, or a pipeline: a .sql file, or a project (its directory or spark-pipeline.yml)
+# a .sjoin spec, or a pipeline: a .sql file, or a project (its directory or spark-pipeline.yml),
+# or a PySpark job (a .py file)
 SPEC = click.argument("spec", type=click.Path(path_type=Path))
+ENTRY = click.option(
+    "--entry",
+    metavar="NAME",
+    help="A PySpark job's function to call with the session [default: build, when the job "
+    "defines it; else the job runs as a script] (docs/pyspark.md).",
+)
+
+
+def exit_status(results: list[CheckResult]) -> int:
+    """0 clean, 1 errors, 2 an input that could not be read (a PySpark job's E042)."""
+    from ..api import input_error
+
+    if any(input_error(r) for r in results):
+        return 2
+    return 0 if all(r.ok for r in results) else 1
+
+
 TRACE = click.option(
     "--trace",
     "trace",
@@ -172,16 +190,30 @@ def _load_compiler() -> None:
             gc.enable()
 
 
-def load(path: Path, relation: str | None = None, trace: Path | None = None) -> CheckResult:
+def load(
+    path: Path, relation: str | None = None, trace: Path | None = None, entry: str | None = None
+) -> CheckResult:
     """Read and check one spec (planned for the query rooted at ``relation``, when given);
     an unreadable file is a usage error (exit 2).  A .sql file, a spark-pipeline.yml or a
     directory is a Spark Declarative Pipeline, read by the SQL front end
     (``api.check_pipeline``; with ``trace``, the columns of the streams it defines in Python
-    and does not declare are inferred from it)."""
+    and does not declare are inferred from it).  A .py file is a PySpark job
+    (``api.check_pyspark``; ``entry``: the function to call, `--entry`)."""
     _load_compiler()
-    from ..api import check_pipeline, check_text, read_spec
-    from ..compiler.vocabulary.source import is_pipeline
+    from ..api import check_pipeline, check_pyspark, check_text, read_spec
+    from ..compiler.vocabulary.source import is_pipeline, is_pyspark_job
 
+    if is_pyspark_job(path) and not path.is_dir():
+        try:
+            return check_pyspark(path, relation, entry=entry)
+        except FileNotFoundError:
+            raise click.UsageError(f"no such job file: {path}") from None
+        except UnicodeDecodeError as err:
+            raise click.UsageError(f"{path} is not UTF-8 text (byte {err.start})") from None
+        except OSError as err:
+            raise click.UsageError(f"cannot read {path}: {err.strerror}") from None
+    if entry is not None:
+        raise click.UsageError("--entry goes with a PySpark job (a .py file)")
     if is_pipeline(path):
         from ..compiler.vocabulary.source import PipelineError
 
@@ -214,15 +246,17 @@ def main() -> None:
 @main.command()
 @click.argument("specs", nargs=-1, required=True, type=click.Path(path_type=Path))
 @FORMAT
+@ENTRY
 @COLOR
 @last_resort
-def check(specs: tuple[Path, ...], fmt: str, color: str) -> None:
-    """Check SPECS for errors and hazards.
+def check(specs: tuple[Path, ...], fmt: str, entry: str | None, color: str) -> None:
+    """Check SPECS for errors and hazards (a .sjoin spec, a pipeline, or a PySpark job.py).
 
-    Exit status: 0 no errors (warnings allowed), 1 errors, 2 usage error.
+    Exit status: 0 no errors (warnings allowed), 1 errors, 2 usage error (or a PySpark job
+    that could not be run).
     """
     printer = Printer(color)
-    results = [load(p) for p in specs]
+    results = [load(p, entry=entry) for p in specs]
     if fmt == "json":
         printer.json(
             {"diagnostics": [to_dict(d, r.source) for r in results for d in r.diagnostics]}
@@ -236,7 +270,7 @@ def check(specs: tuple[Path, ...], fmt: str, color: str) -> None:
                 f"{r.source.path}: {verdict}" + (f" ({counts})" if counts else ""),
                 "green" if r.ok else "red",
             )
-    sys.exit(0 if all(r.ok for r in results) else 1)
+    sys.exit(exit_status(results))
 
 
 @main.command()
@@ -277,6 +311,7 @@ def check(specs: tuple[Path, ...], fmt: str, color: str) -> None:
     metavar="N",
     help="With --rates: the average UTF-8 length of a string value [default: 16].",
 )
+@ENTRY
 @COLOR
 @last_resort
 def plan(
@@ -287,6 +322,7 @@ def plan(
     keys: str | None,
     trigger: str | None,
     string_bytes: str | None,
+    entry: str | None,
 ) -> None:
     """Show what Spark will do with each join of SPEC: keys, filters, state eviction,
     outer rows, and the pipeline checks; with --rates, how big its state will get.
@@ -326,7 +362,7 @@ def plan(
         )
     except CapacityError as err:
         raise click.UsageError(str(err)) from None
-    result = load(spec)
+    result = load(spec, entry=entry)
     capacity = None
     if parsed is not None and result.plan is not None and result.ok:
         try:
@@ -358,7 +394,7 @@ def plan(
             if capacity is not None:
                 text += "\n\n" + "\n".join(capacity_text(capacity))
             printer.result(text)
-    sys.exit(0 if result.ok else 1)
+    sys.exit(exit_status([result]))
 
 
 @main.command(name="compile")

@@ -367,6 +367,32 @@ CODES: Final[dict[str, Code]] = {
             "either side. Also refused: a join of two tables, an aggregate or a sink of a table, "
             "and a watermark on a table's read (a table has no event time).",
         ),
+        # ------------------------------------------------------------ PySpark jobs
+        Code(
+            "E041",
+            "error",
+            "not modelled in a PySpark job",
+            "Reported when sjoin reads a PySpark job (`sjoin check job.py`, docs/pyspark.md): "
+            "this DataFrame call, expression or sink is valid PySpark, but sjoin cannot model "
+            "it yet, so it cannot say what Spark does with the query that holds it. Among "
+            "them: a Python UDF, `foreachBatch` and `foreach` sinks, a source without a "
+            "declared schema (`.schema(...)`, or Kafka's value parsed by `from_json` with a "
+            "schema), a watermark on anything but a stream's read, `spark.sql`, a format sjoin "
+            "has no reader or writer for. The message names the call at its line; the rest of "
+            "the job is still checked where it does not read the relation.",
+        ),
+        Code(
+            "E042",
+            "error",
+            "the PySpark job could not be read",
+            "sjoin runs a PySpark job offline (no JVM, nothing read, written or started) to "
+            "capture the DataFrames it builds, and the job did not get there: it raised an "
+            "exception (reported at the job's line that raised it), exited with a status, "
+            "asked for something only a Spark server can answer (`df.columns`, `df.schema`, a "
+            "batch action such as `count()`), names no `--entry` function, or did not finish "
+            "in time. Nothing of the job is checked; the exit status is 2, as for a file that "
+            "cannot be read.",
+        ),
         # ------------------------------------------------------------ internal
         Code(
             "E999",

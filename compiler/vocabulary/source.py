@@ -38,6 +38,11 @@ def is_pipeline(path: str | Path) -> bool:
     return p.suffix.lower() == ".sql" or p.name in SPEC_NAMES or p.is_dir()
 
 
+def is_pyspark_job(path: str | Path) -> bool:
+    """Whether ``path`` is read as a PySpark job (a .py file: docs/pyspark.md)."""
+    return Path(path).suffix.lower() == ".py"
+
+
 # Characters a spec may never hold outside the places that allow them (see
 # compiler/frontend/parse.py
 # for where TAB and CR are allowed): C0 and C1 controls but TAB, LF and CR; lone surrogates;

@@ -40,7 +40,7 @@ from pathlib import Path
 
 import pytest
 
-from sjoin.api import CheckResult, check_pipeline, check_text, read_spec
+from sjoin.api import CheckResult, check_pipeline, check_pyspark, check_text, read_spec
 from sjoin.compiler.diagnostics.codes import CODES
 from sjoin.compiler.vocabulary.source import Source
 from sjoin.reports.diagnostics import render_plain
@@ -50,10 +50,11 @@ CASES = sorted(
     [
         *CASES_DIR.glob("*.sjoin"),
         *CASES_DIR.glob("*.sql"),
+        *CASES_DIR.glob("*.py"),  # PySpark jobs (docs/pyspark.md)
         *(p for p in CASES_DIR.iterdir() if p.is_dir()),
     ]
 )
-NAME = re.compile(r"(?P<code>[EW]\d{3})_[a-z0-9_]+(\.sjoin|\.sql|)")
+NAME = re.compile(r"(?P<code>[EW]\d{3})_[a-z0-9_]+(\.sjoin|\.sql|\.py|)")
 EXPECT = re.compile(
     r"(?:--|#)\s*expect:\s*(?P<code>[EW]\d{3})\s+at\s+(?:(?P<file>[\w./-]+):)?"
     r'(?P<line>\d+):(?P<col>\d+)(?P<texts>(?:\s+"[^"]*")*)\s*$'
@@ -116,6 +117,9 @@ PIPELINE_ONLY = ("E032",)  # reported by `sjoin compile --target pipeline` only
 
 
 def check(path: Path) -> CheckResult:
+    if path.suffix == ".py":  # a PySpark job, its path relative to the catalogue, as shown
+        with contextlib.chdir(CASES_DIR.parent):
+            return check_pyspark(Path("cases") / path.name)
     if path.suffix != ".sjoin":  # a pipeline: its paths relative to the catalogue, as shown
         trace = path / "trace.jsonl" if path.is_dir() else None
         with contextlib.chdir(CASES_DIR.parent):

@@ -1,0 +1,121 @@
+"""The child process that runs a user's PySpark job offline and hands back what it built.
+
+``python -m sjoin.compiler.frontend.pyspark.capture JOB [ENTRY]`` installs the offline
+session (``session.py``) and the site hooks (``sites.py``), then runs JOB with ``runpy``:
+its ``build(spark)`` (or the ENTRY function) when it defines one, else the module as a
+script (``run_name="__main__"``).  It prints one JSON object on the stdout it was given: each
+captured query (the ``WriteStreamOperationStart`` command as proto JSON, and where it was
+started), the sites of every relation, the confs the job set, the calls that needed a server
+and the exception the job raised, if any.
+
+A child because the patches are process-global and a job has side effects: ``sys.exit``,
+atexit hooks, modules it imports, prints (sent to stderr here, so that stdout is ours).  It
+ends with ``os._exit`` once the JSON is written, so no atexit hook of the job's runs.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import os
+import runpy
+import sys
+import traceback
+from typing import Any, TextIO
+
+
+def _entry_defined(path: str, name: str) -> bool:
+    """Whether the job's module defines a function ``name`` at its top level (read with
+    ``ast``, before it runs: a job with an entry point is not run as ``__main__``)."""
+    try:
+        with open(path, encoding="utf-8") as f:
+            tree = ast.parse(f.read())
+    except (OSError, SyntaxError, ValueError, UnicodeDecodeError):
+        return False
+    return any(
+        isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and node.name == name
+        for node in tree.body
+    )
+
+
+def capture(path: str, entry: str | None) -> dict[str, Any]:
+    """Run the job at ``path`` offline; what it built, as JSON data."""
+    from google.protobuf.json_format import MessageToDict  # type: ignore[import-untyped]
+
+    from . import session, sites
+
+    state = session.install()
+    sites.install()
+    path = os.path.abspath(path)
+    named = entry if entry is not None else "build"
+    called = _entry_defined(path, named)
+    error: dict[str, Any] | None = None
+    if entry is not None and not called:
+        error = {
+            "kind": "entry",
+            "message": f"{os.path.basename(path)} defines no function `{entry}` at its top level",
+            "sites": [],
+        }
+    else:
+        sys.argv = [path]
+        sys.path.insert(0, os.path.dirname(path))
+        try:
+            if called:
+                module = runpy.run_path(path, run_name="__sjoin_job__")
+                module[named](session.offline_session())
+            else:
+                runpy.run_path(path, run_name="__main__")
+        except SystemExit as stop:
+            if stop.code not in (None, 0):
+                error = _error(stop, f"the job exited with status {stop.code}")
+        except session.NeedsServer:
+            pass  # recorded in state.refused, with its sites
+        except BaseException as err:
+            error = _error(err, f"{type(err).__name__}: {err}")
+    return {
+        "entry": named if called else None,
+        "queries": [
+            {
+                "command": MessageToDict(q.command, preserving_proto_field_name=True),
+                "sites": [s.to_json() for s in q.sites],
+            }
+            for q in state.queries
+        ],
+        "plan_sites": {
+            str(pid): [s.to_json() for s in found] for pid, found in sites.PLAN_SITES.items()
+        },
+        "conf": dict(state.conf),
+        "refused": [
+            {"what": r.what, "sites": [s.to_json() for s in r.sites]} for r in state.refused
+        ],
+        "error": error,
+    }
+
+
+def _error(err: BaseException, message: str) -> dict[str, Any]:
+    from .session import stack_sites
+
+    stack = traceback.extract_tb(err.__traceback__)
+    return {
+        "kind": "exception",
+        "message": message,
+        "sites": [s.to_json() for s in stack_sites(stack)],
+    }
+
+
+def main(argv: list[str]) -> None:
+    out: TextIO = os.fdopen(os.dup(1), "w", encoding="utf-8")
+    os.dup2(2, 1)  # the job's prints go to stderr; stdout carries the JSON alone
+    sys.stdout = sys.stderr
+    try:
+        result = capture(argv[0], argv[1] if len(argv) > 1 else None)
+    except BaseException as err:
+        result = {"fatal": f"{type(err).__name__}: {err}"}
+    out.write(json.dumps(result))
+    out.flush()
+    sys.stderr.flush()
+    os._exit(0)
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])

@@ -1,0 +1,864 @@
+"""What a PySpark job built (``CapturedJob``: each query's Connect plan and sink, as proto
+JSON) -> the .sjoin AST (``compiler/frontend/ast.py``) that the one binder reads, as
+``sqllower.py`` does for a pipeline's SQL.  The planner and everything after it do not know
+which syntax a pipeline came from.
+
+What each Connect relation becomes (docs/pyspark.md):
+
+- ``readStream ... .schema(...) ... load()``: a ``stream`` with the schema's columns and its
+  source (format and options); Kafka's ``select(from_json(value, schema).alias(x))`` then
+  ``select("x.*")``: the stream's columns are the schema's (``from kafka (..., format =
+  'json')``); ``withWatermark`` on it: the stream's watermark;
+- ``spark.read ... .schema(...) ... load()``: a static ``table``;
+- ``alias``: the alias the reader qualifies its columns with;
+- ``filter``/``where``, ``select``/``selectExpr``, ``withColumn(s)``, ``withColumnRenamed``:
+  a ``view``;
+- ``join``: a ``join`` (every type; a Column, ``expr()`` or ``on=`` condition; a column taken
+  from a DataFrame, ``df["k"]``, belongs to the side whose plan holds that DataFrame);
+- ``groupBy(...).agg(...)``: an ``aggregate`` (its output mode the sink's);
+- ``dropDuplicates[WithinWatermark]``: a ``dedup``;
+- ``union``/``unionByName``: a ``union``;
+- ``writeStream ... start()``/``toTable()``: a ``sink``, its trigger the ``trigger`` setting.
+
+A DataFrame read by two queries (the same plan_id) is one relation.  A relation is named
+after the variable the job assigned it to (the assignment that holds the call), else after
+its kind and line.  Every node's span is the job's call that made it (the ``.join(`` of a
+join).  What sjoin does not model is E041 at its call, and what reads it is left out.
+"""
+
+from __future__ import annotations
+
+import ast as pyast
+import os
+import re
+from dataclasses import dataclass, field
+from dataclasses import replace as dc_replace
+from typing import Any, Literal
+
+from sqlglot import exp
+
+from ...diagnostics.diagnostics import Diagnostics
+from ...vocabulary import settings
+from ...vocabulary.model import JOIN_KINDS, JoinType
+from ...vocabulary.source import Span
+from .. import ast
+from ..sqllower import _setting_text, _window_intervals
+from ..sqlparse import single_unit
+from . import CapturedJob
+from .exprs import lower_item, parse_item, quote, schema_text, sql_text
+from .sites import Locator, Site
+
+_JOIN_TYPES: dict[str, JoinType] = {
+    "JOIN_TYPE_INNER": "inner",
+    "JOIN_TYPE_LEFT_OUTER": "left_outer",
+    "JOIN_TYPE_RIGHT_OUTER": "right_outer",
+    "JOIN_TYPE_FULL_OUTER": "full_outer",
+    "JOIN_TYPE_LEFT_SEMI": "left_semi",
+    "JOIN_TYPE_LEFT_ANTI": "left_anti",
+}
+# the columns of a rate source (Spark's RateStreamProvider)
+_RATE_COLUMNS = "timestamp TIMESTAMP, value BIGINT"
+_HELP = (
+    "sjoin reads streams with a declared schema, withWatermark on a stream, filter, select, "
+    "withColumn(s), withColumnRenamed, alias, join, groupBy().agg(), dropDuplicates and "
+    "union (docs/pyspark.md)"
+)
+
+
+class Refused(Exception):
+    """A relation sjoin cannot model (reported); what reads it is left out."""
+
+
+@dataclass
+class _Stream:
+    """A stream being built (its watermark may come from a ``withWatermark`` above it)."""
+
+    name: ast.Ident
+    columns: tuple[ast.ColumnDecl, ...]
+    source: ast.FormatDecl
+    span: Span
+    watermark: ast.WatermarkDecl | None = None
+
+
+@dataclass
+class _Lowered:
+    """A relation of the AST made from a Connect relation: its name, the alias a reader
+    qualifies its columns with, its output columns (None: not known), and its stream when
+    it is one (a watermark above it lands there)."""
+
+    name: str
+    alias: str | None = None
+    columns: list[str] | None = None
+    stream: _Stream | None = None
+    plan_ids: set[int] = field(default_factory=set)
+    # a view that filters or projects this stream (a watermark above it is the stream's)
+    through: _Stream | None = None
+
+
+class Lowering:
+    def __init__(self, job: CapturedJob, text: str, diags: Diagnostics) -> None:
+        self.job = job
+        self.locator = Locator(job.path, text)
+        self.diags = diags
+        self.statements: list[ast.Statement | _Stream] = []
+        self.done: dict[int, _Lowered] = {}
+        self.refused: set[int] = set()
+        self.taken: set[str] = set()
+        self.owner: dict[int, str] = {}
+        self.assignments: list[tuple[int, int, str]] = []
+        self.returns: list[tuple[int, int, str]] = []
+        self._statements()
+        self.trigger: tuple[str, Span] | None = None
+        self.broken: list[str] = []
+
+    # ---------------------------------------------------------------- places and names
+    def site(self, rel: dict[str, Any]) -> Site | None:
+        pid = _plan_id(rel)
+        return self.locator.first(self.job.plan_sites.get(pid, [])) if pid is not None else None
+
+    def span(self, rel: dict[str, Any]) -> Span:
+        return self.locator.span(self.site(rel))
+
+    def refuse(self, what: str, span: Span, help: str = _HELP) -> Refused:
+        self.diags.add("E041", f"{what} in a PySpark job", span, "not modelled", help)
+        return Refused(what)
+
+    def assigned_name(self, rel: dict[str, Any]) -> str | None:
+        """The variable of the innermost ``name = ...`` statement that made ``rel``; through
+        a helper that returns it (``return spark.readStream...``), its caller's."""
+        pid = _plan_id(rel)
+        path = self.locator.path
+        for site in self.job.plan_sites.get(pid, []) if pid is not None else []:
+            if os.path.abspath(site.file) != path:
+                continue
+            assigned = self._innermost(self.assignments, site.line)
+            returned = self._innermost(self.returns, site.line)
+            if assigned is not None and (
+                returned is None or assigned[1] - assigned[0] <= returned[1] - returned[0]
+            ):
+                return assigned[2]
+            if returned is None:
+                return None
+        return None
+
+    @staticmethod
+    def _innermost(found: list[tuple[int, int, str]], line: int) -> tuple[int, int, str] | None:
+        best: tuple[int, int, str] | None = None
+        for start, end, name in found:
+            if start <= line <= end and (best is None or end - start < best[1] - best[0]):
+                best = (start, end, name)
+        return best
+
+    def _statements(self) -> None:
+        self.assignments, self.returns = [], []
+        try:
+            tree = pyast.parse(self.locator.text)
+        except (SyntaxError, ValueError):
+            return
+        for node in pyast.walk(tree):
+            end = int(getattr(node, "end_lineno", None) or getattr(node, "lineno", None) or 0)
+            if (
+                isinstance(node, pyast.Assign)
+                and len(node.targets) == 1
+                and isinstance(node.targets[0], pyast.Name)
+            ):
+                self.assignments.append((node.lineno, end, node.targets[0].id))
+            elif isinstance(node, pyast.Return):
+                self.returns.append((node.lineno, end, ""))
+
+    def reserve(self, rel: dict[str, Any], parent: str | None = None) -> None:
+        """Top down: a relation owns its variable's name unless the relation that reads it
+        was made in the same statement (the outermost call of a chain gets the name)."""
+        pid = _plan_id(rel)
+        name = self.assigned_name(rel)
+        # a watermark and Kafka's value parsing become part of the stream they read: the
+        # stream takes their name
+        kind = _kind(rel)
+        merged = kind == "with_watermark" or (kind == "project" and _is_kafka_step(rel[kind]))
+        if pid is not None and name is not None and name != parent and not merged:
+            self.owner.setdefault(pid, name)
+        for child in _children(rel):
+            self.reserve(child, parent if merged else name)
+
+    def fresh(self, rel: dict[str, Any], kind: str) -> str:
+        pid = _plan_id(rel)
+        base = self.owner.get(pid) if pid is not None else None
+        if base is None:
+            site = self.site(rel)
+            own = self.assigned_name(rel)
+            base = f"{own}_{kind}" if own else f"{kind}_{site.line if site else 0}"
+        name, n = base, 2
+        while name in self.taken:
+            name, n = f"{base}_{n}", n + 1
+        self.taken.add(name)
+        return name
+
+    # ---------------------------------------------------------------- relations
+    def lower(self, rel: dict[str, Any]) -> _Lowered:
+        pid = _plan_id(rel)
+        if pid is not None and pid in self.done:
+            return self.done[pid]
+        if pid is not None and pid in self.refused:
+            raise Refused("refused before")
+        try:
+            found = self._lower(rel)
+        except Refused:
+            if pid is not None and pid not in self.refused:
+                self.refused.add(pid)
+                # what reads it is left out: no warning says its inputs are unused
+                self.broken.append(self.fresh(rel, _kind(rel)))
+            raise
+        if pid is not None:
+            self.done[pid] = found
+            found.plan_ids.add(pid)
+        return found
+
+    def _lower(self, rel: dict[str, Any]) -> _Lowered:
+        kind = _kind(rel)
+        body = rel[kind]
+        handler = getattr(self, f"_rel_{kind}", None)
+        if handler is None:
+            raise self.refuse(f"the DataFrame operation `{kind}`", self.span(rel))
+        result: _Lowered = handler(rel, body)
+        return result
+
+    def _rel_read(self, rel: dict[str, Any], body: dict[str, Any]) -> _Lowered:
+        span = self.span(rel)
+        if "data_source" not in body:
+            raise self.refuse(
+                "a read of a catalog table (its columns need a server)",
+                span,
+                "read files or Kafka with a declared .schema(...)",
+            )
+        source = body["data_source"]
+        fmt = str(source.get("format") or "parquet")
+        options = dict(source.get("options", {}))
+        paths = list(source.get("paths", []))
+        if len(paths) > 1:
+            raise self.refuse("a read of several paths", span)
+        if paths:
+            options["path"] = paths[0]
+        schema = str(source.get("schema") or "")
+        if not schema and fmt == "rate":
+            schema = _RATE_COLUMNS
+        streaming = bool(body.get("is_streaming"))
+        name = self.fresh(rel, "stream" if streaming else "table")
+        ident = ast.Ident(name, span)
+        if not schema:
+            if streaming and fmt == "kafka":  # the columns come from from_json above it
+                return _Lowered(
+                    name, None, None, _Stream(ident, (), self.format(fmt, options, span), span)
+                )
+            raise self.refuse(
+                f"a {fmt} source without a schema (its columns need a server)",
+                span,
+                "declare its columns with .schema(...)",
+            )
+        columns = self.columns(schema, span)
+        if streaming:
+            stream = _Stream(ident, columns, self.format(fmt, options, span), span)
+            self.statements.append(stream)
+            return _Lowered(name, None, [c.name.text for c in columns], stream)
+        self.statements.append(ast.TableDecl(ident, columns, self.format(fmt, options, span), span))
+        return _Lowered(name, None, [c.name.text for c in columns])
+
+    def format(self, fmt: str, options: dict[str, str], span: Span) -> ast.FormatDecl:
+        return ast.FormatDecl(
+            ast.Ident(fmt, span),
+            tuple(
+                ast.OptionDecl(ast.Ident(k, span), ast.Value(v, "string", span), span)
+                for k, v in options.items()
+            ),
+            span,
+        )
+
+    def columns(self, schema: str, span: Span) -> tuple[ast.ColumnDecl, ...]:
+        """A schema (DDL or a StructType's JSON) as column declarations, read with the
+        pipeline grammar's column list; spans: the schema's string in the job when it is
+        written there once, else ``span``."""
+        from lark.exceptions import UnexpectedInput
+
+        from ....grammar import sql_parser
+        from ..sqlparse import SqlToAst
+
+        ddl = schema_text(schema)
+        offset = self._literal_offset(schema) if ddl == schema else None
+        prefix = "CREATE STREAMING TABLE s ("
+        try:
+            tree = sql_parser().parse(prefix + ddl + ")")
+        except UnexpectedInput:
+            raise self.refuse(f"the schema `{ddl[:60]}`", span) from None
+        base = (offset if offset is not None else 0) - len(prefix)
+        found = SqlToAst(base).transform(tree)
+        decls: tuple[ast.ColumnDecl, ...] = getattr(found, "columns", None) or ()
+        if offset is None:
+            decls = tuple(
+                ast.ColumnDecl(dc_replace(c.name, span=span), dc_replace(c.type, span=span), span)
+                for c in decls
+            )
+        return decls
+
+    def _literal_offset(self, value: str) -> int | None:
+        text = self.locator.text
+        hits = [
+            m.start() + 1
+            for quote_char in ('"', "'")
+            for m in re.finditer(re.escape(quote_char + value + quote_char), text)
+        ]
+        return hits[0] if len(hits) == 1 else None
+
+    def _rel_with_watermark(self, rel: dict[str, Any], body: dict[str, Any]) -> _Lowered:
+        below = self.lower(body["input"])
+        span = self.span(rel)
+        # withWatermark after a filter or projection of a stream is the stream's watermark:
+        # Spark's optimizer pushes a filter that does not read the event time below the
+        # watermark node, and so does sjoin's planner (view_pushdown.py)
+        stream = below.stream or below.through
+        event_time = str(body["event_time"])
+        if (
+            stream is not None
+            and below.through is not None
+            and (
+                below.columns is None
+                or event_time not in below.columns
+                or event_time not in [c.name.text for c in stream.columns]
+            )
+        ):
+            stream = None
+        if stream is None or stream.watermark is not None or below.alias is not None:
+            raise self.refuse(
+                "withWatermark on anything but a stream's read",
+                span,
+                "call withWatermark on the DataFrame readStream returned",
+            )
+        delay = str(body.get("delay_threshold", ""))
+        m = re.fullmatch(
+            r"\s*(?:interval\s+)?([0-9]+(?:\.[0-9]+)?)\s*([A-Za-z]+)\s*", delay, re.IGNORECASE
+        )
+        found = single_unit([(m[1], m[2])]) if m else None
+        if not isinstance(found, tuple):
+            raise self.refuse(
+                f"the watermark delay '{delay}'",
+                span,
+                "write the delay as one amount and unit: '10 minutes'",
+            )
+        stream.watermark = ast.WatermarkDecl(
+            ast.Ident(event_time, span),
+            ast.Duration(found[0], ast.Ident(found[1].lower(), span), span),
+            span,
+        )
+        return below
+
+    def _rel_subquery_alias(self, rel: dict[str, Any], body: dict[str, Any]) -> _Lowered:
+        below = self.lower(body["input"])
+        return _Lowered(
+            below.name, str(body["alias"]), below.columns, below.stream, set(below.plan_ids)
+        )
+
+    def ref(self, below: _Lowered, span: Span) -> ast.RelRef:
+        if below.stream is not None and below.stream not in self.statements:
+            raise self.refuse(
+                "a Kafka source whose value is not parsed by from_json(...) with a schema",
+                below.stream.span,
+                "select(from_json(col('value').cast('string'), schema).alias('v'))"
+                ".select('v.*') declares the stream's columns",
+            )
+        alias = ast.Ident(below.alias, span) if below.alias else None
+        return ast.RelRef(ast.Ident(below.name, span), alias, span)
+
+    def view(
+        self,
+        rel: dict[str, Any],
+        below: _Lowered,
+        items: list[ast.SelectItem],
+        where: exp.Expression | None,
+        columns: list[str] | None,
+    ) -> _Lowered:
+        span = self.span(rel)
+        name = self.fresh(rel, "view")
+        self.statements.append(
+            ast.ViewDecl(ast.Ident(name, span), tuple(items), self.ref(below, span), where, span)
+        )
+        return _Lowered(name, None, columns, through=below.stream or below.through)
+
+    def star(self, span: Span) -> ast.SelectItem:
+        node = exp.Star()
+        from ...vocabulary import annotate
+
+        annotate.set_span(node, span)
+        return ast.SelectItem(node, None, span)
+
+    def _rel_filter(self, rel: dict[str, Any], body: dict[str, Any]) -> _Lowered:
+        below = self.lower(body["input"])
+        span = self.span(rel)
+        item = lower_item(body["condition"], self.locator, self.diags, span)
+        if item is None:
+            raise Refused("condition")
+        return self.view(rel, below, [self.star(span)], item.expr, below.columns)
+
+    def _rel_project(self, rel: dict[str, Any], body: dict[str, Any]) -> _Lowered:
+        kafka = self._kafka_value(rel, body)
+        if kafka is not None:
+            return kafka
+        below = self.lower(body["input"])
+        span = self.span(rel)
+        items = self.items(body.get("expressions", []), span)
+        return self.view(rel, below, items, None, _names(items, below))
+
+    def items(self, nodes: list[dict[str, Any]], span: Span) -> list[ast.SelectItem]:
+        items = []
+        for node in nodes:
+            item = lower_item(node, self.locator, self.diags, span)
+            if item is None:
+                raise Refused("item")
+            items.append(item)
+        return items
+
+    def _kafka_value(self, rel: dict[str, Any], body: dict[str, Any]) -> _Lowered | None:
+        """``select("x.*")`` over ``select(from_json(value, schema).alias("x"))`` over a
+        Kafka read: the stream's columns are the schema's, its value JSON."""
+        exprs = body.get("expressions", [])
+        inner = body.get("input", {})
+        if len(exprs) != 1 or "unresolved_star" not in exprs[0] or _kind(inner) != "project":
+            return None
+        parsed = inner["project"].get("expressions", [])
+        read = inner["project"].get("input", {})
+        if len(parsed) != 1 or "alias" not in parsed[0] or _kind(read) != "read":
+            return None
+        alias = parsed[0]["alias"]
+        call = alias["expr"].get("unresolved_function", {})
+        target = exprs[0]["unresolved_star"].get("unparsed_target", "")
+        if call.get("function_name") != "from_json" or target != f"{alias['name'][0]}.*":
+            return None
+        args = call.get("arguments", [])
+        if len(args) < 2 or "string" not in args[1].get("literal", {}):
+            return None
+        if sql_text(args[0]) not in ("CAST(value AS string)", "CAST(value AS STRING)", "value"):
+            return None
+        below = self.lower(read)
+        if below.stream is None or below.columns is not None:
+            return None
+        stream = below.stream
+        stream.columns = self.columns(args[1]["literal"]["string"], self.span(inner))
+        stream.source = dc_replace(
+            stream.source,
+            options=(
+                *stream.source.options,
+                ast.OptionDecl(
+                    ast.Ident("format", stream.span),
+                    ast.Value("json", "string", stream.span),
+                    stream.span,
+                ),
+            ),
+        )
+        self.statements.append(stream)
+        lowered = _Lowered(stream.name.text, None, [c.name.text for c in stream.columns], stream)
+        for r in (rel, inner, read):
+            pid = _plan_id(r)
+            if pid is not None:
+                self.done[pid] = lowered
+        return lowered
+
+    def _rel_with_columns(self, rel: dict[str, Any], body: dict[str, Any]) -> _Lowered:
+        below = self.lower(body["input"])
+        span = self.span(rel)
+        added = self.items(body.get("aliases", []), span)
+        names = [i.alias.text for i in added if i.alias is not None]
+        if below.columns is None:
+            raise self.refuse("withColumn on a relation whose columns sjoin does not know", span)
+        items: list[ast.SelectItem] = []
+        for col in below.columns:
+            replaced = next((i for i in added if i.alias and i.alias.text == col), None)
+            items.append(replaced or _column_item(col, span))
+        items += [i for i in added if i.alias is None or i.alias.text not in below.columns]
+        columns = below.columns + [n for n in names if n not in below.columns]
+        return self.view(rel, below, items, None, columns)
+
+    def _rel_with_columns_renamed(self, rel: dict[str, Any], body: dict[str, Any]) -> _Lowered:
+        below = self.lower(body["input"])
+        span = self.span(rel)
+        if below.columns is None:
+            raise self.refuse(
+                "withColumnRenamed on a relation whose columns sjoin does not know", span
+            )
+        renames = {r["col_name"]: r["new_col_name"] for r in body.get("renames", [])}
+        renames.update(body.get("rename_columns_map", {}))
+        items = []
+        for col in below.columns:
+            item = _column_item(col, span)
+            if col in renames:
+                item = ast.SelectItem(item.expr, ast.Ident(renames[col], span), span)
+            items.append(item)
+        return self.view(rel, below, items, None, [renames.get(c, c) for c in below.columns])
+
+    def _rel_join(self, rel: dict[str, Any], body: dict[str, Any]) -> _Lowered:
+        left = self.lower(body["left"])
+        right = self.lower(body["right"])
+        span = self.span(rel)
+        how = _JOIN_TYPES.get(str(body.get("join_type", "JOIN_TYPE_INNER")))
+        if how is None:
+            raise self.refuse(
+                f"a {body.get('join_type')} join",
+                span,
+                "sjoin models inner, outer, semi and anti joins",
+            )
+        left_alias, right_alias = left.alias or left.name, right.alias or right.name
+        if left_alias == right_alias:
+            raise self.refuse(
+                "a join of two sides with one name",
+                span,
+                "give each side its own name with .alias(...)",
+            )
+        left_ids, right_ids = _ids_under(body["left"]), _ids_under(body["right"])
+
+        def side(pid: int) -> str | None:
+            in_left, in_right = pid in left_ids, pid in right_ids
+            if in_left and not in_right:
+                return left_alias
+            if in_right and not in_left:
+                return right_alias
+            return None
+
+        select: tuple[ast.SelectItem, ...] | None = None
+        columns: list[str] | None = None
+        if "join_condition" in body:
+            item = lower_item(body["join_condition"], self.locator, self.diags, span, side)
+            if item is None:
+                raise Refused("condition")
+            on = item.expr
+        elif body.get("using_columns"):
+            keys = list(body["using_columns"])
+            text = " AND ".join(
+                f"{quote(left_alias)}.{quote(k)} = {quote(right_alias)}.{quote(k)}" for k in keys
+            )
+            parsed = parse_item(text, None, span, self.diags)
+            if parsed is None:
+                raise Refused("using")
+            on = parsed.expr
+            select, columns = self.using_select(how, keys, left, right, span)
+        else:
+            raise self.refuse(
+                "a join without a condition (a cross join)",
+                span,
+                "join on an equality of the two sides",
+            )
+        name = self.fresh(rel, "join")
+        self.statements.append(
+            ast.JoinDecl(
+                ast.Ident(name, span),
+                self.ref(left, span),
+                how,
+                self.ref(right, span),
+                on,
+                select,
+                span,
+                span,
+            )
+        )
+        if columns is None and left.columns is not None and right.columns is not None:
+            if JOIN_KINDS[how].output_sides == ("left",):
+                columns = list(left.columns)
+            else:
+                both = set(left.columns) & set(right.columns)
+                columns = [f"{left_alias}_{c}" if c in both else c for c in left.columns]
+                columns += [f"{right_alias}_{c}" if c in both else c for c in right.columns]
+        return _Lowered(name, None, columns)
+
+    def using_select(
+        self, how: JoinType, keys: list[str], left: _Lowered, right: _Lowered, span: Span
+    ) -> tuple[tuple[ast.SelectItem, ...] | None, list[str] | None]:
+        """``join(other, on=[k])``: Spark's output, the keys once (the left's, the right's
+        for a right outer join, coalesced for a full outer one), then each side's other
+        columns."""
+        if left.columns is None or right.columns is None:
+            raise self.refuse(
+                "a join on= columns of a relation whose columns sjoin does not know", span
+            )
+        la, ra = quote(left.alias or left.name), quote(right.alias or right.name)
+        texts = []
+        for k in keys:
+            if JOIN_KINDS[how].preserved == ("right",):
+                texts.append(f"{ra}.{quote(k)}")
+            elif len(JOIN_KINDS[how].preserved) == 2:
+                texts.append(f"coalesce({la}.{quote(k)}, {ra}.{quote(k)}) AS {quote(k)}")
+            else:
+                texts.append(f"{la}.{quote(k)}")
+        texts += [f"{la}.{quote(c)}" for c in left.columns if c not in keys]
+        if "right" in JOIN_KINDS[how].output_sides:
+            texts += [f"{ra}.{quote(c)}" for c in right.columns if c not in keys]
+        items = []
+        for text in texts:
+            item = parse_item(text, None, span, self.diags)
+            if item is None:
+                raise Refused("using")
+            items.append(item)
+        columns = keys + [c for c in left.columns if c not in keys]
+        if "right" in JOIN_KINDS[how].output_sides:
+            columns += [c for c in right.columns if c not in keys]
+        return tuple(items), columns
+
+    def _rel_aggregate(self, rel: dict[str, Any], body: dict[str, Any]) -> _Lowered:
+        below = self.lower(body["input"])
+        span = self.span(rel)
+        if body.get("group_type", "GROUP_TYPE_GROUPBY") != "GROUP_TYPE_GROUPBY":
+            raise self.refuse(
+                f"a {body['group_type']} aggregate", span, "sjoin models groupBy(...).agg(...)"
+            )
+        keys = [_windowed(i) for i in self.items(body.get("grouping_expressions", []), span)]
+        aggs = self.items(body.get("aggregate_expressions", []), span)
+        group_by = tuple(k.expr for k in keys)
+        select = []
+        for k in keys:
+            if isinstance(k.expr, exp.Column) or k.alias is not None:
+                select.append(k)
+            elif isinstance(k.expr, exp.Anonymous) and k.expr.name.lower() == "window":
+                select.append(ast.SelectItem(k.expr.copy(), ast.Ident("window", k.span), k.span))
+            else:
+                select.append(k)
+        select += aggs
+        name = self.fresh(rel, "aggregate")
+        self.statements.append(
+            ast.AggregateDecl(
+                ast.Ident(name, span), self.ref(below, span), group_by, tuple(select), None, span
+            )
+        )
+        return _Lowered(name, None, _names(select, below))
+
+    def _rel_deduplicate(self, rel: dict[str, Any], body: dict[str, Any]) -> _Lowered:
+        below = self.lower(body["input"])
+        span = self.span(rel)
+        keys = list(body.get("column_names", []))
+        if body.get("all_columns_as_keys") or not keys:
+            if below.columns is None:
+                raise self.refuse(
+                    "dropDuplicates() of every column of a relation whose "
+                    "columns sjoin does not know",
+                    span,
+                )
+            keys = list(below.columns)
+        within = span if body.get("within_watermark") else None
+        name = self.fresh(rel, "dedup")
+        self.statements.append(
+            ast.DedupDecl(
+                ast.Ident(name, span),
+                self.ref(below, span),
+                tuple(ast.Ident(k, span) for k in keys),
+                within,
+                span,
+            )
+        )
+        return _Lowered(name, None, below.columns)
+
+    def _rel_set_op(self, rel: dict[str, Any], body: dict[str, Any]) -> _Lowered:
+        span = self.span(rel)
+        if body.get("set_op_type") != "SET_OP_TYPE_UNION" or not body.get("is_all", False):
+            raise self.refuse(
+                f"the set operation {body.get('set_op_type')}",
+                span,
+                "sjoin models union (UNION ALL)",
+            )
+        if body.get("allow_missing_columns"):
+            raise self.refuse("unionByName(allowMissingColumns=True)", span)
+        left = self.lower(body["left_input"])
+        right = self.lower(body["right_input"])
+        if body.get("by_name") and (left.columns is None or left.columns != right.columns):
+            raise self.refuse("unionByName of inputs whose columns are not in one order", span)
+        name = self.fresh(rel, "union")
+        self.statements.append(
+            ast.UnionDecl(
+                ast.Ident(name, span),
+                (ast.Ident(left.name, span), ast.Ident(right.name, span)),
+                span,
+            )
+        )
+        return _Lowered(name, None, left.columns)
+
+    # ---------------------------------------------------------------- sinks
+    def sink(self, command: dict[str, Any], sites: list[Site]) -> None:
+        span = self.locator.span(self.locator.first(sites))
+        if "foreach_batch" in command or "foreach_writer" in command:
+            self.refuse(
+                "a foreachBatch or foreach sink",
+                span,
+                "sjoin checks the query that feeds it when its sink is a format",
+            )
+            return
+        try:
+            self.reserve(command["input"])
+            root = self.lower(command["input"])
+        except Refused:
+            return
+        options = dict(command.get("options", {}))
+        checkpoint = options.pop("checkpointLocation", None)
+        fmt = str(command.get("format") or "parquet")
+        if command.get("table_name"):
+            options["table"] = str(command["table_name"])
+            fmt = str(command.get("format") or "delta")
+        if command.get("path"):
+            options["path"] = str(command["path"])
+        mode = str(command.get("output_mode") or "append").lower()
+        self.set_mode(root, mode, span)
+        self.set_trigger(command, span)
+        self.statements.append(
+            ast.SinkDecl(
+                ast.Ident(root.name, span),
+                self.format(fmt, options, span),
+                ast.Value(checkpoint, "string", span) if checkpoint is not None else None,
+                span,
+            )
+        )
+
+    def set_mode(self, root: _Lowered, mode: str, span: Span) -> None:
+        for i, stmt in enumerate(self.statements):
+            if isinstance(stmt, ast.AggregateDecl) and stmt.name.text == root.name:
+                if mode != "append":
+                    self.statements[i] = dc_replace(stmt, mode=ast.Ident(mode, span))
+                return
+        if mode != "append":
+            self.refuse(
+                f"output mode {mode} on a query whose last operator is no aggregate",
+                span,
+                "sjoin models output modes of aggregates",
+            )
+
+    def set_trigger(self, command: dict[str, Any], span: Span) -> None:
+        text = ""
+        if "processing_time_interval" in command:
+            text = str(command["processing_time_interval"])
+        elif command.get("available_now"):
+            text = "available_now"
+        elif command.get("once"):
+            text = "once"
+        elif "continuous_checkpoint_interval" in command:
+            self.refuse("a continuous trigger", span, "sjoin models micro-batch queries")
+            return
+        if not text:
+            return
+        if self.trigger is not None and self.trigger[0] != text:
+            self.refuse(
+                "queries with different triggers",
+                span,
+                "sjoin models one trigger for every query of a job",
+            )
+            return
+        self.trigger = (text, span)
+
+    # ---------------------------------------------------------------- the spec
+    def spec(self) -> ast.SpecFile:
+        for command, sites in self.job.queries:
+            self.sink(command, sites)
+        out: list[ast.Statement] = self.confs()
+        if self.trigger is not None:
+            text, span = self.trigger
+            out.append(
+                ast.SetDecl(ast.Ident("trigger", span), ast.Value(text, "string", span), span)
+            )
+        for stmt in self.statements:
+            if isinstance(stmt, _Stream):
+                out.append(
+                    ast.StreamDecl(stmt.name, stmt.columns, stmt.watermark, stmt.source, stmt.span)
+                )
+            else:
+                out.append(stmt)
+        end = len(self.locator.text)
+        return ast.SpecFile(tuple(out), Span(0, end), tuple(self.broken))
+
+    def confs(self) -> list[ast.Statement]:
+        """The confs the job set that sjoin models, as `set` statements (at the file's
+        start: the client does not say where a conf was set)."""
+        by_conf = {s.spark_conf: s for s in settings.SETTINGS.values() if s.spark_conf}
+        out: list[ast.Statement] = []
+        where = Span(0, 0)
+        for key, value in sorted(self.job.conf.items()):
+            spec = by_conf.get(key)
+            if spec is None:
+                continue
+            text = _setting_text(spec.name, value)
+            kind: Literal["string", "number", "bool", "name"] = (
+                "number" if re.fullmatch(r"[0-9]+", text) else "string"
+            )
+            if spec.kind == "bool" and text in ("true", "false"):
+                kind = "bool"
+            if spec.kind == "choice":
+                kind = "name"
+            out.append(
+                ast.SetDecl(ast.Ident(spec.name, where), ast.Value(text, kind, where), where)
+            )
+        return out
+
+
+def _is_kafka_step(body: dict[str, Any]) -> bool:
+    """A ``select("x.*")`` or ``select(from_json(...).alias("x"))`` (maybe Kafka's value)."""
+    exprs = body.get("expressions", [])
+    if len(exprs) != 1:
+        return False
+    if "unresolved_star" in exprs[0]:
+        return True
+    call = exprs[0].get("alias", {}).get("expr", {}).get("unresolved_function", {})
+    return bool(call.get("function_name") == "from_json")
+
+
+def _kind(rel: dict[str, Any]) -> str:
+    return next((k for k in rel if k != "common"), "")
+
+
+def _plan_id(rel: dict[str, Any]) -> int | None:
+    pid = rel.get("common", {}).get("plan_id")
+    return int(pid) if pid is not None else None
+
+
+def _children(rel: dict[str, Any]) -> list[dict[str, Any]]:
+    body = rel.get(_kind(rel), {})
+    if not isinstance(body, dict):
+        return []
+    return [body[k] for k in ("input", "left", "right", "left_input", "right_input") if k in body]
+
+
+def _ids_under(rel: dict[str, Any]) -> set[int]:
+    found: set[int] = set()
+    todo = [rel]
+    while todo:
+        r = todo.pop()
+        pid = _plan_id(r)
+        if pid is not None:
+            found.add(pid)
+        todo += _children(r)
+    return found
+
+
+def _column_item(name: str, span: Span) -> ast.SelectItem:
+    from ...vocabulary import annotate
+
+    node = exp.column(name, quoted=not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name))
+    for sub in node.walk():
+        annotate.set_span(sub, span)
+    return ast.SelectItem(node, None, span)
+
+
+def _windowed(item: ast.SelectItem) -> ast.SelectItem:
+    return ast.SelectItem(_window_intervals(item.expr), item.alias, item.span)
+
+
+def _names(
+    items: list[ast.SelectItem] | tuple[ast.SelectItem, ...], below: _Lowered
+) -> list[str] | None:
+    out: list[str] = []
+    for item in items:
+        if item.alias is not None:
+            out.append(item.alias.text)
+        elif isinstance(item.expr, exp.Star) or (
+            isinstance(item.expr, exp.Column) and isinstance(item.expr.this, exp.Star)
+        ):
+            if below.columns is None:
+                return None
+            out += below.columns
+        elif isinstance(item.expr, exp.Column):
+            out.append(item.expr.name)
+        else:
+            return None
+    return out
+
+
+def lower(job: CapturedJob, text: str, diags: Diagnostics) -> ast.SpecFile:
+    """The .sjoin AST of the queries ``job`` started (``text``: the job's source)."""
+    return Lowering(job, text, diags).spec()

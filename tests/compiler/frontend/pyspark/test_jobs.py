@@ -1,0 +1,153 @@
+"""PySpark jobs as input (docs/pyspark.md): a catalogue of jobs written the way people
+write them, read offline (no JVM), checked and planned as their hand-written .sjoin twins."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+
+from sjoin.api import check_any, check_file, check_pyspark, input_error
+from sjoin.cli.main import main
+
+pytest.importorskip("pyspark.sql.connect.client.core")
+
+JOBS = Path(__file__).parent / "jobs"
+TWINS = ["guide_inner", "guide_left_outer", "windowed_revenue"]
+PLACES = {"line", "col", "end_line", "end_col", "file", "path", "span"}
+
+
+def placeless(data: Any) -> Any:
+    """Plan JSON without source places (line, column, file)."""
+    if isinstance(data, dict):
+        return {k: placeless(v) for k, v in data.items() if k not in PLACES}
+    if isinstance(data, list):
+        return [placeless(v) for v in data]
+    return data
+
+
+def invoke(*args: str) -> tuple[int, str]:
+    result = CliRunner().invoke(main, list(args))
+    return result.exit_code, result.output
+
+
+@pytest.mark.parametrize("name", TWINS)
+def test_a_job_plans_as_its_twin(name: str) -> None:
+    job = check_pyspark(JOBS / f"{name}.py")
+    twin = check_file(JOBS / f"{name}.sjoin")
+    assert job.ok and twin.ok, (job.diagnostics, twin.diagnostics)
+    assert placeless(job.plan_json()) == placeless(twin.plan_json())
+
+
+@pytest.mark.parametrize("name", TWINS)
+def test_sjoin_plan_json_of_a_job_is_its_twins(name: str) -> None:
+    status, out = invoke("plan", "--format", "json", str(JOBS / f"{name}.py"))
+    twin_status, twin = invoke("plan", "--format", "json", str(JOBS / f"{name}.sjoin"))
+    assert (status, twin_status) == (0, 0), out
+    assert placeless(json.loads(out)) == placeless(json.loads(twin))
+
+
+def test_a_join_spark_refuses_is_reported_at_its_join_call() -> None:
+    status, out = invoke("check", "--format", "json", str(JOBS / "refused_full_outer.py"))
+    assert status == 1
+    errors = [d for d in json.loads(out)["diagnostics"] if d["severity"] == "error"]
+    assert [(d["code"], d["line"], d["col"]) for d in errors] == [("E021", 10, 24)]
+    assert (
+        "FullOuter join between two streaming DataFrame/Datasets is not supported"
+        in (errors[0]["message"])
+    )
+
+
+def test_the_text_output_names_the_jobs_file_and_underlines_the_join() -> None:
+    status, out = invoke("check", "--color", "never", str(JOBS / "refused_full_outer.py"))
+    assert status == 1
+    assert "refused_full_outer.py:10:24: error[E021]" in out
+    assert 'both = left.alias("a").join(' in out
+
+
+def test_an_exception_in_the_job_is_e042_at_its_line_with_exit_2() -> None:
+    status, out = invoke("check", "--format", "json", str(JOBS / "raises.py"))
+    assert status == 2
+    [d] = json.loads(out)["diagnostics"]
+    assert (d["code"], d["line"], d["message"]) == ("E042", 7, "KeyError: 'topics'")
+    assert "Traceback" not in out
+
+
+def test_a_call_that_needs_a_server_is_e042_at_its_line() -> None:
+    result = check_pyspark(JOBS / "needs_columns.py")
+    assert input_error(result)
+    [d] = result.diagnostics
+    assert d.code == "E042" and "AnalyzePlan.schema" in d.message
+    assert result.source.line_col(d.span.start) == (6, 24)
+
+
+def test_a_udf_in_a_join_condition_is_e041_at_its_call() -> None:
+    status, out = invoke("check", "--format", "json", str(JOBS / "udf_condition.py"))
+    assert status == 1
+    [d] = json.loads(out)["diagnostics"]
+    assert (d["code"], d["line"], d["col"]) == ("E041", 12, 28)
+    assert "UDF" in d["message"]
+
+
+def test_build_is_the_default_entry_and_entry_names_another() -> None:
+    default = check_any(JOBS / "two_entries.py")
+    inner = check_any(JOBS / "two_entries.py", entry="build_inner")
+    assert default.ok and inner.ok
+    assert [j["join_type"] for j in default.plan_json()["joins"]] == ["left_outer"]
+    assert [j["join_type"] for j in inner.plan_json()["joins"]] == ["inner"]
+    status, _ = invoke("plan", "--entry", "build_inner", str(JOBS / "two_entries.py"))
+    assert status == 0
+
+
+def test_an_entry_the_job_lacks_is_a_usage_error() -> None:
+    status, out = invoke("check", "--entry", "nope", str(JOBS / "two_entries.py"))
+    assert status == 2
+    assert "defines no function `nope`" in out
+
+
+def test_entry_goes_with_a_job_only() -> None:
+    status, out = invoke("check", "--entry", "build", str(JOBS / "guide_inner.sjoin"))
+    assert status == 2
+    assert "--entry goes with a PySpark job" in out
+
+
+def test_a_job_is_checked_without_java(tmp_path: Path) -> None:
+    """No JVM: JAVA_HOME unset and no java on PATH, the check still runs (and fast)."""
+    bindir = tmp_path / "bin"
+    bindir.mkdir()
+    env = {k: v for k, v in os.environ.items() if k not in ("JAVA_HOME", "SPARK_HOME")}
+    env["PATH"] = str(bindir)  # nothing but the interpreter, called by its full path
+    started = time.monotonic()
+    done = subprocess.run(
+        [sys.executable, "-m", "sjoin", "check", str(JOBS / "guide_inner.py")],
+        capture_output=True,
+        text=True,
+        env=env,
+        check=False,
+    )
+    assert shutil.which("java", path=env["PATH"]) is None
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "guide_inner.py: ok" in done.stdout + done.stderr
+    assert time.monotonic() - started < 60
+
+
+def test_the_parent_process_never_imports_pyspark() -> None:
+    """pyspark is imported by the child that runs the job only: a .sjoin spec's check and
+    the parent of a job's check pay nothing for it."""
+    code = (
+        "import sys; from sjoin.api import check_any; "
+        f"assert check_any({str(JOBS / 'guide_inner.sjoin')!r}).ok; "
+        "assert 'pyspark' not in sys.modules, 'spec'; "
+        f"assert check_any({str(JOBS / 'guide_inner.py')!r}).ok; "
+        "assert 'pyspark' not in sys.modules, 'job'"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)
+    assert done.returncode == 0, done.stderr
