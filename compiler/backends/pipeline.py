@@ -189,7 +189,7 @@ def relation_sql(plan: Plan, node: PlanNode, view: bool) -> str | None:
 
 @singledispatch
 def _relation_sql(node: PlanNode, plan: Plan, view: bool) -> str | None:
-    raise TypeError(f"no pipeline SQL for a plan node of kind {type(node).__name__}")
+    raise TypeError(f"no pipeline SQL for a {type(node).__name__}")  # pragma: no cover
 
 
 @_relation_sql.register(StreamNode)
