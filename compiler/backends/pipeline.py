@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from functools import singledispatch
 
 from sqlglot import exp
 
@@ -107,17 +108,31 @@ def _interval(ms: int) -> str:
 
 
 def _stream_read(plan: Plan, relation: str) -> str:
-    """``STREAM(name)``, with the stream's WATERMARK clause when the relation is a watermarked
-    stream (a view carries its inputs' watermarks); a static table by its name alone (a
-    batch read, read whole in each micro-batch)."""
-    node = plan.node(relation)
-    if isinstance(node, TableNode):
-        return _sql_name(relation)
+    """How a relation of the pipeline reads ``relation`` in FROM (``_read_sql``)."""
+    return _read_sql(plan.node(relation), relation)
+
+
+@singledispatch
+def _read_sql(node: PlanNode | None, relation: str) -> str:
+    """``STREAM(name)``: a streaming read of a relation the pipeline defines (a view carries
+    its inputs' watermarks)."""
+    return f"STREAM({_sql_name(relation)})"
+
+
+@_read_sql.register
+def _(node: StreamNode, relation: str) -> str:
+    """``STREAM(name)``, with the stream's WATERMARK clause when it has a watermark."""
     text = f"STREAM({_sql_name(relation)})"
-    if isinstance(node, StreamNode) and node.watermark_column is not None:
+    if node.watermark_column is not None:
         column = _sql_name(node.watermark_column)
         text += f" WATERMARK {column} DELAY OF {_interval(node.delay_ms or 0)}"
     return text
+
+
+@_read_sql.register
+def _(node: TableNode, relation: str) -> str:
+    """A static table by its name alone (a batch read, read whole in each micro-batch)."""
+    return _sql_name(relation)
 
 
 def _side_sql(plan: Plan, side: Side, anti_marker: bool) -> str:
@@ -166,7 +181,31 @@ def _create(node: PlanNode, view: bool) -> str:
     return f"CREATE {what} {_sql_name(node.name)} AS"
 
 
-def join_sql(plan: Plan, node: JoinNode, view: bool) -> str:
+def relation_sql(plan: Plan, node: PlanNode, view: bool) -> str | None:
+    """The SQL statement of a relation of the pipeline's SQL files, None for one written in
+    Python (a stream, a dedup)."""
+    return _relation_sql(node, plan, view)
+
+
+@singledispatch
+def _relation_sql(node: PlanNode, plan: Plan, view: bool) -> str | None:
+    raise TypeError(f"no pipeline SQL for a {type(node).__name__}")  # pragma: no cover
+
+
+@_relation_sql.register(StreamNode)
+@_relation_sql.register(DedupNode)
+def _(node: StreamNode | DedupNode, plan: Plan, view: bool) -> str | None:
+    # pipeline.py writes it: a streaming table (``streams_lines``), a flow (``dedups_lines``)
+    return None
+
+
+@_relation_sql.register
+def _(node: TableNode, plan: Plan, view: bool) -> str | None:
+    return table_sql(node)
+
+
+@_relation_sql.register
+def join_sql(node: JoinNode, plan: Plan, view: bool) -> str:
     kind = node.kind
     lines = [
         "-- "
@@ -209,7 +248,8 @@ def _marked_read(plan: Plan, relation: str, mark: InputWatermark | None) -> str:
     return f"STREAM({_sql_name(relation)}) WATERMARK {column} DELAY OF {_interval(mark.delay_ms)}"
 
 
-def aggregate_sql(plan: Plan, node: AggregateNode, view: bool) -> str:
+@_relation_sql.register
+def aggregate_sql(node: AggregateNode, plan: Plan, view: bool) -> str:
     lines = [
         "-- " + comment(f"aggregate {node.name} = {node.input} ({node.mode} output mode)")[2:],
         _create(node, view),
@@ -224,7 +264,8 @@ def aggregate_sql(plan: Plan, node: AggregateNode, view: bool) -> str:
     return "\n".join(lines) + "\n"
 
 
-def view_sql(plan: Plan, node: ViewNode, view: bool) -> str:
+@_relation_sql.register
+def view_sql(node: ViewNode, plan: Plan, view: bool) -> str:
     """A view: its items over its input under its alias, with its whole WHERE (Spark's
     optimizer places each conjunct, as the plan says)."""
     lines = [
@@ -239,7 +280,8 @@ def view_sql(plan: Plan, node: ViewNode, view: bool) -> str:
     return "\n".join(lines) + "\n"
 
 
-def union_sql(plan: Plan, node: UnionNode, view: bool) -> str:
+@_relation_sql.register
+def union_sql(node: UnionNode, plan: Plan, view: bool) -> str:
     """A union: ``UNION ALL`` of its inputs' every column, by position (the binder checked
     they have the same names and types in the same order), each stream input read with its
     own WATERMARK clause (each input keeps its own watermark node, as in the PySpark job)."""
@@ -256,7 +298,8 @@ def union_sql(plan: Plan, node: UnionNode, view: bool) -> str:
     )
 
 
-def static_join_sql(plan: Plan, node: StaticJoinNode, view: bool) -> str:
+@_relation_sql.register
+def static_join_sql(node: StaticJoinNode, plan: Plan, view: bool) -> str:
     """A stream-static join: the stream side read with STREAM() (its watermark), the table
     by its name (a batch read), joined by the type as written (no LEFT ANTI marker: Spark
     runs a stream-static LEFT ANTI JOIN itself)."""
@@ -276,24 +319,6 @@ def static_join_sql(plan: Plan, node: StaticJoinNode, view: bool) -> str:
         "ON " + _condition_sql(node.condition),
     ]
     return "\n".join(lines) + "\n"
-
-
-def relation_sql(plan: Plan, node: PlanNode, view: bool) -> str | None:
-    """The SQL statement of a relation of the pipeline's SQL files, None for one written in
-    Python (a stream, a dedup)."""
-    if isinstance(node, TableNode):
-        return table_sql(node)
-    if isinstance(node, JoinNode):
-        return join_sql(plan, node, view)
-    if isinstance(node, AggregateNode):
-        return aggregate_sql(plan, node, view)
-    if isinstance(node, ViewNode):
-        return view_sql(plan, node, view)
-    if isinstance(node, UnionNode):
-        return union_sql(plan, node, view)
-    if isinstance(node, StaticJoinNode):
-        return static_join_sql(plan, node, view)
-    return None
 
 
 # ---------------------------------------------------------------------- streams and sinks
@@ -632,23 +657,32 @@ def pipeline_sql(plan: Plan, spec_path: str) -> str:
     for conf, value in plan.spark_conf.items():
         string(value)  # no line break, no control character
         statements.append(f"SET {conf} = {set_value_sql(value)}\n")
-    for node in plan.nodes:
-        if isinstance(node, StreamNode):
-            statements.append(stream_sql(node))
-        elif isinstance(node, TableNode):
-            statements.append(table_sql(node))
-        elif isinstance(node, DedupNode):
-            raise Unwritable(
-                f"dedup `{node.name}` has no pipeline SQL: SQL's SELECT DISTINCT deduplicates "
-                "on every column, and dropDuplicates on chosen columns (or within the "
-                "watermark) needs a Python flow (`sjoin compile --target pipeline` writes one)"
-            )
-        else:
-            text = relation_sql(plan, node, bool(plan.readers(node.name)))
-            assert text is not None  # every other kind is a SQL statement
-            statements.append(text)
+    statements += [_statement_sql(node, plan) for node in plan.nodes]
     body = ";\n\n".join(s.rstrip("\n") for s in statements)
     return "\n".join(head) + "\n\n" + body + ";\n"
+
+
+@singledispatch
+def _statement_sql(node: PlanNode, plan: Plan) -> str:
+    """A relation's statement in the one pipeline SQL file: what ``compile --target pipeline``
+    writes in its SQL files (``relation_sql``), for every kind but these."""
+    text = relation_sql(plan, node, bool(plan.readers(node.name)))
+    assert text is not None  # only a stream's and a dedup's is None: theirs follow
+    return text
+
+
+@_statement_sql.register
+def _(node: StreamNode, plan: Plan) -> str:
+    return stream_sql(node)  # declared by its columns
+
+
+@_statement_sql.register
+def _(node: DedupNode, plan: Plan) -> str:
+    raise Unwritable(
+        f"dedup `{node.name}` has no pipeline SQL: SQL's SELECT DISTINCT deduplicates "
+        "on every column, and dropDuplicates on chosen columns (or within the "
+        "watermark) needs a Python flow (`sjoin compile --target pipeline` writes one)"
+    )
 
 
 def compile_pipeline(
@@ -690,8 +724,7 @@ def compile_pipeline(
     written: list[str] = []
     for node in plan.nodes:
         sql = relation_sql(plan, node, bool(plan.readers(node.name)))
-        if sql is None:  # the module above writes it: no kind is left out
-            assert isinstance(node, StreamNode | DedupNode), type(node).__name__
+        if sql is None:  # a stream or a dedup: the module above writes it
             continue
         written.append(sql)
     for i, sql in enumerate(written):

@@ -13,20 +13,23 @@ features of the target version (E027), unused watermarks (W002), the max policy 
 
 from __future__ import annotations
 
+from functools import singledispatch
+
 from sqlglot import exp
 
 from ..diagnostics.diagnostics import Diagnostic
 from ..planning.plan import (
+    OPERATOR_KINDS,
     AggregateNode,
     Check,
     DedupNode,
     JoinNode,
+    OperatorNode,
     Plan,
     PlanNode,
     Side,
     StaticJoinNode,
     StreamNode,
-    TableNode,
     UnionNode,
 )
 from ..vocabulary import annotate
@@ -34,8 +37,7 @@ from ..vocabulary.model import JOIN_KINDS
 from ..vocabulary.source import Span
 from ..vocabulary.sql import spark_sql
 from ..vocabulary.types import format_ms
-
-Operator = JoinNode | AggregateNode | DedupNode
+from .job_warnings import name_span
 
 
 def check(plan: Plan) -> tuple[list[Diagnostic], list[Check]]:
@@ -128,15 +130,28 @@ def _check_dedup(plan: Plan, node: DedupNode) -> list[Diagnostic]:
 # ---------------------------------------------------------------------- per union
 
 
+@singledispatch
 def _event_time_names(node: PlanNode | None) -> list[str]:
-    """The columns of ``node``'s rows that carry watermark metadata."""
-    if isinstance(node, StreamNode):
-        return [] if node.watermark_column is None else [node.watermark_column]
-    if isinstance(node, UnionNode):
-        return [c.name for c in node.columns if c.event_time]
-    if isinstance(node, (JoinNode, AggregateNode)):
-        return [o.name for o in node.output if o.event_time]
+    """The columns of ``node``'s rows that carry watermark metadata, as W014 reads them:
+    a stream's, a union's, a join's and an aggregate's; none for any other relation (a
+    dedup, a view, a table, a stream-static join) or a name of no relation."""
     return []
+
+
+@_event_time_names.register
+def _(node: StreamNode) -> list[str]:
+    return [] if node.watermark_column is None else [node.watermark_column]
+
+
+@_event_time_names.register
+def _(node: UnionNode) -> list[str]:
+    return [c.name for c in node.columns if c.event_time]
+
+
+@_event_time_names.register(JoinNode)
+@_event_time_names.register(AggregateNode)
+def _(node: JoinNode | AggregateNode) -> list[str]:
+    return [o.name for o in node.output if o.event_time]
 
 
 def _check_union(plan: Plan, union: UnionNode) -> list[Diagnostic]:
@@ -488,79 +503,105 @@ def _check_modes(
     out: list[Diagnostic],
     reported: set[tuple[str, ...]],
 ) -> list[Check]:
-    checks = []
+    """Spark's output-mode rules (E023) for each relation of the query rooted at ``root``,
+    run in ``mode``."""
+    return [c for rel in chain for c in _mode_checks(rel, plan, root, mode, chain, out, reported)]
+
+
+@singledispatch
+def _mode_checks(
+    rel: PlanNode,
+    plan: Plan,
+    root: str,
+    mode: str,
+    chain: list[PlanNode],
+    out: list[Diagnostic],
+    reported: set[tuple[str, ...]],
+) -> list[Check]:
+    """The output-mode verdicts of one relation of a query: Spark's rules are on its joins
+    and aggregates; any other relation has none."""
+    return []
+
+
+@_mode_checks.register
+def _(
+    rel: JoinNode,
+    plan: Plan,
+    root: str,
+    mode: str,
+    chain: list[PlanNode],
+    out: list[Diagnostic],
+    reported: set[tuple[str, ...]],
+) -> list[Check]:
+    if mode == "append":
+        return []
     update_joins = plan.spark.at_least(4, 2)
-    for rel in chain:
-        if isinstance(rel, JoinNode) and mode != "append":
-            updatable = not rel.kind.outer  # 4.2: joins that emit no null-padded rows
-            allowed = update_joins and mode == "update" and updatable
-            name = rel.kind.spark_name
-            if allowed:
-                checks.append(
-                    Check(
-                        f"output mode of {rel.name}",
-                        "ok",
-                        f"{name} join in Update mode (Spark 4.2+)",
-                        (rel.name,),
-                    )
-                )
-                continue
-            if ("mode", rel.name) in reported:
-                continue
-            reported.add(("mode", rel.name))
-            modes = (
-                "Append and Update output modes"
-                if update_joins and updatable
-                else "Append output mode"
+    updatable = not rel.kind.outer  # 4.2: joins that emit no null-padded rows
+    allowed = update_joins and mode == "update" and updatable
+    name = rel.kind.spark_name
+    if allowed:
+        return [
+            Check(
+                f"output mode of {rel.name}",
+                "ok",
+                f"{name} join in Update mode (Spark 4.2+)",
+                (rel.name,),
             )
-            agg = next(r for r in chain if isinstance(r, AggregateNode) and r.name == root)
-            out.append(
-                Diagnostic(
-                    "E023",
-                    f"join `{rel.name}` runs in the {mode.title()} output mode of "
-                    f"`{root}`; Spark {plan.spark}: {name} join between two streaming "
-                    f"DataFrames/Datasets is not supported in {mode.title()} output mode, "
-                    f"only in {modes}",
-                    agg.analysis.mode_span or agg.analysis.name_span,
-                    f"{mode} mode",
-                    "use OUTPUT MODE append with a watermarked window in GROUP BY",
-                )
-            )
-            checks.append(
-                Check(f"output mode of {rel.name}", "error", f"{mode} not allowed", (rel.name,))
-            )
-        if (
-            isinstance(rel, AggregateNode)
-            and rel.mode == "append"
-            and rel.watermark_key_index is None
-        ):
-            if ("agg", rel.name) in reported:
-                continue
-            reported.add(("agg", rel.name))
-            spark_text = (
-                "[STREAMING_OUTPUT_MODE.UNSUPPORTED_OPERATION] Invalid streaming output mode: "
-                "append. This output mode is not supported for streaming aggregations without "
-                "watermark on streaming DataFrames/DataSets"
-                if plan.spark.at_least(4, 0)
-                else "Append output mode not supported when there are streaming aggregations "
-                "on streaming DataFrames/DataSets without watermark"
-            )
-            out.append(
-                Diagnostic(
-                    "E023",
-                    f"aggregate `{rel.name}` runs in Append mode without a watermarked column "
-                    f"among its grouping keys; Spark {plan.spark}: {spark_text}",
-                    rel.analysis.mode_span or rel.analysis.name_span,
-                    "append needs a watermark",
-                    _window_hint(plan, rel),
-                )
-            )
-            checks.append(
-                Check(
-                    f"output mode of {rel.name}", "error", "append without watermark", (rel.name,)
-                )
-            )
-    return checks
+        ]
+    if ("mode", rel.name) in reported:
+        return []
+    reported.add(("mode", rel.name))
+    modes = "Append and Update output modes" if update_joins and updatable else "Append output mode"
+    agg = next(r for r in chain if isinstance(r, AggregateNode) and r.name == root)
+    out.append(
+        Diagnostic(
+            "E023",
+            f"join `{rel.name}` runs in the {mode.title()} output mode of "
+            f"`{root}`; Spark {plan.spark}: {name} join between two streaming "
+            f"DataFrames/Datasets is not supported in {mode.title()} output mode, "
+            f"only in {modes}",
+            agg.analysis.mode_span or agg.analysis.name_span,
+            f"{mode} mode",
+            "use OUTPUT MODE append with a watermarked window in GROUP BY",
+        )
+    )
+    return [Check(f"output mode of {rel.name}", "error", f"{mode} not allowed", (rel.name,))]
+
+
+@_mode_checks.register
+def _(
+    rel: AggregateNode,
+    plan: Plan,
+    root: str,
+    mode: str,
+    chain: list[PlanNode],
+    out: list[Diagnostic],
+    reported: set[tuple[str, ...]],
+) -> list[Check]:
+    if rel.mode != "append" or rel.watermark_key_index is not None:
+        return []
+    if ("agg", rel.name) in reported:
+        return []
+    reported.add(("agg", rel.name))
+    spark_text = (
+        "[STREAMING_OUTPUT_MODE.UNSUPPORTED_OPERATION] Invalid streaming output mode: "
+        "append. This output mode is not supported for streaming aggregations without "
+        "watermark on streaming DataFrames/DataSets"
+        if plan.spark.at_least(4, 0)
+        else "Append output mode not supported when there are streaming aggregations "
+        "on streaming DataFrames/DataSets without watermark"
+    )
+    out.append(
+        Diagnostic(
+            "E023",
+            f"aggregate `{rel.name}` runs in Append mode without a watermarked column "
+            f"among its grouping keys; Spark {plan.spark}: {spark_text}",
+            rel.analysis.mode_span or rel.analysis.name_span,
+            "append needs a watermark",
+            _window_hint(plan, rel),
+        )
+    )
+    return [Check(f"output mode of {rel.name}", "error", "append without watermark", (rel.name,))]
 
 
 def _window_hint(plan: Plan, agg: AggregateNode) -> str:
@@ -586,14 +627,8 @@ def _window_hint(plan: Plan, agg: AggregateNode) -> str:
             if times[0] in windows:
                 return f"{why}; group by `{agg.alias}.{times[0]}`, which keeps it"
     if not times:
-        columns = (
-            source.columns
-            if isinstance(source, (StreamNode, UnionNode, TableNode))
-            else source.output
-            if source is not None
-            else ()
-        )
-        times_kept = [c.name for c in columns if c.type.name == "timestamp"]
+        columns = [] if source is None else plan.columns_of(agg.input)
+        times_kept = [name for name, kind in columns if kind == "timestamp"]
         if isinstance(source, StreamNode) and times_kept:
             return (
                 f"stream `{agg.input}` declares no watermark: add `watermark {times_kept[0]} "
@@ -616,20 +651,45 @@ def _window_hint(plan: Plan, agg: AggregateNode) -> str:
     )
 
 
-def _emits_late(plan: Plan, rel: PlanNode, mode: str) -> str | None:
-    """Why ``rel`` counts as 'may emit late rows' for the target version's check, or None."""
-    v = plan.spark
-    if isinstance(rel, AggregateNode):  # judged by the query's output mode
-        if not v.at_least(3, 4):
-            return "an aggregation in Append mode" if mode == "append" else None
-        return None if mode == "append" else f"an aggregation in {mode.title()} mode"
-    if isinstance(rel, JoinNode):
-        if not v.at_least(3, 4):
-            return None if rel.join_type == "inner" else f"a {rel.kind.keyword} join"
-        if not v.at_least(3, 5) and rel.analysis.time_interval:
-            return "a time-interval join (a range condition on event time)"
-        return None
+@singledispatch
+def _emits_late(rel: PlanNode, plan: Plan, mode: str) -> str | None:
+    """Why ``rel`` counts as 'may emit late rows' for the target version's check, or None:
+    only a join or an aggregate may; any other relation passes its rows on as they come."""
     return None
+
+
+@_emits_late.register
+def _(rel: AggregateNode, plan: Plan, mode: str) -> str | None:
+    if not plan.spark.at_least(3, 4):  # judged by the query's output mode
+        return "an aggregation in Append mode" if mode == "append" else None
+    return None if mode == "append" else f"an aggregation in {mode.title()} mode"
+
+
+@_emits_late.register
+def _(rel: JoinNode, plan: Plan, mode: str) -> str | None:
+    v = plan.spark
+    if not v.at_least(3, 4):
+        return None if rel.join_type == "inner" else f"a {rel.kind.keyword} join"
+    if not v.at_least(3, 5) and rel.analysis.time_interval:
+        return "a time-interval join (a range condition on event time)"
+    return None
+
+
+@singledispatch
+def _late_rows(node: PlanNode) -> str:
+    """The rows older than the watermark that an operator which emits late rows
+    (``_emits_late``) may emit."""
+    raise TypeError(f"a plan node of kind {type(node).__name__} emits no late rows")
+
+
+@_late_rows.register
+def _(node: JoinNode) -> str:
+    return "null-padded outer rows and matches older than the watermark"
+
+
+@_late_rows.register
+def _(node: AggregateNode) -> str:
+    return "aggregated rows updated after the watermark"
 
 
 class _LateRows:
@@ -645,7 +705,7 @@ class _LateRows:
     def why(self, rel: PlanNode, mode: str) -> str | None:
         key = (rel.name, mode)
         if key not in self._why:
-            self._why[key] = _emits_late(self.plan, rel, mode)
+            self._why[key] = _emits_late(rel, self.plan, mode)
         return self._why[key]
 
     def nearest(self, rel: PlanNode, mode: str) -> PlanNode | None:
@@ -668,16 +728,12 @@ class _LateRows:
                 stack += [(r, False) for r in reversed(below)]
                 continue
             found: PlanNode | None = None
-            if isinstance(node, (JoinNode, AggregateNode)) and self.why(node, mode) is not None:
+            if self.why(node, mode) is not None:
                 found = node
             else:
                 found = next((f for r in below if (f := memo.get((r.name, mode)))), None)
             memo[(node.name, mode)] = found
         return memo[(rel.name, mode)]
-
-
-def _name_span(node: Operator) -> Span:
-    return node.name_span if isinstance(node, DedupNode) else node.analysis.name_span
 
 
 def _check_global_watermark(
@@ -694,9 +750,7 @@ def _check_global_watermark(
     n verdicts, not n^2)."""
     checks = []
     enabled = plan.settings.correctness_check
-    stateful: list[Operator] = [
-        r for r in chain if isinstance(r, (JoinNode, AggregateNode, DedupNode))
-    ]
+    stateful: list[OperatorNode] = [r for r in chain if isinstance(r, OPERATOR_KINDS)]
     aggregates = [r for r in stateful if isinstance(r, AggregateNode)]
     if (
         not plan.spark.at_least(3, 4)
@@ -709,7 +763,7 @@ def _check_global_watermark(
                 "E027",
                 f"Spark {plan.spark}: Multiple streaming aggregations are not "
                 "supported with streaming DataFrames/Datasets",
-                _name_span(aggregates[0]),
+                name_span(aggregates[0]),
                 "second aggregation",
                 "target Spark 3.4 or later",
             )
@@ -724,7 +778,7 @@ def _check_global_watermark(
                 continue
             lower = late.nearest(below, mode)
             if lower is None:
-                if isinstance(below, (JoinNode, AggregateNode, DedupNode)):
+                if isinstance(below, OPERATOR_KINDS):
                     checks.append(
                         Check(
                             f"global watermark: {below.name} -> {upper.name}",
@@ -740,11 +794,7 @@ def _check_global_watermark(
             if ("gw", *pair) in reported:  # the names, not the label: `a -> b` is a name too
                 continue
             reported.add(("gw", *pair))
-            rows = (
-                "null-padded outer rows and matches older than the watermark"
-                if isinstance(lower, JoinNode)
-                else "aggregated rows updated after the watermark"
-            )
+            rows = _late_rows(lower)
             message = (
                 f"`{upper.name}` follows `{lower.name}`, {why}, which may emit rows "
                 f"older than the watermark ({rows}); `{upper.name}` could drop them as "
@@ -761,7 +811,7 @@ def _check_global_watermark(
                     Diagnostic(
                         "E022",
                         message,
-                        _name_span(upper),
+                        name_span(upper),
                         f"stateful operator after `{lower.name}`",
                         fix,
                     )
@@ -772,7 +822,7 @@ def _check_global_watermark(
                     Diagnostic(
                         "W007",
                         message + " (check disabled by correctness_check = false)",
-                        _name_span(upper),
+                        name_span(upper),
                         "rows may be dropped",
                         fix,
                     )
@@ -811,13 +861,7 @@ def _check_watermarks(plan: Plan, out: list[Diagnostic]) -> list[Check]:
                 )
             )
             continue
-        if not any(
-            # a stream-static join passes the watermark on: the operators above it use it
-            bool(plan.readers(c))
-            if isinstance(plan.node(c), StaticJoinNode)
-            else _drives_cleanup(plan.node(c), stream)
-            for c in consumers
-        ):
+        if not any(_drives_cleanup(plan.node(c), plan, stream) for c in consumers):
             out.append(
                 Diagnostic(
                     "W002",
@@ -900,10 +944,16 @@ def _check_redefined_watermarks(plan: Plan, out: list[Diagnostic]) -> list[Check
     return checks
 
 
-def _drives_cleanup(consumer: PlanNode | None, stream: StreamNode) -> bool:
-    """Whether the stream's watermark evicts some state of ``consumer``."""
-    if not isinstance(consumer, JoinNode):
-        return True
+@singledispatch
+def _drives_cleanup(consumer: PlanNode | None, plan: Plan, stream: StreamNode) -> bool:
+    """Whether the stream's watermark evicts some state of ``consumer``, a relation that
+    reads it: a join's, as its sides' state rules say; taken as yes for any other reader
+    (an aggregate's, a dedup's; a view or a union passes it on)."""
+    return True
+
+
+@_drives_cleanup.register
+def _(consumer: JoinNode, plan: Plan, stream: StreamNode) -> bool:
     pairs: tuple[tuple[Side, Side], ...] = (
         (consumer.left, consumer.right),
         (consumer.right, consumer.left),
@@ -913,3 +963,9 @@ def _drives_cleanup(consumer: PlanNode | None, stream: StreamNode) -> bool:
         and (side.state.eviction != "never" or other.state.eviction == "value")
         for side, other in pairs
     )
+
+
+@_drives_cleanup.register
+def _(consumer: StaticJoinNode, plan: Plan, stream: StreamNode) -> bool:
+    # a stream-static join passes the watermark on: the operators above it use it
+    return bool(plan.readers(consumer.name))

@@ -7,10 +7,13 @@ without sources and sinks is fine for `sjoin run` and tests, only a job run by
 from __future__ import annotations
 
 import re
+from functools import singledispatch
 
 from ..diagnostics.diagnostics import Diagnostic
 from ..planning.plan import (
+    AggregateNode,
     DedupNode,
+    JoinNode,
     Plan,
     PlanNode,
     StaticJoinNode,
@@ -53,7 +56,7 @@ def job_warnings(plan: Plan) -> list[Diagnostic]:
                 "W009",
                 f"`{root}` has no sink: the job's main() starts no query for it (build() "
                 "still returns it by name)",
-                _name_span(head),
+                name_span(head),
                 "no `sink` writes it",
                 f"add e.g. `sink {root} to parquet (path = 'out/{root}') checkpoint 'chk/{root}'`",
             )
@@ -79,7 +82,7 @@ def pipeline_refusals(plan: Plan) -> list[Diagnostic]:
             )
         )
     for node in plan.nodes:
-        span = _name_span(node)
+        span = name_span(node)
         if not TABLE_NAME.fullmatch(node.name):
             out.append(
                 Diagnostic(
@@ -158,8 +161,23 @@ def pipeline_refusals(plan: Plan) -> list[Diagnostic]:
     return out
 
 
-def _name_span(node: PlanNode) -> Span:
+@singledispatch
+def name_span(node: PlanNode) -> Span:
     """Where a relation's name is written in the spec."""
-    if isinstance(node, StreamNode | ViewNode | DedupNode | UnionNode | TableNode | StaticJoinNode):
-        return node.name_span
-    return node.analysis.name_span
+    raise TypeError(f"no name span for a plan node of kind {type(node).__name__}")
+
+
+@name_span.register(StreamNode)
+@name_span.register(DedupNode)
+@name_span.register(UnionNode)
+@name_span.register(ViewNode)
+@name_span.register(TableNode)
+@name_span.register(StaticJoinNode)
+def _(node: StreamNode | DedupNode | UnionNode | ViewNode | TableNode | StaticJoinNode) -> Span:
+    return node.name_span
+
+
+@name_span.register(JoinNode)
+@name_span.register(AggregateNode)
+def _(node: JoinNode | AggregateNode) -> Span:
+    return node.analysis.name_span  # the planner's analysis holds a stateful operator's spans

@@ -36,9 +36,9 @@ from __future__ import annotations
 import difflib
 import math
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from functools import partial
+from functools import partial, singledispatch
 from typing import Any, Literal
 
 from sqlglot import exp
@@ -49,12 +49,12 @@ from ..planning.plan import (
     DedupNode,
     InputWatermark,
     JoinNode,
-    OperatorNode,
     Plan,
     PlanNode,
     Side,
     StaticJoinNode,
     StreamNode,
+    TableNode,
     UnionNode,
     ViewNode,
 )
@@ -438,10 +438,9 @@ def predict(
     model = _Model(plan, assumptions, streams)
     operators: list[OperatorCapacity] = []
     for node in plan.nodes:  # in the spec's order: a relation's inputs come before it
-        if isinstance(node, OPERATOR_KINDS):
-            operators.append(model.operator(node))
-        else:
-            model.stateless(node)
+        found = _step(node, model)
+        if found is not None:
+            operators.append(found)
     notes = ["filters are assumed to keep every row (their selectivity is not in the spec)"]
     notes.extend(model.passed_notes)
     if keys is None and not key_columns:
@@ -530,12 +529,7 @@ def _check_key_columns(plan: Plan, key_columns: dict[str, int]) -> list[str]:
     used: set[str] = set()
     for node in plan.nodes:
         names = [name for name, _ in node.layout]
-        if isinstance(node, JoinNode):
-            used.update(n for pair in node.keys for k in pair for n in _key_names(k))
-        elif isinstance(node, AggregateNode):
-            used.update(n for k in node.group_by for n in _key_names(k))
-        elif isinstance(node, DedupNode):
-            used.update(node.keys)
+        used.update(_key_columns(node))
         columns.extend(n for n in names if n not in columns)
     for name in key_columns:
         if name not in columns:
@@ -549,16 +543,38 @@ def _check_key_columns(plan: Plan, key_columns: dict[str, int]) -> list[str]:
     return [n for n in key_columns if n not in used]
 
 
+@singledispatch
+def _key_columns(node: PlanNode) -> Iterable[str]:
+    """The columns a stateful operator's state key reads (what ``--keys`` counts): a join's
+    key pairs', an aggregate's grouping keys', a dedup's columns; a relation without state
+    has none (a stream-static join's keys store nothing)."""
+    return ()
+
+
+@_key_columns.register
+def _(node: JoinNode) -> Iterable[str]:
+    return (n for pair in node.keys for k in pair for n in _key_names(k))
+
+
+@_key_columns.register
+def _(node: AggregateNode) -> Iterable[str]:
+    return (n for k in node.group_by for n in _key_names(k))
+
+
+@_key_columns.register
+def _(node: DedupNode) -> Iterable[str]:
+    return node.keys
+
+
 def _marks_under(plan: Plan, name: str) -> list[tuple[str, InputWatermark]]:
     """The watermarks defined on the inputs of ``name`` and of the relations below it
-    (``j AS a watermark t delay D``): (the relation whose output carries it, its node)."""
+    (``j AS a watermark t delay D``): (the relation whose output carries it, its node),
+    each relation once, depth first, left before right."""
     node = plan.node(name)
-    if node is None:
-        return []
-    relations = dict(node.inputs)
-    found = [(relations[input_name], mark) for input_name, mark in node.input_watermarks]
-    for _, relation in node.inputs:
-        found += _marks_under(plan, relation)
+    found = []
+    for below in [] if node is None else [node, *plan.upstream(name)]:
+        relations = dict(below.inputs)
+        found += [(relations[input_name], mark) for input_name, mark in below.input_watermarks]
     return found
 
 
@@ -617,30 +633,9 @@ class _Model:
             return self.a.rates.get(relation)
         return self.output.get(relation)
 
-    def stateless(self, node: PlanNode) -> None:
-        """The rate out of a relation with no state, from its inputs' (which come before it):
-        a union's is the sum of its inputs' (Spark's Union passes every row of each); a view's
-        its input's, its WHERE taken to keep every row; a stream-static join's its stream
-        side's, each stream row taken to meet one table row (no state either way)."""
-        if isinstance(node, StreamNode):
-            return
-        rate: float | None = None
-        if isinstance(node, UnionNode):
-            rates = [self.rate(r) for r in node.relations]
-            rate = None if any(r is None for r in rates) else sum(r or 0.0 for r in rates)
-        elif isinstance(node, ViewNode):
-            rate = self.rate(node.input)
-            if node.where is not None:
-                self.passed_notes.append(
-                    f"view `{node.name}`: its WHERE taken to keep every row (its selectivity "
-                    "is not in the spec; scale the rate of the streams below it to say it)"
-                )
-        elif isinstance(node, StaticJoinNode):
-            rate = self.rate(node.stream.relation)
-            self.passed_notes.append(
-                f"stream-static join `{node.name}`: stateless, each stream row taken to meet "
-                "one row of the table (how many it meets is not in the spec)"
-            )
+    def carry(self, node: PlanNode, rate: float | None) -> None:
+        """A relation with no state (``_step``): its output ``rate``, and it is steady when
+        its inputs are (which come before it)."""
         self.output[node.name] = rate
         self.warm[node.name] = max((self.warm.get(r, 0.0) for _, r in node.inputs), default=0.0)
 
@@ -669,13 +664,6 @@ class _Model:
                 if any(op.name == name for op in self.plan.stateful_operators(root)):
                     found += [m for m in _marks_under(self.plan, root) if m not in found]
         return found
-
-    def operator(self, node: OperatorNode) -> OperatorCapacity:
-        if isinstance(node, JoinNode):
-            return self.join(node)
-        if isinstance(node, DedupNode):
-            return self.dedup(node)
-        return self.aggregate(node)
 
     # ------------------------------------------------------------ joins
 
@@ -1139,17 +1127,10 @@ class _Model:
     def offset(self, relation: str) -> float:
         """How far behind its input watermark the watermark a relation hands on is (a
         join's: the lowest of its sides' state watermarks)."""
-        node = self.plan.node(relation)
-        if isinstance(node, JoinNode):
-            below = min(self.offset(node.left.relation), self.offset(node.right.relation))
-            own = [s.state.offset_ms for s in (node.left, node.right) if s.state.offset_ms]
-            return below + min([0, *own])
-        if node is None:
-            return 0.0
-        # any other node hands on the lowest watermark of its inputs (an aggregate's, a
-        # dedup's, a view's, a union's, a stream-static join's: Spark's default output
-        # watermark); a stream or a table has none below it
-        return min((self.offset(r) for _, r in node.inputs), default=0.0)
+        found: dict[str, float] = {}
+        for node in self.plan.walk(relation):  # each after its inputs
+            found[node.name] = _handed_offset(node, [found.get(r, 0.0) for _, r in node.inputs])
+        return found.get(relation, 0.0)
 
     def grouping(self, node: AggregateNode) -> tuple[_Time | None, list[str]]:
         """The aggregate's time grouping (a window() call, a window column, or the event
@@ -1206,21 +1187,29 @@ class _Model:
         self, node: AggregateNode, time: _Time | None, others: list[str]
     ) -> tuple[Groups | None, str | None]:
         """How the aggregate's input makes its groups, or why that is not predicted."""
+        return _groups_from(self.plan.node(node.input), self, node, time, others)
+
+    def stream_groups(
+        self, node: AggregateNode, others: list[str]
+    ) -> tuple[Groups | None, str | None]:
+        """The groups of an aggregate over rows that arrive as a stream's do (a stream's,
+        a dedup's or a stateless relation's)."""
+        rate = self.rate(node.input)
+        if rate is None:
+            return None, f"no rate reaches its input `{node.input}`"
+        rate /= 1000
+        if not others:
+            return Groups(Arrivals("stream", rate), 1.0, "none"), None
+        groups = self.count_of(others)
+        if groups is None:
+            return Groups(Arrivals("stream", rate), 1.0, "rows", None), None
+        return Groups(Arrivals("stream", rate / groups), float(groups), "key"), None
+
+    def join_groups(
+        self, source: JoinNode, time: _Time | None, others: list[str]
+    ) -> tuple[Groups | None, str | None]:
+        """The groups of an aggregate over a join's output: pairs of the join's sides."""
         a = self.a
-        source = self.plan.node(node.input)
-        if isinstance(source, AggregateNode):
-            return None, "an aggregate of an aggregate's output is not modelled"
-        if not isinstance(source, JoinNode):  # a stream's, a dedup's or a stateless relation's
-            rate = self.rate(node.input)
-            if rate is None:
-                return None, f"no rate reaches its input `{node.input}`"
-            rate /= 1000
-            if not others:
-                return Groups(Arrivals("stream", rate), 1.0, "none"), None
-            groups = self.count_of(others)
-            if groups is None:
-                return Groups(Arrivals("stream", rate), 1.0, "rows", None), None
-            return Groups(Arrivals("stream", rate / groups), float(groups), "key"), None
         rates = [self.rate(source.left.relation), self.rate(source.right.relation)]
         n = self.join_keys(source)
         if n is None:
@@ -1295,6 +1284,117 @@ class _Model:
         if join.left.state.eviction == "never" or join.right.state.eviction == "never":
             return None, None
         return None
+
+
+@singledispatch
+def _step(node: PlanNode, model: _Model) -> OperatorCapacity | None:
+    """One relation of ``predict``'s walk, after its inputs: a stateful operator's capacity;
+    a relation with no state carries the rate out of it (``_Model.carry``) and gives none."""
+    raise TypeError(f"no capacity model for a plan node of kind {type(node).__name__}")
+
+
+@_step.register
+def _(node: JoinNode, model: _Model) -> OperatorCapacity | None:
+    return model.join(node)
+
+
+@_step.register
+def _(node: AggregateNode, model: _Model) -> OperatorCapacity | None:
+    return model.aggregate(node)
+
+
+@_step.register
+def _(node: DedupNode, model: _Model) -> OperatorCapacity | None:
+    return model.dedup(node)
+
+
+@_step.register
+def _(node: StreamNode, model: _Model) -> OperatorCapacity | None:
+    return None  # its rate is given (``--rates``)
+
+
+@_step.register
+def _(node: UnionNode, model: _Model) -> OperatorCapacity | None:
+    # the sum of its inputs' rates: Spark's Union passes every row of each
+    rates = [model.rate(r) for r in node.relations]
+    model.carry(node, None if any(r is None for r in rates) else sum(r or 0.0 for r in rates))
+    return None
+
+
+@_step.register
+def _(node: ViewNode, model: _Model) -> OperatorCapacity | None:
+    model.carry(node, model.rate(node.input))
+    if node.where is not None:
+        model.passed_notes.append(
+            f"view `{node.name}`: its WHERE taken to keep every row (its selectivity "
+            "is not in the spec; scale the rate of the streams below it to say it)"
+        )
+    return None
+
+
+@_step.register
+def _(node: StaticJoinNode, model: _Model) -> OperatorCapacity | None:
+    # its stream side's rate, each stream row taken to meet one table row (no state either way)
+    model.carry(node, model.rate(node.stream.relation))
+    model.passed_notes.append(
+        f"stream-static join `{node.name}`: stateless, each stream row taken to meet "
+        "one row of the table (how many it meets is not in the spec)"
+    )
+    return None
+
+
+@_step.register
+def _(node: TableNode, model: _Model) -> OperatorCapacity | None:
+    model.carry(node, None)  # read whole in each batch: no rate of its own
+    return None
+
+
+@singledispatch
+def _handed_offset(node: PlanNode, below: list[float]) -> float:
+    """How far behind its input watermark the watermark ``node`` hands on is, given its
+    inputs' (``below``): the lowest of its inputs' (Spark's default output watermark: an
+    aggregate's, a dedup's, a view's, a union's, a stream-static join's); a stream or a
+    table has none below it."""
+    return min(below, default=0.0)
+
+
+@_handed_offset.register
+def _(node: JoinNode, below: list[float]) -> float:
+    # the lowest of its sides' state watermarks
+    own = [s.state.offset_ms for s in (node.left, node.right) if s.state.offset_ms]
+    return min(below) + min([0, *own])
+
+
+@singledispatch
+def _groups_from(
+    source: PlanNode | None,
+    model: _Model,
+    node: AggregateNode,
+    time: _Time | None,
+    others: list[str],
+) -> tuple[Groups | None, str | None]:
+    """How aggregate ``node``'s input, ``source``, makes its groups, or why that is not
+    predicted: as a stream's rows arrive, for any input but a join's or an aggregate's (a
+    stream's, a dedup's or a stateless relation's)."""
+    return model.stream_groups(node, others)
+
+
+@_groups_from.register
+def _(
+    source: JoinNode, model: _Model, node: AggregateNode, time: _Time | None, others: list[str]
+) -> tuple[Groups | None, str | None]:
+    return model.join_groups(source, time, others)
+
+
+@_groups_from.register
+def _(
+    source: AggregateNode,
+    model: _Model,
+    node: AggregateNode,
+    time: _Time | None,
+    others: list[str],
+) -> tuple[Groups | None, str | None]:
+    return None, "an aggregate of an aggregate's output is not modelled"
 
 
 # ---------------------------------------------------------------- rendering

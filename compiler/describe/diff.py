@@ -32,7 +32,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from functools import partial
+from functools import partial, singledispatch
 from typing import Any, Literal, TypeAlias
 
 from sqlglot import exp
@@ -43,7 +43,9 @@ from ..planning.plan import (
     DedupNode,
     InputWatermark,
     JoinNode,
+    OperatorNode,
     Plan,
+    PlanNode,
     Side,
     StateRule,
     StreamNode,
@@ -189,9 +191,6 @@ def _worst(verdicts: Any) -> Verdict:
 
 
 # ------------------------------------------------------------------ a query's operators
-
-
-Operator: TypeAlias = JoinNode | AggregateNode | DedupNode
 
 
 def _checkpoints(plan: Plan) -> dict[str, str]:
@@ -399,10 +398,25 @@ def _stateless_reasons(old: Plan, new: Plan, old_root: str, new_root: str) -> li
     return reasons
 
 
-def _kind(node: Operator) -> str:
-    if isinstance(node, DedupNode):
-        return "dedup"
-    return "join" if isinstance(node, JoinNode) else "aggregate"
+@singledispatch
+def _kind(node: OperatorNode) -> str:
+    """A stateful operator's kind, as `sjoin diff` names it."""
+    raise TypeError(f"a plan node of kind {type(node).__name__} is no stateful operator")
+
+
+@_kind.register
+def _(node: JoinNode) -> str:
+    return "join"
+
+
+@_kind.register
+def _(node: AggregateNode) -> str:
+    return "aggregate"
+
+
+@_kind.register
+def _(node: DedupNode) -> str:
+    return "dedup"
 
 
 def _types(columns: Sequence[Any]) -> str:
@@ -413,7 +427,7 @@ OPERATOR_MISMATCH = "STREAMING_STATEFUL_OPERATOR_NOT_MATCH_IN_STATE_METADATA"
 
 
 def _diff_operator(
-    old: Plan, new: Plan, i: int, a: Operator | None, b: Operator | None
+    old: Plan, new: Plan, i: int, a: OperatorNode | None, b: OperatorNode | None
 ) -> OperatorDiff:
     """From 4.0 (SPARK-46906) a restart compares the operators of the plan with those of the
     checkpoint's state metadata, id by id: an operator added, removed or of another kind
@@ -450,23 +464,39 @@ def _diff_operator(
             (Reason("operator changed", f"operator {i} was the {_kind(a)} `{a.name}` and is "
                     f"now the {_kind(b)} `{b.name}`: it would read the other's state"),),
         )  # fmt: skip
-    if isinstance(a, JoinNode) and isinstance(b, JoinNode):
-        return _diff_join(old, new, i, a, b)
-    if isinstance(a, DedupNode) and isinstance(b, DedupNode):
-        if checked and a.within_watermark != b.within_watermark:
-            # the state metadata names the operator: dedupe or dedupeWithinWatermark (seen on
-            # Spark 4.3.0: tests/diff/test_pipeline_restarts_spark.py)
-            names = [_dedup_operator_name(n) for n in (a, b)]
-            how = "added" if b.within_watermark else "removed"
-            return OperatorDiff(
-                i, a.name, b.name, "dedup", "fails", OPERATOR_MISMATCH,
-                (Reason("operator changed", f"operator {i} was Spark's {names[0]} and is now "
-                        f"its {names[1]} (WITHIN WATERMARK {how}): the checkpoint's state "
-                        "metadata names the old one"),),
-            )  # fmt: skip
-        return _diff_dedup(i, new, a, b)
-    assert isinstance(a, AggregateNode) and isinstance(b, AggregateNode)
+    return _diff_same_kind(a, b, old, new, i)
+
+
+@singledispatch
+def _diff_same_kind(a: OperatorNode, b: OperatorNode, old: Plan, new: Plan, i: int) -> OperatorDiff:
+    """Operator ``i`` restarted, ``a`` in OLD and ``b`` in NEW of the same kind (``_kind``)."""
+    raise TypeError(f"a plan node of kind {type(a).__name__} is no stateful operator")
+
+
+@_diff_same_kind.register
+def _(a: JoinNode, b: JoinNode, old: Plan, new: Plan, i: int) -> OperatorDiff:
+    return _diff_join(old, new, i, a, b)
+
+
+@_diff_same_kind.register
+def _(a: AggregateNode, b: AggregateNode, old: Plan, new: Plan, i: int) -> OperatorDiff:
     return _diff_aggregate(old, new, i, a, b)
+
+
+@_diff_same_kind.register
+def _(a: DedupNode, b: DedupNode, old: Plan, new: Plan, i: int) -> OperatorDiff:
+    if new.spark.major >= 4 and a.within_watermark != b.within_watermark:
+        # the state metadata names the operator: dedupe or dedupeWithinWatermark (seen on
+        # Spark 4.3.0: tests/diff/test_pipeline_restarts_spark.py)
+        names = [_dedup_operator_name(n) for n in (a, b)]
+        how = "added" if b.within_watermark else "removed"
+        return OperatorDiff(
+            i, a.name, b.name, "dedup", "fails", OPERATOR_MISMATCH,
+            (Reason("operator changed", f"operator {i} was Spark's {names[0]} and is now "
+                    f"its {names[1]} (WITHIN WATERMARK {how}): the checkpoint's state "
+                    "metadata names the old one"),),
+        )  # fmt: skip
+    return _diff_dedup(i, new, a, b)
 
 
 def _dedup_operator_name(node: DedupNode) -> str:
@@ -991,20 +1021,55 @@ def diff_versions(
         )  # fmt: skip
     per_relation: dict[str, tuple[Reason, ...]] = {}
     for node_a in a.nodes:
-        node_b = b.node(node_a.name)
-        if isinstance(node_a, JoinNode) and isinstance(node_b, JoinNode):
-            found = _join_version_changes(node_a, node_b, a.spark, b.spark)
-        elif isinstance(node_a, AggregateNode | DedupNode) and isinstance(
-            node_b, AggregateNode | DedupNode
-        ):
-            found = _use_changes(node_a.watermarks, node_b.watermarks, from_spark, to_spark)
-            if isinstance(node_a, DedupNode) and isinstance(node_b, DedupNode):
-                found += _float_keys_change(node_a, node_b, from_spark, to_spark)
-        else:
-            continue
+        found = _version_changes(
+            node_a, b.node(node_a.name), (a.spark, b.spark), (from_spark, to_spark)
+        )
         if found:
             per_relation[node_a.name] = tuple(found)
     return VersionDiff(spec, from_spark, to_spark, tuple(changes), per_relation)
+
+
+Versions: TypeAlias = tuple[SparkVersion, SparkVersion]
+
+
+@singledispatch
+def _version_changes(
+    node: PlanNode, other: PlanNode | None, versions: Versions, shown: tuple[str, str]
+) -> list[Reason]:
+    """What differs for relation ``node`` planned at Spark A and, as ``other``, at Spark B
+    (``versions``, written as ``shown``): a stateful operator's typed decisions; a relation
+    without state (a stream, a view, a union, a table, a stream-static join) has none."""
+    return []
+
+
+@_version_changes.register
+def _(
+    node: JoinNode, other: PlanNode | None, versions: Versions, shown: tuple[str, str]
+) -> list[Reason]:
+    if not isinstance(other, JoinNode):
+        return []
+    return _join_version_changes(node, other, *versions)
+
+
+@_version_changes.register
+def _(
+    node: AggregateNode, other: PlanNode | None, versions: Versions, shown: tuple[str, str]
+) -> list[Reason]:
+    if not isinstance(other, AggregateNode | DedupNode):
+        return []
+    return _use_changes(node.watermarks, other.watermarks, *shown)
+
+
+@_version_changes.register
+def _(
+    node: DedupNode, other: PlanNode | None, versions: Versions, shown: tuple[str, str]
+) -> list[Reason]:
+    if not isinstance(other, AggregateNode | DedupNode):
+        return []
+    found = _use_changes(node.watermarks, other.watermarks, *shown)
+    if isinstance(other, DedupNode):
+        found += _float_keys_change(node, other, *shown)
+    return found
 
 
 def _float_keys_text(node: DedupNode) -> str:

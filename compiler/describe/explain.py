@@ -7,6 +7,7 @@ the output is fit for snapshot tests.
 
 from __future__ import annotations
 
+from functools import singledispatch
 from typing import TYPE_CHECKING, Any
 
 from sqlglot import exp
@@ -19,6 +20,7 @@ from ..planning.plan import (
     InputWatermark,
     JoinNode,
     Plan,
+    PlanNode,
     Side,
     StateRule,
     StaticJoinNode,
@@ -422,14 +424,18 @@ def view_json(node: ViewNode) -> dict[str, Any]:
     }
 
 
-def _view_text(plan: Plan, node: ViewNode) -> list[str]:
+@singledispatch
+def _node_text(node: PlanNode, plan: Plan) -> list[str]:
+    """A relation's lines in `sjoin plan`."""
+    raise TypeError(f"`sjoin plan` has no text for a plan node of kind {type(node).__name__}")
+
+
+@_node_text.register
+def _view_text(node: ViewNode, plan: Plan) -> list[str]:
     """A view in `sjoin plan`: its filters, where each runs against its input's watermark
     node, and its output columns."""
     lines = [f"view {node.name} = {node.input} AS {node.alias}  [stateless]"]
-    source = plan.node(node.input)
-    marked = node.input_watermark is not None or (
-        isinstance(source, StreamNode) and source.watermark_column is not None
-    )
+    marked = _input_marked(plan, node)
     filters = filters_text(
         node.input,
         node.alias,
@@ -468,6 +474,15 @@ def _view_text(plan: Plan, node: ViewNode) -> list[str]:
     lines.append(f"  output           {output}")
     lines.append("  state            none: rows are filtered and projected, no row is late")
     return lines
+
+
+def _input_marked(plan: Plan, node: ViewNode | AggregateNode) -> bool:
+    """Whether a watermark node lies right below where ``node`` reads its input: one defined
+    on the input, or the watermarked stream it reads."""
+    source = plan.node(node.input)
+    return node.input_watermark is not None or (
+        isinstance(source, StreamNode) and source.watermark_column is not None
+    )
 
 
 def filters_text(
@@ -573,11 +588,24 @@ def static_json(plan: Plan) -> dict[str, Any]:
     }
 
 
-def _static_text(node: TableNode | StaticJoinNode) -> list[str]:
-    """`sjoin plan`'s lines for a table and a stream-static join."""
-    if isinstance(node, TableNode):
-        options = ", ".join(f"{k} = {v!r}" for k, v in node.source.options)
-        return [f"table {node.name}: static, read in batch from {node.source.format} ({options})"]
+@_node_text.register
+def _stream_text(node: StreamNode, plan: Plan) -> list[str]:
+    wm = (
+        f"watermark {node.watermark_column} delay {format_ms(node.delay_ms or 0)}"
+        if node.watermark_column
+        else "no watermark"
+    )
+    return [f"stream {node.name}: {wm}"]
+
+
+@_node_text.register
+def _table_text(node: TableNode, plan: Plan) -> list[str]:
+    options = ", ".join(f"{k} = {v!r}" for k, v in node.source.options)
+    return [f"table {node.name}: static, read in batch from {node.source.format} ({options})"]
+
+
+@_node_text.register
+def _static_join_text(node: StaticJoinNode, plan: Plan) -> list[str]:
     keys = ", ".join(f"{_sql(a)} = {_sql(b)}" for a, b in node.keys) or "none"
     return [
         f"join {node.name} = {node.left.relation} AS {node.left.alias} "
@@ -591,53 +619,67 @@ def _static_text(node: TableNode | StaticJoinNode) -> list[str]:
     ]
 
 
+@_node_text.register
+def _aggregate_text(node: AggregateNode, plan: Plan) -> list[str]:
+    key = node.watermark_key or "none (no event-time grouping key)"
+    lines = [
+        f"aggregate {node.name} = {node.input}  [{node.mode}]",
+        f"  group by         {', '.join(_sql(g) or '' for g in node.group_by)}",
+        f"  watermark key    {key}",
+    ]
+    mark = node.input_watermark
+    if mark is not None:
+        lines.append(f"  input watermark  {_input_watermark_text(plan, node.input, mark)}")
+    if node.where is not None:
+        lines.extend(aggregate_where_text(plan, node, node.where))
+    lines.append(
+        f"  watermarks       late rows: {watermark_text(node.watermarks.late_rows)}; "
+        f"eviction: {watermark_text(node.watermarks.eviction)}"
+    )
+    lines.append(f"  results          {_results_text(plan, node)}")
+    return lines
+
+
+# where `sjoin plan` prints each kind of relation: the sources first, then the unions, then
+# the operators and views, each after a blank line; in plan order within each
+_SOURCES, _UNIONS, _OPERATORS = range(3)
+
+
+@singledispatch
+def _text_place(node: PlanNode) -> int:
+    raise TypeError(f"`sjoin plan` has no place for a plan node of kind {type(node).__name__}")
+
+
+@_text_place.register(StreamNode)
+@_text_place.register(TableNode)
+def _(node: StreamNode | TableNode) -> int:
+    return _SOURCES
+
+
+@_text_place.register
+def _(node: UnionNode) -> int:
+    return _UNIONS
+
+
+@_text_place.register(JoinNode)
+@_text_place.register(StaticJoinNode)
+@_text_place.register(ViewNode)
+@_text_place.register(AggregateNode)
+@_text_place.register(DedupNode)
+def _(node: JoinNode | StaticJoinNode | ViewNode | AggregateNode | DedupNode) -> int:
+    return _OPERATORS
+
+
 def plan_text(plan: Plan) -> str:
     """The human-readable plan of `sjoin plan`."""
     lines = [
         f"spark {plan.spark}   watermark policy: {plan.settings.multiple_watermark_policy}",
         "",
     ]
-    for node in plan.nodes:
-        if isinstance(node, StreamNode):
-            wm = (
-                f"watermark {node.watermark_column} delay {format_ms(node.delay_ms or 0)}"
-                if node.watermark_column
-                else "no watermark"
-            )
-            lines.append(f"stream {node.name}: {wm}")
-        elif isinstance(node, TableNode):
-            lines.extend(_static_text(node))
-    for node in plan.unions:
-        lines.extend(_union_text(plan, node))
-    for node in plan.nodes:
-        if isinstance(node, StaticJoinNode):
+    for node in sorted(plan.nodes, key=_text_place):  # a stable sort: plan order in a place
+        if _text_place(node) == _OPERATORS:
             lines.append("")
-            lines.extend(_static_text(node))
-        elif isinstance(node, JoinNode):
-            lines.append("")
-            lines.extend(_join_text(plan, node))
-        elif isinstance(node, ViewNode):
-            lines.append("")
-            lines.extend(_view_text(plan, node))
-        elif isinstance(node, AggregateNode):
-            lines.append("")
-            key = node.watermark_key or "none (no event-time grouping key)"
-            lines.append(f"aggregate {node.name} = {node.input}  [{node.mode}]")
-            lines.append(f"  group by         {', '.join(_sql(g) or '' for g in node.group_by)}")
-            lines.append(f"  watermark key    {key}")
-            mark = node.input_watermark
-            if mark is not None:
-                lines.append(f"  input watermark  {_input_watermark_text(plan, node.input, mark)}")
-            if node.where is not None:
-                lines.extend(aggregate_where_text(plan, node, node.where))
-            lines.append(
-                f"  watermarks       late rows: {watermark_text(node.watermarks.late_rows)}; "
-                f"eviction: {watermark_text(node.watermarks.eviction)}"
-            )
-            lines.append(f"  results          {_results_text(plan, node)}")
-        elif isinstance(node, DedupNode):
-            lines.append("")
-            lines.extend(_dedup_text(plan, node))
+        lines.extend(_node_text(node, plan))
     lines.append("")
     lines.append("checks")
     lines.extend(_check_text(c) for c in plan.checks)
@@ -653,10 +695,7 @@ def aggregate_where_text(plan: Plan, node: AggregateNode, where: AggregateWhere)
             f"its projection; see its filters): the rows it drops never reach this aggregate"
         )
         return lines
-    source = plan.node(node.input)
-    marked = node.input_watermark is not None or (
-        isinstance(source, StreamNode) and source.watermark_column is not None
-    )
+    marked = _input_marked(plan, node)
     filters = filters_text(
         node.input,
         node.alias,
@@ -744,7 +783,8 @@ def _input_watermark_text(plan: Plan, relation: str, mark: InputWatermark) -> st
     )
 
 
-def _join_text(plan: Plan, node: JoinNode) -> list[str]:
+@_node_text.register
+def _join_text(node: JoinNode, plan: Plan) -> list[str]:
     keys = ", ".join(f"{_sql(a)} = {_sql(b)}" for a, b in node.keys) or "(none)"
     kind = node.join_type.replace("_", " ").upper()
     lines = [
@@ -803,7 +843,8 @@ def _join_text(plan: Plan, node: JoinNode) -> list[str]:
     return lines
 
 
-def _dedup_text(plan: Plan, node: DedupNode) -> list[str]:
+@_node_text.register
+def _dedup_text(node: DedupNode, plan: Plan) -> list[str]:
     from .dedup_text import dedup_text
 
     mark = node.input_watermark
@@ -811,7 +852,8 @@ def _dedup_text(plan: Plan, node: DedupNode) -> list[str]:
     return dedup_text(node, watermark_text, shown)
 
 
-def _union_text(plan: Plan, node: UnionNode) -> list[str]:
+@_node_text.register
+def _union_text(node: UnionNode, plan: Plan) -> list[str]:
     """A union in `sjoin plan`'s text: its inputs, the event-time column downstream
     operators see, and the watermark nodes it keeps below it."""
     nodes = union_watermark_nodes(plan, node)
