@@ -25,8 +25,8 @@ from syrupy.extensions.single_file import SingleFileSnapshotExtension, WriteMode
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLES = sorted((ROOT / "examples").glob("*.sjoin"))
 # the examples whose pipeline project the pipeline tests do not read back or run, and why
-# (every example compiles to one: tests/backends/test_pipeline_codegen.py; every example's
-# project reads back to its plan: tests/sqlfront/test_equivalence.py); none now
+# (every example compiles to one: tests/compiler/backends/test_pipeline_codegen.py; every example's
+# project reads back to its plan: tests/compiler/frontend/test_equivalence.py); none now
 NOT_PIPELINES: dict[str, str] = {}
 PIPELINE_EXAMPLES = [p for p in EXAMPLES if p.stem not in NOT_PIPELINES]
 
@@ -90,7 +90,8 @@ def jvm_group(item: pytest.Item) -> str | None:
 
 def _uses_fixture(item: pytest.Item, name: str) -> bool:
     """Whether ``item`` gets the fixture ``name``: not when a parameter of its own has the
-    name (tests/bind's tables have a column `spark`, the type Spark recorded: a string, no
+    name (tests/compiler/binding's tables have a column `spark`, the type Spark recorded: a string,
+    no
     session), which pytest also lists among the test's fixture names."""
     if name not in getattr(item, "fixturenames", ()):
         return False

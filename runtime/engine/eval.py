@@ -684,7 +684,7 @@ def _decimal_op(
     """DECIMAL arithmetic as Spark computes it: the exact result (a quotient to 200 digits)
     rounded HALF_UP to the result type's scale (``decimal_arith_shape``), and when it does
     not fit the type's precision NULL, or with ANSI NUMERIC_VALUE_OUT_OF_RANGE (checked on
-    Spark 4.3: ``tests/bind/test_decimal_arith_types.py``)."""
+    Spark 4.3: ``tests/compiler/binding/test_decimal_arith_types.py``)."""
     c = DECIMAL_CONTEXT
     quantum = Decimal(1).scaleb(-scale)
 

@@ -1,7 +1,7 @@
 """Fuzzing the SQL front end: no pipeline SQL, however broken, makes ``check_pipeline`` raise
 or report E999, and every diagnostic points into the file and renders safely.
 
-Inputs are the hand-written pipelines (tests/sqlfront/pipelines), the .sql cases of the
+Inputs are the hand-written pipelines (tests/compiler/frontend/pipelines), the .sql cases of the
 diagnostics catalogue and every example written as pipeline SQL (`fmt --to sql`), each with a
 random slice replaced by random text (the .sjoin fuzzer's tokens, and SQL's own: STREAM,
 WATERMARK, DELAY OF, CREATE FLOW, Spark's escapes and literals), and token soup.
@@ -47,7 +47,8 @@ SQL_TEXT = st.one_of(
 
 def _seeds() -> dict[str, str]:
     seeds = {
-        p.name: p.read_text() for p in sorted((ROOT / "tests/sqlfront/pipelines").glob("*.sql"))
+        p.name: p.read_text()
+        for p in sorted((ROOT / "tests/compiler/frontend/pipelines").glob("*.sql"))
     }
     cases = ROOT / "tests" / "diagnostics" / "cases"
     seeds.update({p.name: p.read_text() for p in sorted(cases.glob("*.sql"))})

@@ -781,7 +781,8 @@ add(
 )
 
 # ------------------------------------------------------------------ deduplication
-# dropDuplicates / dropDuplicatesWithinWatermark (tests/planner/test_dedup.py): duplicates in
+# dropDuplicates / dropDuplicatesWithinWatermark (tests/compiler/planning/test_dedup.py):
+# duplicates in
 # one batch (the first passes) and in later ones, keys evicted by the watermark (or their
 # expiry), late rows dropped on the event time whether or not it is a key, NULL keys and
 # NULL times (a NULL time expires at 0 + delay within the watermark: Spark reads it with

@@ -13,14 +13,15 @@ import pytest
 from sjoin.api import check_file, check_text
 from sjoin.compiler.describe.diagram import mermaid
 
+from ..compiler.describe.test_diagram import hostile_diagrams, shown
+from ..compiler.planning.cases import CASES
 from ..conftest import EXAMPLES, ROOT
-from ..planner.cases import CASES
-from ..test_diagram import hostile_diagrams, shown
 from .conftest import Chromium, Dom, distinct_colors, png_size
 
 pytestmark = pytest.mark.browser
 
-# user names that would break the syntax if a label let them through (tests/test_diagram.py)
+# user names that would break the syntax if a label let them through
+# (tests/compiler/describe/test_diagram.py)
 HOSTILE = (
     'stream `a"b|c` (k INT, t TIMESTAMP) watermark t delay 1 second\n'
     "stream `<x>` (k INT, t TIMESTAMP) watermark t delay 1 second\n"
@@ -140,7 +141,8 @@ def test_every_hostile_name_renders_as_written(
     chromium: Chromium, mermaid_js: Path, tmp_path: Path
 ) -> None:
     """Names that hold Mermaid's entity codes and stand-ins, HTML, Markdown, KaTeX, icons
-    and flowchart syntax, in every place of a chain (tests/test_diagram.py): each diagram
+    and flowchart syntax, in every place of a chain (tests/compiler/describe/test_diagram.py): each
+    diagram
     renders, with every label line drawn as written, and none drawn as markup."""
     cases = hostile_diagrams()
     dom = render_all(chromium, mermaid_js, [(key, d) for key, d, _ in cases], tmp_path)

@@ -440,7 +440,7 @@ def test_predicted_state_rows_beside_the_measured(tmp_path: Path) -> None:
     prediction of `sjoin plan --rates` at the trace's rates, which it measures in the trace,
     as a dotted line per join side, and says what it predicts in the caption; the measured
     state rows after warm-up are within 10% of it."""
-    from ..planner.test_capacity import load_bench
+    from ..compiler.describe.test_capacity import load_bench
 
     bench = load_bench()
     (case,) = [c for c in bench.CASES if c.name == "left-outer"]
@@ -482,7 +482,7 @@ def test_predicted_groups_beside_the_measured(tmp_path: Path) -> None:
     """A join feeding an aggregate: the page draws the aggregate's predicted groups at the
     trace's rates and keys (the distinct values of the join key in the trace) beside its
     measured groups, which after warm-up are within 10% of it."""
-    from ..planner.test_capacity import load_bench
+    from ..compiler.describe.test_capacity import load_bench
 
     bench = load_bench()
     (case,) = [c for c in bench.CASES if c.name == "inner -> append"]
@@ -563,7 +563,7 @@ def test_no_prediction_from_a_trace_too_short_to_have_a_rate(tmp_path: Path) -> 
 def test_no_predicted_line_for_a_state_not_steady_within_the_trace(tmp_path: Path) -> None:
     """Rates measured well, but the trace ends before the join's state is steady: its
     dotted line would stand where the measured one cannot reach; the caption says so."""
-    from ..planner.test_capacity import load_bench
+    from ..compiler.describe.test_capacity import load_bench
 
     bench = load_bench()
     (case,) = [c for c in bench.CASES if c.name == "left-outer"]

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from ..planner.test_capacity import load_bench
+from ..compiler.describe.test_capacity import load_bench
 
 pytestmark = pytest.mark.spark
 

@@ -1,4 +1,4 @@
-"""Catalogue cases (``tests/planner/cases.py``) against real local Spark 4.3.0.
+"""Catalogue cases (``tests/compiler/planning/cases.py``) against real local Spark 4.3.0.
 
 Each case with a ``SparkCheck`` is rebuilt in PySpark: two MemoryStream inputs through
 ``StreamDriver``, ``withWatermark("t", delay)``, ``.join(other, F.expr(condition), how)``
@@ -34,7 +34,15 @@ import pytest
 from sjoin.api import check_text
 from sjoin.jvm.spark_driver import StreamDriver, parse_join_plan, split_top_level
 
-from ..planner.cases import BY_ID, CASES, SPARK_DDL, Case, SparkCheck, State, TwoStreamJoin
+from ..compiler.planning.cases import (
+    BY_ID,
+    CASES,
+    SPARK_DDL,
+    Case,
+    SparkCheck,
+    State,
+    TwoStreamJoin,
+)
 
 pytestmark = pytest.mark.spark
 

@@ -2,7 +2,7 @@
 plans: the generated job's ``build`` (compile_pyspark) runs on the local Spark, and the join
 type the planner says Spark runs (compiler/planning/readers.py, EliminateOuterJoin after
 TimeWindowing's isnotnull or a join's inferred one) is the one in the optimized plan, for
-each case of tests/planner/test_reader_filters.py."""
+each case of tests/compiler/planning/test_reader_filters.py."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ from sjoin.compiler.backends.pyspark import compile_pyspark
 from sjoin.compiler.vocabulary.model import JOIN_KINDS
 from sjoin.jvm.spark_driver import StreamDriver
 
-from ..planner.test_reader_filters import CASES, HEAD
+from ..compiler.planning.test_reader_filters import CASES, HEAD
 
 pytestmark = pytest.mark.spark
 

@@ -3,7 +3,7 @@
 - a pipeline SQL file is split into statements where SDP splits it
   (``SqlGraphRegistrationContext.splitSqlTextBySemicolon``);
 - a string literal's value is the one Spark's parser makes of it;
-- every statement of the hand-written pipelines (tests/sqlfront/pipelines) parses with
+- every statement of the hand-written pipelines (tests/compiler/frontend/pipelines) parses with
   Spark's own parser (the pipeline statements and the WATERMARK clause included);
 - Spark refuses a stream-stream LEFT ANTI JOIN and a window() in a join's ON, which the front
   end refuses (E033), and runs LEFT OUTER JOIN ... WHERE y.k IS NULL, which it reads as a left
@@ -21,11 +21,13 @@ import pytest
 from sjoin.api import check_pipeline
 from sjoin.compiler.frontend.sqlparse import iter_statement_spans
 
-from ..sqlfront.test_sqlparse import SPLITS, STRINGS, split
+from ..compiler.frontend.test_sqlparse import SPLITS, STRINGS, split
 
 pytestmark = pytest.mark.spark
 
-PIPELINES = sorted((Path(__file__).parent.parent / "sqlfront" / "pipelines").glob("*.sql"))
+PIPELINES = sorted(
+    (Path(__file__).resolve().parents[1] / "compiler" / "frontend" / "pipelines").glob("*.sql")
+)
 
 
 def test_statements_strings_and_grammar_are_sparks(spark: Any) -> None:
