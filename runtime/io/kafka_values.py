@@ -3,8 +3,8 @@
 Spark's default PERMISSIVE mode.
 
 What Spark's job makes of a value, checked on Spark 4.3
-(``tests/runtime/test_kafka_values_vs_spark.py`` runs every case of
-``tests/runtime/test_kafka_values.py`` through real ``from_json`` and ``from_csv``):
+(``tests/runtime/io/test_kafka_values_vs_spark.py`` runs every case of
+``tests/runtime/io/test_kafka_values.py`` through real ``from_json`` and ``from_csv``):
 
 * a field the record lacks is null, a field the stream does not declare is ignored, names
   match exactly: that is how the job reads JSON (Spark's own ``to_json`` leaves null fields

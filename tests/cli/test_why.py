@@ -27,7 +27,7 @@ from sjoin.runtime.observe.lineage import trace_run
 
 from ..parity.scenarios import SCENARIOS, records, row
 from ..parity.test_random import Case, cases
-from ..runtime.test_late_rows import EXTRA
+from ..runtime.engine.test_late_rows import EXTRA
 
 
 def _write(tmp: Path, spec: str, trace: list[dict[str, Any]] | Path) -> tuple[Path, Path]:

@@ -23,7 +23,7 @@ from sjoin.runtime.operators import columns_of
 from sjoin.runtime.query import ColumnarEngine
 from sjoin.runtime.rows.aggregate import AggregateOperator
 
-from .harness import plan_of
+from ..harness import plan_of
 
 COLUMNS = "k STRING, g BIGINT, t TIMESTAMP, x DOUBLE, i BIGINT, b BOOLEAN, d DECIMAL(6, 2)"
 STREAM = f"spark 4.3\nstream s ({COLUMNS}) watermark t delay 10 seconds\n"

@@ -19,7 +19,7 @@ from sjoin.runtime.columnar.trace import read_trace_columns
 from sjoin.runtime.engine.batches import Frame, Rows
 from sjoin.runtime.io.trace import Trace, TraceError, read_trace, schemas_of
 
-from .harness import plan_of
+from ..harness import plan_of
 
 SPEC = """spark 4.3
 stream c (k BIGINT, i INT, t TIMESTAMP, v STRING, b BOOLEAN, day DATE)

@@ -9,7 +9,7 @@ from sjoin.runtime import run
 from sjoin.runtime.operators import columns_of
 from sjoin.runtime.rows.aggregate import AggregateOperator
 
-from .harness import plan_of, trace_records, ts
+from ..harness import plan_of, trace_records, ts
 
 STREAM = (
     "spark 4.3\nstream s (k STRING, t TIMESTAMP, x DOUBLE, d DECIMAL(6, 2)) "

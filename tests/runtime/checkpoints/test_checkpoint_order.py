@@ -38,9 +38,9 @@ from sjoin.runtime import run, run_to_files
 from sjoin.runtime.checkpoints.checkpoint import PAUSE_ENV
 from sjoin.runtime.engine.index import EvictionIndex
 
-from .scenarios import by_name
+from ..scenarios import by_name
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 EXAMPLES = sorted((ROOT / "examples").glob("*.sjoin"))
 ENGINES = ("reference", "columnar")
 T0 = 1_767_225_600  # 2026-01-01T00:00:00Z

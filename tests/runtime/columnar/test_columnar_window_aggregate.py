@@ -38,8 +38,8 @@ from sjoin.runtime.io.output import output_line
 from sjoin.runtime.operators import columns_of, place
 from sjoin.runtime.rows.aggregate import AggregateOperator
 
-from ..parity.scenarios import SCENARIOS
-from .harness import plan_of
+from ...parity.scenarios import SCENARIOS
+from ..harness import plan_of
 
 JOIN = """spark 4.3
 stream l (k BIGINT, t TIMESTAMP, amount DECIMAL(12, 2)) watermark t delay 10 seconds

@@ -8,8 +8,8 @@ from sjoin.runtime import run
 from sjoin.runtime.engine.values import format_watermark
 from sjoin.runtime.engine.watermark import WatermarkNode, WatermarkTracker
 
-from .harness import plan_of, trace_records
-from .scenarios import range_spec, row, two_streams
+from ..harness import plan_of, trace_records
+from ..scenarios import range_spec, row, two_streams
 
 
 def test_node_takes_max_event_time_minus_delay_and_never_goes_back() -> None:

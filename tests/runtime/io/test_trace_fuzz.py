@@ -23,7 +23,7 @@ from sjoin.cli.main import main
 from sjoin.runtime.engine.values import dumps, json_converter
 from sjoin.runtime.io.trace import Trace, TraceError, read_trace, schemas_of
 
-from .harness import plan_of
+from ..harness import plan_of
 
 SPEC = """spark 4.0
 stream s (k BIGINT, i INT, sm SMALLINT, ti TINYINT, x DOUBLE, f FLOAT, d DECIMAL(10, 2),

@@ -13,8 +13,8 @@ from sjoin.runtime.engine.batches import Rows
 from sjoin.runtime.query import Query
 from sjoin.runtime.rows.join import JoinOperator, SideState
 
-from .harness import plan_of, trace_records
-from .scenarios import RANGE, range_spec, row
+from ..harness import plan_of, trace_records
+from ..scenarios import RANGE, range_spec, row
 
 
 class CountingDict(dict[Any, Any]):

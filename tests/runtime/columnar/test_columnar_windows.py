@@ -39,7 +39,7 @@ from sjoin.runtime.engine.eval import window_arguments
 from sjoin.runtime.engine.values import MAX_TIMESTAMP_US, MIN_TIMESTAMP_US, json_converter
 from sjoin.runtime.rows.join import JoinOperator, SideInput
 
-from .harness import plan_of
+from ..harness import plan_of
 
 STREAMS = """spark {version}
 stream l (k BIGINT, t TIMESTAMP, v STRING) watermark t delay 5 seconds

@@ -14,8 +14,8 @@ import pytest
 
 from sjoin.runtime import CheckpointError, run
 
-from .harness import plan_of, trace_records
-from .scenarios import range_spec, row, two_streams
+from ..harness import plan_of, trace_records
+from ..scenarios import range_spec, row, two_streams
 
 SPEC = range_spec("LEFT OUTER")
 BATCHES = [

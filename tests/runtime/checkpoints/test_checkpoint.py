@@ -24,7 +24,7 @@ from sjoin.runtime import CheckpointError, run, run_to_files
 from sjoin.runtime.checkpoints.checkpoint import PAUSE_ENV, REQUIRED, Checkpoint
 from sjoin.runtime.io import sinks
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 SPEC = ROOT / "examples" / "ad_attribution.sjoin"
 TRACE = ROOT / "examples" / "ad_attribution.trace.jsonl"
 CHAIN = ROOT / "examples" / "checkout_funnel.sjoin"

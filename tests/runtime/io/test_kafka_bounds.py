@@ -15,7 +15,7 @@ from sjoin.runtime import UsageError
 from sjoin.runtime.io.kafka_offsets import OffsetError, parse_starting
 from sjoin.runtime.io.kafka_trace import MAX_BROKERS, check_servers, parse_url
 
-SPEC = Path(__file__).resolve().parents[2] / "examples" / "ad_attribution.sjoin"
+SPEC = Path(__file__).resolve().parents[3] / "examples" / "ad_attribution.sjoin"
 
 
 def cli(*args: object) -> tuple[int, str]:

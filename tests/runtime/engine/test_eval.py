@@ -21,7 +21,7 @@ from sjoin.runtime.engine.eval import (
 from sjoin.runtime.engine.values import parse_timestamp
 from sjoin.runtime.errors import QueryError, UnsupportedExpression
 
-from .harness import plan_of
+from ..harness import plan_of
 
 COLUMNS = "x BIGINT, i INT, y DOUBLE, s STRING, t TIMESTAMP, d DECIMAL(10, 2), b BOOLEAN, dt DATE"
 NAMES = ["x", "i", "y", "s", "t", "d", "b", "dt"]
@@ -379,7 +379,7 @@ def test_decimal_arithmetic_keeps_its_types_scale(text: str, value: str, expecte
 
 def test_decimal_arithmetic_overflow_is_null_without_ansi_and_an_error_with() -> None:
     """Checked on Spark 4.3 with spark.sql.ansi.enabled false (NULL) and true (the error:
-    tests/runtime/test_eval_vs_spark.py)."""
+    tests/runtime/engine/test_eval_vs_spark.py)."""
     text = f"CAST(A.x AS DECIMAL(38, 0)) + {BIG38}"
     assert ev(text, {"x": 1}, spark="3.5") is None
     with pytest.raises(QueryError, match="NUMERIC_VALUE_OUT_OF_RANGE"):

@@ -16,7 +16,7 @@ from sjoin.api import check_text
 from sjoin.runtime import run
 from sjoin.runtime.errors import QueryError
 
-from .harness import plan_of
+from ..harness import plan_of
 from .test_eval import ev
 
 # a run of the pathological shape takes Java minutes; here each call must be quick

@@ -25,7 +25,7 @@ from sjoin.cli.main import main
 from sjoin.runtime import CheckpointError, RunError, run_to_files
 from sjoin.runtime.checkpoints.checkpoint import Checkpoint
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 EXAMPLES = ROOT / "examples"
 
 AGGREGATE = """spark 4.3
@@ -297,8 +297,8 @@ def test_a_refused_mutation_exits_1_from_the_cli(scratch: Path) -> None:
 
 
 def _every_run() -> Iterator[tuple[str, Any, Any, str | None]]:
-    from .harness import trace_records
-    from .scenarios import SCENARIOS
+    from ..harness import trace_records
+    from ..scenarios import SCENARIOS
 
     for s in SCENARIOS:
         yield s.name, s.plan, trace_records(s.batches), s.relation

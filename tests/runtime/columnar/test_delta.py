@@ -30,8 +30,8 @@ from sjoin.runtime.columnar.delta import (
 from sjoin.runtime.columnar.parquet_out import folder_name
 from sjoin.runtime.io.trace import schemas_of
 
-from ..conftest import EXAMPLES
-from .harness import plan_of
+from ...conftest import EXAMPLES
+from ..harness import plan_of
 
 SPEC = """spark 4.2
 stream l (k BIGINT, t TIMESTAMP, v STRING) watermark t delay 1 second{l_from}
@@ -716,7 +716,7 @@ def test_delta_output_without_its_packages_says_what_to_install(
     commit saying "No module named 'pyarrow'"."""
     import tomllib
 
-    extras = tomllib.loads((Path(__file__).parents[2] / "pyproject.toml").read_text())
+    extras = tomllib.loads((Path(__file__).parents[3] / "pyproject.toml").read_text())
     wanted = extras["project"]["optional-dependencies"]["delta"]
     assert {w.split(">")[0] for w in wanted} == {"deltalake", "pyarrow"}
     monkeypatch.setitem(__import__("sys").modules, module, None)  # import raises ImportError

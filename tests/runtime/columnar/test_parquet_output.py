@@ -17,8 +17,8 @@ from sjoin.runtime import ENGINES, EngineName, UsageError, run, run_to_files
 from sjoin.runtime.columnar.parquet_out import folder_name, unsupported_column
 from sjoin.runtime.engine.values import json_converter
 
-from ..conftest import EXAMPLES
-from .harness import plan_of
+from ...conftest import EXAMPLES
+from ..harness import plan_of
 
 
 def _micros(stamp: Any) -> int:

@@ -18,7 +18,7 @@ from sjoin.runtime.engine.values import (
 )
 from sjoin.runtime.io.trace import TraceError, read_trace, schemas_of
 
-from .harness import plan_of
+from ..harness import plan_of
 
 SPEC = """spark 4.3
 stream s (k BIGINT, t TIMESTAMP, v STRING, d DECIMAL(5, 2), x DOUBLE, b BOOLEAN, day DATE)

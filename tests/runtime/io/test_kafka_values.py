@@ -19,7 +19,7 @@ from sjoin.runtime.engine.values import parse_timestamp
 from sjoin.runtime.io.kafka_values import RecordFault, record_reader, session_zone
 from sjoin.runtime.io.trace import schemas_of
 
-from .harness import plan_of
+from ..harness import plan_of
 
 COLUMNS = {
     "b": "BIGINT",

@@ -50,7 +50,7 @@ from sjoin.runtime.io.trace import (
     schemas_of,
 )
 
-from .harness import plan_of
+from ..harness import plan_of
 
 # --------------------------------------------------------------------------- the table
 

@@ -20,7 +20,7 @@ from sjoin.compiler.vocabulary.model import SparkVersion, WatermarkChoice, Water
 from sjoin.compiler.vocabulary.settings import settings_of
 from sjoin.runtime import run
 
-from ..parity.scenarios import SCENARIOS, records
+from ...parity.scenarios import SCENARIOS, records
 
 GLOBAL_NOW = WatermarkChoice("global", "this")
 
