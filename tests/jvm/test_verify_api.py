@@ -30,7 +30,7 @@ from sjoin.jvm.verify import (
     verify_spec,
 )
 
-from .scenarios import EXAMPLES
+from ..parity.scenarios import EXAMPLES
 
 ROOT = Path(__file__).resolve().parents[2]
 
