@@ -58,7 +58,8 @@ settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 # where pytest-xdist 3.8 no longer changes it, so loadgroup saw every test alone. Each worker
 # writes the group of each test it collected into a folder of the run (the controller makes
 # it and hands it down in the environment); the scheduler reads it when it schedules.
-# (parity_spark, tests/parity/test_parity.py: the local session, or a --parity-python child's)
+# (parity_spark, tests/integration/parity/test_parity.py: the local session, or a --parity-python
+# child's)
 JVM_FIXTURES = frozenset(
     {"spark", "verify_spark", "kafka_spark", "kafka_broker", "parity_spark", "connect_server"}
 )
@@ -71,9 +72,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         action="append",
         default=[],
         metavar="PATH",
-        help="also run the parity suite (tests/parity/test_parity.py) on the pyspark of the "
-        "interpreter PATH, in one child process (as `sjoin verify --python PATH` runs a job); "
-        "scripts/test.sh passes Spark 3.5's",
+        help="also run the parity suite (tests/integration/parity/test_parity.py) on the pyspark "
+        "of the interpreter PATH, in one child process (as `sjoin verify --python PATH` runs a "
+        "job); scripts/test.sh passes Spark 3.5's",
     )
 
 
@@ -154,7 +155,8 @@ def pytest_runtest_call(item: pytest.Item) -> Iterator[None]:
     return result
 
 
-# the inputs the fuzz tests checked (tests/fuzz/conftest.py puts them in each test's report)
+# the inputs the fuzz tests checked (tests/integration/fuzz/conftest.py puts them in each test's
+# report)
 FUZZ_TOTALS: Counter[str] = Counter()
 
 
@@ -199,7 +201,8 @@ def text_snapshot(snapshot):  # type: ignore[no-untyped-def]
 
 
 def _connector_jars() -> tuple[str, ...]:
-    """Spark's Kafka connector for the one session (tests/kafka use it), from sjoin's cache
+    """Spark's Kafka connector for the one session (tests/integration/kafka use it), from sjoin's
+    cache
     (scripts/setup.sh fills it; fetched here on first use otherwise)."""
     try:
         import pyspark
@@ -211,7 +214,7 @@ def _connector_jars() -> tuple[str, ...]:
         jars = connector_jars(
             pyspark.__version__, ["kafka"], Path(pyspark.__file__).parent / "jars"
         )
-    except JarsUnavailable:  # tests/kafka skip (or fail in CI) with the fetch command
+    except JarsUnavailable:  # tests/integration/kafka skip (or fail in CI) with the fetch command
         return ()
     return tuple(str(p) for p in jars.paths)
 

@@ -355,7 +355,7 @@ VARIABLE_UNITS: Final = ("month", "months", "year", "years")
 # and IntervalUtils.stringToInterval in `INTERVAL '30 minutes'` and window() durations), by
 # the unit sjoin reads for each of them.  sjoin's own short spellings (`ms`, `sec`, `secs`,
 # `min`, `mins`) are none of them: Spark fails on `INTERVAL 30 MINS` with PARSE_SYNTAX_ERROR
-# (checked on Spark 4.3, tests/spark/test_interval_units.py), so generated SQL carries
+# (checked on Spark 4.3, tests/integration/spark/test_interval_units.py), so generated SQL carries
 # `spark_unit`'s word instead.
 SPARK_UNITS: Final[dict[str, str]] = {
     "ms": "MILLISECONDS",

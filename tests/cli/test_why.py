@@ -25,8 +25,8 @@ from sjoin.runtime import run
 from sjoin.runtime.engine.values import dumps
 from sjoin.runtime.observe.lineage import trace_run
 
-from ..parity.scenarios import SCENARIOS, records, row
-from ..parity.test_random import Case, cases
+from ..integration.parity.scenarios import SCENARIOS, records, row
+from ..integration.parity.test_random import Case, cases
 from ..runtime.engine.test_late_rows import EXTRA
 
 

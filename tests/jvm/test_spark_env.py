@@ -27,7 +27,7 @@ from sjoin.jvm.spark_driver import (
 )
 from sjoin.jvm.spark_env import RemoteSpark, cache_dir, ensure_env, env_command
 
-from ..parity.scenarios import EXAMPLES
+from ..integration.parity.scenarios import EXAMPLES
 
 SPEC = str(EXAMPLES / "unpaid_orders.sjoin")
 TRACE = str(EXAMPLES / "unpaid_orders.trace.jsonl")

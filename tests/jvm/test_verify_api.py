@@ -30,7 +30,7 @@ from sjoin.jvm.verify import (
     verify_spec,
 )
 
-from ..parity.scenarios import EXAMPLES
+from ..integration.parity.scenarios import EXAMPLES
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -130,7 +130,7 @@ def test_every_planned_case_renders(chromium: Chromium, mermaid_js: Path, tmp_pa
     """Every spec of the plan catalogue and of the diagnostics cases that plans, in one page:
     Mermaid parses and draws each diagram (windows, outer joins, chains, rejected pipelines)."""
     specs = [(case.id, check_text(case.spec)) for case in CASES]
-    cases = ROOT / "tests" / "diagnostics" / "cases"
+    cases = ROOT / "tests" / "compiler" / "diagnostics" / "cases"
     specs += [(path.stem, check_file(path)) for path in sorted(cases.glob("*.sjoin"))]
     diagrams = [(name, mermaid(r.plan)) for name, r in specs if r.plan is not None]
     assert len(diagrams) > 100

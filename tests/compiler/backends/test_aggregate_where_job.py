@@ -3,8 +3,9 @@ that only it reads (Spark runs it as INNER, the one-side conjuncts below the joi
 stream's watermark node, and pushed below a union's inputs' watermark nodes.  Its plan (text
 and JSON), its generated PySpark job and its pipeline SQL, snapshotted; the job is valid Python
 and writes the WHERE where it is written, `.where` before `.groupBy`.  Its semantics are the
-parity scenarios' `aggregate_where_*` (tests/parity/scenarios.py), checked on Spark 4.3.0;
-Spark's optimized plans are tests/spark/test_aggregate_where_on_spark.py's."""
+parity scenarios' `aggregate_where_*` (tests/integration/parity/scenarios.py), checked on Spark
+4.3.0;
+Spark's optimized plans are tests/integration/spark/test_aggregate_where_on_spark.py's."""
 
 from __future__ import annotations
 

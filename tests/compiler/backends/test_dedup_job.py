@@ -1,7 +1,7 @@
 """A pipeline that deduplicates its Kafka inputs before an interval join
 (`dedup_payments.sjoin`): its plan (text and JSON) and its generated PySpark job, snapshotted;
 the job is valid Python and calls Spark's own methods.  Its semantics are the parity
-scenarios' `dedup_*` (tests/parity/scenarios.py), checked on Spark 4.3.0."""
+scenarios' `dedup_*` (tests/integration/parity/scenarios.py), checked on Spark 4.3.0."""
 
 from __future__ import annotations
 

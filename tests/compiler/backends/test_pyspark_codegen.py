@@ -34,11 +34,12 @@ def test_generated_job_snapshot(spec: Path, snapshot) -> None:  # type: ignore[n
 def test_generated_job_snapshot_of_columns_from_kafka_records(snapshot) -> None:  # type: ignore[no-untyped-def]
     """`timestamp_column` / `key_column`: those columns from the record's `timestamp` and
     `CAST(key AS STRING)`, the rest parsed from the value by VALUE_SCHEMAS; the options never
-    reach Spark's source (tests/kafka/test_record_columns.py runs this job on a broker)."""
-    spec = Path(__file__).resolve().parents[2] / "kafka" / "record_columns.sjoin"
+    reach Spark's source (tests/integration/kafka/test_record_columns.py runs this job on a
+    broker)."""
+    spec = Path(__file__).resolve().parents[2] / "integration" / "kafka" / "record_columns.sjoin"
     result = check_file(spec)
     assert result.ok and result.plan is not None
-    code = compile_pyspark(result.plan, "tests/kafka/record_columns.sjoin")
+    code = compile_pyspark(result.plan, "tests/integration/kafka/record_columns.sjoin")
     compile(code, spec.name, "exec")
     assert "timestamp_column" not in code and "key_column" not in code
     assert code == snapshot(extension_class=PythonSnapshot)

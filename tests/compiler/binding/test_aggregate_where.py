@@ -1,7 +1,7 @@
 """An aggregate's WHERE (`aggregate a = REL AS x WHERE cond GROUP BY ...`): parsed, bound over
 the input's columns, its errors at their places; planned as Spark runs `df.where(cond)
 .groupBy(...)` (the Filter below the aggregate, pushed down where Spark's optimizer pushes it:
-tests/spark/test_aggregate_where_on_spark.py checks those facts on Spark 4.3.0)."""
+tests/integration/spark/test_aggregate_where_on_spark.py checks those facts on Spark 4.3.0)."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """Every command on a pipeline: a .sql file, a project directory, or its spark-pipeline.yml,
 wherever a .sjoin spec is taken (`check`, `plan`, `compile`, `run`, `diff`, `fmt`, `why`;
-`verify` runs on Spark: tests/spark/test_sql_front_on_spark.py)."""
+`verify` runs on Spark: tests/integration/spark/test_sql_front_on_spark.py)."""
 
 from __future__ import annotations
 

@@ -22,7 +22,7 @@ from sjoin import grammar
 
 from ...conftest import EXAMPLES, ROOT
 
-CASES = sorted((ROOT / "tests" / "diagnostics" / "cases").glob("E001_*.sjoin"))
+CASES = sorted((ROOT / "tests" / "compiler" / "diagnostics" / "cases").glob("E001_*.sjoin"))
 
 
 def shape(text: str, parser: Lark) -> Any:
@@ -237,7 +237,7 @@ def test_the_commands_never_depend_on_the_cache(tmp_path: Path) -> None:
     """`check` and `compile`, on a clean spec and on one with errors, answer the same
     with a fresh cache, a loaded one, a corrupt one and one that cannot be written (its
     folder's place is a file: even root cannot write there)."""
-    bad = ROOT / "tests" / "diagnostics" / "cases" / "E001_missing_on.sjoin"
+    bad = ROOT / "tests" / "compiler" / "diagnostics" / "cases" / "E001_missing_on.sjoin"
     spec = EXAMPLES[0]
     commands = [("check", str(spec)), ("check", str(bad)), ("compile", str(spec))]
     fresh = str(tmp_path / "fresh")

@@ -313,7 +313,7 @@ def test_both_engines_evaluate_the_new_forms(engine: str, version: str) -> None:
     """NULL <=> NULL is true, never NULL; `||` is NULL when a side is, and casts a number
     to its text; try_cast is NULL where ANSI's CAST fails (whatever the mode): a bad
     string, ' 2 ' is 2, 300 overflows a TINYINT (checked on Spark 4.3.0:
-    tests/spark/test_shared_expressions_on_spark.py)."""
+    tests/integration/spark/test_shared_expressions_on_spark.py)."""
     rows = _rows(version, engine)
     assert [(r["nse"], r["dist"]) for r in rows] == [(True, False), (True, False), (False, True)]
     assert [(r["cat"], r["cat_num"], r["xs"]) for r in rows] == [
@@ -327,7 +327,8 @@ def test_both_engines_evaluate_the_new_forms(engine: str, version: str) -> None:
 def test_a_null_safe_key_is_planned_as_sparks_two_keys_in_both_front_ends(tmp_path: Any) -> None:
     """Spark's ExtractEquiJoinKeys makes `<=>` (IS NOT DISTINCT FROM) between the sides two
     join keys, (coalesce(l, default), coalesce(r, default)) and (isnull(l), isnull(r)); both
-    front ends plan them so (tests/spark/test_null_safe_keys_on_spark.py: Spark's keys), and
+    front ends plan them so (tests/integration/spark/test_null_safe_keys_on_spark.py: Spark's
+    keys), and
     IS DISTINCT FROM between the sides is a post-join condition, no key."""
     from sjoin.api import check_pipeline
 

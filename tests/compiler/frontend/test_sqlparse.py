@@ -1,7 +1,8 @@
 """The SQL front end's reader (compiler/frontend/sqlparse.py): statements split as SDP splits them,
 Spark's literals, every statement form, the `-- sjoin:` lines, and each syntax error at its
 place.  What these tests take from Spark (the split, the string escapes, the grammar's
-accepting a statement) is checked on Spark 4.3 in tests/spark/test_sql_front_on_spark.py."""
+accepting a statement) is checked on Spark 4.3 in
+tests/integration/spark/test_sql_front_on_spark.py."""
 
 from __future__ import annotations
 

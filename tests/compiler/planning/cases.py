@@ -7,7 +7,8 @@ Every case names the source of its expectation:
   (``/work/shared/reference/spark-stream-join-semantics.md``), which records runs of real
   Spark;
 * ``run: Spark 4.3.0``: checked against real local Spark 4.3.0 by
-  ``tests/spark/test_plan_vs_spark.py`` (every case with a ``spark`` check is re-run there);
+  ``tests/integration/spark/test_plan_vs_spark.py`` (every case with a ``spark`` check is re-run
+  there);
 * a Spark source file (``StreamingJoinHelper.scala``, ``UnsupportedOperationChecker.scala``)
   where the expectation was read in code.
 
@@ -128,7 +129,7 @@ class TwoStreamJoin:
 
 @dataclass(frozen=True)
 class SparkCheck:
-    """How ``tests/spark/test_plan_vs_spark.py`` rebuilds the case in PySpark.
+    """How ``tests/integration/spark/test_plan_vs_spark.py`` rebuilds the case in PySpark.
 
     Generic (``custom is None``): the case's ``TwoStreamJoin`` on two MemoryStreams with
     ``withWatermark("t", delay)``; one row per side (key 1) at ``times`` seconds, then, if

@@ -9,8 +9,9 @@ the expression cases were each run on Spark 4.3.0 (optimized plans: ``CAST(i AS 
 k``, ``CAST(i AS DOUBLE)``, ``CAST(d AS TIMESTAMP)``, ``CAST(i AS DECIMAL(12,2))``, a
 BETWEEN over ``k + 1``, ``k = k + 1`` inferring nothing, ``IS NOT NULL`` never substituted,
 a same-side equality pushed below the join reaching the other side);
-tests/spark/test_infer_on_spark.py checks the per-join-type sides and the one-step rule on
-the running Spark, and tests/parity/scenarios.py (``*_inferred_*``) the state rows.
+tests/integration/spark/test_infer_on_spark.py checks the per-join-type sides and the one-step rule
+on
+the running Spark, and tests/integration/parity/scenarios.py (``*_inferred_*``) the state rows.
 """
 
 from __future__ import annotations

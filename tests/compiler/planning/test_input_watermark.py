@@ -4,7 +4,8 @@ on the join's output, through every stage: bind (the column's mark), the plan (i
 watermark each operator uses, E034 per version and setting), its text and JSON, both back
 ends, `fmt` both ways, and both engines.
 
-The Spark facts, seen on Spark 4.3.0 and 3.5.9 (tests/spark/test_input_watermark_on_spark.py,
+The Spark facts, seen on Spark 4.3.0 and 3.5.9
+(tests/integration/spark/test_input_watermark_on_spark.py,
 and the parity scenarios `input_watermark_*`): with `allowMultiple=true` the query runs
 batch 0 and fails at the first batch whose watermark is above 0 with `Redefining watermark is
 disallowed. ...`; with `false` it runs, with the watermarks and rows of ``SPARK_43`` below."""

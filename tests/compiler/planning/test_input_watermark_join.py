@@ -8,7 +8,8 @@ plan (the side's node, E034 per version and setting), its text and JSON, both ba
 
 The Spark facts, seen on Spark 4.3.0: with `allowMultiple=true` the job runs batch 0 and fails
 at the first batch whose watermark is above 0 with `Redefining watermark is disallowed. ...`
-(tests/spark/test_input_watermark_on_spark.py); with `false` it runs, batch by batch as the
+(tests/integration/spark/test_input_watermark_on_spark.py); with `false` it runs, batch by batch as
+the
 runtime runs it (parity scenario `input_watermark_join_then_join`), and with no watermark
 below the new node Spark runs it under the default too (parity scenario
 `input_watermark_join_side_without_watermark_below`)."""

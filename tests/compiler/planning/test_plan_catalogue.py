@@ -126,7 +126,7 @@ SPARK_RUNS = [c for c in CASES if c.spark is not None and c.spark.error is None]
 
 @pytest.mark.parametrize("case", SPARK_RUNS, ids=[c.id for c in SPARK_RUNS])
 def test_cases_spark_runs_have_no_error(case: Case) -> None:
-    """A case that Spark runs (tests/spark/test_plan_vs_spark.py) must plan without an
+    """A case that Spark runs (tests/integration/spark/test_plan_vs_spark.py) must plan without an
     error, or the Spark test fails: checked here without a JVM."""
     codes, _ = plan(case)
     assert not {c for c in codes if c.startswith("E")}, sorted(codes)

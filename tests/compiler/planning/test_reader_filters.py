@@ -1,7 +1,7 @@
 """A reader's null-rejecting filter over an outer join (compiler/planning/readers.py): which
 join Spark runs (EliminateOuterJoin), which isnotnull it pushes into which side, what W015
 says and `sjoin plan` shows.  Each join type here is the one Spark 4.3.0's optimized plan
-shows for the same query (tests/spark/test_reader_filters_on_spark.py)."""
+shows for the same query (tests/integration/spark/test_reader_filters_on_spark.py)."""
 
 from __future__ import annotations
 

@@ -2,7 +2,7 @@
 Spark's PushDownLeftSemiAntiJoin runs it, one join per union input (each with its input's
 columns, event time and state) and a union of them under the join's name, and leaves it as
 written where Spark's rule does not apply (LEFT ANTI, a union on the right, a watermark
-defined over the union, a static table).  The Spark facts: tests/spark/
+defined over the union, a static table).  The Spark facts: tests/integration/spark/
 test_semi_over_union_on_spark.py; batch by batch on Spark: the parity scenarios
 ``union_below_a_left_semi_join*`` and ``union_of_three_below_a_left_semi_join``."""
 

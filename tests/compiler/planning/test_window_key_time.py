@@ -1,6 +1,7 @@
 """A window-key join recomputes each side's time column without watermark metadata; an
 Append aggregate over it that groups by a window of that column is refused with E023 (as
-Spark refuses it: tests/spark/test_window_key_time_on_spark.py), and the help says why."""
+Spark refuses it: tests/integration/spark/test_window_key_time_on_spark.py), and the help says
+why."""
 
 from __future__ import annotations
 

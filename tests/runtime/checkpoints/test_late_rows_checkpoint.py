@@ -26,7 +26,7 @@ from sjoin.cli.main import main
 from sjoin.runtime import ENGINES, CheckpointError, run, run_to_files
 from sjoin.runtime.checkpoints.checkpoint import PAUSE_ENV, Checkpoint
 
-from ...parity.scenarios import ts
+from ...integration.parity.scenarios import ts
 
 # a join and an aggregate of a stream, two queries: both drop late rows
 SPEC = """spark 4.3

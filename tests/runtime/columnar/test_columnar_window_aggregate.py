@@ -10,7 +10,7 @@ its event time (Spark's eviction reads a struct key's second field; the referenc
 rows (NULL windows, windows of two lengths, NULL keys and amounts) and watermarks, fed as a
 frame or as rows: output rows in order (windows as tuples), metrics, and the state after
 each batch (snapshots equal); a snapshot of either operator restores the other mid-run.
-``tests/parity/scenarios.py`` holds the ``window_key_join_then_*`` scenarios, checked on
+``tests/integration/parity/scenarios.py`` holds the ``window_key_join_then_*`` scenarios, checked on
 real Spark (``test_parity.py``) and on both engines (``test_engines.py``).
 """
 
@@ -38,7 +38,7 @@ from sjoin.runtime.io.output import output_line
 from sjoin.runtime.operators import columns_of, place
 from sjoin.runtime.rows.aggregate import AggregateOperator
 
-from ...parity.scenarios import SCENARIOS
+from ...integration.parity.scenarios import SCENARIOS
 from ..harness import plan_of
 
 JOIN = """spark 4.3

@@ -2,7 +2,7 @@
 trace's batches exactly; versions are cut into micro-batches as Spark's Delta source admits
 files; every table a replay cannot give exactly is refused with the reason; Delta output
 holds what the JSON lines show, and neither a restart nor a new run writes a row twice.
-(What Spark does with the same tables: tests/delta/test_delta_on_spark.py.)"""
+(What Spark does with the same tables: tests/integration/delta/test_delta_on_spark.py.)"""
 
 from __future__ import annotations
 

@@ -20,8 +20,8 @@ from sjoin.cli.main import main
 from sjoin.compiler.planning.plan import DedupNode, UnionNode
 from sjoin.runtime import ENGINES, EngineName, run
 
-from ...parity.scenarios import SCENARIOS, records, row, ts
-from ...parity.test_random import Case, cases
+from ...integration.parity.scenarios import SCENARIOS, records, row, ts
+from ...integration.parity.test_random import Case, cases
 
 SPEC_LR = """spark 4.3
 stream l (k BIGINT, t TIMESTAMP, v STRING) watermark t delay 10 seconds

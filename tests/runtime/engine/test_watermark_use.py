@@ -4,7 +4,8 @@ it.  With ``allow_multiple_stateful_operators = false`` Spark (3.5+: the
 both late rows and eviction; with true the second join evicts with the watermark propagated
 from the first.  The expected figures were recorded on Spark 4.3.0 (stateOperators of the
 four batches, and the executed plans' eventTimeWatermarkForEviction); the parity scenarios
-``chain_allow_multiple_false`` / ``_true`` (tests/parity) check them live on every CI run.
+``chain_allow_multiple_false`` / ``_true`` (tests/integration/parity) check them live on every CI
+run.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from sjoin.compiler.vocabulary.model import SparkVersion, WatermarkChoice, Water
 from sjoin.compiler.vocabulary.settings import settings_of
 from sjoin.runtime import run
 
-from ...parity.scenarios import SCENARIOS, records
+from ...integration.parity.scenarios import SCENARIOS, records
 
 GLOBAL_NOW = WatermarkChoice("global", "this")
 

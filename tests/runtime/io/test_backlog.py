@@ -3,7 +3,8 @@ waiting when the query started, so Spark runs them back to back, each query's no
 batches only once its sources have nothing in the next batch, and after the last one as a
 running query does, also under available_now (which stops once nothing more is due), but none
 under once (one batch, then Spark stops).  Seen on Spark 4.3 with availableNow, once and
-maxOffsetsPerTrigger (tests/kafka/test_replay_on_spark.py and test_record_columns.py check it
+maxOffsetsPerTrigger (tests/integration/kafka/test_replay_on_spark.py and test_record_columns.py
+check it
 batch by batch)."""
 
 from __future__ import annotations

@@ -265,7 +265,7 @@ def test_decimal_buffers_follow_sparks_decimal_aggregates(
 ) -> None:
     """Spark's DecimalAggregates rewrites a sum or average of a narrow DECIMAL over its
     unscaled value, so a precision change inside those bounds keeps the state's value
-    schema (the schemas checked on Spark: tests/spark/test_capacity_on_spark.py)."""
+    schema (the schemas checked on Spark: tests/integration/spark/test_capacity_on_spark.py)."""
     plans = [check_text(DECIMALS.format(p=p, call=call)).plan for p in (old, new)]
     assert plans[0] is not None and plans[1] is not None
     (op,) = diff_plans(plans[0], plans[1]).queries[0].operators
