@@ -1,6 +1,5 @@
 """The catalogue of Spark Declarative Pipelines (tests/integration/pipelines/catalogue/): run each
-case
-with SDP's own CLI on local Spark through one Spark Connect server, and record what Spark
+case with SDP's own CLI on local Spark through one Spark Connect server, and record what Spark
 does with it in the case's `expected.json`.
 
     .venv/bin/python scripts/pipeline_catalogue.py record [CASE ...]   # (re)write expected.json

@@ -92,8 +92,7 @@ def jvm_group(item: pytest.Item) -> str | None:
 def _uses_fixture(item: pytest.Item, name: str) -> bool:
     """Whether ``item`` gets the fixture ``name``: not when a parameter of its own has the
     name (tests/compiler/binding's tables have a column `spark`, the type Spark recorded: a string,
-    no
-    session), which pytest also lists among the test's fixture names."""
+    no session), which pytest also lists among the test's fixture names."""
     if name not in getattr(item, "fixturenames", ()):
         return False
     info = getattr(item, "_fixtureinfo", None)  # pytest's: no public way to tell them apart
@@ -202,8 +201,7 @@ def text_snapshot(snapshot):  # type: ignore[no-untyped-def]
 
 def _connector_jars() -> tuple[str, ...]:
     """Spark's Kafka connector for the one session (tests/integration/kafka use it), from sjoin's
-    cache
-    (scripts/setup.sh fills it; fetched here on first use otherwise)."""
+    cache (scripts/setup.sh fills it; fetched here on first use otherwise)."""
     try:
         import pyspark
 

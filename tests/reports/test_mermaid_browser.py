@@ -142,8 +142,7 @@ def test_every_hostile_name_renders_as_written(
 ) -> None:
     """Names that hold Mermaid's entity codes and stand-ins, HTML, Markdown, KaTeX, icons
     and flowchart syntax, in every place of a chain (tests/compiler/describe/test_diagram.py): each
-    diagram
-    renders, with every label line drawn as written, and none drawn as markup."""
+    diagram renders, with every label line drawn as written, and none drawn as markup."""
     cases = hostile_diagrams()
     dom = render_all(chromium, mermaid_js, [(key, d) for key, d, _ in cases], tmp_path)
     for index, (key, diagram, n) in enumerate(cases):

@@ -2,8 +2,7 @@
 the input's watermark node), `sjoin plan`'s text, JSON and Mermaid, the generated job, and both
 engines running it alike, batch by batch, with the filters below the watermark node changing
 the watermark as Spark's do (tests/integration/spark/test_where_on_spark.py reads these facts from
-real
-Spark 4.3's optimized plans)."""
+real Spark 4.3's optimized plans)."""
 
 from __future__ import annotations
 

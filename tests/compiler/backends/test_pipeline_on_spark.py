@@ -17,8 +17,7 @@ milliseconds, decimals as JSON numbers).
 
 One Spark Connect server serves every pipeline of the test run (the session fixture
 `connect_server` of tests/conftest.py, which tests/integration/pipelines/ shares), each pipeline in
-its
-own database; the pipelines set `spark.sql.shuffle.partitions` to 2 where the spec leaves it
+its own database; the pipelines set `spark.sql.shuffle.partitions` to 2 where the spec leaves it
 unset (the only conf the test adds; results do not depend on it).
 """
 

@@ -269,8 +269,7 @@ def test_predicted_rows_and_output_match_the_runtime(
 ) -> None:
     """Generated traces at the case's rates: the state rows after warm-up within 10% of the
     runtime's numRowsTotal (the same as Spark's: tests/integration/parity), the output rows per
-    second
-    within 10% (an unbounded side: the rows at the last batch, rate x elapsed time)."""
+    second within 10% (an unbounded side: the rows at the last batch, rate x elapsed time)."""
     (case,) = [c for c in bench.CASES if c.name == name]
     cap, observed, _ = bench.run_case(case)
     op = cap.operators[0]

@@ -5,8 +5,7 @@ project to a spec that plans the same.
 - a static table is one form in both: ``CREATE MATERIALIZED VIEW name (col TYPE, ...) AS
   SELECT CAST(col AS TYPE) AS col, ... FROM fmt.`path` WITH ('option' = 'value')``, the
   dataset SDP runs (tests/compiler/backends/test_pipeline_on_spark.py runs order_revenue's), for
-  each
-  format a table reads, with options, and with hostile paths, options and column names;
+  each format a table reads, with options, and with hostile paths, options and column names;
 - a dedup is a Python flow of the project (SDP's SQL has no dropDuplicates), declared in
   sjoin-schemas.sql (``-- sjoin: dedup ON (...)`` before the query of its one read), and the
   declaration is checked against the flow's dropDuplicates call; a Python flow sjoin does

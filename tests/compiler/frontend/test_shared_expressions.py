@@ -328,8 +328,7 @@ def test_a_null_safe_key_is_planned_as_sparks_two_keys_in_both_front_ends(tmp_pa
     """Spark's ExtractEquiJoinKeys makes `<=>` (IS NOT DISTINCT FROM) between the sides two
     join keys, (coalesce(l, default), coalesce(r, default)) and (isnull(l), isnull(r)); both
     front ends plan them so (tests/integration/spark/test_null_safe_keys_on_spark.py: Spark's
-    keys), and
-    IS DISTINCT FROM between the sides is a post-join condition, no key."""
+    keys), and IS DISTINCT FROM between the sides is a post-join condition, no key."""
     from sjoin.api import check_pipeline
 
     on = "a.k <=> b.k AND b.t BETWEEN a.t AND a.t + INTERVAL 5 SECONDS"

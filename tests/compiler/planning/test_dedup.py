@@ -6,8 +6,7 @@ diagnostics (W001, E021, E022, E025, E027, E004, E032), `sjoin plan` text, JSON 
 
 The Spark facts these tests rely on were seen on Spark 4.3.0 (the parity scenarios `dedup_*`
 of tests/integration/parity/scenarios.py, compared batch by batch with `sjoin verify`): the first
-row of a
-key in a batch passes; a key is removed when its event-time key column (or, within the
+row of a key in a batch passes; a key is removed when its event-time key column (or, within the
 watermark, its first row's time plus the delay) is at or below the eviction watermark; late
 rows are dropped on the input's event-time column whether or not it is a key; a no-data
 batch runs whenever the watermark moves; Spark's text for WITHIN WATERMARK without a

@@ -5,8 +5,7 @@ Spark facts: SPARK-56280 (apache/spark#55088) made ``BaseStreamingDeduplicateExe
 ``NormalizeFloatingNumbers.normalize`` on its keys; the call is in the spark-sql jars of
 4.2.0, 4.2.1 and 4.3.0 and not in those of 3.5.9, 4.0.5 and 4.1.4 (javap of the class).  On
 real Spark the parity scenario ``dedup_double_key`` (tests/integration/parity/scenarios.py) keeps
--0.0
-and 0.0 as two keys on 3.5 (CI's run, session 36) and as one on 4.3.0; its NaNs are one key
+-0.0 and 0.0 as two keys on 3.5 (CI's run, session 36) and as one on 4.3.0; its NaNs are one key
 on both."""
 
 from __future__ import annotations

@@ -2,15 +2,13 @@
 delay 30 seconds INNER JOIN c ...`, a pipeline's `STREAM(v) WATERMARK lt DELAY OF ...` on a
 join's view read by a join): Spark's withWatermark on that output, as for an aggregate
 (tests/compiler/planning/test_input_watermark.py), through bind (the side's one event-time column),
-the
-plan (the side's node, E034 per version and setting), its text and JSON, both back ends,
+the plan (the side's node, E034 per version and setting), its text and JSON, both back ends,
 `fmt`, `sjoin diff` and both engines.
 
 The Spark facts, seen on Spark 4.3.0: with `allowMultiple=true` the job runs batch 0 and fails
 at the first batch whose watermark is above 0 with `Redefining watermark is disallowed. ...`
 (tests/integration/spark/test_input_watermark_on_spark.py); with `false` it runs, batch by batch as
-the
-runtime runs it (parity scenario `input_watermark_join_then_join`), and with no watermark
+the runtime runs it (parity scenario `input_watermark_join_then_join`), and with no watermark
 below the new node Spark runs it under the default too (parity scenario
 `input_watermark_join_side_without_watermark_below`)."""
 

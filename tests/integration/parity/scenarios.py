@@ -855,8 +855,7 @@ add(
 # nodes.  Batch 0 gives b a row far ahead, which the join's side filter (v <> 'skip') drops:
 # Spark pushes that filter through the Union below each input's watermark node, so b's node
 # does not see it (tests/integration/spark/test_union_on_spark.py); batch 2 gives b a row that is
-# late
-# under the max policy.
+# late under the max policy.
 UNION = """spark 4.3
 {header}stream a (k BIGINT, t TIMESTAMP, v STRING) watermark t delay 10 seconds
 stream b (k BIGINT, t TIMESTAMP, v STRING) watermark t delay 30 seconds

@@ -1,6 +1,5 @@
 """The catalogue of pipelines (tests/integration/pipelines/catalogue/) is well formed, its
-recordings are
-canonical and say what docs/pipelines.md says, without running Spark (that is
+recordings are canonical and say what docs/pipelines.md says, without running Spark (that is
 test_catalogue_on_spark.py)."""
 
 from __future__ import annotations

@@ -1,6 +1,5 @@
 """Every pipeline of the catalogue (tests/integration/pipelines/catalogue/, docs/pipelines.md) runs
-on local
-Spark with SDP's own CLI, and what Spark does with it equals what its `expected.json`
+on local Spark with SDP's own CLI, and what Spark does with it equals what its `expected.json`
 recorded: accepted with these final rows of every table and these micro-batches of every flow,
 or rejected with this error. `python scripts/pipeline_catalogue.py record` rewrites the
 recordings (after a change of a case, or of Spark).

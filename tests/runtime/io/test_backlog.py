@@ -4,8 +4,7 @@ batches only once its sources have nothing in the next batch, and after the last
 running query does, also under available_now (which stops once nothing more is due), but none
 under once (one batch, then Spark stops).  Seen on Spark 4.3 with availableNow, once and
 maxOffsetsPerTrigger (tests/integration/kafka/test_replay_on_spark.py and test_record_columns.py
-check it
-batch by batch)."""
+check it batch by batch)."""
 
 from __future__ import annotations
 

@@ -1,8 +1,7 @@
 """Spark's Kafka source cutting a backlog into micro-batches (runtime/io/kafka_offsets.py): the
 rate limit of ``maxOffsetsPerTrigger`` and the starting offsets.  The cuts of the first cases
 are the ones Spark 4.3 made on a real broker; tests/integration/kafka/test_replay_on_spark.py
-checks the
-replay against Spark's own progress reports."""
+checks the replay against Spark's own progress reports."""
 
 from __future__ import annotations
 

@@ -74,8 +74,7 @@ CASES: tuple[Case, ...] = (
 )  # fmt: skip
 
 # What Spark 4.3.0 did with each case (resumed, the start of its error):
-# tests/compiler/describe/diff/
-# test_pipeline_restarts_spark.py checks it again on that version.
+# tests/compiler/describe/diff/test_pipeline_restarts_spark.py checks it again on that version.
 SEEN_ON = "4.3.0"
 OPERATOR = "STREAMING_STATEFUL_OPERATOR_NOT_MATCH_IN_STATE_METADATA"
 SEEN: dict[str, tuple[bool, str]] = {
