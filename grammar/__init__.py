@@ -14,7 +14,7 @@ header (its format, that key, the SHA-256 of the rest) and Lark's own form of th
 (owned by the user, not writable by group or others, nor is its folder), and anything wrong
 with it (missing, truncated, corrupt, another format, unreadable) means the parser is built
 from the grammar as if there were no cache; the same parser either way
-(``tests/grammar/test_parser_cache.py``).  It is written to a temporary file renamed into
+(``tests/compiler/frontend/test_parser_cache.py``).  It is written to a temporary file renamed into
 place, so a reader never sees half of it, and a cache that cannot be written (a read-only or
 missing home, a full disk) only means the next process builds the parser again.
 """

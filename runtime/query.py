@@ -627,7 +627,7 @@ class Engine:
         next batch (Spark runs a data batch whenever one has data), and after the last
         batch unless the trigger is ``once`` (one batch, then Spark stops; ``available_now``
         runs the no-data batches its last data batch calls for, then stops: seen on Spark
-        4.3, tests/kafka/test_record_columns.py)."""
+        4.3, tests/integration/kafka/test_record_columns.py)."""
         following = self.cursor.trace_index + 1
         if following < len(trace.batches) and trace.batches[following].queued:
             return not query.reads(trace.batches[following])

@@ -6,7 +6,7 @@ For each example: the business question (the spec's ``Business question:`` comme
 joins and their types, what the planner says about each side's state and any warnings (what
 ``sjoin plan`` prints), the Mermaid diagram (``sjoin plan --format mermaid``) and the commands
 to try it. Everything comes from sjoin's own API, so the page says exactly what the tool says;
-tests/test_gallery.py fails when the page is out of date.
+tests/integration/examples/test_gallery.py fails when the page is out of date.
 """
 
 from __future__ import annotations
@@ -158,7 +158,7 @@ def gallery(root: Path = ROOT) -> str:
         "# Examples gallery",
         "",
         "Generated from `examples/*.sjoin` by `scripts/gallery.py`; do not edit by hand.",
-        f"Regenerate it with `{COMMAND}` (`tests/test_gallery.py`",
+        f"Regenerate it with `{COMMAND}` (`tests/integration/examples/test_gallery.py`",
         "fails when it is out of date).",
         "",
         "Each example is a spec with a trace to run it on. For each: the question it answers,",

@@ -1,5 +1,5 @@
-"""The catalogue of Spark Declarative Pipelines (tests/pipelines/catalogue/): run each case
-with SDP's own CLI on local Spark through one Spark Connect server, and record what Spark
+"""The catalogue of Spark Declarative Pipelines (tests/integration/pipelines/catalogue/): run each
+case with SDP's own CLI on local Spark through one Spark Connect server, and record what Spark
 does with it in the case's `expected.json`.
 
     .venv/bin/python scripts/pipeline_catalogue.py record [CASE ...]   # (re)write expected.json
@@ -56,7 +56,7 @@ from typing import Any
 from urllib.parse import unquote, urlsplit
 
 ROOT = Path(__file__).resolve().parents[1]
-CATALOGUE = ROOT / "tests" / "pipelines" / "catalogue"
+CATALOGUE = ROOT / "tests" / "integration" / "pipelines" / "catalogue"
 HOST = "127.0.0.1"
 BASE_MTIME = 1_767_225_600  # 2026-01-01T00:00:00Z: input file NN gets BASE + NN seconds
 RUN_TIMEOUT = 600  # seconds for one case's child process

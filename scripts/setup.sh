@@ -25,7 +25,7 @@ if ! .venv/bin/python -c 'import pyspark' >/dev/null 2>&1; then
     echo "sjoin setup: pyspark is not installed in .venv, so the Spark tests cannot run." >&2
 fi
 
-# The Kafka tests (tests/kafka) start a real broker and read it with Spark's Kafka connector:
+# The Kafka tests (tests/integration/kafka) start a real broker and read it with Spark's Kafka connector:
 # both are jars from Maven Central, fetched once with mvn into ~/.cache/sjoin/jvm/.
 if ! command -v mvn >/dev/null 2>&1; then
     echo "sjoin setup: Maven (mvn) is not on PATH, so the Kafka broker and Spark's Kafka connector cannot be fetched and the Kafka tests cannot run (install it, e.g. 'apt-get install maven')." >&2

@@ -12,7 +12,7 @@ application with the executors' stdout and stderr). ``stop`` ends both process g
 (executors included). Run it with the Python that has pyspark installed; Java 17+ must be on
 PATH or in JAVA_HOME.
 
-tests/spark/test_standalone_cluster.py imports it (``start``/``stop``), and
+tests/integration/spark/test_standalone_cluster.py imports it (``start``/``stop``), and
 docs/standalone-cluster.md runs it from the shell.
 """
 

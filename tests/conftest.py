@@ -25,8 +25,8 @@ from syrupy.extensions.single_file import SingleFileSnapshotExtension, WriteMode
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLES = sorted((ROOT / "examples").glob("*.sjoin"))
 # the examples whose pipeline project the pipeline tests do not read back or run, and why
-# (every example compiles to one: tests/backends/test_pipeline_codegen.py; every example's
-# project reads back to its plan: tests/sqlfront/test_equivalence.py); none now
+# (every example compiles to one: tests/compiler/backends/test_pipeline_codegen.py; every example's
+# project reads back to its plan: tests/compiler/frontend/test_equivalence.py); none now
 NOT_PIPELINES: dict[str, str] = {}
 PIPELINE_EXAMPLES = [p for p in EXAMPLES if p.stem not in NOT_PIPELINES]
 
@@ -58,7 +58,8 @@ settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 # where pytest-xdist 3.8 no longer changes it, so loadgroup saw every test alone. Each worker
 # writes the group of each test it collected into a folder of the run (the controller makes
 # it and hands it down in the environment); the scheduler reads it when it schedules.
-# (parity_spark, tests/parity/test_parity.py: the local session, or a --parity-python child's)
+# (parity_spark, tests/integration/parity/test_parity.py: the local session, or a --parity-python
+# child's)
 JVM_FIXTURES = frozenset(
     {"spark", "verify_spark", "kafka_spark", "kafka_broker", "parity_spark", "connect_server"}
 )
@@ -71,9 +72,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         action="append",
         default=[],
         metavar="PATH",
-        help="also run the parity suite (tests/parity/test_parity.py) on the pyspark of the "
-        "interpreter PATH, in one child process (as `sjoin verify --python PATH` runs a job); "
-        "scripts/test.sh passes Spark 3.5's",
+        help="also run the parity suite (tests/integration/parity/test_parity.py) on the pyspark "
+        "of the interpreter PATH, in one child process (as `sjoin verify --python PATH` runs a "
+        "job); scripts/test.sh passes Spark 3.5's",
     )
 
 
@@ -90,8 +91,8 @@ def jvm_group(item: pytest.Item) -> str | None:
 
 def _uses_fixture(item: pytest.Item, name: str) -> bool:
     """Whether ``item`` gets the fixture ``name``: not when a parameter of its own has the
-    name (tests/bind's tables have a column `spark`, the type Spark recorded: a string, no
-    session), which pytest also lists among the test's fixture names."""
+    name (tests/compiler/binding's tables have a column `spark`, the type Spark recorded: a string,
+    no session), which pytest also lists among the test's fixture names."""
     if name not in getattr(item, "fixturenames", ()):
         return False
     info = getattr(item, "_fixtureinfo", None)  # pytest's: no public way to tell them apart
@@ -153,7 +154,8 @@ def pytest_runtest_call(item: pytest.Item) -> Iterator[None]:
     return result
 
 
-# the inputs the fuzz tests checked (tests/fuzz/conftest.py puts them in each test's report)
+# the inputs the fuzz tests checked (tests/integration/fuzz/conftest.py puts them in each test's
+# report)
 FUZZ_TOTALS: Counter[str] = Counter()
 
 
@@ -198,8 +200,8 @@ def text_snapshot(snapshot):  # type: ignore[no-untyped-def]
 
 
 def _connector_jars() -> tuple[str, ...]:
-    """Spark's Kafka connector for the one session (tests/kafka use it), from sjoin's cache
-    (scripts/setup.sh fills it; fetched here on first use otherwise)."""
+    """Spark's Kafka connector for the one session (tests/integration/kafka use it), from sjoin's
+    cache (scripts/setup.sh fills it; fetched here on first use otherwise)."""
     try:
         import pyspark
 
@@ -210,7 +212,7 @@ def _connector_jars() -> tuple[str, ...]:
         jars = connector_jars(
             pyspark.__version__, ["kafka"], Path(pyspark.__file__).parent / "jars"
         )
-    except JarsUnavailable:  # tests/kafka skip (or fail in CI) with the fetch command
+    except JarsUnavailable:  # tests/integration/kafka skip (or fail in CI) with the fetch command
         return ()
     return tuple(str(p) for p in jars.paths)
 

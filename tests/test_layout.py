@@ -327,3 +327,20 @@ def test_every_write_goes_through_the_files_module() -> None:
                 offenders.append(f"{relative}:{line}: {name}")
     assert offenders == []
     assert used == _WRITES_ALLOWED  # no stale exemption
+
+
+def test_the_test_tree_mirrors_the_package() -> None:
+    """tests/README.md: a folder of module tests is named as the package folder (or the
+    module) it tests, so `tests/runtime/io/` holds the tests of `runtime/io/`; the suites
+    that run whole scenarios across the stack are under tests/integration/."""
+    tests = ROOT / "tests"
+    strays = sorted(
+        folder.relative_to(tests).as_posix()
+        for folder in {path.parent for path in tests.rglob("test_*.py")}
+        if folder != tests
+        and "integration" not in folder.relative_to(tests).parts
+        and "__snapshots__" not in folder.parts
+        and not (ROOT / folder.relative_to(tests)).is_dir()
+        and not (ROOT / folder.relative_to(tests)).with_suffix(".py").is_file()
+    )
+    assert strays == []

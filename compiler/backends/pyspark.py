@@ -10,7 +10,7 @@ which quotes identifiers and strings for Spark), names, options and paths become
 literals with ``literal`` (a column name the DataFrame API parses as a path, with
 ``column_ref``), and everything shown to the reader becomes one-line comments with
 ``comment`` or docstring lines with ``docstring_line``.  No other f-string here interpolates
-user text, so user text never becomes code (``tests/backends/test_injection.py``).
+user text, so user text never becomes code (``tests/compiler/backends/test_injection.py``).
 """
 
 from __future__ import annotations

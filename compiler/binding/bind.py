@@ -1423,7 +1423,7 @@ class Binder:
         2^53.0, DECIMAL 0.10 equals DOUBLE 0.1).  W013 where the cast loses exactness (a
         BIGINT or a DECIMAL of more than 15 digits to DOUBLE, an INT or BIGINT to FLOAT):
         distinct values then compare equal.  Widening between integers and DECIMALs is exact
-        and left unwritten.  Recorded in tests/bind/spark_implicit_casts.json."""
+        and left unwritten.  Recorded in tests/compiler/binding/spark_implicit_casts.json."""
         known = [k for k in kinds if k.is_numeric]
         if len(known) != len([k for k in kinds if k not in (t.NULL, t.UNKNOWN)]):
             return
@@ -1549,7 +1549,7 @@ class Binder:
         if kind == t.STRING:
             # Spark's ImplicitTypeCasts casts a STRING operand of unary minus to DOUBLE, with
             # ANSI on and off (-'5' is -5.0; 'x' fails with CAST_INVALID_INPUT, or is NULL);
-            # recorded in tests/bind/spark_implicit_casts.json ("negate")
+            # recorded in tests/compiler/binding/spark_implicit_casts.json ("negate")
             kid = node.this
             _implicit_cast(kid, t.DOUBLE)
             if not _casts_cleanly(kid, t.DOUBLE):

@@ -157,8 +157,8 @@ def _(node: JoinNode | AggregateNode) -> list[str]:
 def _check_union(plan: Plan, union: UnionNode) -> list[Diagnostic]:
     """W014: an input after the first whose event-time column is none of the union's.
     Spark's ``Union.mergeChildOutputs`` keeps the first child's metadata only (seen on
-    Spark 4.3.0: ``tests/spark/test_union_on_spark.py``), so an operator over the union sees
-    no watermark on that column; the input's watermark node still counts in the global
+    Spark 4.3.0: ``tests/integration/spark/test_union_on_spark.py``), so an operator over the union
+    sees no watermark on that column; the input's watermark node still counts in the global
     watermark."""
     kept = {c.name for c in union.columns if c.event_time}
     out = []

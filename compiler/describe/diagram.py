@@ -64,7 +64,7 @@ def _label(*lines: str) -> str:
 
     The lines are separated by line breaks inside the quotes, not by ``<br/>``: Mermaid
     decodes the entity codes of a label that holds a ``<br/>`` before it looks for icons,
-    KaTeX and ``\\n`` (checked in Chromium, tests/report/test_mermaid_browser.py)."""
+    KaTeX and ``\\n`` (checked in Chromium, tests/reports/test_mermaid_browser.py)."""
     escaped = []
     for line in lines:
         out = []

@@ -4,7 +4,7 @@ what does a Spark upgrade change for one spec (`sjoin diff SPEC --spark A --to B
 Everything here reads the typed decisions of the two plans (state schemas, state rules,
 watermark use, version quirks, ANSI mode) and compares them field by field; nothing is
 re-derived.  The rules of a restart, from Spark's source and proven on Spark 4.3.0 by the
-checkpoint catalogue (tests/diff/, docs/changing-a-running-query.md):
+checkpoint catalogue (tests/compiler/describe/diff/, docs/changing-a-running-query.md):
 
 * A query's stateful operators are numbered 0, 1, ... in pre-order from its root, left input
   before right (``IncrementalExecution`` numbers them as it walks the plan down); the state of
@@ -487,7 +487,7 @@ def _(a: AggregateNode, b: AggregateNode, old: Plan, new: Plan, i: int) -> Opera
 def _(a: DedupNode, b: DedupNode, old: Plan, new: Plan, i: int) -> OperatorDiff:
     if new.spark.major >= 4 and a.within_watermark != b.within_watermark:
         # the state metadata names the operator: dedupe or dedupeWithinWatermark (seen on
-        # Spark 4.3.0: tests/diff/test_pipeline_restarts_spark.py)
+        # Spark 4.3.0: tests/compiler/describe/diff/test_pipeline_restarts_spark.py)
         names = [_dedup_operator_name(n) for n in (a, b)]
         how = "added" if b.within_watermark else "removed"
         return OperatorDiff(

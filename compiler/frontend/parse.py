@@ -1060,7 +1060,7 @@ def check_characters(text: str, diags: Diagnostics) -> str:
 # length are accepted.  Later stages (the binder, the planner, sqlglot's SQL generator, the
 # back end, the runtime's expression compiler) walk expressions recursively, a few Python
 # frames per level: at 100 levels every one of them stays far below Python's recursion limit
-# (1000), with room for the caller's own stack (tests/grammar/test_limits.py checks each
+# (1000), with room for the caller's own stack (tests/compiler/frontend/test_limits.py checks each
 # construct at the limit).  MAX_NESTING (100) lives with the other limits in
 # compiler/frontend/limits.py.  The rules are grammar/expr.lark's (the shared expressions) and the
 # few that pipeline_sql.lark adds.

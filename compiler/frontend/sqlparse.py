@@ -157,7 +157,7 @@ _SINGLE_ESCAPES.update({"Z": "\x1a", "\\": "\\", "%": "\\%", "_": "\\_"})
 
 def unescape(token: str) -> str:
     """The value of one Spark string literal token (quotes included), as Spark's
-    ``unescapeSQLString`` reads it (checked on Spark 4.3.0: tests/spark)."""
+    ``unescapeSQLString`` reads it (checked on Spark 4.3.0: tests/integration/spark)."""
     if token[0] in "rR":
         return token[2:-1]
     quote, body = token[0], token[1:-1]

@@ -105,7 +105,8 @@ def watermark_use(spark: SparkVersion, settings: Settings, first_stateful: bool)
 
     ``allowMultiple=false`` selects Spark's ``UseSingleWatermarkPropagator`` (3.5+; 3.4 does
     the same inline): this batch's global watermark for both uses, in every operator.  That
-    was checked on Spark 4.3.0 (``tests/spark/test_watermark_propagation.py``).
+    is held to Spark batch by batch by the parity scenarios that chain operators
+    (``tests/integration/parity/scenarios.py``).
     """
     if not spark.at_least(3, 4) or not settings.allow_multiple_stateful_operators:
         global_now = WatermarkChoice("global", "this")
@@ -988,7 +989,7 @@ def push_into_unions(nodes: list[PlanNode]) -> list[PlanNode]:
     inputs: Spark's PushPredicateThroughNonJoin
     pushes a filter's deterministic conjuncts above a Union into every child, and through a
     child's EventTimeWatermark unless they read the watermarked column (seen on Spark 4.3.0:
-    ``tests/spark/test_union_on_spark.py``, and the parity scenario
+    ``tests/integration/spark/test_union_on_spark.py``, and the parity scenario
     ``view_over_a_union_before_a_join``), so an input's watermark node observes only the rows
     those filters keep.  A union read by
     several operators is as many subtrees in Spark's plan, each with its own nodes; sjoin
@@ -1473,7 +1474,7 @@ def _reader_rejections(j: Join, rejected: Rejected) -> list[PaddedWindow]:
 def _eliminate_outer(how: JoinType, windowed: list[PaddedWindow]) -> JoinType:
     """Spark's EliminateOuterJoin under a null-rejecting filter on ``windowed`` sides: a side
     that must be non-NULL is no longer null-padded (checked on Spark 4.3.0,
-    tests/spark/test_window_fields_on_spark.py)."""
+    tests/integration/spark/test_window_fields_on_spark.py)."""
     rejects = {w.side for w in windowed}
     if how == "full_outer":
         if rejects == {"left", "right"}:
@@ -1690,7 +1691,7 @@ def _buffer_types(a: Aggregate) -> tuple[t.SqlType, ...]:
             # but Spark's optimizer rule DecimalAggregates sums a DECIMAL of p + 10 <= 18
             # digits as its unscaled BIGINT, and averages one of p + 4 <= 15 digits as a
             # BIGINT's average (a DOUBLE sum and a count): checked on Spark 4.3's state
-            # schema (tests/spark/test_capacity_on_spark.py)
+            # schema (tests/integration/spark/test_capacity_on_spark.py)
             total = t.sum_type(found) if found is not None else arg
             digits = (
                 found.params[0]

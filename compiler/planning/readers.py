@@ -24,7 +24,7 @@ a Deduplicate or an aggregate stops it, and a relation that is a query of its ow
 nothing reads it) runs unfiltered in that query.  A join converts only when every read of it,
 in every query, rejects the column: one JoinNode holds the join for all of them.
 
-Checked on Spark 4.3.0's optimized plans (tests/spark/test_reader_filters_on_spark.py).
+Checked on Spark 4.3.0's optimized plans (tests/integration/spark/test_reader_filters_on_spark.py).
 """
 
 from __future__ import annotations

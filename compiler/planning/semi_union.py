@@ -8,7 +8,7 @@ The stream-stream join is planned after the optimizer, so Spark runs one
 ``StreamingSymmetricHashJoinExec`` per union input, each with its own state (its input's rows
 on the left, every right row on the right) and its own watermark predicates (the child's
 event-time column, not the union's), and unions their outputs (seen on Spark 4.3.0:
-``tests/spark/test_semi_over_union_on_spark.py``).
+``tests/integration/spark/test_semi_over_union_on_spark.py``).
 
 The rewrite is done here, on the bound model, before the planner plans anything: each such
 join becomes a derived join per union input (``pushed_joins``) and a union of them under the
@@ -42,7 +42,7 @@ keys the nodes by the logical node's id instead (SPARK-50046, "Use stable order 
 EventTimeWatermark node to calculate watermark"), as sjoin does.  sjoin does not model the
 index-keyed tracker: on Spark before 4.0 each derived join carries a note that Spark's global
 watermark may differ (``derived_notes``), and the parity run holds the two scenarios where it
-does as known differences on 3.5 (tests/parity/test_parity.py's ``KNOWN_BY_VERSION``).
+does as known differences on 3.5 (tests/integration/parity/test_parity.py's ``KNOWN_BY_VERSION``).
 
 What is not rewritten, as Spark does not push the join there or sjoin has not checked it:
 

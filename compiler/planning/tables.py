@@ -11,7 +11,7 @@ Spark allows it per join type and side, in ``UnsupportedOperationChecker.checkFo
 either side; LEFT OUTER and LEFT SEMI only with the stream on the left; LEFT ANTI only with
 the table on the right; RIGHT OUTER only with the stream on the right; FULL OUTER never.
 ``refusal`` gives Spark's own message for the rest (E038), checked on Spark 4.3 by
-``tests/spark/test_stream_static_on_spark.py``.
+``tests/integration/spark/test_stream_static_on_spark.py``.
 """
 
 from __future__ import annotations

@@ -9,7 +9,7 @@ There they decide which rows the watermark node observes: a right row that the j
 ``R.g = L.g`` rejects for its NULL ``g`` never advances the stream's watermark (seen on
 Spark 4.3.0 and 3.5 in the parity scenarios ``join_filter_pushed_into_a_view``,
 ``join_not_null_pushed_into_a_view`` and ``view_over_a_view_over_a_stream``; found by
-tests/parity/test_random.py).
+tests/integration/parity/test_random.py).
 
 sjoin keeps one node per view, so it pushes only where Spark's one plan of the view gets
 them all: a view that exactly one operator reads, that heads no query of its own (a sink,

@@ -6,7 +6,7 @@ right side, FULL OUTER into LEFT / RIGHT OUTER or INNER), then ``PushPredicateTh
 for the join type Spark then runs (its deterministic side-only conjuncts go into the sides
 that are not null-padded; an INNER join also takes the two-side ones into its condition;
 the rest stay a Filter above the join).  Checked on Spark 4.3.0's optimized plans
-(tests/spark/test_where_on_spark.py).  The planner asks; the plan holds the answers.
+(tests/integration/spark/test_where_on_spark.py).  The planner asks; the plan holds the answers.
 """
 
 from __future__ import annotations

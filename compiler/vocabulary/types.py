@@ -183,7 +183,7 @@ def arith_type(
     - ``%``: (min(p1 - s1, p2 - s2) + max(s1, s2), max(s1, s2))
 
     each adjusted to at most 38 digits by ``adjust_precision_scale``.  Recorded from Spark
-    in tests/bind/spark_decimal_arith.json."""
+    in tests/compiler/binding/spark_decimal_arith.json."""
     if not (a.is_numeric and b.is_numeric):
         return None
     if {a.name, b.name} & {"float", "double"}:
@@ -227,7 +227,8 @@ def wider_decimal_type(a: SqlType, b: SqlType) -> SqlType | None:
     (``DecimalType.boundedPreferIntegralDigits``, Spark 3.5+ unless
     spark.sql.legacy.decimal.retainFractionDigitsOnTruncate): DECIMAL(38, 10) with
     DECIMAL(38, 0) is DECIMAL(38, 0).  Recorded from Spark in
-    tests/bind/spark_decimal_common.json.  None when an operand is not a DECIMAL or integer."""
+    tests/compiler/binding/spark_decimal_common.json.  None when an operand is not a DECIMAL or
+    integer."""
     left, right = _decimal_operand(a, None), _decimal_operand(b, None)
     if left is None or right is None:
         return None
@@ -273,7 +274,7 @@ def floating_common_type(kinds: Sequence[SqlType], ansi: bool) -> SqlType | None
     without ANSI (TypeCoercion.findTightestCommonType: the higher of the numeric
     precedence), DOUBLE with ANSI (AnsiTypeCoercion widens a FLOAT to DOUBLE) and beside a
     DECIMAL (DecimalPrecision: a DECIMAL meets a FLOAT or a DOUBLE as DOUBLE).  Recorded in
-    tests/bind/spark_implicit_casts.json."""
+    tests/compiler/binding/spark_implicit_casts.json."""
     names = {k.name for k in kinds}
     if len(names) < 2 or not names & {"double", "float"}:
         return None
@@ -313,7 +314,7 @@ def string_promotion(
 
     TIMESTAMP and DATE against a STRING are refused by sjoin (E011: a typo would silently
     be NULL, or fail the query), so they have no rule here.  Recorded from Spark in
-    tests/bind/spark_implicit_casts.json."""
+    tests/compiler/binding/spark_implicit_casts.json."""
     if (a == STRING) == (b == STRING):
         return None
     other = b if a == STRING else a
@@ -356,7 +357,7 @@ VARIABLE_UNITS: Final = ("month", "months", "year", "years")
 # and IntervalUtils.stringToInterval in `INTERVAL '30 minutes'` and window() durations), by
 # the unit sjoin reads for each of them.  sjoin's own short spellings (`ms`, `sec`, `secs`,
 # `min`, `mins`) are none of them: Spark fails on `INTERVAL 30 MINS` with PARSE_SYNTAX_ERROR
-# (checked on Spark 4.3, tests/spark/test_interval_units.py), so generated SQL carries
+# (checked on Spark 4.3, tests/integration/spark/test_interval_units.py), so generated SQL carries
 # `spark_unit`'s word instead.
 SPARK_UNITS: Final[dict[str, str]] = {
     "ms": "MILLISECONDS",

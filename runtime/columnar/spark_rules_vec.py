@@ -1,7 +1,7 @@
 """The vectorised twins of the Spark rules in ``runtime/engine/spark_rules.py``, for the columnar
 engine: each ``<rule>_vec`` computes on polars columns what ``<rule>`` computes on values, and
-``tests/runtime/test_spark_rules.py`` holds the two equal over generated inputs.  The rule, its
-Spark source and its reasons are documented once, on the scalar rule; this module only says
+``tests/runtime/engine/test_spark_rules.py`` holds the two equal over generated inputs.  The rule,
+its Spark source and its reasons are documented once, on the scalar rule; this module only says
 how the twin computes it.
 """
 

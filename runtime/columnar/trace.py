@@ -24,7 +24,7 @@ is a frame, its DECIMAL(p, s) columns ``Decimal(38, s)`` columns (checked and sc
 columns; only a file column of more than s fraction digits is rounded value by value).
 
 Both readers keep one contract (docs/testing.md, "What a trace may hold"), which
-``tests/runtime/test_reader_contract.py`` checks value by value.
+``tests/runtime/io/test_reader_contract.py`` checks value by value.
 """
 
 from __future__ import annotations

@@ -7,7 +7,7 @@ makes no row; a sliding window makes one row per window containing the time, lat
 state predicates and late filters read a window's end; and wherever values cross to the
 reference evaluator or a snapshot, ``rows_of`` turns each struct back into the tuple (an
 output batch's rows: ``Frame.windows``), so the values are the reference's.
-``tests/runtime/test_columnar_windows.py`` and ``test_columnar_window_aggregate.py`` hold
+``tests/runtime/columnar/test_columnar_windows.py`` and ``test_columnar_window_aggregate.py`` hold
 both forms equal.
 """
 

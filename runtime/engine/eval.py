@@ -684,7 +684,7 @@ def _decimal_op(
     """DECIMAL arithmetic as Spark computes it: the exact result (a quotient to 200 digits)
     rounded HALF_UP to the result type's scale (``decimal_arith_shape``), and when it does
     not fit the type's precision NULL, or with ANSI NUMERIC_VALUE_OUT_OF_RANGE (checked on
-    Spark 4.3: ``tests/bind/test_decimal_arith_types.py``)."""
+    Spark 4.3: ``tests/compiler/binding/test_decimal_arith_types.py``)."""
     c = DECIMAL_CONTEXT
     quantum = Decimal(1).scaleb(-scale)
 
@@ -953,7 +953,7 @@ def _coerced(sub: exp.Expression, to: tuple[str, tuple[int, ...]], ctx: CompileC
 # What Spark's casts from STRING to a number trim first: U+0000 to U+0020 (Java's
 # String.trim), and U+007F too for the integral types (UTF8String.toLong skips Java's
 # whitespace and ISO controls); not U+00A0, U+2003 or U+0085, which Python's str.strip and
-# \s also take (checked on Spark 4.3.0, tests/runtime/test_cast_text.py).
+# \s also take (checked on Spark 4.3.0, tests/runtime/engine/test_cast_text.py).
 _SPARK_TRIM = "".join(map(chr, range(0x21)))
 _SPARK_TRIM_INTEGRAL = _SPARK_TRIM + "\x7f"
 # an integral number as Spark's UTF8String.toLong reads it: ASCII digits only (not \d, which

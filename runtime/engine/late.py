@@ -15,7 +15,7 @@ without lines (Parquet, Delta, a replayed topic).
 Per batch and operator, a join's lines are exactly its ``numRowsDroppedByWatermark``; an
 aggregate's metric counts the late *groups* (Spark counts after the partial aggregation:
 one row per group), so its lines (one per late input row and group) name the group, and
-the distinct groups are the metric (``tests/runtime/test_late_rows.py``).
+the distinct groups are the metric (``tests/runtime/engine/test_late_rows.py``).
 """
 
 from __future__ import annotations

@@ -3,7 +3,7 @@
 The reference engine (``join.py``, ``aggregate.py``, ``watermark.py``) calls these functions
 row by row; the columnar engine calls each rule's vectorised twin, of the same name with
 ``_vec``, on polars columns, in ``columnar/spark_rules_vec.py``: polars is not imported
-here, since the reference engine runs without it.  ``tests/runtime/test_spark_rules.py``
+here, since the reference engine runs without it.  ``tests/runtime/engine/test_spark_rules.py``
 holds every scalar rule and its twin equal over generated inputs.
 
 Times are µs (Spark's TIMESTAMP), watermarks ms (Spark's watermark values).
@@ -178,7 +178,7 @@ def decimal_adder(precision: int, scale: int) -> Callable[[Any, Any], Decimal]:
     sum, and ``DECIMAL_OVERFLOW`` from the first prefix that does not fit: Spark's buffer
     becomes NULL when a partial sum is written to its row (``UnsafeRowWriter`` refuses a
     value that ``changePrecision`` cannot fit) and stays NULL, with no error yet, in ANSI
-    mode too (checked on Spark 4.3: ``tests/runtime/test_decimal_aggregates_on_spark.py``).
+    mode too (checked on Spark 4.3: ``tests/runtime/engine/test_decimal_aggregates_on_spark.py``).
     ``current`` None: the group's first value.  Twin: ``decimal_sum_vec``."""
     quantum = Decimal(1).scaleb(-scale)
 
@@ -201,7 +201,7 @@ def decimal_result(
     ANSI mode, ARITHMETIC_OVERFLOW ("Overflow in sum of decimals") for an overflowed sum
     (Spark's ``CheckOverflowInSum``, for ``avg`` too) and NUMERIC_VALUE_OUT_OF_RANGE for an
     average that does not fit (``Decimal.toPrecision`` of ``Average``'s result): checked on
-    Spark 4.3 (``tests/runtime/test_decimal_aggregates_on_spark.py``).  The columnar engine
+    Spark 4.3 (``tests/runtime/engine/test_decimal_aggregates_on_spark.py``).  The columnar engine
     calls it per output group, through the reference's ``Accumulator.result``."""
     if value is None:
         return None
@@ -238,7 +238,7 @@ def double_add(current: Any, value: Any) -> Any:
     the group has no value yet (its state is NULL until then), as Spark's
     ``Sum.updateExpressions`` (Sum.scala) ``coalesce(coalesce(sum, zero) + child, sum)`` adds.
     So a group of -0.0 alone sums to 0.0 (0.0 + -0.0 is 0.0), checked on Spark 4.3 with a
-    streaming aggregate (tests/runtime/test_negative_zero_on_spark.py); every other sum is
+    streaming aggregate (tests/runtime/engine/test_negative_zero_on_spark.py); every other sum is
     the same as adding from the first value.  Twin: ``double_sum_vec``."""
     return (0.0 if current is None else float(current)) + float(value)
 

@@ -3,8 +3,8 @@
 Spark's default PERMISSIVE mode.
 
 What Spark's job makes of a value, checked on Spark 4.3
-(``tests/runtime/test_kafka_values_vs_spark.py`` runs every case of
-``tests/runtime/test_kafka_values.py`` through real ``from_json`` and ``from_csv``):
+(``tests/runtime/io/test_kafka_values_vs_spark.py`` runs every case of
+``tests/runtime/io/test_kafka_values.py`` through real ``from_json`` and ``from_csv``):
 
 * a field the record lacks is null, a field the stream does not declare is ignored, names
   match exactly: that is how the job reads JSON (Spark's own ``to_json`` leaves null fields
@@ -23,7 +23,7 @@ A stream may read columns from the record rather than its value (``timestamp_col
 ``key_column``): Spark's ``timestamp`` column is the record's timestamp in milliseconds (of
 either timestamp type, CreateTime or LogAppendTime), and ``CAST(key AS STRING)`` the key's
 UTF-8 text, null for a record without a key (checked on Spark 4.3 with a broker,
-``tests/kafka/test_record_columns.py``); the value then holds the other columns only.
+``tests/integration/kafka/test_record_columns.py``); the value then holds the other columns only.
 
 The replay reads a value exactly when it knows what Spark reads.  Every value that Spark
 reads with a fault (the nulls above, text after the object) or that the replay cannot read

@@ -13,7 +13,7 @@ byte order mark at the very start of the file is skipped.  Every bad row names i
 where it can be found, the column (1-based, in characters) of the fault in the file.
 
 What a value of each type may be is one contract for both engines and both trace formats
-(docs/testing.md, "What a trace may hold"; ``tests/runtime/test_reader_contract.py`` reads
+(docs/testing.md, "What a trace may hold"; ``tests/runtime/io/test_reader_contract.py`` reads
 it value by value): every value accepted can be written back, and Spark's JSON reader
 reads it as the same value.  So numbers beyond what Python reads or the type holds, strings
 with lone surrogates, timestamps outside years 0001..9999 (UTC) or in forms Spark reads

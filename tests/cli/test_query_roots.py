@@ -17,7 +17,7 @@ from click.testing import CliRunner
 from sjoin.api import check_file, check_text
 from sjoin.cli.main import main
 
-CASES = Path(__file__).parents[1] / "diagnostics" / "cases"
+CASES = Path(__file__).parents[1] / "compiler" / "diagnostics" / "cases"
 NO_SINK = CASES / "E025_intermediate_without_sink.sjoin"
 WITH_SINK = CASES / "W010_intermediate_fails_alone.sjoin"
 TRACE = "".join(

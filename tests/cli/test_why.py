@@ -25,9 +25,9 @@ from sjoin.runtime import run
 from sjoin.runtime.engine.values import dumps
 from sjoin.runtime.observe.lineage import trace_run
 
-from ..parity.scenarios import SCENARIOS, records, row
-from ..parity.test_random import Case, cases
-from ..runtime.test_late_rows import EXTRA
+from ..integration.parity.scenarios import SCENARIOS, records, row
+from ..integration.parity.test_random import Case, cases
+from ..runtime.engine.test_late_rows import EXTRA
 
 
 def _write(tmp: Path, spec: str, trace: list[dict[str, Any]] | Path) -> tuple[Path, Path]:

@@ -28,7 +28,7 @@ from sjoin.runtime import run
 from sjoin.runtime.engine.values import dumps
 from sjoin.runtime.observe.lineage import trace_run
 
-from ..parity.scenarios import records, row, ts
+from ..integration.parity.scenarios import records, row, ts
 
 ENGINES = ("reference", "columnar")
 

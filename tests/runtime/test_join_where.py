@@ -1,7 +1,7 @@
 """A join's ``WHERE`` (compiler/planning/where.py): Spark's EliminateOuterJoin and
 PushPredicateThroughJoin as typed plan fields, shown by `sjoin plan`, written by the job, and
-run alike by both engines (tests/spark/test_where_on_spark.py reads the same facts from real
-Spark 4.3's optimized plans)."""
+run alike by both engines (tests/integration/spark/test_where_on_spark.py reads the same facts from
+real Spark 4.3's optimized plans)."""
 
 from __future__ import annotations
 

@@ -164,7 +164,7 @@ def test_a_bad_table_row_is_located_as_a_trace_row_is() -> None:
 
 @pytest.mark.parametrize("engine", ["reference", "columnar"])
 def test_a_file_table_has_one_version_for_the_whole_run(engine: str) -> None:
-    """Spark lists a file table once, when the query starts (tests/spark/
+    """Spark lists a file table once, when the query starts (tests/integration/spark/
     test_stream_static_on_spark.py): its rows hold from the first batch, wherever the trace
     gives them, and a second version is refused."""
     parquet = TABLE.replace("delta", "parquet")

@@ -1,8 +1,8 @@
 """``view NAME = SELECT ... FROM REL [WHERE ...]``: the plan (where each conjunct runs against
 the input's watermark node), `sjoin plan`'s text, JSON and Mermaid, the generated job, and both
 engines running it alike, batch by batch, with the filters below the watermark node changing
-the watermark as Spark's do (tests/spark/test_where_on_spark.py reads these facts from real
-Spark 4.3's optimized plans)."""
+the watermark as Spark's do (tests/integration/spark/test_where_on_spark.py reads these facts from
+real Spark 4.3's optimized plans)."""
 
 from __future__ import annotations
 
