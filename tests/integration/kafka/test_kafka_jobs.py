@@ -44,7 +44,7 @@ def _trace_rows(trace: Path) -> dict[str, list[str]]:
 
 
 def _normal(row: dict[str, Any]) -> str:
-    from tests.kafka.test_kafka_end_to_end import _normal as normal
+    from tests.integration.kafka.test_kafka_end_to_end import _normal as normal
 
     return json.dumps({k: normal(v) for k, v in sorted(row.items())}, default=str)
 

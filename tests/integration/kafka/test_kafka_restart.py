@@ -31,7 +31,7 @@ ROOT = Path(__file__).resolve().parents[3]
 
 
 def _normal_rows(rows):  # type: ignore[no-untyped-def]
-    from tests.kafka.test_kafka_end_to_end import _rows
+    from tests.integration.kafka.test_kafka_end_to_end import _rows
 
     return _rows(rows)
 
