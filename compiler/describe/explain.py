@@ -93,6 +93,11 @@ def _side_json(side: Side) -> dict[str, Any]:
         found["input_watermark"] = {"column": mark.column, "delay_ms": mark.delay_ms}
     if side.filters_pushed_into is not None:  # only where pushed: other plans read as before
         found["filters_pushed_into"] = side.filters_pushed_into
+    if side.inferred_above:  # only where pushed: other plans read as before
+        found["inferred_above"] = {
+            "filter": _conjunction(side.inferred_above),
+            "inferred_by": side.inferred_above_by,
+        }
     return found
 
 
@@ -804,16 +809,36 @@ def _join_text(node: JoinNode, plan: Plan) -> list[str]:
         pre = _sql(side.pre_join_filter)
         filters = []
         if pushed and side.filters_pushed_into is not None:
+            kind = "view" if isinstance(plan.node(side.filters_pushed_into), ViewNode) else "join"
             filters.append(
-                f"{pushed} (pushed below the join, and on into join {side.filters_pushed_into})"
+                f"{pushed} (pushed below the join, and on into {kind} {side.filters_pushed_into})"
             )
         elif pushed:
             filters.append(f"{pushed} (pushed below the join)")
         inferred = _conjunction(side.inferred_filters)
+        read = plan.node(side.relation)
+        # the join this side reads, or the one below the view it reads
+        below = {side.relation, *([read.input] if isinstance(read, ViewNode) else [])}
+        into = next(
+            (
+                j.name
+                for j in plan.joins
+                for s in (j.left, j.right)
+                if s.inferred_above_by == node.name and j.name in below
+            ),
+            None,
+        )
         if inferred:
+            onward = f", and on into join {into}" if into is not None else ""
             filters.append(
                 f"{inferred} (inferred by Spark through the condition's equalities, "
-                "pushed below the join)"
+                f"pushed below the join{onward})"
+            )
+        late = _conjunction(side.inferred_above)
+        if late:
+            filters.append(
+                f"{late} (inferred by join {side.inferred_above_by} for the rows it reads, "
+                "pushed into this join after its own inference)"
             )
         if pre:
             filters.append(f"{pre} (in the join; failing rows come out null-padded at once)")

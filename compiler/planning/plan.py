@@ -172,6 +172,11 @@ class Side:
     # the join this side reads, that Spark pushes the side's filters into (through its
     # projection, as a WHERE after its own): its plan holds them; this join still runs them
     filters_pushed_into: str | None = None
+    # the filters the join that reads this one inferred for the rows it reads, pushed into
+    # this side after Spark's one pass of inference (so they infer nothing more here), and
+    # that join's name; run with the side's filters, below or above its watermark node
+    inferred_above: tuple[exp.Expression, ...] = ()
+    inferred_above_by: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

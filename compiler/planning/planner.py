@@ -156,9 +156,14 @@ class Planner:
             if self.root is not None
             else rejected_columns(spec, reader_roots(spec))
         )
+        self._reads: dict[str, int] | None = None  # how many operators read each relation
+        self._inferences: dict[tuple[object, ...], dict[str, tuple[exp.Expression, ...]]] = {}
         # the joins and views that readers' filters are pushed into (``_pushed_wheres``):
         # after ``rejected``, which decides the join each reading join runs
         self.pushed = self._pushed_wheres()
+        # the filters joins infer for the joins they read, pushed in after the inference
+        self.inferred_above: dict[str, tuple[str, tuple[exp.Expression, ...]]] = {}
+        self.inferred_above = self._inferred_pushdown()
 
     def plan(self) -> Plan:
         nodes: list[PlanNode] = []
@@ -259,6 +264,9 @@ class Planner:
             saved, self.required = self.required, required
             below = _closure(self.spec, rel.name)
             saved_rejected, self.rejected = self.rejected, rejected
+            # only the filters the joins of this query infer are pushed into its joins
+            saved_above = self.inferred_above
+            self.inferred_above = {k: v for k, v in saved_above.items() if v[0] in below}
             try:
                 nodes = tuple(
                     self._with_where(self.plan_join, j)
@@ -269,6 +277,7 @@ class Planner:
             finally:
                 self.required = saved
                 self.rejected = saved_rejected
+                self.inferred_above = saved_above
             out.append(OwnQuery(rel.name, nodes))
         return tuple(out)
 
@@ -284,22 +293,8 @@ class Planner:
         (the aggregate or view, its WHERE over that relation's input columns); the join or
         view plans it as the WHERE after its own (CombineFilters), where the existing
         pushdown, and EliminateOuterJoin for a join, take it further."""
-        reads: dict[str, int] = {}
-        for rel in self.spec.relations:
-            for _, read in rel.inputs:
-                reads[read] = reads.get(read, 0) + 1
-        sunk = {s.relation for s in self.spec.sinks}
         found: dict[str, tuple[str, exp.Expression]] = {}
-
-        def pushable(source: Relation) -> bool:
-            """Whether Spark pushes a Filter over ``source``'s output into it here."""
-            return (
-                reads.get(source.name) == 1
-                and source.name not in sunk
-                and source.name != self.root
-                and not (isinstance(source, Join) and tables.static_side(self.spec, source))
-            )
-
+        pushable = self._pushable
         for rel in reversed(self.spec.relations):  # readers first: an aggregate's WHERE
             # pushed into a view goes on into the join below it with the view's own, and
             # the filters pushed into a join go on into the joins below it with its own
@@ -323,6 +318,23 @@ class Planner:
                 found[source.name] = (rel.name, through)
         return found
 
+    def _pushable(self, source: Relation) -> bool:
+        """Whether Spark pushes a Filter over ``source``'s output into it: one operator reads
+        it, and no sink, and it is not the query run on its own (Spark plans each query
+        apart, sjoin keeps one node), and not a stream-static join."""
+        if self._reads is None:
+            reads: dict[str, int] = {}
+            for rel in self.spec.relations:
+                for _, read in rel.inputs:
+                    reads[read] = reads.get(read, 0) + 1
+            self._reads = reads
+        return (
+            self._reads.get(source.name) == 1
+            and source.name not in {s.relation for s in self.spec.sinks}
+            and source.name != self.root
+            and not (isinstance(source, Join) and tables.static_side(self.spec, source))
+        )
+
     def _pushed_from_join(
         self,
         j: Join,
@@ -345,14 +357,26 @@ class Planner:
         for side, inp in (("left", j.left), ("right", j.right)):
             source = self.spec.relation(inp.relation)
             where = conjoin(pushed[side])
-            if where is None or inp.watermark or not isinstance(source, Join):
+            if where is None or inp.watermark or not pushable(source):
                 continue
-            if not pushable(source):
-                continue
-            through = _through_projection(where, source.output)
-            if through is not None:
-                found[source.name] = (j.name, through)
+            # into a join, or into a view over one: through the view's projection they join
+            # its WHERE after its own (CombineFilters), which ``_pushed_wheres`` takes on down
+            if isinstance(source, Join) or self._view_over_join(source):
+                through = _through_projection(where, source.output)
+                if through is not None:
+                    found[source.name] = (j.name, through)
         return found
+
+    def _view_over_join(self, source: Relation) -> bool:
+        """Whether ``source`` is a view that passes what is pushed into it on into the join it
+        reads: no watermark defined where it reads it, a deterministic WHERE (CombineFilters
+        merges only into a deterministic Filter), and a join Spark pushes a Filter into."""
+        if not isinstance(source, View) or source.input.watermark is not None:
+            return False
+        if source.where is not None and not is_deterministic(source.where):
+            return False
+        below = self.spec.relation(source.input.relation)
+        return isinstance(below, Join) and self._pushable(below)
 
     def _with_where(self, plan: Callable[[_J], _N], rel: _J) -> _N:
         """``plan(rel)``, with the WHERE of the aggregate or view that reads ``rel`` pushed into it
@@ -462,6 +486,13 @@ class Planner:
 
     def plan_join(self, j: Join) -> JoinNode:
         spark = self.spec.spark
+        written_where = j.where
+        # the filters a join above inferred for the rows it reads from this one, pushed in
+        # after Spark's one pass of inference (``_inferred_pushdown``): a WHERE after its own,
+        # that takes no part in this join's inference
+        above = self.inferred_above.get(j.name)
+        if above is not None:
+            j = replace(j, where=conjoin([*([] if j.where is None else [j.where]), *above[1]]))
         shape = self._shape(j)
         kind, windows, condition, output = shape.kind, shape.windows, shape.condition, shape.output
         windowed, by_readers, where_parts = shape.windowed, shape.by_readers, shape.where_parts
@@ -483,58 +514,22 @@ class Planner:
             rules[side] = self._state_rule(
                 side, inp, other, split.keys, key_index, residual, has_wm, effective[side]
             )
-        inferred = kind.infers_not_null
         side_windows = {
             side: tuple(w for (s, _), w in windows.items() if s == side)
             for side in ("left", "right")
         }
-        wm_columns = {
-            side: self._watermark_column(inp)
-            for side, inp in (("left", j.left), ("right", j.right))
-        }
-
-        def at_watermark(side: str, names: set[str]) -> bool:
-            """Whether a filter on ``names`` reads the side input's watermarked column."""
-            window_of = {w.name: w.time_column for w in side_windows[side]}
-            return _reads_column(names, wm_columns[side], window_of)
-
+        at_watermark = self._watermark_test(j, shape)
+        new = _new_parts(above, written_where)
         pushed = {
-            "left": [*split.pushed_left, *placed.pushed["left"]],
-            "right": [*split.pushed_right, *placed.pushed["right"]],
-        }
-        layers = {
-            side: SideConstraints(
-                layers=(
-                    tuple(p for p in pushed[side] if not at_watermark(side, _column_names(p))),
-                    tuple(p for p in pushed[side] if at_watermark(side, _column_names(p))),
-                )
-            )
+            side: [p for p in _side_pushed(shape, side) if not _is_new(p, new)]
             for side in ("left", "right")
         }
-        try:
-            # what Spark knows of each input's rows already (compiler/planning/constraints.py)
-            layers = {
-                side: replace(known, inherited=self._inherited(side, inp))
-                for (side, known), inp in zip(layers.items(), (j.left, j.right), strict=True)
-            }
-            through = inferred_filters(
-                [*split.key_conjuncts, *split.residual],
-                layers["left"],
-                layers["right"],
-                inferred,
-                self._inference_budget,
-            )
-        except TooManyConstraints as err:
-            self.diags.add(
-                "E031",
-                f"join `{j.name}`: Spark's filter inference through the condition's "
-                f"equalities would substitute {err.count:,} predicates (sjoin models at most "
-                f"{MAX_SUBSTITUTIONS:,} per spec)",
-                annotate.span(j.condition) or j.span,
-                "too many equalities sharing columns",
-                "write fewer equalities between the same columns, or split the join",
-            )
-            through = {"left": (), "right": ()}
+        pushed_late = {
+            side: tuple(p for p in _side_pushed(shape, side) if _is_new(p, new))
+            for side in ("left", "right")
+        }
+        where_parts = [p for p in where_parts if not _is_new(p, new)]
+        through = self._inferred(j, shape, new)
         not_null: dict[str, list[str]] = {"left": [], "right": []}
         for part in [
             *split.key_conjuncts,
@@ -549,7 +544,7 @@ class Planner:
             for col in not_null_columns(part):
                 side = annotate.side(col)
                 if (
-                    (side in inferred or any(part is p for p in where_parts))
+                    (side in kind.infers_not_null or any(part is p for p in where_parts))
                     and col.name not in not_null[side]
                     and not col.name.startswith("_common_expr")
                 ):
@@ -563,7 +558,7 @@ class Planner:
         sides = {}
         for side, inp in (("left", j.left), ("right", j.right)):
             window_of = {w.name: w.time_column for w in side_windows[side]}
-            below = [*pushed[side], *through[side]]
+            below = [*pushed[side], *through[side], *pushed_late[side]]
             plain_not_null = [n for n in not_null[side] if n not in window_of]
             et = effective[side]
             rule = rules[side]
@@ -608,6 +603,8 @@ class Planner:
                 filters_pushed_into=(
                     inp.relation if self.pushed.get(inp.relation, (None,))[0] == j.name else None
                 ),
+                inferred_above=pushed_late[side],
+                inferred_above_by=above[0] if above is not None and pushed_late[side] else None,
             )
         # the join Spark runs (EliminateOuterJoin may have made it narrower): an outer join
         # run as INNER emits no null-padded rows
@@ -647,10 +644,13 @@ class Planner:
             notes=_notes(j),
             key_types=tuple(_key_type(a, b) for a, b in split.keys),
             null_safe_keys=tuple(NullSafeKey(a, b, i) for a, b, i in split.null_safe),
-            where=j.where,
+            where=written_where,
             where_filter=conjoin(placed.above),
             where_pushed=tuple(
-                (side, p) for side in ("left", "right") for p in placed.pushed[side]
+                (side, p)
+                for side in ("left", "right")
+                for p in placed.pushed[side]
+                if not _is_new(p, new)
             ),
             where_eliminated=(
                 (before_where, kind.join_type, tuple(rejecting))
@@ -659,6 +659,127 @@ class Planner:
             ),
         )
         return node
+
+    def _watermark_test(self, j: Join, shape: _JoinShape) -> Callable[[str, set[str]], bool]:
+        """Whether a filter of a side, on these column names, reads the side input's
+        watermarked column (or a window of it): Spark keeps such a filter above the input's
+        EventTimeWatermark node, the others go below it."""
+        marks = {
+            side: self._watermark_column(inp)
+            for side, inp in (("left", j.left), ("right", j.right))
+        }
+        window_of = {
+            side: {w.name: w.time_column for (s, _), w in shape.windows.items() if s == side}
+            for side in ("left", "right")
+        }
+
+        def at_watermark(side: str, names: set[str]) -> bool:
+            return _reads_column(names, marks[side], window_of[side])
+
+        return at_watermark
+
+    def _inferred(
+        self, j: Join, shape: _JoinShape, new: frozenset[str] = frozenset()
+    ) -> dict[str, tuple[exp.Expression, ...]]:
+        """The filters Spark's InferFiltersFromConstraints adds below each side of ``j``
+        through the condition's equalities (compiler/planning/infer.py), from what is known
+        of each side's rows: its pushed filters and its input's constraints.  ``new``: the
+        conjuncts a join above pushed in after the inference, which take no part.  Kept per
+        join and inputs, so planning a join again (``_inferred_pushdown``) neither spends the
+        spec's budget twice nor reports E031 twice."""
+        split = shape.split
+        at_watermark = self._watermark_test(j, shape)
+        pushed = {
+            side: [p for p in _side_pushed(shape, side) if not _is_new(p, new)]
+            for side in ("left", "right")
+        }
+        memo = (
+            j.name,
+            j.left.relation,
+            j.left.alias,
+            j.right.relation,
+            j.right.alias,
+            shape.kind.join_type,
+            tuple(p.sql() for p in [*split.key_conjuncts, *split.residual]),
+            tuple(p.sql() for p in pushed["left"]),
+            tuple(p.sql() for p in pushed["right"]),
+        )
+        if memo in self._inferences:
+            return self._inferences[memo]
+        layers = {
+            side: SideConstraints(
+                layers=(
+                    tuple(p for p in pushed[side] if not at_watermark(side, _column_names(p))),
+                    tuple(p for p in pushed[side] if at_watermark(side, _column_names(p))),
+                )
+            )
+            for side in ("left", "right")
+        }
+        try:
+            # what Spark knows of each input's rows already (compiler/planning/constraints.py)
+            layers = {
+                side: replace(known, inherited=self._inherited(side, inp))
+                for (side, known), inp in zip(layers.items(), (j.left, j.right), strict=True)
+            }
+            through = inferred_filters(
+                [*split.key_conjuncts, *split.residual],
+                layers["left"],
+                layers["right"],
+                shape.kind.infers_not_null,
+                self._inference_budget,
+            )
+        except TooManyConstraints as err:
+            self.diags.add(
+                "E031",
+                f"join `{j.name}`: Spark's filter inference through the condition's "
+                f"equalities would substitute {err.count:,} predicates (sjoin models at most "
+                f"{MAX_SUBSTITUTIONS:,} per spec)",
+                annotate.span(j.condition) or j.span,
+                "too many equalities sharing columns",
+                "write fewer equalities between the same columns, or split the join",
+            )
+            through = {"left": (), "right": ()}
+        self._inferences[memo] = through
+        return through
+
+    def _inferred_pushdown(self) -> dict[str, tuple[str, tuple[exp.Expression, ...]]]:
+        """The filters a join infers for a side that reads another join, pushed into that
+        join: Spark runs InferFiltersFromConstraints once ("Infer Filters"), then its
+        operator optimization again, whose PushPredicateThroughNonJoin takes the inferred
+        Filter through the lower join's projection and PushPredicateThroughJoin into its
+        sides, and on down a chain.  The lower join's own inference has run by then: they
+        infer nothing more there.  Readers first, as ``_pushed_wheres``; not where Spark
+        plans the lower join apart (``_pushable``) or a watermark is defined on the side.
+        lower join -> (the join that inferred them, conjuncts over its input columns)."""
+        found: dict[str, tuple[str, tuple[exp.Expression, ...]]] = {}
+        for rel in reversed(self.spec.relations):
+            if not isinstance(rel, Join) or tables.static_side(self.spec, rel):
+                continue
+            pushed = self.pushed.get(rel.name)
+            where = [*([] if rel.where is None else [rel.where]), *([pushed[1]] if pushed else [])]
+            above = found.get(rel.name)
+            j = replace(rel, where=conjoin([*where, *(above[1] if above else ())]))
+            new = _new_parts(above, conjoin(where))
+            shape = self._shape(j)
+            through = self._inferred(j, shape, new)
+            for side, inp in (("left", j.left), ("right", j.right)):
+                source = self.spec.relation(inp.relation)
+                if inp.watermark or not self._pushable(source):
+                    continue
+                carried = [p for p in _side_pushed(shape, side) if _is_new(p, new)]
+                moved = conjoin([*through[side], *carried])
+                if self._view_over_join(source):  # through the view's projection too
+                    assert isinstance(source, View)
+                    if moved is not None:
+                        moved = _through_projection(moved, source.output)
+                    source = self.spec.relation(source.input.relation)
+                if not isinstance(source, Join) or moved is None:
+                    continue
+                moved = _through_projection(moved, source.output)
+                if moved is not None:
+                    by = j.name if through[side] or above is None else above[0]
+                    found[source.name] = (by, tuple(conjuncts(moved)))
+        return found
 
     def _inherited(self, side: str, inp: Input) -> tuple[exp.Expression, ...]:
         """The constraints of the relation a join side reads, over that side's columns."""
@@ -1116,6 +1237,31 @@ def _mark_delay(
         column = next(iter(cols & {c.name for c in side.columns}))
         node = planned.get(side.relation)
     return 0
+
+
+def _side_pushed(shape: _JoinShape, side: str) -> list[exp.Expression]:
+    """The conjuncts a join pushes below ``side``: its condition's side-only ones, then its
+    WHERE's (PushPredicateThroughJoin)."""
+    split = shape.split
+    return [
+        *(split.pushed_left if side == "left" else split.pushed_right),
+        *shape.placed.pushed[side],
+    ]
+
+
+def _new_parts(
+    above: tuple[str, tuple[exp.Expression, ...]] | None, written: exp.Expression | None
+) -> frozenset[str]:
+    """The SQL of the conjuncts a join above pushed into a join after Spark's inference
+    (``Planner._inferred_pushdown``), less those the join's own WHERE already holds."""
+    if above is None:
+        return frozenset()
+    own = {p.sql() for p in conjuncts(written)} if written is not None else set()
+    return frozenset(p.sql() for p in above[1]) - own
+
+
+def _is_new(part: exp.Expression, new: frozenset[str]) -> bool:
+    return bool(new) and part.sql() in new
 
 
 def _through_projection(

@@ -139,3 +139,119 @@ def test_a_non_deterministic_conjunct_stays_above() -> None:
         )
     )
     assert _sql(_join(_plan(text), "i").left.pushed_filter) == "A.v <> 'b'"
+
+
+# ------------------------------------------------------------------ inferred filters
+# `Planner._inferred_pushdown`: the filters a join INFERS for a side that reads another join go
+# into that join after its own inference (parity scenario
+# `inferred_filter_pushed_into_a_join_below`, checked on Spark 4.3 and 3.5)
+
+
+def test_an_inferred_filter_goes_into_the_join_below_after_its_inference() -> None:
+    plan = _plan(_spec(" AND R.k > 1"))
+    lower, upper = _join(plan, "i"), _join(plan, "j")
+    assert [_sql(p) for p in upper.left.inferred_filters] == ["L.k > 1"]
+    # through i's projection (`A.k AS k`) onto its left input, below l's watermark node
+    assert [_sql(p) for p in lower.left.inferred_above] == ["A.k > 1"]
+    assert lower.left.inferred_above_by == "j"
+    assert [_sql(p) for p in lower.left.filters_below_watermark] == ["A.k > 1"]
+    # neither written nor pushed there, and i's own inference has run: `B.k > 1` never is
+    assert lower.left.pushed_filter is None
+    assert lower.left.inferred_filters == () and lower.right.inferred_filters == ()
+    assert lower.right.filters_below_watermark == () and lower.right.inferred_above == ()
+    assert lower.left.not_null == ("k", "t")  # inferred by i itself, from its own condition
+    text = plan_text(plan)
+    assert (
+        "left filter      A.k > 1 (inferred by join j for the rows it reads, pushed into this "
+        "join after its own inference)" in text
+    )
+    assert (
+        "L.k > 1 (inferred by Spark through the condition's equalities, pushed below the "
+        "join, and on into join i)" in text
+    )
+    sides = {j["name"]: j["sides"] for j in plan_json(plan, [])["joins"]}
+    assert sides["i"]["left"]["inferred_above"] == {"filter": "A.k > 1", "inferred_by": "j"}
+    assert "inferred_above" not in sides["i"]["right"]
+    assert "inferred_above" not in sides["j"]["left"]
+
+
+def test_an_inferred_filter_goes_on_down_a_chain() -> None:
+    text = (
+        HEAD
+        + "stream s (k BIGINT, t TIMESTAMP, v STRING) watermark t delay 0 seconds\n"
+        + LOWER.format(how="")
+        + UPPER.format(how="", on=RANGE)
+        + "join top = j AS X JOIN s AS S ON X.k = S.k AND X.lt BETWEEN S.t AND S.t + "
+        "INTERVAL 5 SECONDS AND S.k > 1\n  SELECT X.k AS k, S.t AS st\n"
+    )
+    plan = _plan(text)
+    middle, lower = _join(plan, "j"), _join(plan, "i")
+    assert [_sql(p) for p in middle.left.inferred_above] == ["L.k > 1"]
+    assert middle.left.inferred_above_by == "top"
+    assert [_sql(p) for p in lower.left.inferred_above] == ["A.k > 1"]
+    assert lower.left.inferred_above_by == "top"
+    # j's own inference ran before: it inferred nothing from what came down
+    assert middle.right.inferred_filters == () and middle.right.inferred_above == ()
+
+
+def test_no_inferred_filter_goes_into_a_join_that_is_a_query_of_its_own() -> None:
+    sink = "sink i to parquet (path = 'out/i') checkpoint 'chk/i'\n"
+    assert _join(_plan(_spec(" AND R.k > 1", tail=sink)), "i").left.inferred_above == ()
+    assert _join(_plan(_spec(" AND R.k > 1"), relation="i"), "i").left.inferred_above == ()
+
+
+def test_no_inferred_filter_goes_through_a_watermark_defined_on_the_side() -> None:
+    text = "set allow_multiple_stateful_operators = false\n" + _spec(" AND R.k > 1").replace(
+        "join j = i AS L ", "join j = i AS L watermark t delay 0 seconds "
+    )
+    plan = _plan(text)
+    assert [_sql(p) for p in _join(plan, "j").left.inferred_filters] == ["L.k > 1"]
+    assert _join(plan, "i").left.inferred_above == ()
+
+
+def test_an_inferred_filter_on_a_null_padded_column_runs_an_outer_join_below_as_inner() -> None:
+    # `L.mv = R.v AND R.v = 'x'` infers `L.mv = 'x'` on i's padded column; the isnotnull of
+    # `L.mv` that the equality gives already runs i as INNER (readers.py), and the inferred
+    # filter then goes on into i's right input (parity `inferred_filter_into_an_outer_join_below`)
+    plan = _plan(
+        HEAD
+        + LOWER.format(how="LEFT OUTER ")
+        + UPPER.format(how="", on=RANGE + " AND L.mv = R.v AND R.v = 'x'")
+    )
+    lower = _join(plan, "i")
+    assert lower.executed_as == "inner"
+    assert [_sql(p) for p in lower.right.inferred_above] == ["B.v = 'x'"]
+
+
+# ------------------------------------------------------------------ through a view
+# a join reading a view over a join: the side's filters go through the view's projection,
+# join its WHERE after its own (CombineFilters), and go on into the join below (parity
+# `join_side_filter_through_a_view_into_a_join`)
+VIEW = "view w = SELECT X.k AS k, X.t AS t, X.v AS v FROM i AS X{where}\n"
+
+
+def _through_view(extra: str, where: str = "") -> str:
+    upper = UPPER.format(how="", on=RANGE + extra).replace("i AS L", "w AS L")
+    return HEAD + LOWER.format(how="") + VIEW.format(where=where) + upper
+
+
+def test_a_side_filter_goes_through_a_view_into_the_join_below_it() -> None:
+    plan = _plan(_through_view(" AND L.v <> 'b'", where=" WHERE X.k <> 7"))
+    lower = _join(plan, "i")
+    # the view's own WHERE, then what the join above pushed into it, both into i's left input
+    assert _sql(lower.left.pushed_filter) == "A.k <> 7 AND A.v <> 'b'"
+    assert lower.where is None
+
+
+def test_an_inferred_filter_goes_through_a_view_into_the_join_below_it() -> None:
+    plan = _plan(_through_view(" AND R.k > 1"))
+    lower = _join(plan, "i")
+    assert [_sql(p) for p in lower.left.inferred_above] == ["A.k > 1"]
+    assert lower.left.inferred_above_by == "j"
+    assert lower.right.inferred_filters == ()
+
+
+def test_nothing_goes_through_a_view_with_a_non_deterministic_where() -> None:
+    plan = _plan(_through_view(" AND L.v <> 'b' AND R.k > 1", where=" WHERE X.k > rand()"))
+    lower = _join(plan, "i")
+    assert lower.left.pushed_filter is None and lower.left.inferred_above == ()

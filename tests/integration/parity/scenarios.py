@@ -1167,8 +1167,8 @@ join j = i AS L INNER JOIN r AS R
 
 # a filter the upper join INFERS for its side (`L.k > 1` from `L.k = R.k AND R.k > 1`): Spark's
 # InferFiltersFromConstraints runs once, then the pushdown takes it into the lower join's left
-# input only (the lower join's own inference has run by then, so `B.k > 1` is never inferred);
-# sjoin pushes only the written conjuncts down
+# input only (the lower join's own inference has run by then, so `B.k > 1` is never inferred):
+# Spark stores 4 rows in `i` after batch 0, not 6 (Spark 4.3.0, sjoin verify)
 add(
     "inferred_filter_pushed_into_a_join_below",
     """spark 4.3
@@ -1191,8 +1191,61 @@ join j = i AS L INNER JOIN r AS R
         {"l": [row(3, 102)], "m": [row(3, 101)], "r": [row(3, 101)]},
         {"l": [row(4, 200)], "m": [row(4, 200)], "r": [row(4, 200)]},
     ],
-    xfail="the upper join's inferred filter `L.k > 1` is not pushed into the lower join: "
-    "Spark stores 4 rows in `i` after batch 0, sjoin 6 (Spark 4.3.0, sjoin verify)",
+)
+
+# the same over a LEFT OUTER join below: `L.mv = R.v AND R.v = 'x'` infers `L.mv = 'x'`, whose
+# column is the lower join's null-padded one; the equality's isnotnull(L.mv) runs `i` as INNER,
+# and the inferred filter goes on into `i`'s right input after `i`'s own inference
+add(
+    "inferred_filter_into_an_outer_join_below",
+    """spark 4.3
+stream l (k BIGINT, t TIMESTAMP, v STRING) watermark t delay 0 seconds
+stream m (k BIGINT, t TIMESTAMP, v STRING) watermark t delay 0 seconds
+stream r (k BIGINT, t TIMESTAMP, v STRING) watermark t delay 0 seconds
+join i = l AS A LEFT OUTER JOIN m AS B
+  ON A.k = B.k AND A.t BETWEEN B.t AND B.t + INTERVAL 5 SECONDS
+  SELECT A.k AS k, A.t AS t, A.v AS v, B.v AS mv
+join j = i AS L INNER JOIN r AS R
+  ON L.k = R.k AND L.t BETWEEN R.t AND R.t + INTERVAL 5 SECONDS AND L.mv = R.v AND R.v = 'x'
+  SELECT L.k AS k, L.t AS lt, L.v AS lv, L.mv AS mv, R.t AS rt
+""",
+    [
+        {
+            "l": [row(1, 100, "a"), row(2, 100, "b"), row(3, 100, "c")],
+            "m": [row(1, 100, "x"), row(2, 100, "y"), row(3, 100, "x"), row(4, 100, "x")],
+            "r": [row(1, 100, "x"), row(2, 100, "x")],
+        },
+        {"l": [row(4, 102, "d")], "m": [row(1, 101, "y")], "r": [row(3, 101, "x")]},
+        {"l": [row(5, 200, "e")], "m": [row(5, 200, "x")], "r": [row(5, 200, "x")]},
+    ],
+)
+
+# a join reading a VIEW over a join: its side filter (`L.v <> 'b'`) and the filter it infers
+# (`L.k > 1`) go through the view's projection, with the view's WHERE (CombineFilters), into
+# the join below: `i` stores only the left rows with k > 1, k <> 7 and v <> 'b'
+add(
+    "join_side_filter_through_a_view_into_a_join",
+    """spark 4.3
+stream l (k BIGINT, t TIMESTAMP, v STRING) watermark t delay 0 seconds
+stream m (k BIGINT, t TIMESTAMP, v STRING) watermark t delay 0 seconds
+stream r (k BIGINT, t TIMESTAMP, v STRING) watermark t delay 0 seconds
+join i = l AS A INNER JOIN m AS B
+  ON A.k = B.k AND A.t BETWEEN B.t AND B.t + INTERVAL 5 SECONDS
+  SELECT A.k AS k, A.t AS t, A.v AS v, B.v AS mv
+view w = SELECT X.k AS k, X.t AS t, X.v AS v FROM i AS X WHERE X.k <> 7
+join j = w AS L INNER JOIN r AS R
+  ON L.k = R.k AND L.t BETWEEN R.t AND R.t + INTERVAL 5 SECONDS AND L.v <> 'b' AND R.k > 1
+  SELECT L.k AS k, L.t AS lt, L.v AS lv, R.t AS rt
+""",
+    [
+        {
+            "l": [row(1, 100, "a"), row(2, 100, "b"), row(3, 100, "c"), row(7, 100, "a")],
+            "m": [row(1, 100), row(2, 100), row(3, 100), row(7, 100)],
+            "r": [row(3, 100), row(2, 100)],
+        },
+        {"l": [row(3, 102, "c")], "m": [row(3, 101)], "r": [row(3, 101)]},
+        {"l": [row(4, 200)], "m": [row(4, 200)], "r": [row(4, 200)]},
+    ],
 )
 
 # ------------------------------------------------------------------ WHERE and views (issue 37)
