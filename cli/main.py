@@ -927,10 +927,12 @@ def _verify_progress(printer: Printer) -> Iterator[Callable[[Any], None]]:
 )
 @click.option(
     "--entry",
+    "entries",
     metavar="NAME",
-    help="The function to call with the session in each PySpark job of OLD and NEW "
-    "[default: build, when the job defines it; else the job runs as a script] "
-    "(docs/pyspark.md).",
+    multiple=True,
+    help="The function to call with the session in each PySpark job of OLD and NEW; given "
+    "twice, OLD's then NEW's (two functions of one job compared) [default: build, when the "
+    "job defines it; else the job runs as a script] (docs/pyspark.md).",
 )
 @FORMAT
 @COLOR
@@ -941,7 +943,7 @@ def diff(
     from_spark: str | None,
     to_spark: str | None,
     trace: Path | None,
-    entry: str | None,
+    entries: tuple[str, ...],
     fmt: str,
     color: str,
 ) -> None:
@@ -972,9 +974,9 @@ def diff(
     except DiffUsageError as err:
         raise click.UsageError(str(err)) from None
     paths = [p for p in (old, new) if p is not None]
-    _entry_goes_with(paths, entry)
+    per_path = _diff_entries(paths, entries)
     printer = Printer(color)
-    results = [load(p, entry=_job_entry(p, entry)) for p in paths]
+    results = [load(p, entry=e) for p, e in zip(paths, per_path, strict=True)]
     printer.diagnostics((d, r.source) for r in results for d in r.diagnostics)
     if not all(r.ok and r.plan is not None for r in results):
         if fmt == "json":
@@ -999,6 +1001,24 @@ def diff(
     else:
         printer.result(report.text())
     sys.exit(0 if same else 1)
+
+
+def _diff_entries(paths: list[Path], entries: tuple[str, ...]) -> list[str | None]:
+    """diff's ``--entry`` for each of OLD and NEW: one NAME is every job's among them; two
+    are OLD's, then NEW's (each of them a job).  Usage errors before anything is read."""
+    if not entries:
+        return [None] * len(paths)
+    if len(entries) == 1:
+        _entry_goes_with(paths, entries[0])
+        return [_job_entry(p, entries[0]) for p in paths]
+    if len(entries) != len(paths):
+        raise click.UsageError(
+            f"--entry is given {len(entries)} times: give it once (every job's), or twice "
+            "with OLD NEW (OLD's, then NEW's)"
+        )
+    for path, entry in zip(paths, entries, strict=True):
+        _entry_goes_with([path], entry)
+    return list(entries)
 
 
 @main.command()

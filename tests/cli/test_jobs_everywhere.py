@@ -273,6 +273,32 @@ def test_entry_is_every_job_s_beside_a_spec() -> None:
     assert checked.exit_code == 0, checked.output
 
 
+def test_diff_compares_two_entries_of_one_job() -> None:
+    """`--entry` twice with OLD NEW: OLD's function, then NEW's."""
+    found = invoke("diff", TWO, TWO, "--entry", "build", "--entry", "build_inner")
+    assert found.exit_code == 1, found.output
+    assert "E042" not in found.output
+    assert SAME not in found.stdout
+    same = invoke("diff", TWO, TWO, "--entry", "build_inner", "--entry", "build_inner")
+    assert same.exit_code == 0, same.output
+    assert same.stdout.splitlines()[0] == SAME
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        (TWO, TWO, "--entry", "build", "--entry", "build", "--entry", "build"),
+        (TWO, "--spark", "3.5", "--to", "4.0", "--entry", "build", "--entry", "build"),
+        (TWO, TWIN, "--entry", "build", "--entry", "build"),
+    ],
+    ids=["three", "two-for-one", "two-with-a-spec"],
+)
+def test_diff_entries_that_do_not_fit_are_usage_errors(args: tuple[Any, ...]) -> None:
+    found = invoke("diff", *args)
+    assert found.exit_code == 2, found.output
+    assert "Error: --entry " in found.stderr
+
+
 # without pyspark -----------------------------------------------------------------------------
 
 
@@ -303,3 +329,24 @@ def test_a_job_without_pyspark_is_e042_saying_what_to_install(
     [d] = json.loads(as_json.stdout)["diagnostics"]
     assert (d["code"], d["line"], d["col"]) == ("E042", 1, 1)
     assert "install `sjoin[spark]`" in d["message"]
+
+
+def test_a_job_without_the_connect_client_s_packages_is_e042_too(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """pyspark without its `connect` extra (grpcio missing: the Connect client refuses to
+    load) is the same E042: sjoin[spark] installs pyspark[connect]."""
+    hidden = tmp_path / "hidden"
+    (hidden / "grpc").mkdir(parents=True)
+    (hidden / "grpc" / "__init__.py").write_text(
+        'raise ModuleNotFoundError("No module named \'grpc\'", name="grpc")\n'
+    )
+    paths = [str(hidden), *filter(None, [os.environ.get("PYTHONPATH")])]
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join(paths))
+    found = invoke("plan", JOB)
+    assert found.exit_code == 2, found.output
+    assert "error[E042]: reading a PySpark job needs pyspark 4 with its Spark Connect" in (
+        found.stderr
+    )
+    assert "grpcio" in found.stderr
+    assert "install `sjoin[spark]`" in found.stderr
