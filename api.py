@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import dataclasses
 import gc
+import shlex
+import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field, fields, is_dataclass
@@ -239,7 +241,15 @@ def check_pyspark(
     failures += [
         (f"{r.what} needs a Spark server: sjoin reads a job offline", r.sites) for r in job.refused
     ]
-    if failures:
+    if job.failure is not None and job.failure.kind == "pyspark":
+        diags.add(
+            "E042",
+            job.failure.message,
+            Span(0, 0),
+            "the job was not run",
+            f"install it with: {shlex.quote(sys.executable)} -m pip install 'sjoin[spark]'",
+        )
+    elif failures:
         locator = Locator(job.path, text)
         for message, sites in failures:
             diags.add(
@@ -247,9 +257,13 @@ def check_pyspark(
                 message,
                 locator.span(locator.first(sites)),
                 "the job stopped here",
-                "sjoin runs the job without Spark: build the DataFrames and start the queries "
-                "without reading data or asking Spark for a schema",
+                "give --entry a function the job defines at its top level, one that takes the "
+                "session"
+                if job.failure is not None and job.failure.kind == "entry"
+                else "sjoin runs the job without Spark: build the DataFrames and start the "
+                "queries without reading data or asking Spark for a schema",
             )
+    if failures:
         result = CheckResult(source, diags.sorted(), relation=relation, spark=spark)
         result.again = lambda r, s: check_pyspark(path, r, s, entry)
         return result

@@ -46,6 +46,7 @@ class RunRequest:
     tables: tuple[str, ...] = ()  # --table NAME=PATH, as written
     backlog: bool | None = None
     verbose: bool = False
+    entry: str | None = None  # --entry: a PySpark job's function to call (docs/pyspark.md)
 
     @property
     def url(self) -> str | None:

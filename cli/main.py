@@ -19,7 +19,7 @@ import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TextIO, TypeVar
+from typing import TYPE_CHECKING, Any, NoReturn, TextIO, TypeVar
 
 import click
 
@@ -213,7 +213,7 @@ def load(
         except OSError as err:
             raise click.UsageError(f"cannot read {path}: {err.strerror}") from None
     if entry is not None:
-        raise click.UsageError("--entry goes with a PySpark job (a .py file)")
+        _entry_goes_with([path], entry)
     if is_pipeline(path):
         from ..compiler.vocabulary.source import PipelineError
 
@@ -232,6 +232,35 @@ def load(
     except OSError as err:
         raise click.UsageError(f"cannot read {path}: {err.strerror}") from None
     return check_text(text, str(path), relation)
+
+
+def _is_job(path: Path) -> bool:
+    """Whether ``path`` is read as a PySpark job (a .py file, not a directory)."""
+    return path.suffix.lower() == ".py" and not path.is_dir()
+
+
+def _entry_goes_with(paths: list[Path], entry: str | None) -> None:
+    """`--entry NAME` names a function of a PySpark job: a usage error (exit 2) when none of
+    ``paths`` is a job, before anything is read.  With a job among them it is that job's
+    (every job's) entry; a .sjoin spec or a pipeline beside it is read as it is."""
+    if entry is None or any(_is_job(p) for p in paths):
+        return
+    named = " and ".join(str(p) for p in paths)
+    raise click.UsageError(
+        f"--entry goes with a PySpark job (a .py file), and {named} "
+        f"{'is not one' if len(paths) == 1 else 'are not'}"
+    )
+
+
+def _job_entry(path: Path, entry: str | None) -> str | None:
+    """The entry ``load`` gets for ``path``: ``entry`` for a job, None for a spec."""
+    return entry if _is_job(path) else None
+
+
+def _stop(results: list[CheckResult]) -> NoReturn:
+    """Exit for specs that cannot go on (errors, or no plan): 2 when an input could not be
+    read at all (a PySpark job's E042), else 1."""
+    sys.exit(exit_status(results) or 1)
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -255,8 +284,9 @@ def check(specs: tuple[Path, ...], fmt: str, entry: str | None, color: str) -> N
     Exit status: 0 no errors (warnings allowed), 1 errors, 2 usage error (or a PySpark job
     that could not be run).
     """
+    _entry_goes_with(list(specs), entry)
     printer = Printer(color)
-    results = [load(p, entry=entry) for p in specs]
+    results = [load(p, entry=_job_entry(p, entry)) for p in specs]
     if fmt == "json":
         printer.json(
             {"diagnostics": [to_dict(d, r.source) for r in results for d in r.diagnostics]}
@@ -327,7 +357,8 @@ def plan(
     """Show what Spark will do with each join of SPEC: keys, filters, state eviction,
     outer rows, and the pipeline checks; with --rates, how big its state will get.
 
-    Exit status: 0 planned (warnings allowed), 1 the spec has errors, 2 usage error.
+    Exit status: 0 planned (warnings allowed), 1 the spec has errors, 2 usage error (or a
+    PySpark job that could not be read).
     """
     from ..compiler.describe.capacity import (
         DEFAULT_STRING_BYTES,
@@ -414,18 +445,20 @@ def plan(
     help="Write the job here instead of stdout (--target pipeline: the project's directory, "
     "required).",
 )
+@ENTRY
 @COLOR
 @last_resort
-def compile_(spec: Path, target: str, output: Path | None, color: str) -> None:
+def compile_(spec: Path, target: str, output: Path | None, entry: str | None, color: str) -> None:
     """Compile SPEC to a PySpark job (build, read_inputs, main) that runs on any Spark, or
     with --target pipeline to a Spark Declarative Pipelines project.
 
-    Exit status: 0 compiled (warnings allowed), 1 the spec has errors, 2 usage error.
+    Exit status: 0 compiled (warnings allowed), 1 the spec has errors, 2 usage error (or a
+    PySpark job that could not be read).
     """
     printer = Printer(color)
     if target == "pipeline" and output is None:
         raise click.UsageError("--target pipeline writes a project directory: give it with -o DIR")
-    result = load(spec)
+    result = load(spec, entry=entry)
     from ..api import target_diagnostics
 
     extra = target_diagnostics(result, target)
@@ -435,7 +468,7 @@ def compile_(spec: Path, target: str, output: Path | None, color: str) -> None:
     )
     printer.diagnostics((d, result.source) for d in found)
     if not result.ok or result.plan is None or any(d.severity == "error" for d in extra):
-        sys.exit(1)
+        _stop([result])
     if target == "pipeline":
         assert output is not None
         _write_pipeline(printer, result.plan, spec, output, spec_places(spec, result))
@@ -515,8 +548,8 @@ def _write_pipeline(
     "to",
     type=click.Choice(["sjoin", "sql"]),
     required=True,
-    help="sjoin: a .sjoin spec (of a pipeline's SQL, or a spec laid out anew); sql: one "
-    "Spark Declarative Pipelines SQL file (docs/pipelines.md).",
+    help="sjoin: a .sjoin spec (of a pipeline's SQL or a PySpark job, or a spec laid out "
+    "anew); sql: one Spark Declarative Pipelines SQL file (docs/pipelines.md).",
 )
 @click.option(
     "-o",
@@ -524,29 +557,32 @@ def _write_pipeline(
     type=click.Path(dir_okay=False, path_type=Path),
     help="Write it here instead of stdout.",
 )
+@ENTRY
 @COLOR
 @last_resort
-def fmt_(spec: Path, to: str, output: Path | None, color: str) -> None:
+def fmt_(spec: Path, to: str, output: Path | None, entry: str | None, color: str) -> None:
     """Convert SPEC between the two syntaxes: a pipeline's SQL (a .sql file, or a project
-    directory) into a .sjoin spec with --to sjoin, a .sjoin spec into a pipeline SQL file
-    with --to sql. Either reads back to the same plan.
+    directory) or a PySpark job (job.py) into a .sjoin spec with --to sjoin, a .sjoin spec
+    into a pipeline SQL file with --to sql. Either reads back to the same plan.
 
     Exit status: 0 converted, 1 SPEC has errors or holds text the other syntax cannot
-    hold, 2 usage error.
+    hold, 2 usage error (or a PySpark job that could not be read).
     """
     from ..compiler.vocabulary.sjointext import Unwritable
 
     printer = Printer(color)
-    result = load(spec)
+    result = load(spec, entry=entry)
     printer.diagnostics((d, result.source) for d in result.diagnostics)
     if not result.ok or result.spec is None or result.plan is None:
-        sys.exit(1)
+        _stop([result])
     try:
         if to == "sjoin":
             from ..api import spec_text
             from ..compiler.backends.pytext import comment
 
-            header = "-- " + comment(f"converted by `sjoin fmt --to sjoin` from {spec}")[2:]
+            entered = f" --entry {entry}" if entry is not None and _is_job(spec) else ""
+            made = f"converted by `sjoin fmt --to sjoin` from {spec}{entered}"
+            header = "-- " + comment(made)[2:]
             text = spec_text(result, header)
         else:
             from ..compiler.backends.pipeline import pipeline_sql
@@ -596,6 +632,7 @@ def fmt_(spec: Path, to: str, output: Path | None, color: str) -> None:
     "Maven into ~/.cache/sjoin/jvm.",
 )
 @click.option("--verbose", is_flag=True, help="Show Spark's own log (quiet by default).")
+@ENTRY
 @FORMAT
 @COLOR
 @last_resort
@@ -607,6 +644,7 @@ def verify(
     python: Path | None,
     kafka: str | None,
     verbose: bool,
+    entry: str | None,
     fmt: str,
     color: str,
 ) -> None:
@@ -639,10 +677,10 @@ def verify(
     if kafka is not None and kafka != "local" and not _KAFKA_ADDRESS.fullmatch(kafka):
         raise click.UsageError(f"--kafka takes HOST:PORT or `local`, not {kafka!r}")
     printer = Printer(color)
-    result = load(spec, relation, trace)
+    result = load(spec, relation, trace, entry)
     printer.diagnostics((d, result.source) for d in result.diagnostics)
     if not result.ok or result.plan is None:
-        sys.exit(1)
+        _stop([result])
     if kafka is not None:
         _kafka_sources_only(printer, result.plan, relation)
     interpreter = _verify_python(printer, spark_version, python)
@@ -887,6 +925,15 @@ def _verify_progress(printer: Printer) -> Iterator[Callable[[Any], None]]:
     help="Also run both on the reference runtime over this trace and show the first "
     "batches whose output differs.",
 )
+@click.option(
+    "--entry",
+    "entries",
+    metavar="NAME",
+    multiple=True,
+    help="The function to call with the session in each PySpark job of OLD and NEW; given "
+    "twice, OLD's then NEW's (two functions of one job compared) [default: build, when the "
+    "job defines it; else the job runs as a script] (docs/pyspark.md).",
+)
 @FORMAT
 @COLOR
 @last_resort
@@ -896,6 +943,7 @@ def diff(
     from_spark: str | None,
     to_spark: str | None,
     trace: Path | None,
+    entries: tuple[str, ...],
     fmt: str,
     color: str,
 ) -> None:
@@ -909,7 +957,7 @@ def diff(
     A and Spark B, with the reason and the Spark issue.
 
     Exit status: 0 it resumes unchanged (no behaviour differs), 1 something differs or
-    fails, or a spec has errors; 2 usage error.
+    fails, or a spec has errors; 2 usage error (or a PySpark job that could not be read).
     """
     from ..reports.diffing import DiffUsageError, diff_change, diff_upgrade, parse_version
     from ..runtime import UsageError
@@ -925,15 +973,17 @@ def diff(
             versions = [parse_version(from_spark, "--spark"), parse_version(to_spark, "--to")]
     except DiffUsageError as err:
         raise click.UsageError(str(err)) from None
+    paths = [p for p in (old, new) if p is not None]
+    per_path = _diff_entries(paths, entries)
     printer = Printer(color)
-    results = [load(p) for p in (old, new) if p is not None]
+    results = [load(p, entry=e) for p, e in zip(paths, per_path, strict=True)]
     printer.diagnostics((d, r.source) for r in results for d in r.diagnostics)
     if not all(r.ok and r.plan is not None for r in results):
         if fmt == "json":
             printer.json(
                 {"diagnostics": [to_dict(d, r.source) for r in results for d in r.diagnostics]}
             )
-        sys.exit(1)
+        _stop(results)
     report: Any
     try:
         if new is None:
@@ -951,6 +1001,24 @@ def diff(
     else:
         printer.result(report.text())
     sys.exit(0 if same else 1)
+
+
+def _diff_entries(paths: list[Path], entries: tuple[str, ...]) -> list[str | None]:
+    """diff's ``--entry`` for each of OLD and NEW: one NAME is every job's among them; two
+    are OLD's, then NEW's (each of them a job).  Usage errors before anything is read."""
+    if not entries:
+        return [None] * len(paths)
+    if len(entries) == 1:
+        _entry_goes_with(paths, entries[0])
+        return [_job_entry(p, entries[0]) for p in paths]
+    if len(entries) != len(paths):
+        raise click.UsageError(
+            f"--entry is given {len(entries)} times: give it once (every job's), or twice "
+            "with OLD NEW (OLD's, then NEW's)"
+        )
+    for path, entry in zip(paths, entries, strict=True):
+        _entry_goes_with([path], entry)
+    return list(entries)
 
 
 @main.command()
@@ -1063,6 +1131,7 @@ def diff(
     help="Say which engine runs and why, and which operators the columnar engine leaves "
     "to the reference operator; replaying Kafka, the offsets of each batch.",
 )
+@ENTRY
 @COLOR
 @last_resort
 def run(color: str, **options: Any) -> None:
@@ -1076,7 +1145,8 @@ def run(color: str, **options: Any) -> None:
     the starting offsets to what they hold now, cut into micro-batches as Spark's Kafka
     source cuts a backlog, each record's value read as the job's from_json reads it.
 
-    Exit status: 0 ran, 1 the spec or the trace has errors, 2 usage error.
+    Exit status: 0 ran, 1 the spec or the trace has errors, 2 usage error (or a PySpark job
+    that could not be read).
     """
     from ..reports.run_page import ReportError
     from ..runs import RunRequest
@@ -1159,10 +1229,10 @@ def _run_ready(printer: Printer, request: RunRequest) -> tuple[CheckResult, Any,
 
     try:
         request.check_places()
-        result = load(request.spec, request.relation, request.trace_file)
+        result = load(request.spec, request.relation, request.trace_file, request.entry)
         printer.diagnostics((d, result.source) for d in result.diagnostics)
         if not result.ok or result.plan is None:
-            sys.exit(1)
+            _stop([result])
         request.check_places(result)
         return result, request.report_page(result), request.delta_start(result.plan)
     except UsageError as err:
@@ -1198,6 +1268,7 @@ def _run_summary(summary: Any, late_rows: Path | None) -> str:
     help="Say why ROW and ROW2 did or did not join (the first reason that applies).",
 )
 @click.option("--relation", help="Run only the query of this join or aggregate.")
+@ENTRY
 @FORMAT
 @COLOR
 @last_resort
@@ -1207,6 +1278,7 @@ def why(
     row: str,
     other: str | None,
     relation: str | None,
+    entry: str | None,
     fmt: str,
     color: str,
 ) -> None:
@@ -1236,10 +1308,10 @@ def why(
     from . import why_row as explain
 
     printer = Printer(color)
-    result = load(spec, relation)
+    result = load(spec, relation, entry=entry)
     printer.diagnostics((d, result.source) for d in result.diagnostics)
     if not result.ok or result.plan is None:
-        sys.exit(1)
+        _stop([result])
     try:
         log, read = trace_run(result.plan, trace, relation)
     except UsageError as err:
@@ -1331,6 +1403,7 @@ def _replay(
     "write them to.",
 )
 @click.option("--verbose", is_flag=True, help="Show each source and each batch's offsets.")
+@ENTRY
 @COLOR
 @last_resort
 def capture(
@@ -1342,6 +1415,7 @@ def capture(
     starting_offsets: str | None,
     bad_rows: str,
     verbose: bool,
+    entry: str | None,
     color: str,
 ) -> None:
     """Write SPEC's Kafka topics at kafka://HOST:PORT to a trace file that `sjoin run` reads:
@@ -1360,10 +1434,10 @@ def capture(
     if not is_kafka_url(url):
         raise click.UsageError(f"--from takes kafka://HOST:PORT, not {url!r}")
     printer = Printer(color)
-    result = load(spec, relation)
+    result = load(spec, relation, entry=entry)
     printer.diagnostics((d, result.source) for d in result.diagnostics)
     if not result.ok or result.plan is None:
-        sys.exit(1)
+        _stop([result])
     policy = bad_rows if bad_rows in ("stop", "skip") else Path(bad_rows)
     try:
         check_places(
@@ -1427,9 +1501,18 @@ def capture(
     show_default=True,
     help="Seconds to wait for the brokers to answer before giving up.",
 )
+@ENTRY
 @COLOR
 @last_resort
-def produce(spec: Path, trace: Path, url: str, partitions: int, timeout: float, color: str) -> None:
+def produce(
+    spec: Path,
+    trace: Path,
+    url: str,
+    partitions: int,
+    timeout: float,
+    entry: str | None,
+    color: str,
+) -> None:
     """Write the rows of trace T into the topics of SPEC's Kafka sources at
     kafka://HOST:PORT, as `sjoin verify --kafka` writes them: each trace batch in order, a
     stream's row i into partition i mod n of its topic, keyed by i (or by its key_column),
@@ -1448,10 +1531,10 @@ def produce(spec: Path, trace: Path, url: str, partitions: int, timeout: float, 
     if not is_kafka_url(url):
         raise click.UsageError(f"--to takes kafka://HOST:PORT, not {url!r}")
     printer = Printer(color)
-    result = load(spec)
+    result = load(spec, entry=entry)
     printer.diagnostics((d, result.source) for d in result.diagnostics)
     if not result.ok or result.plan is None:
-        sys.exit(1)
+        _stop([result])
     from ..jvm.produce import produce_trace, summary, targets
     from ..runtime.io.trace import read_trace, schemas_of
 
@@ -1554,9 +1637,10 @@ def _tool(name: str) -> str:
 
 @main.command()
 @SPEC
+@ENTRY
 @COLOR
 @last_resort
-def jars(spec: Path, color: str) -> None:
+def jars(spec: Path, entry: str | None, color: str) -> None:
     """Print the connector jars a job of SPEC needs on this machine's Spark, for
     `spark-submit --jars "$(sjoin jars SPEC)" job.py`.
 
@@ -1564,13 +1648,13 @@ def jars(spec: Path, color: str) -> None:
     they are fetched once with Maven into sjoin's cache (~/.cache/sjoin/jvm) for the
     version of the pyspark sjoin runs with. Prints nothing when the job needs none.
     Exit status: 0 printed, 1 the spec has errors or the jars cannot be had (the command
-    that fetches them is printed), 2 usage error.
+    that fetches them is printed), 2 usage error (or a PySpark job that could not be read).
     """
     printer = Printer(color)
-    result = load(spec)
+    result = load(spec, entry=entry)
     printer.diagnostics((d, result.source) for d in result.diagnostics if d.severity == "error")
     if not result.ok or result.plan is None:
-        sys.exit(1)
+        _stop([result])
     from ..compiler.backends.pyspark import job_formats
 
     formats = job_formats(result.plan) & {"kafka", "delta"}

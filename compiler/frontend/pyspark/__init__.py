@@ -36,7 +36,7 @@ class Refusal:
 class JobFailure:
     """The job raised (or exited with a status, or timed out, or names no such entry)."""
 
-    kind: str  # "exception", "entry", "timeout", "child"
+    kind: str  # "exception", "entry", "timeout", "child", "pyspark" (it cannot be imported)
     message: str
     sites: list[Site] = field(default_factory=list)
 
@@ -87,6 +87,13 @@ def read_job(path: str | Path, entry: str | None = None) -> CapturedJob:
             "child",
             "the job could not be run offline"
             + (f": {tail[0]}" if tail else f" (status {done.returncode})"),
+        )
+        return CapturedJob(path, [], {}, {}, [], failure)
+    if "missing" in data:
+        failure = JobFailure(
+            "pyspark",
+            "reading a PySpark job needs pyspark 4 with its Spark Connect client, which this "
+            f"Python cannot import ({data['missing']}): install `sjoin[spark]`",
         )
         return CapturedJob(path, [], {}, {}, [], failure)
     if "fatal" in data:

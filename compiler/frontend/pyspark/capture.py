@@ -38,8 +38,28 @@ def _entry_defined(path: str, name: str) -> bool:
     )
 
 
+def _cannot_read() -> str | None:
+    """Why this Python cannot read a job, or None: pyspark 4 with its Spark Connect client
+    (pandas, pyarrow, grpcio: `pyspark[connect]`, the `spark` extra) must import."""
+    try:
+        import pyspark
+
+        from . import session, sites  # noqa: F401 - the Connect client and its dependencies
+    except ImportError as err:  # (pyspark's own PySparkImportError too)
+        return f"{type(err).__name__}: {err}"
+    version = str(getattr(pyspark, "__version__", ""))
+    major = version.partition(".")[0]
+    if not major.isdigit() or int(major) < 4:
+        return f"pyspark {version or '(no version)'} is installed, and jobs are read with 4.x"
+    return None
+
+
 def capture(path: str, entry: str | None) -> dict[str, Any]:
-    """Run the job at ``path`` offline; what it built, as JSON data."""
+    """Run the job at ``path`` offline; what it built, as JSON data (``{"missing": why}``
+    when pyspark with its Connect client cannot be imported here: the job is not run)."""
+    missing = _cannot_read()
+    if missing is not None:
+        return {"missing": missing}
     from google.protobuf.json_format import MessageToDict  # type: ignore[import-untyped]
 
     from . import session, sites
