@@ -90,7 +90,7 @@ def spark_verdict(spark: Any, name: str, tmp: Path, monkeypatch: pytest.MonkeyPa
     config = SparkSession.Builder.config
 
     def remember(self: Any, key: Any = None, value: Any = None, *args: Any, **kw: Any) -> Any:
-        if isinstance(key, str):
+        if isinstance(key, str) and key.startswith("spark.sql."):  # a session's own conf
             confs.append(key)
         return config(self, key, value, *args, **kw)
 
