@@ -378,8 +378,11 @@ CODES: Final[dict[str, Code]] = {
             "them: a Python UDF, `foreachBatch` and `foreach` sinks, a source without a "
             "declared schema (`.schema(...)`, or Kafka's value parsed by `from_json` with a "
             "schema), a watermark on anything but a stream's read, `spark.sql`, a format sjoin "
-            "has no reader or writer for. The message names the call at its line; the rest of "
-            "the job is still checked where it does not read the relation.",
+            "has no reader or writer for. Also a LEFT ANTI join of two streams: Spark refuses "
+            "it (`LeftAnti joins with a streaming DataFrame/Dataset on the right are not "
+            "supported`), and a spec's `LEFT ANTI JOIN` is sjoin's rewrite of it as a left "
+            "outer join, which the job does not write. The message names the call at its "
+            "line; the rest of the job is still checked where it does not read the relation.",
         ),
         Code(
             "E042",

@@ -185,6 +185,12 @@ def _sql(node: dict[str, Any], sides: Sides | None) -> tuple[str, int]:
         if len(names) != 1:
             raise Unmodelled("an alias of several names", site_of(node))
         return f"{sql_text(body['expr'], sides)} AS {quote(names[0])}", 0
+    if kind == "unresolved_extract_value":  # a struct's field: df.window.start
+        field = body.get("extraction", {}).get("literal", {}).get("string")
+        if field is None:
+            raise Unmodelled("an extraction of other than a named field", site_of(node))
+        child = _sql(body["child"], sides)
+        return f"{_wrap(child, atom)}.{quote(str(field))}", atom
     if kind == "unresolved_star":
         target = body.get("unparsed_target")
         return (str(target) if target else "*"), atom

@@ -45,7 +45,7 @@ from .. import ast
 from ..sqllower import _setting_text, _window_intervals
 from ..sqlparse import single_unit
 from . import CapturedJob
-from .exprs import lower_item, parse_item, quote, schema_text, sql_text
+from .exprs import Unmodelled, lower_item, parse_item, quote, schema_text, sql_text
 from .sites import Locator, Site
 
 _JOIN_TYPES: dict[str, JoinType] = {
@@ -93,6 +93,12 @@ class _Lowered:
     plan_ids: set[int] = field(default_factory=set)
     # a view that filters or projects this stream (a watermark above it is the stream's)
     through: _Stream | None = None
+    # of such a view: each column that copies a column of the stream, and that column's name
+    # there (a withColumnRenamed between the read and withWatermark)
+    origin: dict[str, str] = field(default_factory=dict)
+    # of a join: its sides' qualified columns (`alias.col`, as Spark's join output keeps them
+    # for a reader's select) and the names the join's output gives them
+    qualified: dict[tuple[str, str], str] = field(default_factory=dict)
 
 
 class Lowering:
@@ -166,19 +172,30 @@ class Lowering:
             elif isinstance(node, pyast.Return):
                 self.returns.append((node.lineno, end, ""))
 
-    def reserve(self, rel: dict[str, Any], parent: str | None = None) -> None:
+    def reserve(
+        self, rel: dict[str, Any], parent: str | None = None, carry: str | None = None
+    ) -> None:
         """Top down: a relation owns its variable's name unless the relation that reads it
-        was made in the same statement (the outermost call of a chain gets the name)."""
+        was made in the same statement (the outermost call of a chain gets the name).  A
+        Kafka read takes the name of the parsing steps above it (``carry``), also when the
+        read itself is a helper's local variable (``raw = spark.readStream...``)."""
         pid = _plan_id(rel)
         name = self.assigned_name(rel)
         # a watermark and Kafka's value parsing become part of the stream they read: the
         # stream takes their name
         kind = _kind(rel)
-        merged = kind == "with_watermark" or (kind == "project" and _is_kafka_step(rel[kind]))
+        kafka_step = kind == "project" and (
+            _is_kafka_step(rel[kind]) or _value_names(rel[kind]) is not None
+        )
+        merged = kind == "with_watermark" or kafka_step
+        if carry is not None and kind == "read":
+            name = carry
         if pid is not None and name is not None and name != parent and not merged:
             self.owner.setdefault(pid, name)
+        own = name if name != parent else None
+        carry = (carry or own) if kafka_step else None
         for child in _children(rel):
-            self.reserve(child, parent if merged else name)
+            self.reserve(child, parent if merged else name, carry)
 
     def fresh(self, rel: dict[str, Any], kind: str) -> str:
         pid = _plan_id(rel)
@@ -315,13 +332,16 @@ class Lowering:
         # watermark node, and so does sjoin's planner (view_pushdown.py)
         stream = below.stream or below.through
         event_time = str(body["event_time"])
+        # through a rename the watermark is on the stream's own column: the renamed copy
+        # keeps its watermark metadata, as Spark's does
+        source = below.origin.get(event_time, event_time) if below.through else event_time
         if (
             stream is not None
             and below.through is not None
             and (
                 below.columns is None
                 or event_time not in below.columns
-                or event_time not in [c.name.text for c in stream.columns]
+                or source not in [c.name.text for c in stream.columns]
             )
         ):
             stream = None
@@ -343,7 +363,7 @@ class Lowering:
                 "write the delay as one amount and unit: '10 minutes'",
             )
         stream.watermark = ast.WatermarkDecl(
-            ast.Ident(event_time, span),
+            ast.Ident(source, span),
             ast.Duration(found[0], ast.Ident(found[1].lower(), span), span),
             span,
         )
@@ -379,7 +399,18 @@ class Lowering:
         self.statements.append(
             ast.ViewDecl(ast.Ident(name, span), tuple(items), self.ref(below, span), where, span)
         )
-        return _Lowered(name, None, columns, through=below.stream or below.through)
+        origin: dict[str, str] = {}
+        if below.stream is not None or below.through is not None:
+            known = below.origin if below.through else {c: c for c in below.columns or []}
+            for item in items:
+                expr = item.expr
+                if isinstance(expr, exp.Star) or (
+                    isinstance(expr, exp.Column) and isinstance(expr.this, exp.Star)
+                ):
+                    origin.update(known)
+                elif isinstance(expr, exp.Column) and expr.name in known:
+                    origin[item.alias.text if item.alias else expr.name] = known[expr.name]
+        return _Lowered(name, None, columns, through=below.stream or below.through, origin=origin)
 
     def star(self, span: Span) -> ast.SelectItem:
         node = exp.Star()
@@ -394,6 +425,7 @@ class Lowering:
         item = lower_item(body["condition"], self.locator, self.diags, span)
         if item is None:
             raise Refused("condition")
+        [item] = self.requalified([item], below)
         return self.view(rel, below, [self.star(span)], item.expr, below.columns)
 
     def _rel_project(self, rel: dict[str, Any], body: dict[str, Any]) -> _Lowered:
@@ -402,7 +434,7 @@ class Lowering:
             return kafka
         below = self.lower(body["input"])
         span = self.span(rel)
-        items = self.items(body.get("expressions", []), span)
+        items = self.requalified(self.items(body.get("expressions", []), span), below)
         return self.view(rel, below, items, None, _names(items, below))
 
     def items(self, nodes: list[dict[str, Any]], span: Span) -> list[ast.SelectItem]:
@@ -416,14 +448,27 @@ class Lowering:
 
     def _kafka_value(self, rel: dict[str, Any], body: dict[str, Any]) -> _Lowered | None:
         """``select("x.*")`` over ``select(from_json(value, schema).alias("x"))`` over a
-        Kafka read: the stream's columns are the schema's, its value JSON."""
+        Kafka read: the stream's columns are the schema's, its value JSON.  The value may be
+        cast to a string by a projection between the read and ``from_json``
+        (``selectExpr("CAST(value AS STRING) AS json")``, its other items dropped)."""
         exprs = body.get("expressions", [])
         inner = body.get("input", {})
         if len(exprs) != 1 or "unresolved_star" not in exprs[0] or _kind(inner) != "project":
             return None
         parsed = inner["project"].get("expressions", [])
         read = inner["project"].get("input", {})
-        if len(parsed) != 1 or "alias" not in parsed[0] or _kind(read) != "read":
+        if len(parsed) != 1 or "alias" not in parsed[0]:
+            return None
+        steps = [rel, inner]
+        values = {"value"}
+        if _kind(read) == "project":
+            found = _value_names(read["project"])
+            if not found:
+                return None
+            steps.append(read)
+            values = found
+            read = read["project"].get("input", {})
+        if _kind(read) != "read":
             return None
         alias = parsed[0]["alias"]
         call = alias["expr"].get("unresolved_function", {})
@@ -433,7 +478,10 @@ class Lowering:
         args = call.get("arguments", [])
         if len(args) < 2 or "string" not in args[1].get("literal", {}):
             return None
-        if sql_text(args[0]) not in ("CAST(value AS string)", "CAST(value AS STRING)", "value"):
+        value = _VALUE_TEXT.fullmatch(sql_text(args[0]).strip())
+        if value is None or value["alias"]:
+            return None
+        if (value["cast"] or value["plain"]).strip("`") not in values:
             return None
         below = self.lower(read)
         if below.stream is None or below.columns is not None:
@@ -453,7 +501,7 @@ class Lowering:
         )
         self.statements.append(stream)
         lowered = _Lowered(stream.name.text, None, [c.name.text for c in stream.columns], stream)
-        for r in (rel, inner, read):
+        for r in (*steps, read):
             pid = _plan_id(r)
             if pid is not None:
                 self.done[pid] = lowered
@@ -501,6 +549,15 @@ class Lowering:
                 f"a {body.get('join_type')} join",
                 span,
                 "sjoin models inner, outer, semi and anti joins",
+            )
+        if how == "left_anti" and _streaming(body["right"]):
+            raise self.refuse(
+                "a LEFT ANTI join of two streams, which Spark refuses (LeftAnti joins with a "
+                "streaming DataFrame/Dataset on the right are not supported),",
+                span,
+                "a spec's LEFT ANTI JOIN runs it as a left outer join whose matched rows are "
+                "dropped (docs/language.md): write that join, or keep the left rows with no "
+                "match with a left outer join and a filter on a right column IS NULL",
             )
         left_alias, right_alias = left.alias or left.name, right.alias or right.name
         if left_alias == right_alias:
@@ -555,14 +612,49 @@ class Lowering:
                 span,
             )
         )
+        qualified: dict[tuple[str, str], str] = {}
         if columns is None and left.columns is not None and right.columns is not None:
             if JOIN_KINDS[how].output_sides == ("left",):
                 columns = list(left.columns)
+                qualified = {(left_alias, c): c for c in left.columns}
             else:
                 both = set(left.columns) & set(right.columns)
-                columns = [f"{left_alias}_{c}" if c in both else c for c in left.columns]
-                columns += [f"{right_alias}_{c}" if c in both else c for c in right.columns]
-        return _Lowered(name, None, columns)
+                for alias, cols in ((left_alias, left.columns), (right_alias, right.columns)):
+                    for c in cols:
+                        qualified[(alias, c)] = f"{alias}_{c}" if c in both else c
+                columns = [qualified[(left_alias, c)] for c in left.columns]
+                columns += [qualified[(right_alias, c)] for c in right.columns]
+        return _Lowered(name, None, columns, qualified=qualified)
+
+    @staticmethod
+    def requalified(items: list[ast.SelectItem], below: _Lowered) -> list[ast.SelectItem]:
+        """A reader's ``alias.col`` of a join's side (``F.col("v.session")`` over
+        ``events.alias("v").join(...)``) as the join's output column; a bare column keeps
+        its name (Spark names it ``session``)."""
+        from ...vocabulary import annotate
+
+        if not below.qualified:
+            return items
+        out = []
+        for item in items:
+            expr, alias = item.expr.copy(), item.alias
+            for node in list(expr.find_all(exp.Column)):
+                name = below.qualified.get((node.table, node.name)) if node.table else None
+                if name is None:
+                    continue
+                new = exp.column(name, quoted=not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name))
+                where = annotate.span(node)
+                if where is not None:
+                    for sub in new.walk():
+                        annotate.set_span(sub, where)
+                if node is expr:
+                    if alias is None and name != node.name:
+                        alias = ast.Ident(node.name, item.span)
+                    expr = new
+                else:
+                    node.replace(new)
+            out.append(ast.SelectItem(expr, alias, item.span))
+        return out
 
     def using_select(
         self, how: JoinType, keys: list[str], left: _Lowered, right: _Lowered, span: Span
@@ -798,6 +890,36 @@ def _is_kafka_step(body: dict[str, Any]) -> bool:
     return bool(call.get("function_name") == "from_json")
 
 
+# a Kafka value as a string: `value`, `CAST(value AS STRING)`, maybe named (`... AS json`)
+_VALUE_TEXT = re.compile(
+    r"(?:CAST\(\s*(?P<cast>`?\w+`?)\s+AS\s+STRING\s*\)|(?P<plain>`?\w+`?))"
+    r"(?P<alias>(?:\s+AS)?\s+`?(?P<to>\w+)`?)?",
+    re.IGNORECASE,
+)
+
+
+def _value_names(body: dict[str, Any]) -> set[str] | None:
+    """The names a projection right above a Kafka read gives its value as a string
+    (``selectExpr("CAST(value AS STRING) AS json")``, ``select(col("value").cast("string"))``),
+    or None when ``body`` is no such projection."""
+    read = body.get("input", {})
+    if _kind(read) != "read" or read["read"].get("data_source", {}).get("format") != "kafka":
+        return None
+    names = set()
+    for node in body.get("expressions", []):
+        try:
+            text = sql_text(node).strip()
+        except Unmodelled:  # an expression sjoin cannot print is no value cast
+            continue
+        m = _VALUE_TEXT.fullmatch(text)
+        if m is None or (m["cast"] or m["plain"]).strip("`").lower() != "value":
+            continue
+        if m["plain"] and not m["alias"]:
+            continue  # the value as bytes
+        names.add(m["to"] or "value")
+    return names or None
+
+
 def _kind(rel: dict[str, Any]) -> str:
     return next((k for k in rel if k != "common"), "")
 
@@ -812,6 +934,17 @@ def _children(rel: dict[str, Any]) -> list[dict[str, Any]]:
     if not isinstance(body, dict):
         return []
     return [body[k] for k in ("input", "left", "right", "left_input", "right_input") if k in body]
+
+
+def _streaming(rel: dict[str, Any]) -> bool:
+    """Whether ``rel`` reads a stream."""
+    todo = [rel]
+    while todo:
+        r = todo.pop()
+        if _kind(r) == "read" and r["read"].get("is_streaming"):
+            return True
+        todo += _children(r)
+    return False
 
 
 def _ids_under(rel: dict[str, Any]) -> set[int]:

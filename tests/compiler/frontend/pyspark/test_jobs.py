@@ -21,7 +21,23 @@ from sjoin.cli.main import main
 pytest.importorskip("pyspark.sql.connect.client.core")
 
 JOBS = Path(__file__).parent / "jobs"
-TWINS = ["guide_inner", "guide_left_outer", "windowed_revenue"]
+TWINS = [
+    "guide_inner",
+    "guide_left_outer",
+    "guide_full_outer",
+    "guide_left_semi",
+    "windowed_revenue",
+    "kafka_selectexpr_json",  # selectExpr("CAST(value AS STRING) AS json") before from_json
+    "chained_joins",
+    "join_into_window_count",
+    "aggregate_then_join_append",  # per_user.window.start: a struct's field
+    "hazard_check_disabled",  # W007
+    "self_join",  # F.col("v.session") over the join: its output's v_session
+    "renamed_between",  # withWatermark after withColumnRenamed: the stream's own column
+    "mixed_conditions",
+    "dedup_before_join",
+    "union_before_join",
+]
 PLACES = {"line", "col", "end_line", "end_col", "file", "path", "span"}
 
 
@@ -64,6 +80,26 @@ def test_a_join_spark_refuses_is_reported_at_its_join_call() -> None:
         "FullOuter join between two streaming DataFrame/Datasets is not supported"
         in (errors[0]["message"])
     )
+
+
+@pytest.mark.parametrize(
+    ("name", "code", "where", "text"),
+    [
+        ("refused_left_outer_no_watermark", "E021", (15, 65), "LeftOuter join between two"),
+        ("refused_full_outer_no_time_bound", "E021", (18, 16), "FullOuter join between two"),
+        ("refused_left_anti", "E041", (19, 28), "LeftAnti joins with a streaming DataFrame"),
+        ("refused_hazard_update", "E022", (26, 42), "issue due to global watermark"),
+    ],
+)
+def test_a_job_spark_refuses_is_refused_at_its_call(
+    name: str, code: str, where: tuple[int, int], text: str
+) -> None:
+    """tests/integration/spark/test_pyspark_jobs_on_spark.py: Spark refuses each at start()."""
+    status, out = invoke("check", "--format", "json", str(JOBS / f"{name}.py"))
+    assert status == 1
+    errors = [d for d in json.loads(out)["diagnostics"] if d["severity"] == "error"]
+    assert [(d["code"], (d["line"], d["col"])) for d in errors] == [(code, where)]
+    assert text in errors[0]["message"]
 
 
 def test_the_text_output_names_the_jobs_file_and_underlines_the_join() -> None:

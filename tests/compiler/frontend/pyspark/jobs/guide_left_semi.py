@@ -1,0 +1,31 @@
+"""The guide's left semi join: the impressions that were clicked within the hour, each
+once, with only the impressions' columns."""
+
+from pyspark.sql import SparkSession
+from pyspark.sql.functions import expr
+
+spark = SparkSession.builder.getOrCreate()
+
+impressions = (
+    spark.readStream.schema("impressionAdId BIGINT, impressionTime TIMESTAMP")
+    .json("/data/impressions")
+    .withWatermark("impressionTime", "2 hours")
+)
+clicks = (
+    spark.readStream.schema("clickAdId BIGINT, clickTime TIMESTAMP")
+    .json("/data/clicks")
+    .withWatermark("clickTime", "3 hours")
+)
+
+clicked = impressions.join(
+    clicks,
+    expr("""
+    clickAdId = impressionAdId AND
+    clickTime >= impressionTime AND
+    clickTime <= impressionTime + interval 1 hour
+    """),
+    "leftSemi",
+)
+
+query = clicked.writeStream.format("console").start()
+query.awaitTermination()
