@@ -393,8 +393,9 @@ CODES: Final[dict[str, Code]] = {
             "exception (reported at the job's line that raised it), exited with a status, "
             "asked for something only a Spark server can answer (`df.columns`, `df.schema`, a "
             "batch action such as `count()`), names no `--entry` function, or did not finish "
-            "in time. Nothing of the job is checked; the exit status is 2, as for a file that "
-            "cannot be read.",
+            "in time; or pyspark 4 with its Spark Connect client cannot be imported here "
+            "(install `sjoin[spark]`). Nothing of the job is checked; the exit status is 2 on "
+            "every command, as for a file that cannot be read.",
         ),
         # ------------------------------------------------------------ internal
         Code(
