@@ -8,7 +8,8 @@ SELECT (E029) and none of a null-padded side (E030), and the warnings W001
 (unbounded state), W003 (always false), W004 (range lost by Spark 4's BETWEEN rewrite),
 W005 (null keys in full outer), W015 (an outer join a reader's filter runs as INNER).
 Per pipeline: output modes (E023), the global-watermark correctness check (E022, W007),
-features of the target version (E027), unused watermarks (W002), the max policy (W006).
+features of the target version (E027), unused watermarks (W002), the max policy (W006), an
+aggregate's OUTPUT MODE that no query runs it in (W016).
 """
 
 from __future__ import annotations
@@ -482,9 +483,44 @@ def _check_pipeline(plan: Plan, out: list[Diagnostic]) -> list[Check]:
         checks.extend(_check_global_watermark(plan, late, mode, chain, out, reported))
     checks.extend(_check_watermarks(plan, out))
     checks.extend(_check_redefined_watermarks(plan, out))
+    out.extend(_modes_of_no_query(plan, _checked_roots(plan)))
     if not checks:
         checks.append(Check("pipeline", "ok", "no stateful chains to check"))
     return sorted(set(checks), key=lambda c: (c.name, c.verdict, c.detail))
+
+
+def _modes_of_no_query(plan: Plan, roots: list[str]) -> list[Diagnostic]:
+    """W016: an aggregate whose OUTPUT MODE is not append, and no query of the pipeline's,
+    read in a query of another mode: Spark runs a query in one output mode, its sink's, so
+    there the aggregate runs in that query's mode and the clause holds nowhere (only
+    `--relation NAME`, the aggregate run as its own query, runs it so)."""
+    out: list[Diagnostic] = []
+    for agg in plan.aggregates:
+        if agg.mode == "append" or agg.name in roots:
+            continue
+        queries = [
+            r
+            for r in roots
+            if agg.name in {n.name for n in plan.upstream(r)}
+            and plan.query_modes.get(r, "append") != agg.mode
+        ]
+        if not queries:
+            continue
+        modes = ", ".join(f"`{r}` ({plan.query_modes.get(r, 'append').title()})" for r in queries)
+        out.append(
+            Diagnostic(
+                "W016",
+                f"aggregate `{agg.name}` has OUTPUT MODE {agg.mode}, but it runs only in the "
+                f"quer{'y' if len(queries) == 1 else 'ies'} of {modes}: a query has one "
+                "output mode, its sink's, so "
+                f"`{agg.name}` runs in that one there; {agg.mode.title()} holds only when it "
+                "runs as its own query",
+                agg.analysis.mode_span or agg.analysis.name_span,
+                "not this query's mode",
+                f"drop `OUTPUT MODE {agg.mode}`, or give `{agg.name}` a sink of its own",
+            )
+        )
+    return out
 
 
 def _checked_roots(plan: Plan) -> list[str]:

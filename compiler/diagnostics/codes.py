@@ -555,6 +555,20 @@ CODES: Final[dict[str, Code]] = {
             "nothing reads it) runs there unfiltered, so sjoin converts the join only when every "
             "read of it rejects the column.",
         ),
+        Code(
+            "W016",
+            "warning",
+            "an aggregate's output mode that no query runs it in",
+            "An aggregate with `OUTPUT MODE update` (or `complete`) that is no query of the "
+            "pipeline's (no sink of its own; without sinks, read by another operator), read by "
+            "a query of another output mode (a join's is Append): Spark runs a query in one "
+            "output mode, its sink's, so in the reader's query the aggregate runs in that "
+            "query's mode, "
+            "and the clause holds only when the aggregate runs as its own query "
+            "(`--relation NAME`). A PySpark job that writes such a query in Update mode is "
+            "refused by Spark (the global watermark correctness check); a spec cannot write "
+            "it. Drop the clause, or give the aggregate a sink of its own.",
+        ),
     )
 }
 
