@@ -108,6 +108,11 @@ class Lowering:
         self.assignments: list[tuple[int, int, str]] = []
         self.returns: list[tuple[int, int, str]] = []
         self._statements()
+        # plan_id -> the plan_ids of the relations that read it, over every query
+        self.readers: dict[int, set[int]] = {}
+        for command, _ in job.queries:
+            if "input" in command:
+                self._count_readers(command["input"], set())
         self.trigger: tuple[str, Span] | None = None
         self.broken: list[str] = []
 
@@ -157,14 +162,43 @@ class Lowering:
             return
         for node in pyast.walk(tree):
             end = int(getattr(node, "end_lineno", None) or getattr(node, "lineno", None) or 0)
-            if (
-                isinstance(node, pyast.Assign)
-                and len(node.targets) == 1
-                and isinstance(node.targets[0], pyast.Name)
-            ):
-                self.assignments.append((node.lineno, end, node.targets[0].id))
+            if isinstance(node, pyast.Assign) and len(node.targets) == 1:
+                target = _target_name(node.targets[0])
+                if target is not None:
+                    self.assignments.append((node.lineno, end, target))
             elif isinstance(node, pyast.Return):
                 self.returns.append((node.lineno, end, ""))
+
+    def _count_readers(self, rel: dict[str, Any], seen: set[int]) -> None:
+        pid = _plan_id(rel)
+        for child in _children(rel):
+            cid = _plan_id(child)
+            if pid is not None and cid is not None:
+                self.readers.setdefault(cid, set()).add(pid)
+            if cid is None or cid not in seen:
+                if cid is not None:
+                    seen.add(cid)
+                self._count_readers(child, seen)
+
+    def _read_only_by(self, rel: dict[str, Any], reader: dict[str, Any]) -> bool:
+        """Whether ``reader`` is the one relation of the job that reads ``rel``."""
+        pid, by = _plan_id(rel), _plan_id(reader)
+        return pid is not None and by is not None and self.readers.get(pid) == {by}
+
+    def rename(self, lowered: _Lowered, name: str, span: Span) -> None:
+        """Give the statement that made ``lowered`` (read by nothing yet) the name ``name``."""
+        for i, stmt in enumerate(self.statements):
+            if isinstance(stmt, ast.SparkDecl | ast.SetDecl | ast.SinkDecl):
+                continue
+            if stmt.name.text == lowered.name:
+                if isinstance(stmt, _Stream):
+                    stmt.name = ast.Ident(name, stmt.name.span)
+                else:
+                    renamed = ast.Ident(name, stmt.name.span)
+                    self.statements[i] = dc_replace(stmt, name=renamed)  # type: ignore[arg-type]
+                self.taken.discard(lowered.name)
+                lowered.name = name
+                return
 
     def reserve(self, rel: dict[str, Any], parent: str | None = None) -> None:
         """Top down: a relation owns its variable's name unless the relation that reads it
@@ -403,7 +437,36 @@ class Lowering:
         below = self.lower(body["input"])
         span = self.span(rel)
         items = self.items(body.get("expressions", []), span)
-        return self.view(rel, below, items, None, _names(items, below))
+        names = _names(items, below)
+        only_reader = self._read_only_by(body["input"], rel)
+        if (
+            below.alias is None
+            and names is not None
+            and names == below.columns
+            and all(_plain_column(i) for i in items)
+        ):
+            # every column of its input, in order: no operator (Spark's optimizer removes
+            # it, RemoveNoopOperators); the relation keeps the projection's name
+            if only_reader:
+                self.rename(below, self.fresh(rel, "view"), span)
+            return below
+        joined = self._unselected_join(below) if only_reader else None
+        if joined is not None:
+            # a projection of a join's output, qualified by the sides' aliases: the join's
+            # SELECT (Spark's Project over the Join), named as the projection
+            i, stmt = joined
+            self.statements[i] = dc_replace(stmt, select=tuple(items))
+            self.rename(below, self.fresh(rel, "view"), span)
+            below.columns = names
+            return below
+        return self.view(rel, below, items, None, names)
+
+    def _unselected_join(self, below: _Lowered) -> tuple[int, ast.JoinDecl] | None:
+        """The join statement that made ``below``, when it has no SELECT of its own."""
+        for i, stmt in enumerate(self.statements):
+            if isinstance(stmt, ast.JoinDecl) and stmt.name.text == below.name:
+                return (i, stmt) if stmt.select is None else None
+        return None
 
     def items(self, nodes: list[dict[str, Any]], span: Span) -> list[ast.SelectItem]:
         items = []
@@ -462,7 +525,8 @@ class Lowering:
     def _rel_with_columns(self, rel: dict[str, Any], body: dict[str, Any]) -> _Lowered:
         below = self.lower(body["input"])
         span = self.span(rel)
-        added = self.items(body.get("aliases", []), span)
+        # each is an Expression.Alias message (its expr and name), not an Expression
+        added = self.items([{"alias": a} for a in body.get("aliases", [])], span)
         names = [i.alias.text for i in added if i.alias is not None]
         if below.columns is None:
             raise self.refuse("withColumn on a relation whose columns sjoin does not know", span)
@@ -798,6 +862,21 @@ def _is_kafka_step(body: dict[str, Any]) -> bool:
     return bool(call.get("function_name") == "from_json")
 
 
+def _target_name(target: pyast.expr) -> str | None:
+    """The name an assignment gives: ``name = ...``, or ``rels["name"] = ...`` (a dict of
+    DataFrames by name, as `sjoin compile`'s jobs keep them)."""
+    if isinstance(target, pyast.Name):
+        return target.id
+    if (
+        isinstance(target, pyast.Subscript)
+        and isinstance(target.slice, pyast.Constant)
+        and isinstance(target.slice.value, str)
+        and re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", target.slice.value)
+    ):
+        return target.slice.value
+    return None
+
+
 def _kind(rel: dict[str, Any]) -> str:
     return next((k for k in rel if k != "common"), "")
 
@@ -833,6 +912,11 @@ def _column_item(name: str, span: Span) -> ast.SelectItem:
     for sub in node.walk():
         annotate.set_span(sub, span)
     return ast.SelectItem(node, None, span)
+
+
+def _plain_column(item: ast.SelectItem) -> bool:
+    """A column by its bare name (``select("k")``): no alias, qualifier or expression."""
+    return item.alias is None and isinstance(item.expr, exp.Column) and not item.expr.table
 
 
 def _windowed(item: ast.SelectItem) -> ast.SelectItem:
