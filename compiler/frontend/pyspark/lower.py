@@ -428,7 +428,10 @@ class Lowering:
         item = lower_item(body["condition"], self.locator, self.diags, span)
         if item is None:
             raise Refused("condition")
-        return self.view(rel, below, [self.star(span)], item.expr, below.columns)
+        filtered = self.view(rel, below, [self.star(span)], item.expr, below.columns)
+        # a filter keeps its input's alias (Spark's Filter keeps the columns' qualifiers)
+        filtered.alias = below.alias
+        return filtered
 
     def _rel_project(self, rel: dict[str, Any], body: dict[str, Any]) -> _Lowered:
         kafka = self._kafka_value(rel, body)
@@ -450,6 +453,15 @@ class Lowering:
             if only_reader:
                 self.rename(below, self.fresh(rel, "view"), span)
             return below
+        filtered = self._unselected_filter(below) if only_reader else None
+        if filtered is not None:
+            # a projection of a filter: one view, SELECT ... FROM ... WHERE ..., named as the
+            # projection (the filter's alias qualifies both)
+            i, found = filtered
+            self.statements[i] = dc_replace(found, select=tuple(items))
+            self.rename(below, self.fresh(rel, "view"), span)
+            below.columns, below.alias = names, None
+            return below
         joined = self._unselected_join(below) if only_reader else None
         if joined is not None:
             # a projection of a join's output, qualified by the sides' aliases: the join's
@@ -460,6 +472,14 @@ class Lowering:
             below.columns = names
             return below
         return self.view(rel, below, items, None, names)
+
+    def _unselected_filter(self, below: _Lowered) -> tuple[int, ast.ViewDecl] | None:
+        """The filter (``SELECT * ... WHERE``) view that made ``below``."""
+        for i, stmt in enumerate(self.statements):
+            if isinstance(stmt, ast.ViewDecl) and stmt.name.text == below.name:
+                star = len(stmt.select) == 1 and isinstance(stmt.select[0].expr, exp.Star)
+                return (i, stmt) if star and stmt.where is not None else None
+        return None
 
     def _unselected_join(self, below: _Lowered) -> tuple[int, ast.JoinDecl] | None:
         """The join statement that made ``below``, when it has no SELECT of its own."""
@@ -474,7 +494,9 @@ class Lowering:
             item = lower_item(node, self.locator, self.diags, span)
             if item is None:
                 raise Refused("item")
-            items.append(item)
+            # window(t, '10 seconds') anywhere in it: its durations as intervals, as the SQL
+            # front end reads them (sqllower._substitution)
+            items.append(dc_replace(item, expr=item.expr.transform(_window_intervals)))
         return items
 
     def _kafka_value(self, rel: dict[str, Any], body: dict[str, Any]) -> _Lowered | None:
@@ -680,10 +702,20 @@ class Lowering:
             else:
                 select.append(k)
         select += aggs
+        source, where = self.ref(below, span), None
+        filtered = (
+            self._unselected_filter(below) if self._read_only_by(body["input"], rel) else None
+        )
+        if filtered is not None:
+            # a filter of the aggregate's input alone: the aggregate's WHERE
+            i, view = filtered
+            del self.statements[i]
+            self.taken.discard(view.name.text)
+            source, where = view.input, view.where
         name = self.fresh(rel, "aggregate")
         self.statements.append(
             ast.AggregateDecl(
-                ast.Ident(name, span), self.ref(below, span), group_by, tuple(select), None, span
+                ast.Ident(name, span), source, group_by, tuple(select), None, span, where
             )
         )
         return _Lowered(name, None, _names(select, below))

@@ -3,9 +3,9 @@ back as a PySpark job, plans as the spec (source places aside, as a job and its 
 test_jobs.py).
 
 Each read-back is a child process (pyspark's import, about 3 s): the six examples take
-about 40 s with the `sjoin diff` of each.  The parity scenarios' specs are not read back
-here: they have no `from` sources (so `sjoin diff` could not say "same" of them either) and
-a hundred children would take five minutes.
+about 40 s with the `sjoin diff` of each.  Of the parity scenarios' specs (no `from`
+sources, no sinks: the test gives each query a memory sink) a representative dozen is read
+back here, one of each kind of operator and join, since all 128 take ten minutes.
 
 The generated job is `build(spark, inputs)`, `read_inputs(spark)`, `start_sinks(rels)` and
 `main()`: sjoin reads it as a script (its `build` takes two arguments, so it is no
@@ -17,14 +17,16 @@ appends an entry point that passes `build` a JSON file stream of each stream's s
 
 from __future__ import annotations
 
+import importlib.util
 import json
+import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 from click.testing import CliRunner
 
-from sjoin.api import CheckResult, check_file, check_pyspark
+from sjoin.api import CheckResult, check_file, check_pyspark, check_text
 from sjoin.cli.main import main
 from sjoin.compiler.vocabulary.model import SparkVersion
 
@@ -68,7 +70,10 @@ KAFKA_SPELLING = {"subscribe": "topic", "kafka.bootstrap.servers": "bootstrap_se
 ENTRY = '''
 
 def read_back(spark):
-    """The round-trip test's entry point: a JSON file stream of each stream's schema."""
+    """The round-trip test's entry point: the spec's confs, as main() sets them, and a
+    JSON file stream of each stream's schema."""
+    for key, value in SPARK_CONF.items():
+        spark.conf.set(key, value)
     inputs = {}
     for name, schema in SCHEMAS.items():
         inputs[name] = spark.readStream.schema(schema).format("json").load("in/" + name)
@@ -188,3 +193,54 @@ def test_sjoin_diff_says_same_pipeline_of_a_spec_and_its_job(tmp_path: Path) -> 
     status, out = invoke("diff", "--color", "never", str(spec), str(job))
     assert status == 0, out
     assert SAME in out
+
+
+def parity_scenarios() -> Any:
+    """tests/integration/parity/scenarios.py (loaded by path: tests/compiler is no package)."""
+    path = Path(__file__).parents[3] / "integration" / "parity" / "scenarios.py"
+    name = "roundtrip_parity_scenarios"
+    if name not in sys.modules:
+        spec = importlib.util.spec_from_file_location(name, path)
+        assert spec is not None and spec.loader is not None
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[name] = module
+        spec.loader.exec_module(module)
+    return sys.modules[name].SCENARIOS
+
+
+# one of each join type, chains, aggregates (append and update), dedups, a union, a `set`
+PARITY_SAMPLE = [
+    "inner_range",
+    "left_outer_range",
+    "right_outer_range",
+    "full_outer_range",
+    "left_semi_range",
+    "chain_of_two_inner_joins",
+    "join_then_window_count_append",
+    "join_then_key_count_update",
+    "dedup_within_watermark",
+    "dedup_then_join",
+    "union_of_two_joins_then_window_count",
+    "null_safe_key_inner",
+    "max_policy_inner",
+]
+
+
+@pytest.mark.parametrize("name", PARITY_SAMPLE)
+def test_a_compiled_parity_scenario_reads_back_to_its_plan(name: str, tmp_path: Path) -> None:
+    text = parity_scenarios()[name].spec
+    planned = check_text(text)
+    assert planned.ok, planned.diagnostics
+    data = planned.plan_json()
+    sunk = {s["relation"] for s in data["sinks"]}
+    text += "".join(f"\nsink {q} to memory\n" for q in data["query_roots"] if q not in sunk)
+    spec_path = tmp_path / f"{name}.sjoin"
+    spec_path.write_text(text, encoding="utf-8")
+    spec = check_file(spec_path)
+    job = tmp_path / f"{name}.py"
+    status, out = invoke("compile", str(spec_path), "-o", str(job))
+    assert status == 0, out
+    job.write_text(job.read_text(encoding="utf-8") + ENTRY, encoding="utf-8")
+    back = check_pyspark(job, entry="read_back")
+    assert back.ok, back.diagnostics
+    assert comparable(back, False) == comparable(spec, False)
