@@ -114,6 +114,11 @@ class Lowering:
         self.assignments: list[tuple[int, int, str]] = []
         self.returns: list[tuple[int, int, str]] = []
         self._statements()
+        # plan_id -> the plan_ids of the relations that read it, over every query
+        self.readers: dict[int, set[int]] = {}
+        for command, _ in job.queries:
+            if "input" in command:
+                self._count_readers(command["input"], set())
         self.trigger: tuple[str, Span] | None = None
         self.broken: list[str] = []
 
@@ -163,14 +168,43 @@ class Lowering:
             return
         for node in pyast.walk(tree):
             end = int(getattr(node, "end_lineno", None) or getattr(node, "lineno", None) or 0)
-            if (
-                isinstance(node, pyast.Assign)
-                and len(node.targets) == 1
-                and isinstance(node.targets[0], pyast.Name)
-            ):
-                self.assignments.append((node.lineno, end, node.targets[0].id))
+            if isinstance(node, pyast.Assign) and len(node.targets) == 1:
+                target = _target_name(node.targets[0])
+                if target is not None:
+                    self.assignments.append((node.lineno, end, target))
             elif isinstance(node, pyast.Return):
                 self.returns.append((node.lineno, end, ""))
+
+    def _count_readers(self, rel: dict[str, Any], seen: set[int]) -> None:
+        pid = _plan_id(rel)
+        for child in _children(rel):
+            cid = _plan_id(child)
+            if pid is not None and cid is not None:
+                self.readers.setdefault(cid, set()).add(pid)
+            if cid is None or cid not in seen:
+                if cid is not None:
+                    seen.add(cid)
+                self._count_readers(child, seen)
+
+    def _read_only_by(self, rel: dict[str, Any], reader: dict[str, Any]) -> bool:
+        """Whether ``reader`` is the one relation of the job that reads ``rel``."""
+        pid, by = _plan_id(rel), _plan_id(reader)
+        return pid is not None and by is not None and self.readers.get(pid) == {by}
+
+    def rename(self, lowered: _Lowered, name: str, span: Span) -> None:
+        """Give the statement that made ``lowered`` (read by nothing yet) the name ``name``."""
+        for i, stmt in enumerate(self.statements):
+            if isinstance(stmt, ast.SparkDecl | ast.SetDecl | ast.SinkDecl):
+                continue
+            if stmt.name.text == lowered.name:
+                if isinstance(stmt, _Stream):
+                    stmt.name = ast.Ident(name, stmt.name.span)
+                else:
+                    renamed = ast.Ident(name, stmt.name.span)
+                    self.statements[i] = dc_replace(stmt, name=renamed)  # type: ignore[arg-type]
+                self.taken.discard(lowered.name)
+                lowered.name = name
+                return
 
     def reserve(
         self, rel: dict[str, Any], parent: str | None = None, carry: str | None = None
@@ -426,7 +460,10 @@ class Lowering:
         if item is None:
             raise Refused("condition")
         [item] = self.requalified([item], below)
-        return self.view(rel, below, [self.star(span)], item.expr, below.columns)
+        filtered = self.view(rel, below, [self.star(span)], item.expr, below.columns)
+        # a filter keeps its input's alias (Spark's Filter keeps the columns' qualifiers)
+        filtered.alias = below.alias
+        return filtered
 
     def _rel_project(self, rel: dict[str, Any], body: dict[str, Any]) -> _Lowered:
         kafka = self._kafka_value(rel, body)
@@ -434,8 +471,56 @@ class Lowering:
             return kafka
         below = self.lower(body["input"])
         span = self.span(rel)
-        items = self.requalified(self.items(body.get("expressions", []), span), below)
+        raw = self.items(body.get("expressions", []), span)
+        names = _names(raw, below)
+        only_reader = self._read_only_by(body["input"], rel)
+        if (
+            below.alias is None
+            and names is not None
+            and names == below.columns
+            and all(_plain_column(i) for i in raw)
+        ):
+            # every column of its input, in order: no operator (Spark's optimizer removes
+            # it, RemoveNoopOperators); the relation keeps the projection's name
+            if only_reader:
+                self.rename(below, self.fresh(rel, "view"), span)
+            return below
+        filtered = self._unselected_filter(below) if only_reader else None
+        if filtered is not None:
+            # a projection of a filter: one view, SELECT ... FROM ... WHERE ..., named as the
+            # projection (the filter's alias qualifies both)
+            i, found = filtered
+            self.statements[i] = dc_replace(found, select=tuple(raw))
+            self.rename(below, self.fresh(rel, "view"), span)
+            below.columns, below.alias = names, None
+            return below
+        joined = self._unselected_join(below) if only_reader else None
+        if joined is not None:
+            # a projection of a join's output, qualified by the sides' aliases: the join's
+            # SELECT (Spark's Project over the Join), named as the projection
+            i, stmt = joined
+            self.statements[i] = dc_replace(stmt, select=tuple(raw))
+            self.rename(below, self.fresh(rel, "view"), span)
+            below.columns = names
+            return below
+        # over anything else, a join's output named `alias.column` is its output column
+        items = self.requalified(raw, below)
         return self.view(rel, below, items, None, _names(items, below))
+
+    def _unselected_filter(self, below: _Lowered) -> tuple[int, ast.ViewDecl] | None:
+        """The filter (``SELECT * ... WHERE``) view that made ``below``."""
+        for i, stmt in enumerate(self.statements):
+            if isinstance(stmt, ast.ViewDecl) and stmt.name.text == below.name:
+                star = len(stmt.select) == 1 and isinstance(stmt.select[0].expr, exp.Star)
+                return (i, stmt) if star and stmt.where is not None else None
+        return None
+
+    def _unselected_join(self, below: _Lowered) -> tuple[int, ast.JoinDecl] | None:
+        """The join statement that made ``below``, when it has no SELECT of its own."""
+        for i, stmt in enumerate(self.statements):
+            if isinstance(stmt, ast.JoinDecl) and stmt.name.text == below.name:
+                return (i, stmt) if stmt.select is None else None
+        return None
 
     def items(self, nodes: list[dict[str, Any]], span: Span) -> list[ast.SelectItem]:
         items = []
@@ -443,7 +528,9 @@ class Lowering:
             item = lower_item(node, self.locator, self.diags, span)
             if item is None:
                 raise Refused("item")
-            items.append(item)
+            # window(t, '10 seconds') anywhere in it: its durations as intervals, as the SQL
+            # front end reads them (sqllower._substitution)
+            items.append(dc_replace(item, expr=item.expr.transform(_window_intervals)))
         return items
 
     def _kafka_value(self, rel: dict[str, Any], body: dict[str, Any]) -> _Lowered | None:
@@ -510,7 +597,8 @@ class Lowering:
     def _rel_with_columns(self, rel: dict[str, Any], body: dict[str, Any]) -> _Lowered:
         below = self.lower(body["input"])
         span = self.span(rel)
-        added = self.items(body.get("aliases", []), span)
+        # each is an Expression.Alias message (its expr and name), not an Expression
+        added = self.items([{"alias": a} for a in body.get("aliases", [])], span)
         names = [i.alias.text for i in added if i.alias is not None]
         if below.columns is None:
             raise self.refuse("withColumn on a relation whose columns sjoin does not know", span)
@@ -708,10 +796,20 @@ class Lowering:
             else:
                 select.append(k)
         select += aggs
+        source, where = self.ref(below, span), None
+        filtered = (
+            self._unselected_filter(below) if self._read_only_by(body["input"], rel) else None
+        )
+        if filtered is not None:
+            # a filter of the aggregate's input alone: the aggregate's WHERE
+            i, view = filtered
+            del self.statements[i]
+            self.taken.discard(view.name.text)
+            source, where = view.input, view.where
         name = self.fresh(rel, "aggregate")
         self.statements.append(
             ast.AggregateDecl(
-                ast.Ident(name, span), self.ref(below, span), group_by, tuple(select), None, span
+                ast.Ident(name, span), source, group_by, tuple(select), None, span, where
             )
         )
         return _Lowered(name, None, _names(select, below))
@@ -920,6 +1018,21 @@ def _value_names(body: dict[str, Any]) -> set[str] | None:
     return names or None
 
 
+def _target_name(target: pyast.expr) -> str | None:
+    """The name an assignment gives: ``name = ...``, or ``rels["name"] = ...`` (a dict of
+    DataFrames by name, as `sjoin compile`'s jobs keep them)."""
+    if isinstance(target, pyast.Name):
+        return target.id
+    if (
+        isinstance(target, pyast.Subscript)
+        and isinstance(target.slice, pyast.Constant)
+        and isinstance(target.slice.value, str)
+        and re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", target.slice.value)
+    ):
+        return target.slice.value
+    return None
+
+
 def _kind(rel: dict[str, Any]) -> str:
     return next((k for k in rel if k != "common"), "")
 
@@ -966,6 +1079,11 @@ def _column_item(name: str, span: Span) -> ast.SelectItem:
     for sub in node.walk():
         annotate.set_span(sub, span)
     return ast.SelectItem(node, None, span)
+
+
+def _plain_column(item: ast.SelectItem) -> bool:
+    """A column by its bare name (``select("k")``): no alias, qualifier or expression."""
+    return item.alias is None and isinstance(item.expr, exp.Column) and not item.expr.table
 
 
 def _windowed(item: ast.SelectItem) -> ast.SelectItem:
