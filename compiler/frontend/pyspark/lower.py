@@ -483,7 +483,7 @@ class Lowering:
             # every column of its input, in order: no operator (Spark's optimizer removes
             # it, RemoveNoopOperators); the relation keeps the projection's name
             if only_reader:
-                self.rename(below, self.fresh(rel, "view"), span)
+                self._named_as(rel, below, span)
             return below
         filtered = self._unselected_filter(below) if only_reader else None
         if filtered is not None:
@@ -491,7 +491,7 @@ class Lowering:
             # projection (the filter's alias qualifies both)
             i, found = filtered
             self.statements[i] = dc_replace(found, select=tuple(raw))
-            self.rename(below, self.fresh(rel, "view"), span)
+            self._named_as(rel, below, span)
             below.columns, below.alias = names, None
             return below
         joined = self._unselected_join(below) if only_reader else None
@@ -500,12 +500,20 @@ class Lowering:
             # SELECT (Spark's Project over the Join), named as the projection
             i, stmt = joined
             self.statements[i] = dc_replace(stmt, select=tuple(raw))
-            self.rename(below, self.fresh(rel, "view"), span)
+            self._named_as(rel, below, span)
             below.columns = names
             return below
         # over anything else, a join's output named `alias.column` is its output column
         items = self.requalified(raw, below)
         return self.view(rel, below, items, None, _names(items, below))
+
+    def _named_as(self, rel: dict[str, Any], below: _Lowered, span: Span) -> None:
+        """A projection folded into the statement below it gives that statement its name,
+        when the job named the projection (a variable holds it); else the statement keeps
+        its own (``self_join``'s join stays `converted` under an unnamed ``select``)."""
+        pid = _plan_id(rel)
+        if pid is not None and self.owner.get(pid) is not None:
+            self.rename(below, self.fresh(rel, "view"), span)
 
     def _unselected_filter(self, below: _Lowered) -> tuple[int, ast.ViewDecl] | None:
         """The filter (``SELECT * ... WHERE``) view that made ``below``."""

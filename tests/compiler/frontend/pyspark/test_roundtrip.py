@@ -57,7 +57,7 @@ NOT_ROUND_TRIP: dict[str, tuple[str, list[str]]] = {
         "filter on its null (`__sjoin_matched`), and its Kafka sink's value as "
         "to_json(struct(...)): the reader reads a filter over an outer join and a "
         "projection sjoin has no functions for",
-        ["unknown alias `p`", "Spark's `to_json` is not supported by sjoin"],
+        ["unknown alias `o`", "Spark's `to_json` is not supported by sjoin"],
     ),
 }
 
