@@ -10,7 +10,8 @@ The DataFrame is one query with no sink (it is not started): its output mode is 
 planner's default (append).  There is no job file: every relation is placed at the line
 that called ``check_dataframe`` (the caller's file is the source), the DataFrame is named
 after the caller's variable that holds it (else ``df``, or ``name``), and every other
-relation after the caller's variable holding a DataFrame of that plan, else after its kind.
+relation after the caller's variable holding a DataFrame of that plan, else after its kind
+(``stream``, ``stream_2``).
 
 No pyspark import: the DataFrame is read through its own attributes.
 """
@@ -191,6 +192,17 @@ class DataFrameLowering(Lowering):
     def assigned_name(self, rel: dict[str, Any]) -> str | None:
         pid = _plan_id(rel)
         return self.names.get(pid) if pid is not None else None
+
+    def fresh(self, rel: dict[str, Any], kind: str) -> str:
+        """An unnamed relation is named after its kind (``stream``, ``stream_2``): every
+        relation has the caller's line, and a snapshot must not change with it."""
+        pid = _plan_id(rel)
+        base = (self.owner.get(pid) if pid is not None else None) or kind
+        name, n = base, 2
+        while name in self.taken:
+            name, n = f"{base}_{n}", n + 1
+        self.taken.add(name)
+        return name
 
     def sink(self, command: dict[str, Any], sites: list[Site]) -> None:
         try:

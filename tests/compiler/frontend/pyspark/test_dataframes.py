@@ -307,3 +307,59 @@ def test_a_classic_time_window_is_e041(spark: Any, folders: tuple[str, str]) -> 
     result = check_dataframe(counted)
     [error] = [d for d in result.diagnostics if d.severity == "error"]
     assert error.code == "E041" and "`window`" in error.message
+
+
+# --------------------------------------------------------------------------- the pytest helpers
+
+
+def test_sjoin_plan_of_a_connect_join_is_its_snapshot(
+    connect: Any, sjoin_plan: Any, snapshot: Any
+) -> None:
+    _, _, joined = guide_inner_connect(connect)
+    assert sjoin_plan(joined) == snapshot
+
+
+def test_sjoin_check_fails_a_connect_join_with_its_diagnostics(
+    connect: Any, sjoin_check: Any
+) -> None:
+    from pyspark.sql.connect.functions import expr
+
+    impressions, clicks, _ = guide_inner_connect(connect)
+    unbounded = impressions.join(clicks, expr("clickAdId = impressionAdId"), "left_outer")
+    with pytest.raises(pytest.fail.Exception, match=r"error\[E021\]: join `unbounded`"):
+        sjoin_check(unbounded)
+
+
+def rate_join(spark: Any) -> Any:
+    """Two rate streams (no path: a snapshot that does not depend on the machine)."""
+    from pyspark.sql.functions import expr
+
+    left = spark.readStream.format("rate").load().withWatermark("timestamp", "10 seconds")
+    right = spark.readStream.format("rate").load().withWatermark("timestamp", "10 seconds")
+    return left.alias("l").join(
+        right.alias("r"),
+        expr(
+            "l.value = r.value AND r.timestamp BETWEEN l.timestamp "
+            "AND l.timestamp + INTERVAL 1 MINUTE"
+        ),
+        "left_outer",
+    )
+
+
+@pytest.mark.spark
+def test_sjoin_plan_of_a_classic_join_is_its_snapshot(
+    spark: Any, sjoin_plan: Any, snapshot: Any
+) -> None:
+    assert sjoin_plan(rate_join(spark), name="matched") == snapshot
+
+
+@pytest.mark.spark
+def test_sjoin_check_fails_a_classic_join_with_its_diagnostics(
+    spark: Any, folders: tuple[str, str], sjoin_check: Any
+) -> None:
+    from pyspark.sql.functions import expr
+
+    impressions, clicks, _ = guide_classic(spark, *folders)
+    unbounded = impressions.join(clicks, expr("clickAdId = impressionAdId"), "left_outer")
+    with pytest.raises(pytest.fail.Exception, match=r"error\[E021\]: join `unbounded`"):
+        sjoin_check(unbounded)
