@@ -32,6 +32,7 @@ from .sites import Site
 
 _SJOIN = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(__file__)))) + os.sep
 _SKIPPED_MODULES = ("pyspark", "py4j", "_pytest", "pluggy", "pytest")
+NO_FILE = "<dataframe>"  # the source's path when the caller has no file
 
 
 @dataclass
@@ -65,7 +66,8 @@ def caller_frame() -> FrameType | None:
     frame: FrameType | None = sys._getframe(1)
     while frame is not None:
         name = frame.f_code.co_filename
-        if not name.startswith("<") and not os.path.abspath(name).startswith(skipped):
+        # a notebook's cell or `python -c` ("<...>") is the user's code too: no file to show
+        if name.startswith("<") or not os.path.abspath(name).startswith(skipped):
             return frame
         frame = frame.f_back
     return None
@@ -95,14 +97,17 @@ def read_dataframe(df: Any, name: str | None, frame: FrameType | None) -> DataFr
     """``df`` (a Connect or classic DataFrame) called from ``frame``, as a job with one
     query and no sink.  Never raises for what the DataFrame is."""
     site = _site(frame)
-    path = site.file if site is not None else "<dataframe>"
+    local = dict(frame.f_locals) if frame is not None else {}
+    root = name or next((k for k, v in local.items() if v is df), None) or "df"
+    path = site.file if site is not None else NO_FILE
     try:
         with open(path, encoding="utf-8") as f:
             text = f.read()
     except (OSError, UnicodeDecodeError):
-        path, text = "<dataframe>", ""
-    local = dict(frame.f_locals) if frame is not None else {}
-    root = name or next((k for k, v in local.items() if v is df), None) or "df"
+        # no file to show (a notebook's cell, `python -c`): the source is the DataFrame's
+        # name, and every diagnostic underlines it
+        path, text = NO_FILE, root + "\n"
+        site = Site(os.path.abspath(NO_FILE), 1, 0, 1, len(root.encode("utf-8")), "")
     try:
         if is_classic(df):
             relation, names = _classic(df, local)

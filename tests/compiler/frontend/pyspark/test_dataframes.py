@@ -155,6 +155,22 @@ def test_name_names_the_dataframe(connect: Any) -> None:
     assert result.plan is not None and result.plan.query_roots == ("attributed",)
 
 
+def test_a_caller_without_a_file_gets_the_dataframes_name_as_its_source(connect: Any) -> None:
+    """A notebook's cell or `python -c`: every diagnostic underlines the DataFrame's name."""
+    from pyspark.sql.connect.functions import expr
+
+    impressions, clicks, _ = guide_inner_connect(connect)
+    cell = "unbounded = impressions.join(clicks, expr('clickAdId = impressionAdId'), 'left')\n"
+    cell += "result = check_dataframe(unbounded)\n"
+    scope = {"impressions": impressions, "clicks": clicks, "expr": expr}
+    scope["check_dataframe"] = check_dataframe
+    exec(compile(cell, "<cell>", "exec"), scope)
+    result = scope["result"]
+    assert result.source.path == "<dataframe>" and result.source.text == "unbounded\n"
+    [e021] = [d for d in result.diagnostics if d.code == "E021"]
+    assert (e021.span.start, e021.span.end) == (0, len("unbounded"))
+
+
 def test_anything_but_a_dataframe_is_e042_not_a_traceback() -> None:
     result = check_dataframe(42)
     assert input_error(result)
