@@ -10,9 +10,17 @@ from typing import TYPE_CHECKING, Any
 from .version import __version__
 
 if TYPE_CHECKING:
-    from .api import CheckResult, check_file, check_text, plan_file, plan_text
+    from .api import CheckResult, check_dataframe, check_file, check_text, plan_file, plan_text
 
-__all__ = ["CheckResult", "__version__", "check_file", "check_text", "plan_file", "plan_text"]
+__all__ = [
+    "CheckResult",
+    "__version__",
+    "check_dataframe",
+    "check_file",
+    "check_text",
+    "plan_file",
+    "plan_text",
+]
 
 
 def __getattr__(name: str) -> Any:

@@ -45,6 +45,8 @@ class CheckResult:
     spec: SpecFile | None = None  # the AST the binder read (of a .sjoin text or a pipeline)
     relation: str | None = None  # the query root the plan was made for (`--relation`)
     spark: SparkVersion | None = None  # the version it was planned for over its `spark` line
+    # whether a warning fails ``ok`` too (``check_dataframe(df, warnings_ok=False)``)
+    strict: bool = False
     # how to check the same input again, for another query root or Spark version (a
     # pipeline's files are read again; a .sjoin spec's text is checked again)
     again: Callable[[str | None, SparkVersion | None], CheckResult] | None = field(
@@ -53,7 +55,9 @@ class CheckResult:
 
     @property
     def ok(self) -> bool:
-        return not any(d.severity == "error" for d in self.diagnostics)
+        """No error (and, when ``strict``, no warning either)."""
+        failing = ("error", "warning") if self.strict else ("error",)
+        return not any(d.severity in failing for d in self.diagnostics)
 
     def recheck(self, relation: str | None, spark: SparkVersion | None) -> CheckResult:
         """The same spec (or pipeline) checked again, planned for the query rooted at
@@ -279,6 +283,66 @@ def check_pyspark(
     result = _check(source, diags, lambda: lower(job, text, diags), relation, spark)
     result.again = lambda r, s: check_pyspark(path, r, s, entry)
     return result
+
+
+def check_dataframe(
+    df: Any,
+    *,
+    name: str | None = None,
+    warnings_ok: bool = True,
+    spark: SparkVersion | None = None,
+) -> CheckResult:
+    """A streaming DataFrame built in this process (docs/pyspark.md, "In your own tests"):
+    a Spark Connect DataFrame (its plan is read from the client, no server asked) or a
+    classic one (its analyzed plan, read from its JVM), lowered as a job's query with no
+    sink, then bound and planned as ``check_text`` does.
+
+    Every diagnostic is placed at the line that called this function (the caller's file is
+    the result's source); the DataFrame's relation is named ``name``, else after the
+    caller's variable that holds it, else ``df``.  What sjoin does not model is E041; a
+    DataFrame whose plan cannot be read is one E042 (``input_error``).  With
+    ``warnings_ok=False``, ``result.ok`` is false on a warning too.  Never raises for what
+    the DataFrame holds."""
+    from .compiler.frontend.pyspark.dataframe import (
+        caller_frame,
+        lower_dataframe,
+        read_dataframe,
+    )
+
+    _supported(spark, "check_dataframe")
+    frame = caller_frame()
+    try:
+        given = read_dataframe(df, name, frame)
+    finally:
+        del frame
+    source = Source(given.path, given.text)
+    diags = Diagnostics()
+    if given.job is None:
+        from .compiler.frontend.pyspark.sites import Locator
+
+        diags.add(
+            "E042",
+            given.failure or "the DataFrame could not be read",
+            Locator(given.path, given.text).span(given.site),
+            f"`{given.root}` was checked here",
+            "hand check_dataframe a streaming DataFrame built with readStream",
+        )
+        return CheckResult(source, diags.sorted(), spark=spark, strict=not warnings_ok)
+    result = _check(source, diags, lambda: lower_dataframe(given, diags), None, spark)
+    result.strict = not warnings_ok
+    result.again = lambda r, s: _rechecked(result, r, s)
+    return result
+
+
+def _rechecked(
+    result: CheckResult, relation: str | None, spark: SparkVersion | None
+) -> CheckResult:
+    """A DataFrame's check for another query root or Spark version: its AST again."""
+    spec = result.spec
+    diags = Diagnostics()
+    again = _check(result.source, diags, lambda: spec, relation, spark)
+    again.strict = result.strict
+    return again
 
 
 def input_error(result: CheckResult) -> bool:

@@ -11,6 +11,14 @@ For teams that keep `.sjoin` specs in their repository:
 * the ``sjoin_spark`` marker also runs ``sjoin_run``'s traces on real local Spark
   (`sjoin verify`) and fails on any difference; without Java it skips with the reason.
 
+For teams that build streaming DataFrames in code (docs/pyspark.md, "In your own tests"):
+
+* ``sjoin_check(df, warnings_ok=True)`` checks a streaming DataFrame (Spark Connect or
+  classic) with ``sjoin.check_dataframe`` and fails the test with the rendered diagnostics
+  on any error (and on any warning with ``warnings_ok=False``);
+* ``sjoin_plan(df)`` returns its plan JSON without source places, for a syrupy snapshot:
+  ``assert sjoin_plan(df) == snapshot``.
+
 Importing this module costs nothing: syrupy, the runtime and pyspark load on first use.
 """
 
@@ -24,7 +32,7 @@ from typing import Any, Literal
 
 import pytest
 
-from .api import CheckResult, check_any
+from .api import CheckResult, check_any, check_dataframe
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -69,6 +77,62 @@ def sjoin_snapshot(snapshot: Any) -> Callable[[str | Path], None]:
         assert compile_pyspark(result.plan, path.name) == snapshot.use_extension(PythonFile)
 
     return check
+
+
+def _failed(result: CheckResult, what: str, warnings_ok: bool) -> None:
+    """Fail the test with the diagnostics that fail it (errors; warnings unless ok)."""
+    failing = ("error",) if warnings_ok else ("error", "warning")
+    shown = [d for d in result.diagnostics if d.severity in failing]
+    if shown or result.plan is None:
+        from .reports.diagnostics import render_plain
+
+        text = "\n\n".join(render_plain(d, result.source) for d in shown)
+        kinds = "errors" if warnings_ok else "errors or warnings"
+        pytest.fail(f"{what} has {kinds}:\n{text}", pytrace=False)
+
+
+@pytest.fixture
+def sjoin_check() -> Callable[..., CheckResult]:
+    """``sjoin_check(df, warnings_ok=True, name=None)``: the streaming DataFrame ``df``
+    checked (``sjoin.check_dataframe``); the test fails with the rendered diagnostics on an
+    error, or on a warning too with ``warnings_ok=False``.  Returns the ``CheckResult``."""
+
+    def check(df: Any, warnings_ok: bool = True, name: str | None = None) -> CheckResult:
+        __tracebackhide__ = True
+        result = check_dataframe(df, name=name, warnings_ok=warnings_ok)
+        _failed(result, f"the DataFrame `{_root(result, name)}`", warnings_ok)
+        return result
+
+    return check
+
+
+@pytest.fixture
+def sjoin_plan() -> Callable[..., dict[str, Any]]:
+    """``sjoin_plan(df, name=None)``: the plan JSON of the streaming DataFrame ``df``
+    (language.md §5) without source places (line, column, file: a snapshot must not change
+    when the test file does), for ``assert sjoin_plan(df) == snapshot``.  The test fails
+    with the rendered diagnostics when ``df`` has errors."""
+
+    def plan(df: Any, name: str | None = None) -> dict[str, Any]:
+        __tracebackhide__ = True
+        result = check_dataframe(df, name=name)
+        _failed(result, f"the DataFrame `{_root(result, name)}`", True)
+        found = result.plan_json()
+        found["diagnostics"] = [
+            {k: v for k, v in d.items() if k not in _PLACES} for d in found.get("diagnostics", [])
+        ]
+        return found
+
+    return plan
+
+
+def _root(result: CheckResult, name: str | None) -> str:
+    roots = result.plan.query_roots if result.plan is not None else ()
+    return name or (roots[-1] if roots else "df")
+
+
+# a diagnostic's place in the plan JSON (the only places it holds)
+_PLACES = frozenset({"line", "col", "end_line", "end_col", "file"})
 
 
 BatchKey = Literal["batch", "trace_batch"]

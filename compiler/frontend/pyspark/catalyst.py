@@ -1,0 +1,240 @@
+"""A classic DataFrame's analyzed logical plan (Catalyst, read through py4j) as the proto
+JSON of a Spark Connect relation, the shape ``lower.py`` reads (docs/pyspark.md, "In your
+own tests").
+
+A classic DataFrame (``pyspark.sql.DataFrame`` over a JVM) has no Connect plan: its plan
+lives in the JVM.  Each Catalyst node is read through its own methods (``nodeName``,
+``child``, ``condition``, ...) and becomes the Connect relation that the same DataFrame call
+makes on a Connect session; each expression is Catalyst's own SQL (``Expression.sql()``),
+which the lowering reads as it reads an ``expr("...")`` string.  A node sjoin does not
+translate keeps its Catalyst name as its kind, so that the lowering reports it (E041)
+where every unmodelled relation is reported.
+
+No pyspark import: the objects are py4j proxies of the DataFrame's own JVM.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from typing import Any
+
+_JOIN_TYPES = {
+    "Inner": "JOIN_TYPE_INNER",
+    "LeftOuter": "JOIN_TYPE_LEFT_OUTER",
+    "RightOuter": "JOIN_TYPE_RIGHT_OUTER",
+    "FullOuter": "JOIN_TYPE_FULL_OUTER",
+    "LeftSemi": "JOIN_TYPE_LEFT_SEMI",
+    "LeftAnti": "JOIN_TYPE_LEFT_ANTI",
+}
+# Catalyst's expressions that call user code: sjoin cannot say what they return
+_UDFS = ("PythonUDF", "ScalaUDF", "PythonUDAF", "ScalaUDAF", "JavaUDF")
+# what the analyzer makes of `window(...)` (TimeWindow is expanded into a projection)
+_WINDOW_MARKS = ("precisetimestampconversion(",)
+
+
+def _seq(scala_seq: Any) -> list[Any]:
+    return [scala_seq.apply(i) for i in range(scala_seq.size())]
+
+
+def _children(node: Any) -> list[Any]:
+    return _seq(node.children())
+
+
+class Translator:
+    """One DataFrame's analyzed plan -> Connect relation JSON.  ``named``: a Catalyst plan
+    -> the name of the caller's variable that holds a DataFrame of exactly that plan (its
+    relation takes the name); ``self.names`` then maps the plan_ids it gave out."""
+
+    def __init__(self, jvm: Any, named: Callable[[Any], str | None]) -> None:
+        self.jvm = jvm
+        self.named = named
+        self.next_id = 0
+        self.names: dict[int, str] = {}
+
+    def relation(self, node: Any) -> dict[str, Any]:
+        pid = self.next_id
+        self.next_id += 1
+        name = self.named(node)
+        if name is not None:
+            self.names[pid] = name
+        kind = str(node.nodeName())
+        handler = getattr(self, f"_{kind}", None)
+        if handler is None:  # the lowering reports it (E041) by this kind
+            return {"common": {"plan_id": pid}, kind: {}}
+        key, body = handler(node)
+        return {"common": {"plan_id": pid}, key: body}
+
+    # ------------------------------------------------------------------ sources
+    def _columns(self, node: Any) -> str:
+        return ", ".join(
+            f"{_quote(str(a.name()))} {a.dataType().sql()}" for a in _seq(node.output())
+        )
+
+    def _StreamingRelation(self, node: Any) -> tuple[str, dict[str, Any]]:
+        ds = node.dataSource()
+        options = dict(self.jvm.scala.jdk.javaapi.CollectionConverters.asJava(ds.options()))
+        source = {"format": str(ds.className()), "schema": self._columns(node), "options": options}
+        return "read", {"data_source": source, "is_streaming": True}
+
+    def _StreamingRelationV2(self, node: Any) -> tuple[str, dict[str, Any]]:
+        options = {str(k): str(v) for k, v in dict(node.extraOptions()).items()}
+        source = {
+            "format": str(node.sourceName()),
+            "schema": self._columns(node),
+            "options": options,
+        }
+        return "read", {"data_source": source, "is_streaming": True}
+
+    # ------------------------------------------------------------------ operators
+    def _EventTimeWatermark(self, node: Any) -> tuple[str, dict[str, Any]]:
+        return "with_watermark", {
+            "input": self.relation(node.child()),
+            "event_time": str(node.eventTime().name()),
+            "delay_threshold": str(node.delay().toString()),
+        }
+
+    def _SubqueryAlias(self, node: Any) -> tuple[str, dict[str, Any]]:
+        return "subquery_alias", {"input": self.relation(node.child()), "alias": str(node.alias())}
+
+    def _Filter(self, node: Any) -> tuple[str, dict[str, Any]]:
+        condition = node.condition()
+        if _is_window(condition):
+            return "window", {}
+        return "filter", {
+            "input": self.relation(node.child()),
+            "condition": expression(condition, _aliases(node.child())),
+        }
+
+    def _Project(self, node: Any) -> tuple[str, dict[str, Any]]:
+        items = _seq(node.projectList())
+        if any(_is_window(e) for e in items):
+            return "window", {}
+        return "project", {
+            "input": self.relation(node.child()),
+            "expressions": [expression(e, _aliases(node.child())) for e in items],
+        }
+
+    def _Join(self, node: Any) -> tuple[str, dict[str, Any]]:
+        how = str(node.joinType().toString())
+        body: dict[str, Any] = {
+            "left": self.relation(node.left()),
+            "right": self.relation(node.right()),
+            "join_type": _JOIN_TYPES.get(how, f"JOIN_TYPE_{how}"),
+        }
+        condition = node.condition()
+        if condition.isDefined():
+            keep = _aliases(node.left(), node.right())
+            body["join_condition"] = expression(condition.get(), keep)
+        return "join", body
+
+    def _Aggregate(self, node: Any) -> tuple[str, dict[str, Any]]:
+        keys = _seq(node.groupingExpressions())
+        keep = _aliases(node.child())
+        key_sql = {str(k.sql()) for k in keys}
+        aggs = [e for e in _seq(node.aggregateExpressions()) if str(e.sql()) not in key_sql]
+        return "aggregate", {
+            "input": self.relation(node.child()),
+            "group_type": "GROUP_TYPE_GROUPBY",
+            "grouping_expressions": [expression(k, keep) for k in keys],
+            "aggregate_expressions": [expression(e, keep) for e in aggs],
+        }
+
+    def _Deduplicate(self, node: Any, within: bool = False) -> tuple[str, dict[str, Any]]:
+        body: dict[str, Any] = {
+            "input": self.relation(node.child()),
+            "column_names": [str(k.name()) for k in _seq(node.keys())],
+        }
+        if within:
+            body["within_watermark"] = True
+        return "deduplicate", body
+
+    def _DeduplicateWithinWatermark(self, node: Any) -> tuple[str, dict[str, Any]]:
+        return self._Deduplicate(node, within=True)
+
+    def _Union(self, node: Any) -> tuple[str, dict[str, Any]]:
+        inputs = _children(node)
+        by_name, missing = bool(node.byName()), bool(node.allowMissingCol())
+        # Union(a, b, c) is union(union(a, b), c)
+        found = self.relation(inputs[0])
+        for extra in inputs[1:-1]:
+            pid = self.next_id
+            self.next_id += 1
+            found = {
+                "common": {"plan_id": pid},
+                "set_op": _union(found, self.relation(extra), by_name, missing),
+            }
+        return "set_op", _union(found, self.relation(inputs[-1]), by_name, missing)
+
+
+def _union(left: dict[str, Any], right: dict[str, Any], by_name: bool, missing: bool) -> Any:
+    return {
+        "left_input": left,
+        "right_input": right,
+        "set_op_type": "SET_OP_TYPE_UNION",
+        "is_all": True,
+        "by_name": by_name,
+        "allow_missing_columns": missing,
+    }
+
+
+def _aliases(*nodes: Any) -> frozenset[str]:
+    """The aliases a node reads its inputs by (a ``SubqueryAlias`` input's)."""
+    return frozenset(str(n.alias()) for n in nodes if str(n.nodeName()) == "SubqueryAlias")
+
+
+def _walk(expr: Any) -> list[Any]:
+    out, todo = [], [expr]
+    while todo:
+        e = todo.pop()
+        out.append(e)
+        todo += _children(e)
+    return out
+
+
+def _is_window(expr: Any) -> bool:
+    """What the analyzer made of ``window(...)``: a time window sjoin reads from a Connect
+    plan (its ``window`` call) but not from its expansion."""
+    text = str(expr.sql()).lower()
+    return any(mark in text for mark in _WINDOW_MARKS)
+
+
+def expression(expr: Any, keep: frozenset[str] = frozenset()) -> dict[str, Any]:
+    """A Catalyst expression as a Connect expression: its SQL as an ``expr()`` string; a
+    UDF in it as the UDF (which the lowering reports).  A column keeps its qualifier only
+    when it is in ``keep`` (the aliases the node reads directly): an alias below a join or
+    a projection does not name the relation the lowering makes of it."""
+    nodes = _walk(expr)
+    for e in nodes:
+        if str(e.nodeName()) in _UDFS:
+            try:
+                name = str(e.name())
+            except Exception:  # a UDF without a name
+                name = "a UDF"
+            return {"common_inline_user_defined_function": {"function_name": name}}
+    text = str(expr.sql())
+    for e in nodes:  # Catalyst writes `x BETWEEN a AND b` as between(x, a, b)
+        if str(e.nodeName()) == "Between":
+            parts = [str(p.sql()) for p in (e.input(), e.lower(), e.upper())]
+            text = text.replace(str(e.sql()), f"({parts[0]} BETWEEN {parts[1]} AND {parts[2]})")
+    for e in nodes:  # a cast the analyzer added to the type its input already has
+        if str(e.nodeName()) == "Cast" and e.child().dataType().equals(e.dataType()):
+            text = text.replace(str(e.sql()), f"({e.child().sql()})")
+    for e in nodes:
+        if str(e.nodeName()) != "AttributeReference":
+            continue
+        qualifier = [str(q) for q in _seq(e.qualifier())]
+        if qualifier and qualifier[-1] not in keep:
+            written = str(e.sql())
+            text = re.sub(
+                r"(?<![\w`.])" + re.escape(written) + r"(?![\w`])",
+                lambda _: _quote(str(e.name())),  # noqa: B023 (used at once)
+                text,
+            )
+    return {"expression_string": {"expression": text}}
+
+
+def _quote(name: str) -> str:
+    if re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name):
+        return name
+    return "`" + name.replace("`", "``") + "`"
