@@ -357,11 +357,13 @@ class Planner:
         for side, inp in (("left", j.left), ("right", j.right)):
             source = self.spec.relation(inp.relation)
             where = conjoin(pushed[side])
-            if where is None or inp.watermark or not pushable(source):
+            if where is None or inp.watermark or source is None or not pushable(source):
                 continue
             # into a join, or into a view over one: through the view's projection they join
             # its WHERE after its own (CombineFilters), which ``_pushed_wheres`` takes on down
-            if isinstance(source, Join) or self._view_over_join(source):
+            if isinstance(source, Join) or (
+                isinstance(source, View) and self._view_over_join(source)
+            ):
                 through = _through_projection(where, source.output)
                 if through is not None:
                     found[source.name] = (j.name, through)
@@ -764,12 +766,12 @@ class Planner:
             through = self._inferred(j, shape, new)
             for side, inp in (("left", j.left), ("right", j.right)):
                 source = self.spec.relation(inp.relation)
-                if inp.watermark or not self._pushable(source):
+                if inp.watermark or source is None or not self._pushable(source):
                     continue
                 carried = [p for p in _side_pushed(shape, side) if _is_new(p, new)]
                 moved = conjoin([*through[side], *carried])
-                if self._view_over_join(source):  # through the view's projection too
-                    assert isinstance(source, View)
+                if isinstance(source, View) and self._view_over_join(source):
+                    # through the view's projection too
                     if moved is not None:
                         moved = _through_projection(moved, source.output)
                     source = self.spec.relation(source.input.relation)
