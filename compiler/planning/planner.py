@@ -309,8 +309,10 @@ class Planner:
             if where is None:
                 continue
             source = self.spec.relation(rel.input.relation)
-            # a view's WHERE over a view: compiler/planning/view_pushdown.py, on the plan
-            sources = (Join, View) if isinstance(rel, Aggregate) else (Join,)
+            # a view's WHERE over a view: compiler/planning/view_pushdown.py, on the plan;
+            # here only over a view that passes it on into a join below (``_view_over_join``)
+            through_view = isinstance(rel, Aggregate) or self._view_over_join(source)
+            sources = (Join, View) if through_view else (Join,)
             if not isinstance(source, sources) or not pushable(source):
                 continue
             through = _through_projection(where, source.output)
@@ -369,15 +371,19 @@ class Planner:
                     found[source.name] = (j.name, through)
         return found
 
-    def _view_over_join(self, source: Relation) -> bool:
+    def _view_over_join(self, source: Relation | None) -> bool:
         """Whether ``source`` is a view that passes what is pushed into it on into the join it
-        reads: no watermark defined where it reads it, a deterministic WHERE (CombineFilters
-        merges only into a deterministic Filter), and a join Spark pushes a Filter into."""
+        reads, directly or through more such views: no watermark defined where it reads its
+        input, a deterministic WHERE (CombineFilters merges only into a deterministic Filter),
+        and below it a join Spark pushes a Filter into, or another such view that only it
+        reads (PushPredicateThroughNonJoin takes the Filter through each Project in turn)."""
         if not isinstance(source, View) or source.input.watermark is not None:
             return False
         if source.where is not None and not is_deterministic(source.where):
             return False
         below = self.spec.relation(source.input.relation)
+        if isinstance(below, View):
+            return self._pushable(below) and self._view_over_join(below)
         return isinstance(below, Join) and self._pushable(below)
 
     def _with_where(self, plan: Callable[[_J], _N], rel: _J) -> _N:
@@ -770,8 +776,8 @@ class Planner:
                     continue
                 carried = [p for p in _side_pushed(shape, side) if _is_new(p, new)]
                 moved = conjoin([*through[side], *carried])
-                if isinstance(source, View) and self._view_over_join(source):
-                    # through the view's projection too
+                while isinstance(source, View) and self._view_over_join(source):
+                    # through each view's projection too
                     if moved is not None:
                         moved = _through_projection(moved, source.output)
                     source = self.spec.relation(source.input.relation)
@@ -949,7 +955,13 @@ class Planner:
             not_null_below_watermark=not_null,
             name_span=v.name_span,
             input_watermark=_input_watermark(v.input),
-            where_pushed_into=v.input.relation if pushed and pushed[0] == v.name else None,
+            where_pushed_into=(
+                v.input.relation
+                if pushed
+                and pushed[0] == v.name
+                and isinstance(self.spec.relation(v.input.relation), Join)
+                else None
+            ),
         )
 
     def _split_at_watermark(

@@ -255,3 +255,55 @@ def test_nothing_goes_through_a_view_with_a_non_deterministic_where() -> None:
     plan = _plan(_through_view(" AND L.v <> 'b' AND R.k > 1", where=" WHERE X.k > rand()"))
     lower = _join(plan, "i")
     assert lower.left.pushed_filter is None and lower.left.inferred_above == ()
+
+
+# a view over a view over a join: PushPredicateThroughNonJoin takes the Filter through each
+# Project in turn (parity `join_side_filter_through_two_views_into_a_join`)
+VIEW2 = "view w2 = SELECT Y.k AS k, Y.t AS t, Y.v AS v FROM w AS Y{where}\n"
+
+
+def _through_two_views(extra: str, where: str = "", where2: str = "") -> str:
+    upper = UPPER.format(how="", on=RANGE + extra).replace("i AS L", "w2 AS L")
+    return (
+        HEAD + LOWER.format(how="") + VIEW.format(where=where) + VIEW2.format(where=where2) + upper
+    )
+
+
+def test_a_side_filter_goes_through_two_views_into_the_join_below_them() -> None:
+    plan = _plan(
+        _through_two_views(" AND L.v <> 'b'", where=" WHERE X.k <> 7", where2=" WHERE Y.k <> 8")
+    )
+    lower = _join(plan, "i")
+    # each view's own WHERE after what comes from above it (CombineFilters), all into i
+    assert _sql(lower.left.pushed_filter) == "A.k <> 7 AND A.k <> 8 AND A.v <> 'b'"
+    upper_view, lower_view = plan.node("w2"), plan.node("w")
+    assert upper_view.where_pushed_into is None  # into a view: its `pushed from` says so
+    assert lower_view.where_pushed_into == "i" and lower_view.pushed_from == "w2"
+    text = plan_text(plan)
+    assert "where pushed     into join i" in text
+
+
+def test_an_inferred_filter_goes_through_two_views_into_the_join_below_them() -> None:
+    plan = _plan(_through_two_views(" AND R.k > 1"))
+    lower = _join(plan, "i")
+    assert [_sql(p) for p in lower.left.inferred_above] == ["A.k > 1"]
+    assert lower.left.inferred_above_by == "j"
+
+
+def test_a_views_where_goes_through_the_view_below_into_the_join() -> None:
+    # no join above: the upper view's own WHERE reaches i through w
+    text = (
+        HEAD
+        + LOWER.format(how="")
+        + VIEW.format(where="")
+        + VIEW2.format(where=" WHERE Y.v <> 'b'")
+    )
+    text += "join j = w2 AS L INNER JOIN r AS R ON " + RANGE + "\n  SELECT L.k AS k, R.t AS rt\n"
+    lower = _join(_plan(text), "i")
+    assert _sql(lower.left.pushed_filter) == "A.v <> 'b'"
+
+
+def test_nothing_goes_through_two_views_when_another_operator_reads_the_lower_one() -> None:
+    text = _through_two_views(" AND L.v <> 'b'") + "sink w to console\n"
+    lower = _join(_plan(text), "i")
+    assert lower.left.pushed_filter is None and lower.left.inferred_above == ()

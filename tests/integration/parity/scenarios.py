@@ -1248,6 +1248,41 @@ join j = w AS L INNER JOIN r AS R
     ],
 )
 
+# the same through TWO views: PushPredicateThroughNonJoin takes the Filter through each
+# Project in turn, each view's WHERE joining it (CombineFilters): `i` stores only the left
+# rows with k > 1, k <> 7, k <> 3 and v <> 'b'
+add(
+    "join_side_filter_through_two_views_into_a_join",
+    """spark 4.3
+stream l (k BIGINT, t TIMESTAMP, v STRING) watermark t delay 0 seconds
+stream m (k BIGINT, t TIMESTAMP, v STRING) watermark t delay 0 seconds
+stream r (k BIGINT, t TIMESTAMP, v STRING) watermark t delay 0 seconds
+join i = l AS A INNER JOIN m AS B
+  ON A.k = B.k AND A.t BETWEEN B.t AND B.t + INTERVAL 5 SECONDS
+  SELECT A.k AS k, A.t AS t, A.v AS v, B.v AS mv
+view w = SELECT X.k AS k, X.t AS t, X.v AS v FROM i AS X WHERE X.k <> 7
+view w2 = SELECT Y.k AS k, Y.t AS t, Y.v AS v FROM w AS Y WHERE Y.k <> 3
+join j = w2 AS L INNER JOIN r AS R
+  ON L.k = R.k AND L.t BETWEEN R.t AND R.t + INTERVAL 5 SECONDS AND L.v <> 'b' AND R.k > 1
+  SELECT L.k AS k, L.t AS lt, L.v AS lv, R.t AS rt
+""",
+    [
+        {
+            "l": [
+                row(1, 100, "a"),
+                row(2, 100, "b"),
+                row(3, 100, "c"),
+                row(4, 100, "d"),
+                row(7, 100, "a"),
+            ],
+            "m": [row(1, 100), row(2, 100), row(3, 100), row(4, 100), row(7, 100)],
+            "r": [row(4, 100), row(2, 100)],
+        },
+        {"l": [row(4, 102, "c")], "m": [row(4, 101)], "r": [row(4, 101)]},
+        {"l": [row(5, 200)], "m": [row(5, 200)], "r": [row(5, 200)]},
+    ],
+)
+
 # ------------------------------------------------------------------ WHERE and views (issue 37)
 # a WHERE on the null-padded side: EliminateOuterJoin runs the LEFT OUTER join as INNER, so
 # left rows whose match fails it, or that never match, never come out null-padded
