@@ -353,8 +353,13 @@ def run_job_query(
     ``feeds`` as one micro-batch (``None`` or an empty dict: nothing for this query's
     streams), calling ``on_batch(n)`` after the n-th. ``plan`` is ``""`` when no batch ran.
     ``tables`` are the job's static tables, given to ``build`` as batch DataFrames in place
-    of its ``spark.read`` (``static_frames``). Spark's failures propagate."""
-    schemas = {name: job.SCHEMAS[name] for name in streams}
+    of its ``spark.read`` (``static_frames``). Spark's failures propagate.  ``build`` makes
+    every relation of the job, so every stream of the job gets an input, though only
+    ``streams`` (the query's) are fed."""
+    unknown = sorted(set(streams) - set(job.SCHEMAS))
+    if unknown:
+        raise ValueError(f"the job has no stream {', '.join(unknown)}")
+    schemas = dict(job.SCHEMAS)
     with session_confs(spark, confs), StreamDriver(spark, schemas) as driver:
         built = job.build(spark, {**driver.inputs, **static_frames(spark, tables or {})})
         driver.start(built[root], output_mode)

@@ -715,6 +715,7 @@ def _compare_query(
 ) -> None:
     from .spark_driver import parse_join_plan
 
+    plan = plan.for_query(root)  # as Spark plans this query, on its own
     nodes = plan.closure(root)
     streams = {n.name: n for n in nodes if isinstance(n, StreamNode)}
     # the confs results depend on, at the plan's values (what a job sets or assumes), as the

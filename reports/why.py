@@ -146,7 +146,7 @@ class Teller:
     def _section(
         self, row: Row, query: str, relation: str, side: int, events: list[Event]
     ) -> dict[str, Any]:
-        node = self.plan.node(relation)
+        node = self.plan.for_query(query).node(relation)  # as that query runs it
         assert node is not None, relation
         input_name, told = _told(node, self, row, query, side, events)
         section: dict[str, Any] = {

@@ -47,6 +47,7 @@ from .engine.watermark import (
 from .errors import UsageError
 from .io.trace import Trace, TraceBatch
 from .operators import (
+    STEP_KINDS,
     EngineName,
     Metrics,
     Operator,
@@ -55,6 +56,7 @@ from .operators import (
     fallbacks,
     make_operator,
     place,
+    placement,
 )
 from .static_join import StaticJoinOperator, TableVersions
 
@@ -569,12 +571,21 @@ class Engine:
             owner[root] = root
         if self.relation is not None:
             owner = {self.relation: self.relation}
-        self.queries = [
-            self.query_class(
-                self.plan, root, [n for n, o in owner.items() if o == root], self.placements
-            )
-            for root in roots
-        ]
+        # each query on the plan as it runs it: Spark plans each query on its own
+        # (``Plan.apart``), its relations' placements decided for its nodes
+        self.queries = []
+        for root in roots:
+            plan = self.plan.for_query(root)
+            apart = [
+                n
+                for q in self.plan.apart
+                if q.root == root
+                for n in q.nodes
+                if isinstance(n, STEP_KINDS)
+            ]
+            placed = {**self.placements, **{n.name: placement(plan, n) for n in apart}}
+            outputs = [n for n, o in owner.items() if o == root]
+            self.queries.append(self.query_class(plan, root, outputs, placed))
 
     @property
     def fallbacks(self) -> dict[str, str]:

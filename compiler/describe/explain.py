@@ -340,6 +340,8 @@ def plan_json(plan: Plan, diagnostics: list[dict[str, Any]]) -> dict[str, Any]:
         shown = _with_dedups(plan, shown)
     if plan.unions:  # only then: a plan without a union keeps its JSON byte for byte
         shown["unions"] = [union_json(plan, u) for u in plan.unions]
+    if plan.apart:  # only then, alike
+        shown["planned_apart"] = apart_json(plan)
     return shown
 
 
@@ -685,10 +687,51 @@ def plan_text(plan: Plan) -> str:
         if _text_place(node) == _OPERATORS:
             lines.append("")
         lines.extend(_node_text(node, plan))
+    lines.extend(apart_text(plan))
     lines.append("")
     lines.append("checks")
     lines.extend(_check_text(c) for c in plan.checks)
     return "\n".join(lines)
+
+
+def apart_text(plan: Plan) -> list[str]:
+    """The relations a query runs otherwise than above (``Plan.apart``), each query's under
+    a heading that says why."""
+    lines: list[str] = []
+    for query in plan.apart:
+        own = plan.for_query(query.root)
+        names = " and ".join(n.name for n in query.nodes)
+        others = sorted(
+            {
+                r
+                for r in plan.query_roots
+                if r != query.root
+                and any(n.name in {m.name for m in plan.closure(r)} for n in query.nodes)
+            }
+        )
+        lines += [
+            "",
+            f"in query {query.root} (Spark optimizes each query on its own: there {names} "
+            f"{'runs' if len(query.nodes) == 1 else 'run'} as follows, and as above in query "
+            f"{', '.join(others)})",
+        ]
+        for node in query.nodes:
+            lines.extend(_node_text(node, own))
+    return lines
+
+
+def apart_json(plan: Plan) -> list[dict[str, Any]]:
+    """``planned_apart`` in the plan JSON: per query, the joins and views it runs
+    otherwise, each as ``joins`` and ``views`` show them."""
+    return [
+        {
+            "query": q.root,
+            "relations": [n.name for n in q.nodes],
+            "joins": [join_json(n) for n in q.nodes if isinstance(n, JoinNode)],
+            "views": [view_json(n) for n in q.nodes if isinstance(n, ViewNode)],
+        }
+        for q in plan.apart
+    ]
 
 
 def aggregate_where_text(plan: Plan, node: AggregateNode, where: AggregateWhere) -> list[str]:

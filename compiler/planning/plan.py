@@ -7,7 +7,7 @@ call ``.replace()``, ``.set()`` or ``.pop()`` on them (copy first).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import cached_property
 from typing import TYPE_CHECKING, Literal, TypeAlias
 
@@ -710,6 +710,17 @@ OPERATOR_KINDS = (JoinNode, AggregateNode, DedupNode)  # isinstance's form of Op
 
 
 @dataclass(frozen=True)
+class QueryApart:
+    """The relations that the query rooted at ``root`` runs otherwise than the plan's shared
+    nodes: Spark optimizes each query on its own, so a relation that another query also
+    runs (a join with a sink of its own that a join above reads) gets that query's
+    pushdown here and none there."""
+
+    root: str
+    nodes: tuple[PlanNode, ...]
+
+
+@dataclass(frozen=True)
 class Plan:
     spark: SparkVersion
     settings: Settings  # every setting's value, the defaults included
@@ -732,6 +743,9 @@ class Plan:
     # Spark conf: what a pipeline's SQL holds in `-- sjoin:` lines (the rest: spark_conf)
     set_statements: tuple[str, ...] = ()
     spark_span: Span | None = None  # the spec's `spark` statement, when it has one
+    # the queries whose relations Spark plans otherwise than ``nodes`` has them, because it
+    # plans each query on its own (``Planner.planned_apart``): those relations' nodes there
+    apart: tuple[QueryApart, ...] = ()
 
     @property
     def joins(self) -> tuple[JoinNode, ...]:
@@ -787,6 +801,15 @@ class Plan:
 
     def node(self, name: str) -> PlanNode | None:
         return self._by_name.get(name)
+
+    def for_query(self, root: str) -> Plan:
+        """The plan as the query rooted at ``root`` runs it: its relations that Spark plans
+        otherwise in that query (``apart``) in place of the shared nodes."""
+        found = next((q for q in self.apart if q.root == root), None)
+        if found is None:
+            return self
+        by_name = {n.name: n for n in found.nodes}
+        return replace(self, nodes=tuple(by_name.get(n.name, n) for n in self.nodes), apart=())
 
     @cached_property
     def _by_name(self) -> dict[str, PlanNode]:

@@ -67,6 +67,7 @@ from .plan import (
     PaddedWindow,
     Plan,
     PlanNode,
+    QueryApart,
     Side,
     SinkNode,
     StateRule,
@@ -127,6 +128,7 @@ def watermark_use(spark: SparkVersion, settings: Settings, first_stateful: bool)
 
 class Planner:
     def __init__(self, spec: BoundSpec, diags: Diagnostics, relation: str | None = None) -> None:
+        self.written = spec  # as bound: each query is planned again from it (``planned_apart``)
         # a LEFT SEMI join over a union is one join per union input, as Spark runs it
         spec, self.semi_unions = pushed_joins(
             spec, frozenset([relation]) if relation is not None else frozenset()
@@ -228,7 +230,49 @@ class Planner:
             set_statements=own_settings(self.settings, self.spec.settings),
             spark_span=self.spec.spark_span,
         )
-        return plan
+        return self.planned_apart(plan)
+
+    def planned_apart(self, plan: Plan) -> Plan:
+        """``plan`` with each query's relations as Spark plans that query: Spark optimizes
+        each query on its own, so where one relation belongs to two queries (a join with a
+        sink of its own that a join above reads), the upper query's filters are pushed into
+        it there and not in the other (checked on Spark 4.3.0: parity
+        ``join_side_filter_pushed_into_a_join_with_a_sink``).  Each query is planned again
+        from the spec cut down to it (its relations, its own sink).  A relation of one query
+        takes that query's node; one of several keeps the shared node, and each query that
+        plans it otherwise holds its own in ``Plan.apart``.  The diagnostics are the shared
+        plan's: these plans only refine what a query stores and filters."""
+        if self.root is not None or len(plan.query_roots) < 2:
+            return plan
+        shared = {n.name: n for n in plan.nodes}
+        queries_of: dict[str, list[str]] = {}
+        for root in plan.query_roots:
+            for node in plan.closure(root):
+                queries_of.setdefault(node.name, []).append(root)
+        own: dict[str, PlanNode] = {}
+        apart: list[QueryApart] = []
+        for root in plan.query_roots:
+            closure = plan.closure(root)
+            shares = any(len(queries_of[n.name]) > 1 for n in closure)
+            if not shares or any(self.written.relation(n.name) is None for n in closure):
+                # a query that shares no relation is planned as the shared plan has it; a
+                # derived relation (a LEFT SEMI join pushed below a union) may be named
+                # otherwise in the query alone: such a query keeps the shared nodes
+                continue
+            below = _closure(self.written, root)
+            alone = replace(
+                self.written,
+                relations=tuple(r for r in self.written.relations if r.name in below),
+                sinks=tuple(s for s in self.written.sinks if s.relation == root),
+            )
+            nodes = Planner(alone, Diagnostics()).plan().nodes
+            differ = [n for n in nodes if n.name in shared and n != shared[n.name]]
+            own.update((n.name, n) for n in differ if len(queries_of.get(n.name, ())) == 1)
+            several = tuple(n for n in differ if len(queries_of.get(n.name, ())) > 1)
+            if several:
+                apart.append(QueryApart(root, several))
+        nodes = tuple(own.get(n.name, n) for n in plan.nodes)
+        return replace(plan, nodes=nodes, apart=tuple(apart))
 
     def own_queries(self, plan: Plan) -> tuple[OwnQuery, ...]:
         """Each join or aggregate that is not one of the plan's queries, planned as its own

@@ -56,14 +56,30 @@ def check_explained(spec: str, trace_path: Path, relation: str | None) -> int:
     }
     told: set[tuple[Any, ...]] = set()  # (relation, batch, row, lines, how)
     reported: set[tuple[Any, ...]] = set()  # every output a life lists
+    # the query whose output rows of a relation the run gives (the first that runs it, as
+    # the engine's); another query that runs it too (Plan.apart: each query optimized on
+    # its own) tells its rows in its own sections, which the run does not output
+    owner: dict[str, str] = {}
+    for root in [relation] if relation else plan.query_roots:
+        for n in plan.closure(root):
+            owner.setdefault(n.name, root)
+
+    def owned(item: dict[str, Any]) -> bool:
+        return item.get("query") in (None, owner.get(item["relation"]))
+
     for line in sorted(log.rows_at):
         life = teller.life(line)
         for out in life["outputs"]:
-            reported.add((out["relation"], out["batch"], dumps(out["row"]), tuple(out["lines"])))
             # an output row the line is part of names the line among those that fed it (an
             # aggregate's too: every row folded into its group up to that batch)
             assert line in out["lines"], (line, out)
+            if owned(out):
+                reported.add(
+                    (out["relation"], out["batch"], dumps(out["row"]), tuple(out["lines"]))
+                )
         for section in life["operators"]:
+            if not owned(section):
+                continue
             node = joins.get(section["relation"])
             if section["relation"] in stateless:
                 # a dedup's, view's, union's or stream-static join's output row is told by

@@ -179,14 +179,18 @@ def test_after_the_join_own_where() -> None:
         "aggregate h = j AS y GROUP BY window(y.t, INTERVAL 10 SECONDS) SELECT count(*) AS m\n",
     ],
 )
-def test_not_pushed_into_a_join_another_reads(other: str) -> None:
+def test_pushed_into_a_join_another_reads_only_in_the_aggregates_query(other: str) -> None:
+    # Spark optimizes each query on its own (``Plan.apart``): the other query runs j as
+    # written, the query of g pushes g's WHERE into its own run of j
     result = _check(JOIN + other + "aggregate g = j AS x WHERE x.w > 0 " + GROUP)
     assert result.plan is not None
     g, j = result.plan.node("g"), result.plan.node("j")
     assert isinstance(g, AggregateNode) and isinstance(j, JoinNode)
-    assert g.where is not None and g.where.pushed_into is None
-    assert [written_sql(p) for p in g.where.filters_below_watermark] == ["x.w > 0"]
-    assert j.executed_as == "left_outer"
+    assert j.executed_as == "left_outer" and j.right.pushed_filter is None
+    assert g.where is not None and g.where.pushed_into == "j"  # g runs in its query only
+    in_g = result.plan.for_query("g").node("j")
+    assert isinstance(in_g, JoinNode) and in_g.executed_as == "inner"  # EliminateOuterJoin
+    assert written_sql(in_g.right.pushed_filter) == "B.w > 0"
 
 
 def test_pushed_into_a_view_only_it_reads() -> None:

@@ -116,7 +116,8 @@ def test_nothing_is_pushed_into_a_join_that_is_a_query_of_its_own() -> None:
     extra = " AND L.v <> 'b'"
     sunk = _plan(_spec(extra, tail="sink i to parquet (path = 'out/i') checkpoint 'chk/i'\n"))
     assert _join(sunk, "i").left.pushed_filter is None
-    assert _join(sunk, "j").left.filters_pushed_into is None
+    # (the query of j pushes them into its own run of i: `Plan.apart`, below)
+    assert _join(sunk.for_query("j"), "i").left.pushed_filter is not None
     run_alone = _plan(_spec(extra), relation="i")
     assert _join(run_alone, "i").left.pushed_filter is None
 
@@ -307,3 +308,65 @@ def test_nothing_goes_through_two_views_when_another_operator_reads_the_lower_on
     text = _through_two_views(" AND L.v <> 'b'") + "sink w to console\n"
     lower = _join(_plan(text), "i")
     assert lower.left.pushed_filter is None and lower.left.inferred_above == ()
+
+
+# ------------------------------------------------------------------ each query on its own
+# a join with a sink of its own that a join above reads: Spark optimizes the two queries
+# apart, so the upper query pushes its filters into its own run of the lower join (parity
+# `join_side_filter_pushed_into_a_join_with_a_sink`, checked on Spark 4.3.0)
+SINK_I = "sink i to parquet (path = 'out/i') checkpoint 'chk/i'\n"
+
+
+def test_a_join_with_a_sink_gets_the_filters_of_the_query_above_it_in_that_query() -> None:
+    plan = _plan(_spec(" AND L.v <> 'b'", tail=SINK_I))
+    assert plan.query_roots == ("i", "j")
+    # its own query (the sink) pushes nothing into it: the shared node
+    assert _join(plan, "i").left.pushed_filter is None
+    # in the query of j, j's side filter is pushed into i
+    [apart] = plan.apart
+    assert apart.root == "j" and [n.name for n in apart.nodes] == ["i"]
+    in_j = plan.for_query("j")
+    assert _sql(_join(in_j, "i").left.pushed_filter) == "A.v <> 'b'"
+    # j runs in one query only: its shared node is that query's
+    assert _join(plan, "j").left.filters_pushed_into == "i"
+    assert plan.for_query("i") is plan
+
+
+def test_a_query_planned_apart_in_text_and_json() -> None:
+    plan = _plan(_spec(" AND L.v <> 'b'", tail=SINK_I))
+    text = plan_text(plan)
+    assert (
+        "in query j (Spark optimizes each query on its own: there i runs as follows, and as"
+        " above in query i)"
+    ) in text
+    shown = plan_json(plan, [])
+    [apart] = shown["planned_apart"]
+    assert apart["query"] == "j" and apart["relations"] == ["i"]
+    assert apart["joins"][0]["sides"]["left"]["pushed_filter"] == "A.v <> 'b'"
+    assert apart["views"] == []
+
+
+def test_one_query_or_nothing_pushed_plans_nothing_apart() -> None:
+    assert _plan(_spec(" AND L.v <> 'b'")).apart == ()
+    # a sink on i, nothing to push and every column of i read: the query of j runs i as
+    # i's own query does (reading fewer, it would prune i's state columns there, as Spark)
+    every = UPPER.format(how="", on=RANGE).replace("L.t AS lt", "L.t AS lt, L.v AS v, L.mv AS mv")
+    plan = _plan(HEAD + LOWER.format(how="") + every + SINK_I)
+    assert plan.apart == () and "planned_apart" not in plan_json(plan, [])
+    # --relation runs one query
+    assert _plan(_spec(" AND L.v <> 'b'", tail=SINK_I), relation="j").apart == ()
+
+
+def test_two_readers_each_push_their_own_filters_in_their_own_query() -> None:
+    # i read by j and by k: each of the two queries pushes its own side filter into i
+    text = _spec(" AND L.v <> 'b'") + (
+        "join k = i AS L INNER JOIN r AS R ON " + RANGE + " AND L.v <> 'c'\n"
+        "  SELECT L.k AS k, R.t AS rt\n"
+    )
+    plan = _plan(text)
+    assert _join(plan, "i").left.pushed_filter is None  # read twice: nothing in the shared node
+    by_query = {q.root: _join(plan.for_query(q.root), "i") for q in plan.apart}
+    assert {q: _sql(i.left.pushed_filter) for q, i in by_query.items()} == {
+        "j": "A.v <> 'b'",
+        "k": "A.v <> 'c'",
+    }

@@ -1138,6 +1138,62 @@ join j = i AS L INNER JOIN r AS R
     ],
 )
 
+# the same with a sink on the lower join: two queries, which Spark plans apart. The query
+# of `j` pushes `L.v <> 'b'` into its own run of `i` (which stores 2 left rows there), the
+# query of `i` (its sink) pushes nothing (3 left rows)
+add(
+    "join_side_filter_pushed_into_a_join_with_a_sink",
+    """spark 4.3
+stream l (k BIGINT, t TIMESTAMP, v STRING) watermark t delay 0 seconds
+stream m (k BIGINT, t TIMESTAMP, v STRING) watermark t delay 0 seconds
+stream r (k BIGINT, t TIMESTAMP, v STRING) watermark t delay 0 seconds
+join i = l AS A INNER JOIN m AS B ON A.k = B.k AND A.t BETWEEN B.t AND B.t + INTERVAL 5 SECONDS
+  SELECT A.k AS k, A.t AS t, A.v AS v, B.v AS mv
+join j = i AS L INNER JOIN r AS R
+  ON L.k = R.k AND L.t BETWEEN R.t AND R.t + INTERVAL 5 SECONDS AND L.v <> 'b' AND R.v <> 'q'
+  SELECT L.k AS k, L.t AS lt, L.v AS lv, L.mv AS mv, R.t AS rt
+sink i to parquet (path = 'out/i') checkpoint 'chk/i'
+""",
+    [
+        {
+            "l": [row(1, 100, "a"), row(2, 100, "b"), row(9, 500, "b")],
+            "m": [row(1, 100), row(2, 100), row(3, 100)],
+            "r": [row(1, 100), row(2, 100)],
+        },
+        {"l": [row(3, 102, "c")], "m": [row(1, 101)], "r": [row(3, 101), row(1, 102, "q")]},
+        {"l": [row(4, 200, "d")], "m": [row(4, 200)], "r": [row(4, 200)]},
+    ],
+)
+
+# a join that two joins read, each a query of its own: each query pushes its own side filter
+# into its own run of `i` (`j`'s `L.v <> 'b'`, `k`'s `L.v <> 'c'`), so `i` stores other rows in
+# each
+add(
+    "two_readers_push_their_own_filters_into_a_join",
+    """spark 4.3
+stream l (k BIGINT, t TIMESTAMP, v STRING) watermark t delay 0 seconds
+stream m (k BIGINT, t TIMESTAMP, v STRING) watermark t delay 0 seconds
+stream r (k BIGINT, t TIMESTAMP, v STRING) watermark t delay 0 seconds
+join i = l AS A INNER JOIN m AS B ON A.k = B.k AND A.t BETWEEN B.t AND B.t + INTERVAL 5 SECONDS
+  SELECT A.k AS k, A.t AS t, A.v AS v, B.v AS mv
+join j = i AS L INNER JOIN r AS R
+  ON L.k = R.k AND L.t BETWEEN R.t AND R.t + INTERVAL 5 SECONDS AND L.v <> 'b'
+  SELECT L.k AS k, L.t AS lt, L.v AS lv, R.t AS rt
+join n = i AS L INNER JOIN r AS R
+  ON L.k = R.k AND L.t BETWEEN R.t AND R.t + INTERVAL 5 SECONDS AND L.v <> 'c'
+  SELECT L.k AS k, L.t AS lt, L.v AS lv, R.t AS rt
+""",
+    [
+        {
+            "l": [row(1, 100, "a"), row(2, 100, "b"), row(3, 100, "c")],
+            "m": [row(1, 100), row(2, 100), row(3, 100)],
+            "r": [row(1, 100), row(2, 100), row(3, 100)],
+        },
+        {"l": [row(3, 102, "c")], "m": [row(3, 101)], "r": [row(3, 101)]},
+        {"l": [row(4, 200, "d")], "m": [row(4, 200)], "r": [row(4, 200)]},
+    ],
+)
+
 # the same over a LEFT OUTER join below: `L.mv <> 'z'` rejects its null-padded rows, so Spark
 # runs it as INNER (EliminateOuterJoin) and pushes the filter into its right input: the lower
 # join never stores m's 'z' rows
