@@ -10,7 +10,7 @@ import shutil
 import sys
 import tempfile
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -271,14 +271,22 @@ def verify_spark(request):  # type: ignore[no-untyped-def]
     if not python:
         return request.getfixturevalue("spark")
     from sjoin.jvm.spark_driver import SparkUnavailable
-    from sjoin.jvm.spark_env import RemoteSpark
 
     try:
-        remote = RemoteSpark(python)
+        remote = request.getfixturevalue("remote_spark")(python)
     except SparkUnavailable as err:
         pytest.fail(f"SJOIN_VERIFY_PYTHON={python}: {err}")
     request.addfinalizer(remote.close)
     return remote
+
+
+@pytest.fixture(scope="session")
+def remote_spark() -> Callable[[str], Any]:
+    """Makes the test driver in a child process under another interpreter (``RemoteSpark``)
+    with its JVM run as the run's own one is (``JVM_OPTIONS``: the work is alike)."""
+    from sjoin.jvm.spark_env import RemoteSpark
+
+    return lambda python: RemoteSpark(python, conf={"spark.driver.extraJavaOptions": JVM_OPTIONS})
 
 
 def load_script(name: str) -> ModuleType:

@@ -59,10 +59,9 @@ def parity_spark(request: pytest.FixtureRequest) -> Any:
     if python is None:
         return request.getfixturevalue("verify_spark")
     from sjoin.jvm.spark_driver import SparkUnavailable
-    from sjoin.jvm.spark_env import RemoteSpark
 
-    try:
-        remote = RemoteSpark(python)
+    try:  # its JVM run as the local one is (tests/conftest.py)
+        remote = request.getfixturevalue("remote_spark")(python)
     except SparkUnavailable as err:
         pytest.fail(f"--parity-python {python}: {err}")
     request.addfinalizer(remote.close)
