@@ -133,9 +133,17 @@ def _key(out: dict[str, Any], how: str) -> tuple[Any, ...]:
     return (out["relation"], out["batch"], dumps(out["row"]), tuple(out["lines"]), how)
 
 
-ALL = [(s.name, s.spec, s.trace_input(), s.relation) for s in SCENARIOS.values()] + [
-    (name, spec, records(batches), None) for name, (spec, batches) in EXTRA.items()
-]
+# scenarios the property cannot judge, and why
+NOT_JUDGED = {
+    # its union passes two equal rows made of the same trace lines (one from each join), which
+    # the property, keying an output by its value and lines, counts once
+    "a_join_read_twice_in_one_query": "two equal rows of the same lines through a union",
+}
+ALL = [
+    (s.name, s.spec, s.trace_input(), s.relation)
+    for s in SCENARIOS.values()
+    if s.name not in NOT_JUDGED
+] + [(name, spec, records(batches), None) for name, (spec, batches) in EXTRA.items()]
 
 
 @pytest.mark.parametrize("name,spec,trace,relation", ALL, ids=[a[0] for a in ALL])
