@@ -701,14 +701,12 @@ def apart_text(plan: Plan) -> list[str]:
     for query in plan.apart:
         own = plan.for_query(query.root)
         names = " and ".join(n.name for n in query.nodes)
-        others = sorted(
-            {
-                r
-                for r in plan.query_roots
-                if r != query.root
-                and any(n.name in {m.name for m in plan.closure(r)} for n in query.nodes)
-            }
-        )
+        mine = {n.name for n in query.nodes}
+        others = [
+            r
+            for r in plan.query_roots
+            if r != query.root and mine & {m.name for m in plan.closure(r)}
+        ]
         lines += [
             "",
             f"in query {query.root} (Spark optimizes each query on its own: there {names} "
