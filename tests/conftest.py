@@ -106,6 +106,28 @@ def pytest_configure(config: pytest.Config) -> None:
         folder = tempfile.mkdtemp(prefix="sjoin-test-groups-")
         os.environ[GROUPS_ENV] = folder
         config.add_cleanup(lambda: shutil.rmtree(folder, ignore_errors=True))
+    if not hasattr(config, "workerinput"):  # workers inherit it
+        _spark_defaults(config)
+
+
+def _spark_defaults(config: pytest.Config) -> None:
+    """The Spark a test starts in a process of its own (spark-submit of a job, the Spark
+    Connect server, SDP's CLI, a cluster) writes its files as sjoin's own sessions do
+    (``local_file_confs``: no fork per file written): a spark-defaults.conf of the run's, in
+    SPARK_CONF_DIR, unless that is set already. Spark's own confs still win (``--conf``)."""
+    if os.environ.get("SPARK_CONF_DIR"):
+        return
+    from sjoin.jvm.spark_driver import SparkUnavailable, check_java, local_file_confs
+
+    try:
+        confs = local_file_confs(check_java())
+    except (ImportError, SparkUnavailable):  # the Spark tests skip (or fail) with the reason
+        return
+    folder = tempfile.mkdtemp(prefix="sjoin-spark-conf-")
+    lines = [f"{key} {value}" for key, value in confs.items()]
+    Path(folder, "spark-defaults.conf").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    os.environ["SPARK_CONF_DIR"] = folder
+    config.add_cleanup(lambda: shutil.rmtree(folder, ignore_errors=True))
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
