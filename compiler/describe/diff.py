@@ -275,6 +275,9 @@ def _diff_query(old: Plan, new: Plan, old_root: str | None, new_root: str | None
             else Reason("query removed", "NEW has no such query: its checkpoint is left unused")
         )
         return QueryDiff(old_root, new_root, checkpoint, "resumes", None, (reason,), ())
+    # each query as Spark optimizes it, on its own (a relation another query shares may run
+    # otherwise in it: ``Plan.apart``)
+    old, new = old.for_query(old_root), new.for_query(new_root)
     reasons: list[Reason] = []
     stateless = _stateless_reasons(old, new, old_root, new_root)
     old_sources, new_sources = old.sources(old_root), new.sources(new_root)

@@ -53,10 +53,12 @@ def run_conf(plan: Plan) -> dict[str, str]:
 class _Run:
     """One query of a spec on MemoryStreams, with a given checkpoint directory."""
 
-    def __init__(self, spark: Any, plan: Plan, directory: str, checkpoint: str) -> None:
+    def __init__(
+        self, spark: Any, plan: Plan, directory: str, checkpoint: str, root: str | None
+    ) -> None:
         self.spark = spark
         self.plan = plan
-        self.root = plan.query_roots[0]
+        self.root = root or plan.query_roots[0]
         job = load_job(plan, directory)
         self.streams = [n.name for n in plan.closure(self.root) if isinstance(n, StreamNode)]
         self.memory = {name: _memory_stream(spark) for name in self.streams}
@@ -128,13 +130,15 @@ def restart(
     old_batches: Sequence[Batch],
     new_batches: Sequence[Batch],
     templates: dict[str, tuple[str, int]] | None = None,
+    root: str | None = None,
 ) -> Outcome:
     """Run ``old`` over ``old_batches`` to a fresh checkpoint, stop it, then run ``new`` on
     that checkpoint over ``new_batches``; Spark's confs of each plan are set for its run.
 
     ``templates`` (spec text -> a directory holding OLD's finished checkpoint and its number
     of streams) lets cases with the same OLD share one run of it: each gets a copy, as if OLD
-    had just run for it (the caller deletes the directories)."""
+    had just run for it (the caller deletes the directories). ``root``: the query run (of
+    both specs), else each spec's first."""
     old_plan, new_plan = plan_of(old), plan_of(new)
     directory = tempfile.mkdtemp(prefix="sjoin-restart-")
     checkpoint = f"{directory}/checkpoint"
@@ -147,7 +151,7 @@ def restart(
         else:
             for key, value in old_conf.items():
                 spark.conf.set(key, str(value))
-            first = _Run(spark, old_plan, directory, checkpoint)
+            first = _Run(spark, old_plan, directory, checkpoint, root)
             try:
                 first.start()
                 for batch in old_batches:
@@ -162,7 +166,7 @@ def restart(
         offsets = [len(old_batches)] * streams
         for key, value in new_conf.items():
             spark.conf.set(key, str(value))
-        second = _Run(spark, new_plan, directory, checkpoint)
+        second = _Run(spark, new_plan, directory, checkpoint, root)
         second.pad(offsets)
         try:
             second.start()

@@ -37,9 +37,9 @@ def test_sjoin_diff_says_what_spark_does(
     spark: Any, templates: dict[str, tuple[str, int]], case: Case
 ) -> None:
     old, new = plan_of(case.old), plan_of(case.new)
-    query = diff_plans(old, new).queries[0]
+    query = case.query(diff_plans(old, new))
     new_batches = [renamed(b, case) for b in NEW_BATCHES]
-    outcome = restart(spark, case.old, case.new, OLD_BATCHES, new_batches, templates)
+    outcome = restart(spark, case.old, case.new, OLD_BATCHES, new_batches, templates, case.root)
     assert outcome.resumed == (query.verdict != "fails"), (query, outcome)
     if not outcome.resumed:
         assert outcome.error == query.error, outcome.message

@@ -15,7 +15,16 @@ from sjoin.api import check_text
 from sjoin.cli.main import main
 from sjoin.compiler.describe.diff import diff_plans
 
-from .catalogue import CASES, DOC, END, RESULTS, START, join_spec, markdown_table
+from .catalogue import (
+    CASES,
+    DOC,
+    END,
+    RESULTS,
+    START,
+    join_spec,
+    markdown_table,
+    sunk_join_spec,
+)
 from .restart import plan_of
 
 ROOT = Path(__file__).resolve().parents[4]
@@ -48,7 +57,7 @@ def test_catalogue_covers_the_issue() -> None:
 @pytest.mark.parametrize("row", ROWS, ids=[r["change"] for r in ROWS])
 def test_recorded_spark_outcome_is_sjoins_verdict(row: dict[str, object]) -> None:
     case = next(c for c in CASES if c.name == row["change"])
-    query = diff_plans(plan_of(case.old), plan_of(case.new)).queries[0]
+    query = case.query(diff_plans(plan_of(case.old), plan_of(case.new)))
     assert row["resumed"] == (query.verdict != "fails")
     assert row["error"] == query.error
 
@@ -59,6 +68,33 @@ def test_docs_show_the_recorded_table() -> None:
 
 
 # ------------------------------------------------------------------ rules
+
+
+def test_a_join_another_query_reads_is_compared_as_that_query_runs_it() -> None:
+    """``i`` has a sink of its own and ``j`` reads it: Spark plans ``i`` again in the query
+    of ``j``, with what ``j`` pushes into it and pruned to what ``j`` reads (Plan.apart), so
+    that is the ``i`` the checkpoint of ``j`` holds; the query of ``i`` keeps its own."""
+    old = sunk_join_spec()
+    narrower = sunk_join_spec(select="J.k AS k, J.t AS t, J.v AS v")
+    mine, readers = diff_plans(plan_of(old), plan_of(narrower)).queries
+    assert (mine.new_root, mine.verdict, readers.new_root) == ("i", "resumes", "j")
+    (_, lower) = readers.operators
+    assert (lower.new, lower.verdict) == ("i", "fails")
+    assert any(
+        "the right side (`R`) stored (k BIGINT, t TIMESTAMP, v STRING) and would store"
+        " (k BIGINT, t TIMESTAMP)" in r.detail
+        for r in lower.reasons
+    ), lower.reasons
+
+    filtered = old.replace("SELECT J.k AS k", "AND J.v <> 'b' SELECT J.k AS k")
+    mine, readers = diff_plans(plan_of(old), plan_of(filtered)).queries
+    assert mine.verdict == "resumes" and not mine.reasons
+    (_, lower) = readers.operators
+    assert lower.verdict == "differs"
+    assert [r.detail for r in lower.reasons] == [
+        "`L`'s filter pushed below the join (failing rows never reach it) changes from (none)"
+        " to L.v <> 'b': rows stored before the restart passed the old one"
+    ]
 
 
 def test_operator_ids_are_spark_pre_order() -> None:
