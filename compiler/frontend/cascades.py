@@ -18,7 +18,8 @@ watermark check, event-time columns) are dropped
 
 Each diagnostic belongs to the statement whose span holds it; the front ends give every
 statement its span (a .sjoin statement, or the SQL statement a pipeline dataset was lowered
-from), so the rule is the same for both syntaxes.
+from), so the rule is the same for both syntaxes.  Where several statements share a span,
+a diagnostic there is dropped only when every one of them follows from a broken one.
 """
 
 from __future__ import annotations
@@ -138,8 +139,14 @@ def without_cascades(
                 todo.append(reader)
     kept = []
     for d in found:
-        if d.code in DERIVED and any(
-            i in rewritten or _name(statements[i]) in tainted for i in owners(d)
+        # dropped only when every statement that may own it follows from a broken one: where
+        # statements share a span (a pipeline dataset lowered into several, or a DataFrame
+        # whose every node was made at one call), a span alone does not say which owns it
+        held = owners(d)
+        if (
+            d.code in DERIVED
+            and held
+            and all(i in rewritten or _name(statements[i]) in tainted for i in held)
         ):
             continue
         kept.append(d)
