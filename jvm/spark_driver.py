@@ -52,12 +52,12 @@ _MIN_JAVA = 17
 # process for every file Spark writes: `chmod` when a file is made (once more for its .crc
 # file), and, in the FileContext-based checkpoint manager, `readlink` (tried in every PATH
 # directory) on each rename. A stateful micro-batch writes a file per state store, so these
-# forks were a third of a parity scenario's time (8 scenarios: 73 s -> 46 s with the three
+# forks were a third of a parity scenario's time (8 scenarios: 73 s -> 49 s with the two
 # settings below). The checkpoints sjoin's sessions write are temporary (deleted after each
-# run), so they go without Hadoop's checksum files and through Spark's FileSystem-based
-# manager (the one Spark itself uses where FileContext is missing); what a query computes,
-# its state and its metrics are the same.
-_RAW_LOCAL_FILES = {"spark.hadoop.fs.file.impl": "org.apache.hadoop.fs.RawLocalFileSystem"}
+# run), so they go through Spark's FileSystem-based manager (the one Spark itself uses where
+# FileContext is missing); what a query computes, its state and its metrics are the same.
+# (Hadoop's RawLocalFileSystem as `fs.file.impl` would save the checksum files' `chmod` too,
+# 46 s, but RocksDB's state store casts the local file system to LocalFileSystem and fails.)
 _CHECKPOINT_MANAGER = "spark.sql.streaming.checkpointFileManagerClass"
 _STREAMING = "org.apache.spark.sql.execution.streaming"
 _FILE_SYSTEM_MANAGER = {  # the package moved in Spark 4.1
@@ -178,12 +178,12 @@ def _jvm_stderr_to_devnull(quiet: bool) -> Iterator[None]:
 
 def local_file_confs(java: int) -> dict[str, str]:
     """The settings of sjoin's sessions for the files they write and the processes those
-    fork (see ``_RAW_LOCAL_FILES``), for the installed pyspark on Java ``java``; a caller's
+    fork (see ``_CHECKPOINT_MANAGER``), for the installed pyspark on Java ``java``; a caller's
     own ``conf`` goes over them (``_with_callers``)."""
     import pyspark
 
     new_package = tuple(int(p) for p in re.findall(r"\d+", pyspark.__version__)[:2]) >= (4, 1)
-    confs = {**_RAW_LOCAL_FILES, _CHECKPOINT_MANAGER: _FILE_SYSTEM_MANAGER[new_package]}
+    confs = {_CHECKPOINT_MANAGER: _FILE_SYSTEM_MANAGER[new_package]}
     if java <= _LAST_JAVA_WITH_VFORK:
         confs[_JAVA_OPTIONS] = _VFORK
     return confs

@@ -113,8 +113,9 @@ def pytest_configure(config: pytest.Config) -> None:
 def _spark_defaults(config: pytest.Config) -> None:
     """The Spark a test starts in a process of its own (spark-submit of a job, the Spark
     Connect server, SDP's CLI, a cluster) writes its files as sjoin's own sessions do
-    (``local_file_confs``: no fork per file written): a spark-defaults.conf of the run's, in
-    SPARK_CONF_DIR, unless that is set already. Spark's own confs still win (``--conf``)."""
+    (``local_file_confs``: fewer forked processes per file written): a spark-defaults.conf
+    of the run's, in SPARK_CONF_DIR, unless that is set already. Spark's own confs still win
+    (``--conf``)."""
     if os.environ.get("SPARK_CONF_DIR"):
         return
     from sjoin.jvm.spark_driver import SparkUnavailable, check_java, local_file_confs
