@@ -63,6 +63,15 @@ def streams(delay_l: str | None = "10 seconds", delay_r: str | None = "10 second
 LR = "SELECT L.k AS lk, L.t AS lt, L.v AS lv, R.k AS rk, R.t AS rt, R.v AS rv"
 LEFT_ONLY = "SELECT L.k AS lk, L.t AS lt, L.v AS lv"
 RANGE = "L.k = R.k AND L.t BETWEEN R.t - INTERVAL 5 SECONDS AND R.t + INTERVAL 10 SECONDS"
+# three streams of one shape, every watermark 0 s late: the joins over a join below
+LMR = "spark 4.3\n" + "".join(
+    f"stream {name} {KTV} watermark t delay 0 seconds\n" for name in ("l", "m", "r")
+)
+# the lower join of those scenarios (its SELECT follows)
+JOIN_I = (
+    "join i = l AS A INNER JOIN m AS B ON A.k = B.k"
+    " AND A.t BETWEEN B.t AND B.t + INTERVAL 5 SECONDS\n"
+)
 
 
 def join_spec(
@@ -1095,11 +1104,8 @@ join j = ld AS L INNER JOIN r AS R
 # condition's (Join.validConstraints), so `j` infers `R.k IN (1, 2)` from the view below `i`
 add(
     "inferred_filter_from_a_join_below",
-    """spark 4.3
-stream l (k BIGINT, t TIMESTAMP, v STRING) watermark t delay 0 seconds
-stream m (k BIGINT, t TIMESTAMP, v STRING) watermark t delay 0 seconds
-stream r (k BIGINT, t TIMESTAMP, v STRING) watermark t delay 0 seconds
-view lv = SELECT X.k, X.t, X.v FROM l AS X WHERE X.k IN (1, 2)
+    LMR
+    + """view lv = SELECT X.k, X.t, X.v FROM l AS X WHERE X.k IN (1, 2)
 join i = lv AS A INNER JOIN m AS B ON A.k = B.k AND A.t = B.t
   SELECT A.k AS k, A.t AS t
 join j = i AS L INNER JOIN r AS R
@@ -1117,12 +1123,9 @@ join j = i AS L INNER JOIN r AS R
 # lower join never stores l's 'b' rows and l's far-future 'b' row never moves the watermark
 add(
     "join_side_filter_pushed_into_a_join_below",
-    """spark 4.3
-stream l (k BIGINT, t TIMESTAMP, v STRING) watermark t delay 0 seconds
-stream m (k BIGINT, t TIMESTAMP, v STRING) watermark t delay 0 seconds
-stream r (k BIGINT, t TIMESTAMP, v STRING) watermark t delay 0 seconds
-join i = l AS A INNER JOIN m AS B ON A.k = B.k AND A.t BETWEEN B.t AND B.t + INTERVAL 5 SECONDS
-  SELECT A.k AS k, A.t AS t, A.v AS v, B.v AS mv
+    LMR
+    + JOIN_I
+    + """  SELECT A.k AS k, A.t AS t, A.v AS v, B.v AS mv
 join j = i AS L INNER JOIN r AS R
   ON L.k = R.k AND L.t BETWEEN R.t AND R.t + INTERVAL 5 SECONDS AND L.v <> 'b' AND R.v <> 'q'
   SELECT L.k AS k, L.t AS lt, L.v AS lv, L.mv AS mv, R.t AS rt
@@ -1143,12 +1146,9 @@ join j = i AS L INNER JOIN r AS R
 # query of `i` (its sink) pushes nothing (3 left rows)
 add(
     "join_side_filter_pushed_into_a_join_with_a_sink",
-    """spark 4.3
-stream l (k BIGINT, t TIMESTAMP, v STRING) watermark t delay 0 seconds
-stream m (k BIGINT, t TIMESTAMP, v STRING) watermark t delay 0 seconds
-stream r (k BIGINT, t TIMESTAMP, v STRING) watermark t delay 0 seconds
-join i = l AS A INNER JOIN m AS B ON A.k = B.k AND A.t BETWEEN B.t AND B.t + INTERVAL 5 SECONDS
-  SELECT A.k AS k, A.t AS t, A.v AS v, B.v AS mv
+    LMR
+    + JOIN_I
+    + """  SELECT A.k AS k, A.t AS t, A.v AS v, B.v AS mv
 join j = i AS L INNER JOIN r AS R
   ON L.k = R.k AND L.t BETWEEN R.t AND R.t + INTERVAL 5 SECONDS AND L.v <> 'b' AND R.v <> 'q'
   SELECT L.k AS k, L.t AS lt, L.v AS lv, L.mv AS mv, R.t AS rt
@@ -1170,12 +1170,9 @@ sink i to parquet (path = 'out/i') checkpoint 'chk/i'
 # each
 add(
     "two_readers_push_their_own_filters_into_a_join",
-    """spark 4.3
-stream l (k BIGINT, t TIMESTAMP, v STRING) watermark t delay 0 seconds
-stream m (k BIGINT, t TIMESTAMP, v STRING) watermark t delay 0 seconds
-stream r (k BIGINT, t TIMESTAMP, v STRING) watermark t delay 0 seconds
-join i = l AS A INNER JOIN m AS B ON A.k = B.k AND A.t BETWEEN B.t AND B.t + INTERVAL 5 SECONDS
-  SELECT A.k AS k, A.t AS t, A.v AS v, B.v AS mv
+    LMR
+    + JOIN_I
+    + """  SELECT A.k AS k, A.t AS t, A.v AS v, B.v AS mv
 join j = i AS L INNER JOIN r AS R
   ON L.k = R.k AND L.t BETWEEN R.t AND R.t + INTERVAL 5 SECONDS AND L.v <> 'b'
   SELECT L.k AS k, L.t AS lt, L.v AS lv, R.t AS rt
@@ -1199,12 +1196,9 @@ join n = i AS L INNER JOIN r AS R
 # each `i` after batch 0); sjoin runs both instances on the shared node, with no pushdown (6)
 add(
     "a_join_read_twice_in_one_query",
-    """spark 4.3
-stream l (k BIGINT, t TIMESTAMP, v STRING) watermark t delay 0 seconds
-stream m (k BIGINT, t TIMESTAMP, v STRING) watermark t delay 0 seconds
-stream r (k BIGINT, t TIMESTAMP, v STRING) watermark t delay 0 seconds
-join i = l AS A INNER JOIN m AS B ON A.k = B.k AND A.t BETWEEN B.t AND B.t + INTERVAL 5 SECONDS
-  SELECT A.k AS k, A.t AS t, A.v AS v
+    LMR
+    + JOIN_I
+    + """  SELECT A.k AS k, A.t AS t, A.v AS v
 join j = i AS L INNER JOIN r AS R
   ON L.k = R.k AND L.t BETWEEN R.t AND R.t + INTERVAL 5 SECONDS AND L.v <> 'b'
   SELECT L.k AS k, L.t AS t, L.v AS v
@@ -1233,11 +1227,8 @@ union u = j UNION ALL n
 # join never stores m's 'z' rows
 add(
     "join_side_filter_into_an_outer_join_below",
-    """spark 4.3
-stream l (k BIGINT, t TIMESTAMP, v STRING) watermark t delay 0 seconds
-stream m (k BIGINT, t TIMESTAMP, v STRING) watermark t delay 0 seconds
-stream r (k BIGINT, t TIMESTAMP, v STRING) watermark t delay 0 seconds
-join i = l AS A LEFT OUTER JOIN m AS B
+    LMR
+    + """join i = l AS A LEFT OUTER JOIN m AS B
   ON A.k = B.k AND A.t BETWEEN B.t AND B.t + INTERVAL 5 SECONDS
   SELECT A.k AS k, A.t AS t, A.v AS v, B.v AS mv
 join j = i AS L INNER JOIN r AS R
@@ -1261,11 +1252,8 @@ join j = i AS L INNER JOIN r AS R
 # Spark stores 4 rows in `i` after batch 0, not 6 (Spark 4.3.0, sjoin verify)
 add(
     "inferred_filter_pushed_into_a_join_below",
-    """spark 4.3
-stream l (k BIGINT, t TIMESTAMP, v STRING) watermark t delay 0 seconds
-stream m (k BIGINT, t TIMESTAMP, v STRING) watermark t delay 0 seconds
-stream r (k BIGINT, t TIMESTAMP, v STRING) watermark t delay 0 seconds
-join i = l AS A INNER JOIN m AS B
+    LMR
+    + """join i = l AS A INNER JOIN m AS B
   ON A.k = B.k AND A.t BETWEEN B.t AND B.t + INTERVAL 5 SECONDS
   SELECT A.k AS k, A.t AS t, A.v AS v, B.v AS mv
 join j = i AS L INNER JOIN r AS R
@@ -1288,11 +1276,8 @@ join j = i AS L INNER JOIN r AS R
 # and the inferred filter goes on into `i`'s right input after `i`'s own inference
 add(
     "inferred_filter_into_an_outer_join_below",
-    """spark 4.3
-stream l (k BIGINT, t TIMESTAMP, v STRING) watermark t delay 0 seconds
-stream m (k BIGINT, t TIMESTAMP, v STRING) watermark t delay 0 seconds
-stream r (k BIGINT, t TIMESTAMP, v STRING) watermark t delay 0 seconds
-join i = l AS A LEFT OUTER JOIN m AS B
+    LMR
+    + """join i = l AS A LEFT OUTER JOIN m AS B
   ON A.k = B.k AND A.t BETWEEN B.t AND B.t + INTERVAL 5 SECONDS
   SELECT A.k AS k, A.t AS t, A.v AS v, B.v AS mv
 join j = i AS L INNER JOIN r AS R
@@ -1315,11 +1300,8 @@ join j = i AS L INNER JOIN r AS R
 # the join below: `i` stores only the left rows with k > 1, k <> 7 and v <> 'b'
 add(
     "join_side_filter_through_a_view_into_a_join",
-    """spark 4.3
-stream l (k BIGINT, t TIMESTAMP, v STRING) watermark t delay 0 seconds
-stream m (k BIGINT, t TIMESTAMP, v STRING) watermark t delay 0 seconds
-stream r (k BIGINT, t TIMESTAMP, v STRING) watermark t delay 0 seconds
-join i = l AS A INNER JOIN m AS B
+    LMR
+    + """join i = l AS A INNER JOIN m AS B
   ON A.k = B.k AND A.t BETWEEN B.t AND B.t + INTERVAL 5 SECONDS
   SELECT A.k AS k, A.t AS t, A.v AS v, B.v AS mv
 view w = SELECT X.k AS k, X.t AS t, X.v AS v FROM i AS X WHERE X.k <> 7
@@ -1343,11 +1325,8 @@ join j = w AS L INNER JOIN r AS R
 # rows with k > 1, k <> 7, k <> 3 and v <> 'b'
 add(
     "join_side_filter_through_two_views_into_a_join",
-    """spark 4.3
-stream l (k BIGINT, t TIMESTAMP, v STRING) watermark t delay 0 seconds
-stream m (k BIGINT, t TIMESTAMP, v STRING) watermark t delay 0 seconds
-stream r (k BIGINT, t TIMESTAMP, v STRING) watermark t delay 0 seconds
-join i = l AS A INNER JOIN m AS B
+    LMR
+    + """join i = l AS A INNER JOIN m AS B
   ON A.k = B.k AND A.t BETWEEN B.t AND B.t + INTERVAL 5 SECONDS
   SELECT A.k AS k, A.t AS t, A.v AS v, B.v AS mv
 view w = SELECT X.k AS k, X.t AS t, X.v AS v FROM i AS X WHERE X.k <> 7
