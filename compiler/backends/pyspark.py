@@ -639,6 +639,9 @@ def compile_pyspark(plan: Plan, spec_path: str = "<spec>", formatted: bool = Tru
     out = [
         _job_docstring(plan, spec_path, needs),
         "",
+        "# the Spark this job was planned for, which `sjoin check job.py` reads back",
+        f"# sjoin: spark {plan.spark}",
+        "",
         *_IMPORTS,
         *_constant_lines(plan, needs, delta),
         "",

@@ -113,6 +113,16 @@ _OWN_OPTIONS: dict[tuple[str, str], tuple[str, ...]] = {
 }
 
 
+# Spark's spellings of the options sjoin names otherwise, by (source or sink, format): one
+# option to Spark's Kafka connector either way (sjoin writes `subscribe` for a source's
+# `topic`), so the binder keeps sjoin's name and two spellings of one source plan alike (a
+# PySpark job read back, and its .sjoin twin)
+_SYNONYMS: dict[tuple[str, str], dict[str, str]] = {
+    ("source", "kafka"): {"kafka.bootstrap.servers": "bootstrap_servers", "subscribe": "topic"},
+    ("sink", "kafka"): {"kafka.bootstrap.servers": "bootstrap_servers"},
+}
+
+
 def _own_options(fmt: str, known: dict[str, tuple[tuple[str, ...], ...]], what: str) -> list[str]:
     """Every option name sjoin reads itself for ``fmt``: the required ones and its own."""
     names = [name for group in known[fmt] for name in group]
@@ -536,23 +546,34 @@ class Binder:
         # name in any case (a CaseInsensitiveMap), so another spelling of one of them would
         # reach Spark as an option of its own, and be ignored
         own = {name.lower(): name for name in _own_options(fmt, known, what)}
+        synonyms = _SYNONYMS.get((what, fmt), {})
         options: list[tuple[str, str]] = []
         seen: dict[str, ast.OptionDecl] = {}
         answered: set[str] = set()  # own names misspelt, reported: no `needs` after them
         for opt in decl.options:
             key = opt.key.text
-            earlier = seen.get(key.lower())
+            canonical = synonyms.get(key, key)
+            earlier = seen.get(key.lower()) or seen.get(canonical.lower())
             if earlier is not None:
-                again = (
-                    f"option `{key}` is given twice"
-                    if earlier.key.text == key
-                    else f"option `{key}` is given twice: Spark reads option names in any "
-                    f"case, so it is `{earlier.key.text}` again, and the last one would win"
-                )
+                if earlier.key.text == key:
+                    again = f"option `{key}` is given twice"
+                elif earlier.key.text.lower() == key.lower():
+                    again = (
+                        f"option `{key}` is given twice: Spark reads option names in any "
+                        f"case, so it is `{earlier.key.text}` again, and the last one would win"
+                    )
+                else:
+                    again = (
+                        f"option `{key}` is given twice: `{earlier.key.text}` and `{key}` "
+                        f"are one option of a `{fmt}` {what}"
+                    )
                 self.diags.add("E002", again, opt.key.span, "given again here",
                                "keep one of them")  # fmt: skip
                 continue
-            seen[key.lower()] = opt
+            seen[key.lower()] = seen[canonical.lower()] = opt
+            if canonical != key:
+                options.append((canonical, opt.value.text))
+                continue
             close = own.get(key.lower())
             if close is not None and close != key:
                 self.diags.add(

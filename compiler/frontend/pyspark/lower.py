@@ -29,8 +29,10 @@ join).  What sjoin does not model is E041 at its call, and what reads it is left
 from __future__ import annotations
 
 import ast as pyast
+import io
 import os
 import re
+import tokenize
 from dataclasses import dataclass, field
 from dataclasses import replace as dc_replace
 from typing import Any, Literal
@@ -945,7 +947,7 @@ class Lowering:
     def spec(self) -> ast.SpecFile:
         for command, sites in self.job.queries:
             self.sink(command, sites)
-        out: list[ast.Statement] = self.confs()
+        out: list[ast.Statement] = [*self.annotations(), *self.confs()]
         if self.trigger is not None:
             text, span = self.trigger
             out.append(
@@ -960,6 +962,26 @@ class Lowering:
                 out.append(stmt)
         end = len(self.locator.text)
         return ast.SpecFile(tuple(out), Span(0, end), tuple(self.broken))
+
+    def annotations(self) -> list[ast.Statement]:
+        """The job's ``# sjoin: spark X`` comment, the target Spark (the line a generated
+        job carries: a job read back plans for the version it was compiled for, not the
+        default); any other ``# sjoin:`` comment is E001 at its place, never ignored."""
+        out: list[ast.Statement] = []
+        for text, at in _sjoin_comments(self.locator.text):
+            found = _SPARK_LINE.fullmatch(text)
+            if found is not None:
+                start = at + found.start("version")
+                out.append(ast.SparkDecl(found["version"], Span(start, at + found.end("version"))))
+                continue
+            self.diags.add(
+                "E001",
+                "a `# sjoin:` comment of a PySpark job names its target Spark only",
+                Span(at, at + len(text)),
+                "not `spark VERSION`",
+                "write `# sjoin: spark 4.3`; the job's own calls say everything else",
+            )
+        return out
 
     def confs(self) -> list[ast.Statement]:
         """The confs the job set that sjoin models, as `set` statements (at the file's
@@ -983,6 +1005,32 @@ class Lowering:
                 ast.SetDecl(ast.Ident(spec.name, where), ast.Value(text, kind, where), where)
             )
         return out
+
+
+# a job's annotation comment: `# sjoin: ...`, and the one statement it may hold
+_ANNOTATION = re.compile(r"#[ \t]*sjoin:", re.IGNORECASE)
+_SPARK_LINE = re.compile(r"[ \t]*spark[ \t]+(?P<version>\S+)[ \t]*", re.IGNORECASE)
+
+
+def _sjoin_comments(text: str) -> list[tuple[str, int]]:
+    """Each ``# sjoin:`` comment of the job: its text after the colon and that text's
+    character offset (comments only, through Python's tokenizer: a string that holds
+    ``# sjoin:`` is no annotation)."""
+    starts = [0]
+    starts.extend(i + 1 for i, ch in enumerate(text) if ch == "\n")
+    out: list[tuple[str, int]] = []
+    try:
+        for token in tokenize.generate_tokens(io.StringIO(text).readline):
+            if token.type != tokenize.COMMENT:
+                continue
+            found = _ANNOTATION.match(token.string)
+            if found is None:
+                continue
+            row, column = token.start
+            out.append((token.string[found.end() :], starts[row - 1] + column + found.end()))
+    except (tokenize.TokenError, SyntaxError):
+        return out  # the job ran, so it tokenizes; a partial read keeps what it found
+    return out
 
 
 def _is_kafka_step(body: dict[str, Any]) -> bool:

@@ -321,3 +321,27 @@ def test_a_column_of_an_unknown_type_gives_one_error_only() -> None:
     where = KAFKA_AT + ", timestamp_column = 'u'"
     text = RECORD_SPEC.format(fmt="kafka", where=where, sink="").replace("u STRING", "u STRNG")
     assert [d.code for d in check_text(text).diagnostics if d.severity == "error"] == ["E007"]
+
+
+def test_spark_spellings_of_kafka_options_bind_as_sjoin_names_them() -> None:
+    """`subscribe` and `kafka.bootstrap.servers` are the options sjoin calls `topic` and
+    `bootstrap_servers`: a job read back and its .sjoin twin plan alike."""
+
+    def source(options: str) -> Any:
+        spec = (
+            "stream s (k BIGINT, t TIMESTAMP) watermark t delay 1 minute\n"
+            f"from kafka ({options}, format = 'json')\n"
+            "sink s to kafka (`kafka.bootstrap.servers` = 'h:1', topic = 'out')\n"
+        )
+        result = check_text(spec, "t.sjoin")
+        assert not [d for d in result.diagnostics if d.severity == "error"]
+        assert result.plan is not None
+        read, written = result.plan.streams[0].source, result.plan.sinks[0].target
+        assert read is not None
+        return (read.format, read.options), (written.format, written.options)
+
+    spark = source("`kafka.bootstrap.servers` = 'h:1', subscribe = 'a,b'")
+    sjoin = source("bootstrap_servers = 'h:1', topic = 'a,b'")
+    assert spark == sjoin
+    assert dict(spark[0][1]) == {"bootstrap_servers": "h:1", "topic": "a,b", "format": "json"}
+    assert dict(spark[1][1]) == {"bootstrap_servers": "h:1", "topic": "out"}

@@ -37,6 +37,7 @@ TWINS = [
     "mixed_conditions",
     "dedup_before_join",
     "union_before_join",
+    "targets_an_older_spark",  # `# sjoin: spark 3.5`: planned for the Spark it names
 ]
 PLACES = {"line", "col", "end_line", "end_col", "file", "path", "span"}
 
@@ -187,3 +188,25 @@ def test_the_parent_process_never_imports_pyspark() -> None:
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)
     assert done.returncode == 0, done.stderr
+
+
+def test_a_job_s_sjoin_comment_holds_its_target_spark_only(tmp_path: Path) -> None:
+    """`# sjoin: spark X` is read (E016 at the version when sjoin does not model it); any
+    other `# sjoin:` comment is E001 at its place, never silently ignored."""
+    body = (JOBS / "targets_an_older_spark.py").read_text(encoding="utf-8")
+    job = tmp_path / "job.py"
+
+    def found(text: str, errors_only: bool = False) -> list[tuple[str, int, int, str]]:
+        job.write_text(text, encoding="utf-8")
+        result = check_pyspark(job)
+        return [
+            (d.code, *result.source.line_col(d.span.start), d.message)
+            for d in result.diagnostics
+            if d.severity == "error" or not errors_only
+        ]
+
+    unmodelled = found(body.replace("# sjoin: spark 3.5", "# sjoin: spark 9.1"))
+    assert ("E016", 4, 16) in [f[:3] for f in unmodelled], unmodelled
+    other = found(body.replace("# sjoin: spark 3.5", "#sjoin: set trigger = 1"), True)
+    assert [f[:3] for f in other] == [("E001", 4, 8)], other
+    assert "names its target Spark only" in other[0][3]

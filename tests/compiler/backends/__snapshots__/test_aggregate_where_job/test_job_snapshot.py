@@ -7,6 +7,9 @@ Pipeline checks:
   [ok] global watermark: settled -> paid_per_minute: Spark 4.3 allows this chain
 """
 
+# the Spark this job was planned for, which `sjoin check job.py` reads back
+# sjoin: spark 4.3
+
 from __future__ import annotations
 
 import sys

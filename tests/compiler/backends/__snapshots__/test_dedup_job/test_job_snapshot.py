@@ -15,6 +15,9 @@ connector of your cluster's exact Spark version):
 Run it with: spark-submit --packages org.apache.spark:spark-sql-kafka-0-10_2.13:4.3.0 job.py
 """
 
+# the Spark this job was planned for, which `sjoin check job.py` reads back
+# sjoin: spark 4.3
+
 from __future__ import annotations
 
 import sys

@@ -7,6 +7,9 @@ Pipeline checks:
   [ok] pipeline: no stateful chains to check
 """
 
+# the Spark this job was planned for, which `sjoin check job.py` reads back
+# sjoin: spark 4.3
+
 from __future__ import annotations
 
 import sys

@@ -18,6 +18,9 @@ Delta Lake reads and writes only in a session started with its SQL extension
 and catalog; main() starts the session with DELTA_SESSION_CONF, which names them.
 """
 
+# the Spark this job was planned for, which `sjoin check job.py` reads back
+# sjoin: spark 4.3
+
 from __future__ import annotations
 
 import sys
