@@ -1,0 +1,86 @@
+"""One check of one document: its text and line index, the check's result (through
+``api.py``), the index of its names and its LSP diagnostics.  Made off the event loop
+(``editor/server.py`` runs ``analyse`` in a worker thread) and never changed afterwards: a
+request reads the newest analysis whole.
+
+A .sjoin document is checked from the editor's text (``api.check_text``), saved or not.  A
+pipeline's .sql file is checked as its project (``api.check_pipeline`` of the folder that
+holds spark-pipeline.yml, else the file alone) from the files on disk, so its diagnostics
+follow the saved text.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from lsprotocol import types as lsp
+
+from .. import api
+from ..compiler.vocabulary.source import SPEC_NAMES, PipelineError
+from .diagnostics import convert_all
+from .names import Names, index
+from .positions import Encoding, LineIndex
+
+
+@dataclass(frozen=True)
+class Analysis:
+    path: str  # the file's path (the URI's), or the URI itself when it names no file
+    version: int | None
+    lines: LineIndex
+    result: api.CheckResult | None
+    names: Names = field(default_factory=Names)
+    diagnostics: tuple[lsp.Diagnostic, ...] = ()
+
+    @property
+    def text(self) -> str:
+        return self.lines.text
+
+
+def is_pipeline_sql(path: str) -> bool:
+    return path.lower().endswith(".sql")
+
+
+def project_of(path: str) -> Path:
+    """The pipeline project a .sql file belongs to: the nearest folder above it with a
+    spark-pipeline.yml, else the file alone."""
+    file = Path(path)
+    for folder in file.parents:
+        if any((folder / name).is_file() for name in SPEC_NAMES):
+            return folder
+    return file
+
+
+def analyse(
+    path: str,
+    text: str,
+    version: int | None,
+    docs: str | None = None,
+    encoding: Encoding = "utf-16",
+) -> Analysis:
+    """Check ``text`` (the document at ``path``) and index what the editor asks of it;
+    positions in the client's ``encoding``."""
+    lines = LineIndex(text, encoding)
+    if is_pipeline_sql(path):
+        try:
+            result = api.check_pipeline(project_of(path))
+        except PipelineError as e:
+            problem = lsp.Diagnostic(
+                range=lsp.Range(lsp.Position(0, 0), lsp.Position(0, 0)),
+                message=str(e),
+                severity=lsp.DiagnosticSeverity.Error,
+                source="sjoin",
+            )
+            return Analysis(path, version, lines, None, Names(), (problem,))
+        where = str(Path(path).resolve())
+        diagnostics = [
+            d
+            for d in result.diagnostics
+            if str(Path(result.source.locate(d.span)[0].path).resolve()) == where
+        ]
+        file = result.source.locate(diagnostics[0].span)[0].path if diagnostics else path
+        converted = convert_all(diagnostics, result.source, file, lines, docs)
+        return Analysis(path, version, lines, result, Names(), tuple(converted))
+    result = api.check_text(text, path)
+    converted = convert_all(result.diagnostics, result.source, result.source.path, lines, docs)
+    return Analysis(path, version, lines, result, index(result), tuple(converted))
