@@ -48,9 +48,10 @@ def code_actions(
         if fix.get("oldText") is not None and analysis.text[start:end] != fix["oldText"]:
             continue
         new = fix["newText"]
+        old = analysis.text[start:end]
         out.append(
             lsp.CodeAction(
-                title=f"Replace `{analysis.text[start:end]}` with `{new}`",
+                title=f"Replace `{old}` with `{new}`" if old else f"Insert `{new.strip()}`",
                 kind=lsp.CodeActionKind.QuickFix,
                 diagnostics=[d],
                 is_preferred=True,

@@ -17,8 +17,10 @@ from lsprotocol import types as lsp
 
 from ..compiler.describe.explain import node_text
 from ..compiler.diagnostics.codes import CODES
+from ..compiler.diagnostics.diagnostics import excerpt
 from ..compiler.frontend import ast
 from ..compiler.vocabulary import functions, settings
+from ..compiler.vocabulary.sql import spark_sql
 from .diagnostics import lsp_range
 from .document import Analysis
 from .names import Name, inputs_of
@@ -100,7 +102,7 @@ def _name(analysis: Analysis, name: Name) -> str | None:
             kind = definition.type if definition is not None else None
         side = f", {name.side} side" if name.side in ("left", "right") else ""
         lines = [f"`{column}`: **{kind}**" if kind else f"`{column}`"]
-        lines.append(f"column of `{relation}`{side}")
+        lines.append(f"column of `{relation}`{side}" + _origin(analysis, relation, column))
         marked = _watermark(analysis, relation, column)
         if marked:
             lines.append(marked)
@@ -119,6 +121,17 @@ def _name(analysis: Analysis, name: Name) -> str | None:
             return None
         return f"function `{fn.name}`" + (f": {fn.doc}" if fn.doc else "")
     return None
+
+
+def _origin(analysis: Analysis, relation: str, column: str) -> str:
+    """``, from `impressions.ad_id```: where a relation's column comes from, when elsewhere."""
+    bound = analysis.result.bound if analysis.result is not None else None
+    rel = bound.relation(relation) if bound is not None else None
+    found = next((c for c in rel.columns if c.name == column), None) if rel is not None else None
+    if found is not None and found.origin and found.origin != f"{relation}.{column}":
+        return f", from `{found.origin}`"
+    item = next((o for o in getattr(rel, "output", ()) if o.name == column), None)
+    return f", made as `{excerpt(spark_sql(item.expr), 80)}`" if item is not None else ""
 
 
 def _watermark(analysis: Analysis, relation: str, column: str) -> str | None:

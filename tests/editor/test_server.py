@@ -6,7 +6,10 @@ faster than checks, positions past the end, a check that raises)."""
 from __future__ import annotations
 
 import asyncio
+import subprocess
+import sys
 import time
+from pathlib import Path
 
 import pytest
 from lsprotocol import types as lsp
@@ -151,6 +154,11 @@ async def test_hover_on_a_column_shows_its_type(client: LanguageClient) -> None:
     assert declared is not None and declared.startswith("`campaign`: **STRING**")
     marked = await hover_at(client, uri, at(AD, "c.click_time BETWEEN", shift=4))
     assert marked is not None and "event time: stream clicks: watermark click_time" in marked
+    # a join's output column: where it comes from
+    downstream = AD + "\nview v = SELECT campaign FROM attributed\n"
+    uri, _ = await opened(client, "origin.sjoin", downstream)
+    made = await hover_at(client, uri, at(downstream, "SELECT campaign", shift=8))
+    assert made == "`campaign`: **STRING**\n\ncolumn of `attributed`, made as `i.campaign`"
 
 
 @pytest.mark.asyncio
@@ -373,3 +381,56 @@ async def test_a_check_that_raises_does_not_end_the_server(faulty_client: Langua
     await asyncio.sleep(0)
     change(client, uri, 2, TYPO)
     assert [d.code for d in await waiting] == ["E003"]
+
+
+# ---------------------------------------------------------------------- pipeline SQL
+
+
+@pytest.mark.asyncio
+async def test_a_pipeline_sql_file_gets_its_project_s_diagnostics(
+    client: LanguageClient, tmp_path: Path
+) -> None:
+    sql = tmp_path / "ad.sql"
+    done = subprocess.run(
+        [sys.executable, "-m", "sjoin", "fmt", str(ROOT / "examples" / "ad_attribution.sjoin"),
+         "--to", "sql", "-o", str(sql)],
+        capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    text = sql.read_text(encoding="utf-8").replace("STREAM(clicks)", "STREAM(clickz)")
+    sql.write_text(text, encoding="utf-8")
+    uri = sql.as_uri()
+    waiting = asyncio.ensure_future(diagnostics_of(client, uri, 1))
+    await asyncio.sleep(0)
+    client.text_document_did_open(
+        lsp.DidOpenTextDocumentParams(
+            lsp.TextDocumentItem(uri=uri, language_id="sql", version=1, text=text)
+        )
+    )
+    (d,) = await waiting
+    start = at(text, "clickz")
+    assert d.code == "E003"
+    assert d.message.startswith("unknown dataset `clickz`")
+    assert d.range == lsp.Range(start, lsp.Position(start.line, start.character + 6))
+
+
+@pytest.mark.asyncio
+async def test_code_actions_for_syntax_slips(client: LanguageClient) -> None:
+    text = FIXED.replace("INNER JOIN", "OUTER JOIN").replace("stream b", "strem b")
+    uri, diags = await opened(client, "slips.sjoin", text)
+    found = {}
+    for d in diags:
+        actions = await client.text_document_code_action_async(
+            lsp.CodeActionParams(doc(uri), d.range, lsp.CodeActionContext([d]))
+        )
+        for a in actions or []:
+            assert isinstance(a, lsp.CodeAction) and a.edit and a.edit.changes
+            (edit,) = a.edit.changes[uri]
+            found[a.title] = edit
+    outer = at(text, "OUTER JOIN")
+    assert found == {
+        "Replace `strem` with `stream`": lsp.TextEdit(
+            lsp.Range(lsp.Position(1, 0), lsp.Position(1, 5)), "stream"
+        ),
+        "Insert `LEFT`": lsp.TextEdit(lsp.Range(outer, outer), "LEFT "),
+    }
