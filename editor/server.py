@@ -114,10 +114,14 @@ class SjoinServer(LanguageServer):
 
     async def current(self, uri: str) -> Analysis | None:
         """The newest analysis of ``uri``, after its pending check (if any) is done."""
-        task = self.pending.get(uri)
-        if task is not None and not task.done():
+        deadline = asyncio.get_running_loop().time() + REQUEST_WAIT_SECONDS
+        # a newer change may cancel the check awaited and schedule its own: wait for that one
+        while (task := self.pending.get(uri)) is not None and not task.done():
+            left = deadline - asyncio.get_running_loop().time()
+            if left <= 0:
+                break
             with contextlib.suppress(asyncio.CancelledError, TimeoutError):
-                await asyncio.wait_for(asyncio.shield(task), REQUEST_WAIT_SECONDS)
+                await asyncio.wait_for(asyncio.shield(task), left)
         analysis = self.analyses.get(uri)
         if analysis is None:
             return None
@@ -177,7 +181,8 @@ def make_server(debounce: float = DEBOUNCE_SECONDS) -> SjoinServer:
 
     @server.feature(lsp.TEXT_DOCUMENT_DID_CHANGE)
     async def did_change(ls: SjoinServer, params: lsp.DidChangeTextDocumentParams) -> None:
-        ls.schedule(params.text_document.uri, ls.debounce)
+        if not is_pipeline_sql(ls.path_of(params.text_document.uri)):  # .sql: checked on save
+            ls.schedule(params.text_document.uri, ls.debounce)
 
     @server.feature(lsp.TEXT_DOCUMENT_DID_SAVE)
     async def did_save(ls: SjoinServer, params: lsp.DidSaveTextDocumentParams) -> None:

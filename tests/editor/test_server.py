@@ -82,6 +82,30 @@ async def test_diagnostics_on_change_replace_the_old_ones(client: LanguageClient
 
 
 @pytest.mark.asyncio
+async def test_incremental_changes(client: LanguageClient) -> None:
+    # the server syncs incrementally: an edit of one range, after an emoji (two UTF-16 units)
+    text = TYPO.replace("join j", "-- 🎉\njoin j")
+    uri, (d,) = await opened(client, "incremental.sjoin", text)
+    assert d.range.start == lsp.Position(3, 27)
+    waiting = asyncio.ensure_future(diagnostics_of(client, uri, 2))
+    await asyncio.sleep(0)
+    client.text_document_did_change(
+        lsp.DidChangeTextDocumentParams(
+            lsp.VersionedTextDocumentIdentifier(uri=uri, version=2),
+            [
+                lsp.TextDocumentContentChangePartial(
+                    range=lsp.Range(lsp.Position(3, 27), lsp.Position(3, 28)), text=""
+                ),
+                lsp.TextDocumentContentChangePartial(
+                    range=lsp.Range(lsp.Position(2, 3), lsp.Position(2, 5)), text="🎉!"
+                ),
+            ],
+        )
+    )
+    assert await waiting == []
+
+
+@pytest.mark.asyncio
 async def test_a_warning_is_a_warning(client: LanguageClient) -> None:
     spec = AD.replace("delay 3 hours", "delay 3 hours").replace(
         "AND c.click_time BETWEEN i.impression_time AND i.impression_time + INTERVAL 1 HOUR\n", ""
@@ -339,6 +363,21 @@ async def test_a_spec_past_the_size_limit_is_refused_quickly(client: LanguageCli
     _, diags = await opened(client, "big.sjoin", text)
     assert [d.code for d in diags] == ["E031"]
     assert time.monotonic() - started < 30
+
+
+@pytest.mark.asyncio
+async def test_a_1mb_spec_within_the_limit_is_checked(client: LanguageClient) -> None:
+    filler = "-- " + "x" * 96 + "\n"
+    text = TYPO + filler * ((MAX_SPEC_CHARS - len(TYPO)) // len(filler))
+    assert MAX_SPEC_CHARS - len(filler) < len(text) <= MAX_SPEC_CHARS
+    uri, diags = await opened(client, "onemb.sjoin", text)
+    assert [(d.code, d.range.start) for d in diags] == [("E003", lsp.Position(2, 27))]
+    # a change near its end is checked again, and hover still answers
+    waiting = asyncio.ensure_future(diagnostics_of(client, uri, 2))
+    await asyncio.sleep(0)
+    change(client, uri, 2, text.replace(" bb ", " b ", 1))
+    assert await waiting == []
+    assert await hover_at(client, uri, at(TYPO, "a AS x")) is not None
 
 
 @pytest.mark.asyncio
