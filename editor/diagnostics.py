@@ -9,6 +9,7 @@ label and the help on lines of their own (an editor draws the squiggle itself).
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 from lsprotocol import types as lsp
@@ -36,11 +37,12 @@ def message(d: Diagnostic) -> str:
 
 
 def convert(
-    d: Diagnostic, source: Source, path: str, lines: LineIndex, docs: str | None
+    d: Diagnostic, source: Source, path: str, uri: str, lines: LineIndex, docs: str | None
 ) -> lsp.Diagnostic | None:
-    """One diagnostic of ``source`` as an LSP diagnostic of the document at ``path`` (whose
-    text ``lines`` holds), or None for a diagnostic in another file (one of a pipeline
-    project's other files)."""
+    """One diagnostic of ``source`` as an LSP diagnostic of the document at ``path`` (its
+    ``uri``, whose text ``lines`` holds), or None for a diagnostic in another file (one of a
+    pipeline project's other files).  The other places it is about (``Diagnostic.related``)
+    become its related information, in this document or in another file of the project."""
     d = shown(d, source)
     file, span = source.locate(d.span)
     if file.path != path:
@@ -56,8 +58,20 @@ def convert(
                     "oldText": lines.text[fix_span.start : fix_span.end],
                 }
             }
+    related = []
+    for r in d.related:
+        other, other_span = source.locate(r.span)
+        if other.path == path:
+            where = lsp.Location(uri, lsp_range(lines, other_span))
+        else:
+            other_uri = Path(other.path).resolve().as_uri()
+            where = lsp.Location(
+                other_uri, lsp_range(LineIndex(other.text, lines.encoding), other_span)
+            )
+        related.append(lsp.DiagnosticRelatedInformation(where, r.message))
     return lsp.Diagnostic(
         range=lsp_range(lines, span),
+        related_information=related or None,
         message=message(d),
         severity=(
             lsp.DiagnosticSeverity.Error
@@ -79,11 +93,16 @@ def _plain(r: lsp.Range) -> dict[str, Any]:
 
 
 def convert_all(
-    diagnostics: list[Diagnostic], source: Source, path: str, lines: LineIndex, docs: str | None
+    diagnostics: list[Diagnostic],
+    source: Source,
+    path: str,
+    uri: str,
+    lines: LineIndex,
+    docs: str | None,
 ) -> list[lsp.Diagnostic]:
     out = []
     for d in diagnostics:
-        found = convert(d, source, path, lines, docs)
+        found = convert(d, source, path, uri, lines, docs)
         if found is not None:
             out.append(found)
     return out

@@ -53,12 +53,14 @@ def project_of(path: str) -> Path:
 
 def analyse(
     path: str,
+    uri: str,
     text: str,
     version: int | None,
     docs: str | None = None,
     encoding: Encoding = "utf-16",
 ) -> Analysis:
-    """Check ``text`` (the document at ``path``) and index what the editor asks of it;
+    """Check ``text`` (the document at ``path``, the client's ``uri``) and index what the
+    editor asks of it;
     positions in the client's ``encoding``."""
     lines = LineIndex(text, encoding)
     if is_pipeline_sql(path):
@@ -79,8 +81,8 @@ def analyse(
             if str(Path(result.source.locate(d.span)[0].path).resolve()) == where
         ]
         file = result.source.locate(diagnostics[0].span)[0].path if diagnostics else path
-        converted = convert_all(diagnostics, result.source, file, lines, docs)
+        converted = convert_all(diagnostics, result.source, file, uri, lines, docs)
         return Analysis(path, version, lines, result, Names(), tuple(converted))
     result = api.check_text(text, path)
-    converted = convert_all(result.diagnostics, result.source, result.source.path, lines, docs)
+    converted = convert_all(result.diagnostics, result.source, result.source.path, uri, lines, docs)
     return Analysis(path, version, lines, result, index(result), tuple(converted))

@@ -88,7 +88,7 @@ class SjoinServer(LanguageServer):
         loop = asyncio.get_running_loop()
         try:
             analysis = await loop.run_in_executor(
-                self.checker, _analyse, path, text, version, self.docs, self.encoding
+                self.checker, _analyse, path, uri, text, version, self.docs, self.encoding
             )
         except asyncio.CancelledError:
             raise
@@ -135,12 +135,12 @@ class SjoinServer(LanguageServer):
 
 
 def _analyse(
-    path: str, text: str, version: int | None, docs: str | None, encoding: Encoding
+    path: str, uri: str, text: str, version: int | None, docs: str | None, encoding: Encoding
 ) -> Analysis:
     fault = os.environ.get(FAULT_VARIABLE)
     if fault and fault in text:
         raise RuntimeError(f"a fault injected by {FAULT_VARIABLE}")
-    return analyse(path, text, version, docs, encoding)
+    return analyse(path, uri, text, version, docs, encoding)
 
 
 def _crash(e: Exception) -> lsp.Diagnostic:

@@ -16,7 +16,15 @@ from typing import Any
 
 from sqlglot import exp
 
-from ..diagnostics.diagnostics import Diagnostics, Fix, closest, did_you_mean, excerpt, mean
+from ..diagnostics.diagnostics import (
+    Diagnostics,
+    Fix,
+    Related,
+    closest,
+    did_you_mean,
+    excerpt,
+    mean,
+)
 from ..frontend import ast, limits
 from ..vocabulary import annotate, functions, javatext, settings
 from ..vocabulary import types as t
@@ -265,6 +273,7 @@ class Binder:
                 stmt.span,
                 "second assignment",
                 "keep one `set` per setting",
+                related=(Related(self.settings[name].span, "first set here"),),
             )
             return
         value = _setting_value(spec, stmt.value)
@@ -287,6 +296,11 @@ class Binder:
                 name.span,
                 "defined again here",
                 "give each stream, join and aggregate its own name",
+                related=tuple(
+                    Related(first.name_span, f"`{name.text}` is first defined here")
+                    for first in [self.relations.get(name.text)]
+                    if first is not None
+                ),
             )
             return False
         return True
@@ -335,7 +349,7 @@ class Binder:
             return None
         self.columns.take(len(stmt.columns))
         columns: list[Column] = []
-        declared: set[str] = set()
+        declared: dict[str, Span] = {}
         ok = True
         for col in stmt.columns:
             if col.name.text in declared:
@@ -344,10 +358,11 @@ class Binder:
                     f"column `{col.name.text}` is declared twice in `{stmt.name.text}`",
                     col.name.span,
                     "declared again here",
+                    related=(Related(declared[col.name.text], "first declared here"),),
                 )
                 ok = False
                 continue
-            declared.add(col.name.text)
+            declared[col.name.text] = col.name.span
             sql_type = t.lookup_type(col.type.name, col.type.params)
             if sql_type is None:
                 close = closest(col.type.name.lower(), list(t.TYPE_NAMES))
@@ -572,8 +587,9 @@ class Binder:
                     else f"option `{key}` is given twice: Spark reads option names in any "
                     f"case, so it is `{earlier.key.text}` again, and the last one would win"
                 )
+                first = (Related(earlier.key.span, "first given here"),)
                 self.diags.add("E002", again, opt.key.span, "given again here",
-                               "keep one of them")  # fmt: skip
+                               "keep one of them", related=first)  # fmt: skip
                 continue
             seen[key.lower()] = opt
             close = own.get(key.lower())
@@ -887,6 +903,7 @@ class Binder:
                     item.span,
                     "same name as an earlier item",
                     "rename one of them with `AS`",
+                    related=(Related(seen[item.name].span, "first defined here"),),
                 )
                 continue
             seen[item.name] = item

@@ -63,6 +63,16 @@ class Fix:
 
 
 @dataclass(frozen=True, slots=True)
+class Related:
+    """Another place a diagnostic is about (the first definition of a name defined twice),
+    with what it is there.  Data only: the text report does not show it; an editor shows it
+    as the diagnostic's related information (``editor/diagnostics.py``)."""
+
+    span: Span
+    message: str
+
+
+@dataclass(frozen=True, slots=True)
 class Diagnostic:
     code: str
     message: str  # reads on its own: one-line mode and JSON use it alone
@@ -70,6 +80,7 @@ class Diagnostic:
     label: str = ""  # printed after the carets
     help: str | None = None
     fix: Fix | None = None  # the edit the help suggests, when it is one (never printed)
+    related: tuple[Related, ...] = ()  # the other places it is about (never printed)
 
     def __post_init__(self) -> None:
         if self.code not in CODES:  # a typo fails the first test that hits it
@@ -94,8 +105,9 @@ class Diagnostics:
         label: str = "",
         help: str | None = None,
         fix: Fix | None = None,
+        related: tuple[Related, ...] = (),
     ) -> None:
-        self.items.append(Diagnostic(code, message, span, label, help, fix))
+        self.items.append(Diagnostic(code, message, span, label, help, fix, related))
 
     def sorted(self) -> list[Diagnostic]:
         """Diagnostics in source order, errors before warnings at the same place."""
@@ -144,4 +156,4 @@ def shown(d: Diagnostic, source: Source) -> Diagnostic:
     help = hide(d.help) if d.help is not None else None
     if (message, label, help) == (d.message, d.label, d.help):
         return d
-    return Diagnostic(d.code, message, d.span, label, help, d.fix)
+    return Diagnostic(d.code, message, d.span, label, help, d.fix, d.related)

@@ -473,3 +473,27 @@ async def test_code_actions_for_syntax_slips(client: LanguageClient) -> None:
         ),
         "Insert `LEFT`": lsp.TextEdit(lsp.Range(outer, outer), "LEFT "),
     }
+
+
+@pytest.mark.asyncio
+async def test_a_name_defined_twice_points_at_the_first_definition(
+    client: LanguageClient,
+) -> None:
+    text = FIXED + "stream a (k BIGINT)\nstream c (k BIGINT, k STRING)\n"
+    uri, diags = await opened(client, "twice.sjoin", text)
+    by_message = {d.message.split("\n")[0]: d for d in diags}
+    again = by_message["relation `a` is already defined"]
+    assert again.range.start == lsp.Position(3, 7)
+    assert list(again.related_information or ()) == [
+        lsp.DiagnosticRelatedInformation(
+            lsp.Location(uri, lsp.Range(lsp.Position(0, 7), lsp.Position(0, 8))),
+            "`a` is first defined here",
+        )
+    ]
+    column = by_message["column `k` is declared twice in `c`"]
+    assert column.related_information is not None
+    (first,) = column.related_information
+    assert (first.location.range.start, first.message) == (
+        lsp.Position(4, 10),
+        "first declared here",
+    )
