@@ -246,6 +246,25 @@ async def test_references_of_a_relation(client: LanguageClient) -> None:
 
 
 @pytest.mark.asyncio
+async def test_references_of_a_column(client: LanguageClient) -> None:
+    uri, _ = await opened(client, "ad.sjoin", AD)
+    found = await client.text_document_references_async(
+        lsp.ReferenceParams(
+            context=lsp.ReferenceContext(True),
+            text_document=doc(uri),
+            position=at(AD, "i.ad_id", shift=3),
+        )
+    )
+    assert found is not None
+    # impressions.ad_id: its declaration, then `i.ad_id` in the ON and in the SELECT
+    assert [loc.range.start for loc in found] == [
+        at(AD, "ad_id            BIGINT"),
+        at(AD, "i.ad_id", shift=2),
+        at(AD, "i.ad_id", nth=1, shift=2),
+    ]
+
+
+@pytest.mark.asyncio
 async def test_outline_has_a_symbol_per_statement(client: LanguageClient) -> None:
     uri, _ = await opened(client, "ad.sjoin", AD)
     found = await client.text_document_document_symbol_async(lsp.DocumentSymbolParams(doc(uri)))
