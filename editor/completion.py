@@ -18,6 +18,7 @@ import re
 
 from lsprotocol import types as lsp
 
+from ..compiler.binding.bound import Input
 from ..compiler.vocabulary import functions, settings
 from ..compiler.vocabulary import types as t
 from .document import Analysis
@@ -76,7 +77,10 @@ def complete(analysis: Analysis, offset: int) -> lsp.CompletionList:
     items: list[lsp.CompletionItem]
     qualified = _QUALIFIED.search(before)
     if qualified is not None:
-        items = _columns(analysis, aliases(statement).get(qualified[1], qualified[1]))
+        relation = aliases(statement).get(qualified[1]) or _bound_alias(
+            analysis, qualified[1], offset
+        )
+        items = _columns(analysis, relation or qualified[1])
     elif _SET.match(before):
         items = [
             lsp.CompletionItem(
@@ -97,6 +101,22 @@ def complete(analysis: Analysis, offset: int) -> lsp.CompletionList:
     else:
         items = _general(analysis, statement)
     return lsp.CompletionList(is_incomplete=False, items=items)
+
+
+def _bound_alias(analysis: Analysis, alias: str, offset: int) -> str | None:
+    """The relation ``alias`` names in the checked statement at ``offset`` (a pipeline's SQL,
+    whose FROM clauses the text patterns above do not read), else in any statement."""
+    bound = analysis.result.bound if analysis.result is not None else None
+    found = None
+    at = offset + analysis.base
+    for rel in bound.relations if bound is not None else ():
+        for attr in ("left", "right", "input"):
+            inp = getattr(rel, attr, None)
+            if isinstance(inp, Input) and inp.alias == alias:
+                if rel.span.start <= at <= rel.span.end:
+                    return inp.relation
+                found = found or inp.relation
+    return found
 
 
 def _in_column_list(statement: str) -> bool:

@@ -6,7 +6,7 @@ request reads the newest analysis whole.
 A .sjoin document is checked from the editor's text (``api.check_text``), saved or not.  A
 pipeline's .sql file is checked as its project (``api.check_pipeline`` of the folder that
 holds spark-pipeline.yml, else the file alone) from the files on disk, so its diagnostics
-follow the saved text.
+follow the saved text; its names are indexed when the editor's text is the saved one.
 """
 
 from __future__ import annotations
@@ -31,6 +31,10 @@ class Analysis:
     result: api.CheckResult | None
     names: Names = field(default_factory=Names)
     diagnostics: tuple[lsp.Diagnostic, ...] = ()
+    # where the document's text starts in the checked source (a file of a pipeline
+    # project: the project's files are laid end to end), so that a span of the AST less
+    # ``base`` is a place in the document
+    base: int = 0
 
     @property
     def text(self) -> str:
@@ -75,14 +79,14 @@ def analyse(
             )
             return Analysis(path, version, lines, None, Names(), (problem,))
         where = str(Path(path).resolve())
-        diagnostics = [
-            d
-            for d in result.diagnostics
-            if str(Path(result.source.locate(d.span)[0].path).resolve()) == where
-        ]
-        file = result.source.locate(diagnostics[0].span)[0].path if diagnostics else path
-        converted = convert_all(diagnostics, result.source, file, uri, lines, docs)
-        return Analysis(path, version, lines, result, Names(), tuple(converted))
+        parts = getattr(result.source, "parts", ()) or ((0, result.source),)
+        base, file = next(
+            ((start, f) for start, f in parts if str(Path(f.path).resolve()) == where),
+            (0, result.source),
+        )
+        converted = convert_all(result.diagnostics, result.source, file.path, uri, lines, docs)
+        names = index(result).within(base, len(file.text)) if file.text == text else Names()
+        return Analysis(path, version, lines, result, names, tuple(converted), base)
     result = api.check_text(text, path)
     converted = convert_all(result.diagnostics, result.source, result.source.path, uri, lines, docs)
     return Analysis(path, version, lines, result, index(result), tuple(converted))

@@ -20,6 +20,7 @@ from ..compiler.diagnostics.codes import CODES
 from ..compiler.diagnostics.diagnostics import excerpt
 from ..compiler.frontend import ast
 from ..compiler.vocabulary import functions, settings
+from ..compiler.vocabulary.source import Span
 from ..compiler.vocabulary.sql import spark_sql
 from .diagnostics import lsp_range
 from .document import Analysis
@@ -46,9 +47,13 @@ def hover(analysis: Analysis, offset: int) -> lsp.Hover | None:
         if shown:
             return lsp.Hover(
                 contents=lsp.MarkupContent(kind=lsp.MarkupKind.Markdown, value=shown),
-                range=lsp_range(analysis.lines, join.how_span),
+                range=lsp_range(analysis.lines, _moved(join.how_span, analysis.base)),
             )
     return None
+
+
+def _moved(span: Span, base: int) -> Span:
+    return Span(span.start - base, span.end - base)
 
 
 def _code_at(analysis: Analysis, offset: int) -> lsp.Hover | None:
@@ -71,7 +76,8 @@ def _code_at(analysis: Analysis, offset: int) -> lsp.Hover | None:
 def _join_keyword(analysis: Analysis, offset: int) -> ast.JoinDecl | None:
     spec = analysis.result.spec if analysis.result is not None else None
     for stmt in spec.statements if spec is not None else ():
-        if isinstance(stmt, ast.JoinDecl) and stmt.how_span.start <= offset <= stmt.how_span.end:
+        at = offset + analysis.base
+        if isinstance(stmt, ast.JoinDecl) and stmt.how_span.start <= at <= stmt.how_span.end:
             return stmt
     return None
 

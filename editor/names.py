@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import bisect
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Literal
 
 from sqlglot import exp
@@ -73,6 +73,24 @@ class Names:
             ):
                 best = n
         return best
+
+    def within(self, base: int, length: int) -> Names:
+        """The names of one file of a pipeline project, whose text starts at ``base`` of the
+        project's and is ``length`` long, with their spans made the file's own."""
+
+        def moved(n: Name) -> Name | None:
+            if not (base <= n.span.start and n.span.end <= base + length):
+                return None
+            return replace(n, span=Span(n.span.start - base, n.span.end - base))
+
+        out = Names()
+        for n in self.items:
+            if (found := moved(n)) is not None:
+                out.items.append(found)
+        for key, n in self.definitions.items():
+            if (found := moved(n)) is not None:
+                out.definitions[key] = found
+        return out.done()
 
     def definition(self, key: Key) -> Name | None:
         return self.definitions.get(key)

@@ -8,6 +8,7 @@ from __future__ import annotations
 from lsprotocol import types as lsp
 
 from ..compiler.frontend import ast
+from ..compiler.vocabulary.source import Span
 from .diagnostics import lsp_range
 from .document import Analysis
 from .names import statement_name
@@ -67,33 +68,47 @@ def _statement_title(stmt: ast.Statement) -> tuple[str, str]:
 
 
 def symbols(analysis: Analysis) -> list[lsp.DocumentSymbol]:
-    """One symbol per statement (a stream's and a table's columns as its children)."""
+    """One symbol per statement of the document (a stream's and a table's columns as its
+    children); of a pipeline project, the statements of this file."""
     spec = analysis.result.spec if analysis.result is not None else None
     if spec is None:
         return []
+    base, length = analysis.base, len(analysis.text)
+
+    def place(span: Span) -> lsp.Range:
+        return lsp_range(analysis.lines, Span(span.start - base, span.end - base))
+
     out = []
     for stmt in spec.statements:
+        if not (base <= stmt.span.start and stmt.span.end <= base + length):
+            continue
         title, detail = _statement_title(stmt)
         own = statement_name(stmt)
-        whole = lsp_range(analysis.lines, stmt.span)
+        whole = place(stmt.span)
         children = None
         if isinstance(stmt, ast.StreamDecl | ast.TableDecl):
             children = [
                 lsp.DocumentSymbol(
                     name=c.name.text,
                     kind=lsp.SymbolKind.Field,
-                    range=lsp_range(analysis.lines, c.span),
-                    selection_range=lsp_range(analysis.lines, c.name.span),
+                    range=place(c.span),
+                    selection_range=place(c.name.span),
                     detail=c.type.name.upper(),
                 )
                 for c in stmt.columns
             ]
+        selection = place(own.span) if own else whole
+        if not (whole.start.line, whole.start.character) <= (
+            selection.start.line,
+            selection.start.character,
+        ):
+            selection = whole  # a selection must lie inside the symbol's range
         out.append(
             lsp.DocumentSymbol(
                 name=title or "?",
                 kind=_SYMBOL_KINDS.get(type(stmt), lsp.SymbolKind.Object),
                 range=whole,
-                selection_range=lsp_range(analysis.lines, own.span) if own else whole,
+                selection_range=selection,
                 detail=detail,
                 children=children,
             )

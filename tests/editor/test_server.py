@@ -473,6 +473,41 @@ async def test_a_pipeline_sql_file_gets_its_project_s_diagnostics(
 
 
 @pytest.mark.asyncio
+async def test_hover_definition_outline_and_completion_in_a_pipeline_sql_file(
+    client: LanguageClient, tmp_path: Path
+) -> None:
+    sql = tmp_path / "ad.sql"
+    done = subprocess.run(
+        [sys.executable, "-m", "sjoin", "fmt", str(ROOT / "examples" / "ad_attribution.sjoin"),
+         "--to", "sql", "-o", str(sql)],
+        capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    text = sql.read_text(encoding="utf-8")
+    uri = sql.as_uri()
+    waiting = asyncio.ensure_future(diagnostics_of(client, uri, 1))
+    await asyncio.sleep(0)
+    client.text_document_did_open(
+        lsp.DidOpenTextDocumentParams(
+            lsp.TextDocumentItem(uri=uri, language_id="sql", version=1, text=text)
+        )
+    )
+    assert await waiting == []
+    shown = await hover_at(client, uri, at(text, "TABLE attributed AS", shift=7))
+    assert shown is not None and "keys             i.ad_id = c.ad_id" in shown
+    found = await client.text_document_definition_async(
+        lsp.DefinitionParams(doc(uri), at(text, "STREAM(clicks)", shift=8))
+    )
+    assert isinstance(found, lsp.Location)
+    assert found.range.start == at(text, "TABLE clicks", shift=6)
+    symbols = await client.text_document_document_symbol_async(lsp.DocumentSymbolParams(doc(uri)))
+    names = [s.name for s in symbols or [] if isinstance(s, lsp.DocumentSymbol)]
+    assert {"impressions", "clicks", "attributed"} <= set(names)
+    labels = await completions(client, uri, at(text, "c.click_time AS", shift=2))
+    assert "user_id" in labels
+
+
+@pytest.mark.asyncio
 async def test_code_actions_for_syntax_slips(client: LanguageClient) -> None:
     text = FIXED.replace("INNER JOIN", "OUTER JOIN").replace("stream b", "strem b")
     uri, diags = await opened(client, "slips.sjoin", text)
