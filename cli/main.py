@@ -273,6 +273,35 @@ def main() -> None:
 
 
 @main.command()
+@click.option(
+    "--debounce-ms",
+    type=click.IntRange(0, 10_000),
+    default=150,
+    show_default=True,
+    help="Check a document this long after the user's last change.",
+)
+def lsp(debounce_ms: int) -> None:
+    """Run the language server (LSP) over stdin and stdout, for editors (docs/editors.md).
+
+    Needs the `lsp` extra: pip install 'sjoin[lsp]'. Exit status: 0 when the client ends it,
+    2 when pygls or lsprotocol is not installed.
+    """
+    try:
+        import lsprotocol.types  # noqa: F401
+        import pygls.lsp.server  # noqa: F401
+    except ImportError as e:
+        click.echo(
+            f"sjoin lsp: the language server needs pygls and lsprotocol ({e.name or e} is not "
+            "installed); install them with: pip install 'sjoin[lsp]'",
+            err=True,
+        )
+        sys.exit(2)
+    from ..editor.server import serve
+
+    serve(debounce_ms / 1000)
+
+
+@main.command()
 @click.argument("specs", nargs=-1, required=True, type=click.Path(path_type=Path))
 @FORMAT
 @ENTRY

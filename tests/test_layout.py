@@ -14,7 +14,7 @@ from sjoin.compiler.diagnostics.codes import markdown_table
 from .conftest import ROOT
 
 # The package's folders under the root (the root itself is the package `sjoin`)
-PACKAGE_FOLDERS = ("cli", "jvm", "reports", "grammar", "compiler", "runtime")
+PACKAGE_FOLDERS = ("cli", "jvm", "reports", "editor", "grammar", "compiler", "runtime")
 
 
 def package_modules() -> list[Path]:

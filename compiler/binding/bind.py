@@ -16,7 +16,15 @@ from typing import Any
 
 from sqlglot import exp
 
-from ..diagnostics.diagnostics import Diagnostics, did_you_mean, excerpt
+from ..diagnostics.diagnostics import (
+    Diagnostics,
+    Fix,
+    Related,
+    closest,
+    did_you_mean,
+    excerpt,
+    mean,
+)
 from ..frontend import ast, limits
 from ..vocabulary import annotate, functions, javatext, settings
 from ..vocabulary import types as t
@@ -102,6 +110,21 @@ _UNIT_WORDS = ("millisecond", "milliseconds", "second", "seconds", "minute", "mi
 
 def _suggest(word: str, candidates: Sequence[str]) -> str | None:
     return did_you_mean(word, candidates)
+
+
+def _name_fix(node: exp.Column, name: str | None) -> Fix | None:
+    """A column reference's name (after its qualifier) written as ``name``: the fix of a
+    misspelt column, when the parser kept the name's own span and ``name`` needs no quotes."""
+    if name is None or not name.isidentifier():
+        return None
+    where = annotate.name_span(node)
+    if where is None:  # the name written last and unquoted: the reference's span ends with it
+        whole = ast.span_of(node)
+        qualifier = len(node.table) + 1 if node.table else 0
+        if whole.end - whole.start != qualifier + len(node.name):
+            return None
+        where = Span(whole.end - len(node.name), whole.end)
+    return Fix(where, name)
 
 
 # The options sjoin reads itself beside the required ones (SOURCE_FORMATS, SINK_FORMATS),
@@ -206,9 +229,15 @@ class Binder:
         thousands of columns, would otherwise take minutes for its hints alone."""
         if self.suggestions <= 0:
             return None
+        return mean(self._closest(word, candidates))
+
+    def _closest(self, word: str, candidates: Callable[[], Sequence[str]]) -> str | None:
+        """The candidate ``_suggest`` names (for the diagnostic's ``Fix``), or None."""
+        if self.suggestions <= 0:
+            return None
         names = candidates()
         self.suggestions -= len(names)
-        return _suggest(word, names)
+        return closest(word, names)
 
     def _bind_SparkDecl(self, stmt: ast.SparkDecl) -> None:
         if self.spark_span is not None:
@@ -236,15 +265,15 @@ class Binder:
         name = stmt.name.text.lower()
         spec = settings.SETTINGS.get(name)
         if spec is None:
-            hint = _suggest(name, list(settings.SETTINGS)) or (
-                "known settings: " + ", ".join(sorted(settings.SETTINGS))
-            )
+            close = closest(name, list(settings.SETTINGS))
+            hint = mean(close) or ("known settings: " + ", ".join(sorted(settings.SETTINGS)))
             self.diags.add(
                 "E015",
                 f"unknown setting `{stmt.name.text}`",
                 stmt.name.span,
                 "unknown setting",
                 hint,
+                Fix.replace(stmt.name.span, close),
             )
             return
         if name in self.settings:
@@ -254,6 +283,7 @@ class Binder:
                 stmt.span,
                 "second assignment",
                 "keep one `set` per setting",
+                related=(Related(self.settings[name].span, "first set here"),),
             )
             return
         value = _setting_value(spec, stmt.value)
@@ -276,6 +306,11 @@ class Binder:
                 name.span,
                 "defined again here",
                 "give each stream, join and aggregate its own name",
+                related=tuple(
+                    Related(first.name_span, f"`{name.text}` is first defined here")
+                    for first in [self.relations.get(name.text)]
+                    if first is not None
+                ),
             )
             return False
         return True
@@ -324,7 +359,7 @@ class Binder:
             return None
         self.columns.take(len(stmt.columns))
         columns: list[Column] = []
-        declared: set[str] = set()
+        declared: dict[str, Span] = {}
         ok = True
         for col in stmt.columns:
             if col.name.text in declared:
@@ -333,19 +368,22 @@ class Binder:
                     f"column `{col.name.text}` is declared twice in `{stmt.name.text}`",
                     col.name.span,
                     "declared again here",
+                    related=(Related(declared[col.name.text], "first declared here"),),
                 )
                 ok = False
                 continue
-            declared.add(col.name.text)
+            declared[col.name.text] = col.name.span
             sql_type = t.lookup_type(col.type.name, col.type.params)
             if sql_type is None:
-                hint = _suggest(col.type.name.lower(), list(t.TYPE_NAMES))
+                close = closest(col.type.name.lower(), list(t.TYPE_NAMES))
                 self.diags.add(
                     "E007",
                     f"unknown type `{col.type.name}` for column `{col.name.text}`",
                     col.type.span,
                     "unknown type",
-                    hint or "use a Spark SQL type such as BIGINT, STRING, TIMESTAMP",
+                    mean(close) or "use a Spark SQL type such as BIGINT, STRING, TIMESTAMP",
+                    # a type with parameters keeps them: only a bare name is replaced whole
+                    None if col.type.params else Fix.replace(col.type.span, close),
                 )
                 sql_type = t.UNKNOWN
             columns.append(
@@ -567,8 +605,9 @@ class Binder:
                         f"option `{key}` is given twice: `{earlier.key.text}` and `{key}` "
                         f"are one option of a `{fmt}` {what}"
                     )
+                first = (Related(earlier.key.span, "first given here"),)
                 self.diags.add("E002", again, opt.key.span, "given again here",
-                               "keep one of them")  # fmt: skip
+                               "keep one of them", related=first)  # fmt: skip
                 continue
             seen[key.lower()] = seen[canonical.lower()] = opt
             if canonical != key:
@@ -622,13 +661,14 @@ class Binder:
         rel = self.relations.get(ref.name.text)
         if rel is None:
             if ref.name.text not in self.poisoned:
-                hint = self._suggest(ref.name.text, lambda: list(self.relations))
+                close = self._closest(ref.name.text, lambda: list(self.relations))
                 self.diags.add(
                     "E003",
                     f"unknown relation `{ref.name.text}`",
                     ref.name.span,
                     "not defined before this statement",
-                    hint or "define the stream or join before using it",
+                    mean(close) or "define the stream or join before using it",
+                    Fix.replace(ref.name.span, close),
                 )
             return None
         if ref.watermark is not None:
@@ -884,6 +924,7 @@ class Binder:
                     item.span,
                     "same name as an earlier item",
                     "rename one of them with `AS`",
+                    related=(Related(seen[item.name].span, "first defined here"),),
                 )
                 continue
             seen[item.name] = item
@@ -1003,13 +1044,14 @@ class Binder:
             if rel is None:
                 missing = True
                 if ident.text not in self.poisoned:
-                    hint = self._suggest(ident.text, lambda: list(self.relations))
+                    close = self._closest(ident.text, lambda: list(self.relations))
                     self.diags.add(
                         "E003",
                         f"unknown relation `{ident.text}`",
                         ident.span,
                         "not defined before this statement",
-                        hint or "define the stream or join before using it",
+                        mean(close) or "define the stream or join before using it",
+                        Fix.replace(ident.span, close),
                     )
                 continue
             found.append(rel)
@@ -1088,7 +1130,8 @@ class Binder:
                     f"unknown relation `{name}`",
                     stmt.relation.span,
                     "nothing to write",
-                    self._suggest(name, lambda: list(self.relations)),
+                    mean(close := self._closest(name, lambda: list(self.relations))),
+                    Fix.replace(stmt.relation.span, close),
                 )
             return
         if isinstance(self.relations[name], Table):
@@ -1168,8 +1211,9 @@ class Binder:
         node: exp.Expression,
         label: str = "",
         help: str | None = None,
+        fix: Fix | None = None,
     ) -> SqlType:
-        self.diags.add(code, message, ast.span_of(node), label, help)
+        self.diags.add(code, message, ast.span_of(node), label, help, fix)
         return t.UNKNOWN
 
     def _column(self, node: exp.Column, scope: Scope, agg: bool) -> SqlType:
@@ -1196,7 +1240,12 @@ class Binder:
                     f"`{qualifier}` has no column `{name}`",
                     node,
                     "unknown column",
-                    self._suggest(name, lambda: [c.name for _, i in matching for c in i.columns]),
+                    mean(
+                        close := self._closest(
+                            name, lambda: [c.name for _, i in matching for c in i.columns]
+                        )
+                    ),
+                    _name_fix(node, close),
                 )
         else:
             for side, inp in scope.inputs:
@@ -1209,9 +1258,12 @@ class Binder:
                     f"unknown column `{name}`",
                     node,
                     "unknown column",
-                    self._suggest(
-                        name, lambda: [c.name for _, i in scope.inputs for c in i.columns]
+                    mean(
+                        close := self._closest(
+                            name, lambda: [c.name for _, i in scope.inputs for c in i.columns]
+                        )
                     ),
+                    _name_fix(node, close),
                 )
             if len(found) > 1:
                 return self._error(
@@ -1627,6 +1679,7 @@ class Binder:
         fn = functions.lookup(name)
         args = list(node.expressions)
         if fn is None:
+            fix: Fix | None = None
             known = ", ".join(sorted(f for f in functions.FUNCTIONS if f != "window"))
             reason = functions.NOT_SUPPORTED.get(name.lower())
             if reason is not None:
@@ -1634,8 +1687,11 @@ class Binder:
                 help = f"{reason}; supported: window, {known}"
             else:
                 message = f"unknown function `{name}`"
-                help = _suggest(name, list(functions.FUNCTIONS)) or f"supported: window, {known}"
-            self.diags.add("E017", message, span, "unknown function", help)
+                close = closest(name, list(functions.FUNCTIONS))
+                help = mean(close) or f"supported: window, {known}"
+                if annotate.name_span(node) is not None:
+                    fix = Fix.replace(span, close)
+            self.diags.add("E017", message, span, "unknown function", help, fix)
             for arg in args:
                 if not isinstance(arg, exp.Star):
                     self._type(arg, scope, agg)

@@ -694,6 +694,13 @@ def plan_text(plan: Plan) -> str:
     return "\n".join(lines)
 
 
+def node_text(plan: Plan, name: str) -> list[str]:
+    """The lines `sjoin plan` prints for the relation ``name`` (none for a name the plan does
+    not hold): an editor's hover shows them (``editor/hover.py``)."""
+    node = next((n for n in plan.nodes if n.name == name), None)
+    return [] if node is None else _node_text(node, plan)
+
+
 def apart_text(plan: Plan) -> list[str]:
     """The relations a query runs otherwise than above (``Plan.apart``), each query's under
     a heading that says why."""

@@ -27,14 +27,49 @@ def excerpt(text: str, width: int = 40) -> str:
 MAX_SUGGESTED = 200  # a longer word is no typo of a name: no did-you-mean (difflib is quadratic)
 
 
-def did_you_mean(word: str, candidates: Iterable[str]) -> str | None:
-    """``did you mean `x`?`` for the candidate closest to ``word``, or None: the one
-    did-you-mean of diagnostics and run errors alike."""
+def closest(word: str, candidates: Iterable[str]) -> str | None:
+    """The candidate closest to ``word`` (a likely misspelling of it), or None."""
     if len(word) > MAX_SUGGESTED:
         return None
     names = [c for c in candidates if len(c) <= MAX_SUGGESTED]
     close = difflib.get_close_matches(word, names, n=1, cutoff=0.6)
-    return f"did you mean `{close[0]}`?" if close else None
+    return close[0] if close else None
+
+
+def mean(close: str | None) -> str | None:
+    """``did you mean `x`?`` for a closest candidate (``closest``), or None."""
+    return f"did you mean `{close}`?" if close is not None else None
+
+
+def did_you_mean(word: str, candidates: Iterable[str]) -> str | None:
+    """``did you mean `x`?`` for the candidate closest to ``word``, or None: the one
+    did-you-mean of diagnostics and run errors alike."""
+    return mean(closest(word, candidates))
+
+
+@dataclass(frozen=True, slots=True)
+class Fix:
+    """A diagnostic's fix as an edit: ``span``'s text replaced by ``text`` (a did-you-mean
+    spelling, say).  Data only: the text report does not show it; an editor offers it as a
+    code action (``editor/actions.py``)."""
+
+    span: Span
+    text: str
+
+    @staticmethod
+    def replace(span: Span, text: str | None) -> Fix | None:
+        """The fix that writes ``text`` at ``span``, or None when there is no ``text``."""
+        return None if text is None else Fix(span, text)
+
+
+@dataclass(frozen=True, slots=True)
+class Related:
+    """Another place a diagnostic is about (the first definition of a name defined twice),
+    with what it is there.  Data only: the text report does not show it; an editor shows it
+    as the diagnostic's related information (``editor/diagnostics.py``)."""
+
+    span: Span
+    message: str
 
 
 @dataclass(frozen=True, slots=True)
@@ -44,6 +79,8 @@ class Diagnostic:
     span: Span
     label: str = ""  # printed after the carets
     help: str | None = None
+    fix: Fix | None = None  # the edit the help suggests, when it is one (never printed)
+    related: tuple[Related, ...] = ()  # the other places it is about (never printed)
 
     def __post_init__(self) -> None:
         if self.code not in CODES:  # a typo fails the first test that hits it
@@ -61,9 +98,16 @@ class Diagnostics:
     items: list[Diagnostic] = field(default_factory=list)
 
     def add(
-        self, code: str, message: str, span: Span, label: str = "", help: str | None = None
+        self,
+        code: str,
+        message: str,
+        span: Span,
+        label: str = "",
+        help: str | None = None,
+        fix: Fix | None = None,
+        related: tuple[Related, ...] = (),
     ) -> None:
-        self.items.append(Diagnostic(code, message, span, label, help))
+        self.items.append(Diagnostic(code, message, span, label, help, fix, related))
 
     def sorted(self) -> list[Diagnostic]:
         """Diagnostics in source order, errors before warnings at the same place."""
@@ -112,4 +156,4 @@ def shown(d: Diagnostic, source: Source) -> Diagnostic:
     help = hide(d.help) if d.help is not None else None
     if (message, label, help) == (d.message, d.label, d.help):
         return d
-    return Diagnostic(d.code, message, d.span, label, help)
+    return Diagnostic(d.code, message, d.span, label, help, d.fix, d.related)

@@ -19,7 +19,7 @@ from lark.tree import Meta
 from sqlglot import exp
 
 from ...grammar import parser
-from ..diagnostics.diagnostics import Diagnostics
+from ..diagnostics.diagnostics import Diagnostics, Fix
 from ..vocabulary import annotate
 from ..vocabulary import types as t
 from ..vocabulary.source import BIDI_CONTROLS, HOSTILE, Source, Span, char_name
@@ -725,12 +725,14 @@ def _syntax_error(
         tok = str(err.token)
         span = Span(pos, pos + max(1, len(tok)))
         expected = _describe_expected(err.expected)
+        hint = _habit_hint(tok, err.expected, chunk, pos - offset) or _hint_for(tok, err.expected)
+        fix = None
+        if hint == BARE_OUTER:
+            fix = Fix(Span(pos, pos), "LEFT ")
+        elif (keyword := _misspelt_keyword(tok)) is not None and hint == _mean(keyword):
+            fix = Fix(span, keyword if not tok.islower() else keyword.lower())  # the user's case
         diags.add(
-            "E001",
-            f"unexpected `{tok}`; expected {expected}",
-            span,
-            "unexpected here",
-            _habit_hint(tok, err.expected, chunk, pos - offset) or _hint_for(tok, err.expected),
+            "E001", f"unexpected `{tok}`; expected {expected}", span, "unexpected here", hint, fix
         )
     elif isinstance(err, UnexpectedCharacters):
         rest = chunk[pos - offset :]
@@ -920,11 +922,21 @@ def _habit_hint(token: str, expected: set[str], chunk: str, at: int) -> str | No
             if len(rewrite) <= 300:  # the user's own text, when it is short enough to show
                 return f"a join is a named statement, its SELECT last: `{rewrite}`"
         return "a join is a named statement: `join NAME = a AS x INNER JOIN b AS y ON ...`"
+    keyword = _misspelt_keyword(token)
+    return _mean(keyword) if keyword is not None else None
+
+
+def _misspelt_keyword(token: str) -> str | None:
+    """The keyword ``token`` is likely a misspelling of, or None."""
     if token.isidentifier() and token.upper() not in _KEYWORDS:
         close = difflib.get_close_matches(token.upper(), _KEYWORDS, n=1, cutoff=0.8)
         if close:
-            return f"did you mean `{close[0]}`?"
+            return close[0]
     return None
+
+
+def _mean(keyword: str) -> str:
+    return f"did you mean `{keyword}`?"
 
 
 def _hint_for(token: str, expected: set[str]) -> str | None:
@@ -1208,4 +1220,7 @@ def _check_join_word_aliases(spec: ast.SpecFile, text: str, diags: Diagnostics) 
                     "write the join type between the two relations, e.g. "
                     "`a AS x LEFT OUTER JOIN b AS y`; back-quote the word to use it as a name"
                 )
-            diags.add("E001", message, alias.span, "a join keyword", help_)
+            # `a OUTER JOIN b`: the fix writes `LEFT` before the word read as an alias
+            before = Span(alias.span.start, alias.span.start)
+            fix = Fix(before, "LEFT ") if word == "OUTER" else None
+            diags.add("E001", message, alias.span, "a join keyword", help_, fix)
