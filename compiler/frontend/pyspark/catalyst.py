@@ -33,6 +33,14 @@ _UDFS = ("PythonUDF", "ScalaUDF", "PythonUDAF", "ScalaUDAF", "JavaUDF")
 _WINDOW_MARKS = ("precisetimestampconversion(",)
 
 
+def side_mark(plan_id: int) -> str:
+    """The placeholder qualifier of a join side's columns (``Translator._sided``)."""
+    return f"__sjoin_side_{plan_id}"
+
+
+SIDE_MARK = re.compile(r"__sjoin_side_(?P<plan_id>[0-9]+)")
+
+
 def _seq(scala_seq: Any) -> list[Any]:
     return [scala_seq.apply(i) for i in range(scala_seq.size())]
 
@@ -125,8 +133,61 @@ class Translator:
         condition = node.condition()
         if condition.isDefined():
             keep = _aliases(node.left(), node.right())
-            body["join_condition"] = expression(condition.get(), keep)
+            sides = (
+                (body["left"]["common"]["plan_id"], node.left()),
+                (body["right"]["common"]["plan_id"], node.right()),
+            )
+            qualified, marks = self._sided(condition.get(), sides, keep)
+            body["join_condition"] = expression(qualified, keep | marks)
         return "join", body
+
+    def _sided(
+        self, condition: Any, sides: tuple[tuple[int, Any], ...], keep: frozenset[str]
+    ) -> tuple[Any, frozenset[str]]:
+        """``condition`` with each column that both sides have a column of its name (in
+        any case) qualified by its side, by expression id: Catalyst's SQL writes `k = k`
+        for `a.k == b.k`.  The qualifier is ``side_mark(plan_id)`` of the side's relation,
+        which the lowering turns into the side's alias (``lower.py``)."""
+        names = [{str(a.name()).lower() for a in _seq(n.output())} for _, n in sides]
+        shared = names[0] & names[1]
+        if not shared:
+            return condition, frozenset()
+        owner = {str(a.exprId().id()): side_mark(pid) for pid, n in sides for a in _seq(n.output())}
+        used: set[str] = set()
+
+        def qualify(e: Any) -> Any:
+            kind = str(e.nodeName())
+            if kind == "AttributeReference":
+                mark = owner.get(str(e.exprId().id()))
+                written = _seq(e.qualifier())
+                if mark is None or str(e.name()).lower() not in shared:
+                    return e
+                if written and str(written[-1]) in keep:
+                    return e  # `l.k` by the side's own alias: already the side's
+                used.add(mark)
+                return e.withQualifier(self._seq_of([mark]))
+            if kind == "Between":  # its SQL is its input and bounds, not its replacement
+                parts = [e.input(), e.lower(), e.upper()]
+                new = [qualify(p) for p in parts]
+                if all(a is b for a, b in zip(new, parts, strict=True)):
+                    return e
+                return self.jvm.org.apache.spark.sql.catalyst.expressions.Between.apply(*new)
+            kids = _children(e)
+            if not kids:
+                return e
+            new = [qualify(k) for k in kids]
+            if all(a is b for a, b in zip(new, kids, strict=True)):
+                return e
+            return e.withNewChildren(self._seq_of(new))
+
+        return qualify(condition), frozenset(used)
+
+    def _seq_of(self, items: list[Any]) -> Any:
+        """A Scala ``Seq`` of ``items``, for Catalyst's methods that take one."""
+        java = self.jvm.java.util.ArrayList()
+        for item in items:
+            java.add(item)
+        return self.jvm.scala.jdk.javaapi.CollectionConverters.asScala(java).toSeq()
 
     def _Aggregate(self, node: Any) -> tuple[str, dict[str, Any]]:
         keys = _seq(node.groupingExpressions())

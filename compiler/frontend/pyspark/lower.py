@@ -33,6 +33,7 @@ import io
 import os
 import re
 import tokenize
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from dataclasses import replace as dc_replace
 from typing import Any, Literal
@@ -47,6 +48,7 @@ from .. import ast
 from ..sqllower import _setting_text, _window_intervals
 from ..sqlparse import single_unit
 from . import CapturedJob
+from .catalyst import SIDE_MARK
 from .exprs import Unmodelled, lower_item, parse_item, quote, schema_text, sql_text
 from .sites import Locator, Site
 
@@ -677,7 +679,8 @@ class Lowering:
         select: tuple[ast.SelectItem, ...] | None = None
         columns: list[str] | None = None
         if "join_condition" in body:
-            item = lower_item(body["join_condition"], self.locator, self.diags, span, side)
+            condition = _marked_sides(body["join_condition"], side)
+            item = lower_item(condition, self.locator, self.diags, span, side)
             if item is None:
                 raise Refused("condition")
             on = item.expr
@@ -1031,6 +1034,21 @@ def _sjoin_comments(text: str) -> list[tuple[str, int]]:
     except (tokenize.TokenError, SyntaxError):
         return out  # the job ran, so it tokenizes; a partial read keeps what it found
     return out
+
+
+def _marked_sides(condition: dict[str, Any], side: Callable[[int], str | None]) -> dict[str, Any]:
+    """A classic join's condition (Catalyst's SQL, ``catalyst.py``) with each side's
+    placeholder qualifier replaced by the side's alias: a column both sides have is then
+    the side's own, as the job's ``a.k == b.k`` said by expression id."""
+    text = condition.get("expression_string", {}).get("expression")
+    if not isinstance(text, str) or SIDE_MARK.search(text) is None:
+        return condition
+
+    def alias(found: re.Match[str]) -> str:
+        named = side(int(found["plan_id"]))
+        return quote(named) if named is not None else found[0]
+
+    return {**condition, "expression_string": {"expression": SIDE_MARK.sub(alias, text)}}
 
 
 def _is_kafka_step(body: dict[str, Any]) -> bool:

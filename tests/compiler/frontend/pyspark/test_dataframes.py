@@ -314,6 +314,59 @@ def test_a_classic_alias_join_then_projection_and_dedup(
     assert [d.code for d in result.diagnostics if d.severity == "error"] == []
 
 
+SHARED_NAMES_JOB = """
+from pyspark.sql import SparkSession
+from pyspark.sql import functions as F
+
+spark = SparkSession.builder.getOrCreate()
+a = spark.readStream.format("json").schema("k BIGINT, t TIMESTAMP").load("{a}")
+a = a.withWatermark("t", "1 minute")
+b = spark.readStream.format("json").schema("k BIGINT, t TIMESTAMP, v STRING").load("{b}")
+b = b.withWatermark("t", "1 minute")
+bound = (b.t >= a.t) & (b.t <= a.t + F.expr("INTERVAL 1 MINUTE"))
+j = a.join(b, (a.k == b.k) & bound, "left_outer")
+j.writeStream.format("parquet").option("path", "/out").option("checkpointLocation", "/chk").start()
+"""
+
+
+@pytest.mark.spark
+def test_a_classic_condition_on_columns_both_sides_have_keeps_each_side(
+    spark: Any, folders: tuple[str, str], tmp_path: Path
+) -> None:
+    """`a.k == b.k` where both sides have `k` and `t`: Catalyst's SQL writes `k = k`, so
+    each column is qualified by the side its expression id comes from (before, E006
+    "ambiguous" six times); the plan is the job's, read on Connect."""
+    from pyspark.sql import functions as F
+
+    a = spark.readStream.format("json").schema("k BIGINT, t TIMESTAMP").load(folders[0])
+    a = a.withWatermark("t", "1 minute")
+    b = spark.readStream.format("json").schema("k BIGINT, t TIMESTAMP, v STRING").load(folders[1])
+    b = b.withWatermark("t", "1 minute")
+    j = a.join(
+        b, (a.k == b.k) & (b.t >= a.t) & (b.t <= a.t + F.expr("INTERVAL 1 MINUTE")), "left_outer"
+    )
+    between = a.join(
+        b, (a.k == b.k) & b.t.between(a.t, a.t + F.expr("INTERVAL 1 MINUTE")), "left_outer"
+    )
+    assert check_dataframe(between).ok  # Catalyst's BETWEEN: its SQL is its input and bounds
+    result = check_dataframe(j)
+    assert result.ok, result.diagnostics
+    got = result.plan_json()
+    job = tmp_path / "job.py"
+    job.write_text(SHARED_NAMES_JOB.format(a=folders[0], b=folders[1]))
+    want = job_plan(job)
+    [join] = got["joins"]
+    assert join["keys"] == want["joins"][0]["keys"]
+    for plan in (want, got):  # Catalyst's SQL writes the bound otherwise, meaning the same
+        for each in plan["joins"]:
+            for side in each["state"].values():
+                for bound in side.get("bounds", []):
+                    bound.pop("conjunct")
+            each.pop("condition", None)
+            each.pop("post_join_filter", None)
+    assert placeless(got) == placeless(without_sinks(want))
+
+
 @pytest.mark.spark
 def test_a_classic_time_window_is_e041(spark: Any, folders: tuple[str, str]) -> None:
     from pyspark.sql.functions import count, window
