@@ -9,6 +9,7 @@ keyword of grammar/*.lark, every type name and every duration unit."""
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import re
@@ -36,16 +37,19 @@ def node_bin() -> Path:
     tool("node", INSTALL)
     npm = tool("npm", INSTALL)
     bin_dir = VSCODE / "node_modules" / ".bin"
-    if not (bin_dir / "vscode-tmgrammar-test").exists():
-        done = subprocess.run(
-            [npm, "ci", "--no-audit", "--no-fund", "--loglevel=error"],
-            cwd=VSCODE,
-            capture_output=True,
-            text=True,
-            timeout=900,
-        )
-        if done.returncode != 0:
-            unavailable(f"`npm ci` in editors/vscode failed:\n{done.stdout}{done.stderr}")
+    # one `npm ci` at a time: the suite's two worker processes may both get here
+    with open(VSCODE / ".npm-ci.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not (bin_dir / "vscode-tmgrammar-test").exists():
+            done = subprocess.run(
+                [npm, "ci", "--no-audit", "--no-fund", "--loglevel=error"],
+                cwd=VSCODE,
+                capture_output=True,
+                text=True,
+                timeout=900,
+            )
+            if done.returncode != 0:
+                unavailable(f"`npm ci` in editors/vscode failed:\n{done.stdout}{done.stderr}")
     return bin_dir
 
 
