@@ -5,7 +5,8 @@ editors/vscode/tests/, and every example's tokens against its committed snapshot
 them). The tools come from editors/vscode/package-lock.json: a missing node_modules is
 installed with `npm ci` (as editors/vscode/build.sh does). Without node and npm the tests
 skip, or fail in CI. The grammar's words are also checked against sjoin's own: every
-keyword of grammar/*.lark, every type name and every duration unit."""
+keyword of grammar/*.lark, every type name and every duration unit. And the compiled client
+(src/extension.ts), under a stand-in `vscode` module, starts `python -m sjoin lsp` as set."""
 
 from __future__ import annotations
 
@@ -134,3 +135,35 @@ def test_extension_manifest() -> None:
     assert lock["packages"][""]["dependencies"] == manifest["dependencies"]
     extension = (VSCODE / "src" / "extension.ts").read_text()
     assert '["-m", "sjoin", "lsp"]' in extension
+
+
+@pytest.mark.parametrize(
+    ("settings", "command", "languages", "debounce"),
+    [
+        ({}, "python3", ["sjoin", "sjoin"], 150),
+        (
+            {
+                "python": "${workspaceFolder}/.venv/bin/python",
+                "debounceMs": 40,
+                "checkPipelineSql": True,
+            },
+            "/work/project/.venv/bin/python",
+            ["sjoin", "sjoin", "sql"],
+            40,
+        ),
+    ],
+)
+def test_the_client_starts_sjoin_lsp_as_set(
+    node_bin: Path, settings: dict[str, object], command: str, languages: list[str], debounce: int
+) -> None:
+    """The compiled client (src/extension.ts) under a stand-in `vscode` module
+    (editors/vscode/tests/client.test.js): the server it starts for the settings."""
+    compiled = run([str(node_bin / "tsc"), "-p", "./"])
+    assert compiled.returncode == 0, compiled.stdout + compiled.stderr
+    done = run([tool("node", INSTALL), "tests/client.test.js", json.dumps(settings)])
+    assert done.returncode == 0, done.stdout + done.stderr
+    (started,) = json.loads(done.stdout)["started"]
+    assert started["command"] == command
+    assert started["args"] == ["-m", "sjoin", "lsp"]
+    assert [s["language"] for s in started["documentSelector"]] == languages
+    assert started["initializationOptions"] == {"debounceMs": debounce}
