@@ -135,8 +135,9 @@ def _key(out: dict[str, Any], how: str) -> tuple[Any, ...]:
 
 # scenarios the property cannot judge, and why
 NOT_JUDGED = {
-    # its union passes two equal rows made of the same trace lines (one from each join), which
-    # the property, keying an output by its value and lines, counts once
+    # its union passes two equal rows made of the same trace lines (one from each join, each
+    # over its own run of `i`: `i` and its copy `i_2`, as Spark runs a relation read twice in
+    # one query), which the property, keying an output by its value and lines, counts once
     "a_join_read_twice_in_one_query": "two equal rows of the same lines through a union",
 }
 ALL = [
