@@ -272,8 +272,7 @@ class Planner:
         for root in plan.query_roots:
             for node in plan.closure(root):
                 queries_of.setdefault(node.name, []).append(root)
-        own: dict[str, PlanNode] = {}
-        apart: list[QueryApart] = []
+        alone_nodes: dict[str, tuple[PlanNode, ...]] = {}
         for root in plan.query_roots:
             closure = plan.closure(root)
             shares = any(len(queries_of[n.name]) > 1 for n in closure)
@@ -294,6 +293,19 @@ class Planner:
             nodes = Planner(alone, Diagnostics(), reserved=reserved).plan().nodes
             if any(n.name not in shared for n in nodes):
                 continue  # the query alone copies what the shared plan does not: keep it
+            alone_nodes[root] = nodes
+        if self.copies:
+            # the relations each query runs are those of its plan alone: a query that reads a
+            # copy in the shared plan (its reader is read twice in another query) may run the
+            # written relation alone, which another query runs too
+            queries_of = {}
+            for root in plan.query_roots:
+                mine = alone_nodes.get(root) or tuple(plan.closure(root))
+                for node in mine:
+                    queries_of.setdefault(node.name, []).append(root)
+        own: dict[str, PlanNode] = {}
+        apart: list[QueryApart] = []
+        for root, nodes in alone_nodes.items():
             differ = [n for n in nodes if n.name in shared and n != shared[n.name]]
             own.update((n.name, n) for n in differ if len(queries_of.get(n.name, ())) == 1)
             several = tuple(n for n in differ if len(queries_of.get(n.name, ())) > 1)

@@ -1245,6 +1245,34 @@ sink i to parquet (path = 'out/i') checkpoint 'chk/i'
     ],
 )
 
+# a join read twice in the query of `j4` (directly, and below `j2`), where `j2`, the reader of
+# the second read, is a query of its own (its sink): the query of `j4` runs two `j0`s, the
+# query of `j2` one
+add(
+    "a_join_read_twice_below_a_query_of_its_own",
+    """spark 4.3
+stream l (k BIGINT, t TIMESTAMP, v STRING) watermark t delay 0 seconds
+stream r (k BIGINT, t TIMESTAMP, v STRING) watermark t delay 0 seconds
+join j0 = r AS x INNER JOIN l AS y
+  ON x.k = y.k AND x.t BETWEEN y.t AND y.t + INTERVAL 5 SECONDS
+  SELECT x.k AS k, x.t AS t, x.v AS v
+join j2 = l AS x INNER JOIN j0 AS y
+  ON x.k = y.k AND x.t BETWEEN y.t AND y.t + INTERVAL 5 SECONDS AND y.v <> 'b'
+  SELECT x.k AS k, x.t AS t, y.v AS v
+join j4 = j0 AS x INNER JOIN j2 AS y
+  ON x.k = y.k AND x.t BETWEEN y.t AND y.t + INTERVAL 5 SECONDS AND x.v <> 'c'
+  SELECT x.k AS k, x.t AS t, y.v AS v
+sink j2 to parquet (path = 'out/j2') checkpoint 'chk/j2'
+""",
+    [
+        {
+            "l": [row(1, 100, "a"), row(2, 100, "b"), row(3, 100, "c")],
+            "r": [row(1, 100, "a"), row(2, 100, "b"), row(3, 100, "c")],
+        },
+        {"l": [row(4, 200, "d")], "r": [row(4, 200, "d")]},
+    ],
+)
+
 # the same over a LEFT OUTER join below: `L.mv <> 'z'` rejects its null-padded rows, so Spark
 # runs it as INNER (EliminateOuterJoin) and pushes the filter into its right input: the lower
 # join never stores m's 'z' rows
