@@ -262,10 +262,12 @@ def text(found: dict[str, Any]) -> str:
     ]
     for section in found["operators"]:
         what = section["row"]
+        copy_of = section.get("copy_of")
+        place = section["input"] + (f"; `{copy_of}` as read again in its query" if copy_of else "")
         if what.get("line") is not None:
-            head = f"in `{section['relation']}` ({section['input']})"
+            head = f"in `{section['relation']}` ({place})"
         else:
-            head = f"in `{section['relation']}` ({section['input']}), as {_row_words(what)}"
+            head = f"in `{section['relation']}` ({place}), as {_row_words(what)}"
         lines.append("")
         lines.append(head + ":")
         lines += [f"  {e['text']}" for e in section["events"]]

@@ -155,6 +155,9 @@ class Teller:
             "row": self.describe(row),
             "events": told,
         }
+        copy_of = self.plan.copies.get(relation)  # a later read of it in one query
+        if copy_of is not None:
+            section["copy_of"] = copy_of
         if self.multiple:
             section["query"] = query
         return section

@@ -563,8 +563,8 @@ class Engine:
             self.placements = place(self.plan)
         roots = query_roots(self.plan, self.relation)
         owner: dict[str, str] = {}
-        for root in roots:
-            for node in self.plan.closure(root):
+        for root in roots:  # as the query runs it (a copy may be in its shared closure only)
+            for node in self.plan.for_query(root).closure(root):
                 if _not_a_query(node) is None:  # a relation a query computes
                     owner.setdefault(node.name, root)
         for root in roots:

@@ -465,7 +465,7 @@ class Runner:
         lines = [f"engine: columnar (polars){why}"]
         operators: list[str] = []
         for query in self.engine.queries:
-            for node in self.plan.stateful_operators(query.root):
+            for node in self.plan.for_query(query.root).stateful_operators(query.root):
                 if node.name not in operators:
                     operators.append(node.name)
         for name in operators:

@@ -10,6 +10,7 @@ from dataclasses import replace
 from ..diagnostics.diagnostics import Diagnostic, Diagnostics
 from ..planning.plan import Plan
 from ..planning.planner import OwnQuery, Planned
+from ..planning.read_twice import once, written_names, written_words
 from . import hazards
 
 
@@ -17,6 +18,19 @@ def judge(planned: Planned, diags: Diagnostics) -> Plan:
     """The plan with its checks, every diagnostic reported into ``diags``."""
     plan = planned.plan
     found, checks = hazards.check(plan)
+    if plan.copies:  # a copy's verdicts repeat its relation's: said once, of it
+        found = once(found, plan.copies)
+        copies = plan.copies
+        shown = [
+            replace(
+                c,
+                name=written_words(written_names(c.name, copies), copies),
+                detail=written_words(written_names(c.detail, copies), copies),
+                relations=tuple(copies.get(r, r) for r in c.relations),
+            )
+            for c in checks
+        ]
+        checks = list(dict.fromkeys(shown))
     diags.items.extend(found)
     diags.items.extend(_own_query_errors(plan, planned.own_queries, found))
     return replace(plan, checks=tuple(checks))

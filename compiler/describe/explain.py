@@ -342,6 +342,8 @@ def plan_json(plan: Plan, diagnostics: list[dict[str, Any]]) -> dict[str, Any]:
         shown["unions"] = [union_json(plan, u) for u in plan.unions]
     if plan.apart:  # only then, alike
         shown["planned_apart"] = apart_json(plan)
+    if plan.copies:  # only then, alike
+        shown["copies"] = dict(plan.copies)
     return shown
 
 

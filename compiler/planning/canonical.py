@@ -13,6 +13,8 @@ without anyone writing it out.  Its form:
   above it, decides nothing;
 - a field of SQL types marked ``plan.TYPES_AS_TEXT`` (a state's key and value schemas) is
   the list of their Spark SQL texts, as when those fields held text;
+- a field marked ``"canonical": "omit_empty"`` is left out when empty (a field added so,
+  ``Plan.copies``, changes no identity of a plan without it);
 - a tuple or list is a list; a set or frozenset a sorted list; a dict an object whose keys
   are text; ``None``, booleans, numbers and text are themselves.
 
@@ -49,6 +51,8 @@ def dump(value: Any) -> Any:
         out: dict[str, Any] = {"@": type(value).__name__}
         for f in dataclasses.fields(value):
             field = getattr(value, f.name)
+            if f.metadata.get("canonical") == "omit_empty" and not field:
+                continue
             as_text = f.metadata.get("canonical") == "text"  # plan.TYPES_AS_TEXT
             out[f.name] = [str(t) for t in field] if as_text else dump(field)
         return out

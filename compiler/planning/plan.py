@@ -746,6 +746,10 @@ class Plan:
     # the queries whose relations Spark plans otherwise than ``nodes`` has them, because it
     # plans each query on its own (``Planner.planned_apart``): those relations' nodes there
     apart: tuple[QueryApart, ...] = ()
+    # the relations the planner copied for a later read of them in one query (Spark's plan
+    # holds each read as a subtree of its own: ``read_twice.py``): copy -> the written one
+    # (left out of the canonical dump when empty: every other plan keeps its identity)
+    copies: dict[str, str] = field(default_factory=dict, metadata={"canonical": "omit_empty"})
 
     @property
     def joins(self) -> tuple[JoinNode, ...]:
@@ -780,10 +784,11 @@ class Plan:
     def written_operators(self) -> tuple[str, ...]:
         """The operators as the spec writes them, in plan order: a LEFT SEMI join Spark
         pushes below a union is the union of its derived joins, under the join's name (the
-        derived joins are no names the user wrote)."""
+        derived joins are no names the user wrote); a relation's copies for its later reads
+        in one query (``copies``) are left out, as the relation is there."""
         derived = {
             r for n in self.nodes if isinstance(n, UnionNode) and n.pushed_join for _, r in n.inputs
-        }
+        } | set(self.copies)
         return tuple(
             n.name
             for n in self.nodes

@@ -78,6 +78,7 @@ from .plan import (
     ViewNode,
     WindowColumn,
 )
+from .read_twice import copied_reads, once
 from .readers import Rejected, rejected_columns
 from .readers import query_roots as reader_roots
 from .semi_union import derived_notes, pushed_joins
@@ -127,12 +128,25 @@ def watermark_use(spark: SparkVersion, settings: Settings, first_stateful: bool)
 
 
 class Planner:
-    def __init__(self, spec: BoundSpec, diags: Diagnostics, relation: str | None = None) -> None:
+    def __init__(
+        self,
+        spec: BoundSpec,
+        diags: Diagnostics,
+        relation: str | None = None,
+        reserved: frozenset[str] = frozenset(),
+    ) -> None:
         self.written = spec  # as bound: each query is planned again from it (``planned_apart``)
         # a LEFT SEMI join over a union is one join per union input, as Spark runs it
         spec, self.semi_unions = pushed_joins(
             spec, frozenset([relation]) if relation is not None else frozenset()
         )
+        # a relation read twice in one query is two subtrees, as Spark plans it: each later
+        # read a copy (``read_twice.py``), named apart from ``reserved`` too (the whole
+        # spec's names, when a query is planned alone)
+        roots = _spec_roots(spec)
+        if relation is not None and _is_operator(spec, relation):
+            roots = [relation, *(r for r in roots if r != relation)]
+        spec, self.copies = copied_reads(spec, roots, reserved)
         self.spec = spec
         self.diags = diags
         self.settings = settings_of(
@@ -168,6 +182,13 @@ class Planner:
         self.inferred_above = self._inferred_pushdown()
 
     def plan(self) -> Plan:
+        before = len(self.diags.items)
+        plan = self._plan()
+        if self.copies:  # a copy's diagnostics repeat its relation's: said once, of it
+            self.diags.items[before:] = once(self.diags.items[before:], self.copies)
+        return plan
+
+    def _plan(self) -> Plan:
         nodes: list[PlanNode] = []
         for rel in self.spec.relations:
             if isinstance(rel, Stream):
@@ -205,6 +226,7 @@ class Planner:
             lambda part, view: _through_projection(part, view.output),
         )
         nodes = push_into_unions(derived_notes(nodes, self.spec.spark))
+        nodes = copy_notes(nodes, self.copies)
         # the output mode of a query rooted at each operator: its aggregate's, else append
         modes: dict[str, OutputMode] = {
             n.name: n.mode if isinstance(n, AggregateNode) else "append"
@@ -229,6 +251,7 @@ class Planner:
             setting_spans={name: s.span for name, s in self.spec.settings.items()},
             set_statements=own_settings(self.settings, self.spec.settings),
             spark_span=self.spec.spark_span,
+            copies=self.copies,
         )
         return self.planned_apart(plan)
 
@@ -249,12 +272,13 @@ class Planner:
         for root in plan.query_roots:
             for node in plan.closure(root):
                 queries_of.setdefault(node.name, []).append(root)
-        own: dict[str, PlanNode] = {}
-        apart: list[QueryApart] = []
+        alone_nodes: dict[str, tuple[PlanNode, ...]] = {}
         for root in plan.query_roots:
             closure = plan.closure(root)
             shares = any(len(queries_of[n.name]) > 1 for n in closure)
-            if not shares or any(self.written.relation(n.name) is None for n in closure):
+            if not shares or any(
+                self.written.relation(n.name) is None and n.name not in self.copies for n in closure
+            ):
                 # a query that shares no relation is planned as the shared plan has it; a
                 # derived relation (a LEFT SEMI join pushed below a union) may be named
                 # otherwise in the query alone: such a query keeps the shared nodes
@@ -265,7 +289,23 @@ class Planner:
                 relations=tuple(r for r in self.written.relations if r.name in below),
                 sinks=tuple(s for s in self.written.sinks if s.relation == root),
             )
-            nodes = Planner(alone, Diagnostics()).plan().nodes
+            reserved = frozenset(n.name for n in plan.nodes if n.name not in self.copies)
+            nodes = Planner(alone, Diagnostics(), reserved=reserved).plan().nodes
+            if any(n.name not in shared for n in nodes):
+                continue  # the query alone copies what the shared plan does not: keep it
+            alone_nodes[root] = nodes
+        if self.copies:
+            # the relations each query runs are those of its plan alone: a query that reads a
+            # copy in the shared plan (its reader is read twice in another query) may run the
+            # written relation alone, which another query runs too
+            queries_of = {}
+            for root in plan.query_roots:
+                mine = alone_nodes.get(root) or tuple(plan.closure(root))
+                for node in mine:
+                    queries_of.setdefault(node.name, []).append(root)
+        own: dict[str, PlanNode] = {}
+        apart: list[QueryApart] = []
+        for root, nodes in alone_nodes.items():
             differ = [n for n in nodes if n.name in shared and n != shared[n.name]]
             own.update((n.name, n) for n in differ if len(queries_of.get(n.name, ())) == 1)
             several = tuple(n for n in differ if len(queries_of.get(n.name, ())) > 1)
@@ -287,6 +327,7 @@ class Planner:
                 isinstance(rel, Stream | Dedup | Union | Table)
                 or rel.name in roots
                 or rel.name == self.root
+                or rel.name in self.copies  # a copy runs as its written relation does
                 or (isinstance(rel, Join) and tables.static_side(self.spec, rel))
             ):
                 continue
@@ -1510,6 +1551,36 @@ def query_roots(nodes: list[PlanNode], sinks: tuple[SinkNode, ...]) -> tuple[str
     roots = [s.relation for s in sinks if s.relation in operators]
     roots += [name for name in operators if name not in consumed and name not in roots]
     return tuple(roots)
+
+
+def _spec_roots(spec: BoundSpec) -> list[str]:
+    """The relations that head a query, in the plan's order (``query_roots``): each sink's
+    relation, then every operator nothing reads."""
+    read = {r for rel in spec.relations for _, r in rel.inputs}
+    operators = [r.name for r in spec.relations if not isinstance(r, Stream | Table)]
+    roots = [s.relation for s in spec.sinks if s.relation in operators]
+    roots += [name for name in operators if name not in read and name not in roots]
+    return list(dict.fromkeys(roots))
+
+
+def copy_notes(nodes: list[PlanNode], copies: Mapping[str, str]) -> list[PlanNode]:
+    """``nodes`` with a note on each join that copies a written one (``read_twice.py``)."""
+    if not copies:
+        return nodes
+    return [
+        replace(
+            n,
+            notes=(
+                *n.notes,
+                f"`{copies[n.name]}` as Spark runs it for a later read in one query: each "
+                "read of a relation is a subtree of its own, with its own state and its "
+                "reader's filters",
+            ),
+        )
+        if isinstance(n, JoinNode) and n.name in copies
+        else n
+        for n in nodes
+    ]
 
 
 def _is_operator(spec: BoundSpec, name: str | None) -> bool:

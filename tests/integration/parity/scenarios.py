@@ -1193,7 +1193,8 @@ join n = i AS L INNER JOIN r AS R
 
 # a join that two joins read in ONE query (both under a union): Spark's plan of that query
 # holds `i` twice, one subtree per reader, each with its reader's filter pushed in (5 rows in
-# each `i` after batch 0); sjoin runs both instances on the shared node, with no pushdown (6)
+# each `i` after batch 0, Spark 4.3.0); sjoin plans the second read as a copy of `i`
+# (compiler/planning/read_twice.py), so it runs two operators as Spark does
 add(
     "a_join_read_twice_in_one_query",
     LMR
@@ -1215,11 +1216,61 @@ union u = j UNION ALL n
         },
         {"l": [row(4, 200, "d")], "m": [row(4, 200)], "r": [row(4, 200)]},
     ],
-    xfail=(
-        "a relation read twice in one query is two subtrees in Spark, each with its reader's"
-        " filters pushed in; sjoin runs both on the shared node (Spark 4.3.0: `i` holds 5 rows"
-        " after batch 0 in each, the runtime 6)"
-    ),
+)
+
+# the same with a sink on `i`: two queries. The query of `u` runs `i` twice, each with its
+# reader's filter (Spark plans the query alone: the sink does not stop the pushdown there),
+# the query of `i` once, with none
+add(
+    "a_join_with_a_sink_read_twice_in_another_query",
+    LMR
+    + JOIN_I
+    + """  SELECT A.k AS k, A.t AS t, A.v AS v
+join j = i AS L INNER JOIN r AS R
+  ON L.k = R.k AND L.t BETWEEN R.t AND R.t + INTERVAL 5 SECONDS AND L.v <> 'b'
+  SELECT L.k AS k, L.t AS t, L.v AS v
+join n = i AS L INNER JOIN r AS R
+  ON L.k = R.k AND L.t BETWEEN R.t AND R.t + INTERVAL 5 SECONDS AND L.v <> 'c'
+  SELECT L.k AS k, L.t AS t, L.v AS v
+union u = j UNION ALL n
+sink i to parquet (path = 'out/i') checkpoint 'chk/i'
+""",
+    [
+        {
+            "l": [row(1, 100, "a"), row(2, 100, "b"), row(3, 100, "c")],
+            "m": [row(1, 100), row(2, 100), row(3, 100)],
+            "r": [row(1, 100), row(2, 100), row(3, 100)],
+        },
+        {"l": [row(4, 200, "d")], "m": [row(4, 200)], "r": [row(4, 200)]},
+    ],
+)
+
+# a join read twice in the query of `j4` (directly, and below `j2`), where `j2`, the reader of
+# the second read, is a query of its own (its sink): the query of `j4` runs two `j0`s, the
+# query of `j2` one
+add(
+    "a_join_read_twice_below_a_query_of_its_own",
+    """spark 4.3
+stream l (k BIGINT, t TIMESTAMP, v STRING) watermark t delay 0 seconds
+stream r (k BIGINT, t TIMESTAMP, v STRING) watermark t delay 0 seconds
+join j0 = r AS x INNER JOIN l AS y
+  ON x.k = y.k AND x.t BETWEEN y.t AND y.t + INTERVAL 5 SECONDS
+  SELECT x.k AS k, x.t AS t, x.v AS v
+join j2 = l AS x INNER JOIN j0 AS y
+  ON x.k = y.k AND x.t BETWEEN y.t AND y.t + INTERVAL 5 SECONDS AND y.v <> 'b'
+  SELECT x.k AS k, x.t AS t, y.v AS v
+join j4 = j0 AS x INNER JOIN j2 AS y
+  ON x.k = y.k AND x.t BETWEEN y.t AND y.t + INTERVAL 5 SECONDS AND x.v <> 'c'
+  SELECT x.k AS k, x.t AS t, y.v AS v
+sink j2 to parquet (path = 'out/j2') checkpoint 'chk/j2'
+""",
+    [
+        {
+            "l": [row(1, 100, "a"), row(2, 100, "b"), row(3, 100, "c")],
+            "r": [row(1, 100, "a"), row(2, 100, "b"), row(3, 100, "c")],
+        },
+        {"l": [row(4, 200, "d")], "r": [row(4, 200, "d")]},
+    ],
 )
 
 # the same over a LEFT OUTER join below: `L.mv <> 'z'` rejects its null-padded rows, so Spark
