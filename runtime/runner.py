@@ -43,6 +43,7 @@ from .io.trace import (
     StreamSchema,
     Trace,
     bad_rows_policy,
+    batch_facts,
     read_table_file,
     read_trace,
     schemas_of,
@@ -353,6 +354,7 @@ class Runner:
                 bad_rows,
                 digests=checkpoint is not None,
                 lines=late_rows,
+                stream=True,
             )
 
         for sink in sinks:
@@ -446,11 +448,14 @@ class Runner:
     def _late_records(self, multiple: bool) -> Callable[[BatchResult], list[dict[str, Any]]]:
         """A batch's late rows as ``--late-rows`` records, each traced to its trace line."""
         records = LateRecords(self.plan)
-        by_value = {b.value: b for b in self.trace.batches}
+        batches = self.trace.batches
+        # each batch's index by its value (a streamed trace's batch is read when asked for)
+        by_value = {batch_facts(batches, i)[0]: i for i in range(len(batches))}
 
         def make(result: BatchResult) -> list[dict[str, Any]]:
             value = result.trace_batch
-            batch = by_value.get(value) if result.data and value is not None else None
+            index = by_value.get(value) if result.data and value is not None else None
+            batch = None if index is None else batches[index]
             query = result.query if multiple else None
             return records.records(result.late, result.batch_id, result.trace_batch, batch, query)
 

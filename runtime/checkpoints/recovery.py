@@ -16,7 +16,7 @@ from ..engine.batches import Batch, Rows
 from ..errors import CheckpointError
 from ..io.output import BatchOutput
 from ..io.sinks import Sink
-from ..io.trace import Trace
+from ..io.trace import Trace, batch_facts
 from ..query import Engine
 from ..rows.join import Row
 from .checkpoint import Checkpoint, fingerprint, legacy_fingerprint
@@ -99,9 +99,10 @@ class Recovery:
             raise CheckpointError(self._malformed("its record of the consumed trace"))
         batches = self.trace.batches
         found = hashlib.sha256()
-        for batch in batches[:consumed]:
-            assert batch.digest is not None
-            found.update(batch.digest)
+        for index in range(min(consumed, len(batches))):
+            digest = batch_facts(batches, index)[2]
+            assert digest is not None
+            found.update(digest)
         if len(batches) < consumed or found.hexdigest() != want:
             raise CheckpointError(
                 f"the trace does not match the checkpoint in {self.directory}: "
@@ -124,11 +125,11 @@ class Recovery:
                     f"it has {len(batches)} batch(es), but the checkpoint consumed {consumed}: "
                     f"the first one missing is the checkpoint's {where}"
                 )
-            new = batches[index]
-            assert new.digest is not None
-            if old.get("sha256") != new.digest.hex():
+            value, line, digest = batch_facts(batches, index)
+            assert digest is not None
+            if old.get("sha256") != digest.hex():
                 return (
-                    f"its {_batch_at(new.value, new.first_line)} differs from the "
+                    f"its {_batch_at(value, line)} differs from the "
                     f"checkpoint's {where}, the {_ordinal(index + 1)} batch it consumed"
                 )
         if len(batches) < consumed:
@@ -221,14 +222,14 @@ class Recovery:
     def _trace_entries(self, start: int, end: int) -> list[dict[str, Any]]:
         entries = []
         for index in range(start, end):
-            batch = self.trace.batches[index]
-            assert batch.digest is not None
+            value, line, digest = batch_facts(self.trace.batches, index)
+            assert digest is not None
             entries.append(
                 {
                     "index": index,
-                    "batch": batch.value,
-                    "line": batch.first_line,
-                    "sha256": batch.digest.hex(),
+                    "batch": value,
+                    "line": line,
+                    "sha256": digest.hex(),
                 }
             )
         return entries
@@ -252,9 +253,10 @@ class Recovery:
             len(self.trace.batches),
         )
         if consumed > self.consumed:
-            for batch in self.trace.batches[self.consumed : consumed]:
-                assert batch.digest is not None
-                self.consumed_hash.update(batch.digest)
+            for index in range(self.consumed, consumed):
+                digest = batch_facts(self.trace.batches, index)[2]
+                assert digest is not None
+                self.consumed_hash.update(digest)
             self.checkpoint.add_trace_batches(self._trace_entries(self.consumed, consumed))
             self.consumed = consumed
         self.checkpoint.commit(

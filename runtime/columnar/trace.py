@@ -50,6 +50,8 @@ from ..io.trace import (
     MAX_DAY,
     MIN_DAY,
     BadRowPolicy,
+    Span,
+    StreamedBatches,
     StreamSchema,
     Trace,
     TraceBatch,
@@ -75,14 +77,22 @@ def read_trace_columns(
     *,
     digests: bool = False,
     lines: bool = False,
+    stream: bool = False,
 ) -> Trace:
     """``trace.read_trace`` with the batches' rows as frames (columns ``c0..``) when the
     trace is a file in the canonical form (each batch's line numbers kept as a column per
     stream, ``TraceBatch.lines``); otherwise exactly ``read_trace`` (rows as tuples, which
-    the columnar engine turns into frames)."""
+    the columnar engine turns into frames).  ``stream``: a check pass that keeps no rows,
+    then ``StreamedBatches`` read as the run reaches them (``read_trace(stream=True)``)."""
     if isinstance(source, (str, os.PathLike)) and Path(source).is_dir():
-        return read_parquet_trace(Path(source), schemas, digests=digests)
-    if isinstance(source, (str, os.PathLike)) and not digests:
+        return read_parquet_trace(Path(source), schemas, digests=digests, stream=stream)
+    if stream and isinstance(source, (str, os.PathLike)) and not digests:
+        streams = {name: schema for name, schema in schemas.items() if not schema.table}
+        try:
+            return _canonical_streamed(Path(source), streams)
+        except _NotCanonical:
+            pass
+    elif isinstance(source, (str, os.PathLike)) and not digests:
         try:
             data = Path(source).read_bytes()
         except OSError as err:
@@ -93,7 +103,90 @@ def read_trace_columns(
             return _canonical(str(source), data, streams)
         except _NotCanonical:
             pass
-    return read_trace(source, schemas, bad_rows, digests=digests, lines=lines)
+    return read_trace(source, schemas, bad_rows, digests=digests, lines=lines, stream=stream)
+
+
+# the bytes of lines the streamed check pass reads at a time
+CHUNK_BYTES = 16 << 20
+
+
+def _canonical_streamed(path: Path, schemas: Mapping[str, StreamSchema]) -> Trace:
+    """A canonical trace file read in chunks of whole lines (``CHUNK_BYTES``), each checked
+    as ``_canonical`` checks a whole file and dropped, keeping each batch's bytes (a
+    ``Span``); then ``StreamedBatches`` that read each batch's bytes again in bulk.
+    ``_NotCanonical`` as ``_canonical`` raises it (batches out of order across chunks too)."""
+    spans: list[Span] = []
+    try:
+        with path.open("rb") as handle:
+            offset, line, rest = 0, 1, b""
+            while True:
+                block = handle.read(CHUNK_BYTES)
+                data = rest + block
+                if block:
+                    cut = data.rfind(b"\n") + 1
+                    data, rest = data[:cut], data[cut:]
+                    if not data:
+                        continue
+                else:
+                    rest = b""
+                if offset == 0 and line == 1 and data.startswith(_BOM):
+                    data, offset = data[3:], 3
+                if data:
+                    _chunk_spans(str(path), data, schemas, offset, line, spans)
+                    offset += len(data)
+                    line += data.count(b"\n") + (not data.endswith(b"\n"))
+                if not block:
+                    break
+    except OSError as err:
+        raise UsageError(f"cannot read trace {path}: {err.strerror or err}") from None
+
+    def load(span: Span) -> TraceBatch:
+        try:
+            with path.open("rb") as handle:
+                handle.seek(span.start)
+                data = handle.read(span.end - span.start)
+        except OSError as err:
+            raise UsageError(f"cannot read trace {path}: {err.strerror or err}") from None
+        try:
+            read = _canonical(str(path), data, schemas, first_line=span.first_line, bom=False)
+        except _NotCanonical:  # pragma: no cover - the check pass read these very bytes
+            raise RunError(f"{path}: the trace changed while it was read") from None
+        if len(read.batches) != 1:  # pragma: no cover - likewise
+            raise RunError(f"{path}: the trace changed while it was read")
+        return read.batches[0]
+
+    return Trace(str(path), StreamedBatches(spans, load), [])
+
+
+def _chunk_spans(
+    name: str,
+    data: bytes,
+    schemas: Mapping[str, StreamSchema],
+    offset: int,
+    line: int,
+    spans: list[Span],
+) -> None:
+    """Check one chunk of whole lines (from byte ``offset``, line ``line``) and add its
+    batches' spans (a batch the chunk before began goes on)."""
+    read = _canonical(name, data, schemas, first_line=line, bom=False)
+    if not read.batches:
+        return
+    ends = data.split(b"\n")
+    starts = [0]
+    for text in ends[:-1]:
+        starts.append(starts[-1] + len(text) + 1)
+    if not data.endswith(b"\n"):  # the last line, unended: it ends with the data
+        starts.append(len(data))
+    for i, batch in enumerate(read.batches):
+        begin = offset + starts[batch.first_line - line]
+        following = read.batches[i + 1].first_line - line if i + 1 < len(read.batches) else None
+        end = offset + (starts[following] if following is not None else len(data))
+        if spans and spans[-1].value == batch.value and spans[-1].end == begin:
+            spans[-1] = Span(batch.value, spans[-1].first_line, spans[-1].start, end)
+        elif spans and batch.value < spans[-1].value:
+            raise _NotCanonical  # out of order: the reference reader says where
+        else:
+            spans.append(Span(batch.value, batch.first_line, begin, end))
 
 
 def _line_pattern(stream: str, schema: StreamSchema) -> str:
@@ -140,8 +233,15 @@ def _split_lines(data: bytes) -> pl.Series:
     return frame.get_column("line")
 
 
-def _canonical(name: str, data: bytes, schemas: Mapping[str, StreamSchema]) -> Trace:
-    if data.startswith(_BOM):
+def _canonical(
+    name: str,
+    data: bytes,
+    schemas: Mapping[str, StreamSchema],
+    *,
+    first_line: int = 1,
+    bom: bool = True,
+) -> Trace:
+    if bom and data.startswith(_BOM):
         data = data[3:]
     if not data:
         return Trace(name, [], [])
@@ -168,7 +268,7 @@ def _canonical(name: str, data: bytes, schemas: Mapping[str, StreamSchema]) -> T
         .cast(pl.Int64, strict=False)
         .alias("batch"),
         _between(line, ', "stream": ', row_start, ascii_only).alias("stream"),
-        pl.int_range(1, pl.len() + 1, dtype=pl.Int64).alias("line"),
+        pl.int_range(first_line, pl.len() + first_line, dtype=pl.Int64).alias("line"),
         (
             pl.concat_str(pl.lit("{"), _between(line, row_start, None, ascii_only), pl.lit("}}"))
             if in_row_part
@@ -261,7 +361,11 @@ _PARQUET_FILE = re.compile(r"^batch-([0-9]+)\.parquet$")
 
 
 def read_parquet_trace(
-    directory: Path, schemas: Mapping[str, StreamSchema], *, digests: bool = False
+    directory: Path,
+    schemas: Mapping[str, StreamSchema],
+    *,
+    digests: bool = False,
+    stream: bool = False,
 ) -> Trace:
     """A Parquet trace: ``<stream>/batch-NNNN.parquet`` under ``directory``, each stream's
     folder named as ``--output-format parquet`` names a relation's (``files.folder_name``:
@@ -273,14 +377,16 @@ def read_parquet_trace(
     the file, the row and the column, with the JSON reader's reason.  Every file is checked
     before the first batch runs.  ``digests``: give each batch the SHA-256 of its files
     (stream names and bytes), which a checkpoint compares on restart, as it does a
-    JSON-lines trace's lines."""
+    JSON-lines trace's lines.  ``stream``: every file is checked in a pass that drops each
+    file's rows once checked, and ``StreamedBatches`` read each batch's files again as the
+    run reaches it."""
     folders = {folder_name(stream): stream for stream in schemas}
     files: dict[int, dict[str, Path]] = {}
     for entry in sorted(directory.iterdir()):
         if not entry.is_dir():
             continue
-        stream = folders.get(entry.name)
-        if stream is None:
+        found = folders.get(entry.name)
+        if found is None:
             named = unquote(entry.name, errors="replace")
             hint = (
                 f"; the folder of stream `{named}` is {folder_name(named)}"
@@ -295,9 +401,22 @@ def read_parquet_trace(
             m = _PARQUET_FILE.match(path.name)
             if m is None:
                 raise UsageError(f"{path}: expected files named batch-NNNN.parquet")
-            files.setdefault(int(m[1]), {})[stream] = path
+            files.setdefault(int(m[1]), {})[found] = path
     if not files:
         raise UsageError(f"{directory}: no <stream>/batch-NNNN.parquet files")
+    if stream:
+        spans = []
+        for number in sorted(files):
+            for s, p in sorted(files[number].items()):
+                _parquet_frame(p, schemas[s])  # checked, and dropped
+            digest = _files_digest(files[number]) if digests else None
+            spans.append(Span(number, 0, digest=digest, key=files[number]))
+
+        def load(span: Span) -> TraceBatch:
+            rows = {s: _parquet_frame(p, schemas[s]) for s, p in sorted(span.key.items())}
+            return TraceBatch(span.value, rows, 0, span.digest)
+
+        return Trace(str(directory), StreamedBatches(spans, load), [])
     batches = []
     for number in sorted(files):
         rows = {s: _parquet_frame(p, schemas[s]) for s, p in sorted(files[number].items())}

@@ -29,6 +29,7 @@ from __future__ import annotations
 import base64
 import gc
 import hashlib
+import io
 import json
 import math
 import os
@@ -209,7 +210,7 @@ class TraceBatch:
 @dataclass(slots=True)
 class Trace:
     source: str
-    batches: list[TraceBatch]
+    batches: Sequence[TraceBatch]  # a list, or ``StreamedBatches`` read as the run goes
     bad_rows: list[BadRow]
     # every batch was waiting when the query started (a replayed topic, `sjoin run
     # --backlog`): Spark runs them back to back, each query's no-data batches only once its
@@ -224,6 +225,73 @@ class Trace:
     @property
     def row_count(self) -> int:
         return sum(len(r) for b in self.batches for r in b.rows.values())
+
+
+@dataclass(frozen=True, slots=True)
+class Span:
+    """Where one batch of a streamed trace is (``StreamedBatches``), found by the check pass:
+    its value, first line and digest, and what its reader needs to read it again (a JSON-lines
+    trace: the bytes ``start..end`` of its file; a Parquet trace: its files, ``key``)."""
+
+    value: int
+    first_line: int
+    start: int = 0
+    end: int = 0
+    digest: bytes | None = None
+    key: Any = None
+
+
+class StreamedBatches(Sequence[TraceBatch]):
+    """A trace's batches read one at a time, as the run reaches them, from the ``Span`` s that a
+    check pass holding no rows found (``read_trace(stream=True)``,
+    ``columnar.trace.read_trace_columns(stream=True)``).  The last ``KEEP`` batches read are
+    held (the engine looks one batch ahead, ``query.Engine._settles``); any other is read
+    again when asked for, so memory holds a batch or two, however long the trace."""
+
+    KEEP: Final = 2
+
+    def __init__(self, spans: Sequence[Span], load: Callable[[Span], TraceBatch]) -> None:
+        self.spans = list(spans)
+        self._load = load
+        self._held: dict[int, TraceBatch] = {}
+        self.reads: list[int] = []  # the index of each batch read, in order (for tests)
+
+    def __len__(self) -> int:
+        return len(self.spans)
+
+    def __getitem__(self, index: Any) -> Any:
+        if isinstance(index, slice):
+            return [self[i] for i in range(*index.indices(len(self.spans)))]
+        if index < 0:
+            index += len(self.spans)
+        if not 0 <= index < len(self.spans):
+            raise IndexError(index)
+        held = self._held.get(index)
+        if held is None:
+            held = self._load(self.spans[index])
+            self.reads.append(index)
+            self._held[index] = held
+            while len(self._held) > self.KEEP:
+                del self._held[next(iter(self._held))]
+        return held
+
+    def __iter__(self) -> Iterator[TraceBatch]:
+        for i in range(len(self.spans)):
+            yield self[i]
+
+    @property
+    def held(self) -> list[int]:
+        """The indices of the batches held now."""
+        return list(self._held)
+
+
+def batch_facts(batches: Sequence[TraceBatch], index: int) -> tuple[int, int, bytes | None]:
+    """Batch ``index``'s value, first line and digest, without reading a streamed batch."""
+    if isinstance(batches, StreamedBatches):
+        span = batches.spans[index]
+        return span.value, span.first_line, span.digest
+    batch = batches[index]
+    return batch.value, batch.first_line, batch.digest
 
 
 class _Bad(Exception):
@@ -564,9 +632,12 @@ def read_trace(
     *,
     digests: bool = False,
     lines: bool = False,
+    stream: bool = False,
 ) -> Trace:
     """Read and check a whole trace (a path, or an iterable of lines, as ``str`` or
-    ``bytes``, or of record dicts).
+    ``bytes``, or of record dicts).  ``stream`` (a path): check the whole file in a pass that
+    keeps no rows (every bad row found, handled as ``bad_rows`` says, before anything runs),
+    and give ``StreamedBatches`` that read each batch's lines again as the run reaches it.
 
     ``bad_rows``: ``"stop"`` raises ``TraceError`` with every bad row; ``"skip"`` leaves
     them out (listed in ``Trace.bad_rows``); any other value is a path that receives one
@@ -578,7 +649,10 @@ def read_trace(
     paused = gc.isenabled()
     gc.disable()  # a large trace is millions of new tuples: collector scans cost ~40%
     try:
-        trace = _read(source, schemas, bad_rows, digests, lines)
+        if stream and isinstance(source, (str, os.PathLike)):
+            trace = _streamed(source, schemas, bad_rows, digests, lines)
+        else:
+            trace = _read(source, schemas, bad_rows, digests, lines)
     except OSError as err:
         raise UsageError(f"cannot read trace {source}: {err.strerror or err}") from None
     finally:
@@ -600,6 +674,41 @@ def read_table_file(path: str | os.PathLike[str], schema: StreamSchema) -> Rows:
     return Rows([row for rows in found for row in rows.to_rows()])
 
 
+def _streamed(
+    source: str | os.PathLike[str],
+    schemas: Mapping[str, StreamSchema],
+    bad_rows: BadRowPolicy,
+    digests: bool,
+    lines: bool,
+) -> Trace:
+    """``read_trace(stream=True)``: the check pass, then batches read one at a time."""
+    path = Path(source)
+    spans: list[Span] = []
+    checked = _read(path, schemas, bad_rows, digests, spans=spans)
+
+    def load(span: Span) -> TraceBatch:
+        return read_span(path, span, schemas, lines)
+
+    return Trace(checked.source, StreamedBatches(spans, load), checked.bad_rows)
+
+
+def read_span(
+    path: Path, span: Span, schemas: Mapping[str, StreamSchema], lines: bool = False
+) -> TraceBatch:
+    """One batch of a checked trace file, read again from its bytes: every line there is one
+    of its rows, a bad row (skipped: the check pass reported it) or blank."""
+    try:
+        with path.open("rb") as handle:
+            handle.seek(span.start)
+            data = handle.read(span.end - span.start)
+    except OSError as err:
+        raise UsageError(f"cannot read trace {path}: {err.strerror or err}") from None
+    read = _read(io.BytesIO(data), schemas, "skip", False, lines, start=span.first_line)
+    batch = read.batches[0] if read.batches else TraceBatch(span.value, {}, span.first_line)
+    batch.digest = span.digest
+    return batch
+
+
 class _Blank(Exception):
     """A line of nothing but JSON whitespace: not a row, not an error."""
 
@@ -611,9 +720,17 @@ def _read(
     digests: bool,
     lines: bool = False,
     bare: str | None = None,
+    *,
+    start: int = 1,
+    spans: list[Span] | None = None,
 ) -> Trace:
-    """``bare``: each line is a row of that table alone, no envelope (``read_table_file``)."""
+    """``bare``: each line is a row of that table alone, no envelope (``read_table_file``).
+    ``start``: the number of the first line.  ``spans`` (a file): check every row but keep
+    none; each batch's ``Span`` (its bytes in the file) is appended there instead."""
     name, records = _records(source)
+    keep = spans is None
+    offset = 0  # of the line in the file, in bytes
+    ranges: list[list[int]] = []  # each batch's bytes, from its first row's to its last's
     converters = {
         s: [(c, converter(k)) for c, k in zip(schema.columns, schema.types, strict=True)]
         for s, schema in schemas.items()
@@ -624,9 +741,11 @@ def _read(
     current: TraceBatch | None = None
     held: dict[str, list[Row]] = {}  # the current batch's rows per stream
     hashers: list[Any] = []
-    for number, record in enumerate(records, start=1):
+    for number, record in enumerate(records, start=start):
         text: str | None
         if type(record) is bytes:  # a line of a file, with its b"\n"
+            here = offset
+            offset += len(record)
             if number == 1 and record.startswith(_BOM):
                 record = record[3:]
             try:
@@ -687,6 +806,13 @@ def _read(
             batches.append(current)
             if digests:
                 hashers.append(hashlib.sha256())
+            if not keep:
+                ranges.append([here, offset])
+        if digests:
+            hashers[-1].update(_line_bytes(record))
+        if not keep:
+            ranges[-1][1] = offset
+            continue
         rows = held.get(stream)
         if rows is None:  # the batch's Rows hold this very list
             rows = held[stream] = []
@@ -694,10 +820,14 @@ def _read(
         rows.append(row)
         if lines:
             current.lines.setdefault(stream, []).append(number)
-        if digests:
-            hashers[-1].update(_line_bytes(record))
     for b, hasher in zip(batches, hashers, strict=False):
         b.digest = hasher.digest()
+    if spans is not None:
+        spans.extend(
+            Span(b.value, b.first_line, at, end, b.digest)
+            for b, (at, end) in zip(batches, ranges, strict=True)
+        )
+        batches = []
     if bad:
         if bare is not None:
             raise TraceError(
