@@ -61,7 +61,7 @@ def check_explained(spec: str, trace_path: Path, relation: str | None) -> int:
     # its own) tells its rows in its own sections, which the run does not output
     owner: dict[str, str] = {}
     for root in [relation] if relation else plan.query_roots:
-        for n in plan.closure(root):
+        for n in plan.for_query(root).closure(root):  # as the engine runs that query
             owner.setdefault(n.name, root)
 
     def owned(item: dict[str, Any]) -> bool:
@@ -140,10 +140,6 @@ NOT_JUDGED = {
     # one query), which the property, keying an output by its value and lines, counts once
     "a_join_read_twice_in_one_query": "two equal rows of the same lines through a union",
     "a_join_with_a_sink_read_twice_in_another_query": "the same, with a sink on `i`",
-    # OPEN: `j0` runs in two queries, planned apart in `j2`'s (Plan.apart) while `j4`'s reads
-    # it and its copy `j0_2`: the observed run `why` tells differs from `sjoin run` there
-    # (rows of `j0` and `j0_2` told in the wrong query); the run itself agrees with Spark
-    "a_join_read_twice_below_a_query_of_its_own": "why's lineage of a query planned apart",
 }
 ALL = [
     (s.name, s.spec, s.trace_input(), s.relation)
