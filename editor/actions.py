@@ -1,5 +1,6 @@
 """Code actions: the fixes the diagnostics already know (``Diagnostic.fix``: a misspelt
-relation, column, function, setting or type replaced by the did-you-mean spelling), each
+relation, column, function, setting or type replaced by the did-you-mean spelling; W001's
+range condition after the ON condition), each
 a quick fix with its edit.  The fix travels in the LSP diagnostic's ``data``
 (``editor/diagnostics.py``), so an action needs no check of its own; a fix whose text has
 changed since (the user already retyped it) is not offered."""

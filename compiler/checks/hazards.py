@@ -18,7 +18,7 @@ from functools import singledispatch
 
 from sqlglot import exp
 
-from ..diagnostics.diagnostics import Diagnostic
+from ..diagnostics.diagnostics import Diagnostic, Fix
 from ..planning.plan import (
     OPERATOR_KINDS,
     AggregateNode,
@@ -33,7 +33,7 @@ from ..planning.plan import (
     StreamNode,
     UnionNode,
 )
-from ..vocabulary import annotate
+from ..vocabulary import annotate, sjointext
 from ..vocabulary.model import JOIN_KINDS
 from ..vocabulary.source import Span
 from ..vocabulary.sql import spark_sql
@@ -361,6 +361,7 @@ def _check_join(plan: Plan, node: JoinNode) -> list[Diagnostic]:
                     a.name_span,
                     f"`{side.alias}` state is unbounded",
                     _fix_hint(node),
+                    fix=_range_fix(node),
                 )
             )
     if a.always_false is not None:
@@ -424,6 +425,23 @@ def _fix_hint(node: JoinNode) -> str:
         )
     missing = [s.relation for s, times in ((left, lt), (right, rt)) if not times]
     return "declare a watermark on " + " and ".join(f"`{name}`" for name in missing)
+
+
+def _range_fix(node: JoinNode) -> Fix | None:
+    """The range condition ``_fix_hint`` suggests, as an edit at the end of the ON condition
+    (an editor's quick fix; the hour is a start the user tunes): none without both event
+    times, a place for the condition, or where `AND` would bind only its last OR term."""
+    lt, rt = node.analysis.declared_event_time
+    span = annotate.span(node.condition)
+    if not (lt and rt) or span is None or isinstance(node.condition, exp.Or):
+        return None
+    try:
+        left, right = sjointext.name(node.left.alias), sjointext.name(node.right.alias)
+        lcol, rcol = sjointext.name(lt[0]), sjointext.name(rt[0])
+    except sjointext.Unwritable:
+        return None
+    bound = f"{right}.{rcol} BETWEEN {left}.{lcol} AND {left}.{lcol} + INTERVAL 1 HOUR"
+    return Fix(Span(span.end, span.end), f" AND {bound}")
 
 
 def _check_evictable(node: JoinNode, out: list[Diagnostic]) -> set[str]:
