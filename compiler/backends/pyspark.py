@@ -640,7 +640,7 @@ def compile_pyspark(plan: Plan, spec_path: str = "<spec>", formatted: bool = Tru
         _job_docstring(plan, spec_path, needs),
         "",
         "# the Spark this job was planned for, which `sjoin check job.py` reads back",
-        f"# sjoin: spark {plan.spark}",
+        comment(f"sjoin: spark {plan.spark}"),
         "",
         *_IMPORTS,
         *_constant_lines(plan, needs, delta),
