@@ -57,6 +57,7 @@ from ..io.trace import (
     TraceBatch,
     converter,
     read_trace,
+    span_bytes,
     typed_value_problem,
 )
 from .frames import dtype_of
@@ -141,12 +142,7 @@ def _canonical_streamed(path: Path, schemas: Mapping[str, StreamSchema]) -> Trac
         raise UsageError(f"cannot read trace {path}: {err.strerror or err}") from None
 
     def load(span: Span) -> TraceBatch:
-        try:
-            with path.open("rb") as handle:
-                handle.seek(span.start)
-                data = handle.read(span.end - span.start)
-        except OSError as err:
-            raise UsageError(f"cannot read trace {path}: {err.strerror or err}") from None
+        data = span_bytes(path, span)
         try:
             read = _canonical(str(path), data, schemas, first_line=span.first_line, bom=False)
         except _NotCanonical:  # pragma: no cover - the check pass read these very bytes

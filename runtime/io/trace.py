@@ -692,17 +692,22 @@ def _streamed(
     return Trace(checked.source, StreamedBatches(spans, load), checked.bad_rows)
 
 
+def span_bytes(path: Path, span: Span) -> bytes:
+    """The bytes of one batch of a checked trace file (``Span``: where the check pass saw it)."""
+    try:
+        with path.open("rb") as handle:
+            handle.seek(span.start)
+            return handle.read(span.end - span.start)
+    except OSError as err:
+        raise UsageError(f"cannot read trace {path}: {err.strerror or err}") from None
+
+
 def read_span(
     path: Path, span: Span, schemas: Mapping[str, StreamSchema], lines: bool = False
 ) -> TraceBatch:
     """One batch of a checked trace file, read again from its bytes: every line there is one
     of its rows, a bad row (skipped: the check pass reported it) or blank."""
-    try:
-        with path.open("rb") as handle:
-            handle.seek(span.start)
-            data = handle.read(span.end - span.start)
-    except OSError as err:
-        raise UsageError(f"cannot read trace {path}: {err.strerror or err}") from None
+    data = span_bytes(path, span)
     read = _read(io.BytesIO(data), schemas, "skip", False, lines, start=span.first_line)
     batch = read.batches[0] if read.batches else TraceBatch(span.value, {}, span.first_line)
     batch.digest = span.digest
