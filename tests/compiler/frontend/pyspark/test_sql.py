@@ -264,3 +264,35 @@ out = spark.sql(\"\"\"
     assert [(c, (line, col)) for c, line, col, _ in found] == [
         ("E021", line_col(path, "LEFT OUTER"))
     ]
+
+
+def test_a_join_with_group_by_is_a_join_and_an_aggregate_over_it(tmp_path: Path) -> None:
+    """As the pipeline SQL front end lowers it: the join keeps the columns the aggregate
+    reads, and a DataFrame call after spark.sql reads its result."""
+    body = """
+orders.createOrReplaceTempView("orders")
+payments.createOrReplaceTempView("payments")
+per_window = spark.sql(\"\"\"
+    SELECT window(o.order_time, '5 minutes') AS w, count(*) AS n, sum(o.amount) AS total
+    FROM orders o JOIN payments p
+      ON o.order_id = p.order_id
+     AND p.pay_time BETWEEN o.order_time AND o.order_time + INTERVAL 1 HOUR
+    WHERE o.amount > 0
+    GROUP BY window(o.order_time, '5 minutes')
+\"\"\")
+out = per_window.filter("n > 2")
+"""
+    spec = """
+join per_window_join = orders AS o INNER JOIN payments AS p
+    ON o.order_id = p.order_id
+    AND p.pay_time BETWEEN o.order_time AND o.order_time + INTERVAL 1 HOUR
+    WHERE o.amount > 0
+    SELECT o.order_time AS order_time, o.amount AS amount
+
+aggregate per_window = per_window_join
+    GROUP BY window(order_time, INTERVAL 5 MINUTES)
+    SELECT window(order_time, INTERVAL 5 MINUTES) AS w, count(*) AS n, sum(amount) AS total
+
+view out = SELECT * FROM per_window WHERE n > 2
+"""
+    assert_plans_as(job(tmp_path, body), twin(tmp_path, spec))
