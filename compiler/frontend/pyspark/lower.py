@@ -944,6 +944,14 @@ class Lowering:
                 found = view
         return found
 
+    def _rel_with_relations(self, rel: dict[str, Any], body: dict[str, Any]) -> _Lowered:
+        raise self.refuse(
+            "spark.sql(...) with DataFrames as arguments ({df})",
+            self.span(rel),
+            "make each DataFrame a temporary view (df.createOrReplaceTempView('v')) and "
+            "name the view in the query",
+        )
+
     def _rel_sql(self, rel: dict[str, Any], body: dict[str, Any]) -> _Lowered:
         span = self.span(rel)
         if any(body.get(k) for k in ("args", "pos_args", "named_arguments", "pos_arguments")):

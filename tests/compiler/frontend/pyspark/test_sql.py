@@ -222,6 +222,13 @@ out = spark.sql("SELECT * FROM orders WHERE amount > :least", args={"least": 10}
     assert "parameters" in message
 
 
+def test_dataframes_as_arguments_are_e041_at_the_call(tmp_path: Path) -> None:
+    path = job(tmp_path, '\nout = spark.sql("SELECT * FROM {df}", df=orders)\n')
+    [(code, line, col, message)] = places(path)
+    assert (code, (line, col)) == ("E041", line_col(path, 'sql("SELECT'))
+    assert "{df}" in message
+
+
 def test_a_global_temporary_view_is_read_as_global_temp_name(tmp_path: Path) -> None:
     body = """
 orders.createOrReplaceGlobalTempView("o")
