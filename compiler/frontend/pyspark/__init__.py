@@ -42,10 +42,26 @@ class JobFailure:
 
 
 @dataclass
+class TempView:
+    """A temporary view the job made (``createOrReplaceTempView(name)`` and its kin): its
+    relation (proto JSON), whether it replaced one, whether it is global (read as
+    ``global_temp.name``), where it was made, and the plan_id the next relation took then
+    (a ``spark.sql`` relation of a larger plan_id was built after it, and reads it)."""
+
+    name: str
+    relation: dict[str, Any]
+    replace: bool
+    is_global: bool
+    sites: list[Site]
+    next_plan_id: int
+
+
+@dataclass
 class CapturedJob:
     """What a job built: each started query's command (proto JSON of
     ``WriteStreamOperationStart``) with the sites of its start, the sites of each
-    relation by plan_id, the confs it set, its refusals and its failure, if any."""
+    relation by plan_id, the confs it set, its refusals and its failure, if any, and the
+    temporary views it made, in order."""
 
     path: str
     queries: list[tuple[dict[str, Any], list[Site]]]
@@ -53,6 +69,7 @@ class CapturedJob:
     conf: dict[str, str]
     refused: list[Refusal]
     failure: JobFailure | None
+    views: list[TempView] = field(default_factory=list)
 
 
 def read_job(path: str | Path, entry: str | None = None) -> CapturedJob:
@@ -111,4 +128,15 @@ def read_job(path: str | Path, entry: str | None = None) -> CapturedJob:
         {str(k): str(v) for k, v in data["conf"].items()},
         [Refusal(r["what"], [Site.from_json(s) for s in r["sites"]]) for r in data["refused"]],
         failed,
+        [
+            TempView(
+                str(v["name"]),
+                v["input"],
+                bool(v.get("replace")),
+                bool(v.get("is_global")),
+                [Site.from_json(s) for s in v["sites"]],
+                int(v["next_plan_id"]),
+            )
+            for v in data.get("views", [])
+        ],
     )

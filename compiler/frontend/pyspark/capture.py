@@ -5,8 +5,8 @@ session (``session.py``) and the site hooks (``sites.py``), then runs JOB with `
 its ``build(spark)`` (or the ENTRY function) when it defines one, else the module as a
 script (``run_name="__main__"``).  It prints one JSON object on the stdout it was given: each
 captured query (the ``WriteStreamOperationStart`` command as proto JSON, and where it was
-started), the sites of every relation, the confs the job set, the calls that needed a server
-and the exception the job raised, if any.
+started), each temporary view it made (in order), the sites of every relation, the confs
+the job set, the calls that needed a server and the exception the job raised, if any.
 
 A child because the patches are process-global and a job has side effects: ``sys.exit``,
 atexit hooks, modules it imports, prints (sent to stderr here, so that stdout is ours).  It
@@ -120,6 +120,17 @@ def capture(path: str, entry: str | None) -> dict[str, Any]:
         "plan_sites": {
             str(pid): [s.to_json() for s in found] for pid, found in sites.PLAN_SITES.items()
         },
+        "views": [
+            {
+                "name": v.command.name,
+                "replace": v.command.replace,
+                "is_global": v.command.is_global,
+                "input": MessageToDict(v.command.input, preserving_proto_field_name=True),
+                "next_plan_id": v.next_plan_id,
+                "sites": [s.to_json() for s in v.sites],
+            }
+            for v in state.views
+        ],
         "conf": dict(state.conf),
         "refused": [
             {"what": r.what, "sites": [s.to_json() for s in r.sites]} for r in state.refused

@@ -44,13 +44,22 @@ from ...diagnostics.diagnostics import Diagnostics
 from ...vocabulary import settings
 from ...vocabulary.model import JOIN_KINDS, JoinType
 from ...vocabulary.source import Span
-from .. import ast
-from ..sqllower import _setting_text, _window_intervals
+from .. import ast, sqlast
+from ..sqllower import (
+    _item,
+    _join_items,
+    _rename,
+    _rewrite,
+    _setting_text,
+    _substitution,
+    _window_intervals,
+)
 from ..sqlparse import single_unit
-from . import CapturedJob
+from . import CapturedJob, TempView
 from .catalyst import SIDE_MARK
 from .exprs import Unmodelled, lower_item, parse_item, quote, schema_text, sql_text
 from .sites import Locator, Site
+from .sqlquery import GLOBAL_TEMP, parse_query
 
 _JOIN_TYPES: dict[str, JoinType] = {
     "JOIN_TYPE_INNER": "inner",
@@ -64,8 +73,12 @@ _JOIN_TYPES: dict[str, JoinType] = {
 _RATE_COLUMNS = "timestamp TIMESTAMP, value BIGINT"
 _HELP = (
     "sjoin reads streams with a declared schema, withWatermark on a stream, filter, select, "
-    "withColumn(s), withColumnRenamed, alias, join, groupBy().agg(), dropDuplicates and "
-    "union (docs/pyspark.md)"
+    "withColumn(s), withColumnRenamed, alias, join, groupBy().agg(), dropDuplicates, "
+    "union and spark.sql over temporary views (docs/pyspark.md)"
+)
+_SQL_HELP = (
+    'sjoin reads spark.sql("SELECT ... FROM v [AS a] [JOIN w [AS b] ON ...] [WHERE ...] '
+    "[GROUP BY ...]\") over the job's temporary views (docs/pyspark.md)"
 )
 
 
@@ -117,7 +130,17 @@ class Lowering:
         self.owner: dict[int, str] = {}
         self.assignments: list[tuple[int, int, str]] = []
         self.returns: list[tuple[int, int, str]] = []
+        self._sql_reads: dict[int, list[dict[str, Any]]] = {}
         self._statements()
+        # a temporary view's relation that no variable holds is named after the view
+        for view in job.views:
+            pid = _plan_id(view.relation)
+            if (
+                pid is not None
+                and re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", view.name)
+                and self.assigned_name(view.relation) is None
+            ):
+                self.owner.setdefault(pid, view.name)
         # plan_id -> the plan_ids of the relations that read it, over every query
         self.readers: dict[int, set[int]] = {}
         for command, _ in job.queries:
@@ -181,7 +204,7 @@ class Lowering:
 
     def _count_readers(self, rel: dict[str, Any], seen: set[int]) -> None:
         pid = _plan_id(rel)
-        for child in _children(rel):
+        for child in self.children(rel):
             cid = _plan_id(child)
             if pid is not None and cid is not None:
                 self.readers.setdefault(cid, set()).add(pid)
@@ -189,6 +212,27 @@ class Lowering:
                 if cid is not None:
                     seen.add(cid)
                 self._count_readers(child, seen)
+
+    def children(self, rel: dict[str, Any]) -> list[dict[str, Any]]:
+        """The relations ``rel`` reads: of a ``spark.sql``, the temporary views its query
+        names (the definitions it sees)."""
+        if _kind(rel) != "sql":
+            return _children(rel)
+        pid = _plan_id(rel)
+        if pid is None:
+            return []
+        if pid not in self._sql_reads:
+            query = self.sql_query(rel, Diagnostics())
+            found = []
+            if query is not None:
+                for read in [query.source, *(j.read for j in query.joins)]:
+                    if not isinstance(read, sqlast.TableRead) or not _is_view_read(read):
+                        continue
+                    view = self.temp_view(rel, read.name.text)
+                    if view is not None:
+                        found.append(view.relation)
+            self._sql_reads[pid] = found
+        return self._sql_reads[pid]
 
     def _read_only_by(self, rel: dict[str, Any], reader: dict[str, Any]) -> bool:
         """Whether ``reader`` is the one relation of the job that reads ``rel``."""
@@ -232,7 +276,7 @@ class Lowering:
             self.owner.setdefault(pid, name)
         own = name if name != parent else None
         carry = (carry or own) if kafka_step else None
-        for child in _children(rel):
+        for child in self.children(rel):
             self.reserve(child, parent if merged else name, carry)
 
     def fresh(self, rel: dict[str, Any], kind: str) -> str:
@@ -876,6 +920,160 @@ class Lowering:
         )
         return _Lowered(name, None, left.columns)
 
+    # ---------------------------------------------------------------- spark.sql
+    def sql_query(self, rel: dict[str, Any], diags: Diagnostics) -> sqlast.Query | None:
+        """The query of a ``spark.sql`` relation, parsed at its place in the job's string
+        literal (at the call when the query is no literal); None: reported in ``diags``."""
+        text = str(rel["sql"].get("query", ""))
+        site = self.site(rel)
+        offset = self.locator.string_argument(site, text)
+        return parse_query(text, offset, self.span(rel), diags)
+
+    def temp_view(self, rel: dict[str, Any], name: str) -> TempView | None:
+        """The temporary view ``name`` names where the job built ``rel`` (a ``spark.sql``):
+        the last definition made before it (a replaced view reads as its new definition, as
+        in Spark); ``global_temp.v`` names a global one.  Spark's names ignore case."""
+        pid = _plan_id(rel)
+        is_global = name.lower().startswith(GLOBAL_TEMP + ".")
+        wanted = name.split(".", 1)[1] if is_global else name
+        found = None
+        for view in self.job.views:
+            if pid is not None and view.next_plan_id > pid:
+                break
+            if view.is_global == is_global and view.name.lower() == wanted.lower():
+                found = view
+        return found
+
+    def _rel_with_relations(self, rel: dict[str, Any], body: dict[str, Any]) -> _Lowered:
+        raise self.refuse(
+            "spark.sql(...) with DataFrames as arguments ({df})",
+            self.span(rel),
+            "make each DataFrame a temporary view (df.createOrReplaceTempView('v')) and "
+            "name the view in the query",
+        )
+
+    def _rel_sql(self, rel: dict[str, Any], body: dict[str, Any]) -> _Lowered:
+        span = self.span(rel)
+        if any(body.get(k) for k in ("args", "pos_args", "named_arguments", "pos_arguments")):
+            raise self.refuse(
+                "spark.sql(...) with parameters (args)",
+                span,
+                "write the values into the query's text",
+            )
+        query = self.sql_query(rel, self.diags)
+        if query is None:
+            raise Refused("sql")
+        refusal = _sql_refusal(query)
+        if refusal is not None:
+            raise self.refuse(refusal[0], refusal[1], _SQL_HELP)
+        sides: list[tuple[_Lowered, ast.RelRef, dict[str, Any]]] = []
+        for read in [query.source, *(j.read for j in query.joins)]:
+            assert isinstance(read, sqlast.TableRead)  # a subquery is refused above
+            view = self.temp_view(rel, read.name.text)
+            if view is None:
+                self.diags.add(
+                    "E003",
+                    f"unknown temporary view `{read.name.text}`",
+                    read.name.span,
+                    "no temporary view of this name when spark.sql runs",
+                    "make it before the query: df.createOrReplaceTempView("
+                    f"'{read.name.text}') (sjoin reads no catalog tables)",
+                )
+                raise Refused("unknown view")
+            below = self.lower(view.relation)
+            alias = read.alias.text if read.alias else read.name.text.split(".")[-1]
+            named = _Lowered(below.name, alias if alias != below.name else None,
+                             below.columns, below.stream)  # fmt: skip
+            sides.append((below, self.ref(named, read.span), view.relation))
+        substitute = _substitution([])
+        select = tuple(_item(i, substitute) for i in query.select)
+        where = _rewrite(query.where, substitute) if query.where is not None else None
+        group_by = query.group_by
+        if not query.joins:
+            below, ref, _ = sides[0]
+            if group_by is not None:
+                name = self.fresh(rel, "aggregate")
+                group = tuple(_rewrite(g, substitute) for g in group_by)
+                self.statements.append(
+                    ast.AggregateDecl(
+                        ast.Ident(name, query.span), ref, group, select, None, query.span, where
+                    )
+                )
+                return _Lowered(name, None, _names(select, below))
+            if where is None and len(select) == 1 and _bare_star(select[0]):
+                return below  # SELECT * FROM v: the view's relation itself
+            name = self.fresh(rel, "view")
+            self.statements.append(
+                ast.ViewDecl(ast.Ident(name, query.span), select, ref, where, query.span)
+            )
+            return _Lowered(name, None, _names(select, below))
+        step = query.joins[0]
+        how: JoinType = step.how  # type: ignore[assignment]  # a CROSS JOIN is refused
+        assert step.on is not None  # a join without ON is refused when parsed
+        (left, lref, _), (right, rref, right_rel) = sides
+        if lref.alias_text == rref.alias_text:
+            raise self.refuse(
+                "a join of two sides with one name", step.how_span, "give each side an alias"
+            )
+        if how == "left_anti" and _streaming(right_rel):
+            raise self.refuse(
+                "a LEFT ANTI join of two streams, which Spark refuses (LeftAnti joins with a "
+                "streaming DataFrame/Dataset on the right are not supported),",
+                step.how_span,
+                "keep the left rows with no match with a LEFT OUTER JOIN and WHERE on a right "
+                "column IS NULL",
+            )
+        on = _rewrite(step.on, substitute)
+        if group_by is None:
+            name = self.fresh(rel, "join")
+            items = None if len(select) == 1 and _bare_star(select[0]) else select
+            self.statements.append(
+                ast.JoinDecl(
+                    ast.Ident(name, query.span), lref, how, rref, on, items,
+                    query.span, step.how_span, where,
+                )
+            )  # fmt: skip
+            columns = None
+            if items is not None:
+                columns = _names(items, _Lowered(name))
+            elif left.columns is not None and right.columns is not None:
+                columns = left.columns + right.columns
+                if JOIN_KINDS[how].output_sides == ("left",):
+                    columns = list(left.columns)
+                if len(set(columns)) != len(columns):
+                    columns = None
+            return _Lowered(name, None, columns)
+        name = self.fresh(rel, "aggregate")
+        join_text, n = f"{name}_join", 2
+        while join_text in self.taken:
+            join_text, n = f"{name}_join_{n}", n + 1
+        self.taken.add(join_text)
+        join_name = ast.Ident(join_text, query.from_span)
+        items_found, rename = _join_items(query, group_by, substitute)
+        self.statements.append(
+            ast.JoinDecl(
+                join_name, lref, how, rref, on, tuple(items_found),
+                query.from_span, step.how_span, where,
+            )
+        )  # fmt: skip
+
+        def renamed(node: exp.Expression) -> exp.Expression:
+            return _rename(node, substitute, rename, join_text)
+
+        group = tuple(_rename(g, substitute, rename, join_text) for g in group_by)
+        agg_select = tuple(_item(i, renamed) for i in query.select)
+        self.statements.append(
+            ast.AggregateDecl(
+                ast.Ident(name, query.span),
+                ast.RelRef(join_name, None, query.from_span),
+                group,
+                agg_select,
+                None,
+                query.span,
+            )
+        )
+        return _Lowered(name, None, _names(agg_select, _Lowered(name)))
+
     # ---------------------------------------------------------------- sinks
     def sink(self, command: dict[str, Any], sites: list[Site]) -> None:
         span = self.locator.span(self.locator.first(sites))
@@ -1144,6 +1342,45 @@ def _ids_under(rel: dict[str, Any]) -> set[int]:
             found.add(pid)
         todo += _children(r)
     return found
+
+
+def _is_view_read(read: sqlast.Read) -> bool:
+    return isinstance(read, sqlast.TableRead) and not isinstance(read.name, sqlast.PathName)
+
+
+def _sql_refusal(query: sqlast.Query) -> tuple[str, Span] | None:
+    """What of a ``spark.sql`` query sjoin does not lower (E041 at its place): it lowers
+    ``SELECT ... FROM v [AS a] [JOIN w [AS b] ON ...] [WHERE ...] [GROUP BY ...]``."""
+    if query.union_all:
+        return "UNION ALL in spark.sql", query.union_all[0].span
+    if query.distinct is not None:
+        return "SELECT DISTINCT in spark.sql", query.distinct
+    if len(query.joins) > 1:
+        return "more than one join in one spark.sql query", query.joins[1].how_span
+    for read in [query.source, *(j.read for j in query.joins)]:
+        if isinstance(read, sqlast.SubqueryRead):
+            return "a subquery in FROM in spark.sql", read.span
+        if isinstance(read.name, sqlast.PathName):
+            return f"a read of files (`{read.name.format}.`...``) in spark.sql", read.span
+        if read.stream:
+            return (
+                "STREAM(...) in spark.sql (a plain name of a streaming temporary view reads "
+                "it as a stream)",
+                read.span,
+            )
+        if read.watermark is not None:
+            return (
+                "a WATERMARK clause in spark.sql (call withWatermark on the DataFrame "
+                "before createOrReplaceTempView)",
+                read.watermark.span,
+            )
+        if read.options:
+            return "options of a read in spark.sql", read.span
+    return None
+
+
+def _bare_star(item: ast.SelectItem) -> bool:
+    return item.alias is None and isinstance(item.expr, exp.Star)
 
 
 def _column_item(name: str, span: Span) -> ast.SelectItem:

@@ -22,6 +22,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from pyspark.errors import AnalysisException
 from pyspark.sql import session as classic
 from pyspark.sql.connect import session as connect
 from pyspark.sql.connect.client import core
@@ -73,12 +74,26 @@ class CapturedQuery:
 
 
 @dataclass
+class CapturedView:
+    """A ``createOrReplaceTempView`` / ``createTempView`` / ``create[OrReplace]GlobalTempView``
+    the job made (the Connect ``CreateDataFrameViewCommand``: its name, relation, replace and
+    is_global), where it made it, and ``next_plan_id``: the plan_id the next relation built
+    takes, so that a ``spark.sql`` relation (a larger plan_id) reads this definition, and one
+    built before it (a smaller one) does not."""
+
+    command: commands_pb2.CreateDataFrameViewCommand
+    sites: list[Site]
+    next_plan_id: int
+
+
+@dataclass
 class OfflineState:
     """What the job did to the offline session, for ``capture.py`` to hand back."""
 
     conf: dict[str, str] = field(default_factory=dict)
     queries: list[CapturedQuery] = field(default_factory=list)
     refused: list[NeedsServer] = field(default_factory=list)
+    views: list[CapturedView] = field(default_factory=list)
 
 
 STATE = OfflineState()
@@ -127,7 +142,8 @@ def _refuse(what: str) -> Callable[..., Any]:
 def _execute_command(self: Any, command: commands_pb2.Command, observations: Any = None) -> Any:
     """The query start is recorded and answered with a fresh query id, so that the job goes
     on (a second query, ``awaitTermination``); waits and status are no-ops; a SQL query is
-    answered with its relation, as a server does; anything else needs a server."""
+    answered with its relation, as a server does; a temporary view is recorded
+    (``_create_view``); anything else needs a server."""
     kind = command.WhichOneof("command_type")
     if kind == "write_stream_operation_start":
         start = commands_pb2.WriteStreamOperationStart()
@@ -138,6 +154,9 @@ def _execute_command(self: Any, command: commands_pb2.Command, observations: Any
         res.query_id.run_id = str(uuid.uuid4())
         res.name = start.query_name
         return None, {"write_stream_operation_start_result": res}, None
+    if kind == "create_dataframe_view":
+        _create_view(command.create_dataframe_view)
+        return None, {}, None
     if kind == "streaming_query_command":
         qres = commands_pb2.StreamingQueryCommandResult()
         qres.query_id.CopyFrom(command.streaming_query_command.query_id)
@@ -166,6 +185,29 @@ def _execute_command(self: Any, command: commands_pb2.Command, observations: Any
     err = NeedsServer(f"Command.{kind}")
     STATE.refused.append(err)
     raise err
+
+
+def _create_view(made: commands_pb2.CreateDataFrameViewCommand) -> None:
+    """A temporary view, answered in memory: recorded in order.  Without replace, a name a
+    view of the same scope already has is Spark's error, raised at the job's call."""
+    from .sites import PLAN_SITES
+
+    view = commands_pb2.CreateDataFrameViewCommand()
+    view.CopyFrom(made)
+    if not view.replace and any(
+        v.command.name.lower() == view.name.lower() and v.command.is_global == view.is_global
+        for v in STATE.views
+    ):
+        # Spark's error (an AnalysisException, error-conditions.json of Spark 4.3), raised
+        # where the job made the view
+        named = f"`global_temp`.`{view.name}`" if view.is_global else f"`{view.name}`"
+        raise AnalysisException(
+            message=f"[TEMP_TABLE_OR_VIEW_ALREADY_EXISTS] Cannot create the temporary view "
+            f"{named} because it already exists. Choose a different name, drop or replace the "
+            "existing view. SQLSTATE: 42P07"
+        )
+    next_plan_id = max(PLAN_SITES, default=-1) + 1
+    STATE.views.append(CapturedView(view, user_frames(), next_plan_id))
 
 
 def _no_op(self: Any, *args: Any, **kwargs: Any) -> None:
