@@ -19,7 +19,7 @@ if TYPE_CHECKING:
     from .api import CheckResult
     from .compiler.planning.plan import Plan
     from .reports.run_page import Report
-    from .runtime import BatchOutput, Place, RunSummary
+    from .runtime import BatchOutput, Place, RunProgress, RunSummary
     from .runtime.io.trace import BadRowPolicy
 
 
@@ -159,10 +159,13 @@ class RunRequest:
         note: Callable[[str], None] | None = None,
         page: Report | None = None,
         delta_at_start: Mapping[str, int | None] | None = None,
+        on_progress: Callable[[RunProgress], None] | None = None,
+        stop: Callable[[], bool] | None = None,
     ) -> RunSummary:
         """Run ``result``'s plan over ``source`` (the trace, or the Kafka replay's) and write
         what the options ask for; ``page`` gets each batch too, ``note`` the engine's notes
-        (with ``verbose``); ``delta_at_start`` is ``delta_start``'s.  ``UsageError`` and
+        (with ``verbose``); ``delta_at_start`` is ``delta_start``'s; ``on_progress`` and
+        ``stop`` as ``run_to_files`` takes them (the progress line, Ctrl-C).  ``UsageError`` and
         ``RunError`` as the runtime raises them."""
         from .runtime import EngineChoice, OutputFormat, Place, run_to_files
 
@@ -195,6 +198,8 @@ class RunRequest:
             late_rows=self.late_rows,
             delta_at_start=delta_at_start,
             tables=self.table_files,
+            on_progress=on_progress,
+            stop=stop,
         )
 
 
