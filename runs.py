@@ -154,7 +154,7 @@ class RunRequest:
         source: Any,
         *,
         stdout: IO[str],
-        on_batch: Callable[[BatchOutput, int], None],
+        on_batch: Callable[[BatchOutput, int], None] | None = None,
         show_rows: Callable[[BatchOutput], None] | None = None,
         note: Callable[[str], None] | None = None,
         page: Report | None = None,
@@ -173,7 +173,8 @@ class RunRequest:
         assert plan is not None
 
         def each(batch: BatchOutput, total: int) -> None:
-            on_batch(batch, total)
+            if on_batch is not None:
+                on_batch(batch, total)
             if page is not None:
                 page.add(batch)
 

@@ -1169,8 +1169,13 @@ def run(color: str, **options: Any) -> None:
     the starting offsets to what they hold now, cut into micro-batches as Spark's Kafka
     source cuts a backlog, each record's value read as the job's from_json reads it.
 
+    On a terminal a progress line shows the trace batches done and to go, rows per second,
+    the watermark, the rows in state and the time left. Ctrl-C stops after the current
+    batch, every file consistent (with --checkpoint, run the same command again to resume);
+    a second Ctrl-C aborts at once.
+
     Exit status: 0 ran, 1 the spec or the trace has errors, 2 usage error (or a PySpark job
-    that could not be read).
+    that could not be read), 130 stopped by Ctrl-C.
     """
     from ..reports.run_page import ReportError
     from ..runs import RunRequest
@@ -1205,7 +1210,6 @@ def run(color: str, **options: Any) -> None:
                 result,
                 source,
                 stdout=stdout,
-                on_batch=lambda batch, total: None,
                 show_rows=show_rows,
                 note=lambda text: printer.note(f"sjoin run: {text}"),
                 page=page,
