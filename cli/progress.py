@@ -32,7 +32,7 @@ def progress_text(progress: RunProgress | None, stopping: bool = False) -> str:
         text = " · ".join(
             [
                 f"trace batch {p.trace_done:,} of {p.trace_total:,}{share}, {p.to_go:,} to go",
-                f"batch {p.batch.batch}",
+                f"batch {p.batch}",
                 f"{rate:,.0f} rows/s" if rate is not None else "- rows/s",
                 f"watermark {watermark}",
                 f"state {p.state_rows:,} rows",

@@ -16,11 +16,14 @@ from .io.output import BatchOutput
 
 @dataclass(frozen=True)
 class RunProgress:
-    """The run after one executed batch (``batch``).  Counts are of this run: a run resumed
+    """The run after one executed batch (``batch``; the figures only, so that nothing of
+    the batch's rows is held by whoever keeps them).  Counts are of this run: a run resumed
     from a checkpoint counts from its restart, except ``trace_done``, which counts every
     trace batch begun, those the checkpoint had run (``resumed_at``) included."""
 
-    batch: BatchOutput  # the batch just executed
+    batch: int  # the id of the batch just executed (Spark's)
+    query: str  # its query
+    watermark: str | None  # its event-time watermark, as its progress record has it
     steps: int  # executed batches in this run (no-data batches included)
     trace_done: int  # trace batches begun (their data batch run), of ``trace_total``
     trace_total: int  # trace batches in the trace (known once the check pass has read it)
@@ -28,11 +31,6 @@ class RunProgress:
     rows: int  # trace rows of the batches this run began
     elapsed: float  # seconds since this run's first batch began
     state_rows: int  # rows in state after the batch, summed over every query's operators
-
-    @property
-    def watermark(self) -> str | None:
-        """The batch's event-time watermark, as its progress record has it."""
-        return self.batch.watermark
 
     @property
     def to_go(self) -> int:
@@ -86,7 +84,9 @@ class Meter:
         self.counted = max(self.counted, trace_done - 1)
         self.state[out.query] = sum(op["numRowsTotal"] for op in out.progress["operators"])
         return RunProgress(
-            batch=out,
+            batch=out.batch,
+            query=out.query,
+            watermark=out.watermark,
             steps=self.steps,
             trace_done=trace_done,
             trace_total=self.trace_total,

@@ -34,7 +34,7 @@ def test_the_figures_after_each_batch(tmp_path: Path, engine: str) -> None:
     clean = run(plan, AD_TRACE, engine="reference")
     batches, rows = _trace_facts()
     assert [p.steps for p in seen] == list(range(1, len(clean.batches) + 1))
-    assert [p.batch.batch for p in seen] == [b.batch for b in clean.batches]
+    assert [p.batch for p in seen] == [b.batch for b in clean.batches]
     assert {p.trace_total for p in seen} == {batches}
     # trace batches begun: each data batch's own, in order; no-data batches add none
     begun = [p.trace_done for p in seen]
