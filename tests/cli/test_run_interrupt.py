@@ -13,9 +13,10 @@ import sys
 import time
 from datetime import datetime, timedelta
 from pathlib import Path
+from typing import Any
 
 from sjoin.api import check_file
-from sjoin.runtime import run
+from sjoin.runtime import run, run_to_files
 
 ROOT = Path(__file__).resolve().parents[2]
 SPEC = ROOT / "examples" / "ad_attribution.sjoin"
@@ -100,3 +101,41 @@ def test_ctrl_c_without_a_checkpoint_says_a_rerun_starts_over(tmp_path: Path) ->
     assert "a run without --checkpoint cannot resume" in stderr.decode()
     batches = [json.loads(line)["batch"] for line in _lines(out)]
     assert batches == sorted(batches) and batches
+
+
+def _parquet_files(directory: Path) -> dict[str, Any]:
+    """Each file under ``directory`` (relative path -> its rows, read back by polars)."""
+    import polars as pl
+
+    return {
+        str(p.relative_to(directory)): pl.read_parquet(p).rows() if p.suffix == ".parquet" else p
+        for p in sorted(directory.rglob("*"))
+        if p.is_file()
+    }
+
+
+def test_ctrl_c_leaves_parquet_outputs_readable_and_a_rerun_completes_them(
+    tmp_path: Path,
+) -> None:
+    trace = long_trace(tmp_path / "long.trace.jsonl", 120)
+    out, checkpoint = tmp_path / "pq", tmp_path / "chk"
+    args = [str(SJOIN), "run", str(SPEC), "--trace", str(trace), "--output-format", "parquet"]
+    args += ["--output", str(out), "--checkpoint", str(checkpoint)]
+    process = subprocess.Popen(args, stderr=subprocess.PIPE, stdout=subprocess.PIPE)
+    deadline = time.monotonic() + 60
+    while not list(out.rglob("*.parquet")) and time.monotonic() < deadline:
+        time.sleep(0.005)
+    process.send_signal(signal.SIGINT)
+    _, stderr = process.communicate(timeout=60)
+    assert process.returncode == 130, stderr.decode()
+    message = stderr.decode()
+    last = int(message.split("stopped after batch ")[1].split(" ")[0])
+    clean_dir = tmp_path / "clean"
+    run_to_files(check_file(SPEC).plan, trace, output=clean_dir, output_format="parquet")
+    clean = _parquet_files(clean_dir)
+    stopped = _parquet_files(out)  # every file whole: polars reads each
+    assert stopped and all(int(name[-12:-8]) <= last for name in stopped)
+    assert stopped == {name: rows for name, rows in clean.items() if int(name[-12:-8]) <= last}
+    again = subprocess.run(args, capture_output=True, timeout=120, check=False)
+    assert again.returncode == 0, again.stderr.decode()
+    assert _parquet_files(out) == clean
