@@ -1204,24 +1204,27 @@ def run(color: str, **options: Any) -> None:
         ).trace
     from .progress import Interrupt
 
-    with Interrupt() as interrupt, _progress_line(request, color, stdout, interrupt) as line:
-        try:
+    # the line is cleared (the context left) before an error is printed
+    try:
+        with Interrupt() as interrupt, _progress_line(request, color, stdout, interrupt) as line:
             summary = request.run(
                 result,
                 source,
                 stdout=stdout,
                 show_rows=show_rows,
-                note=lambda text: printer.note(f"sjoin run: {text}"),
+                note=lambda text: (line.note if line is not None else printer.note)(
+                    f"sjoin run: {text}"
+                ),
                 page=page,
                 delta_at_start=at_start,
                 on_progress=line.update if line is not None else None,
                 stop=interrupt,
             )
-        except UsageError as err:
-            raise click.UsageError(str(err)) from None
-        except RunError as err:
-            printer.note(f"sjoin run: {err}", "red")
-            sys.exit(1)
+    except UsageError as err:
+        raise click.UsageError(str(err)) from None
+    except RunError as err:
+        printer.note(f"sjoin run: {err}", "red")
+        sys.exit(1)
     printer.note(_run_summary(summary, request.late_rows))
     if request.report is not None and page is not None:
         from ..reports.run_page import write

@@ -92,7 +92,8 @@ class Interrupt:
 class ProgressLine:
     """The live line on stderr (a terminal), as a context: ``update`` hands it each batch's
     figures, and rich redraws it in place ``REFRESH_PER_SECOND`` times a second from its own
-    thread; it is cleared when the run ends.  ``stopping()`` says whether Ctrl-C asked the
+    thread; it is cleared when the run ends.  Notes (``note``) and anything written to
+    ``sys.stderr`` meanwhile are printed above it.  ``stopping()`` says whether Ctrl-C asked the
     run to stop."""
 
     def __init__(self, console: Any, stopping: Any = None) -> None:
@@ -105,8 +106,8 @@ class ProgressLine:
             console=console,
             transient=True,
             refresh_per_second=REFRESH_PER_SECOND,
-            redirect_stdout=False,
-            redirect_stderr=False,
+            redirect_stdout=False,  # the rows' stream is never the line's (``_progress_line``)
+            redirect_stderr=True,  # a line written to stderr meanwhile goes above this one
         )
 
     def __rich__(self) -> Any:
@@ -116,6 +117,10 @@ class ProgressLine:
 
     def update(self, progress: RunProgress) -> None:
         self.latest = progress
+
+    def note(self, text: str) -> None:
+        """A note printed above the line, which is drawn again below it."""
+        self.live.console.print(text, markup=False, highlight=False, soft_wrap=True)
 
     def __enter__(self) -> ProgressLine:
         self.live.start()

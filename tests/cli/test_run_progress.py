@@ -119,11 +119,12 @@ def test_a_terminal_on_stderr_gets_the_line_and_the_rows_go_to_their_file(
     tmp_path: Path,
 ) -> None:
     """stderr a terminal, the rows in --output: the line is drawn and cleared, then the
-    summary; the output file is as without a terminal."""
+    summary; --verbose's notes, printed while the line is up, come above it whole; the
+    output file is as without a terminal."""
     out = tmp_path / "o.jsonl"
     leader, follower = pty.openpty()
     proc = subprocess.Popen(
-        [str(SJOIN), "run", str(AD), "--trace", str(AD_TRACE), "--output", str(out)],
+        [str(SJOIN), "run", str(AD), "--trace", str(AD_TRACE), "--output", str(out), "--verbose"],
         stdout=subprocess.PIPE,
         stderr=follower,
         env={**os.environ, "COLUMNS": "200", "TERM": "xterm-256color"},
@@ -142,7 +143,11 @@ def test_a_terminal_on_stderr_gets_the_line_and_the_rows_go_to_their_file(
     clean = run(check_file(AD).plan, AD_TRACE)
     assert f"watermark {clean.batches[-1].watermark} · state 2 rows · 0:00 left" in shown
     assert "\x1b[2K" in shown  # erased when the run ends
-    last = re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", shown).replace("\r\n", "\n").split("\n")
-    assert "16 batches, 32 output rows" in [line for line in last if line.strip()][-1]
+    plain = re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", shown).replace("\r\n", "\n")
+    lines = [part for line in plain.split("\n") for part in line.split("\r") if part.strip()]
+    assert "16 batches, 32 output rows" in lines[-1]
+    assert "sjoin run: engine: reference (row at a time): " in "\n".join(lines)
+    notes = [line for line in lines if "sjoin run: " in line]
+    assert notes and all(line.startswith("sjoin run: ") for line in notes), notes
     assert proc.stdout is not None and proc.stdout.read() == b""
     assert out.read_text().splitlines() == clean.output_lines()
