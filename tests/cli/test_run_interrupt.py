@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -88,9 +89,11 @@ def test_ctrl_c_stops_after_a_batch_and_a_rerun_resumes(tmp_path: Path) -> None:
 
 
 def test_ctrl_c_without_a_checkpoint_says_a_rerun_starts_over(tmp_path: Path) -> None:
+    """Without --checkpoint the files are whole too, and the report holds the batches run."""
     trace = long_trace(tmp_path / "long.trace.jsonl", 3000)
-    out = tmp_path / "out.jsonl"
+    out, progress, report = tmp_path / "out.jsonl", tmp_path / "p.jsonl", tmp_path / "r.html"
     args = [str(SJOIN), "run", str(SPEC), "--trace", str(trace), "--output", str(out)]
+    args += ["--progress", str(progress), "--report", str(report)]
     process = subprocess.Popen(args, stderr=subprocess.PIPE, stdout=subprocess.PIPE)
     deadline = time.monotonic() + 60
     while not _lines(out) and time.monotonic() < deadline and process.poll() is None:
@@ -99,8 +102,13 @@ def test_ctrl_c_without_a_checkpoint_says_a_rerun_starts_over(tmp_path: Path) ->
     _, stderr = process.communicate(timeout=60)
     assert process.returncode == 130, stderr.decode()
     assert "a run without --checkpoint cannot resume" in stderr.decode()
+    assert f"report: {report}" in stderr.decode()
+    steps = [json.loads(line)["batch"] for line in _lines(progress)]
+    assert steps == list(range(len(steps))) and 0 < len(steps) < 4500
     batches = [json.loads(line)["batch"] for line in _lines(out)]
-    assert batches == sorted(batches) and batches
+    assert batches == sorted(batches) and batches and batches[-1] <= steps[-1]
+    page = report.read_text(encoding="utf-8")
+    assert re.search(rf"\b{len(steps)} \(\d+ with data", page), "the report's batches"
 
 
 def _parquet_files(directory: Path) -> dict[str, Any]:
