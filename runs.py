@@ -19,7 +19,7 @@ if TYPE_CHECKING:
     from .api import CheckResult
     from .compiler.planning.plan import Plan
     from .reports.run_page import Report
-    from .runtime import BatchOutput, Place, RunSummary
+    from .runtime import BatchOutput, Place, RunProgress, RunSummary
     from .runtime.io.trace import BadRowPolicy
 
 
@@ -154,15 +154,18 @@ class RunRequest:
         source: Any,
         *,
         stdout: IO[str],
-        on_batch: Callable[[BatchOutput, int], None],
+        on_batch: Callable[[BatchOutput, int], None] | None = None,
         show_rows: Callable[[BatchOutput], None] | None = None,
         note: Callable[[str], None] | None = None,
         page: Report | None = None,
         delta_at_start: Mapping[str, int | None] | None = None,
+        on_progress: Callable[[RunProgress], None] | None = None,
+        stop: Callable[[], bool] | None = None,
     ) -> RunSummary:
         """Run ``result``'s plan over ``source`` (the trace, or the Kafka replay's) and write
         what the options ask for; ``page`` gets each batch too, ``note`` the engine's notes
-        (with ``verbose``); ``delta_at_start`` is ``delta_start``'s.  ``UsageError`` and
+        (with ``verbose``); ``delta_at_start`` is ``delta_start``'s; ``on_progress`` and
+        ``stop`` as ``run_to_files`` takes them (the progress line, Ctrl-C).  ``UsageError`` and
         ``RunError`` as the runtime raises them."""
         from .runtime import EngineChoice, OutputFormat, Place, run_to_files
 
@@ -170,7 +173,8 @@ class RunRequest:
         assert plan is not None
 
         def each(batch: BatchOutput, total: int) -> None:
-            on_batch(batch, total)
+            if on_batch is not None:
+                on_batch(batch, total)
             if page is not None:
                 page.add(batch)
 
@@ -195,6 +199,8 @@ class RunRequest:
             late_rows=self.late_rows,
             delta_at_start=delta_at_start,
             tables=self.table_files,
+            on_progress=on_progress,
+            stop=stop,
         )
 
 

@@ -742,11 +742,6 @@ def verify(
     sys.exit(0 if report.agree else 1)
 
 
-@contextmanager
-def _no_bar() -> Iterator[Callable[[bool, int], None]]:
-    yield lambda data, total: None
-
-
 _KAFKA_ADDRESS = re.compile(r"[A-Za-z0-9.\-\[\]:]+:[0-9]{1,5}")
 
 
@@ -1174,8 +1169,13 @@ def run(color: str, **options: Any) -> None:
     the starting offsets to what they hold now, cut into micro-batches as Spark's Kafka
     source cuts a backlog, each record's value read as the job's from_json reads it.
 
+    On a terminal a progress line shows the trace batches done and to go, rows per second,
+    the watermark, the rows in state and the time left. Ctrl-C stops after the current
+    batch, every file consistent (with --checkpoint, run the same command again to resume);
+    a second Ctrl-C aborts at once.
+
     Exit status: 0 ran, 1 the spec or the trace has errors, 2 usage error (or a PySpark job
-    that could not be read).
+    that could not be read), 130 stopped by Ctrl-C.
     """
     from ..reports.run_page import ReportError
     from ..runs import RunRequest
@@ -1202,26 +1202,29 @@ def run(color: str, **options: Any) -> None:
             request.policy,
             request.verbose,
         ).trace
-    # tables on a terminal show the progress themselves; a bar on stderr would share their
-    # lines on the same screen
-    bar = printer.progress_bar("batches") if show_rows is None else _no_bar()
-    with bar as advance:
-        try:
+    from .progress import Interrupt
+
+    # the line is cleared (the context left) before an error is printed
+    try:
+        with Interrupt() as interrupt, _progress_line(request, color, stdout, interrupt) as line:
             summary = request.run(
                 result,
                 source,
                 stdout=stdout,
-                on_batch=lambda batch, total: advance(batch.data, total),
                 show_rows=show_rows,
-                note=lambda line: printer.note(f"sjoin run: {line}"),
+                note=lambda text: (line.note if line is not None else printer.note)(
+                    f"sjoin run: {text}"
+                ),
                 page=page,
                 delta_at_start=at_start,
+                on_progress=line.update if line is not None else None,
+                stop=interrupt,
             )
-        except UsageError as err:
-            raise click.UsageError(str(err)) from None
-        except RunError as err:
-            printer.note(f"sjoin run: {err}", "red")
-            sys.exit(1)
+    except UsageError as err:
+        raise click.UsageError(str(err)) from None
+    except RunError as err:
+        printer.note(f"sjoin run: {err}", "red")
+        sys.exit(1)
     printer.note(_run_summary(summary, request.late_rows))
     if request.report is not None and page is not None:
         from ..reports.run_page import write
@@ -1231,6 +1234,53 @@ def run(color: str, **options: Any) -> None:
         except ReportError as err:
             raise click.UsageError(str(err)) from None
         printer.note(f"report: {request.report}")
+    if summary.stopped:
+        printer.note(_stopped(summary, request.checkpoint), "red")
+        sys.exit(130)
+
+
+@contextmanager
+def _progress_line(
+    request: RunRequest, color: str, stdout: TextIO, interrupt: Any
+) -> Iterator[Any]:
+    """The progress line (``cli/progress.py``) when stderr is a terminal and the rows do not
+    go to one (tables and JSON lines on a terminal show the run's pace themselves, and a
+    line redrawn beside them would break theirs); else None: no line at all."""
+    if not sys.stderr.isatty() or (request.output is None and stdout.isatty()):
+        yield None
+        return
+    from rich.console import Console
+
+    from .progress import ProgressLine
+
+    colored = not os.environ.get("NO_COLOR") and color != "never"
+    console = Console(file=sys.stderr, force_terminal=True, no_color=not colored, highlight=False)
+    with ProgressLine(console, interrupt) as line:
+        yield line
+
+
+def _stopped(summary: Any, checkpoint: Path | None) -> str:
+    """What `sjoin run` says when Ctrl-C stopped it: how far it got and how to resume."""
+    if summary.last_batch is None:
+        where = "before its first batch; nothing was run"
+    else:
+        where = (
+            f"after batch {summary.last_batch} (trace batch {summary.trace_done:,} of "
+            f"{summary.trace_total:,}); every output holds the batches up to it"
+        )
+    if checkpoint is not None and summary.last_batch is None:
+        then = "run the same command again to run it"
+    elif checkpoint is not None:
+        then = (
+            f"the checkpoint in {checkpoint} holds it: run the same command again to resume "
+            "at the next batch"
+        )
+    else:
+        then = (
+            "a run without --checkpoint cannot resume: run with --checkpoint DIR to stop and "
+            "resume a long replay"
+        )
+    return f"sjoin run: interrupted: stopped {where}; {then}"
 
 
 def _table_rows(request: RunRequest, color: str, stdout: TextIO) -> Callable[[Any], None] | None:

@@ -11,8 +11,7 @@ from __future__ import annotations
 import json
 import os
 import sys
-from collections.abc import Callable, Iterable, Iterator
-from contextlib import contextmanager
+from collections.abc import Iterable
 from typing import Any, TextIO
 
 from ..compiler.diagnostics.diagnostics import Diagnostic
@@ -73,20 +72,3 @@ class Printer:
 
     def note(self, text: str, style: str = "") -> None:
         self.err.write([(text, style)])
-
-    @contextmanager
-    def progress_bar(self, what: str) -> Iterator[Callable[[bool, int], None]]:
-        """A progress bar over the data batches on a terminal (stderr); elsewhere a no-op.
-        Yields ``advance(is_data_batch, total_data_batches)``."""
-        if self.err.console is None:
-            yield lambda data, total: None
-            return
-        from rich.progress import Progress
-
-        with Progress(console=self.err.console, transient=True) as bar:
-            task = bar.add_task(what, total=None)
-
-            def advance(data: bool, total: int) -> None:
-                bar.update(task, total=total, advance=1 if data else 0)
-
-            yield advance

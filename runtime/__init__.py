@@ -8,7 +8,9 @@ included), the output rows, the watermark and the state metrics Spark would repo
 * ``iter_batches(plan, trace)`` yields one batch at a time and keeps none;
 * ``run_to_files(plan, trace, output=..., progress=...)`` streams the §7 JSON lines out as
   each batch completes (what ``sjoin run`` calls);
-* ``output_line`` / ``progress_line`` format single lines.
+* ``output_line`` / ``progress_line`` format single lines;
+* ``RunProgress``: what ``run_to_files(on_progress=...)`` is told after each batch (batches
+  done and to go, rows per second, watermark, state rows, time left; ``progress.py``).
 
 It reads only the plan (never the front end) and never imports pyspark.  This module only
 hands names on: the runner and the calls are in ``runner.py``, the sinks in ``sinks.py``, the
@@ -42,6 +44,7 @@ if TYPE_CHECKING:
     from .io.sinks import OUTPUT_FORMATS, OutputFormat
     from .io.trace import BadRow, TraceError
     from .operators import ENGINES, EngineName
+    from .progress import RunProgress
     from .runner import TraceInput, delta_options, iter_batches, run, run_to_files
 
 # each public name -> the module (of this folder) that defines it
@@ -68,6 +71,7 @@ _HOMES = {
         ["TraceInput", "delta_options", "iter_batches", "run", "run_to_files"], "runner"
     ),
     **dict.fromkeys(["OUTPUT_FORMATS", "OutputFormat"], "io.sinks"),
+    "RunProgress": "progress",
     **dict.fromkeys(["BadRow", "TraceError"], "io.trace"),
 }
 
@@ -83,6 +87,7 @@ __all__ = [
     "Place",
     "QueryError",
     "RunError",
+    "RunProgress",
     "RunResult",
     "RunSummary",
     "TraceError",

@@ -40,6 +40,7 @@ from .io.sinks import (
 )
 from .io.trace import (
     BadRowPolicy,
+    StreamedBatches,
     StreamSchema,
     Trace,
     bad_rows_policy,
@@ -50,6 +51,7 @@ from .io.trace import (
     table_schemas,
 )
 from .operators import ENGINES, EngineName, place
+from .progress import Meter, RunProgress
 from .query import BatchResult, Engine
 
 # a trace file (or a Parquet trace's folder), lines or record dicts, or a trace already read
@@ -151,6 +153,8 @@ def run_to_files(
     late_rows: str | os.PathLike[str] | None = None,
     delta_at_start: Mapping[str, int | None] | None = None,
     tables: Mapping[str, Path] | None = None,
+    on_progress: Callable[[RunProgress], None] | None = None,
+    stop: Callable[[], bool] | None = None,
 ) -> RunSummary:
     """``sjoin run``: stream output lines to ``output`` (default ``stdout``) and progress
     lines to ``progress`` as each batch completes.  Skipped bad rows are reported on
@@ -167,7 +171,11 @@ def run_to_files(
     writes may be one of them (``files.check_places``).  ``backlog`` as in ``run``.
     ``late_rows``: a file that gets one JSON line per row an operator dropped as late
     (``late.py``).  ``tables``: a static table's rows from a JSON-lines file, by table
-    (``--table NAME=PATH``; ``read_table_file``), held until the trace gives it rows.  Raises
+    (``--table NAME=PATH``; ``read_table_file``), held until the trace gives it rows.
+    ``on_progress`` gets the run's ``RunProgress`` after each batch (the CLI's progress
+    line); ``stop()`` is asked before each batch: True ends the run there, every file closed
+    and consistent, the checkpoint's last commit that batch's (``RunSummary.stopped``; the
+    CLI's Ctrl-C).  Raises
     ``RunError`` (``UsageError`` for a wrong relation or option) with a message fit for the
     user."""
     out_stream = stdout if stdout is not None else sys.stdout
@@ -215,6 +223,7 @@ def run_to_files(
         tables=tables,
     )
     count = rows = late = 0
+    last: int | None = None
     with contextlib.closing(runner):
         if notes is not None:
             for line in [*runner.engine_notes(), *runner.trace.notes]:
@@ -223,13 +232,23 @@ def run_to_files(
             print(f"{bad.located(runner.trace.source)} (skipped)", file=err_stream)
         total = len(runner.trace.batches)
         with collector_paused():
-            for out in runner.run():
+            for out in runner.run(stop, on_progress):
                 count += 1
                 rows += out.row_count
                 late += late_count(out)
+                last = out.batch
                 if on_batch is not None:
                     on_batch(out, total)
-    return RunSummary(count, rows, len(runner.trace.bad_rows), late)
+    return RunSummary(
+        count,
+        rows,
+        len(runner.trace.bad_rows),
+        late,
+        stopped=runner.stopped,
+        last_batch=last,
+        trace_done=runner.trace_done,
+        trace_total=total,
+    )
 
 
 def table_files(plan: Plan, tables: Mapping[str, Path]) -> dict[str, StreamSchema]:
@@ -409,6 +428,7 @@ class Runner:
             self._late_records(multiple) if late_rows else None,
         )
         self.step = 0
+        self.stopped = False  # ``run`` ended at a ``stop()`` before the trace's end
 
     def _delta_start(
         self, asked: Mapping[str, int | None] | None, checkpoint: object
@@ -486,9 +506,17 @@ class Runner:
         ]
         return lines
 
-    def run(self) -> Iterator[BatchOutput]:
+    def run(
+        self,
+        stop: Callable[[], bool] | None = None,
+        observe: Callable[[RunProgress], None] | None = None,
+    ) -> Iterator[BatchOutput]:
+        """Every executed batch, each yielded once the sinks have it (and the checkpoint,
+        before them).  ``stop()`` is asked before each batch the engine runs: when it says
+        True the run ends there, consistent (``stopped`` is then True; a checkpoint resumes
+        at the next batch).  ``observe`` gets the run's ``RunProgress`` after each batch."""
         try:
-            yield from self._run()
+            yield from self._run(stop, observe)
         finally:
             self.close()
 
@@ -506,7 +534,11 @@ class Runner:
         if failure is not None:
             raise failure
 
-    def _run(self) -> Iterator[BatchOutput]:
+    def _run(
+        self,
+        stop: Callable[[], bool] | None = None,
+        observe: Callable[[RunProgress], None] | None = None,
+    ) -> Iterator[BatchOutput]:
         pending: BatchOutput | None = None
         offsets: dict[str, Any] = {}
         redeliver = False
@@ -530,7 +562,16 @@ class Runner:
             if redeliver:
                 self._delivered(self.step - 1)
                 yield pending
-        for result in self.engine.batches(self.trace):
+        meter = Meter(len(self.trace.batches))
+        meter.start(self.trace_done)
+        results = self.engine.batches(self.trace)
+        while True:
+            if stop is not None and stop():
+                self.stopped = True
+                return
+            result = next(results, None)
+            if result is None:
+                return
             out = self.emitter.output(result)
             if self.recovery is not None:
                 self.recovery.commit(out, self.step)
@@ -540,7 +581,24 @@ class Runner:
             self._delivered(self.step)
             pause_for_test("emitted", self.step)
             self.step += 1
+            if observe is not None:
+                observe(meter.measure(out, self.trace_done, self._rows_of))
             yield out
+
+    @property
+    def trace_done(self) -> int:
+        """The trace batches begun: those whose data batch has run (for the first query)."""
+        cursor = self.engine.cursor
+        begun = cursor.trace_index + (1 if cursor.query_index or cursor.data_done else 0)
+        return min(begun, len(self.trace.batches))
+
+    def _rows_of(self, index: int) -> int:
+        """Trace batch ``index``'s rows; 0 for a streamed batch no longer held, which no query
+        ran (the engine holds the batches it runs), so it is not read again to count it."""
+        batches = self.trace.batches
+        if isinstance(batches, StreamedBatches) and index not in batches.held:
+            return 0
+        return sum(len(rows) for rows in batches[index].rows.values())
 
     def _delivered(self, step: int) -> None:
         if self.recovery is not None:

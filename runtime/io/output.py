@@ -187,6 +187,10 @@ class RunSummary:
     rows: int
     bad_rows: int
     late_rows: int = 0  # dropped by the watermark (the batches' numRowsDroppedByWatermark)
+    stopped: bool = False  # ended by ``stop()`` (Ctrl-C) before the trace's end
+    last_batch: int | None = None  # the last executed batch's id (None: none ran)
+    trace_done: int = 0  # trace batches begun, a checkpoint's included
+    trace_total: int = 0  # trace batches in the trace
 
 
 _NO_TRACE_BATCH: Any = object()
