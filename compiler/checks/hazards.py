@@ -514,13 +514,14 @@ def _modes_of_no_query(plan: Plan, roots: list[str]) -> list[Diagnostic]:
     `--relation NAME`, the aggregate run as its own query, runs it so)."""
     out: list[Diagnostic] = []
     for agg in plan.aggregates:
-        if agg.mode == "append" or agg.name in roots:
+        written = agg.analysis.written_mode
+        if written == "append" or agg.name in roots:
             continue
         queries = [
             r
             for r in roots
             if agg.name in {n.name for n in plan.upstream(r)}
-            and plan.query_modes.get(r, "append") != agg.mode
+            and plan.query_modes.get(r, "append") != written
         ]
         if not queries:
             continue
@@ -528,14 +529,14 @@ def _modes_of_no_query(plan: Plan, roots: list[str]) -> list[Diagnostic]:
         out.append(
             Diagnostic(
                 "W016",
-                f"aggregate `{agg.name}` has OUTPUT MODE {agg.mode}, but it runs only in the "
+                f"aggregate `{agg.name}` has OUTPUT MODE {written}, but it runs only in the "
                 f"quer{'y' if len(queries) == 1 else 'ies'} of {modes}: a query has one "
                 "output mode, its sink's, so "
-                f"`{agg.name}` runs in that one there; {agg.mode.title()} holds only when it "
+                f"`{agg.name}` runs in that one there; {written.title()} holds only when it "
                 "runs as its own query",
                 agg.analysis.mode_span or agg.analysis.name_span,
                 "not this query's mode",
-                f"drop `OUTPUT MODE {agg.mode}`, or give `{agg.name}` a sink of its own",
+                f"drop `OUTPUT MODE {written}`, or give `{agg.name}` a sink of its own",
             )
         )
     return out

@@ -108,14 +108,15 @@ def pipeline_refusals(plan: Plan) -> list[Diagnostic]:
                 )
             )
     for agg in plan.aggregates:
-        if agg.mode != "append":  # an SDP flow appends
+        written = agg.analysis.written_mode
+        if written != "append":  # an SDP flow appends
             out.append(
                 Diagnostic(
                     "E032",
-                    f"aggregate `{agg.name}` uses OUTPUT MODE {agg.mode}: a pipeline's streaming "
+                    f"aggregate `{agg.name}` uses OUTPUT MODE {written}: a pipeline's streaming "
                     "tables and sinks are appended to, so only OUTPUT MODE append runs in one",
                     agg.analysis.mode_span or agg.analysis.name_span,
-                    f"{agg.mode} output mode",
+                    f"{written} output mode",
                     "use OUTPUT MODE append (with a watermark on a grouping key), or "
                     "`--target pyspark`",
                 )

@@ -71,7 +71,7 @@ def analyse_join(
 
 
 def analyse_aggregate(a: Aggregate) -> AggregateAnalysis:
-    return AggregateAnalysis(a.name_span, a.mode_span, _names(a.input))
+    return AggregateAnalysis(a.name_span, a.mode_span, _names(a.input), a.mode)
 
 
 def typed_cleanly(node: exp.Expression) -> bool:

@@ -328,3 +328,6 @@ class AggregateAnalysis:
     name_span: Span
     mode_span: Span | None
     input_event_time: tuple[str, ...]  # the input's watermarked columns, for hints
+    # its OUTPUT MODE clause (append without one); the node's ``mode`` is the mode it runs
+    # in, its query's when it is below the query's root
+    written_mode: OutputMode = "append"
