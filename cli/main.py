@@ -661,6 +661,12 @@ def fmt_(spec: Path, to: str, output: Path | None, entry: str | None, color: str
     "Maven into ~/.cache/sjoin/jvm.",
 )
 @click.option("--verbose", is_flag=True, help="Show Spark's own log (quiet by default).")
+@click.option(
+    "--generated",
+    is_flag=True,
+    help="For a PySpark job: run the job sjoin generates from its plan, not the job as "
+    "written (which is what --spark, --python and --kafka run).",
+)
 @ENTRY
 @FORMAT
 @COLOR
@@ -673,6 +679,7 @@ def verify(
     python: Path | None,
     kafka: str | None,
     verbose: bool,
+    generated: bool,
     entry: str | None,
     fmt: str,
     color: str,
@@ -690,12 +697,19 @@ def verify(
     the child process and this process produces each trace batch while the child holds the
     queries' progress locks, so it is still one micro-batch per trace batch.
 
+    A PySpark job (job.py) runs as written on the installed pyspark: its own code builds each
+    query, on a local session whose streaming reads are fed the trace and whose query starts
+    start nothing (docs/pyspark.md). --generated runs the job sjoin generates from its plan
+    instead, as --spark, --python and --kafka do.
+
     Exit status: 0 they agree, 1 they differ, the spec or the trace has errors, the spec does
     not plan for that Spark, or Spark (pyspark and Java 17+), Spark's Kafka connector,
     confluent-kafka or the broker is not available (the command that fetches what is
     missing is shown); 2 usage error, or the environment for --spark cannot be made here
     (the command that makes it is shown).
     """
+    from ..compiler.vocabulary.source import is_pyspark_job
+    from ..jvm.job_as_written import JobNotFed
     from ..jvm.verify import SparkUnavailable, verify_spec
     from ..runtime import RunError, UsageError
 
@@ -713,9 +727,21 @@ def verify(
     if kafka is not None:
         _kafka_sources_only(printer, result.plan, relation)
     interpreter = _verify_python(printer, spark_version, python)
+    job = is_pyspark_job(spec)
+    as_written = job and not generated and kafka is None and interpreter is None
+    if job and not as_written:
+        printer.note(
+            f"note: Spark runs the job sjoin generates from {spec.name}'s plan, not {spec.name} "
+            "as written" + ("" if generated else " (that runs only on the installed pyspark)"),
+            "yellow",
+        )
     try:
         with contextlib.ExitStack() as stack:
             spark, make_runner = _verify_spark(printer, stack, kafka, verbose, interpreter)
+            if as_written:
+                from ..jvm.job_as_written import JobAsWritten
+
+                make_runner = JobAsWritten.maker(None, spec, entry)
             on_progress = stack.enter_context(_verify_progress(printer))
             report = verify_spec(
                 result,
@@ -733,6 +759,13 @@ def verify(
         sys.exit(1)
     except SparkUnavailable as err:
         printer.note(f"Spark is needed for verify: {err}", "red")
+        sys.exit(1)
+    except JobNotFed as err:
+        printer.note(
+            f"sjoin verify: {spec.name} cannot run as written on the trace: {err}; "
+            "--generated runs the job sjoin generates from its plan",
+            "red",
+        )
         sys.exit(1)
     if fmt == "json":
         printer.json(report.to_dict())

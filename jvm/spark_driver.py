@@ -234,6 +234,10 @@ class StreamDriver:
         self._rows: dict[int, list[RowDict]] = {}
         self._progress: dict[int, dict[str, Any]] = {}
 
+    def memory_stream(self, name: str) -> Any:
+        """The JVM MemoryStream of input ``name`` (its rows as JSON strings, unparsed)."""
+        return self._streams[name]
+
     @property
     def query(self) -> StreamingQuery:
         """The running query (for explain/plan inspection)."""

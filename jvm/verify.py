@@ -54,6 +54,7 @@ from ..runtime.io.trace import (
     table_schemas,
 )
 from ..runtime.query import query_roots
+from .job_as_written import JobNotFed
 from .spark_driver import SparkUnavailable, StaticTables
 
 __all__ = [
@@ -734,7 +735,7 @@ def _compare_query(
     try:
         result = runner(root, report.output_mode, list(streams), feeds, confs, tick)
     except Exception as err:  # analysis or execution failure: Spark refused the job
-        if isinstance(err, (SparkUnavailable, KeyboardInterrupt)):
+        if isinstance(err, (SparkUnavailable, KeyboardInterrupt, JobNotFed)):
             raise
         message = " ".join(str(err).split())[:600]
         report.runtime_batches = len(runtime.batches)

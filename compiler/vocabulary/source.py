@@ -12,6 +12,7 @@ would corrupt a terminal or reorder the line by one visible stand-in each.
 
 from __future__ import annotations
 
+import ast
 import bisect
 import re
 import unicodedata
@@ -41,6 +42,36 @@ def is_pipeline(path: str | Path) -> bool:
 def is_pyspark_job(path: str | Path) -> bool:
     """Whether ``path`` is read as a PySpark job (a .py file: docs/pyspark.md)."""
     return Path(path).suffix.lower() == ".py"
+
+
+def entry_defined(path: str, name: str, one_argument: bool = False) -> bool:
+    """Whether the job's module defines a function ``name`` at its top level (read with
+    ``ast``, before it runs: a job with an entry point is not run as ``__main__``); with
+    ``one_argument``, only a function that can be called with the session alone counts
+    (``sjoin compile``'s ``build(spark, inputs)`` is no entry point: that job runs as a
+    script, its ``main()``)."""
+    try:
+        with open(path, encoding="utf-8") as f:
+            tree = ast.parse(f.read())
+    except (OSError, SyntaxError, ValueError, UnicodeDecodeError):
+        return False
+    return any(
+        isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef)
+        and node.name == name
+        and (not one_argument or _takes_one_argument(node.args))
+        for node in tree.body
+    )
+
+
+def _takes_one_argument(args: ast.arguments) -> bool:
+    """A signature ``f(spark)`` can be called with: one positional parameter or more (or
+    ``*args``), all but the first with a default, and no keyword-only one without."""
+    positional = [*args.posonlyargs, *args.args]
+    if not positional and args.vararg is None:
+        return False
+    required = len(positional) - len(args.defaults)
+    kw_required = [d for d in args.kw_defaults if d is None]
+    return required <= 1 and not kw_required
 
 
 # Characters a spec may never hold outside the places that allow them (see

@@ -176,6 +176,14 @@ def test_verify_a_job_on_spark(spark: Any, guide_trace: Path) -> None:
     found = invoke("verify", JOB, "--trace", guide_trace, "--format", "json")
     assert found.exit_code == 0, found.output
     assert json.loads(found.stdout)["agree"] is True
+    assert "generates" not in found.stderr  # the job as written ran
+
+
+@pytest.mark.spark
+def test_verify_generated_runs_the_jobs_plan_and_says_so(spark: Any, guide_trace: Path) -> None:
+    found = invoke("verify", JOB, "--trace", guide_trace, "--generated")
+    assert found.exit_code == 0, found.output
+    assert f"Spark runs the job sjoin generates from {JOB.name}'s plan" in found.stderr
 
 
 # --entry on every command that reads a spec -------------------------------------------------

@@ -15,7 +15,6 @@ ends with ``os._exit`` once the JSON is written, so no atexit hook of the job's 
 
 from __future__ import annotations
 
-import ast
 import json
 import os
 import runpy
@@ -23,24 +22,7 @@ import sys
 import traceback
 from typing import Any, TextIO
 
-
-def _entry_defined(path: str, name: str, one_argument: bool = False) -> bool:
-    """Whether the job's module defines a function ``name`` at its top level (read with
-    ``ast``, before it runs: a job with an entry point is not run as ``__main__``); with
-    ``one_argument``, only a function that can be called with the session alone counts
-    (``sjoin compile``'s ``build(spark, inputs)`` is no entry point: that job runs as a
-    script, its ``main()``)."""
-    try:
-        with open(path, encoding="utf-8") as f:
-            tree = ast.parse(f.read())
-    except (OSError, SyntaxError, ValueError, UnicodeDecodeError):
-        return False
-    return any(
-        isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef)
-        and node.name == name
-        and (not one_argument or _takes_one_argument(node.args))
-        for node in tree.body
-    )
+from ...vocabulary.source import entry_defined
 
 
 def _cannot_read() -> str | None:
@@ -59,17 +41,6 @@ def _cannot_read() -> str | None:
     return None
 
 
-def _takes_one_argument(args: ast.arguments) -> bool:
-    """A signature ``f(spark)`` can be called with: one positional parameter or more (or
-    ``*args``), all but the first with a default, and no keyword-only one without."""
-    positional = [*args.posonlyargs, *args.args]
-    if not positional and args.vararg is None:
-        return False
-    required = len(positional) - len(args.defaults)
-    kw_required = [d for d in args.kw_defaults if d is None]
-    return required <= 1 and not kw_required
-
-
 def capture(path: str, entry: str | None) -> dict[str, Any]:
     """Run the job at ``path`` offline; what it built, as JSON data (``{"missing": why}``
     when pyspark with its Connect client cannot be imported here: the job is not run)."""
@@ -84,7 +55,7 @@ def capture(path: str, entry: str | None) -> dict[str, Any]:
     sites.install()
     path = os.path.abspath(path)
     named = entry if entry is not None else "build"
-    called = _entry_defined(path, named, one_argument=entry is None)
+    called = entry_defined(path, named, one_argument=entry is None)
     error: dict[str, Any] | None = None
     if entry is not None and not called:
         error = {
