@@ -356,6 +356,7 @@ class Runner:
                         delta_options(plan),
                         at_start=self._delta_start(delta_at_start, checkpoint),
                         digests=checkpoint is not None,
+                        stream=True,
                     )
             if delta_at_start:
                 raise UsageError(
@@ -531,6 +532,12 @@ class Runner:
                 failure = failure or err
         if self.checkpoint is not None:
             self.checkpoint.close()
+        batches = getattr(getattr(self, "trace", None), "batches", None)
+        if isinstance(batches, StreamedBatches):  # a replayed topic's consumers
+            try:
+                batches.close()
+            except Exception as err:
+                failure = failure or err
         if failure is not None:
             raise failure
 
