@@ -22,7 +22,13 @@ from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from ..compiler.describe.capacity import (
+    DEFAULT_STRING_BYTES,
+    ENTRY_OVERHEAD_BYTES,
+    unsafe_row_bytes,
+)
 from ..compiler.planning.plan import DedupNode, JoinNode, OperatorNode, Plan
+from ..compiler.vocabulary.types import BIGINT, BOOLEAN
 from .progress import RunProgress
 
 FRACTION = 0.5  # of the memory the run may use: past it, a warning
@@ -53,6 +59,22 @@ def row_bytes(plan: Plan) -> int:
     """The estimated bytes of one state row: the widest stateful operator's row."""
     widths = [len(plan.columns_of(n.name)) for n in _operators(plan)]
     return ROW_BYTES + VALUE_BYTES * max(widths, default=1)
+
+
+def spark_row_bytes(plan: Plan) -> int | None:
+    """The bytes a stored join row takes in Spark's HDFS-backed state store, as ``sjoin plan
+    --rates`` models it (``compiler/describe/capacity.py``: the ``keyWithIndexToValue`` entry's
+    key and value UnsafeRows and the store's per-entry overhead, strings of the model's
+    default length), for the widest join side; None without a join."""
+    sizes = [
+        unsafe_row_bytes([*node.key_types, BIGINT], DEFAULT_STRING_BYTES)
+        + unsafe_row_bytes([*(c.type for c in side.state_columns), BOOLEAN], DEFAULT_STRING_BYTES)
+        + ENTRY_OVERHEAD_BYTES
+        for node in _operators(plan)
+        if isinstance(node, JoinNode)
+        for side in (node.left, node.right)
+    ]
+    return round(max(sizes)) if sizes else None
 
 
 def unbounded(plan: Plan) -> list[str]:
@@ -99,6 +121,7 @@ class StateWatch:
     _history: deque[tuple[int, int]] = field(default_factory=lambda: deque(maxlen=WINDOW + 1))
     _growing: int = 0
     _never: list[str] = field(default_factory=list)
+    spark_row: int | None = None  # ``spark_row_bytes(plan)``
 
     def __post_init__(self) -> None:
         if self.memory is None:
@@ -106,6 +129,7 @@ class StateWatch:
         if not self.per_row:
             self.per_row = row_bytes(self.plan)
         self._never = unbounded(self.plan)
+        self.spark_row = spark_row_bytes(self.plan)
 
     def observe(self, progress: RunProgress) -> str | None:
         if self.warned is not None:
@@ -147,7 +171,16 @@ class StateWatch:
         return (
             f"warning: the state ({p.state_rows:,} rows, ~{human_bytes(now)} at ~{self.per_row} "
             f"bytes a row) is heading past {self.fraction:.0%} of the memory this run may use "
-            f"({human_bytes(self.memory)}): {where}. {ADVICE}"
+            f"({human_bytes(self.memory)}): {where}{self._spark(p.state_rows)}. {ADVICE}"
+        )
+
+    def _spark(self, rows: int) -> str:
+        """What the same rows take in Spark's state store, by ``sjoin plan --rates``' model."""
+        if self.spark_row is None:
+            return ""
+        return (
+            f" (in a Spark job's state store: ~{human_bytes(rows * self.spark_row)}, "
+            f"~{self.spark_row} bytes a join row by sjoin plan --rates' model)"
         )
 
     def _never_evicted(self, p: RunProgress) -> str | None:
@@ -157,8 +190,8 @@ class StateWatch:
         return (
             f"warning: the state of {names} is never evicted (W001) and has grown in each of "
             f"the last {self._growing} trace batches (now {p.state_rows:,} rows, "
-            f"~{human_bytes(p.state_rows * self.per_row)}): a job that runs on grows it until "
-            f"memory runs out. {ADVICE}"
+            f"~{human_bytes(p.state_rows * self.per_row)}{self._spark(p.state_rows)}): a job "
+            f"that runs on grows it until memory runs out. {ADVICE}"
         )
 
 

@@ -298,11 +298,11 @@ class StreamedBatches(Sequence[TraceBatch]):
 
     def close(self) -> None:
         """Drop the batches held and release what the reader keeps open (a replayed
-        topic's Kafka consumers); the run calls it when it ends."""
+        topic's Kafka consumers); the run calls it when it ends.  The batches may still be
+        read after it (and closed again)."""
         self._held.clear()
         if self._close is not None:
-            close, self._close = self._close, None
-            close()
+            self._close()
 
 
 def batch_facts(batches: Sequence[TraceBatch], index: int) -> tuple[int, int, bytes | None]:

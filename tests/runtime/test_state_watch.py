@@ -17,9 +17,17 @@ from rich.console import Console
 from sjoin.api import check_text
 from sjoin.cli.main import main
 from sjoin.cli.progress import ProgressLine
+from sjoin.compiler.describe.capacity import ENTRY_OVERHEAD_BYTES
 from sjoin.runtime import RunProgress, run_to_files
 from sjoin.runtime import memory as memory_module
-from sjoin.runtime.memory import ADVICE, GROWING, StateWatch, row_bytes, unbounded
+from sjoin.runtime.memory import (
+    ADVICE,
+    GROWING,
+    StateWatch,
+    row_bytes,
+    spark_row_bytes,
+    unbounded,
+)
 
 BOUNDED = """spark 4.3
 stream l (k BIGINT, t TIMESTAMP, v STRING) watermark t delay 1 hour
@@ -86,6 +94,9 @@ def test_the_plan_says_which_state_is_never_evicted_and_how_wide_a_row_is() -> N
     assert unbounded(_plan(BOUNDED)) == []
     assert unbounded(_plan(NEVER)) == ["j"]
     assert row_bytes(_plan(BOUNDED)) == memory_module.ROW_BYTES + 6 * memory_module.VALUE_BYTES
+    # what sjoin plan --rates' model says a stored join row takes in Spark's state store
+    spark = spark_row_bytes(_plan(BOUNDED))
+    assert spark is not None and spark > ENTRY_OVERHEAD_BYTES
 
 
 @pytest.mark.parametrize("engine", ["reference", "columnar"])
@@ -103,6 +114,8 @@ def test_a_state_heading_past_memory_warns_once_before_it_gets_there(
     assert text.startswith("warning: the state (")
     assert f"heading past 50% of the memory this run may use ({memory / 1024:,.1f} KB)" in text
     assert "more trace batches" in text and text.endswith(ADVICE)
+    spark = spark_row_bytes(plan)
+    assert "in a Spark job's state store: ~" in text and f"~{spark} bytes a join row" in text
     rows = int(text.split("(")[1].split(" rows")[0].replace(",", ""))
     assert rows * per_row < memory / 2  # said before the state got there
 
