@@ -201,6 +201,7 @@ class RunRequest:
             tables=self.table_files,
             on_progress=on_progress,
             stop=stop,
+            warn=note,
         )
 
 

@@ -1575,10 +1575,14 @@ def capture(
     trace = replay.trace
     for bad in trace.bad_rows:
         printer.note(f"{bad.located(trace.source)} (skipped)")
-    try:
+    try:  # the batches read from the brokers one at a time, as they are written
         lines = write_trace(result.plan, trace, output)
     except RunError as err:
         raise click.UsageError(str(err)) from None
+    finally:
+        close = getattr(trace.batches, "close", None)
+        if close is not None:
+            close()
     skipped = f", {count(len(trace.bad_rows), 'bad row')} skipped" if trace.bad_rows else ""
     printer.note(
         f"{output}: {count(lines, 'row')} in {count(len(trace.batches), 'batch')} from "

@@ -50,6 +50,7 @@ from .io.trace import (
     schemas_of,
     table_schemas,
 )
+from .memory import watch_state
 from .operators import ENGINES, EngineName, place
 from .progress import Meter, RunProgress
 from .query import BatchResult, Engine
@@ -155,6 +156,8 @@ def run_to_files(
     tables: Mapping[str, Path] | None = None,
     on_progress: Callable[[RunProgress], None] | None = None,
     stop: Callable[[], bool] | None = None,
+    warn: Callable[[str], None] | None = None,
+    memory: int | None = None,
 ) -> RunSummary:
     """``sjoin run``: stream output lines to ``output`` (default ``stdout``) and progress
     lines to ``progress`` as each batch completes.  Skipped bad rows are reported on
@@ -175,7 +178,9 @@ def run_to_files(
     ``on_progress`` gets the run's ``RunProgress`` after each batch (the CLI's progress
     line); ``stop()`` is asked before each batch: True ends the run there, every file closed
     and consistent, the checkpoint's last commit that batch's (``RunSummary.stopped``; the
-    CLI's Ctrl-C).  Raises
+    CLI's Ctrl-C).  ``warn`` gets the run's one warning that its state is heading past
+    memory (``memory.StateWatch``; default: a line on ``stderr``), ``memory`` the bytes the run
+    may use (default: the machine's available memory).  Raises
     ``RunError`` (``UsageError`` for a wrong relation or option) with a message fit for the
     user."""
     out_stream = stdout if stdout is not None else sys.stdout
@@ -231,8 +236,17 @@ def run_to_files(
         for bad in runner.trace.bad_rows:
             print(f"{bad.located(runner.trace.source)} (skipped)", file=err_stream)
         total = len(runner.trace.batches)
+        watched = watch_state(
+            plan, warn or (lambda text: print(f"sjoin run: {text}", file=err_stream)), memory
+        )
+
+        def observe(progress: RunProgress) -> None:
+            watched(progress)
+            if on_progress is not None:
+                on_progress(progress)
+
         with collector_paused():
-            for out in runner.run(stop, on_progress):
+            for out in runner.run(stop, observe):
                 count += 1
                 rows += out.row_count
                 late += late_count(out)
@@ -356,6 +370,7 @@ class Runner:
                         delta_options(plan),
                         at_start=self._delta_start(delta_at_start, checkpoint),
                         digests=checkpoint is not None,
+                        stream=True,
                     )
             if delta_at_start:
                 raise UsageError(
@@ -531,6 +546,12 @@ class Runner:
                 failure = failure or err
         if self.checkpoint is not None:
             self.checkpoint.close()
+        batches = getattr(getattr(self, "trace", None), "batches", None)
+        if isinstance(batches, StreamedBatches):  # a replayed topic's consumers
+            try:
+                batches.close()
+            except Exception as err:
+                failure = failure or err
         if failure is not None:
             raise failure
 

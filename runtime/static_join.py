@@ -20,7 +20,7 @@ from .engine.batches import Batch, Rows
 from .engine.eval import Layout, compile_expr
 from .engine.watermark import WatermarkNode
 from .errors import UsageError
-from .io.trace import Trace
+from .io.trace import Trace, batch_facts, batch_tables
 
 Row = tuple[Any, ...]
 
@@ -133,7 +133,14 @@ class TableVersions:
         for table in plan.tables:
             if table.name in self.versioned:
                 continue
-            batches = [b.value for b in trace.batches if table.name in b.rows]
+            # which batches give it rows, from the check pass's spans for a streamed trace
+            # (not read again here); then the one batch that holds them
+            found = [
+                i
+                for i in range(len(trace.batches))
+                if batch_tables(trace.batches, i, (table.name,))
+            ]
+            batches = [batch_facts(trace.batches, i)[0] for i in found]
             if len(batches) > 1:
                 raise UsageError(
                     f"table `{table.name}` is read from {table.source.format} files, which "
@@ -150,8 +157,7 @@ class TableVersions:
                     "give its rows once"
                 )
             if batches:
-                held = next(b for b in trace.batches if table.name in b.rows)
-                self.given[table.name] = held.rows[table.name]
+                self.given[table.name] = trace.batches[found[0]].rows[table.name]
         self._index = -1
         self._current: dict[str, Batch] = dict(self.given)
 

@@ -76,7 +76,7 @@ from ..io.files import (
     folder_name,
     open_regular,
 )
-from ..io.trace import StreamSchema, Trace, TraceBatch
+from ..io.trace import Span, StreamedBatches, StreamSchema, Trace, TraceBatch
 from .frames import dtype_of
 from .parquet_out import output_frame, unsupported_column
 from .trace import _parquet_column
@@ -933,6 +933,7 @@ def read_delta_trace(
     *,
     at_start: DeltaStart | None = None,
     digests: bool = False,
+    stream: bool = False,
 ) -> Trace:
     """A Delta trace: ``<stream>/`` a Delta table under ``directory`` per stream (the folder
     named as ``--output-format delta`` names it), replayed as the module's docstring says.
@@ -940,7 +941,9 @@ def read_delta_trace(
     startingVersion); ``at_start``: each table's version when the job starts (``"*"``: every
     table's; None or missing: its latest). With ``digests`` each batch gets a SHA-256 of the
     files it reads (checkpoints compare it). ``Trace.notes`` says how versions map to
-    micro-batches (``--verbose``)."""
+    micro-batches (``--verbose``).  ``stream``: every data file is checked in a pass that
+    drops each micro-batch's rows once read, and ``StreamedBatches`` read each micro-batch's
+    files again as the run reaches it (memory holds a batch or two, not the tables)."""
     starts = dict(at_start or {})
     unknown = sorted(set(starts) - set(schemas) - {"*"})
     if unknown:
@@ -955,8 +958,8 @@ def read_delta_trace(
     for entry in entries:
         if not entry.is_dir() or entry.name.startswith((".", "_")):
             continue
-        stream = by_folder.get(entry.name)
-        if stream is None:
+        named = by_folder.get(entry.name)
+        if named is None:
             raise UsageError(
                 f"{entry}: `{entry.name}` is not a stream of the spec "
                 f"(streams: {', '.join(sorted(schemas)) or 'none'})"
@@ -966,12 +969,12 @@ def read_delta_trace(
                 f"{entry}: not a Delta table (no _delta_log folder); a Delta trace has one "
                 "Delta table per stream"
             )
-        limits = replay_limits(stream, (options or {}).get(stream, {}))
+        limits = replay_limits(named, (options or {}).get(named, {}))
         table = _read_log(entry)
-        table.stream = stream
-        start = starts.get(stream, starts.get("*"))
-        readings[stream] = _reading(table, schemas[stream], limits, start)
-        notes.append(_describe(readings[stream], entry, stream in starts or "*" in starts))
+        table.stream = named
+        start = starts.get(named, starts.get("*"))
+        readings[named] = _reading(table, schemas[named], limits, start)
+        notes.append(_describe(readings[named], entry, named in starts or "*" in starts))
     if not readings:
         raise UsageError(f"{directory}: no <stream>/ Delta tables")
     # the rounds: the first read of every table that has one, then each later version
@@ -983,6 +986,7 @@ def read_delta_trace(
         present = {s: r.later[version] for s, r in readings.items() if version in r.later}
         rounds.append((version, f"version {version}", present))
     batches: list[TraceBatch] = []
+    spans: list[Span] = []
     for value, name, parts_of in rounds:
         parts = max(len(p) for p in parts_of.values())
         streams = ", ".join(
@@ -1003,8 +1007,21 @@ def read_delta_trace(
                         hashed.update(f"{f.path}\x00{f.size}\x00".encode())
                 digest = hashed.digest()
             rows = {s: _rows(files, schemas[s]) for s, files in chunk.items()}
+            if stream:  # checked, and dropped
+                del rows
+                spans.append(Span(value, 0, digest=digest, key=(chunk, j > 0)))
+                continue
             batches.append(TraceBatch(value, rows, 0, digest, queued=j > 0))
     started = {s: r.start for s, r in readings.items()}
+    if stream:
+
+        def load(span: Span) -> TraceBatch:
+            chunk, queued = span.key
+            rows = {s: _rows(files, schemas[s]) for s, files in chunk.items()}
+            return TraceBatch(span.value, rows, 0, span.digest, queued=queued)
+
+        streamed = StreamedBatches(spans, load)
+        return Trace(str(directory), streamed, [], notes=notes, delta_start=started)
     return Trace(str(directory), batches, [], notes=notes, delta_start=started)
 
 

@@ -406,7 +406,8 @@ def read_parquet_trace(
             for s, p in sorted(files[number].items()):
                 _parquet_frame(p, schemas[s])  # checked, and dropped
             digest = _files_digest(files[number]) if digests else None
-            spans.append(Span(number, 0, digest=digest, key=files[number]))
+            tables = frozenset(t for t in files[number] if schemas[t].table)
+            spans.append(Span(number, 0, digest=digest, key=files[number], tables=tables))
 
         def load(span: Span) -> TraceBatch:
             rows = {s: _parquet_frame(p, schemas[s]) for s, p in sorted(span.key.items())}

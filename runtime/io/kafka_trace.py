@@ -28,7 +28,7 @@ import os
 import re
 import time
 import uuid
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, NamedTuple
@@ -53,7 +53,17 @@ from .kafka_offsets import (
     resolve_starting,
 )
 from .kafka_values import Payload, RecordFault, record_reader, session_zone
-from .trace import BadRow, BadRowPolicy, Trace, TraceBatch, TraceError, schemas_of, write_bad_rows
+from .trace import (
+    BadRow,
+    BadRowPolicy,
+    Span,
+    StreamedBatches,
+    Trace,
+    TraceBatch,
+    TraceError,
+    schemas_of,
+    write_bad_rows,
+)
 
 __all__ = ["KAFKA_SCHEME", "Replay", "StreamSource", "is_kafka_url", "read_kafka", "write_trace"]
 
@@ -200,21 +210,13 @@ def read_kafka(
         groups.setdefault(source.servers, []).append(source)
     shown = url if servers is not None or len(groups) != 1 else KAFKA_SCHEME + next(iter(groups))
     cuts: dict[str, list[Cut]] = {}
-    records: dict[tuple[str, Partition], list[Record]] = {}
     read_topics: set[str] = set()
     for group_servers, group in groups.items():
         with _Client(group_servers) as client:
-            ranges: dict[Partition, tuple[int, int]] = {}
             for source in group:
                 start, end = client.offsets(source)
                 read_topics.update(t for t, _ in end)
                 cuts[source.stream] = _cut(source, start, end)
-                for tp, until in end.items():
-                    if until > start[tp]:
-                        low, high = ranges.get(tp, (start[tp], until))
-                        ranges[tp] = (min(low, start[tp]), max(high, until))
-            for tp, found in client.read(ranges).items():
-                records[(group_servers, tp)] = found
     shared = next(iter(sources.values())).starting if starting is not None else "earliest"
     unread = sorted(set(shared) - read_topics) if isinstance(shared, dict) else []
     if unread:
@@ -223,7 +225,7 @@ def read_kafka(
             "stream reads"
         )
     batches = micro_batches({s: cuts[s] for s in sources})
-    trace = _trace(plan, shown, sources, batches, records, bad_rows)
+    trace = _trace(plan, shown, sources, batches, bad_rows)
     return Replay(trace, sources, batches, notes)
 
 
@@ -525,12 +527,22 @@ class _Client:
     def read(self, ranges: Mapping[Partition, tuple[int, int]]) -> dict[Partition, list[Record]]:
         """Every record in ``[from, until)`` of each partition, in offset order (gaps, such
         as transaction markers, are the broker's)."""
+        found: dict[Partition, list[Record]] = {tp: [] for tp in ranges}
+        self.scan(ranges, lambda tp, record: found[tp].append(record))
+        return found
+
+    def scan(
+        self,
+        ranges: Mapping[Partition, tuple[int, int]],
+        visit: Callable[[Partition, Record], None],
+    ) -> None:
+        """``visit`` each record in ``[from, until)`` of each partition as it arrives, in
+        offset order within a partition, holding none of them."""
         from confluent_kafka import KafkaError, KafkaException, TopicPartition
 
-        found: dict[Partition, list[Record]] = {tp: [] for tp in ranges}
         waiting = {tp for tp, (start, until) in ranges.items() if until > start}
         if not waiting:
-            return found
+            return
         try:
             self.consumer.assign(
                 [TopicPartition(t, p, ranges[(t, p)][0]) for t, p in sorted(waiting)]
@@ -562,17 +574,16 @@ class _Client:
                     )
                 if tp not in waiting:
                     continue
-                until = ranges[tp][1]
-                if offset < until:
+                start, until = ranges[tp]
+                if start <= offset < until:
                     # the timestamp Spark reads, whatever its type (CreateTime: the
                     # producer's; LogAppendTime: the broker's)
                     _, stamp = message.timestamp()
-                    found[tp].append(Record(offset, message.value(), message.key(), stamp))
+                    visit(tp, Record(offset, message.value(), message.key(), stamp))
                 if offset >= until - 1:
                     waiting.discard(tp)
         except KafkaException as err:
             raise self._fail("read records", err) from None
-        return found
 
 
 # ---------------------------------------------------------------------------- the trace
@@ -583,53 +594,109 @@ def _trace(
     source: str,
     sources: Mapping[str, StreamSource],
     batches: list[dict[str, Cut]],
-    records: Mapping[tuple[str, Partition], list[Record]],
     policy: BadRowPolicy,
 ) -> Trace:
+    """The replay's trace, streamed as a trace file is (``StreamedBatches``): a check pass
+    reads every record once, reads its value as the job does and keeps only the bad rows
+    (refused or handled by ``policy`` before anything runs) and which micro-batches have a
+    good row; then each micro-batch's offset ranges are read again from the brokers as the
+    run reaches it.  The records a replay reads end at the offsets the topics held when it
+    started, so a second read gives the same records (unless the broker's retention deletes
+    them while the run goes: a replay of a topic near its retention limit is best captured
+    to a file first, ``sjoin capture``)."""
     schemas = schemas_of(plan)
     zone = session_zone(plan.settings.session_timezone)
     readers = {
         s: record_reader(schemas[s], src.payload, zone, dict(src.record_columns))
         for s, src in sources.items()
     }
-    offsets = {key: [r.offset for r in found] for key, found in records.items()}
-    trace_batches: list[TraceBatch] = []
-    bad: list[BadRow] = []
-    for k, batch in enumerate(batches):
-        rows: dict[str, list[tuple[Any, ...]]] = {}
-        for stream, cut in batch.items():
-            read = readers[stream]
-            servers = sources[stream].servers
-            out = []
-            for tp, (start, until) in cut.items():
-                found = records.get((servers, tp), [])
-                index = offsets.get((servers, tp), [])
-                for offset, value, key, stamp in found[
-                    bisect.bisect_left(index, start) : bisect.bisect_left(index, until)
-                ]:
+    # per (servers, partition): each stream that reads it, its batches' offset ranges
+    bounds: dict[tuple[str, Partition], list[tuple[str, list[int], list[int], list[int]]]] = {}
+    ranges: dict[str, dict[Partition, tuple[int, int]]] = {}
+    for stream, src in sources.items():
+        per: dict[Partition, tuple[list[int], list[int], list[int]]] = {}
+        for k, batch in enumerate(batches):
+            for tp, (start, until) in batch.get(stream, {}).items():
+                if until > start:
+                    starts, ends, ks = per.setdefault(tp, ([], [], []))
+                    starts.append(start)
+                    ends.append(until)
+                    ks.append(k)
+                    low, high = ranges.setdefault(src.servers, {}).get(tp, (start, until))
+                    ranges[src.servers][tp] = (min(low, start), max(high, until))
+        for tp, (starts, ends, ks) in per.items():
+            bounds.setdefault((src.servers, tp), []).append((stream, starts, ends, ks))
+    good: set[int] = set()
+    bad: list[tuple[tuple[int, int, int, int], BadRow]] = []
+    for servers, wanted in ranges.items():
+        with _Client(servers) as client:
+
+            def visit(tp: Partition, record: Record, servers: str = servers) -> None:
+                for stream, starts, ends, ks in bounds.get((servers, tp), ()):
+                    i = bisect.bisect_right(starts, record.offset) - 1
+                    if i < 0 or record.offset >= ends[i]:
+                        continue
+                    k = ks[i]
                     try:
-                        out.append(read(value, key, stamp))
+                        readers[stream](record.value, record.key, record.timestamp)
                     except RecordFault as fault:
-                        bad.append(
-                            BadRow(
-                                None,
-                                fault.reason,
-                                "" if value is None else value.decode("utf-8", "backslashreplace"),
-                                batch=k,
-                                stream=stream,
-                                record=(tp[0], tp[1], offset),
-                            )
-                        )
+                        order = list(batches[k])
+                        place = (k, order.index(stream), list(batches[k][stream]).index(tp))
+                        bad.append(((*place, record.offset), _bad(fault, record, k, stream, tp)))
+                        continue
+                    good.add(k)
+
+            client.scan(wanted, visit)
+    found = [b for _, b in sorted(bad, key=lambda pair: pair[0])]
+    if found:
+        if policy == "stop":
+            raise TraceError(source, found)
+        if policy != "skip":
+            write_bad_rows(Path(policy), found)
+    # a batch all of whose records are bad rows: none (as in a captured file)
+    spans = [Span(k, 0) for k in sorted(good)]
+    clients: dict[str, _Client] = {}
+
+    def load(span: Span) -> TraceBatch:
+        k = span.value
+        rows: dict[str, list[tuple[Any, ...]]] = {}
+        for stream, cut in batches[k].items():
+            servers = sources[stream].servers
+            client = clients.get(servers)
+            if client is None:
+                client = clients[servers] = _Client(servers)
+            wanted = {tp: r for tp, r in cut.items() if r[1] > r[0]}
+            found = client.read(wanted)
+            read = readers[stream]
+            out = []
+            for tp in wanted:
+                for record in found[tp]:
+                    try:
+                        out.append(read(record.value, record.key, record.timestamp))
+                    except RecordFault:
+                        continue  # a bad row, which the check pass handled
             if out:
                 rows[stream] = out
-        if rows:  # a batch all of whose records are bad rows: none (as in a captured file)
-            trace_batches.append(TraceBatch(k, {s: Rows(r) for s, r in rows.items()}, 0))
-    if bad:
-        if policy == "stop":
-            raise TraceError(source, bad)
-        if policy != "skip":
-            write_bad_rows(Path(policy), bad)
-    return Trace(source, trace_batches, bad, backlog=True)
+        return TraceBatch(k, {s: Rows(r) for s, r in rows.items()}, 0)
+
+    def close() -> None:
+        for client in clients.values():
+            client.consumer.close()
+        clients.clear()
+
+    return Trace(source, StreamedBatches(spans, load, close), found, backlog=True)
+
+
+def _bad(fault: RecordFault, record: Record, k: int, stream: str, tp: Partition) -> BadRow:
+    value = record.value
+    return BadRow(
+        None,
+        fault.reason,
+        "" if value is None else value.decode("utf-8", "backslashreplace"),
+        batch=k,
+        stream=stream,
+        record=(tp[0], tp[1], record.offset),
+    )
 
 
 def write_trace(plan: Plan, trace: Trace, path: str | os.PathLike[str]) -> int:

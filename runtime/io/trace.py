@@ -231,7 +231,10 @@ class Trace:
 class Span:
     """Where one batch of a streamed trace is (``StreamedBatches``), found by the check pass:
     its value, first line and digest, and what its reader needs to read it again (a JSON-lines
-    trace: the bytes ``start..end`` of its file; a Parquet trace: its files, ``key``)."""
+    trace: the bytes ``start..end`` of its file; a Parquet trace: its files, ``key``; a Delta
+    trace: its files per stream; a replayed topic: its offset ranges per stream).  ``tables``:
+    the static tables the batch gives rows (``static_join.TableVersions`` reads them without
+    reading the trace again)."""
 
     value: int
     first_line: int
@@ -239,6 +242,7 @@ class Span:
     end: int = 0
     digest: bytes | None = None
     key: Any = None
+    tables: frozenset[str] = frozenset()
 
 
 class StreamedBatches(Sequence[TraceBatch]):
@@ -250,11 +254,18 @@ class StreamedBatches(Sequence[TraceBatch]):
 
     KEEP: Final = 2
 
-    def __init__(self, spans: Sequence[Span], load: Callable[[Span], TraceBatch]) -> None:
+    def __init__(
+        self,
+        spans: Sequence[Span],
+        load: Callable[[Span], TraceBatch],
+        close: Callable[[], None] | None = None,
+    ) -> None:
         self.spans = list(spans)
         self._load = load
+        self._close = close
         self._held: dict[int, TraceBatch] = {}
         self.reads: list[int] = []  # the index of each batch read, in order (for tests)
+        self.most_held = 0  # the most batches held at once (for tests)
 
     def __len__(self) -> int:
         return len(self.spans)
@@ -273,6 +284,7 @@ class StreamedBatches(Sequence[TraceBatch]):
             self._held[index] = held
             while len(self._held) > self.KEEP:
                 del self._held[next(iter(self._held))]
+            self.most_held = max(self.most_held, len(self._held))
         return held
 
     def __iter__(self) -> Iterator[TraceBatch]:
@@ -284,6 +296,14 @@ class StreamedBatches(Sequence[TraceBatch]):
         """The indices of the batches held now."""
         return list(self._held)
 
+    def close(self) -> None:
+        """Drop the batches held and release what the reader keeps open (a replayed
+        topic's Kafka consumers); the run calls it when it ends.  The batches may still be
+        read after it (and closed again)."""
+        self._held.clear()
+        if self._close is not None:
+            self._close()
+
 
 def batch_facts(batches: Sequence[TraceBatch], index: int) -> tuple[int, int, bytes | None]:
     """Batch ``index``'s value, first line and digest, without reading a streamed batch."""
@@ -292,6 +312,13 @@ def batch_facts(batches: Sequence[TraceBatch], index: int) -> tuple[int, int, by
         return span.value, span.first_line, span.digest
     batch = batches[index]
     return batch.value, batch.first_line, batch.digest
+
+
+def batch_tables(batches: Sequence[TraceBatch], index: int, tables: Iterable[str]) -> set[str]:
+    """Which of ``tables`` batch ``index`` gives rows, without reading a streamed batch."""
+    if isinstance(batches, StreamedBatches):
+        return set(batches.spans[index].tables).intersection(tables)
+    return set(batches[index].rows).intersection(tables)
 
 
 class _Bad(Exception):
@@ -736,6 +763,7 @@ def _read(
     keep = spans is None
     offset = 0  # of the line in the file, in bytes
     ranges: list[list[int]] = []  # each batch's bytes, from its first row's to its last's
+    tables: list[set[str]] = []  # each batch's static tables (the check pass)
     converters = {
         s: [(c, converter(k)) for c, k in zip(schema.columns, schema.types, strict=True)]
         for s, schema in schemas.items()
@@ -813,10 +841,13 @@ def _read(
                 hashers.append(hashlib.sha256())
             if not keep:
                 ranges.append([here, offset])
+                tables.append(set())
         if digests:
             hashers[-1].update(_line_bytes(record))
         if not keep:
             ranges[-1][1] = offset
+            if is_table:
+                tables[-1].add(stream)
             continue
         rows = held.get(stream)
         if rows is None:  # the batch's Rows hold this very list
@@ -829,8 +860,8 @@ def _read(
         b.digest = hasher.digest()
     if spans is not None:
         spans.extend(
-            Span(b.value, b.first_line, at, end, b.digest)
-            for b, (at, end) in zip(batches, ranges, strict=True)
+            Span(b.value, b.first_line, at, end, b.digest, tables=frozenset(named))
+            for b, (at, end), named in zip(batches, ranges, tables, strict=True)
         )
         batches = []
     if bad:
