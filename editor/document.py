@@ -35,6 +35,9 @@ class Analysis:
     # project: the project's files are laid end to end), so that a span of the AST less
     # ``base`` is a place in the document
     base: int = 0
+    # a pipeline .sql file's: the names of its whole project (spans in the project's text),
+    # for a definition or a reference in another of its files
+    project: Names | None = None
 
     @property
     def text(self) -> str:
@@ -85,8 +88,9 @@ def analyse(
             (0, result.source),
         )
         converted = convert_all(result.diagnostics, result.source, file.path, uri, lines, docs)
-        names = index(result).within(base, len(file.text)) if file.text == text else Names()
-        return Analysis(path, version, lines, result, names, tuple(converted), base)
+        project = index(result) if file.text == text else None
+        names = project.within(base, len(file.text)) if project is not None else Names()
+        return Analysis(path, version, lines, result, names, tuple(converted), base, project)
     result = api.check_text(text, path)
     converted = convert_all(result.diagnostics, result.source, result.source.path, uri, lines, docs)
     return Analysis(path, version, lines, result, index(result), tuple(converted))

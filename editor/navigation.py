@@ -5,6 +5,8 @@ select item that makes it."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from lsprotocol import types as lsp
 
 from ..compiler.frontend import ast
@@ -12,6 +14,7 @@ from ..compiler.vocabulary.source import Span
 from .diagnostics import lsp_range
 from .document import Analysis
 from .names import statement_name
+from .positions import LineIndex
 
 _SYMBOL_KINDS: dict[type, lsp.SymbolKind] = {
     ast.StreamDecl: lsp.SymbolKind.Event,
@@ -31,6 +34,9 @@ def definition(analysis: Analysis, uri: str, offset: int) -> lsp.Location | None
     name = analysis.names.at(offset)
     if name is None:
         return None
+    if analysis.project is not None:  # a pipeline's file: the definition may be in another
+        found = analysis.project.definition(name.key)
+        return None if found is None else _project_location(analysis, uri, found.span)
     target = analysis.names.definition(name.key)
     if target is None:
         return None
@@ -43,13 +49,30 @@ def references(
     name = analysis.names.at(offset)
     if name is None:
         return []
-    found = [
-        n for n in analysis.names.references(name.key) if include_declaration or not n.definition
-    ]
-    target = analysis.names.definition(name.key)
+    names = analysis.project if analysis.project is not None else analysis.names
+    found = [n for n in names.references(name.key) if include_declaration or not n.definition]
+    target = names.definition(name.key)
     if include_declaration and target is not None and target not in found:
         found.insert(0, target)
+    if analysis.project is not None:
+        return [_project_location(analysis, uri, n.span) for n in found]
     return [lsp.Location(uri, lsp_range(analysis.lines, n.span)) for n in found]
+
+
+def _project_location(analysis: Analysis, uri: str, span: Span) -> lsp.Location:
+    """A place in a pipeline project's text (``span``) as a place in its file: this document
+    (``uri``) or another file of the project, its URI made from its path."""
+    source = analysis.result.source if analysis.result is not None else None
+    if source is None:
+        return lsp.Location(uri, lsp_range(analysis.lines, span))
+    file, local = source.locate(span)
+    here = Path(analysis.path).resolve()
+    there = Path(file.path).resolve()
+    if there == here:
+        return lsp.Location(uri, lsp_range(analysis.lines, local))
+    return lsp.Location(
+        there.as_uri(), lsp_range(LineIndex(file.text, analysis.lines.encoding), local)
+    )
 
 
 def _statement_title(stmt: ast.Statement) -> tuple[str, str]:

@@ -534,6 +534,112 @@ async def test_hover_definition_outline_and_completion_in_a_pipeline_sql_file(
     assert "user_id" in labels
 
 
+PROJECT = ROOT / "tests" / "integration" / "pipelines" / "catalogue" / "inner_range"
+
+
+def sql_project(tmp_path: Path) -> tuple[Path, Path]:
+    """A copy of a two-file pipeline project: ``streams.sql`` defines the streaming tables
+    ``orders`` and ``payments``, ``paid.sql`` joins them."""
+    (tmp_path / "spark-pipeline.yml").write_text(
+        (PROJECT / "spark-pipeline.yml").read_text(encoding="utf-8"), encoding="utf-8"
+    )
+    (tmp_path / "transformations").mkdir()
+    for name in ("streams.sql", "paid.sql"):
+        text = (PROJECT / "transformations" / name).read_text(encoding="utf-8")
+        (tmp_path / "transformations" / name).write_text(text, encoding="utf-8")
+    return tmp_path / "transformations" / "streams.sql", tmp_path / "transformations" / "paid.sql"
+
+
+async def open_sql(client: LanguageClient, path: Path) -> tuple[str, str]:
+    text, uri = path.read_text(encoding="utf-8"), path.as_uri()
+    waiting = asyncio.ensure_future(diagnostics_of(client, uri, 1))
+    await asyncio.sleep(0)
+    client.text_document_did_open(
+        lsp.DidOpenTextDocumentParams(
+            lsp.TextDocumentItem(uri=uri, language_id="sql", version=1, text=text)
+        )
+    )
+    assert await waiting == []
+    return uri, text
+
+
+def span_at(text: str, needle: str, length: int, shift: int = 0) -> lsp.Range:
+    start = at(text, needle, shift=shift)
+    return lsp.Range(start, lsp.Position(start.line, start.character + length))
+
+
+@pytest.mark.asyncio
+async def test_definition_and_references_across_a_pipeline_s_files(
+    client: LanguageClient, tmp_path: Path
+) -> None:
+    streams, paid = sql_project(tmp_path)
+    streams_text = streams.read_text(encoding="utf-8")
+    paid_uri, paid_text = await open_sql(client, paid)
+    # a table paid.sql reads, defined in streams.sql (a file the editor has not opened)
+    found = await client.text_document_definition_async(
+        lsp.DefinitionParams(doc(paid_uri), at(paid_text, "STREAM(orders)", shift=8))
+    )
+    assert found == lsp.Location(streams.as_uri(), span_at(streams_text, "orders (order_id", 6))
+    # a column of it, through its alias
+    found = await client.text_document_definition_async(
+        lsp.DefinitionParams(doc(paid_uri), at(paid_text, "p.paid_at BETWEEN", shift=3))
+    )
+    assert found == lsp.Location(streams.as_uri(), span_at(streams_text, "paid_at TIMESTAMP", 7))
+    # its references: the definition in streams.sql and the use in paid.sql
+    refs = await client.text_document_references_async(
+        lsp.ReferenceParams(
+            context=lsp.ReferenceContext(True),
+            text_document=doc(paid_uri),
+            position=at(paid_text, "STREAM(payments)", shift=8),
+        )
+    )
+    assert sorted(refs or [], key=lambda r: r.uri) == [
+        lsp.Location(paid_uri, span_at(paid_text, "STREAM(payments)", 8, shift=7)),
+        lsp.Location(streams.as_uri(), span_at(streams_text, "payments (order_id", 8)),
+    ]
+    # and from the defining file, the uses in the other
+    streams_uri, _ = await open_sql(client, streams)
+    refs = await client.text_document_references_async(
+        lsp.ReferenceParams(
+            context=lsp.ReferenceContext(False),
+            text_document=doc(streams_uri),
+            position=at(streams_text, "orders (order_id", shift=2),
+        )
+    )
+    assert list(refs or []) == [
+        lsp.Location(paid_uri, span_at(paid_text, "STREAM(orders)", 6, shift=7))
+    ]
+    # a name of this file still answers in this file
+    found = await client.text_document_definition_async(
+        lsp.DefinitionParams(doc(paid_uri), at(paid_text, "o.order_time AND", shift=0))
+    )
+    assert found == lsp.Location(paid_uri, span_at(paid_text, "AS o\n", 1, shift=3))
+
+
+@pytest.mark.asyncio
+async def test_definition_of_a_stream_declared_in_the_schema_file(
+    client: LanguageClient, tmp_path: Path
+) -> None:
+    spec = tmp_path / "ad.sjoin"
+    spec.write_text(AD.replace("spark 4.0\n", "spark 4.1\n"), encoding="utf-8")
+    project = tmp_path / "project"
+    done = subprocess.run(
+        [sys.executable, "-m", "sjoin", "compile", "--target", "pipeline", str(spec),
+         "-o", str(project)],
+        capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    schemas = project / "sjoin-schemas.sql"
+    schemas_text = schemas.read_text(encoding="utf-8")
+    uri, text = await open_sql(client, project / "transformations" / "relation_000.sql")
+    found = await client.text_document_definition_async(
+        lsp.DefinitionParams(doc(uri), at(text, "STREAM(clicks)", shift=8))
+    )
+    assert found == lsp.Location(
+        schemas.as_uri(), span_at(schemas_text, "CREATE STREAMING TABLE clicks", 6, shift=23)
+    )
+
+
 @pytest.mark.asyncio
 async def test_code_actions_for_syntax_slips(client: LanguageClient) -> None:
     text = FIXED.replace("INNER JOIN", "OUTER JOIN").replace("stream b", "strem b")

@@ -7,7 +7,6 @@ import {
   LanguageClient,
   LanguageClientOptions,
   ServerOptions,
-  TransportKind,
 } from "vscode-languageclient/node";
 
 let client: LanguageClient | undefined;
@@ -30,10 +29,11 @@ function interpreter(config: vscode.WorkspaceConfiguration): string {
 async function start(): Promise<void> {
   const config = vscode.workspace.getConfiguration("sjoin");
   const python = interpreter(config);
+  // no `transport`: the client then talks over the process's stdin and stdout as is, whereas
+  // TransportKind.stdio would append `--stdio` to the arguments, which `sjoin lsp` refuses
   const serverOptions: ServerOptions = {
     command: python,
     args: ["-m", "sjoin", "lsp"],
-    transport: TransportKind.stdio,
   };
   const selector: DocumentSelector = [
     { scheme: "file", language: "sjoin" },

@@ -20,15 +20,21 @@ const vscode = {
   },
   commands: { registerCommand: (name) => ({ name, dispose() {} }) },
 };
+const TransportKind = { stdio: 0, ipc: 1, pipe: 2, socket: 3 };
 class LanguageClient {
   constructor(id, name, serverOptions, clientOptions) {
     this.record = { id, name, serverOptions, clientOptions };
   }
   async start() {
     const { serverOptions, clientOptions } = this.record;
+    // the arguments the process gets: vscode-languageclient's node client appends `--stdio`
+    // for TransportKind.stdio, `--pipe=...` or `--socket=...` for the others
+    const transport = serverOptions.transport;
+    const extra =
+      transport === undefined ? [] : transport === TransportKind.stdio ? ["--stdio"] : [`--transport=${JSON.stringify(transport)}`];
     started.push({
       command: serverOptions.command,
-      args: serverOptions.args,
+      args: [...(serverOptions.args || []), ...extra],
       documentSelector: clientOptions.documentSelector,
       initializationOptions: clientOptions.initializationOptions,
     });
@@ -38,7 +44,7 @@ class LanguageClient {
 const load = Module._load;
 Module._load = function (request, parent, isMain) {
   if (request === "vscode") return vscode;
-  if (request === "vscode-languageclient/node") return { LanguageClient, TransportKind: { stdio: 0 } };
+  if (request === "vscode-languageclient/node") return { LanguageClient, TransportKind };
   return load.call(this, request, parent, isMain);
 };
 const extension = require(path.join(__dirname, "..", "out", "extension.js"));
