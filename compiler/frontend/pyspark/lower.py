@@ -1111,15 +1111,16 @@ class Lowering:
 
     def set_mode(self, root: _Lowered, mode: str, span: Span) -> None:
         for i, stmt in enumerate(self.statements):
-            if isinstance(stmt, ast.AggregateDecl) and stmt.name.text == root.name:
+            # the sink's mode is the OUTPUT MODE of the aggregate or join the query ends in
+            if isinstance(stmt, (ast.AggregateDecl, ast.JoinDecl)) and stmt.name.text == root.name:
                 if mode != "append":
                     self.statements[i] = dc_replace(stmt, mode=ast.Ident(mode, span))
                 return
         if mode != "append":
             self.refuse(
-                f"output mode {mode} on a query whose last operator is no aggregate",
+                f"output mode {mode} on a query whose last operator is no aggregate or join",
                 span,
-                "sjoin models output modes of aggregates",
+                "sjoin models output modes of aggregates and joins",
             )
 
     def set_trigger(self, command: dict[str, Any], span: Span) -> None:
