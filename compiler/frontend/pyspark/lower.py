@@ -584,6 +584,20 @@ class Lowering:
             item = lower_item(node, self.locator, self.diags, span)
             if item is None:
                 raise Refused("item")
+            session = next(
+                (
+                    c
+                    for c in item.expr.find_all(exp.Anonymous)
+                    if c.name.lower() == "session_window"
+                ),
+                None,
+            )
+            if session is not None:  # sjoin's aggregate models time windows only
+                raise self.refuse(
+                    "the DataFrame operation `session_window`",
+                    span,
+                    "group by window(t, duration[, slide]): sjoin models time windows",
+                )
             # window(t, '10 seconds') anywhere in it: its durations as intervals, as the SQL
             # front end reads them (sqllower._substitution)
             items.append(dc_replace(item, expr=item.expr.transform(_window_intervals)))

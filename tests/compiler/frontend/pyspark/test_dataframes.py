@@ -487,6 +487,22 @@ def test_a_classic_window_of_a_join_plans_as_on_connect(
     assert placeless(plans[0]) == placeless(plans[1])
 
 
+def test_a_connect_session_window_is_e041_naming_it(connect: Any) -> None:
+    """The same verdict as on a classic session (below): not an unknown function (E017)."""
+    import pyspark.sql.connect.functions as F
+
+    events = (
+        connect.readStream.format("json")
+        .schema("k BIGINT, t TIMESTAMP")
+        .load("/in")
+        .withWatermark("t", "1 minute")
+    )
+    sessions = events.groupBy(F.session_window("t", "5 minutes"), "k").count()
+    result = check_dataframe(sessions)
+    [error] = [d for d in result.diagnostics if d.severity == "error"]
+    assert error.code == "E041" and "`session_window`" in error.message
+
+
 @pytest.mark.spark
 def test_a_classic_session_window_is_e041_naming_it(spark: Any, folders: tuple[str, str]) -> None:
     """sjoin's aggregate models time windows, not session windows (readers.py)."""
