@@ -12,7 +12,7 @@ import re
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 from datetime import datetime
-from typing import Any
+from typing import Any, cast
 
 from sqlglot import exp
 
@@ -36,6 +36,7 @@ from ..vocabulary.model import (
     SUPPORTED_SPARK,
     Column,
     Format,
+    OutputMode,
     SparkVersion,
     valid_trigger,
 )
@@ -775,6 +776,7 @@ class Binder:
             stmt.name.span,
             stmt.how_span,
             where,
+            *self._mode(stmt.mode),
         )
 
     def _condition(self, node: exp.Expression, scope: Scope, what: str) -> exp.Expression:
@@ -959,31 +961,35 @@ class Binder:
                         "not grouped",
                         "add it to GROUP BY or wrap it in an aggregate such as max()",
                     )
-        mode = "append"
-        mode_span = None
-        if stmt.mode is not None:
-            mode_span = stmt.mode.span
-            if stmt.mode.text.lower() in OUTPUT_MODES:
-                mode = stmt.mode.text.lower()
-            else:
-                self.diags.add(
-                    "E016",
-                    f"unknown output mode `{stmt.mode.text}`",
-                    stmt.mode.span,
-                    "not an output mode",
-                    "use append, update or complete",
-                )
+        mode, mode_span = self._mode(stmt.mode)
         self.relations[stmt.name.text] = Aggregate(
             stmt.name.text,
             inp,
             keys,
             tuple(self._unique(items)),
-            mode,  # type: ignore[arg-type]
+            mode,
             mode_span,
             stmt.span,
             stmt.name.span,
             where,
         )
+
+    def _mode(self, written: ast.Ident | None) -> tuple[OutputMode, Span | None]:
+        """An aggregate's or a join's ``OUTPUT MODE``: append when not written; E016 for
+        an unknown mode."""
+        if written is None:
+            return "append", None
+        text = written.text.lower()
+        if text in OUTPUT_MODES:
+            return cast(OutputMode, text), written.span
+        self.diags.add(
+            "E016",
+            f"unknown output mode `{written.text}`",
+            written.span,
+            "not an output mode",
+            "use append, update or complete",
+        )
+        return "append", written.span
 
     def _aggregate_where(self, node: exp.Expression, scope: Scope) -> exp.Expression:
         """An aggregate's WHERE, over its input's columns: a filter of the rows before they

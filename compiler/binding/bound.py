@@ -107,6 +107,9 @@ class Join:
     how_span: Span
     # ``WHERE cond``: a filter of the join's output, over its output sides' columns
     where: exp.Expression | None = None
+    # ``OUTPUT MODE``: the mode of the query the join ends (append when not written)
+    mode: OutputMode = "append"
+    mode_span: Span | None = None
 
     @property
     def columns(self) -> tuple[Column, ...]:

@@ -560,7 +560,48 @@ def _check_modes(
 ) -> list[Check]:
     """Spark's output-mode rules (E023) for each relation of the query rooted at ``root``,
     run in ``mode``."""
-    return [c for rel in chain for c in _mode_checks(rel, plan, root, mode, chain, out, reported)]
+    checks = _complete_needs_one(plan, root, mode, chain, out, reported)
+    return checks + [
+        c for rel in chain for c in _mode_checks(rel, plan, root, mode, chain, out, reported)
+    ]
+
+
+def _complete_needs_one(
+    plan: Plan,
+    root: str,
+    mode: str,
+    chain: list[PlanNode],
+    out: list[Diagnostic],
+    reported: set[tuple[str, ...]],
+) -> list[Check]:
+    """UnsupportedOperationChecker's first word on a query in Complete mode without a
+    streaming aggregate (a query ending in a join): Complete re-emits the whole result,
+    which only an aggregate keeps (Spark 4.3: the query does not start)."""
+    top = chain[0]
+    if mode != "complete" or any(isinstance(r, AggregateNode) for r in chain):
+        return []
+    if not isinstance(top, JoinNode) or ("complete", root) in reported:
+        return []
+    reported.add(("complete", root))
+    spark_text = (
+        "[STREAMING_OUTPUT_MODE.UNSUPPORTED_OPERATION] Invalid streaming output mode: "
+        "complete. This output mode is not supported for no streaming aggregations on "
+        "streaming DataFrames/DataSets"
+        if plan.spark.at_least(4, 0)
+        else "Complete output mode not supported when there are no streaming aggregations "
+        "on streaming DataFrames/Datasets"
+    )
+    out.append(
+        Diagnostic(
+            "E023",
+            f"query `{root}` runs in Complete output mode but has no aggregate; "
+            f"Spark {plan.spark}: {spark_text}",
+            top.analysis.mode_span or top.analysis.name_span,
+            "complete mode",
+            "drop `OUTPUT MODE complete`: a join's rows are emitted once, in Append mode",
+        )
+    )
+    return [Check(f"output mode of {root}", "error", "complete without an aggregate", (root,))]
 
 
 @singledispatch
@@ -590,34 +631,56 @@ def _(
 ) -> list[Check]:
     if mode == "append":
         return []
+    if mode == "complete" and not any(isinstance(r, AggregateNode) for r in chain):
+        return []  # Spark says first that Complete needs an aggregate (_complete_needs_one)
     update_joins = plan.spark.at_least(4, 2)
     updatable = not rel.kind.outer  # 4.2: joins that emit no null-padded rows
     allowed = update_joins and mode == "update" and updatable
-    name = rel.kind.spark_name
+    name = JOIN_KINDS[rel.kind.executed_as].spark_name  # LEFT ANTI: the left outer join Spark runs
     if allowed:
         return [
             Check(
                 f"output mode of {rel.name}",
                 "ok",
-                f"{name} join in Update mode (Spark 4.2+)",
+                f"{name} join in Update mode (Spark 4.2+): the rows of Append",
                 (rel.name,),
             )
         ]
     if ("mode", rel.name) in reported:
         return []
     reported.add(("mode", rel.name))
-    modes = "Append and Update output modes" if update_joins and updatable else "Append output mode"
-    agg = next(r for r in chain if isinstance(r, AggregateNode) and r.name == root)
+    if update_joins:  # SPARK-56384: the join type names itself
+        modes = "Append and Update output modes" if updatable else "Append output mode"
+        spark_text = (
+            f"{name} join between two streaming DataFrames/Datasets is not supported in "
+            f"{mode.title()} output mode, only in {modes}"
+        )
+    else:
+        spark_text = (
+            "Join between two streaming DataFrames/Datasets is not supported in "
+            f"{mode.title()} output mode, only in Append output mode"
+        )
+    top = chain[0]
+    if isinstance(top, JoinNode):
+        span = top.analysis.mode_span or top.analysis.name_span
+        fix = (
+            f"drop `OUTPUT MODE {mode}`: a join's own rows are the same in Append mode"
+            if top is rel
+            else f"drop `OUTPUT MODE {mode}` of `{root}`"
+        )
+    else:
+        agg = next(r for r in chain if isinstance(r, AggregateNode) and r.name == root)
+        span = agg.analysis.mode_span or agg.analysis.name_span
+        fix = "use OUTPUT MODE append with a watermarked window in GROUP BY"
+    where = "" if rel.name == root else f" of `{root}`"
     out.append(
         Diagnostic(
             "E023",
-            f"join `{rel.name}` runs in the {mode.title()} output mode of "
-            f"`{root}`; Spark {plan.spark}: {name} join between two streaming "
-            f"DataFrames/Datasets is not supported in {mode.title()} output mode, "
-            f"only in {modes}",
-            agg.analysis.mode_span or agg.analysis.name_span,
+            f"join `{rel.name}` runs in the {mode.title()} output mode{where}; "
+            f"Spark {plan.spark}: {spark_text}",
+            span,
             f"{mode} mode",
-            "use OUTPUT MODE append with a watermarked window in GROUP BY",
+            fix,
         )
     )
     return [Check(f"output mode of {rel.name}", "error", f"{mode} not allowed", (rel.name,))]

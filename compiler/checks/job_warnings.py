@@ -121,6 +121,19 @@ def pipeline_refusals(plan: Plan) -> list[Diagnostic]:
                     "`--target pyspark`",
                 )
             )
+    for join in plan.joins:
+        if join.mode != "append":  # an SDP flow appends; a join's Update rows are Append's
+            out.append(
+                Diagnostic(
+                    "E032",
+                    f"join `{join.name}` uses OUTPUT MODE {join.mode}: a pipeline's streaming "
+                    "tables and sinks are appended to, so only OUTPUT MODE append runs in one",
+                    join.analysis.mode_span or join.analysis.name_span,
+                    f"{join.mode} output mode",
+                    "drop the OUTPUT MODE (a join emits the same rows in Append mode), or "
+                    "`--target pyspark`",
+                )
+            )
     for sink in plan.sinks:
         fmt = sink.target.format
         if fmt == "memory":

@@ -186,6 +186,8 @@ def join_json(node: JoinNode) -> dict[str, Any]:
             "notes": list(node.notes),
         }
         | (_where_json(node) if _has_where(node) else {})
+        # a join's OUTPUT MODE, only when it is not append (every plan before it had none)
+        | ({} if node.mode == "append" else {"mode": node.mode})
         | _readers_json(node)
     )
 

@@ -206,8 +206,11 @@ CODES: Final[dict[str, Code]] = {
             "error",
             "output mode not allowed",
             "Spark allows a stream-stream join only in Append mode (Append or Update for "
-            "inner and left semi joins from Spark 4.2), and an aggregation in Append mode "
-            "only with a watermarked column among its grouping keys.",
+            "inner and left semi joins from Spark 4.2, where Update emits the rows of "
+            "Append), an aggregation in Append mode only with a watermarked column among its "
+            "grouping keys, and Complete mode only for a query with an aggregate. The mode is "
+            "the query's: an aggregate's or a join's `OUTPUT MODE`, a PySpark job's "
+            "`outputMode(...)`.",
         ),
         Code(
             "E025",

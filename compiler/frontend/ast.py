@@ -145,6 +145,8 @@ class JoinDecl:
     how_span: Span
     # ``WHERE cond`` after ON: a filter of the join's output (docs/language.md)
     where: exp.Expression | None = None
+    # ``OUTPUT MODE m``: the mode of the query the join ends (its sink's), as an aggregate's
+    mode: Ident | None = None
 
 
 @dataclass(frozen=True, slots=True)

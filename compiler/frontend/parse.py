@@ -192,7 +192,7 @@ class ToAst(Transformer_NonRecursive[Token, Any]):
 
     @v_args(meta=True)
     def join_stmt(self, meta: Meta, kids: list[Any]) -> ast.JoinDecl:
-        name, left, (how, how_span), right, on, where, select = kids
+        name, left, (how, how_span), right, on, where, select, mode = kids
         return ast.JoinDecl(
             name,
             left,
@@ -203,6 +203,7 @@ class ToAst(Transformer_NonRecursive[Token, Any]):
             self._span(meta),
             how_span or Span.of(meta),
             where,
+            mode,
         )
 
     def where_clause(self, kids: list[Any]) -> exp.Expression:

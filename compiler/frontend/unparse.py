@@ -241,6 +241,8 @@ def statement(stmt: ast.Statement) -> str:
             text += f"\n    WHERE {_condition(stmt.where)}"
         if stmt.select is not None:
             text += f"\n    SELECT {_items(stmt.select)}"
+        if stmt.mode is not None:
+            text += f"\n    OUTPUT MODE {stmt.mode.text.lower()}"
         return text
     if isinstance(stmt, ast.AggregateDecl):
         keys = ", ".join(expression(g) for g in stmt.group_by)

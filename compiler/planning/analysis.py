@@ -67,6 +67,7 @@ def analyse_join(
         between_loses_state=_between_rewrite(spark, j, split),
         time_interval=_is_time_interval(j),
         time_beside_window=(j.left.time_beside_window, j.right.time_beside_window),
+        mode_span=j.mode_span,
     )
 
 

@@ -278,6 +278,9 @@ class JoinNode:
     where_filter: exp.Expression | None = None
     where_pushed: tuple[tuple[str, exp.Expression], ...] = ()
     where_eliminated: tuple[JoinType, JoinType, tuple[exp.Expression, ...]] | None = None
+    # ``OUTPUT MODE``: the mode of the query the join ends (append when not written); in
+    # Update mode a join emits the rows it emits in Append (it never retracts one)
+    mode: OutputMode = "append"
 
     @property
     def kind(self) -> JoinKind:

@@ -227,9 +227,10 @@ class Planner:
         )
         nodes = push_into_unions(derived_notes(nodes, self.spec.spark))
         nodes = copy_notes(nodes, self.copies)
-        # the output mode of a query rooted at each operator: its aggregate's, else append
+        # the output mode of a query rooted at each operator: its aggregate's or join's
+        # OUTPUT MODE, else append
         modes: dict[str, OutputMode] = {
-            n.name: n.mode if isinstance(n, AggregateNode) else "append"
+            n.name: n.mode if isinstance(n, (AggregateNode, JoinNode)) else "append"
             for n in nodes
             if isinstance(n, OPERATOR_KINDS)
         }
@@ -750,6 +751,7 @@ class Planner:
                 if kind.join_type != before_where
                 else None
             ),
+            mode=j.mode,
         )
         return node
 

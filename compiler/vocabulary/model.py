@@ -321,6 +321,7 @@ class JoinAnalysis:
     # watermark mark beside a window of it (a pipeline's SQL subquery), two event-time
     # columns Spark counts (E025) where the model above sees one
     time_beside_window: tuple[tuple[str, str] | None, tuple[str, str] | None] = (None, None)
+    mode_span: Span | None = None  # its ``OUTPUT MODE`` clause
 
 
 @dataclass(frozen=True, slots=True)

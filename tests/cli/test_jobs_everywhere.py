@@ -186,6 +186,22 @@ def test_verify_generated_runs_the_jobs_plan_and_says_so(spark: Any, guide_trace
     assert f"Spark runs the job sjoin generates from {JOB.name}'s plan" in found.stderr
 
 
+@pytest.mark.spark
+def test_an_inner_join_in_update_mode_emits_append_s_rows_on_spark(
+    spark: Any, guide_trace: Path
+) -> None:
+    """update_inner_join.py is guide_inner.py with `outputMode("update")`: Spark 4.3 runs the
+    generated job in Update mode and agrees with the runtime, whose rows are Append's."""
+    update = JOBS / "update_inner_join.py"
+    found = invoke("verify", update, "--trace", guide_trace, "--format", "json")
+    assert found.exit_code == 0, found.output
+    assert json.loads(found.stdout)["agree"] is True
+    rows = [invoke("run", job, "--trace", guide_trace, "--format", "json") for job in (update, JOB)]
+    assert rows[0].exit_code == rows[1].exit_code == 0
+    # the same rows, but for the relation's name (`matched`, guide_inner's `joined`)
+    assert rows[0].stdout.replace('"matched"', '"joined"') == rows[1].stdout
+
+
 # --entry on every command that reads a spec -------------------------------------------------
 
 # each command that reads a spec, with TWO (the job) and its other arguments ("{trace}": a

@@ -31,6 +31,14 @@ _JOIN_TYPES = {
 _UDFS = ("PythonUDF", "ScalaUDF", "PythonUDAF", "ScalaUDAF", "JavaUDF")
 # what the analyzer makes of `window(...)` (TimeWindow is expanded into a projection)
 _WINDOW_MARKS = ("precisetimestampconversion(",)
+# the units a window's durations are written in (the largest that holds one exactly)
+_UNITS = (
+    ("DAYS", 86_400_000_000),
+    ("HOURS", 3_600_000_000),
+    ("MINUTES", 60_000_000),
+    ("SECONDS", 1_000_000),
+    ("MILLISECONDS", 1_000),
+)
 
 
 def side_mark(plan_id: int) -> str:
@@ -108,7 +116,7 @@ class Translator:
     def _Filter(self, node: Any) -> tuple[str, dict[str, Any]]:
         condition = node.condition()
         if _is_window(condition):
-            return "window", {}
+            return _window_kind(condition), {}
         return "filter", {
             "input": self.relation(node.child()),
             "condition": expression(condition, _aliases(node.child())),
@@ -116,8 +124,9 @@ class Translator:
 
     def _Project(self, node: Any) -> tuple[str, dict[str, Any]]:
         items = _seq(node.projectList())
-        if any(_is_window(e) for e in items):
-            return "window", {}
+        marked = [e for e in items if _is_window(e)]
+        if marked:
+            return _window_kind(marked[0]), {}
         return "project", {
             "input": self.relation(node.child()),
             "expressions": [expression(e, _aliases(node.child())) for e in items],
@@ -191,13 +200,25 @@ class Translator:
 
     def _Aggregate(self, node: Any) -> tuple[str, dict[str, Any]]:
         keys = _seq(node.groupingExpressions())
-        keep = _aliases(node.child())
+        below, window_id, call = node.child(), None, ""
+        found = _time_window(below)
+        if found is not None:  # `groupBy(window(t, ...))`: the call, read below its expansion
+            below, window_id, (time, durations) = found
+            column = expression(time, _aliases(below))["expression_string"]["expression"]
+            call = f"window({', '.join([column, *durations])})"
+        keep = _aliases(below)
         key_sql = {str(k.sql()) for k in keys}
         aggs = [e for e in _seq(node.aggregateExpressions()) if str(e.sql()) not in key_sql]
+        grouping = [
+            {"expression_string": {"expression": call}}
+            if window_id is not None and _is_attribute(k, window_id)
+            else expression(k, keep)
+            for k in keys
+        ]
         return "aggregate", {
-            "input": self.relation(node.child()),
+            "input": self.relation(below),
             "group_type": "GROUP_TYPE_GROUPBY",
-            "grouping_expressions": [expression(k, keep) for k in keys],
+            "grouping_expressions": grouping,
             "aggregate_expressions": [expression(e, keep) for e in aggs],
         }
 
@@ -258,6 +279,160 @@ def _is_window(expr: Any) -> bool:
     plan (its ``window`` call) but not from its expansion."""
     text = str(expr.sql()).lower()
     return any(mark in text for mark in _WINDOW_MARKS)
+
+
+def _window_kind(expr: Any) -> str:
+    """The operation an expansion the translation does not read back names (E041): a
+    session window, else a time window."""
+    names = {str(e.name()) for e in _walk(expr) if str(e.nodeName()) == "Alias"}
+    return "session_window" if "session_window" in names else "window"
+
+
+def _is_attribute(expr: Any, expr_id: str) -> bool:
+    return str(expr.nodeName()) == "AttributeReference" and str(expr.exprId().id()) == expr_id
+
+
+def _literal(expr: Any) -> int | None:
+    if str(expr.nodeName()) != "Literal":
+        return None
+    value = expr.value()
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def _unwrap(expr: Any) -> Any:
+    """``expr`` without the conversions and markers TimeWindowing wraps around arithmetic."""
+    while str(expr.nodeName()) in ("KnownNullable", "PreciseTimestampConversion", "Cast"):
+        expr = expr.child()
+    return expr
+
+
+def _duration(micros: int) -> str | None:
+    """A window's duration as an interval, in the largest unit that holds it exactly
+    (``1 HOUR``, ``10 MINUTES``: as ``window(t, '1 hour')`` reads on Connect)."""
+    for unit, size in _UNITS:
+        if micros > 0 and micros % size == 0:
+            amount = micros // size
+            return f"INTERVAL {amount} {unit[:-1] if amount == 1 else unit}"
+    return None
+
+
+def _window_struct(struct: Any) -> tuple[Any, int, int, int, int] | None:
+    """One of TimeWindowing's window structs (``named_struct(start, ..., end, ...)``,
+    ResolveTimeWindows.scala's ``getWindow(i)``): its time column, window duration, slide,
+    start offset and ``i * slide``, or None when it is no such struct."""
+    if str(struct.nodeName()) != "CreateNamedStruct":
+        return None
+    parts = _children(struct)
+    if len(parts) != 4:
+        return None
+    start, end = _unwrap(parts[1]), _unwrap(parts[3])
+    # end: windowStart + windowDuration; windowStart: lastStart - i * slide
+    if str(end.nodeName()) != "Add" or str(start.nodeName()) != "Subtract":
+        return None
+    duration, back = _literal(end.right()), _literal(start.right())
+    if duration is None or back is None:
+        return None
+    # lastStart: ts - CASE WHEN r < 0 THEN r + slide ELSE r END, r = (ts - startTime) % slide
+    last = start.left()
+    if str(last.nodeName()) != "Subtract" or str(last.right().nodeName()) != "CaseWhen":
+        return None
+    remainder = last.right().elseValue()
+    if remainder.isEmpty():
+        return None
+    remainder = remainder.get()
+    if str(remainder.nodeName()) != "Remainder":
+        return None
+    slide, shifted = _literal(remainder.right()), remainder.left()
+    if slide is None or str(shifted.nodeName()) != "Subtract":
+        return None
+    offset, ts = _literal(shifted.right()), shifted.left()
+    if offset is None or str(ts.nodeName()) != "PreciseTimestampConversion":
+        return None
+    return ts.child(), duration, slide, offset, back
+
+
+def _window_alias(items: list[Any]) -> tuple[Any, Any] | None:
+    """The alias ``window`` of a window struct among a projection's items, and the struct."""
+    for item in items:
+        named = str(item.nodeName()) == "Alias" and str(item.name()) == "window"
+        if named and _window_struct(item.child()) is not None:
+            return item, item.child()
+    return None
+
+
+def _passes_through(items: list[Any], node: Any) -> bool:
+    """``items`` are ``node``'s output, in order (the columns beside the window)."""
+    output = _seq(node.output())
+    return len(items) == len(output) and all(
+        _is_attribute(a, str(b.exprId().id())) for a, b in zip(items, output, strict=True)
+    )
+
+
+def _time_window(node: Any) -> tuple[Any, str, tuple[Any, list[str]]] | None:
+    """TimeWindowing's expansion of one ``window(t, duration[, slide[, start]])`` under an
+    aggregate: the relation below it, the window column's expression id, and the call's
+    time column and durations (as intervals); None when ``node`` is no such expansion (a
+    tumbling window is ``Project(window AS window, ...) <- Filter(isnotnull(t))``, a sliding
+    one ``Filter <- Expand`` of ``ceil(duration / slide)`` windows)."""
+    kind = str(node.nodeName())
+    if kind == "Project":
+        items = _seq(node.projectList())
+        found = _window_alias(items)
+        below = node.child()
+        if found is None or str(below.nodeName()) != "Filter":
+            return None
+        alias, struct = found
+        if not _passes_through([i for i in items if i is not alias], below):
+            return None
+        parts = _window_struct(struct)
+        if parts is None or parts[4] != 0 or parts[1] != parts[2]:
+            return None
+        time = parts[0]
+        condition = below.condition()
+        if str(condition.nodeName()) != "IsNotNull" or not condition.child().semanticEquals(time):
+            return None
+        return _window_call(below.child(), str(alias.exprId().id()), parts)
+    if kind == "Filter" and str(node.child().nodeName()) == "Expand":
+        expand = node.child()
+        output = _seq(expand.output())
+        projections = [_seq(p) for p in _seq(expand.projections())]
+        if not projections or not output or str(output[0].name()) != "window":
+            return None
+        structs = [_window_struct(p[0]) for p in projections]
+        if any(s is None for s in structs) or any(
+            not _passes_through(p[1:], expand.child()) for p in projections
+        ):
+            return None
+        first = structs[0]
+        assert first is not None
+        time, duration, slide, offset = first[:4]
+        if slide <= 0 or len(structs) != -(-duration // slide):
+            return None
+        # the filter: isnotnull(t) when the slide divides the duration, else the range
+        # `t >= window.start AND t < window.end` (of the windows the Expand over-estimates)
+        condition = node.condition()
+        wanted = "IsNotNull" if duration % slide == 0 else "And"
+        if str(condition.nodeName()) != wanted:
+            return None
+        for i, s in enumerate(structs):
+            assert s is not None
+            if not s[0].semanticEquals(time) or s[1:] != (duration, slide, offset, i * slide):
+                return None
+        return _window_call(expand.child(), str(output[0].exprId().id()), first)
+    return None
+
+
+def _window_call(
+    below: Any, window_id: str, parts: tuple[Any, int, int, int, int]
+) -> tuple[Any, str, tuple[Any, list[str]]] | None:
+    time, duration, slide, offset, _ = parts
+    args = [duration] if slide == duration and offset == 0 else [duration, slide]
+    if offset != 0:
+        args.append(offset)
+    durations = [_duration(a) for a in args]
+    if any(d is None for d in durations):
+        return None  # sub-millisecond: no duration of the spec language
+    return below, window_id, (time, [d for d in durations if d is not None])
 
 
 def expression(expr: Any, keep: frozenset[str] = frozenset()) -> dict[str, Any]:

@@ -584,6 +584,20 @@ class Lowering:
             item = lower_item(node, self.locator, self.diags, span)
             if item is None:
                 raise Refused("item")
+            session = next(
+                (
+                    c
+                    for c in item.expr.find_all(exp.Anonymous)
+                    if c.name.lower() == "session_window"
+                ),
+                None,
+            )
+            if session is not None:  # sjoin's aggregate models time windows only
+                raise self.refuse(
+                    "the DataFrame operation `session_window`",
+                    span,
+                    "group by window(t, duration[, slide]): sjoin models time windows",
+                )
             # window(t, '10 seconds') anywhere in it: its durations as intervals, as the SQL
             # front end reads them (sqllower._substitution)
             items.append(dc_replace(item, expr=item.expr.transform(_window_intervals)))
@@ -1111,15 +1125,16 @@ class Lowering:
 
     def set_mode(self, root: _Lowered, mode: str, span: Span) -> None:
         for i, stmt in enumerate(self.statements):
-            if isinstance(stmt, ast.AggregateDecl) and stmt.name.text == root.name:
+            # the sink's mode is the OUTPUT MODE of the aggregate or join the query ends in
+            if isinstance(stmt, (ast.AggregateDecl, ast.JoinDecl)) and stmt.name.text == root.name:
                 if mode != "append":
                     self.statements[i] = dc_replace(stmt, mode=ast.Ident(mode, span))
                 return
         if mode != "append":
             self.refuse(
-                f"output mode {mode} on a query whose last operator is no aggregate",
+                f"output mode {mode} on a query whose last operator is no aggregate or join",
                 span,
-                "sjoin models output modes of aggregates",
+                "sjoin models output modes of aggregates and joins",
             )
 
     def set_trigger(self, command: dict[str, Any], span: Span) -> None:

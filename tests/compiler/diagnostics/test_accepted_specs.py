@@ -112,6 +112,7 @@ VERSION_CASES = [
     ("E022_spark34_interval_join_then_aggregate", "spark 3.4", ["spark 3.3", "spark 3.5"]),
     ("E025_two_event_time_columns", "spark 3.5", ["spark 3.3"]),
     ("E027_multiple_aggregations_spark33", "spark 3.3", ["spark 3.4", "spark 4.3"]),
+    ("E023_join_output_mode_update_spark41", "spark 4.1", ["spark 4.2", "spark 4.3"]),
     ("W007_correctness_check_disabled", "spark 3.3", ["spark 3.5"]),
 ]
 

@@ -119,3 +119,31 @@ def test_sjoin_says_what_spark_does_with_the_job(
     assert status in (0, 1), f"sjoin check {name}.py: exit {status}"
     sjoin_says = "runs" if status == 0 else "refused"
     assert sjoin_says == spark_says.split(":")[0], (name, spark_says)
+
+
+# the jobs whose query ends in a join in a mode other than Append: Spark's own words
+OUTPUT_MODE_JOBS = [
+    "update_inner_join",
+    "update_left_semi",
+    "refused_update_left_outer",
+    "refused_complete_join",
+    "refused_aggregate_before_join",
+]
+
+
+@pytest.mark.parametrize("name", OUTPUT_MODE_JOBS)
+def test_a_join_in_a_non_append_mode_is_refused_for_sparks_reason(
+    name: str, spark: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Not only the verdict: sjoin's error quotes the error start() raised (less Spark's
+    trailing `;` or `. SQLSTATE: ...`), and it is the only error."""
+    spark_says = spark_verdict(spark, name, tmp_path, monkeypatch)
+    result = check_any(JOBS / f"{name}.py")
+    errors = [d for d in result.diagnostics if d.severity == "error"]
+    if spark_says == "runs":
+        assert errors == []
+        return
+    text = spark_says.removeprefix("refused: ").split(". SQLSTATE:")[0].rstrip(";")
+    text = text.split(". The query contains")[0]  # the global-watermark text's first sentence
+    assert len(errors) == 1, [(d.code, d.message) for d in errors]
+    assert text in errors[0].message, (text, errors[0].message)

@@ -367,13 +367,162 @@ def test_a_classic_condition_on_columns_both_sides_have_keeps_each_side(
     assert placeless(got) == placeless(without_sinks(want))
 
 
+# a window's arguments after its time column -> the same window as the spec writes it
+WINDOWS = {
+    "tumbling": (("10 minutes",), "INTERVAL 10 MINUTES"),
+    "sliding": (("10 minutes", "5 minutes"), "INTERVAL 10 MINUTES, INTERVAL 5 MINUTES"),
+    # 3 does not divide 10: Spark's Expand over-estimates and filters on the window's range
+    "sliding_uneven": (("10 minutes", "3 minutes"), "INTERVAL 10 MINUTES, INTERVAL 3 MINUTES"),
+    "start_offset": (
+        ("1 hour", "1 hour", "15 minutes"),
+        "INTERVAL 1 HOUR, INTERVAL 1 HOUR, INTERVAL 15 MINUTES",
+    ),
+}
+
+WINDOWED_TWIN = """
+stream events (k BIGINT, t TIMESTAMP, v BIGINT)
+{watermark}from json (path = '{path}')
+
+aggregate counted = events
+    GROUP BY window(t, {window}), k
+    SELECT window(t, {window}) AS window, k, count(1) AS n, sum(v) AS total
+"""
+
+
+def windowed(spark: Any, functions: Any, path: str, args: tuple[str, ...], watermark: bool) -> Any:
+    """`groupBy(window(col("t"), ...), "k").agg(...)` on either kind of session.  (Catalyst
+    writes `count("*")` as `count(1)`: the count here is `count(lit(1))` on both.)"""
+    F = functions
+    events = spark.readStream.format("json").schema("k BIGINT, t TIMESTAMP, v BIGINT").load(path)
+    if watermark:
+        events = events.withWatermark("t", "10 minutes")
+    counted = events.groupBy(F.window(F.col("t"), *args), "k").agg(
+        F.count(F.lit(1)).alias("n"), F.sum("v").alias("total")
+    )
+    return events, counted
+
+
+def spec_plan(path: Path) -> dict[str, Any]:
+    """`sjoin plan --format json` of a spec, errors or not."""
+    result = CliRunner().invoke(main, ["plan", "--format", "json", str(path)])
+    assert result.exit_code in (0, 1), result.output
+    data: dict[str, Any] = json.loads(result.output)
+    return data
+
+
 @pytest.mark.spark
-def test_a_classic_time_window_is_e041(spark: Any, folders: tuple[str, str]) -> None:
-    from pyspark.sql.functions import count, window
+@pytest.mark.parametrize("watermark", [True, False], ids=["watermark", "no_watermark"])
+@pytest.mark.parametrize("case", list(WINDOWS))
+def test_a_classic_time_window_plans_as_on_connect_and_as_its_twin(
+    spark: Any, connect: Any, tmp_path: Path, case: str, watermark: bool
+) -> None:
+    """TimeWindowing expands `window(...)` into a Project (tumbling) or an Expand and a
+    Filter (sliding) of arithmetic on the time column; sjoin reads the call back from it,
+    so the plan is the Connect DataFrame's (the call as written) and the `.sjoin` twin's.
+    Without a watermark the verdict is the same on all three: E023, append without one."""
+    import pyspark.sql.connect.functions as connect_functions
+    import pyspark.sql.functions as classic_functions
+
+    args, twin_window = WINDOWS[case]
+    path = str(tmp_path)
+    events, counted = windowed(spark, classic_functions, path, args, watermark)
+    classic = check_dataframe(counted)
+    events, counted = windowed(connect, connect_functions, path, args, watermark)  # noqa: RUF059
+    on_connect = check_dataframe(counted)
+    spec = tmp_path / "twin.sjoin"
+    spec.write_text(
+        WINDOWED_TWIN.format(
+            watermark="watermark t delay 10 minutes\n" if watermark else "",
+            path=path,
+            window=twin_window,
+        )
+    )
+    twin = spec_plan(spec)
+    errors = [d.code for d in classic.diagnostics if d.severity == "error"]
+    assert errors == ([] if watermark else ["E023"]), classic.diagnostics
+    assert placeless(classic.plan_json()) == placeless(on_connect.plan_json())
+    assert placeless(classic.plan_json()) == placeless(twin)
+
+
+@pytest.mark.spark
+def test_a_classic_window_of_a_join_plans_as_on_connect(
+    spark: Any, connect: Any, folders: tuple[str, str]
+) -> None:
+    """A windowed count of a join's output: the window's time column is the join's."""
+    import pyspark.sql.connect.functions as connect_functions
+    import pyspark.sql.functions as classic_functions
+
+    plans = []
+    for session, F in ((spark, classic_functions), (connect, connect_functions)):
+        impressions = (
+            session.readStream.format("json")
+            .schema("impressionAdId BIGINT, impressionTime TIMESTAMP")
+            .load(folders[0])
+            .withWatermark("impressionTime", "2 hours")
+        )
+        clicks = (
+            session.readStream.format("json")
+            .schema("clickAdId BIGINT, clickTime TIMESTAMP")
+            .load(folders[1])
+            .withWatermark("clickTime", "3 hours")
+        )
+        joined = impressions.join(
+            clicks,
+            F.expr(
+                "clickAdId = impressionAdId AND clickTime >= impressionTime "
+                "AND clickTime <= impressionTime + interval 1 hour"
+            ),
+        )
+        per_window = joined.groupBy(F.window("clickTime", "10 minutes", "5 minutes")).count()
+        result = check_dataframe(per_window)
+        assert result.ok, result.diagnostics
+        plans.append(result.plan_json())
+    for plan in plans:  # Catalyst's SQL writes the join's bound otherwise, meaning the same
+        for join in plan["joins"]:
+            for side in join["state"].values():
+                for bound in side.get("bounds", []):
+                    bound.pop("conjunct")
+            join.pop("condition", None)
+            join.pop("post_join_filter", None)
+    assert placeless(plans[0]) == placeless(plans[1])
+
+
+def test_a_connect_session_window_is_e041_naming_it(connect: Any) -> None:
+    """The same verdict as on a classic session (below): not an unknown function (E017)."""
+    import pyspark.sql.connect.functions as F
+
+    events = (
+        connect.readStream.format("json")
+        .schema("k BIGINT, t TIMESTAMP")
+        .load("/in")
+        .withWatermark("t", "1 minute")
+    )
+    sessions = events.groupBy(F.session_window("t", "5 minutes"), "k").count()
+    result = check_dataframe(sessions)
+    [error] = [d for d in result.diagnostics if d.severity == "error"]
+    assert error.code == "E041" and "`session_window`" in error.message
+
+
+@pytest.mark.spark
+def test_a_classic_session_window_is_e041_naming_it(spark: Any, folders: tuple[str, str]) -> None:
+    """sjoin's aggregate models time windows, not session windows (readers.py)."""
+    from pyspark.sql.functions import count, session_window
 
     _, _, joined = guide_classic(spark, *folders)
-    counted = joined.groupBy(window("clickTime", "10 minutes")).agg(count("*").alias("n"))
-    result = check_dataframe(counted)
+    sessions = joined.groupBy(session_window("clickTime", "10 minutes")).agg(count("*").alias("n"))
+    result = check_dataframe(sessions)
+    [error] = [d for d in result.diagnostics if d.severity == "error"]
+    assert error.code == "E041" and "`session_window`" in error.message
+
+
+@pytest.mark.spark
+def test_a_classic_window_outside_a_group_by_is_e041(spark: Any, folders: tuple[str, str]) -> None:
+    """A window projected as a column (not a grouping key) is left to its expansion: E041."""
+    from pyspark.sql.functions import window
+
+    _, _, joined = guide_classic(spark, *folders)
+    windowed_rows = joined.select(window("clickTime", "10 minutes").alias("w"), "clickAdId")
+    result = check_dataframe(windowed_rows)
     [error] = [d for d in result.diagnostics if d.severity == "error"]
     assert error.code == "E041" and "`window`" in error.message
 

@@ -39,7 +39,11 @@ TWINS = [
     "union_before_join",
     "targets_an_older_spark",  # `# sjoin: spark 3.5`: planned for the Spark it names
     "sql_over_temp_views",  # spark.sql over streaming temporary views with watermarks
+    "update_inner_join",  # outputMode("update") on a join: the join's OUTPUT MODE update
+    "update_left_semi",
 ]
+# jobs Spark refuses, and their twins: the same plan, the same errors
+REFUSED_TWINS = ["refused_update_left_outer", "refused_complete_join"]
 PLACES = {"line", "col", "end_line", "end_col", "file", "path", "span"}
 
 
@@ -73,6 +77,15 @@ def test_sjoin_plan_json_of_a_job_is_its_twins(name: str) -> None:
     assert placeless(json.loads(out)) == placeless(json.loads(twin))
 
 
+@pytest.mark.parametrize("name", REFUSED_TWINS)
+def test_a_refused_job_plans_and_fails_as_its_twin(name: str) -> None:
+    job = check_pyspark(JOBS / f"{name}.py")
+    twin = check_file(JOBS / f"{name}.sjoin")
+    assert not job.ok and not twin.ok
+    assert [d.code for d in job.diagnostics] == [d.code for d in twin.diagnostics] == ["E023"]
+    assert placeless(job.plan_json()) == placeless(twin.plan_json())
+
+
 def test_a_join_spark_refuses_is_reported_at_its_join_call() -> None:
     status, out = invoke("check", "--format", "json", str(JOBS / "refused_full_outer.py"))
     assert status == 1
@@ -91,6 +104,11 @@ def test_a_join_spark_refuses_is_reported_at_its_join_call() -> None:
         ("refused_full_outer_no_time_bound", "E021", (18, 16), "FullOuter join between two"),
         ("refused_left_anti", "E041", (19, 28), "LeftAnti joins with a streaming DataFrame"),
         ("refused_hazard_update", "E022", (26, 42), "issue due to global watermark"),
+        # an aggregate in Update mode below a join, the query in Update mode (the join's)
+        ("refused_aggregate_before_join", "E022", (25, 24), "issue due to global watermark"),
+        # the sink's outputMode(...) call: the query's mode
+        ("refused_update_left_outer", "E023", (31, 71), "LeftOuter join between two streaming"),
+        ("refused_complete_join", "E023", (31, 70), "not supported for no streaming aggregations"),
     ],
 )
 def test_a_job_spark_refuses_is_refused_at_its_call(
