@@ -346,6 +346,8 @@ def plan_json(plan: Plan, diagnostics: list[dict[str, Any]]) -> dict[str, Any]:
         shown["planned_apart"] = apart_json(plan)
     if plan.copies:  # only then, alike
         shown["copies"] = dict(plan.copies)
+    if plan.shared_watermarks:  # only then, alike
+        shown["shared_watermarks"] = list(plan.shared_watermarks)
     return shown
 
 

@@ -254,7 +254,7 @@ class Planner:
             spark_span=self.spec.spark_span,
             copies=self.copies,
         )
-        return self.planned_apart(in_query_modes(plan))
+        return self.planned_apart(in_query_modes(with_shared_watermarks(plan)))
 
     def planned_apart(self, plan: Plan) -> Plan:
         """``plan`` with each query's relations as Spark plans that query: Spark optimizes
@@ -1543,6 +1543,35 @@ def _floating(columns: tuple[Column, ...]) -> bool:
     """Whether a FLOAT or DOUBLE column is among ``columns`` (a spec's columns hold no struct
     or array that could nest one)."""
     return any(c.type.name in ("float", "double") for c in columns)
+
+
+def with_shared_watermarks(plan: Plan) -> Plan:
+    """``plan`` with the watermarked streams whose watermark nodes count as one in a query's
+    global watermark (``Plan.shared_watermarks``).
+
+    A stream's watermark is one ``withWatermark`` (one ``EventTimeWatermark``) that every read
+    of the stream reads: a self-join, a stream read by two joins of one query, a stream twice
+    under a union.  Spark plans each read as a subtree of its own, with an
+    ``EventTimeWatermarkExec`` per read that sees the rows its reader's pushed filters keep.
+    Spark 3.3 to 3.5 key the WatermarkTracker's entries by each node's place in the physical
+    plan (``zipWithIndex``): every read counts on its own.  From Spark 4.0 (SPARK-50046) the
+    tracker keys them by the logical node's ``nodeId``, which the analyzer's copy of the
+    second read keeps (``DeduplicateRelations`` renews attribute ids only): the reads share
+    one entry, which each batch takes the highest of their watermarks (``newWatermarkMs >
+    prevWatermarkMs``), and the policy's minimum runs over the distinct entries (checked on
+    Spark 4.3 and 3.5: parity ``self_join_sides_filter_the_stream_differently``).  Listed:
+    the streams with a watermark that more than one input of the plan reads (the runtime
+    shares an entry among the nodes of one query only)."""
+    if not plan.spark.at_least(4, 0):
+        return plan
+    watermarked = {s.name for s in plan.streams if s.watermark_column is not None}
+    reads: dict[str, int] = {}
+    for node in plan.nodes:
+        for _, relation in node.inputs:
+            if relation in watermarked:
+                reads[relation] = reads.get(relation, 0) + 1
+    shared = tuple(s.name for s in plan.streams if reads.get(s.name, 0) > 1)
+    return replace(plan, shared_watermarks=shared) if shared else plan
 
 
 def in_query_modes(plan: Plan) -> Plan:

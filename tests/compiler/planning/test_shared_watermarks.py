@@ -1,0 +1,49 @@
+"""A stream's one watermark read at several places of a query: from Spark 4.0 its watermark
+nodes are one entry of the WatermarkTracker (keyed by the EventTimeWatermark's nodeId), before
+4.0 each node is one (keyed by its index): ``Plan.shared_watermarks``.  Spark's side: parity
+``self_join_sides_filter_the_stream_differently``, ``a_stream_read_by_two_joins_of_one_query``
+and ``a_stream_twice_under_a_union`` (4.3 and 3.5)."""
+
+from __future__ import annotations
+
+import pytest
+
+from sjoin.api import check_text
+from sjoin.compiler.describe.explain import plan_json
+from sjoin.compiler.planning.canonical import canonical_text
+from sjoin.compiler.vocabulary.model import SparkVersion
+
+SELF_JOIN = """stream e (k BIGINT, t TIMESTAMP, v STRING) watermark t delay 0 seconds
+stream o (k BIGINT, t TIMESTAMP, v STRING) watermark t delay 0 seconds
+join j = e AS L INNER JOIN e AS R
+  ON L.k = R.k AND L.v = 'a' AND R.v = 'b' AND R.t BETWEEN L.t AND L.t + INTERVAL 60 SECONDS
+  SELECT L.k AS k, L.t AS lt, R.t AS rt
+join p = o AS L INNER JOIN e AS R
+  ON L.k = R.k AND R.t BETWEEN L.t AND L.t + INTERVAL 60 SECONDS
+  SELECT L.k AS k
+"""
+
+
+@pytest.mark.parametrize(
+    ("spark", "shared"),
+    [("3.3", ()), ("3.4", ()), ("3.5", ()), ("4.0", ("e",)), ("4.2", ("e",)), ("4.3", ("e",))],
+)
+def test_a_stream_read_twice_shares_its_watermark_from_spark_4_0(
+    spark: str, shared: tuple[str, ...]
+) -> None:
+    result = check_text(SELF_JOIN, spark=SparkVersion.parse(spark))
+    assert result.plan is not None, result.diagnostics
+    # `o` is read once: its node is its own
+    assert result.plan.shared_watermarks == shared
+    shown = plan_json(result.plan, [])
+    assert shown.get("shared_watermarks", []) == list(shared)
+
+
+def test_a_plan_without_a_shared_watermark_keeps_its_json_and_identity() -> None:
+    text = SELF_JOIN[: SELF_JOIN.index("join p")].replace(
+        "e AS L INNER JOIN e", "o AS L INNER JOIN e"
+    )
+    result = check_text(text, spark=SparkVersion.parse("4.3"))
+    assert result.plan is not None and result.plan.shared_watermarks == ()
+    assert "shared_watermarks" not in plan_json(result.plan, [])
+    assert "shared_watermarks" not in canonical_text(result.plan)
