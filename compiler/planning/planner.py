@@ -254,7 +254,9 @@ class Planner:
             spark_span=self.spec.spark_span,
             copies=self.copies,
         )
-        return self.planned_apart(in_query_modes(with_shared_watermarks(plan)))
+        if not self.spec.watermark_per_read:
+            plan = with_shared_watermarks(plan)
+        return self.planned_apart(in_query_modes(plan))
 
     def planned_apart(self, plan: Plan) -> Plan:
         """``plan`` with each query's relations as Spark plans that query: Spark optimizes
@@ -1561,7 +1563,9 @@ def with_shared_watermarks(plan: Plan) -> Plan:
     prevWatermarkMs``), and the policy's minimum runs over the distinct entries (checked on
     Spark 4.3 and 3.5: parity ``self_join_sides_filter_the_stream_differently``).  Listed:
     the streams with a watermark that more than one input of the plan reads (the runtime
-    shares an entry among the nodes of one query only)."""
+    shares an entry among the nodes of one query only).  Not for a pipeline's SQL
+    (``BoundSpec.watermark_per_read``): there each read's WATERMARK clause is a node of its
+    own, with a nodeId of its own."""
     if not plan.spark.at_least(4, 0):
         return plan
     watermarked = {s.name for s in plan.streams if s.watermark_column is not None}

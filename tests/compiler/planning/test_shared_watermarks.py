@@ -6,9 +6,11 @@ and ``a_stream_twice_under_a_union`` (4.3 and 3.5)."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
-from sjoin.api import check_text
+from sjoin.api import check_pipeline, check_text
 from sjoin.compiler.describe.explain import plan_json
 from sjoin.compiler.planning.canonical import canonical_text
 from sjoin.compiler.vocabulary.model import SparkVersion
@@ -47,3 +49,20 @@ def test_a_plan_without_a_shared_watermark_keeps_its_json_and_identity() -> None
     assert result.plan is not None and result.plan.shared_watermarks == ()
     assert "shared_watermarks" not in plan_json(result.plan, [])
     assert "shared_watermarks" not in canonical_text(result.plan)
+
+
+def test_a_pipeline_s_reads_each_have_their_own_watermark_node(tmp_path: Path) -> None:
+    """In a pipeline's SQL each read writes its WATERMARK clause, resolved to a node with a
+    nodeId of its own (ResolveEventTimeWatermark): nothing is shared, on any Spark."""
+    path = tmp_path / "p.sql"
+    wm = "STREAM(e) WATERMARK t DELAY OF INTERVAL 0 SECONDS"
+    path.write_text(
+        "CREATE STREAMING TABLE e (k BIGINT, t TIMESTAMP, v STRING);\n"
+        f"CREATE STREAMING TABLE j AS SELECT x.k FROM {wm} x JOIN {wm} y ON x.k = y.k"
+        " AND x.v = 'a' AND y.v = 'b' AND y.t BETWEEN x.t AND x.t + INTERVAL 60 SECONDS",
+        encoding="utf-8",
+    )
+    result = check_pipeline(path, spark=SparkVersion.parse("4.3"))
+    assert result.plan is not None, result.diagnostics
+    assert result.plan.shared_watermarks == ()
+    assert len(result.plan.joins) == 1
