@@ -608,7 +608,13 @@ def _stream_text(node: StreamNode, plan: Plan) -> list[str]:
         if node.watermark_column
         else "no watermark"
     )
-    return [f"stream {node.name}: {wm}"]
+    lines = [f"stream {node.name}: {wm}"]
+    if node.name in plan.shared_watermarks:
+        lines.append(
+            "  reads            several, whose watermark nodes count as one in the global "
+            "watermark: the highest of them (Spark 4.0+, one nodeId)"
+        )
+    return lines
 
 
 @_node_text.register

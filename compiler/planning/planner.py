@@ -7,7 +7,7 @@ analysis rules judge, once per join).  The planner decides and judges nothing:
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection, Mapping
+from collections.abc import Callable, Collection, Iterable, Mapping
 from dataclasses import dataclass, replace
 from typing import Literal, TypeVar
 
@@ -1562,19 +1562,29 @@ def with_shared_watermarks(plan: Plan) -> Plan:
     one entry, which each batch takes the highest of their watermarks (``newWatermarkMs >
     prevWatermarkMs``), and the policy's minimum runs over the distinct entries (checked on
     Spark 4.3 and 3.5: parity ``self_join_sides_filter_the_stream_differently``).  Listed:
-    the streams with a watermark that more than one input of the plan reads (the runtime
-    shares an entry among the nodes of one query only).  Not for a pipeline's SQL
-    (``BoundSpec.watermark_per_read``): there each read's WATERMARK clause is a node of its
-    own, with a nodeId of its own."""
+    the streams with a watermark that more than one input of one query reads (a stream read
+    once by each of two queries is two trackers' nodes: nothing shared).  Not for a
+    pipeline's SQL (``BoundSpec.watermark_per_read``): there each read's WATERMARK clause is
+    a node of its own, with a nodeId of its own."""
     if not plan.spark.at_least(4, 0):
         return plan
-    watermarked = {s.name for s in plan.streams if s.watermark_column is not None}
-    reads: dict[str, int] = {}
-    for node in plan.nodes:
-        for _, relation in node.inputs:
-            if relation in watermarked:
-                reads[relation] = reads.get(relation, 0) + 1
-    shared = tuple(s.name for s in plan.streams if reads.get(s.name, 0) > 1)
+
+    def read_twice(nodes: Iterable[PlanNode], among: Collection[str]) -> set[str]:
+        reads: dict[str, int] = {}
+        for node in nodes:
+            for _, relation in node.inputs:
+                if relation in among:
+                    reads[relation] = reads.get(relation, 0) + 1
+        return {name for name, count in reads.items() if count > 1}
+
+    # the streams read twice in the whole plan, then those read twice in one query
+    candidates = read_twice(
+        plan.nodes, {s.name for s in plan.streams if s.watermark_column is not None}
+    )
+    found: set[str] = set()
+    for root in plan.query_roots if candidates else ():
+        found |= read_twice(plan.for_query(root).closure(root), candidates - found)
+    shared = tuple(s.name for s in plan.streams if s.name in found)
     return replace(plan, shared_watermarks=shared) if shared else plan
 
 

@@ -11,7 +11,8 @@ from pathlib import Path
 import pytest
 
 from sjoin.api import check_pipeline, check_text
-from sjoin.compiler.describe.explain import plan_json
+from sjoin.compiler.describe.diff import diff_versions
+from sjoin.compiler.describe.explain import plan_json, plan_text
 from sjoin.compiler.planning.canonical import canonical_text
 from sjoin.compiler.vocabulary.model import SparkVersion
 
@@ -39,6 +40,8 @@ def test_a_stream_read_twice_shares_its_watermark_from_spark_4_0(
     assert result.plan.shared_watermarks == shared
     shown = plan_json(result.plan, [])
     assert shown.get("shared_watermarks", []) == list(shared)
+    text = plan_text(result.plan)
+    assert ("reads            several, whose watermark nodes count as one" in text) == bool(shared)
 
 
 def test_a_plan_without_a_shared_watermark_keeps_its_json_and_identity() -> None:
@@ -66,3 +69,20 @@ def test_a_pipeline_s_reads_each_have_their_own_watermark_node(tmp_path: Path) -
     assert result.plan is not None, result.diagnostics
     assert result.plan.shared_watermarks == ()
     assert len(result.plan.joins) == 1
+
+
+def test_diff_across_4_0_names_the_shared_watermark() -> None:
+    plans = [check_text(SELF_JOIN, spark=SparkVersion.parse(v)).plan for v in ("3.5", "4.3")]
+    assert plans[0] is not None and plans[1] is not None
+    found = diff_versions("s.sjoin", plans[0], [], plans[1], [], "3.5", "4.3")
+    reasons = [r for r in found.changes if r.topic == "global watermark"]
+    assert [r.issue for r in reasons] == ["SPARK-50046"]
+    assert "stream e is read at several places: on 4.3" in reasons[0].detail
+
+
+def test_a_stream_read_once_by_each_of_two_queries_shares_nothing() -> None:
+    """Two queries, two trackers: `o` is read by `j` and by `p`, each a query of its own."""
+    text = SELF_JOIN.replace("e AS L INNER JOIN e", "o AS L INNER JOIN e")
+    result = check_text(text, spark=SparkVersion.parse("4.3"))
+    assert result.plan is not None and len(result.plan.query_roots) == 2
+    assert result.plan.shared_watermarks == ()
