@@ -177,7 +177,11 @@ class Query:
                 self.steps.append((node, step))
         # the operators that run on the reference operator although the engine is columnar
         self.fallbacks = fallbacks(found, list(self.operators)) if self.engine == "columnar" else {}
-        self.tracker = WatermarkTracker(wm_nodes, plan.settings.multiple_watermark_policy)
+        self.tracker = WatermarkTracker(
+            wm_nodes,
+            plan.settings.multiple_watermark_policy,
+            shared=frozenset(plan.shared_watermarks),
+        )
         self.rules = WatermarkRules(links)
         self.no_data_batches = plan.settings.no_data_micro_batches
         self.report_order = self._report_order()

@@ -222,6 +222,7 @@ class Binder:
             tuple(self.sinks),
             frozenset(self.poisoned),
             frozenset(self.broken_watermarks),
+            spec.watermark_per_read,
         )
 
     def _suggest(self, word: str, candidates: Callable[[], Sequence[str]]) -> str | None:

@@ -256,6 +256,9 @@ class BoundSpec:
     sinks: tuple[Sink, ...] = ()
     broken: frozenset[str] = frozenset()  # relations whose statement failed (not defined)
     broken_watermarks: frozenset[str] = frozenset()  # streams whose watermark failed to bind
+    # each read of a stream has a watermark node of its own to Spark (a pipeline's SQL:
+    # ``SpecFile.watermark_per_read``)
+    watermark_per_read: bool = False
 
     def relation(self, name: str) -> Relation | None:
         return self._by_name.get(name)

@@ -1022,6 +1022,7 @@ def diff_versions(
                 "SPARK-44444",
             )
         )  # fmt: skip
+    changes.extend(_shared_watermark_changes(a, b, from_spark, to_spark))
     per_relation: dict[str, tuple[Reason, ...]] = {}
     for node_a in a.nodes:
         found = _version_changes(
@@ -1030,6 +1031,28 @@ def diff_versions(
         if found:
             per_relation[node_a.name] = tuple(found)
     return VersionDiff(spec, from_spark, to_spark, tuple(changes), per_relation)
+
+
+def _shared_watermark_changes(a: Plan, b: Plan, from_spark: str, to_spark: str) -> list[Reason]:
+    """A stream read at several places of one query whose watermark nodes are one entry of
+    the tracker on one version and one each on the other (``Plan.shared_watermarks``)."""
+    changes: list[Reason] = []
+    for name in sorted(set(a.shared_watermarks) ^ set(b.shared_watermarks)):
+        one, each = (
+            (to_spark, from_spark) if name in b.shared_watermarks else (from_spark, to_spark)
+        )
+        changes.append(
+            Reason(
+                "global watermark",
+                f"stream {name} is read at several places: on {one} its watermark nodes count "
+                f"as one in the global watermark, at the highest of them (the tracker keys a "
+                f"node by its EventTimeWatermark's nodeId, which every read keeps); on {each} "
+                "each counts on its own, so with the min policy the read whose filters keep "
+                "the oldest rows holds the global watermark back",
+                "SPARK-50046",
+            )
+        )
+    return changes
 
 
 Versions: TypeAlias = tuple[SparkVersion, SparkVersion]

@@ -346,6 +346,8 @@ def plan_json(plan: Plan, diagnostics: list[dict[str, Any]]) -> dict[str, Any]:
         shown["planned_apart"] = apart_json(plan)
     if plan.copies:  # only then, alike
         shown["copies"] = dict(plan.copies)
+    if plan.shared_watermarks:  # only then, alike
+        shown["shared_watermarks"] = list(plan.shared_watermarks)
     return shown
 
 
@@ -606,7 +608,13 @@ def _stream_text(node: StreamNode, plan: Plan) -> list[str]:
         if node.watermark_column
         else "no watermark"
     )
-    return [f"stream {node.name}: {wm}"]
+    lines = [f"stream {node.name}: {wm}"]
+    if node.name in plan.shared_watermarks:
+        lines.append(
+            "  reads            several, whose watermark nodes count as one in the global "
+            "watermark: the highest of them (Spark 4.0+, one nodeId)"
+        )
+    return lines
 
 
 @_node_text.register

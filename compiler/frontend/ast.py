@@ -235,6 +235,11 @@ class SpecFile:
     # is broken): the binder treats them as defined-but-broken, so nothing that reads them
     # says they are unknown
     broken: tuple[str, ...] = ()
+    # a pipeline's SQL: each read of a stream writes its own WATERMARK clause, which Spark
+    # resolves to an EventTimeWatermark of its own (ResolveEventTimeWatermark gives each a
+    # fresh nodeId), where a .sjoin spec's and a PySpark job's streams have one
+    # ``withWatermark`` that every read shares (``Plan.shared_watermarks``)
+    watermark_per_read: bool = False
 
 
 def span_of(node: exp.Expression) -> Span:

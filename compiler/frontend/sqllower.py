@@ -168,7 +168,9 @@ class Lowering:
         head.extend(self._settings())
         streams = self._streams_and_relations()
         statements = [*head, *streams, *self._ordered(), *sinks]
-        return ast.SpecFile(tuple(statements), self.given.span, tuple(sorted(self.broken)))
+        return ast.SpecFile(
+            tuple(statements), self.given.span, tuple(sorted(self.broken)), watermark_per_read=True
+        )
 
     def _error(self, message: str, span: Span, label: str, help: str | None = None) -> None:
         self.diags.add("E033", message, span, label, help)

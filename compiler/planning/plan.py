@@ -753,6 +753,14 @@ class Plan:
     # holds each read as a subtree of its own: ``read_twice.py``): copy -> the written one
     # (left out of the canonical dump when empty: every other plan keeps its identity)
     copies: dict[str, str] = field(default_factory=dict, metadata={"canonical": "omit_empty"})
+    # the watermarked streams read at more than one place (a self-join, a stream read by two
+    # joins of one query or twice under a union) whose watermark nodes in one query count as
+    # ONE node in the global watermark, at the highest of their watermarks: from Spark 4.0
+    # (SPARK-50046) the WatermarkTracker keys a node by its EventTimeWatermark's ``nodeId``,
+    # which every read of the stream's one ``withWatermark`` keeps; Spark 3.3 to 3.5 key each
+    # node by its place in the physical plan, so each counts on its own (empty there); left
+    # out of the canonical dump when empty
+    shared_watermarks: tuple[str, ...] = field(default=(), metadata={"canonical": "omit_empty"})
 
     @property
     def joins(self) -> tuple[JoinNode, ...]:

@@ -7,7 +7,7 @@ analysis rules judge, once per join).  The planner decides and judges nothing:
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection, Mapping
+from collections.abc import Callable, Collection, Iterable, Mapping
 from dataclasses import dataclass, replace
 from typing import Literal, TypeVar
 
@@ -254,6 +254,8 @@ class Planner:
             spark_span=self.spec.spark_span,
             copies=self.copies,
         )
+        if not self.spec.watermark_per_read:
+            plan = with_shared_watermarks(plan)
         return self.planned_apart(in_query_modes(plan))
 
     def planned_apart(self, plan: Plan) -> Plan:
@@ -1543,6 +1545,47 @@ def _floating(columns: tuple[Column, ...]) -> bool:
     """Whether a FLOAT or DOUBLE column is among ``columns`` (a spec's columns hold no struct
     or array that could nest one)."""
     return any(c.type.name in ("float", "double") for c in columns)
+
+
+def with_shared_watermarks(plan: Plan) -> Plan:
+    """``plan`` with the watermarked streams whose watermark nodes count as one in a query's
+    global watermark (``Plan.shared_watermarks``).
+
+    A stream's watermark is one ``withWatermark`` (one ``EventTimeWatermark``) that every read
+    of the stream reads: a self-join, a stream read by two joins of one query, a stream twice
+    under a union.  Spark plans each read as a subtree of its own, with an
+    ``EventTimeWatermarkExec`` per read that sees the rows its reader's pushed filters keep.
+    Spark 3.3 to 3.5 key the WatermarkTracker's entries by each node's place in the physical
+    plan (``zipWithIndex``): every read counts on its own.  From Spark 4.0 (SPARK-50046) the
+    tracker keys them by the logical node's ``nodeId``, which the analyzer's copy of the
+    second read keeps (``DeduplicateRelations`` renews attribute ids only): the reads share
+    one entry, which each batch takes the highest of their watermarks (``newWatermarkMs >
+    prevWatermarkMs``), and the policy's minimum runs over the distinct entries (checked on
+    Spark 4.3 and 3.5: parity ``self_join_sides_filter_the_stream_differently``).  Listed:
+    the streams with a watermark that more than one input of one query reads (a stream read
+    once by each of two queries is two trackers' nodes: nothing shared).  Not for a
+    pipeline's SQL (``BoundSpec.watermark_per_read``): there each read's WATERMARK clause is
+    a node of its own, with a nodeId of its own."""
+    if not plan.spark.at_least(4, 0):
+        return plan
+
+    def read_twice(nodes: Iterable[PlanNode], among: Collection[str]) -> set[str]:
+        reads: dict[str, int] = {}
+        for node in nodes:
+            for _, relation in node.inputs:
+                if relation in among:
+                    reads[relation] = reads.get(relation, 0) + 1
+        return {name for name, count in reads.items() if count > 1}
+
+    # the streams read twice in the whole plan, then those read twice in one query
+    candidates = read_twice(
+        plan.nodes, {s.name for s in plan.streams if s.watermark_column is not None}
+    )
+    found: set[str] = set()
+    for root in plan.query_roots if candidates else ():
+        found |= read_twice(plan.for_query(root).closure(root), candidates - found)
+    shared = tuple(s.name for s in plan.streams if s.name in found)
+    return replace(plan, shared_watermarks=shared) if shared else plan
 
 
 def in_query_modes(plan: Plan) -> Plan:

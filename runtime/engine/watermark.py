@@ -5,7 +5,9 @@ stateful operator uses for late rows and for eviction in a batch (reference §4,
   pushes below it) and, after each batch, moves to ``max(event time) - delay`` if higher.
   Each stream input of a union keeps a node of its own (``UnionNode``).
 * The global watermark is ``min`` or ``max`` of the nodes (a node without data counts as 0),
-  never moves back, and takes effect in the next batch.
+  never moves back, and takes effect in the next batch.  The nodes of a stream the plan
+  lists in ``Plan.shared_watermarks`` (Spark 4.0+: one ``nodeId`` for every read of the
+  stream's watermark) count as one, at the highest of their watermarks.
 * Which watermark each operator uses for late rows and for eviction is the plan's decision
   (``WatermarkUse`` on each join and aggregate node): the global one or the one propagated
   through the operators below (a join outputs ``min(state watermarks, input)``), as of this
@@ -60,17 +62,34 @@ class WatermarkTracker:
     nodes: list[WatermarkNode]
     policy: str = "min"
     global_ms: int = 0
+    # the streams whose nodes share one entry of Spark's tracker (``Plan.shared_watermarks``)
+    shared: frozenset[str] = frozenset()
 
     @property
     def enabled(self) -> bool:
         return bool(self.nodes)
+
+    def entries(self) -> list[int]:
+        """The tracker's entries: one per node, except that the nodes of a shared stream are
+        one entry, the highest of their watermarks (Spark 4.0+ keeps an entry's highest
+        value: ``newWatermarkMs > prevWatermarkMs``); an entry without data counts as 0."""
+        values: dict[tuple[bool, str | int], int | None] = {}
+        for i, n in enumerate(self.nodes):
+            key: tuple[bool, str | int] = (
+                (True, n.stream) if n.stream in self.shared else (False, i)
+            )
+            mark, before = n.watermark_ms, values.get(key)
+            values[key] = (
+                before if mark is None or (before is not None and before >= mark) else mark
+            )
+        return [0 if v is None else v for v in values.values()]
 
     def end_batch(self) -> int:
         """Fold this batch's rows into the nodes; returns the (new) global watermark."""
         for node in self.nodes:
             node.end_batch()
         if self.nodes:
-            values = [0 if n.watermark_ms is None else n.watermark_ms for n in self.nodes]
+            values = self.entries()
             chosen = min(values) if self.policy == "min" else max(values)
             if chosen > self.global_ms:
                 self.global_ms = chosen

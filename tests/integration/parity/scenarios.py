@@ -1582,6 +1582,59 @@ add(
     advancing({"l": [row(3, 100, "n")], "r": [row(3, 101, "d")]}),
 )
 
+# ------------------------------------------------------------------ a stream's watermark read twice
+# A stream read at two places of one query whose readers push different filters below its
+# watermark node: Spark plans a watermark node per read, each seeing the rows its reader's
+# filters keep. Spark 3.5 counts each node on its own in the global watermark (its tracker
+# keys them by their index in the physical plan); from 4.0 (SPARK-50046) the tracker keys
+# them by the EventTimeWatermark's nodeId, which both reads keep: one entry, the higher of
+# the two (compiler/planning/planner.py ``with_shared_watermarks``). After batch 0 the
+# watermark is 120 s on 4.3 and 100 s on 3.5, so batch 1's `a` row at 110 s is late on 4.3
+# only (the catalogue job self_join.py, run as written, found it).
+ONE_STREAM = "spark 4.3\nstream e (k BIGINT, t TIMESTAMP, v STRING) watermark t delay 0 seconds\n"
+READ_TWICE_BATCHES: list[Batch] = [
+    {"e": [row(1, 100, "a"), row(1, 120, "b")], "r": [row(1, 130, "x")]},
+    {"e": [row(2, 110, "a"), row(2, 130, "b")], "r": [row(2, 131, "x")]},
+    {"e": [row(3, 300, "a"), row(3, 300, "b")], "r": [row(3, 300, "x")]},
+]
+add(
+    "self_join_sides_filter_the_stream_differently",
+    ONE_STREAM
+    + """join j = e AS L INNER JOIN e AS R
+  ON L.k = R.k AND L.v = 'a' AND R.v = 'b' AND R.t BETWEEN L.t AND L.t + INTERVAL 60 SECONDS
+  SELECT L.k AS k, L.t AS lt, R.t AS rt
+""",
+    [{"e": b["e"]} for b in READ_TWICE_BATCHES],
+)
+# the stream read by two joins of one query, each filtering it otherwise
+add(
+    "a_stream_read_by_two_joins_of_one_query",
+    ONE_STREAM
+    + """stream r (k BIGINT, t TIMESTAMP, v STRING) watermark t delay 0 seconds
+join i = e AS A INNER JOIN r AS B
+  ON A.k = B.k AND A.v = 'a' AND A.t BETWEEN B.t - INTERVAL 60 SECONDS AND B.t + INTERVAL 60 SECONDS
+  SELECT A.k AS k, A.t AS t, A.v AS v
+join j = i AS X INNER JOIN e AS C
+  ON X.k = C.k AND C.v = 'b' AND C.t BETWEEN X.t AND X.t + INTERVAL 60 SECONDS
+  SELECT X.k AS k, X.t AS xt, C.t AS ct
+""",
+    READ_TWICE_BATCHES,
+)
+# the stream twice under a union, through two views that filter it otherwise
+add(
+    "a_stream_twice_under_a_union",
+    ONE_STREAM
+    + """stream r (k BIGINT, t TIMESTAMP, v STRING) watermark t delay 0 seconds
+view a = SELECT E.* FROM e AS E WHERE E.v = 'a'
+view b = SELECT E.* FROM e AS E WHERE E.v = 'b'
+union u = a UNION ALL b
+join j = u AS U INNER JOIN r AS R
+  ON U.k = R.k AND U.t BETWEEN R.t - INTERVAL 60 SECONDS AND R.t + INTERVAL 60 SECONDS
+  SELECT U.k AS k, U.t AS ut, R.t AS rt
+""",
+    READ_TWICE_BATCHES,
+)
+
 # ------------------------------------------------------------------ the examples
 
 

@@ -92,11 +92,10 @@ def test_the_catalogue_has_jobs_to_verify() -> None:
 
 # known differences, diagnosed: each an xfail(strict), so a fix turns it into a failure to
 # clean up here
-KNOWN = {
-    "self_join": "the global watermark of a self-join whose sides filter the one stream "
-    "differently: Spark 4.3's is the newest row of all (23:50), the runtime's the newest row "
-    "the left side's filter keeps (23:47); the generated job differs in the same way",
-}
+# (self_join's, the global watermark of a self-join whose sides filter the one stream
+# differently, is now the planner's Plan.shared_watermarks: Spark 4.0+ keys the watermark
+# nodes by nodeId, one for both sides)
+KNOWN: dict[str, str] = {}
 
 
 @pytest.mark.parametrize(

@@ -39,6 +39,25 @@ def test_global_watermark_policy(policy: str, want: int) -> None:
     assert tracker.end_batch() == (190_000 if policy == "min" else 290_000)
 
 
+def test_nodes_of_a_shared_stream_are_one_entry_at_their_highest() -> None:
+    """Spark 4.0+ (``Plan.shared_watermarks``): a self-join's two nodes are one entry of the
+    tracker, the higher of the two; another stream's node still counts on its own."""
+    left, right = WatermarkNode("j.left", "e", 0, 0), WatermarkNode("j.right", "e", 0, 0)
+    other = WatermarkNode("k.right", "o", 0, 0)
+    shared = WatermarkTracker([left, right, other], "min", shared=frozenset({"e"}))
+    alone = WatermarkTracker([left, right], "min")
+    left.observe([(100_000_000,)])
+    right.observe([(120_000_000,)])
+    other.observe([(150_000_000,)])
+    assert shared.end_batch() == 120_000
+    assert shared.entries() == [120_000, 150_000]
+    assert alone.end_batch() == 100_000  # Spark 3.5: each node its own entry
+    right_only = WatermarkTracker(
+        [WatermarkNode("j.left", "e", 0, 0), right], shared=frozenset({"e"})
+    )
+    assert right_only.end_batch() == 120_000  # a node without data does not hold the entry at 0
+
+
 def test_global_watermark_is_monotonic() -> None:
     a = WatermarkNode("a", "a", 0, 10_000)
     tracker = WatermarkTracker([a])
