@@ -44,6 +44,8 @@ from .spark_rules_vec import (
 )
 from .windows import join_dtype, project_windows, rows_of, window_end, window_series
 
+_CHUNKS = 8  # a side's state is made one chunk again past this many
+
 Row = tuple[Any, ...]
 
 
@@ -113,7 +115,11 @@ class _Side:
         low = new.get_column("_t").min()
         if low is not None and (self.min_time is None or low < self.min_time):  # type: ignore[operator]
             self.min_time = int(low)  # type: ignore[arg-type]
-        self.state = pl.concat([self.state, new], how="vertical", rechunk=True)
+        # one chunk per batch, folded into one every few batches: a rechunk per batch copied
+        # the whole state each batch
+        self.state = pl.concat([self.state, new], how="vertical", rechunk=False)
+        if self.state.n_chunks() > _CHUNKS:
+            self.state = self.state.rechunk()
         return n
 
     def mark(self, ids: pl.Series) -> None:
@@ -131,10 +137,9 @@ class _Side:
         low = self.state.get_column("_t").min()
         self.min_time = None if low is None else int(low)  # type: ignore[arg-type]
 
-    def evict(self, threshold: int, ordered: bool) -> pl.DataFrame | None:
-        """Remove the rows whose ``_t <= threshold``; return them (with ``_m``), in the order
-        the reference's index pops them when ``ordered``: by (time, id); None when nothing
-        is evicted."""
+    def evict(self, threshold: int) -> pl.DataFrame | None:
+        """Remove the rows whose ``_t <= threshold``; return them (with ``_m``), in the
+        state's order (by id); None when nothing is evicted."""
         if self.min_time is None or self.min_time > threshold:
             return None
         state = self.state
@@ -142,8 +147,6 @@ class _Side:
         evicted = state.filter(gone)
         self.state = state.filter(~gone)
         self._recompute_min()
-        if ordered:
-            evicted = in_eviction_order_vec(evicted, "_t", "_id")
         return evicted
 
     # ---------------------------------------------------------------- checkpoint
@@ -553,10 +556,13 @@ class ColumnarJoinStorage:
     # ---------------------------------------------------------------- eviction
 
     def evict(self, side: int, threshold: int, ordered: bool) -> pl.DataFrame | None:
-        return self.sides[side].evict(threshold, ordered)
+        """The evicted rows in the state's order, ``ordered`` or not: their (time, id) order
+        is read only by ``emit_unmatched``, which sorts the unmatched ones alone (a columnar
+        run has no observer, which would read every evicted row in that order)."""
+        return self.sides[side].evict(threshold)
 
     def evict_count(self, side: int, threshold: int) -> int:
-        return self.evicted_count(self.sides[side].evict(threshold, ordered=False))
+        return self.evicted_count(self.sides[side].evict(threshold))
 
     def evicted_count(self, evicted: pl.DataFrame | None) -> int:
         return 0 if evicted is None else evicted.height
@@ -565,7 +571,8 @@ class ColumnarJoinStorage:
         if evicted is None or evicted.height == 0:
             return pl.DataFrame()
         prefix, width = self._prefix(side)
-        rows = _renamed(evicted.filter(~pl.col("_m")), width, prefix).with_columns(
+        unmatched = in_eviction_order_vec(evicted.filter(~pl.col("_m")), "_t", "_id")
+        rows = _renamed(unmatched, width, prefix).with_columns(
             pl.lit(0, dtype=pl.Int64).alias("_p")
         )
         return self._project(rows, side == 0, side == 1)

@@ -34,9 +34,9 @@ import io
 import json
 import os
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 from urllib.parse import unquote
 
 import polars as pl
@@ -64,6 +64,7 @@ from .frames import dtype_of
 from .support import canonical_line_pattern
 
 _BOM = b"\xef\xbb\xbf"
+_T = TypeVar("_T")
 _INT_BOUNDS = {"tinyint": 2**7, "smallint": 2**15, "int": 2**31, "bigint": 2**63}
 
 
@@ -404,7 +405,7 @@ def read_parquet_trace(
         spans = []
         for number in sorted(files):
             for s, p in sorted(files[number].items()):
-                _parquet_frame(p, schemas[s])  # checked, and dropped
+                _parquet_check(p, schemas[s])
             digest = _files_digest(files[number]) if digests else None
             tables = frozenset(t for t in files[number] if schemas[t].table)
             spans.append(Span(number, 0, digest=digest, key=files[number], tables=tables))
@@ -439,20 +440,73 @@ def _files_digest(files: Mapping[str, Path]) -> bytes:
     return digest.digest()
 
 
-def _parquet_frame(path: Path, schema: StreamSchema) -> Batch:
+def _parquet_read(path: Path, read: Callable[[], _T]) -> _T:
+    """``read()`` of the file at ``path``, any failure an error naming it."""
     try:
-        frame = pl.read_parquet(path)
+        return read()
     except (Exception, pl.exceptions.PanicException) as err:  # a damaged file: any kind
         reason = str(err).splitlines()[0] if str(err) else type(err).__name__
         raise RunError(f"{path}: cannot read Parquet: {reason}") from None
-    extra = [c for c in frame.columns if c not in schema.index]
-    missing = [c for c in schema.columns if c not in frame.columns]
+
+
+def _parquet_columns(path: Path, schema: StreamSchema, found: Iterable[str]) -> None:
+    """The file's columns must be the stream's, by name."""
+    found = list(found)
+    extra = [c for c in found if c not in schema.index]
+    missing = [c for c in schema.columns if c not in found]
     if extra or missing:
         raise RunError(
             f"{path}: the columns of stream `{schema.name}` are {', '.join(schema.columns)}"
             + (f"; missing {', '.join(missing)}" if missing else "")
             + (f"; unknown {', '.join(extra)}" if extra else "")
         )
+
+
+def _parquet_check(path: Path, schema: StreamSchema) -> None:
+    """The check pass of a streamed Parquet trace, which keeps no rows: the file's footer
+    gives its columns and their types, checked as ``_parquet_frame`` checks them; only the
+    columns whose values a type may refuse (``_needs_values``: a timestamp's years, an
+    integer narrower than its file type, ...) are read, and dropped once checked.  A damaged
+    page of a column that is not read is found when the run reads the batch, as an error
+    naming the file: the batches before it are written and consistent."""
+    found = _parquet_read(path, lambda: pl.read_parquet_schema(path))
+    _parquet_columns(path, schema, found)
+    kinds = dict(zip(schema.columns, schema.types, strict=True))
+    read = [c for c in schema.columns if _needs_values(kinds[c], found[c])]
+    values = _parquet_read(path, lambda: pl.read_parquet(path, columns=read)) if read else None
+    for column in schema.columns:
+        series = (
+            values.get_column(column)
+            if values is not None and column in read
+            else pl.Series(column, [], dtype=found[column])  # the type's check only
+        )
+        _parquet_column(path, series, kinds[column], column)
+
+
+_NARROW_INTS = {  # the file types whose every value a kind holds
+    "tinyint": (pl.Int8,),
+    "smallint": (pl.Int8, pl.Int16, pl.UInt8),
+    "int": (pl.Int8, pl.Int16, pl.Int32, pl.UInt8, pl.UInt16),
+    "bigint": (pl.Int8, pl.Int16, pl.Int32, pl.Int64, pl.UInt8, pl.UInt16, pl.UInt32),
+}
+
+
+def _needs_values(kind: SqlType, dtype: pl.DataType) -> bool:
+    """Whether a column of file type ``dtype`` may hold a value ``kind`` refuses
+    (``_parquet_column``'s checks), so the check pass must read it."""
+    name = kind.name
+    if name in _NARROW_INTS:
+        return dtype not in _NARROW_INTS[name]
+    if name == "binary":
+        return dtype == pl.String
+    if name == "float":
+        return dtype != pl.Float32
+    return name not in ("string", "boolean", "double")
+
+
+def _parquet_frame(path: Path, schema: StreamSchema) -> Batch:
+    frame = _parquet_read(path, lambda: pl.read_parquet(path))
+    _parquet_columns(path, schema, frame.columns)
     out = []
     for i, (column, kind) in enumerate(zip(schema.columns, schema.types, strict=True)):
         out.append(_parquet_column(path, frame.get_column(column), kind, column).alias(f"c{i}"))

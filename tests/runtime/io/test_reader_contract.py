@@ -595,9 +595,25 @@ def test_a_parquet_trace_gives_the_json_verdict(
         message = str(raised.value)
         assert "batch-0000.parquet: row 1: column `v`: " in message
         assert _gist(message) == _gist(json_verdict.reason), (message, json_verdict.reason)
+        assert_streamed_check_refuses(root, decl, message)
         return
     got = read_trace_columns(root, schemas(decl))
     assert rows_of(got.batches[0].rows["s"]) == [(1, plain(json_verdict), 1767225600000000)]
+    assert_streamed_check_reads(root, decl, got)
+
+
+def assert_streamed_check_refuses(root: Path, decl: str, message: str) -> None:
+    """The check pass of a streamed Parquet trace (``_parquet_check``: the footer, and only
+    the columns a type may refuse) refuses what the whole read refuses, in its words."""
+    with pytest.raises(RunError) as raised:
+        read_trace_columns(root, schemas(decl), stream=True)
+    assert str(raised.value) == message
+
+
+def assert_streamed_check_reads(root: Path, decl: str, whole: Any) -> None:
+    """... and passes what the whole read passes, then reads the same rows."""
+    streamed = read_trace_columns(root, schemas(decl), stream=True)
+    assert rows_of(streamed.batches[0].rows["s"]) == rows_of(whole.batches[0].rows["s"])
 
 
 STAMP = pl.Series("t", [1767225600000000]).cast(pl.Datetime("us", "UTC"))
@@ -685,8 +701,11 @@ def test_values_only_a_parquet_file_writes_follow_the_same_rules(
         with pytest.raises(RunError, match=r"batch-0000\.parquet: ") as raised:
             read_trace_columns(root, schemas(decl))
         assert expected in str(raised.value)
+        assert_streamed_check_refuses(root, decl, str(raised.value))
         return
-    got = [row[1] for row in rows_of(read_trace_columns(root, schemas(decl)).batches[0].rows["s"])]
+    whole = read_trace_columns(root, schemas(decl))
+    assert_streamed_check_reads(root, decl, whole)
+    got = [row[1] for row in rows_of(whole.batches[0].rows["s"])]
     if expected is None:  # the value JSON reads from the same number or date
         texts = [_json_text(v) for v in column.to_list()]
         want = [
