@@ -44,8 +44,6 @@ from .spark_rules_vec import (
 )
 from .windows import join_dtype, project_windows, rows_of, window_end, window_series
 
-_CHUNKS = 8  # a side's state is made one chunk again past this many
-
 Row = tuple[Any, ...]
 
 
@@ -115,11 +113,10 @@ class _Side:
         low = new.get_column("_t").min()
         if low is not None and (self.min_time is None or low < self.min_time):  # type: ignore[operator]
             self.min_time = int(low)  # type: ignore[arg-type]
-        # one chunk per batch, folded into one every few batches: a rechunk per batch copied
-        # the whole state each batch
-        self.state = pl.concat([self.state, new], how="vertical", rechunk=False)
-        if self.state.n_chunks() > _CHUNKS:
-            self.state = self.state.rechunk()
+        # one chunk: a probe gathers the stored rows it matches at random, which on a state of
+        # several chunks took about 4x the copy (measured: 290k stored rows with a string
+        # column, 68k gathered, 18.7 ms on 4 chunks, 2.4 ms on one; the copy 4.7 ms)
+        self.state = pl.concat([self.state, new], how="vertical", rechunk=True)
         return n
 
     def mark(self, ids: pl.Series) -> None:
