@@ -415,11 +415,13 @@ class ColumnarJoinStorage:
             joined = joined.filter(inside)
         ids = max(state.next_id, 1)
         positions = joined.select("_q", "_r", "_p", "_id")
-        if probe.height * ids < 2**62:  # one Int64 key: a much faster sort than two
-            positions = positions.sort(pl.col("_p") * ids + pl.col("_id"))
-        else:
-            positions = positions.sort(["_p", "_id"])
+        # sorted once collected: the same sort in the lazy query took longer (measured: 1M
+        # pairs, 143 ms against 137; 68k pairs, 19.7 ms against 14.4)
         index: pl.DataFrame = positions.collect()
+        if probe.height * ids < 2**62:  # one Int64 key: a much faster sort than two
+            index = index.sort(pl.col("_p") * ids + pl.col("_id"))
+        else:
+            index = index.sort(["_p", "_id"])
         stored = _renamed(state.state.select([*state.schema, "_m"]), state.width, theirs)
         pairs = pl.concat(
             [
@@ -501,7 +503,8 @@ class ColumnarJoinStorage:
         return batch.filter(~matched)
 
     def mark(self, side: int, pairs: pl.DataFrame) -> None:
-        self.sides[side].mark(pairs.get_column("_id").unique())
+        if self.sides[side].track_matched:  # (the ids' unique alone cost 10% of an inner join)
+            self.sides[side].mark(pairs.get_column("_id").unique())
 
     def remove(self, side: int, batch: pl.DataFrame, pairs: pl.DataFrame) -> int:
         removed = pairs.get_column("_id")
