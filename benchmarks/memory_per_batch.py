@@ -9,7 +9,12 @@ a peak that does not grow with N; one that reads the whole trace first grows by 
 worth per batch.
 
     python benchmarks/memory_per_batch.py [--rows 100000] [--batches 10 20 40]
-        [--format parquet|jsonl] [--engine columnar|reference]
+        [--format parquet|jsonl] [--engine columnar|reference] [--shape uniform|outer]
+
+``--shape outer``: the LEFT OUTER join (unique left keys, at most one match each), whose
+output grows with the rows per batch, where the uniform join's keys stay in 1..10,000 and
+its output per batch grows with their square (at 500,000 rows per side, about 37 million
+rows a batch).
 """
 
 from __future__ import annotations
@@ -53,15 +58,19 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--batches", type=int, nargs="+", default=[10, 20, 40])
     parser.add_argument("--format", choices=("parquet", "jsonl"), default="parquet")
     parser.add_argument("--engine", choices=("columnar", "reference"), default="columnar")
+    parser.add_argument("--shape", choices=("uniform", "outer"), default="uniform")
     options = parser.parse_args(argv)
-    print(f"# {options.rows:,} rows per side per batch, {options.format} trace, {options.engine}")
+    print(
+        f"# {options.shape}: {options.rows:,} rows per side per batch, {options.format} trace, "
+        f"{options.engine}"
+    )
     print("| batches | peak RSS (MB) | wall (s) |")
     print("|---|---|---|")
     with tempfile.TemporaryDirectory(prefix="sjoin-memory-") as scratch:
         for batches in options.batches:
             work = generate_shape(
                 Path(scratch) / f"w{batches}",
-                "uniform",
+                options.shape,
                 options.rows,
                 batches,
                 jsonl=options.format == "jsonl",
