@@ -741,6 +741,15 @@ def pipeline_notes(plan: Plan) -> list[str]:
             "pipeline's SQL has no such operator (its SELECT DISTINCT deduplicates on every "
             "column), so the project writes it as a Python flow in transformations/pipeline.py"
         )
+    for name in plan.shared_watermarks:
+        notes.append(
+            f"stream `{name}` is read at several places of one query: the plan counts its "
+            "watermark once, at the highest of its reads, as Spark 4.0+ does for a PySpark "
+            "job's one withWatermark (Plan.shared_watermarks); the project's SQL writes a "
+            "WATERMARK clause on each read, which Spark counts apart, so with the min policy "
+            "the read whose filters keep the oldest rows holds the global watermark back, and "
+            "rows can leave state and come out later than `sjoin run` shows"
+        )
     needs = job_packages(plan)
     if needs:
         notes.append(

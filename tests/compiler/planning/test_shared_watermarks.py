@@ -86,3 +86,16 @@ def test_a_stream_read_once_by_each_of_two_queries_shares_nothing() -> None:
     result = check_text(text, spark=SparkVersion.parse("4.3"))
     assert result.plan is not None and len(result.plan.query_roots) == 2
     assert result.plan.shared_watermarks == ()
+
+
+def test_the_pipeline_target_says_its_reads_do_not_share_the_watermark() -> None:
+    """The SDP project writes a WATERMARK clause per read (a node each): `sjoin compile
+    --target pipeline` says so where the plan shares the stream's watermark."""
+    from sjoin.compiler.backends.pipeline import pipeline_notes
+
+    for spark, expected in (("3.5", []), ("4.3", ["e"])):
+        plan = check_text(SELF_JOIN, spark=SparkVersion.parse(spark)).plan
+        assert plan is not None
+        notes = [n for n in pipeline_notes(plan) if "read at several places" in n]
+        assert [n.split("`")[1] for n in notes] == expected
+        assert all("WATERMARK clause on each read" in n for n in notes)
