@@ -14,11 +14,18 @@ What each Connect relation becomes (docs/pyspark.md):
 - ``filter``/``where``, ``select``/``selectExpr``, ``withColumn(s)``, ``withColumnRenamed``:
   a ``view``;
 - ``join``: a ``join`` (every type; a Column, ``expr()`` or ``on=`` condition; a column taken
-  from a DataFrame, ``df["k"]``, belongs to the side whose plan holds that DataFrame);
+  from a DataFrame, ``df["k"]``, belongs to the side whose plan holds that DataFrame); a
+  left outer join of two streams read only by ``where(<right column>.isNull())``, that read
+  only by a ``select`` of left columns, is the ``LEFT ANTI`` join Spark refuses to run on
+  two streams, when the column is never null in a matched row (a key of ON, or a marker
+  ``withColumn("m", F.lit(True))`` of the right side, which then vanishes);
 - ``groupBy(...).agg(...)``: an ``aggregate`` (its output mode the sink's);
 - ``dropDuplicates[WithinWatermark]``: a ``dedup``;
 - ``union``/``unionByName``: a ``union``;
-- ``writeStream ... start()``/``toTable()``: a ``sink``, its trigger the ``trigger`` setting.
+- ``writeStream ... start()``/``toTable()``: a ``sink``, its trigger the ``trigger`` setting;
+  a Kafka sink of ``select([F.col("k").cast("string").alias("key"),]
+  F.to_json(F.struct("*")).alias("value"))``: the relation under it, with ``key = 'k'``, as
+  a spec's Kafka sink writes it.
 
 A DataFrame read by two queries (the same plan_id) is one relation.  A relation is named
 after the variable the job assigned it to (the assignment that holds the call), else after
@@ -42,6 +49,7 @@ from sqlglot import exp
 
 from ...diagnostics.diagnostics import Diagnostics
 from ...vocabulary import settings
+from ...vocabulary.expr import conjuncts, strip_parens
 from ...vocabulary.model import JOIN_KINDS, JoinType
 from ...vocabulary.source import Span
 from .. import ast, sqlast
@@ -146,6 +154,8 @@ class Lowering:
         for command, _ in job.queries:
             if "input" in command:
                 self._count_readers(command["input"], set())
+        # the relations the queries write (a sink reads them, which `readers` leaves out)
+        self.roots = {_plan_id(c["input"]) for c, _ in job.queries if "input" in c}
         self.trigger: tuple[str, Span] | None = None
         self.broken: list[str] = []
 
@@ -517,6 +527,9 @@ class Lowering:
         kafka = self._kafka_value(rel, body)
         if kafka is not None:
             return kafka
+        anti = self._anti_join(rel, body)
+        if anti is not None:
+            return anti
         below = self.lower(body["input"])
         span = self.span(rel)
         raw = self.items(body.get("expressions", []), span)
@@ -554,6 +567,128 @@ class Lowering:
         # over anything else, a join's output named `alias.column` is its output column
         items = self.requalified(raw, below)
         return self.view(rel, below, items, None, _names(items, below))
+
+    def _anti_join(self, rel: dict[str, Any], body: dict[str, Any]) -> _Lowered | None:
+        """A LEFT ANTI join of two streams as a job writes it (Spark refuses the join
+        itself): a left outer join, read only by a filter ``<right column> IS NULL`` (that
+        alone), read only by this projection, which reads left columns only; the right
+        column is never null in a matched row: a marker the right side adds for it
+        (``withColumn("m", F.lit(True))``, read by nothing else) or the right column of an
+        equality of the ON condition's top-level AND (``o.k = p.k``).  The join reads the
+        right side without the marker, as a spec's LEFT ANTI JOIN does; its SELECT is the
+        projection's.  None: not that idiom (the filter over the outer join is lowered as
+        written, which is as correct)."""
+        filtered = body.get("input", {})
+        joined = filtered.get("filter", {}).get("input", {})
+        if _kind(filtered) != "filter" or _kind(joined) != "join":
+            return None
+        jbody = joined["join"]
+        if jbody.get("join_type") != "JOIN_TYPE_LEFT_OUTER" or "join_condition" not in jbody:
+            return None
+        if not (_streaming(jbody["left"]) and _streaming(jbody["right"])):
+            return None  # with a static side, Spark runs a LEFT ANTI join as written
+        if (
+            not self._read_only_by(filtered, rel)
+            or not self._read_only_by(joined, filtered)
+            or {_plan_id(filtered), _plan_id(joined)} & self.roots
+        ):
+            return None
+        left = self.lower(jbody["left"])
+        # the right side under its alias, and the marker a withColumn adds to it
+        right_rel, alias = jbody["right"], None
+        if _kind(right_rel) == "subquery_alias":
+            alias = str(right_rel["subquery_alias"].get("alias"))
+        marker = self._anti_marker(right_rel, joined)
+        if marker is not None:
+            below = self.lower(marker[1])
+            if below.columns is None or marker[0] in below.columns:
+                return None  # a withColumn that replaces a column is no marker
+            right = _Lowered(
+                below.name, alias or below.alias, below.columns, below.stream, set(below.plan_ids)
+            )
+            right_columns = [*below.columns, marker[0]]
+        else:
+            right = self.lower(right_rel)
+            right_columns = list(right.columns or [])
+        left_alias, right_alias = left.alias or left.name, right.alias or right.name
+        if left_alias == right_alias or left.columns is None:
+            return None
+
+        def side_of(column: exp.Column) -> str | None:
+            if column.table:
+                return {left_alias: "left", right_alias: "right"}.get(column.table)
+            assert left.columns is not None
+            in_left, in_right = column.name in left.columns, column.name in right_columns
+            return "left" if in_left and not in_right else "right" if in_right else None
+
+        # each part read as the join would read it (a df["k"] column: its side's alias),
+        # into a scratch collector: anything it reports means the idiom is not read here
+        sides, scratch, span = _sides(jbody, left_alias, right_alias), Diagnostics(), self.span(rel)
+
+        def read(node: dict[str, Any]) -> ast.SelectItem | None:
+            return lower_item(node, self.locator, scratch, span, sides)
+
+        on = read(_marked_sides(jbody["join_condition"], sides))
+        test = read(filtered["filter"]["condition"])
+        items = [read(n) for n in body.get("expressions", [])]
+        if on is None or test is None or not items or scratch.items:
+            return None
+        tested = strip_parens(test.expr)
+        if not isinstance(tested, exp.Is) or not isinstance(tested.expression, exp.Null):
+            return None
+        column = strip_parens(tested.this)
+        if not isinstance(column, exp.Column) or side_of(column) != "right":
+            return None
+        if marker is not None and column.name == marker[0]:
+            # the marker is read by the filter alone: not by the ON (nor by the projection,
+            # which reads left columns only)
+            if any(
+                c.name == marker[0] and side_of(c) == "right" for c in on.expr.find_all(exp.Column)
+            ):
+                return None
+        elif marker is not None or not _equated(column.name, on.expr, side_of):
+            return None
+        select = []
+        for item in items:
+            assert item is not None
+            for node in item.expr.walk():
+                if isinstance(node, exp.Star) and not (
+                    isinstance(node.parent, exp.Column) and node.parent.table == left_alias
+                ):
+                    return None  # `*` reads the right side too
+                if (
+                    isinstance(node, exp.Column)
+                    and not isinstance(node.this, exp.Star)
+                    and side_of(node) != "left"
+                ):
+                    return None
+                if isinstance(node, exp.Anonymous) and node.name.lower() == "session_window":
+                    return None
+            select.append(dc_replace(item, expr=item.expr.transform(_window_intervals)))
+        found = self._join(joined, jbody, "left_anti", left, right, tuple(select))
+        self._named_as(rel, found, span)
+        return found
+
+    def _anti_marker(
+        self, right: dict[str, Any], join: dict[str, Any]
+    ) -> tuple[str, dict[str, Any]] | None:
+        """The marker of a join's right side, ``withColumn("m", <a non-null literal>)``
+        (under its alias, if any), read by nothing but the join: its name and the relation
+        it is added to."""
+        reader = join
+        if _kind(right) == "subquery_alias":
+            if not self._read_only_by(right, reader):
+                return None
+            reader, right = right, right["subquery_alias"].get("input", {})
+        if _kind(right) != "with_columns" or not self._read_only_by(right, reader):
+            return None
+        aliases = right["with_columns"].get("aliases", [])
+        if len(aliases) != 1 or len(aliases[0].get("name", [])) != 1:
+            return None
+        literal = aliases[0].get("expr", {}).get("literal")
+        if not isinstance(literal, dict) or _kind(literal) in ("", "null"):
+            return None
+        return str(aliases[0]["name"][0]), right["with_columns"]["input"]
 
     def _named_as(self, rel: dict[str, Any], below: _Lowered, span: Span) -> None:
         """A projection folded into the statement below it gives that statement its name,
@@ -717,6 +852,20 @@ class Lowering:
                 "dropped (docs/language.md): write that join, or keep the left rows with no "
                 "match with a left outer join and a filter on a right column IS NULL",
             )
+        return self._join(rel, body, how, left, right)
+
+    def _join(
+        self,
+        rel: dict[str, Any],
+        body: dict[str, Any],
+        how: JoinType,
+        left: _Lowered,
+        right: _Lowered,
+        select: tuple[ast.SelectItem, ...] | None = None,
+    ) -> _Lowered:
+        """The join statement of ``rel`` (its ``body``) of type ``how`` over the lowered
+        sides, with ``select`` its SELECT when given."""
+        span = self.span(rel)
         left_alias, right_alias = left.alias or left.name, right.alias or right.name
         if left_alias == right_alias:
             raise self.refuse(
@@ -724,18 +873,10 @@ class Lowering:
                 span,
                 "give each side its own name with .alias(...)",
             )
-        left_ids, right_ids = _ids_under(body["left"]), _ids_under(body["right"])
-
-        def side(pid: int) -> str | None:
-            in_left, in_right = pid in left_ids, pid in right_ids
-            if in_left and not in_right:
-                return left_alias
-            if in_right and not in_left:
-                return right_alias
-            return None
-
-        select: tuple[ast.SelectItem, ...] | None = None
+        side = _sides(body, left_alias, right_alias)
         columns: list[str] | None = None
+        if select is not None:
+            columns = _names(select, left)
         if "join_condition" in body:
             condition = _marked_sides(body["join_condition"], side)
             item = lower_item(condition, self.locator, self.diags, span, side)
@@ -772,7 +913,7 @@ class Lowering:
             )
         )
         qualified: dict[tuple[str, str], str] = {}
-        if columns is None and left.columns is not None and right.columns is not None:
+        if select is None and left.columns is not None and right.columns is not None:
             if JOIN_KINDS[how].output_sides == ("left",):
                 columns = list(left.columns)
                 qualified = {(left_alias, c): c for c in left.columns}
@@ -1098,14 +1239,22 @@ class Lowering:
                 "sjoin checks the query that feeds it when its sink is a format",
             )
             return
+        fmt = str(command.get("format") or "parquet")
+        written, key = command["input"], None
+        record = _kafka_record(written) if fmt == "kafka" else None
+        if record is not None and _plan_id(written) not in self.readers:
+            # each row as one record, the JSON of all its columns: a spec's Kafka sink (its
+            # `key` option the key's column)
+            written, key = record
         try:
-            self.reserve(command["input"])
-            root = self.lower(command["input"])
+            self.reserve(written)
+            root = self.lower(written)
         except Refused:
             return
         options = dict(command.get("options", {}))
         checkpoint = options.pop("checkpointLocation", None)
-        fmt = str(command.get("format") or "parquet")
+        if key is not None:
+            options["key"] = key
         if command.get("table_name"):
             options["table"] = str(command["table_name"])
             fmt = str(command.get("format") or "delta")
@@ -1264,6 +1413,39 @@ def _marked_sides(condition: dict[str, Any], side: Callable[[int], str | None]) 
     return {**condition, "expression_string": {"expression": SIDE_MARK.sub(alias, text)}}
 
 
+def _sides(body: dict[str, Any], left_alias: str, right_alias: str) -> Callable[[int], str | None]:
+    """Which side of the join ``body`` holds a relation (by plan_id): its alias, None when
+    neither or both do."""
+    left_ids, right_ids = _ids_under(body["left"]), _ids_under(body["right"])
+
+    def side(pid: int) -> str | None:
+        in_left, in_right = pid in left_ids, pid in right_ids
+        if in_left and not in_right:
+            return left_alias
+        if in_right and not in_left:
+            return right_alias
+        return None
+
+    return side
+
+
+def _equated(name: str, on: exp.Expression, side_of: Callable[[exp.Column], str | None]) -> bool:
+    """Whether the right column ``name`` is one side of an equality of ``on``'s top-level
+    AND: then it is not null in any row the join matched."""
+    for part in conjuncts(on):
+        if not isinstance(part, exp.EQ):
+            continue
+        for operand in (part.this, part.expression):
+            operand = strip_parens(operand)
+            if (
+                isinstance(operand, exp.Column)
+                and operand.name == name
+                and side_of(operand) == "right"
+            ):
+                return True
+    return False
+
+
 def _is_kafka_step(body: dict[str, Any]) -> bool:
     """A ``select("x.*")`` or ``select(from_json(...).alias("x"))`` (maybe Kafka's value)."""
     exprs = body.get("expressions", [])
@@ -1281,6 +1463,40 @@ _VALUE_TEXT = re.compile(
     r"(?P<alias>(?:\s+AS)?\s+`?(?P<to>\w+)`?)?",
     re.IGNORECASE,
 )
+
+
+# a Kafka sink's record as a spec's sink writes it: the JSON of every column as the value,
+# a column as text as the key
+_VALUE_JSON = re.compile(r"to_json\(struct\(\*\)\) AS `?value`?", re.IGNORECASE)
+_KEY_TEXT = re.compile(
+    r"CAST\((?P<column>`(?:[^`]|``)*`|\w+) AS STRING\) AS `?key`?", re.IGNORECASE
+)
+
+
+def _kafka_record(rel: dict[str, Any]) -> tuple[dict[str, Any], str | None] | None:
+    """What a Kafka sink writes as a spec's Kafka sink writes it (``sjoin compile``'s job):
+    ``select(F.to_json(F.struct("*")).alias("value"))`` of a relation, maybe after
+    ``F.col("k").cast("string").alias("key")``: the relation and the key's column (the
+    spec's ``key = 'k'``; None without a key)."""
+    if _kind(rel) != "project":
+        return None
+    texts = []
+    for node in rel["project"].get("expressions", []):
+        try:
+            texts.append(" ".join(sql_text(node).split()))
+        except Unmodelled:
+            return None
+    if not texts or len(texts) > 2 or _VALUE_JSON.fullmatch(texts[-1]) is None:
+        return None
+    if len(texts) == 1:
+        return rel["project"]["input"], None
+    found = _KEY_TEXT.fullmatch(texts[0])
+    if found is None:
+        return None
+    column = found["column"]
+    if column.startswith("`"):
+        column = column[1:-1].replace("``", "`")
+    return rel["project"]["input"], column
 
 
 def _value_names(body: dict[str, Any]) -> set[str] | None:

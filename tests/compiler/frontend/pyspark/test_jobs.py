@@ -41,6 +41,8 @@ TWINS = [
     "sql_over_temp_views",  # spark.sql over streaming temporary views with watermarks
     "update_inner_join",  # outputMode("update") on a join: the join's OUTPUT MODE update
     "update_left_semi",
+    # a left outer join, its right key IS NULL, the left's columns: the LEFT ANTI JOIN
+    "anti_join_idiom",
 ]
 # jobs Spark refuses, and their twins: the same plan, the same errors
 REFUSED_TWINS = ["refused_update_left_outer", "refused_complete_join"]

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from sjoin.compiler.frontend.pyspark.exprs import sql_text
-from sjoin.compiler.frontend.pyspark.lower import _value_names
+from sjoin.compiler.frontend.pyspark.lower import _kafka_record, _value_names
 
 KAFKA = {"read": {"is_streaming": True, "data_source": {"format": "kafka"}}}
 FILES = {"read": {"is_streaming": True, "data_source": {"format": "json", "schema": "v STRING"}}}
@@ -68,3 +68,41 @@ def test_a_struct_field_is_its_column_dot_the_field() -> None:
         }
     }
     assert sql_text(end) == "window.end"  # the parser reads `end` after a dot as a name
+
+
+def call(name: str, *args: dict[str, Any]) -> dict[str, Any]:
+    return {"unresolved_function": {"function_name": name, "arguments": list(args)}}
+
+
+# a Kafka sink's value as `sjoin compile` writes it: F.to_json(F.struct("*")).alias("value")
+JSON_VALUE = named(call("to_json", call("struct", {"unresolved_star": {}})), "value")
+
+
+@pytest.mark.parametrize(
+    ("items", "key"),
+    [
+        ([named(as_string(attr("order_id")), "key"), JSON_VALUE], "order_id"),
+        ([named(as_string(attr("`odd name`")), "key"), JSON_VALUE], "odd name"),
+        ([JSON_VALUE], None),
+    ],
+)
+def test_a_kafka_sink_s_json_record_is_the_spec_s_kafka_sink(
+    items: list[dict[str, Any]], key: str | None
+) -> None:
+    """The relation under the select is what the sink writes; the key's column its `key`."""
+    assert _kafka_record({"project": {"input": FILES, "expressions": items}}) == (FILES, key)
+
+
+@pytest.mark.parametrize(
+    "items",
+    [
+        [named(attr("order_id"), "key"), JSON_VALUE],  # a key not cast to text
+        [named(as_string(attr("o.order_id")), "key"), JSON_VALUE],  # a qualified key
+        [named(call("to_json", call("struct", attr("order_id"))), "value")],  # some columns
+        [JSON_VALUE, named(as_string(attr("order_id")), "key")],  # value first
+        [named(as_string(attr("order_id")), "key"), JSON_VALUE, attr("topic")],
+        [text("to_json(struct(*)) AS payload")],
+    ],
+)
+def test_any_other_select_of_a_kafka_sink_is_read_as_written(items: list[dict[str, Any]]) -> None:
+    assert _kafka_record({"project": {"input": FILES, "expressions": items}}) is None

@@ -52,13 +52,6 @@ NOT_ROUND_TRIP: dict[str, tuple[str, list[str]]] = {
         "(`.schema(...)`): the job cannot say its columns, and the reader has no server",
         ["a delta source without a schema (its columns need a server) in a PySpark job"],
     ),
-    "unpaid_orders": (
-        "its LEFT ANTI join is rendered as a left outer join with a marker column and a "
-        "filter on its null (`__sjoin_matched`), and its Kafka sink's value as "
-        "to_json(struct(...)): the reader reads a filter over an outer join and a "
-        "projection sjoin has no functions for",
-        ["unknown alias `o`", "Spark's `to_json` is not supported by sjoin"],
-    ),
 }
 
 ENTRY = '''
