@@ -94,15 +94,19 @@ def test_no_line_when_stderr_is_no_terminal(tmp_path: Path) -> None:
 
 
 def test_the_first_ctrl_c_asks_to_stop_and_the_second_aborts() -> None:
-    before = signal.getsignal(signal.SIGINT)
-    assert before is signal.default_int_handler
-    with Interrupt() as interrupt:
-        assert not interrupt()
-        os.kill(os.getpid(), signal.SIGINT)
-        assert interrupt()  # asked, and nothing raised
-        with pytest.raises(KeyboardInterrupt):
+    """With Python's own SIGINT handler, as in a foreground run (a test run started in the
+    background inherits SIGINT ignored, which the next test covers)."""
+    outer = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        with Interrupt() as interrupt:
+            assert not interrupt()
             os.kill(os.getpid(), signal.SIGINT)
-    assert signal.getsignal(signal.SIGINT) is before
+            assert interrupt()  # asked, and nothing raised
+            with pytest.raises(KeyboardInterrupt):
+                os.kill(os.getpid(), signal.SIGINT)
+        assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+    finally:
+        signal.signal(signal.SIGINT, outer)
 
 
 def test_a_sigint_ignored_stays_ignored() -> None:
