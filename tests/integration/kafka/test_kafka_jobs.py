@@ -58,10 +58,8 @@ def test_spark_submit_of_a_compiled_kafka_job_equals_sjoin_run(kafka_broker, kaf
     text = (ROOT / "examples" / "unpaid_orders.sjoin").read_text(encoding="utf-8")
     text = text.replace("'localhost:9092'", f"'{kafka_broker.bootstrap}'")
     text = re.sub(r"topic = '([^']+)'", lambda m: f"topic = '{prefix}{m.group(1)}'", text)
-    text = text.replace(
-        f"bootstrap_servers = '{kafka_broker.bootstrap}')",
-        f"bootstrap_servers = '{kafka_broker.bootstrap}', startingOffsets = 'earliest')",
-    )
+    text, sources = re.subn(r"(from kafka \([^)]*)\)", r"\1, startingOffsets = 'earliest')", text)
+    assert sources == 2, "both sources of the example read the topics from their start"
     text = text.replace("spark 4.3\n", "spark 4.3\nset trigger = 'available_now'\n")
     text = text.replace("'chk/unpaid'", f"'{tmp_path / 'chk'}'")
     spec = tmp_path / "unpaid.sjoin"
