@@ -41,7 +41,7 @@ from ..planning.plan import (
 )
 from ..vocabulary import annotate
 from ..vocabulary.expr import conjuncts
-from ..vocabulary.model import JOIN_KINDS, KAFKA_RECORD_OPTIONS
+from ..vocabulary.model import JOIN_KINDS, KAFKA_RECORD_OPTIONS, Column, SparkVersion
 from ..vocabulary.sql import spark_sql, written_sql
 from ..vocabulary.types import exact_duration
 from .connectors import DELTA_RELEASES, packages
@@ -355,8 +355,15 @@ def _(node: ViewNode) -> list[str]:
 
 @emit.register
 def _(node: TableNode) -> list[str]:
+    """A table in a pipeline's Python flow (no DELTA_SCHEMAS there): its columns selected."""
+    return _table_lines(node, False)
+
+
+def _table_lines(node: TableNode, typed: bool) -> list[str]:
     """A static table: ``spark.read`` of its source, or the DataFrame ``inputs`` gives it
-    (a test's, `sjoin verify`'s); Spark plans the read again in each micro-batch."""
+    (a test's, `sjoin verify`'s); Spark plans the read again in each micro-batch.  A Delta
+    table refuses a declared schema and reads its own: ``typed`` (Spark 3.4+) reconciles it
+    to the spec's columns and types (``_typed_read``), else its columns are selected."""
     name = literal(node.name)
     delta = node.source.format == "delta"
     reader = [
@@ -364,8 +371,7 @@ def _(node: TableNode) -> list[str]:
         *([] if delta else [f".schema({literal(_schema(node))})"]),
         *(f".option({literal(k)}, {literal(v)})" for k, v in node.source.options),
         ".load()",
-        # Delta refuses a schema at read time: the table's own, its declared columns selected
-        *([f".select({', '.join(column_ref(c.name) for c in node.columns)})"] if delta else []),
+        *(_typed_read(node, typed) if delta else []),
     ]
     return [
         comment(f"table {node.name}: static, read in batch from {node.source.format}"),
@@ -448,7 +454,7 @@ def _dict_lines(name: str, items: Iterable[tuple[str, str]]) -> list[str]:
     return lines
 
 
-def _read_input(node: StreamNode) -> list[str]:
+def _read_input(node: StreamNode, typed: bool) -> list[str]:
     src = node.source
     name = literal(node.name)
     assert src is not None  # a stream without one: read_inputs raises, a pipeline refuses it
@@ -490,14 +496,17 @@ def _read_input(node: StreamNode) -> list[str]:
         path = options.pop("path", None)
         table = options.pop("table", None)
         reader = [f"spark.readStream.format({literal(fmt)})"]
-        if fmt == "delta":  # Delta refuses a schema: the table's own, build() selects columns
-            out.append(comment("  Delta reads the table's own schema; build() selects the columns"))
-        else:
+        if fmt != "delta":  # Delta refuses a schema: the table's own (_typed_read)
             reader.append(f".schema(SCHEMAS[{name}])")
         reader.extend(f".option({literal(k)}, {literal(v)})" for k, v in options.items())
         reader.append(
             f".table({literal(table)})" if table is not None else f".load({literal(path or '')})"
         )
+        if fmt == "delta":
+            if typed:
+                reader.extend(_typed_read(node, typed))
+            else:
+                out.append(comment("  Delta reads the table's own schema; build() selects columns"))
     out.append(f"inputs[{name}] = (")
     out.extend("    " + r for r in reader)
     out.append(")")
@@ -668,15 +677,18 @@ def compile_pyspark(plan: Plan, spec_path: str = "<spec>", formatted: bool = Tru
         "    main()",
         "",
     ]
-    code = [line for line in out if line != _F_IMPORT]
-    if not any(_USES_F.search(line) for line in code):  # e.g. a job of dedups alone
-        out = code
+    for unused, uses in ((_F_IMPORT, _USES_F), (_T_IMPORT, _USES_T)):
+        code = [line for line in out if line != unused]
+        if not any(uses.search(line) for line in code):  # e.g. F in a job of dedups alone
+            out = code
     text = "\n".join(out)
     return format_python(text) if formatted else text
 
 
 _F_IMPORT = "from pyspark.sql import functions as F"
 _USES_F = re.compile(r"(?<![\w.])F\.")
+_T_IMPORT = "from pyspark.sql import types as T"
+_USES_T = re.compile(r"(?<![\w.])T\.")
 
 _IMPORTS = [
     "from __future__ import annotations",
@@ -685,6 +697,7 @@ _IMPORTS = [
     "",
     "from pyspark.sql import DataFrame, SparkSession",
     _F_IMPORT,
+    _T_IMPORT,
     "from pyspark.sql.streaming import StreamingQuery",
     "",
 ]
@@ -785,12 +798,56 @@ def _constant_lines(plan: Plan, needs: list[str], delta: bool) -> list[str]:
             *_dict_lines("VALUE_SCHEMAS", ((s.name, _value_schema(s)) for s in valued)),
             "",
         ]
+    sources: list[StreamNode | TableNode] = [*streams, *plan.tables]
+    deltas = [n for n in sources if n.source is not None and n.source.format == "delta"]
+    if deltas and _typed_reads(plan):
+        out += [
+            "# each Delta source's columns and types in the spec: a Delta table carries its own",
+            "# schema, whose columns DataFrame.to casts to these (and fails on an unsafe cast)",
+            "DELTA_SCHEMAS = {",
+            *(f"    {literal(n.name)}: {_struct_type(n.columns)}," for n in deltas),
+            "}",
+            "",
+        ]
     return out
+
+
+# a declared column's type (``SqlType.name``) as its pyspark.sql.types class
+_TYPE_CLASSES = {
+    "boolean": "BooleanType",
+    "tinyint": "ByteType",
+    "smallint": "ShortType",
+    "int": "IntegerType",
+    "bigint": "LongType",
+    "float": "FloatType",
+    "double": "DoubleType",
+    "decimal": "DecimalType",
+    "string": "StringType",
+    "date": "DateType",
+    "timestamp": "TimestampType",
+    "binary": "BinaryType",
+}
+
+
+def _struct_type(columns: Iterable[Column]) -> str:
+    """The columns as a ``StructType`` built in Python (``StructType.fromDDL`` would ask a
+    server to parse the DDL: a job read offline has none)."""
+    fields = []
+    for c in columns:
+        kind = _TYPE_CLASSES[c.type.name]  # every type a column can be declared with
+        params = ", ".join(map(str, c.type.params))
+        fields.append(f"T.StructField({literal(c.name)}, T.{kind}({params}))")
+    return "T.StructType([" + ", ".join(fields) + "])"
 
 
 def _build_lines(plan: Plan) -> list[str]:
     """The job's ``build``: every relation from the streams' DataFrames, in plan order."""
-    body = [line for node in plan.nodes for line in emit(node)]
+    typed = _typed_reads(plan)
+    body = [
+        line
+        for node in plan.nodes
+        for line in (_table_lines(node, typed) if isinstance(node, TableNode) else emit(node))
+    ]
     return [
         "def build(spark: SparkSession, inputs: dict[str, DataFrame]) -> dict[str, DataFrame]:",
         '    """Every relation of the spec by name, from streaming DataFrames of its streams."""',
@@ -798,6 +855,24 @@ def _build_lines(plan: Plan) -> list[str]:
         *("    " + line if line else "" for line in body),
         "    return rels",
     ]
+
+
+def _typed_reads(plan: Plan) -> bool:
+    """Whether the job gives a Delta read the spec's types with ``DataFrame.to`` (Spark
+    3.4+; a job for 3.3 selects the table's columns as they are)."""
+    version = SparkVersion.parse(str(plan.spark))
+    return version is not None and version.at_least(3, 4)
+
+
+def _typed_read(node: StreamNode | TableNode, typed: bool) -> list[str]:
+    """After the read of a source that carries its own schema (Delta): a ``.select`` of the
+    spec's columns (Spark fails the query when the table lacks one), then, with ``typed``
+    (Spark 3.4+), ``.to(...)`` of their types, so that the DataFrame has the types the plan
+    was made for (Spark fails the query on a type it cannot cast safely) and `sjoin check
+    job.py` reads them back with no server.  Both, since ``.to`` alone reads a missing
+    column as nulls (checked on Spark 4.3: tests/integration/spark/test_typed_read_on_spark.py)."""
+    select = f".select({', '.join(column_ref(c.name) for c in node.columns)})"
+    return [select, f".to(DELTA_SCHEMAS[{literal(node.name)}])"] if typed else [select]
 
 
 def _read_inputs_lines(plan: Plan) -> list[str]:
@@ -813,7 +888,8 @@ def _read_inputs_lines(plan: Plan) -> list[str]:
         out.append('    raise RuntimeError(f"streams without a `from` source: {missing}")')
         return out
     out.append("    inputs: dict[str, DataFrame] = {}")
-    out.extend("    " + line for node in plan.streams for line in _read_input(node))
+    typed = _typed_reads(plan)
+    out.extend("    " + line for node in plan.streams for line in _read_input(node, typed))
     out.append("    return inputs")
     return out
 

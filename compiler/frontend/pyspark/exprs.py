@@ -360,6 +360,21 @@ def lower_item(
     return parse_item(text, None, whole, diags)
 
 
+def struct_ddl(data_type: dict[str, Any]) -> str | None:
+    """A StructType proto (``DataFrame.to``'s schema) as DDL, or None when it is no struct
+    or a field has a type no column can be declared with."""
+    fields = data_type.get("struct", {}).get("fields") if isinstance(data_type, dict) else None
+    if not isinstance(fields, list) or not fields:
+        return None
+    out = []
+    for f in fields:
+        kind = next(iter(f.get("data_type") or {}), "")
+        if kind == "timestamp_ntz" or (kind not in _PROTO_TYPES and kind != "decimal"):
+            return None
+        out.append(f"{quote(str(f.get('name', '')))} {_proto_type(f['data_type'], f)}")
+    return ", ".join(out)
+
+
 def schema_text(literal: str) -> str:
     """A ``from_json`` / ``.schema(...)`` schema as DDL: a StructType's JSON as
     ``name TYPE, ...``; DDL as written."""

@@ -65,7 +65,15 @@ from ..sqllower import (
 from ..sqlparse import single_unit
 from . import CapturedJob, TempView
 from .catalyst import SIDE_MARK
-from .exprs import Unmodelled, lower_item, parse_item, quote, schema_text, sql_text
+from .exprs import (
+    Unmodelled,
+    lower_item,
+    parse_item,
+    quote,
+    schema_text,
+    sql_text,
+    struct_ddl,
+)
 from .sites import Locator, Site
 from .sqlquery import GLOBAL_TEMP, parse_query
 
@@ -279,14 +287,16 @@ class Lowering:
         kafka_step = kind == "project" and (
             _is_kafka_step(rel[kind]) or _value_names(rel[kind]) is not None
         )
-        merged = kind == "with_watermark" or kafka_step
+        # so does a DataFrame.to of a read's columns (the select between them is the read's)
+        typed = _typed_source(rel[kind]) if kind == "to_schema" else None
+        merged = kind == "with_watermark" or kafka_step or typed is not None
         if carry is not None and kind == "read":
             name = carry
         if pid is not None and name is not None and name != parent and not merged:
             self.owner.setdefault(pid, name)
         own = name if name != parent else None
         carry = (carry or own) if kafka_step else None
-        for child in self.children(rel):
+        for child in [typed[0]] if typed is not None else self.children(rel):
             self.reserve(child, parent if merged else name, carry)
 
     def fresh(self, rel: dict[str, Any], kind: str) -> str:
@@ -331,7 +341,48 @@ class Lowering:
         result: _Lowered = handler(rel, body)
         return result
 
-    def _rel_read(self, rel: dict[str, Any], body: dict[str, Any]) -> _Lowered:
+    def _rel_to_schema(self, rel: dict[str, Any], body: dict[str, Any]) -> _Lowered:
+        """``DataFrame.to(schema)`` (Spark 3.4+) right after a read without a schema, or
+        after a ``.select`` of the schema's columns from it: the read's columns.  It is how
+        a job says the columns of a source that carries its own schema and refuses a
+        declared one (Delta), with no server to ask; `sjoin compile` writes its Delta reads
+        so (the select fails on a missing column, which ``.to`` alone reads as nulls)."""
+        span = self.span(rel)
+        found = _typed_source(body)
+        if found is None:
+            raise self.refuse(
+                "DataFrame.to(schema) other than right after a read without a schema",
+                span,
+                "give the read its columns with .schema(...), or call .to(...) on the read",
+            )
+        read, selected = found
+        ddl = struct_ddl(body.get("schema", {}))
+        if ddl is None:
+            raise self.refuse(
+                "a DataFrame.to(schema) whose schema is no struct of columns sjoin declares "
+                "(BOOLEAN, the integers, FLOAT, DOUBLE, DECIMAL, STRING, DATE, TIMESTAMP, "
+                "BINARY)",
+                span,
+            )
+        fields = [str(f.get("name", "")) for f in body["schema"]["struct"]["fields"]]
+        if selected is not None and selected != fields:
+            raise self.refuse(
+                f"a select of {', '.join(selected)[:80]} before DataFrame.to(schema) of "
+                f"{', '.join(fields)[:80]}",
+                span,
+                "select the schema's columns, in its order, or none",
+            )
+        return self._rel_read(read, read["read"], ddl, rel)
+
+    def _rel_read(
+        self,
+        rel: dict[str, Any],
+        body: dict[str, Any],
+        declared: str = "",
+        typed: dict[str, Any] | None = None,
+    ) -> _Lowered:
+        """A source; ``declared``: its columns as ``typed`` (a ``DataFrame.to`` right above
+        it, whose place names them) says them."""
         span = self.span(rel)
         if "data_source" not in body:
             raise self.refuse(
@@ -347,7 +398,7 @@ class Lowering:
             raise self.refuse("a read of several paths", span)
         if paths:
             options["path"] = paths[0]
-        schema = str(source.get("schema") or "")
+        schema = str(source.get("schema") or "") or declared
         if not schema and fmt == "rate":
             schema = _RATE_COLUMNS
         streaming = bool(body.get("is_streaming"))
@@ -361,9 +412,11 @@ class Lowering:
             raise self.refuse(
                 f"a {fmt} source without a schema (its columns need a server)",
                 span,
-                "declare its columns with .schema(...)",
+                "declare its columns: .to(StructType([...])) right after the read (Spark 3.4+)"
+                if fmt == "delta"  # Delta refuses .schema(...)
+                else "declare its columns with .schema(...)",
             )
-        columns = self.columns(schema, span)
+        columns = self.columns(schema, self.span(typed) if typed is not None else span)
         if streaming:
             stream = _Stream(ident, columns, self.format(fmt, options, span), span)
             self.statements.append(stream)
@@ -1444,6 +1497,31 @@ def _equated(name: str, on: exp.Expression, side_of: Callable[[exp.Column], str 
             ):
                 return True
     return False
+
+
+def _typed_source(body: dict[str, Any]) -> tuple[dict[str, Any], list[str] | None] | None:
+    """Of a ``DataFrame.to``: the read without a schema it gives columns, and the names a
+    ``.select`` between them takes (None: no select); None when it is no such read."""
+    below = body.get("input", {})
+    selected = None
+    if _kind(below) == "project":
+        selected = []
+        for node in below["project"].get("expressions", []):
+            name = node.get("unresolved_attribute", {}).get("unparsed_identifier")
+            if not isinstance(name, str) or node["unresolved_attribute"].get("plan_id"):
+                return None
+            if re.fullmatch(r"`(?:[^`]|``)*`", name):
+                name = name[1:-1].replace("``", "`")
+            elif "." in name or "`" in name:
+                return None  # a field of a struct, not a column
+            selected.append(name)
+        below = below["project"].get("input", {})
+    if _kind(below) != "read":
+        return None
+    source = below["read"].get("data_source")
+    if source is None or source.get("schema"):
+        return None
+    return below, selected
 
 
 def _is_kafka_step(body: dict[str, Any]) -> bool:

@@ -290,6 +290,9 @@ SPECS = {
     "views": VIEW_SPEC,
     "tables": TABLE_SPEC,
     "table-chain": TABLE_CHAIN_SPEC,
+    # Spark 3.3 has no DataFrame.to: a Delta read selects its columns instead
+    "sources-3.3": "spark 3.3\n" + SOURCES_SPEC,
+    "table-chain-3.3": "spark 3.3\n" + TABLE_CHAIN_SPEC,
 }
 PLANS = {kind: _plan(text) for kind, text in SPECS.items()}
 PLACES = sorted(
@@ -642,6 +645,8 @@ def test_every_line_of_the_back_end_runs_under_the_cases() -> None:
                 generate(kind, marker, payload)
         for kind in PLANS:
             generate(kind, None, "", formatted=True)
+            for table in PLANS[kind].tables:  # a table in a pipeline's Python flow
+                assert "DELTA_SCHEMAS" not in "\n".join(pyspark.emit(table))
         # a table name as readStream.table parses it (the pipeline target's flows)
         assert ast.literal_eval(pytext.table_ref("a.b")) == "`a.b`"
         with mock.patch.object(pyspark.subprocess, "run", side_effect=OSError("no ruff")):
@@ -871,4 +876,20 @@ def test_every_line_of_the_pipeline_back_end_runs_under_the_cases() -> None:
     )
     assert not missing, "pipeline back-end lines no injection case reaches: " + ", ".join(
         f"{path.rsplit('/', 1)[-1]}:{line}" for path, line in missing
+    )
+
+
+def test_every_declarable_type_has_its_pyspark_class() -> None:
+    """A Delta source's DELTA_SCHEMAS entry builds each column's type in Python: every type a
+    column can be declared with has its pyspark.sql.types class, with its parameters."""
+    from sjoin.compiler.vocabulary.model import Column
+    from sjoin.compiler.vocabulary.types import TYPE_NAMES, lookup_type
+
+    canonical = {name for name, _ in TYPE_NAMES.values()}
+    assert canonical == set(pyspark._TYPE_CLASSES)
+    declared = [("a", lookup_type("decimal", (12, 3))), ("b", lookup_type("varchar", (5,)))]
+    text = pyspark._struct_type(Column(n, t) for n, t in declared if t is not None)
+    assert text == (
+        'T.StructType([T.StructField("a", T.DecimalType(12, 3)), '
+        'T.StructField("b", T.StringType())])'
     )

@@ -47,11 +47,6 @@ NOT_ROUND_TRIP: dict[str, tuple[str, list[str]]] = {
         "on precomputed columns is not the spec's join on window(...) = window(...)",
         ["Spark's `unix_micros` is not supported by sjoin", "unknown function `timestamp_micros`"],
     ),
-    "order_revenue": (
-        "its table `customers` is read from Delta, which refuses a declared schema "
-        "(`.schema(...)`): the job cannot say its columns, and the reader has no server",
-        ["a delta source without a schema (its columns need a server) in a PySpark job"],
-    ),
 }
 
 ENTRY = '''

@@ -27,6 +27,7 @@ import sys
 
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
+from pyspark.sql import types as T
 from pyspark.sql.streaming import StreamingQuery
 
 # the Spark confs the spec sets (its `set` statements); the cluster keeps its own
@@ -70,6 +71,18 @@ SCHEMAS = {
     ),
 }
 
+# each Delta source's columns and types in the spec: a Delta table carries its own
+# schema, whose columns DataFrame.to casts to these (and fails on an unsafe cast)
+DELTA_SCHEMAS = {
+    "customers": T.StructType(
+        [
+            T.StructField("customer_id", T.LongType()),
+            T.StructField("segment", T.StringType()),
+            T.StructField("country", T.StringType()),
+        ]
+    ),
+}
+
 
 def build(spark: SparkSession, inputs: dict[str, DataFrame]) -> dict[str, DataFrame]:
     """Every relation of the spec by name, from streaming DataFrames of its streams."""
@@ -97,6 +110,7 @@ def build(spark: SparkSession, inputs: dict[str, DataFrame]) -> dict[str, DataFr
             .option("path", "dim/customers")
             .load()
             .select("customer_id", "segment", "country")
+            .to(DELTA_SCHEMAS["customers"])
         )
     )
 
