@@ -356,7 +356,10 @@ def streams_lines(plan: Plan) -> list[str]:
                 f"@dp.table(name={table_ref(stream.name)})",
                 f"def stream_{i}() -> DataFrame:",
                 "    inputs: dict[str, DataFrame] = {}",
-                *("    " + line for line in (_read_input(stream, False) if stream.source else [])),
+                *(
+                    "    " + line
+                    for line in (_read_input(stream, typed=False) if stream.source else [])
+                ),
                 f"    return inputs[{literal(stream.name)}].select({cols})",
                 "",
             ]
@@ -389,7 +392,7 @@ def dedups_lines(plan: Plan) -> list[str]:
         body = ["inputs: dict[str, DataFrame] = {}"]
         for stream in below:
             if isinstance(stream, StreamNode) and stream.source is not None:
-                body.extend(_read_input(stream, False))
+                body.extend(_read_input(stream, typed=False))
         body.append("rels: dict[str, DataFrame] = {}")
         for relation in below:
             body.extend(emit(relation))

@@ -7,6 +7,7 @@ projection, the same over any read."""
 from __future__ import annotations
 
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
@@ -21,12 +22,15 @@ SPEC_COLUMNS = (Column("customer_id", BIGINT), Column("segment", STRING), Column
 
 
 def _typed(spark: Any, path: Path) -> Any:
-    """The table read as the generated job reads it (the same select and schema)."""
+    """The table read as the generated job reads it: the job's own read chain
+    (``_typed_read``) and DELTA_SCHEMAS entry (``_struct_type``), evaluated."""
     from pyspark.sql import types as T
 
-    schema = eval(backend._struct_type(SPEC_COLUMNS), {"T": T})  # the job's DELTA_SCHEMAS entry
-    select = [c.name for c in SPEC_COLUMNS]
-    return spark.read.parquet(str(path)).select(*select).to(schema)
+    node = SimpleNamespace(name="customers", columns=SPEC_COLUMNS)
+    chain = "".join(backend._typed_read(node, True))  # type: ignore[arg-type]
+    schemas = {"customers": eval(backend._struct_type(SPEC_COLUMNS), {"T": T})}
+    read = spark.read.parquet(str(path))
+    return eval("read" + chain, {"read": read, "DELTA_SCHEMAS": schemas})
 
 
 def _table(spark: Any, path: Path, ddl: str, row: tuple[Any, ...]) -> Path:
