@@ -112,11 +112,12 @@ class RelRef:
     alias: Ident | None
     span: Span
     watermark: WatermarkDecl | None = None
-    # (time column, window column): a pipeline's SQL subquery that keeps a stream's time
-    # column with its watermark mark beside a window of it (``SELECT *, window(t, ...) AS
-    # w``), so that both reach the join as event-time columns (E025, judged by hazards for
-    # the Spark the plan is made for).  No .sjoin text writes it: a .sjoin window of a side's
-    # time takes the mark off the time column
+    # (time column, window column): a pipeline's SQL subquery (``SELECT *, window(t, ...)
+    # AS w``) or a job's side (``withColumn("w", F.window(t, ...))``) that keeps a stream's
+    # time column with its watermark mark beside a window of it, so that both reach the
+    # join as event-time columns when the time is read after it (E025, judged by hazards
+    # for the Spark the plan is made for).  No .sjoin text writes it: a .sjoin window of a
+    # side's time takes the mark off the time column
     time_beside_window: tuple[str, str] | None = None
 
     @property

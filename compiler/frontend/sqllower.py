@@ -1524,7 +1524,10 @@ def _substitution(sides: list[_Side]) -> Substitute:
             if side is not None and side.columns is not None and node.name in side.columns:
                 inner = side.columns[node.name]
                 span = annotate.span(node) or Span(0, 0)
-                return _qualified(copy_tree(inner), side.alias, span)
+                found = _qualified(copy_tree(inner), side.alias, span)
+                if isinstance(found, exp.Anonymous):  # a window the subquery computes
+                    annotate.set_computed_below(found, node.name)
+                return found
         if isinstance(node, exp.Anonymous) and node.name.lower() == "window":
             return _window_intervals(node)
         return node

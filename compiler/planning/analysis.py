@@ -28,10 +28,12 @@ def analyse_join(
     parts: list[exp.Expression],
     event_time: dict[str, list[Column]],
     keys_carry_event_time: bool,
+    used: dict[str, set[str]],
 ) -> JoinAnalysis:
     """``parts``: the ON condition's conjuncts (BETWEEN expanded for the target);
     ``event_time``: per side, the event-time columns that reach the join after Spark's
-    column pruning (the ones MULTIPLE_EVENT_TIME_COLUMNS counts)."""
+    column pruning (the ones MULTIPLE_EVENT_TIME_COLUMNS counts); ``used``: per side, the
+    columns that pruning keeps (a time kept beside its window counts only when it is one)."""
     legacy = legacy_terms(spark)
     declared = (_names(j.left), _names(j.right))
     bounds = (
@@ -66,9 +68,18 @@ def analyse_join(
         empty_range=None if always_false is not None else _empty_range(parts),
         between_loses_state=_between_rewrite(spark, j, split),
         time_interval=_is_time_interval(j),
-        time_beside_window=(j.left.time_beside_window, j.right.time_beside_window),
+        time_beside_window=(
+            _reaching(j.left.time_beside_window, used["left"]),
+            _reaching(j.right.time_beside_window, used["right"]),
+        ),
         mode_span=j.mode_span,
     )
+
+
+def _reaching(beside: tuple[str, str] | None, used: set[str]) -> tuple[str, str] | None:
+    """A time kept beside its window, when it reaches the join (Spark prunes it when
+    nothing above reads it: then the side carries the window alone, and runs)."""
+    return beside if beside is not None and beside[0] in used else None
 
 
 def analyse_aggregate(a: Aggregate) -> AggregateAnalysis:

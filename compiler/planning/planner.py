@@ -600,8 +600,17 @@ class Planner:
         # the WHERE conjuncts the join's condition or the Filter above it read: their
         # columns reach the join (Spark's ColumnPruning keeps them)
         at_join = [*placed.condition, *placed.above]
+        used = {
+            side: self._used_columns(j, side, condition, output, at_join)
+            for side in ("left", "right")
+        }
+        # what a time kept beside its window is judged by (E025)
+        reaching = {
+            side: self._used_columns(j, side, condition, output, at_join, below=True)
+            for side in ("left", "right")
+        }
         effective = {
-            side: self._event_time_columns(j, side, inp, windows, condition, output, at_join)
+            side: self._event_time_columns(side, inp, windows, used[side])
             for side, inp in (("left", j.left), ("right", j.right))
         }
         has_wm = {side: bool(cols) for side, cols in effective.items()}
@@ -728,7 +737,9 @@ class Planner:
                 spark, self.settings, self._is_first_stateful([j.left, j.right])
             ),
             quirks=quirks,
-            analysis=analyse_join(spark, j, split, parts, effective, key_index is not None),
+            analysis=analyse_join(
+                spark, j, split, parts, effective, key_index is not None, reaching
+            ),
             time_range=time_range(split.both, split.constant),
             window_times=tuple(
                 call.expressions[0].copy()
@@ -922,34 +933,39 @@ class Planner:
             kept.append(Column("__sjoin_matched", t.BOOLEAN))
         return tuple(kept)
 
-    def _event_time_columns(
+    def _used_columns(
         self,
         j: Join,
         side: str,
-        inp: Input,
-        windows: dict[tuple[str, str], WindowColumn],
         condition: exp.Expression,
         output: list[OutputColumn],
         at_join: Collection[exp.Expression] = (),
+        below: bool = False,
+    ) -> set[str]:
+        """The columns of ``side`` that reach the join: Spark prunes the input columns that
+        neither the condition (and the filter above it) nor a needed output column uses.
+        ``below``: a window the side computes below the join (a subquery's, a job's) reads
+        its own column there, not the time; else its time stands for it (the window is
+        event time where its time is)."""
+        needed = self.required.get(j.name)
+        exprs = [condition, *at_join]
+        exprs += [o.expr for o in output if needed is None or o.name in needed]
+        read = _columns_read if below else lambda e: list(find_all(e, exp.Column))
+        return {c.name for e in exprs for c in read(e) if annotate.side(c) == side}
+
+    def _event_time_columns(
+        self,
+        side: str,
+        inp: Input,
+        windows: dict[tuple[str, str], WindowColumn],
+        used: set[str],
     ) -> list[Column]:
         """The columns with watermark metadata that reach the join on ``side``, first first.
 
-        Spark prunes input columns that neither the condition nor a needed output column
-        uses, so an unused event-time column does not reach the join at all; and a raw time
-        column whose window the side projects loses its metadata to that window.
+        An unused event-time column does not reach the join at all (``used``: what Spark's
+        pruning keeps); and a raw time column whose window the side projects loses its
+        metadata to that window.
         """
-        needed = self.required.get(j.name)
-        used = {
-            c.name
-            for e in (condition, *at_join)
-            for c in find_all(e, exp.Column)
-            if annotate.side(c) == side
-        }
-        for item in output:
-            if needed is None or item.name in needed:
-                used |= {
-                    c.name for c in find_all(item.expr, exp.Column) if annotate.side(c) == side
-                }
         side_windows = [w for (s, _), w in windows.items() if s == side]
         stripped = {w.time_column for w in side_windows}
         projected = [Column(w.name, t.WINDOW, True) for w in side_windows if _is_event(w, inp)]
@@ -2066,3 +2082,13 @@ def _buffer_types(a: Aggregate) -> tuple[t.SqlType, ...]:
                 buffer = (t.SKETCH,)
             seen.setdefault(_sql(call), buffer)
     return tuple(part for buffer in seen.values() for part in buffer)
+
+
+def _columns_read(node: exp.Expression) -> list[exp.Column]:
+    """The columns ``node`` reads, but those under a window call that stands for a column
+    its side computes below the join (``annotate.computed_below``)."""
+    if annotate.computed_below(node):
+        return []
+    if isinstance(node, exp.Column):
+        return [node]
+    return [c for child in node.iter_expressions() for c in _columns_read(child)]

@@ -127,6 +127,14 @@ def window_of(node: exp.Expr) -> str | None:
     return str(found) if found else None
 
 
+def computed_below(node: exp.Expr) -> str | None:
+    """Of a window call that stands for a column a join's side computes below the join (a
+    pipeline subquery's ``window(t, ...) AS w``, a job's ``withColumn("w", window(...))``):
+    that column's name.  Spark reads the column there, not the time it was computed from."""
+    found = _get(node, "computed_below")
+    return str(found) if found else None
+
+
 def written(node: exp.Expr) -> exp.Expression | None:
     """The expression the user wrote that a planner-projected column stands for."""
     found = _get(node, "written")
@@ -205,6 +213,10 @@ def set_micros(node: exp.Expr, value: int) -> None:
 def set_window_of(node: exp.Expr, column: str, written_as: exp.Expression) -> None:
     node.meta["window_of"] = column
     node.meta["written"] = written_as
+
+
+def set_computed_below(node: exp.Expr, column: str) -> None:
+    node.meta["computed_below"] = column
 
 
 def set_state_variant(node: exp.Expr, variant: exp.Expression) -> None:

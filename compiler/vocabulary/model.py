@@ -318,7 +318,8 @@ class JoinAnalysis:
     between_loses_state: tuple[Span | None, Span | None]  # per side: W004's BETWEEN
     time_interval: bool  # Spark 3.4's test: a range comparison on event time
     # per side: (time column, window column) when the input keeps its time column with its
-    # watermark mark beside a window of it (a pipeline's SQL subquery), two event-time
+    # watermark mark beside a window of it (a pipeline's SQL subquery, a job's withColumn)
+    # and the time reaches the join (Spark prunes it when nothing reads it): two event-time
     # columns Spark counts (E025) where the model above sees one
     time_beside_window: tuple[tuple[str, str] | None, tuple[str, str] | None] = (None, None)
     mode_span: Span | None = None  # its ``OUTPUT MODE`` clause

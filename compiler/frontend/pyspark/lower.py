@@ -54,6 +54,7 @@ from ...vocabulary.model import JOIN_KINDS, JoinType
 from ...vocabulary.source import Span
 from .. import ast, sqlast
 from ..sqllower import (
+    _is_recomputed,
     _item,
     _join_items,
     _rename,
@@ -132,6 +133,12 @@ class _Lowered:
     # of a join: its sides' qualified columns (`alias.col`, as Spark's join output keeps them
     # for a reader's select) and the names the join's output gives them
     qualified: dict[tuple[str, str], str] = field(default_factory=dict)
+    # of a join's side: each window column a ``withColumn`` adds over the side's time
+    # (``w`` -> ``window(t, INTERVAL ...)``), and the time kept with its mark beside one
+    windows: dict[str, exp.Expression] = field(default_factory=dict)
+    beside: tuple[str, str] | None = None
+    # of a join: what each side's window column stands for (``(alias, w)`` -> the call)
+    window_refs: dict[tuple[str, str], exp.Expression] = field(default_factory=dict)
 
 
 class Lowering:
@@ -166,6 +173,8 @@ class Lowering:
         self.roots = {_plan_id(c["input"]) for c, _ in job.queries if "input" in c}
         self.trigger: tuple[str, Span] | None = None
         self.broken: list[str] = []
+        # joins of a side's window columns (their output keeps them: ``spec`` says so)
+        self.window_joins: list[_Lowered] = []
 
     # ---------------------------------------------------------------- places and names
     def site(self, rel: dict[str, Any]) -> Site | None:
@@ -529,7 +538,7 @@ class Lowering:
                 ".select('v.*') declares the stream's columns",
             )
         alias = ast.Ident(below.alias, span) if below.alias else None
-        return ast.RelRef(ast.Ident(below.name, span), alias, span)
+        return ast.RelRef(ast.Ident(below.name, span), alias, span, time_beside_window=below.beside)
 
     def view(
         self,
@@ -572,8 +581,9 @@ class Lowering:
             raise Refused("condition")
         [item] = self.requalified([item], below)
         filtered = self.view(rel, below, [self.star(span)], item.expr, below.columns)
-        # a filter keeps its input's alias (Spark's Filter keeps the columns' qualifiers)
-        filtered.alias = below.alias
+        # a filter keeps its input's alias (Spark's Filter keeps the columns' qualifiers),
+        # and a join's sides' qualified columns
+        filtered.alias, filtered.qualified = below.alias, below.qualified
         return filtered
 
     def _rel_project(self, rel: dict[str, Any], body: dict[str, Any]) -> _Lowered:
@@ -604,7 +614,7 @@ class Lowering:
             # a projection of a filter: one view, SELECT ... FROM ... WHERE ..., named as the
             # projection (the filter's alias qualifies both)
             i, found = filtered
-            self.statements[i] = dc_replace(found, select=tuple(raw))
+            self.statements[i] = dc_replace(found, select=tuple(self.requalified(raw, below)))
             self._named_as(rel, below, span)
             below.columns, below.alias = names, None
             return below
@@ -613,6 +623,7 @@ class Lowering:
             # a projection of a join's output, qualified by the sides' aliases: the join's
             # SELECT (Spark's Project over the Join), named as the projection
             i, stmt = joined
+            raw = _windowed_items(raw, below.window_refs)
             self.statements[i] = dc_replace(stmt, select=tuple(raw))
             self._named_as(rel, below, span)
             below.columns = names
@@ -646,19 +657,17 @@ class Lowering:
             or {_plan_id(filtered), _plan_id(joined)} & self.roots
         ):
             return None
-        left = self.lower(jbody["left"])
+        left = self.side(jbody["left"], joined)
         # the right side under its alias, and the marker a withColumn adds to it
         right_rel, alias = jbody["right"], None
         if _kind(right_rel) == "subquery_alias":
             alias = str(right_rel["subquery_alias"].get("alias"))
         marker = self._anti_marker(right_rel, joined)
         if marker is not None:
-            below = self.lower(marker[1])
+            below = self.side(marker[1], marker[2])
             if below.columns is None or marker[0] in below.columns:
                 return None  # a withColumn that replaces a column is no marker
-            right = _Lowered(
-                below.name, alias or below.alias, below.columns, below.stream, set(below.plan_ids)
-            )
+            right = dc_replace(below, alias=alias or below.alias, plan_ids=set(below.plan_ids))
             right_columns = [*below.columns, marker[0]]
         else:
             right = self.lower(right_rel)
@@ -724,10 +733,10 @@ class Lowering:
 
     def _anti_marker(
         self, right: dict[str, Any], join: dict[str, Any]
-    ) -> tuple[str, dict[str, Any]] | None:
+    ) -> tuple[str, dict[str, Any], dict[str, Any]] | None:
         """The marker of a join's right side, ``withColumn("m", <a non-null literal>)``
-        (under its alias, if any), read by nothing but the join: its name and the relation
-        it is added to."""
+        (under its alias, if any), read by nothing but the join: its name, the relation it
+        is added to, and the ``withColumn`` itself."""
         reader = join
         if _kind(right) == "subquery_alias":
             if not self._read_only_by(right, reader):
@@ -741,7 +750,7 @@ class Lowering:
         literal = aliases[0].get("expr", {}).get("literal")
         if not isinstance(literal, dict) or _kind(literal) in ("", "null"):
             return None
-        return str(aliases[0]["name"][0]), right["with_columns"]["input"]
+        return str(aliases[0]["name"][0]), right["with_columns"]["input"], right
 
     def _named_as(self, rel: dict[str, Any], below: _Lowered, span: Span) -> None:
         """A projection folded into the statement below it gives that statement its name,
@@ -885,9 +894,91 @@ class Lowering:
             items.append(item)
         return self.view(rel, below, items, None, [renames.get(c, c) for c in below.columns])
 
+    def side(self, rel: dict[str, Any], join: dict[str, Any]) -> _Lowered:
+        """A join's side: the relation itself, or the windowed side sjoin's own jobs (and
+        people) write for a join on windows."""
+        found = self._windowed_side(rel, join)
+        return found if found is not None else self.lower(rel)
+
+    def _windowed_side(self, rel: dict[str, Any], join: dict[str, Any]) -> _Lowered | None:
+        """``withColumn("w", F.window(t, d))`` over a relation, with or without
+        ``withColumn(t, timestamp_micros(unix_micros(t)))`` after it (under an alias, each
+        step read by the next only): the relation itself, whose window column ``w`` stands
+        for ``window(t, d)``, as sqllower reads a pipeline's subquery that projects the
+        same.  A join on ``a.w = b.w`` is then the spec's join on ``window(a.t, d) =
+        window(b.t, d)``.  The time kept with its mark beside its window is recorded
+        (``RelRef.time_beside_window``) for the planner's checks (E025).  None: not that
+        shape (a time recomputed before its window has lost its mark, so its window is no
+        event time: lowered as written)."""
+        reader, alias = join, None
+        if _kind(rel) == "subquery_alias":
+            if not self._read_only_by(rel, reader) or _plan_id(rel) in self.roots:
+                return None
+            alias = str(rel["subquery_alias"].get("alias"))
+            reader, rel = rel, rel["subquery_alias"].get("input", {})
+        steps: list[dict[str, Any]] = []
+        while (
+            _kind(rel) == "with_columns"
+            and self._read_only_by(rel, reader)
+            and _plan_id(rel) not in self.roots
+        ):
+            steps.append(rel)
+            reader, rel = rel, rel["with_columns"].get("input", {})
+        if not steps:
+            return None
+        scratch, span = Diagnostics(), self.span(steps[0])
+        windows: dict[str, exp.Expression] = {}
+        recomputed: set[str] = set()
+        added: list[str] = []
+        for step in reversed(steps):
+            for named in step["with_columns"].get("aliases", []):
+                item = lower_item({"alias": named}, self.locator, scratch, span)
+                if item is None or item.alias is None or scratch.items:
+                    return None
+                name, node = item.alias.text, item.expr.transform(_window_intervals)
+                if _is_recomputed(node):
+                    if node.expressions[0].expressions[0].name != name or name in windows:
+                        return None
+                    recomputed.add(name)
+                elif (
+                    isinstance(node, exp.Anonymous)
+                    and node.name.lower() == "window"
+                    and isinstance(node.expressions[0], exp.Column)
+                    and not node.expressions[0].table
+                    and node.expressions[0].name not in recomputed
+                    and name not in windows
+                ):
+                    windows[name] = node
+                    added.append(name)
+                else:
+                    return None
+        times = {w.expressions[0].name for w in windows.values()}
+        if not windows or recomputed - times:
+            return None
+        below = self.lower(rel)
+        if below.columns is None or set(added) & set(below.columns) or times - set(below.columns):
+            return None
+        event_time = _event_time(below)
+        beside = next(
+            ((t, w) for w, call in windows.items() if (t := call.expressions[0].name) == event_time
+             and t not in recomputed),
+            None,
+        )  # fmt: skip
+        return _Lowered(
+            below.name,
+            alias or below.alias,
+            [*below.columns, *added],
+            below.stream,
+            set(below.plan_ids),
+            through=below.through,
+            origin=below.origin,
+            windows=windows,
+            beside=beside,
+        )
+
     def _rel_join(self, rel: dict[str, Any], body: dict[str, Any]) -> _Lowered:
-        left = self.lower(body["left"])
-        right = self.lower(body["right"])
+        left = self.side(body["left"], rel)
+        right = self.side(body["right"], rel)
         span = self.span(rel)
         how = _JOIN_TYPES.get(str(body.get("join_type", "JOIN_TYPE_INNER")))
         if how is None:
@@ -952,6 +1043,14 @@ class Lowering:
                 span,
                 "join on an equality of the two sides",
             )
+        refs = {
+            (alias, column): _qualified(call, alias)
+            for alias, lowered in ((left_alias, left), (right_alias, right))
+            for column, call in lowered.windows.items()
+        }
+        on = _with_windows(on, refs)
+        if select is not None:
+            select = tuple(_windowed_items(list(select), refs))
         name = self.fresh(rel, "join")
         self.statements.append(
             ast.JoinDecl(
@@ -977,7 +1076,10 @@ class Lowering:
                         qualified[(alias, c)] = f"{alias}_{c}" if c in both else c
                 columns = [qualified[(left_alias, c)] for c in left.columns]
                 columns += [qualified[(right_alias, c)] for c in right.columns]
-        return _Lowered(name, None, columns, qualified=qualified)
+        found = _Lowered(name, None, columns, qualified=qualified, window_refs=refs)
+        if refs:
+            self.window_joins.append(found)
+        return found
 
     @staticmethod
     def requalified(items: list[ast.SelectItem], below: _Lowered) -> list[ast.SelectItem]:
@@ -1371,6 +1473,7 @@ class Lowering:
             out.append(
                 ast.SetDecl(ast.Ident("trigger", span), ast.Value(text, "string", span), span)
             )
+        self._window_join_outputs()
         for stmt in self.statements:
             if isinstance(stmt, _Stream):
                 out.append(
@@ -1380,6 +1483,25 @@ class Lowering:
                 out.append(stmt)
         end = len(self.locator.text)
         return ast.SpecFile(tuple(out), Span(0, end), tuple(self.broken))
+
+    def _window_join_outputs(self) -> None:
+        """A join of a side's window columns that no projection selects from keeps them in
+        its output, as Spark's does: its SELECT is every column of both sides, each window
+        column the call it stands for."""
+        for found in self.window_joins:
+            for i, stmt in enumerate(self.statements):
+                if not isinstance(stmt, ast.JoinDecl) or stmt.name.text != found.name:
+                    continue
+                if stmt.select is not None:
+                    break
+                items = []
+                for (alias, column), out in found.qualified.items():
+                    call = found.window_refs.get((alias, column))
+                    node = call.copy() if call is not None else exp.column(column, alias)
+                    items.append(ast.SelectItem(_spanned(node, stmt.span),
+                                                ast.Ident(out, stmt.span), stmt.span))  # fmt: skip
+                self.statements[i] = dc_replace(stmt, select=tuple(items))
+                break
 
     def annotations(self) -> list[ast.Statement]:
         """The job's ``# sjoin: spark X`` comment, the target Spark (the line a generated
@@ -1480,6 +1602,81 @@ def _sides(body: dict[str, Any], left_alias: str, right_alias: str) -> Callable[
         return None
 
     return side
+
+
+def _event_time(lowered: _Lowered) -> str | None:
+    """The column of ``lowered`` that is its stream's watermarked time, if any."""
+    stream = lowered.stream or lowered.through
+    if stream is None or stream.watermark is None:
+        return None
+    time = stream.watermark.column.text
+    if lowered.stream is not None:
+        return time
+    return next((c for c, o in lowered.origin.items() if o == time), None)
+
+
+def _spanned(node: exp.Expression, span: Span) -> exp.Expression:
+    from ...vocabulary import annotate
+
+    for sub in node.walk():
+        if annotate.span(sub) is None:
+            annotate.set_span(sub, span)
+    return node
+
+
+def _qualified(call: exp.Expression, alias: str) -> exp.Expression:
+    """A side's window call with its columns qualified by the side's alias."""
+    out = call.copy()
+    for column in out.find_all(exp.Column):
+        column.set("table", exp.to_identifier(alias))
+    return out
+
+
+def _with_windows(
+    node: exp.Expression, refs: dict[tuple[str, str], exp.Expression]
+) -> exp.Expression:
+    """``node`` with each reference to a side's window column (``a.w``, or ``w`` that one
+    side alone adds) replaced by the window call it stands for, at the reference's place."""
+    from ...vocabulary import annotate
+
+    if not refs:
+        return node
+    by_name: dict[str, list[exp.Expression]] = {}
+    for (_, column), call in refs.items():
+        by_name.setdefault(column, []).append(call)
+
+    def fix(sub: exp.Expression) -> exp.Expression:
+        if not isinstance(sub, exp.Column) or isinstance(sub.this, exp.Star):
+            return sub
+        if sub.table:
+            call = refs.get((sub.table, sub.name))
+        else:
+            found = by_name.get(sub.name, [])
+            call = found[0] if len(found) == 1 else None
+        if call is None:
+            return sub
+        out = _spanned(call.copy(), annotate.span(sub) or Span(0, 0))
+        annotate.set_computed_below(out, sub.name)
+        return out
+
+    return node.transform(fix)
+
+
+def _windowed_items(
+    items: list[ast.SelectItem], refs: dict[tuple[str, str], exp.Expression]
+) -> list[ast.SelectItem]:
+    """Select items with window columns replaced (``_with_windows``); a bare one keeps its
+    name (Spark names ``t.w`` ``w``)."""
+    if not refs:
+        return items
+    out = []
+    for item in items:
+        expr = _with_windows(item.expr, refs)
+        alias = item.alias
+        if alias is None and isinstance(item.expr, exp.Column) and not isinstance(expr, exp.Column):
+            alias = ast.Ident(item.expr.name, item.span)
+        out.append(ast.SelectItem(expr, alias, item.span))
+    return out
 
 
 def _equated(name: str, on: exp.Expression, side_of: Callable[[exp.Column], str | None]) -> bool:

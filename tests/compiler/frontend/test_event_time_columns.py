@@ -19,8 +19,9 @@ CREATE STREAMING TABLE b (k BIGINT, t TIMESTAMP, s STRING);
 """
 WA = "STREAM(a) WATERMARK t DELAY OF INTERVAL 1 SECOND"
 WB = "STREAM(b) WATERMARK t DELAY OF INTERVAL 1 SECOND"
+# the time is read after the join: it reaches the join beside its window
 JOIN = (
-    f"CREATE STREAMING TABLE j AS SELECT x.k FROM (SELECT *, window(t, '1 minute') AS w "
+    f"CREATE STREAMING TABLE j AS SELECT x.k, x.t FROM (SELECT *, window(t, '1 minute') AS w "
     f"FROM {WA}) x JOIN {WB} y ON x.k = y.k"
 )
 SUBQUERY = "(SELECT *, window(t, '1 minute') AS w"
@@ -30,9 +31,11 @@ MESSAGE = (
 )
 
 
-def check(tmp_path: Path, head: str = "", spark: str | None = None) -> CheckResult:
+def check(
+    tmp_path: Path, head: str = "", spark: str | None = None, join: str = JOIN
+) -> CheckResult:
     path = tmp_path / "p.sql"
-    path.write_text(head + STREAMS + JOIN, encoding="utf-8")
+    path.write_text(head + STREAMS + join, encoding="utf-8")
     return check_pipeline(path, spark=SparkVersion.parse(spark) if spark else None)
 
 
@@ -75,3 +78,11 @@ def test_again_for_another_spark_judges_it_for_that_spark(tmp_path: Path) -> Non
     assert e025(result) == [MESSAGE]
     assert result.again is not None
     assert e025(result.again(None, SparkVersion.parse("3.4"))) == []
+
+
+def test_a_time_nothing_reads_after_the_join_is_pruned(tmp_path: Path) -> None:
+    unread = JOIN.replace("SELECT x.k, x.t FROM", "SELECT x.k, x.w FROM")
+    assert unread != JOIN
+    result = check(tmp_path, join=unread)
+    assert e025(result) == []
+    assert result.ok, [d.message for d in result.diagnostics]

@@ -327,7 +327,7 @@ REFUSALS = {
         "E033", "*", "`*` over a subquery's columns",
     ),
     "a time column beside its window (two event-time columns)": (
-        f"CREATE STREAMING TABLE j AS SELECT x.k FROM (SELECT *, window(t, '1 minute') AS w "
+        f"CREATE STREAMING TABLE j AS SELECT x.k, x.t FROM (SELECT *, window(t, '1 minute') AS w "
         f"FROM {WA}) x JOIN {WB} y ON x.k = y.k",
         "E025", "(SELECT *", "2 event-time columns",
     ),

@@ -43,6 +43,8 @@ TWINS = [
     "update_left_semi",
     # a left outer join, its right key IS NULL, the left's columns: the LEFT ANTI JOIN
     "anti_join_idiom",
+    # withColumn(window) and the time recomputed beside it: a join on window(...) = window(...)
+    "window_join",
 ]
 # jobs Spark refuses, and their twins: the same plan, the same errors
 REFUSED_TWINS = ["refused_update_left_outer", "refused_complete_join"]
