@@ -496,6 +496,11 @@ def _check_pipeline(plan: Plan, out: list[Diagnostic]) -> list[Check]:
         if root is None:
             continue
         mode = plan.query_modes.get(root_name, "append")
+        # the mode is its operator's, under the views the query may end in: Spark's rules
+        # judge the query from there (the views keep no state)
+        below = plan.mode_operator(root_name) if mode != "append" else None
+        if below is not None and below is not root:
+            root, root_name = below, below.name
         chain = [root, *plan.upstream(root_name)]
         checks.extend(_check_modes(plan, root_name, mode, chain, out, reported))
         checks.extend(_check_global_watermark(plan, late, mode, chain, out, reported))

@@ -7,6 +7,7 @@ call ``.replace()``, ``.set()`` or ``.pop()`` on them (copy first).
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from functools import cached_property
 from typing import TYPE_CHECKING, Literal, TypeAlias
@@ -712,6 +713,18 @@ OperatorNode: TypeAlias = JoinNode | AggregateNode | DedupNode  # a stateful ope
 OPERATOR_KINDS = (JoinNode, AggregateNode, DedupNode)  # isinstance's form of OperatorNode
 
 
+def mode_operator(nodes: Mapping[str, PlanNode], root: str) -> JoinNode | AggregateNode | None:
+    """The join or aggregate whose ``OUTPUT MODE`` is the mode of the query rooted at
+    ``root``: the root itself, or the one under the views (stateless filters and
+    projections) the query ends in, as a PySpark job's ``join(...).where(...)`` written in
+    Update mode runs.  None: the query ends in no such operator."""
+    node, seen = nodes.get(root), set()
+    while isinstance(node, ViewNode) and node.name not in seen:
+        seen.add(node.name)
+        node = nodes.get(node.input)
+    return node if isinstance(node, JoinNode | AggregateNode) else None
+
+
 @dataclass(frozen=True)
 class QueryApart:
     """The relations that the query rooted at ``root`` runs otherwise than the plan's shared
@@ -817,6 +830,10 @@ class Plan:
 
     def node(self, name: str) -> PlanNode | None:
         return self._by_name.get(name)
+
+    def mode_operator(self, root: str) -> JoinNode | AggregateNode | None:
+        """The operator whose OUTPUT MODE is the query's (the module's ``mode_operator``)."""
+        return mode_operator(self._by_name, root)
 
     def for_query(self, root: str) -> Plan:
         """The plan as the query rooted at ``root`` runs it: its relations that Spark plans

@@ -77,6 +77,7 @@ from .plan import (
     UnionNode,
     ViewNode,
     WindowColumn,
+    mode_operator,
 )
 from .read_twice import copied_reads, once
 from .readers import Rejected, rejected_columns
@@ -228,12 +229,18 @@ class Planner:
         nodes = push_into_unions(derived_notes(nodes, self.spec.spark))
         nodes = copy_notes(nodes, self.copies)
         # the output mode of a query rooted at each operator: its aggregate's or join's
-        # OUTPUT MODE, else append
+        # OUTPUT MODE, else append; of one rooted at a view over such an operator, the
+        # operator's (the views keep no state: the query's mode is the operator's)
+        by_name = {n.name: n for n in nodes}
         modes: dict[str, OutputMode] = {
             n.name: n.mode if isinstance(n, (AggregateNode, JoinNode)) else "append"
             for n in nodes
             if isinstance(n, OPERATOR_KINDS)
         }
+        for n in nodes:
+            below = mode_operator(by_name, n.name) if isinstance(n, ViewNode) else None
+            if below is not None and below.mode != "append":
+                modes[n.name] = below.mode
         sinks = tuple(
             SinkNode(s.relation, s.target, s.checkpoint, modes.get(s.relation, "append"))
             for s in self.spec.sinks

@@ -1428,12 +1428,25 @@ class Lowering:
         )
 
     def set_mode(self, root: _Lowered, mode: str, span: Span) -> None:
-        for i, stmt in enumerate(self.statements):
-            # the sink's mode is the OUTPUT MODE of the aggregate or join the query ends in
-            if isinstance(stmt, (ast.AggregateDecl, ast.JoinDecl)) and stmt.name.text == root.name:
+        """The sink's mode is the OUTPUT MODE of the aggregate or join the query ends in,
+        also under the filters and projections of it the query ends with (Spark's mode is
+        the query's; they keep it)."""
+        by_name = {
+            stmt.name.text: i
+            for i, stmt in enumerate(self.statements)
+            if isinstance(stmt, ast.ViewDecl | ast.AggregateDecl | ast.JoinDecl)
+        }
+        at = by_name.get(root.name)
+        seen: set[int] = set()
+        while at is not None and at not in seen:
+            seen.add(at)
+            stmt = self.statements[at]
+            if isinstance(stmt, ast.AggregateDecl | ast.JoinDecl):
                 if mode != "append":
-                    self.statements[i] = dc_replace(stmt, mode=ast.Ident(mode, span))
+                    self.statements[at] = dc_replace(stmt, mode=ast.Ident(mode, span))
                 return
+            assert isinstance(stmt, ast.ViewDecl)
+            at = by_name.get(stmt.input.name.text)
         if mode != "append":
             self.refuse(
                 f"output mode {mode} on a query whose last operator is no aggregate or join",

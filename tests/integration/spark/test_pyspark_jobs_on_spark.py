@@ -125,6 +125,7 @@ def test_sjoin_says_what_spark_does_with_the_job(
 OUTPUT_MODE_JOBS = [
     "update_inner_join",
     "update_left_semi",
+    "update_filter_after_join",
     "refused_update_left_outer",
     "refused_complete_join",
     "refused_aggregate_before_join",

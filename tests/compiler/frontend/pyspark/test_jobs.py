@@ -41,6 +41,7 @@ TWINS = [
     "sql_over_temp_views",  # spark.sql over streaming temporary views with watermarks
     "update_inner_join",  # outputMode("update") on a join: the join's OUTPUT MODE update
     "update_left_semi",
+    "update_filter_after_join",  # the mode of a query ending in a filter of a join: the join's
     # a left outer join, its right key IS NULL, the left's columns: the LEFT ANTI JOIN
     "anti_join_idiom",
     # withColumn(window) and the time recomputed beside it: a join on window(...) = window(...)
@@ -88,6 +89,25 @@ def test_a_refused_job_plans_and_fails_as_its_twin(name: str) -> None:
     assert not job.ok and not twin.ok
     assert [d.code for d in job.diagnostics] == [d.code for d in twin.diagnostics] == ["E023"]
     assert placeless(job.plan_json()) == placeless(twin.plan_json())
+
+
+def test_the_mode_of_a_query_ending_in_a_filter_of_a_join_is_the_join_s(
+    tmp_path: Path,
+) -> None:
+    """update_filter_after_join with a left outer join: Spark's checker refuses the join in
+    Update mode whatever stateless operators are above it (the inner join's verdict is
+    checked on Spark: test_pyspark_jobs_on_spark.py), at the query's start() call."""
+    text = (JOBS / "update_filter_after_join.py").read_text(encoding="utf-8")
+    assert '"inner",' in text
+    job = tmp_path / "outer_filter_update.py"
+    text = text.replace('"inner",', '"left_outer",')
+    job.write_text(text, encoding="utf-8")
+    result = check_pyspark(job)
+    errors = [d for d in result.diagnostics if d.severity == "error"]
+    assert [d.code for d in errors] == ["E023"], [d.message for d in errors]
+    assert "LeftOuter join between two streaming" in errors[0].message
+    at = text.index("start()", text.index('outputMode("update")'))
+    assert errors[0].span.start <= at < errors[0].span.end
 
 
 def test_a_join_spark_refuses_is_reported_at_its_join_call() -> None:
