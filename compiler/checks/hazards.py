@@ -318,7 +318,8 @@ def _check_join(plan: Plan, node: JoinNode) -> list[Diagnostic]:
                     a.input_spans[i],
                     "several watermarked columns",
                     f"recompute the time beside its window (timestamp_micros(unix_micros("
-                    f"{time})) AS {time}), or leave `{time}` out of the subquery",
+                    f"{time})) AS {time}), or read `{time}` nowhere after the join (Spark "
+                    "then prunes it below the join)",
                 )
             )
         elif multiple and len(times) > 1:
