@@ -69,17 +69,21 @@ def analyse_join(
         between_loses_state=_between_rewrite(spark, j, split),
         time_interval=_is_time_interval(j),
         time_beside_window=(
-            _reaching(j.left.time_beside_window, used["left"]),
-            _reaching(j.right.time_beside_window, used["right"]),
+            _reaching(j.left, used["left"]),
+            _reaching(j.right, used["right"]),
         ),
         mode_span=j.mode_span,
     )
 
 
-def _reaching(beside: tuple[str, str] | None, used: set[str]) -> tuple[str, str] | None:
-    """A time kept beside its window, when it reaches the join (Spark prunes it when
-    nothing above reads it: then the side carries the window alone, and runs)."""
-    return beside if beside is not None and beside[0] in used else None
+def _reaching(inp: Input, used: set[str]) -> tuple[str, str] | None:
+    """A time kept beside its window, when it is an event-time column of the input and
+    reaches the join (Spark prunes it when nothing above reads it: then the side carries
+    the window alone, and runs)."""
+    beside = inp.time_beside_window
+    if beside is None or beside[0] not in used:
+        return None
+    return beside if beside[0] in {c.name for c in inp.event_time_columns} else None
 
 
 def analyse_aggregate(a: Aggregate) -> AggregateAnalysis:

@@ -133,8 +133,8 @@ class _Lowered:
     # of a join: its sides' qualified columns (`alias.col`, as Spark's join output keeps them
     # for a reader's select) and the names the join's output gives them
     qualified: dict[tuple[str, str], str] = field(default_factory=dict)
-    # of a join's side: each window column a ``withColumn`` adds over the side's time
-    # (``w`` -> ``window(t, INTERVAL ...)``), and the time kept with its mark beside one
+    # of a join's side: each window column a ``withColumn`` adds over a column of the side
+    # (``w`` -> ``window(t, INTERVAL ...)``), and a time kept as it is beside one
     windows: dict[str, exp.Expression] = field(default_factory=dict)
     beside: tuple[str, str] | None = None
     # of a join: what each side's window column stands for (``(alias, w)`` -> the call)
@@ -623,6 +623,8 @@ class Lowering:
             # a projection of a join's output, qualified by the sides' aliases: the join's
             # SELECT (Spark's Project over the Join), named as the projection
             i, stmt = joined
+            if below.window_refs:  # a star names the window columns too: spelt out
+                raw = _stars_spelt(raw, below.qualified)
             raw = _windowed_items(raw, below.window_refs)
             self.statements[i] = dc_replace(stmt, select=tuple(raw))
             self._named_as(rel, below, span)
@@ -670,7 +672,7 @@ class Lowering:
             right = dc_replace(below, alias=alias or below.alias, plan_ids=set(below.plan_ids))
             right_columns = [*below.columns, marker[0]]
         else:
-            right = self.lower(right_rel)
+            right = self.side(right_rel, joined)
             right_columns = list(right.columns or [])
         left_alias, right_alias = left.alias or left.name, right.alias or right.name
         if left_alias == right_alias or left.columns is None:
@@ -903,9 +905,10 @@ class Lowering:
     def _windowed_side(self, rel: dict[str, Any], join: dict[str, Any]) -> _Lowered | None:
         """``withColumn("w", F.window(t, d))`` over a relation, with or without
         ``withColumn(t, timestamp_micros(unix_micros(t)))`` after it (under an alias, each
-        step read by the next only): the relation itself, whose window column ``w`` stands
-        for ``window(t, d)``, as sqllower reads a pipeline's subquery that projects the
-        same.  A join on ``a.w = b.w`` is then the spec's join on ``window(a.t, d) =
+        step read by the next only, a tumbling window): the relation itself, whose window
+        column ``w`` stands for ``window(t, d)``, as sqllower reads a pipeline's subquery
+        that projects the same (where sqllower refuses a shape, this lowers it as
+        written).  A join on ``a.w = b.w`` is then the spec's join on ``window(a.t, d) =
         window(b.t, d)``.  The time kept with its mark beside its window is recorded
         (``RelRef.time_beside_window``) for the planner's checks (E025).  None: not that
         shape (a time recomputed before its window has lost its mark, so its window is no
@@ -943,6 +946,7 @@ class Lowering:
                 elif (
                     isinstance(node, exp.Anonymous)
                     and node.name.lower() == "window"
+                    and len(node.expressions) == 2  # tumbling: a sliding one's fields differ
                     and isinstance(node.expressions[0], exp.Column)
                     and not node.expressions[0].table
                     and node.expressions[0].name not in recomputed
@@ -958,10 +962,11 @@ class Lowering:
         below = self.lower(rel)
         if below.columns is None or set(added) & set(below.columns) or times - set(below.columns):
             return None
-        event_time = _event_time(below)
+        # a time kept as it is beside its window: two event-time columns when the time is
+        # one (the planner's analysis judges it, E025)
         beside = next(
-            ((t, w) for w, call in windows.items() if (t := call.expressions[0].name) == event_time
-             and t not in recomputed),
+            ((t, w) for w, call in windows.items() if (t := call.expressions[0].name)
+             not in recomputed),
             None,
         )  # fmt: skip
         return _Lowered(
@@ -979,6 +984,11 @@ class Lowering:
     def _rel_join(self, rel: dict[str, Any], body: dict[str, Any]) -> _Lowered:
         left = self.side(body["left"], rel)
         right = self.side(body["right"], rel)
+        if (left.windows or right.windows) and (left.alias or left.name) == (
+            right.alias or right.name
+        ):
+            # one stream windowed twice, unaliased: its views give the sides their names
+            left, right = self.lower(body["left"]), self.lower(body["right"])
         span = self.span(rel)
         how = _JOIN_TYPES.get(str(body.get("join_type", "JOIN_TYPE_INNER")))
         if how is None:
@@ -1442,6 +1452,16 @@ class Lowering:
             seen.add(at)
             stmt = self.statements[at]
             if isinstance(stmt, ast.AggregateDecl | ast.JoinDecl):
+                if mode != "append" and stmt.name.text != root.name and self._shared(stmt):
+                    # another query reads it too: its mode is not this query's alone
+                    self.refuse(
+                        f"output mode {mode} on a query that ends in views of "
+                        f"`{stmt.name.text}`, which another query reads too,",
+                        span,
+                        "give the join or aggregate to one query, or write the query in "
+                        "Append mode",
+                    )
+                    return
                 if mode != "append":
                     self.statements[at] = dc_replace(stmt, mode=ast.Ident(mode, span))
                 return
@@ -1453,6 +1473,15 @@ class Lowering:
                 span,
                 "sjoin models output modes of aggregates and joins",
             )
+
+    def _shared(self, stmt: ast.AggregateDecl | ast.JoinDecl) -> bool:
+        """Whether another query reads the operator ``stmt`` (as its root, or through
+        another relation): the plan_ids lowered to it, and what reads them."""
+        pids = {
+            pid for lowered in self.done.values() if lowered.name == stmt.name.text
+            for pid in lowered.plan_ids
+        }  # fmt: skip
+        return bool(pids & self.roots) or any(len(self.readers.get(p, ())) > 1 for p in pids)
 
     def set_trigger(self, command: dict[str, Any], span: Span) -> None:
         text = ""
@@ -1507,13 +1536,17 @@ class Lowering:
                     continue
                 if stmt.select is not None:
                     break
-                items = []
-                for (alias, column), out in found.qualified.items():
-                    call = found.window_refs.get((alias, column))
-                    node = call.copy() if call is not None else exp.column(column, alias)
-                    items.append(ast.SelectItem(_spanned(node, stmt.span),
-                                                ast.Ident(out, stmt.span), stmt.span))  # fmt: skip
-                self.statements[i] = dc_replace(stmt, select=tuple(items))
+                items = [
+                    ast.SelectItem(
+                        _with_windows(_spanned(exp.column(column, alias), stmt.span),
+                                      found.window_refs),
+                        ast.Ident(out, stmt.span),
+                        stmt.span,
+                    )
+                    for (alias, column), out in found.qualified.items()
+                ]  # fmt: skip
+                if items:  # else its sides' columns are unknown: the binder says so
+                    self.statements[i] = dc_replace(stmt, select=tuple(items))
                 break
 
     def annotations(self) -> list[ast.Statement]:
@@ -1617,17 +1650,6 @@ def _sides(body: dict[str, Any], left_alias: str, right_alias: str) -> Callable[
     return side
 
 
-def _event_time(lowered: _Lowered) -> str | None:
-    """The column of ``lowered`` that is its stream's watermarked time, if any."""
-    stream = lowered.stream or lowered.through
-    if stream is None or stream.watermark is None:
-        return None
-    time = stream.watermark.column.text
-    if lowered.stream is not None:
-        return time
-    return next((c for c, o in lowered.origin.items() if o == time), None)
-
-
 def _spanned(node: exp.Expression, span: Span) -> exp.Expression:
     from ...vocabulary import annotate
 
@@ -1673,6 +1695,30 @@ def _with_windows(
         return out
 
     return node.transform(fix)
+
+
+def _stars_spelt(
+    items: list[ast.SelectItem], qualified: dict[tuple[str, str], str]
+) -> list[ast.SelectItem]:
+    """A join's SELECT with ``*`` and ``a.*`` spelt out as the columns of its sides
+    (``qualified``: each side's columns and their names in the join's output; ``a.*``
+    keeps the side's own names, as Spark's does)."""
+    out: list[ast.SelectItem] = []
+    for item in items:
+        star: exp.Expression | None = item.expr if isinstance(item.expr, exp.Star) else None
+        if isinstance(item.expr, exp.Column) and isinstance(item.expr.this, exp.Star):
+            star = item.expr
+        if star is None or not qualified:
+            out.append(item)
+            continue
+        table = star.table if isinstance(star, exp.Column) else ""
+        for (alias, column), name in qualified.items():
+            if table and alias != table:
+                continue
+            node = _spanned(exp.column(column, alias), item.span)
+            out.append(ast.SelectItem(node, ast.Ident(column if table else name, item.span),
+                                      item.span))  # fmt: skip
+    return out
 
 
 def _windowed_items(

@@ -110,6 +110,22 @@ def test_the_mode_of_a_query_ending_in_a_filter_of_a_join_is_the_join_s(
     assert errors[0].span.start <= at < errors[0].span.end
 
 
+def test_a_join_another_query_reads_gets_no_mode_from_a_view_of_it(tmp_path: Path) -> None:
+    """The mode of a query ending in views of a join is the join's only when no other
+    query reads the join (it has one OUTPUT MODE): else E041, never another query's mode
+    changed."""
+    text = (JOBS / "update_filter_after_join.py").read_text(encoding="utf-8")
+    start = 'query = quick.writeStream.outputMode("update")'
+    assert start in text
+    job = tmp_path / "shared_join.py"
+    text = text.replace(start, 'matched.writeStream.format("console").start()\n' + start)
+    job.write_text(text, encoding="utf-8")
+    result = check_pyspark(job)
+    errors = [d for d in result.diagnostics if d.severity == "error"]
+    assert [d.code for d in errors] == ["E041"], [d.message for d in errors]
+    assert "ends in views of `matched`, which another query reads too" in errors[0].message
+
+
 def test_a_join_spark_refuses_is_reported_at_its_join_call() -> None:
     status, out = invoke("check", "--format", "json", str(JOBS / "refused_full_outer.py"))
     assert status == 1

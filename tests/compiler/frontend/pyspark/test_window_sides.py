@@ -90,6 +90,24 @@ start(shared)
 shared_join = shared.alias("t").join(recomputed(hums).alias("h"), ON)
 start(shared_join)
 
+# a star over the join: the window columns too
+starred = (
+    recomputed(temps).alias("t").join(recomputed(hums).alias("h"), ON).select("t.*", "h.percent")
+)
+start(starred)
+
+# a sliding window: its fields are a column's in Spark, a call's in sjoin: as written
+slid_t = temps.withColumn("w", F.window("reading_time", "10 seconds", "5 seconds"))
+slid_h = hums.withColumn("w", F.window("reading_time", "10 seconds", "5 seconds"))
+sliding_join = slid_t.alias("t").join(slid_h.alias("h"), ON)
+start(sliding_join.select(F.col("t.w.start"), "percent"))
+
+# one stream windowed on both sides, no aliases: as written (the views name the sides)
+x = temps.withColumn("w", F.window("reading_time", "10 seconds"))
+y = temps.withColumn("w", F.window("reading_time", "10 seconds"))
+twice_join = x.join(y, (x["device_id"] == y["device_id"]) & (x["w"] == y["w"]))
+start(twice_join.select(x["w"], x["celsius"]))
+
 # another computed column beside the window: the views as written
 doubled = recomputed(temps).withColumn("twice", F.col("celsius") * 2)
 other_join = doubled.alias("t").join(recomputed(hums).alias("h"), ON)
@@ -207,6 +225,34 @@ def test_a_reader_of_the_output_reads_its_window_columns(
     view = statements["filtered"]
     assert isinstance(view, ast.ViewDecl)
     assert [text(i.expr) for i in view.select] == ["t_w", "percent"]
+
+
+def test_a_star_over_the_join_names_its_window_columns(
+    statements: dict[str, ast.Statement],
+) -> None:
+    join = join_of(statements, "starred")
+    assert join.select is not None
+    assert [(text(i.expr), i.alias.text if i.alias else None) for i in join.select] == [
+        ("t.device_id", "device_id"),
+        ("t.reading_time", "reading_time"),
+        ("t.celsius", "celsius"),
+        ("window(t.reading_time, INTERVAL '10' SECONDS)", "w"),
+        ("h.percent", None),
+    ]
+
+
+@pytest.mark.parametrize("name", ["sliding_join", "twice_join"])
+def test_a_sliding_window_or_one_stream_twice_keeps_its_views(
+    statements: dict[str, ast.Statement], name: str
+) -> None:
+    join = next(
+        s
+        for s in statements.values()
+        if isinstance(s, ast.JoinDecl) and s.name.text.startswith(name)
+    )
+    assert "window(" not in text(join.on), text(join.on)
+    for ref in (join.left, join.right):
+        assert isinstance(statements[ref.name.text], ast.ViewDecl)
 
 
 @pytest.mark.parametrize("name", ["shared_join", "other_join"])
