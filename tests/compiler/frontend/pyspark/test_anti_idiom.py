@@ -10,13 +10,12 @@ twin (test_jobs.py) and `unpaid_orders`'s compiled job (test_roundtrip.py)."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 from sqlglot import exp
 
-from sjoin.compiler.diagnostics.diagnostics import Diagnostics
 from sjoin.compiler.frontend import ast
-from sjoin.compiler.frontend.pyspark import read_job
-from sjoin.compiler.frontend.pyspark.lower import lower
 from sjoin.compiler.vocabulary import sql
 
 pytest.importorskip("pyspark.sql.connect.client.core")
@@ -152,19 +151,8 @@ KEPT = [
 
 
 @pytest.fixture(scope="module")
-def statements(tmp_path_factory: pytest.TempPathFactory) -> dict[str, ast.Statement]:
-    path = tmp_path_factory.mktemp("anti") / "anti_cases.py"
-    path.write_text(JOB, encoding="utf-8")
-    job = read_job(path)
-    assert job.failure is None, job.failure
-    diags = Diagnostics()
-    spec = lower(job, JOB, diags)
-    assert not [d for d in diags.items if d.severity == "error"], diags.items
-    return {
-        s.name.text: s
-        for s in spec.statements
-        if isinstance(s, ast.JoinDecl | ast.ViewDecl | ast.StreamDecl)
-    }
+def statements(lower_job: Any) -> dict[str, ast.Statement]:
+    return dict(lower_job("anti_cases", JOB))
 
 
 def text(node: exp.Expression) -> str:

@@ -13,15 +13,13 @@ The positive case also plans as its spec: the catalogue job `window_join` agains
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 from sqlglot import exp
 
 from sjoin.api import check_pyspark
-from sjoin.compiler.diagnostics.diagnostics import Diagnostics
 from sjoin.compiler.frontend import ast
-from sjoin.compiler.frontend.pyspark import read_job
-from sjoin.compiler.frontend.pyspark.lower import lower
 from sjoin.compiler.vocabulary import sql
 
 pytest.importorskip("pyspark.sql.connect.client.core")
@@ -141,19 +139,8 @@ WINDOWS = (
 
 
 @pytest.fixture(scope="module")
-def statements(tmp_path_factory: pytest.TempPathFactory) -> dict[str, ast.Statement]:
-    path = tmp_path_factory.mktemp("windows") / "window_cases.py"
-    path.write_text(JOB, encoding="utf-8")
-    job = read_job(path)
-    assert job.failure is None, job.failure
-    diags = Diagnostics()
-    spec = lower(job, JOB, diags)
-    assert not [d for d in diags.items if d.severity == "error"], diags.items
-    return {
-        s.name.text: s
-        for s in spec.statements
-        if isinstance(s, ast.JoinDecl | ast.ViewDecl | ast.StreamDecl)
-    }
+def statements(lower_job: Any) -> dict[str, ast.Statement]:
+    return dict(lower_job("window_cases", JOB))
 
 
 def text(node: exp.Expression) -> str:
