@@ -138,7 +138,8 @@ class _Lowered:
     windows: dict[str, exp.Expression] = field(default_factory=dict)
     beside: tuple[str, str] | None = None
     # of a join: what each side's window column stands for (``(alias, w)`` -> the call)
-    window_refs: dict[tuple[str, str], exp.Expression] = field(default_factory=dict)
+    # (``None``: a plain column of that side with a window's name, so a bare name is ambiguous)
+    window_refs: dict[tuple[str, str], exp.Expression | None] = field(default_factory=dict)
 
 
 class Lowering:
@@ -187,6 +188,22 @@ class Lowering:
     def refuse(self, what: str, span: Span, help: str = _HELP) -> Refused:
         self.diags.add("E041", f"{what} in a PySpark job", span, "not modelled", help)
         return Refused(what)
+
+    def ambiguous(self, err: _Ambiguous, span: Span) -> Refused:
+        """E006 for a bare window column name that more than one side of a join has (Spark:
+        AMBIGUOUS_REFERENCE, tests/integration/spark/test_window_sides_on_spark.py)."""
+        from ...vocabulary import annotate
+
+        name = err.column.name
+        first, second = err.aliases[:2]
+        self.diags.add(
+            "E006",
+            f"column `{name}` is ambiguous",
+            annotate.span(err.column) or span,
+            "on both sides of the join",
+            f"qualify it: `{first}.{name}` or `{second}.{name}`",
+        )
+        return Refused("ambiguous column")
 
     def assigned_name(self, rel: dict[str, Any]) -> str | None:
         """The variable of the innermost ``name = ...`` statement that made ``rel``; through
@@ -625,7 +642,10 @@ class Lowering:
             i, stmt = joined
             if below.window_refs:  # a star names the window columns too: spelt out
                 raw = _stars_spelt(raw, below.qualified)
-            raw = _windowed_items(raw, below.window_refs)
+            try:
+                raw = _windowed_items(raw, below.window_refs)
+            except _Ambiguous as err:
+                raise self.ambiguous(err, span) from None
             self.statements[i] = dc_replace(stmt, select=tuple(raw))
             self._named_as(rel, below, span)
             below.columns = names
@@ -1053,14 +1073,21 @@ class Lowering:
                 span,
                 "join on an equality of the two sides",
             )
-        refs = {
+        refs: dict[tuple[str, str], exp.Expression | None] = {
             (alias, column): _qualified(call, alias)
             for alias, lowered in ((left_alias, left), (right_alias, right))
             for column, call in lowered.windows.items()
         }
-        on = _with_windows(on, refs)
-        if select is not None:
-            select = tuple(_windowed_items(list(select), refs))
+        windows = {column for _, column in refs}
+        for alias, lowered in ((left_alias, left), (right_alias, right)):
+            for column in set(lowered.columns or ()) & windows:  # a plain column of that name
+                refs.setdefault((alias, column), None)
+        try:
+            on = _with_windows(on, refs)
+            if select is not None:
+                select = tuple(_windowed_items(list(select), refs))
+        except _Ambiguous as err:
+            raise self.ambiguous(err, span) from None
         name = self.fresh(rel, "join")
         self.statements.append(
             ast.JoinDecl(
@@ -1667,18 +1694,29 @@ def _qualified(call: exp.Expression, alias: str) -> exp.Expression:
     return out
 
 
+class _Ambiguous(Exception):
+    """A bare column name that more than one side of a join has, one of them as a window
+    column (``Lowering.ambiguous`` says E006)."""
+
+    def __init__(self, column: exp.Column, aliases: list[str]) -> None:
+        super().__init__(column.name)
+        self.column = column
+        self.aliases = aliases
+
+
 def _with_windows(
-    node: exp.Expression, refs: dict[tuple[str, str], exp.Expression]
+    node: exp.Expression, refs: dict[tuple[str, str], exp.Expression | None]
 ) -> exp.Expression:
     """``node`` with each reference to a side's window column (``a.w``, or ``w`` that one
-    side alone adds) replaced by the window call it stands for, at the reference's place."""
+    side alone has) replaced by the window call it stands for, at the reference's place; a
+    bare ``w`` that another side has too is ``_Ambiguous``, as Spark says."""
     from ...vocabulary import annotate
 
     if not refs:
         return node
-    by_name: dict[str, list[exp.Expression]] = {}
-    for (_, column), call in refs.items():
-        by_name.setdefault(column, []).append(call)
+    by_name: dict[str, list[str]] = {}
+    for alias, column in refs:
+        by_name.setdefault(column, []).append(alias)
 
     def fix(sub: exp.Expression) -> exp.Expression:
         if not isinstance(sub, exp.Column) or isinstance(sub.this, exp.Star):
@@ -1686,8 +1724,10 @@ def _with_windows(
         if sub.table:
             call = refs.get((sub.table, sub.name))
         else:
-            found = by_name.get(sub.name, [])
-            call = found[0] if len(found) == 1 else None
+            owners = by_name.get(sub.name, [])
+            if len(owners) > 1:
+                raise _Ambiguous(sub, owners)
+            call = refs[(owners[0], sub.name)] if owners else None
         if call is None:
             return sub
         out = _spanned(call.copy(), annotate.span(sub) or Span(0, 0))
@@ -1722,7 +1762,7 @@ def _stars_spelt(
 
 
 def _windowed_items(
-    items: list[ast.SelectItem], refs: dict[tuple[str, str], exp.Expression]
+    items: list[ast.SelectItem], refs: dict[tuple[str, str], exp.Expression | None]
 ) -> list[ast.SelectItem]:
     """Select items with window columns replaced (``_with_windows``); a bare one keeps its
     name (Spark names ``t.w`` ``w``)."""

@@ -66,3 +66,35 @@ def test_a_time_kept_beside_its_window_and_unread_is_pruned(spark: Any, tmp_path
     assert errors == []
     assert report.agree, report.text()
     assert sum(q["rows"] for q in report.to_dict()["queries"]) > 0
+
+
+def test_a_bare_window_name_on_both_sides_is_ambiguous(spark: Any) -> None:
+    """What E006 for a bare window column name stands on (lower.py, ``_with_windows``;
+    tests/compiler/frontend/pyspark/test_window_sides.py): Spark refuses it with
+    AMBIGUOUS_REFERENCE, in a select after the join and in the join's condition, and reads
+    `t.w` / `h.w` as each side's own."""
+    from pyspark.errors import AnalysisException
+    from pyspark.sql import functions as F
+
+    def stream() -> Any:
+        return (
+            spark.readStream.format("rate")
+            .load()
+            .withColumnRenamed("value", "k")
+            .withWatermark("timestamp", "5 seconds")
+        )
+
+    windowed = stream().withColumn("w", F.window("timestamp", "10 seconds")).alias("t")
+    plain = stream().withColumn("w", F.lit("x")).alias("h")
+    keys = F.col("t.k") == F.col("h.k")
+    for build in (
+        lambda: windowed.join(plain, keys).select("w"),
+        lambda: windowed.join(plain, keys & F.col("w").isNotNull()),
+    ):
+        with pytest.raises(AnalysisException, match="AMBIGUOUS_REFERENCE"):
+            _ = build().schema  # analysed
+    fine = windowed.join(plain, keys).select(F.col("t.w").alias("a"), F.col("h.w").alias("b"))
+    assert [f.dataType.simpleString() for f in fine.schema.fields] == [
+        "struct<start:timestamp,end:timestamp>",
+        "string",
+    ]

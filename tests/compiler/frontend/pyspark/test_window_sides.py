@@ -277,3 +277,45 @@ def test_a_time_kept_beside_its_window_is_two_event_time_columns(tmp_path: Path)
         'kept = temps.withColumn("w", F.window("reading_time", "10 seconds")).alias("t").join('
     )
     assert {ERRORS[: d.span.start].count("\n") for d in errors} == {line}
+
+
+AMBIGUOUS = (
+    HEAD
+    + """
+# a bare `w` that the other side has as a plain column
+plain = hums.withColumn("w", F.lit("x"))
+KEYS = F.col("t.device_id") == F.col("h.device_id")
+one = recomputed(temps).alias("t").join(plain.alias("h"), KEYS)
+start(one.select("w", "celsius"))
+
+# a bare `w` that both sides add as their window, in the condition
+both = recomputed(temps).alias("t").join(
+    recomputed(hums).alias("h"), KEYS & F.col("w").isNotNull()
+)
+start(both.select("celsius"))
+
+# qualified, each is its side's own: no error
+fine = recomputed(temps).alias("t").join(plain.alias("h"), KEYS)
+start(fine.select(F.col("t.w").alias("window"), F.col("h.w").alias("tag"), "celsius"))
+"""
+)
+
+
+def test_a_bare_window_name_on_both_sides_is_ambiguous(tmp_path: Path) -> None:
+    """E006 where Spark says AMBIGUOUS_REFERENCE (seen on Spark 4.3:
+    tests/integration/spark/test_window_sides_on_spark.py): a bare `w` that one side adds
+    as its window and the other has as a column, or that both add, in a select or in the
+    condition; each at its own line, and `t.w` / `h.w` are each side's own."""
+    path = tmp_path / "ambiguous.py"
+    path.write_text(AMBIGUOUS, encoding="utf-8")
+    result = check_pyspark(path)
+    errors = [d for d in result.diagnostics if d.severity == "error"]
+    assert [(d.code, d.message, d.help) for d in errors] == [
+        ("E006", "column `w` is ambiguous", "qualify it: `t.w` or `h.w`")
+    ] * 2
+    lines = AMBIGUOUS.splitlines()
+    assert sorted(AMBIGUOUS[: d.span.start].count("\n") for d in errors) == [
+        lines.index('start(one.select("w", "celsius"))'),
+        next(i for i, line in enumerate(lines) if 'F.col("w").isNotNull()' in line),
+    ]
+    assert not result.ok
