@@ -17,6 +17,9 @@ shape, each in a fresh process so that its peak memory is its own:
   state and drop what the watermark has passed (and, for LEFT OUTER, emit the left rows that
   leave the state unmatched).  No check pass, no metrics, no no-data batches, no late-row
   bookkeeping: what the engine costs over this is the price of Spark's semantics;
+* ``floor-ordered``: the same loop with its joins keeping an order (polars'
+  ``maintain_order="left_right"``), as a loop whose output must be the same bytes on every
+  run needs, as the engine's is;
 * ``spark``: the job `sjoin compile` generates, on local[2], over the first ``--spark-batches``
   batches (hard links to their files), writing its Parquet sink.
 
@@ -104,8 +107,9 @@ def run_engine(directory: Path, shape: str) -> dict[str, Any]:
     )
 
 
-def run_floor(directory: Path, shape: str, batches: int) -> dict[str, Any]:
-    """The bare polars loop (the module's docstring): the join and its state, nothing else."""
+def run_floor(directory: Path, shape: str, batches: int, ordered: bool = False) -> dict[str, Any]:
+    """The bare polars loop (the module's docstring): the join and its state, nothing else;
+    ``ordered``: its joins keep an order (the probe's rows, then the state's)."""
     import polars as pl
 
     outer, (low, high) = JOINS[shape]
@@ -120,6 +124,7 @@ def run_floor(directory: Path, shape: str, batches: int) -> dict[str, Any]:
     empty_l = pl.DataFrame(
         schema={"k": pl.Int64, "t": pl.Datetime("us", "UTC"), "v": pl.String, "id": pl.Int64}
     )
+    order: Any = "left_right" if ordered else "none"
     state_l = empty_l.with_columns(pl.lit(False).alias("matched"))
     state_r = empty_l.drop("id")
     output_rows = 0
@@ -146,9 +151,11 @@ def run_floor(directory: Path, shape: str, batches: int) -> dict[str, Any]:
         pairs = pl.concat(
             [
                 new_l.lazy()
-                .join(pl.concat([state_r, new_r]).lazy(), on="k", suffix="_r")
+                .join(pl.concat([state_r, new_r]).lazy(), on="k", suffix="_r", maintain_order=order)
                 .filter(in_range),
-                state_l.lazy().join(new_r.lazy(), on="k", suffix="_r").filter(in_range),
+                state_l.lazy()
+                .join(new_r.lazy(), on="k", suffix="_r", maintain_order=order)
+                .filter(in_range),
             ]
         ).collect()
         output = pairs.select("k", "t", "t_r", "v", "v_r")
@@ -218,8 +225,8 @@ def main(argv: list[str] | None = None) -> int:
         kind, directory, shape, *rest = argv[1:]
         if kind == "engine":
             figures = run_engine(Path(directory), shape)
-        elif kind == "floor":
-            figures = run_floor(Path(directory), shape, int(rest[0]))
+        elif kind in ("floor", "floor-ordered"):
+            figures = run_floor(Path(directory), shape, int(rest[0]), kind == "floor-ordered")
         else:
             figures = run_spark(Path(directory), shape, int(rest[0]), Path(rest[1]))
         print(json.dumps(figures))
@@ -253,6 +260,9 @@ def main(argv: list[str] | None = None) -> int:
         figures: dict[str, Any] = {"generate_seconds": generated, "trace_bytes": disk}
         figures["engine"] = child("engine", str(directory), shape)
         figures["floor"] = child("floor", str(directory), shape, str(options.batches))
+        figures["floor_ordered"] = child(
+            "floor-ordered", str(directory), shape, str(options.batches)
+        )
         if options.spark_batches:
             figures["spark"] = child(
                 "spark", str(directory), shape, str(options.spark_batches), str(options.dir)
@@ -270,13 +280,17 @@ def main(argv: list[str] | None = None) -> int:
 def report(shape: str, options: argparse.Namespace, figures: dict[str, Any]) -> None:
     """The shape's figures as a Markdown table (what docs/benchmarks.md quotes)."""
     rows = 2 * options.rows * options.batches
-    engine, floor = figures["engine"], figures["floor"]
+    engine, floor, ordered = figures["engine"], figures["floor"], figures["floor_ordered"]
     at = min(10, len(engine["per_batch"])) - 1
     print(f"| {shape} | wall (s) | rows/s | peak memory (MiB) | output rows |")
     print("|---|---|---|---|---|")
-    for name, f in (("sjoin run --engine columnar", engine), ("bare polars loop", floor)):
+    for name, f in (
+        ("sjoin run --engine columnar", engine),
+        ("bare polars loop", floor),
+        ("bare polars loop, joins keeping an order", ordered),
+    ):
         print(
-            f"| {name} | {f['seconds']:,.0f} | {rows / f['seconds']:,.0f} | "
+            f"| {name} | {f['seconds']:,.1f} | {rows / f['seconds']:,.0f} | "
             f"{f['per_batch'][-1][2]:,.0f} | {f['output_rows']:,} |"
         )
     if "spark" in figures:
@@ -292,7 +306,8 @@ def report(shape: str, options: argparse.Namespace, figures: dict[str, Any]) -> 
             f"Spark / engine = {s['seconds'] / mine:.1f}"
         )
     print(
-        f"# engine / floor time: {engine['seconds'] / floor['seconds']:.2f}; engine peak after "
+        f"# engine / floor time: {engine['seconds'] / floor['seconds']:.2f} (/ the floor keeping "
+        f"an order: {engine['seconds'] / ordered['seconds']:.2f}); engine peak after "
         f"batch {at + 1}: {engine['per_batch'][at][2]:,.0f} MiB, after batch "
         f"{len(engine['per_batch']):,}: {engine['per_batch'][-1][2]:,.0f} MiB "
         f"({engine['per_batch'][-1][2] / engine['per_batch'][at][2]:.2f}x); state rows at the "

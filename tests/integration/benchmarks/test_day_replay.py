@@ -37,13 +37,14 @@ def test_the_floor_does_the_engines_join(shape: str, tmp_path: Path) -> None:
     batches = 8
     generate_shape(tmp_path, shape, 3_000, batches)
     engine = D.run_engine(tmp_path, shape)
-    floor = D.run_floor(tmp_path, shape, batches)
     assert engine["output_rows"] > 0
-    assert (floor["output_rows"], floor["state_rows"]) == (
-        engine["output_rows"],
-        engine["state_rows"],
-    )
-    assert len(engine["per_batch"]) == len(floor["per_batch"]) == batches
+    for ordered in (False, True):  # the plain floor, and the one whose joins keep an order
+        floor = D.run_floor(tmp_path, shape, batches, ordered)
+        assert (floor["output_rows"], floor["state_rows"]) == (
+            engine["output_rows"],
+            engine["state_rows"],
+        )
+        assert len(engine["per_batch"]) == len(floor["per_batch"]) == batches
 
 
 def test_the_script_runs_end_to_end(tmp_path: Path) -> None:
@@ -70,7 +71,8 @@ def test_the_script_runs_end_to_end(tmp_path: Path) -> None:
         check=True,
     )
     assert "| uniform | wall (s)" in done.stdout and "| outer | wall (s)" in done.stdout
-    assert "engine / floor time:" in done.stdout
+    assert "engine / floor time:" in done.stdout and "(/ the floor keeping an order:" in done.stdout
+    assert "| bare polars loop, joins keeping an order |" in done.stdout
     assert (tmp_path / "memory.png").stat().st_size > 0
     assert not (tmp_path / "scratch" / "uniform").exists()  # each shape deleted after its run
     assert '"per_batch"' in figures.read_text()
