@@ -47,6 +47,8 @@ EXPRESSIONS = [
     "round(A.x, -1)", "floor(A.y)", "ceil(-A.y)", "date_trunc('HOUR', A.t)",
     "date_trunc('WEEK', A.t)", "date_trunc('QUARTER', A.t)", "unix_timestamp(A.t)",
     "unix_millis(A.t)", "timestamp_seconds(A.x)", "timestamp_millis(A.x)", "to_date(A.t)",
+    "unix_micros(A.t)", "timestamp_micros(A.x)", "timestamp_micros(unix_micros(A.t))",
+    "timestamp_micros(A.i * 1000000000000)",
     "hour(A.t)", "minute(A.t)", "second(A.t)", "A.t + INTERVAL 90 MINUTES",
     "A.t - INTERVAL 2 DAYS", "A.dt < A.t", "window(A.t, '10 minutes')",
     "window(A.t, INTERVAL 10 MINUTES)",
@@ -249,3 +251,40 @@ def test_errors_from_the_data_against_spark_sql(
         frame.selectExpr(sql).collect()
     with pytest.raises(QueryError, match=error):
         ev(text, row, {"s": pattern})
+
+
+# Argument types: what Spark 4.3's analyzer takes and refuses (UNEXPECTED_INPUT_TYPE), and the
+# binder the same (E012, a type error, for a refused one).  unix_millis/unix_micros cast no DATE;
+# timestamp_millis/timestamp_micros take integers only (timestamp_seconds any number).
+ARGUMENT_TYPES = {
+    "unix_micros(A.t)": True, "unix_micros(A.dt)": False, "unix_millis(A.dt)": False,
+    "unix_timestamp(A.dt)": True, "timestamp_micros(A.i)": True, "timestamp_micros(A.y)": False,
+    "timestamp_micros(A.d)": False, "timestamp_millis(A.y)": False, "timestamp_millis(A.d)": False,
+    "timestamp_seconds(A.y)": True, "timestamp_micros(unix_micros(A.t))": True,
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("text", list(ARGUMENT_TYPES))
+def test_argument_types_against_spark_sql(spark: Any, text: str) -> None:
+    from pyspark.errors import AnalysisException
+    from pyspark.sql import Row
+
+    from sjoin.api import check_text
+
+    from .test_eval import COLUMNS
+
+    schema = "i INT, y DOUBLE, t TIMESTAMP, d DECIMAL(10, 2), dt DATE"
+    frame = spark.createDataFrame([Row(i=1, y=1.5, t=None, d=None, dt=None)], schema).alias("A")
+    spec = (
+        f"stream a ({COLUMNS}) watermark t delay 1 second\n"
+        f"stream b ({COLUMNS}) watermark t delay 1 second\n"
+        f"join j = a AS A INNER JOIN b AS B ON A.x = B.x SELECT {text} AS out\n"
+    )
+    errors = [d.code for d in check_text(spec).diagnostics if d.severity == "error"]
+    if ARGUMENT_TYPES[text]:
+        frame.selectExpr(text.replace("A.", "")).collect()
+        assert errors == []
+    else:
+        with pytest.raises(AnalysisException, match="UNEXPECTED_INPUT_TYPE"):
+            frame.selectExpr(text.replace("A.", "")).collect()
+        assert errors == ["E012"]
