@@ -288,3 +288,50 @@ def test_argument_types_against_spark_sql(spark: Any, text: str) -> None:
         with pytest.raises(AnalysisException, match="UNEXPECTED_INPUT_TYPE"):
             frame.selectExpr(text.replace("A.", "")).collect()
         assert errors == ["E012"]
+
+
+SWEEP_TYPES = {
+    "ti": "TINYINT", "i": "INT", "x": "BIGINT", "y": "DOUBLE", "f": "FLOAT", "d": "DECIMAL(10, 2)",
+    "s": "STRING", "t": "TIMESTAMP", "dt": "DATE", "b": "BOOLEAN",
+}  # fmt: skip
+
+
+def test_no_call_spark_refuses_is_accepted(spark: Any) -> None:
+    """Every function of one argument (functions.FUNCTIONS, aggregates and non-deterministic
+    ones aside) on a column of every type: where Spark 4.3's analyzer refuses the call, the
+    binder refuses it too, so no job sjoin passes fails at its start.  (The other way, sjoin
+    is stricter than Spark in places: it casts no argument implicitly, so `lower(1)` or
+    `hour('...')` are E012 where Spark casts: not asserted.)"""
+    from pyspark.errors import AnalysisException
+    from pyspark.sql import Row
+
+    from sjoin.api import check_text
+    from sjoin.compiler.vocabulary.functions import FUNCTIONS
+
+    schema = ", ".join(f"{c} {kind}" for c, kind in SWEEP_TYPES.items())
+    frame = spark.createDataFrame([Row(**dict.fromkeys(SWEEP_TYPES))], schema)
+    head = "".join(
+        f"stream {s} (k BIGINT, {schema}) watermark t delay 1 second\n" for s in ("a", "b")
+    )
+    unary = [
+        f.name
+        for f in FUNCTIONS.values()
+        if f.min_args == 1 and not f.aggregate and f.deterministic and f.name != "window"
+    ]
+    assert {"unix_micros", "timestamp_micros", "hour", "lower"} <= set(unary)
+    accepted_refused = []
+    for name in unary:
+        for column in SWEEP_TYPES:
+            try:
+                _ = frame.selectExpr(f"{name}({column})").schema  # analysed
+                spark_ok = True
+            except AnalysisException:
+                spark_ok = False
+            select = f"SELECT {name}(A.{column}) AS out"
+            spec = head + f"join j = a AS A INNER JOIN b AS B ON A.k = B.k {select}\n"
+            errors = [d.code for d in check_text(spec).diagnostics if d.severity == "error"]
+            if spark_ok is False and not errors:
+                accepted_refused.append(f"{name}({SWEEP_TYPES[column]})")
+            elif not spark_ok:
+                assert errors == ["E012"], (name, column, errors)
+    assert accepted_refused == []
