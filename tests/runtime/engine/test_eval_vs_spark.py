@@ -296,12 +296,15 @@ SWEEP_TYPES = {
 }  # fmt: skip
 
 
-def test_no_call_spark_refuses_is_accepted(spark: Any) -> None:
-    """Every function of one argument (functions.FUNCTIONS, aggregates and non-deterministic
-    ones aside) on a column of every type: where Spark 4.3's analyzer refuses the call, the
-    binder refuses it too, so no job sjoin passes fails at its start.  (The other way, sjoin
-    is stricter than Spark in places: it casts no argument implicitly, so `lower(1)` or
-    `hour('...')` are E012 where Spark casts: not asserted.)"""
+@pytest.mark.parametrize("arity", [1, 2])
+def test_no_call_spark_refuses_is_accepted(spark: Any, arity: int) -> None:
+    """Every function that takes ``arity`` arguments (functions.FUNCTIONS, aggregates and
+    non-deterministic ones aside) on columns of every type: where Spark 4.3's analyzer
+    refuses the call, the binder refuses it too (E012), so no job sjoin passes fails at its
+    start.  (The other way, sjoin is stricter than Spark in places: it casts no argument
+    implicitly, so `lower(1)` or `hour('...')` are E012 where Spark casts: not asserted.)"""
+    import itertools
+
     from pyspark.errors import AnalysisException
     from pyspark.sql import Row
 
@@ -313,25 +316,29 @@ def test_no_call_spark_refuses_is_accepted(spark: Any) -> None:
     head = "".join(
         f"stream {s} (k BIGINT, {schema}) watermark t delay 1 second\n" for s in ("a", "b")
     )
-    unary = [
+    names = [
         f.name
         for f in FUNCTIONS.values()
-        if f.min_args == 1 and not f.aggregate and f.deterministic and f.name != "window"
+        if f.min_args <= arity <= (f.max_args or arity)
+        and not f.aggregate
+        and f.deterministic
+        and f.name != "window"
     ]
-    assert {"unix_micros", "timestamp_micros", "hour", "lower"} <= set(unary)
+    assert {"unix_micros", "timestamp_micros", "lower"} <= set(names) or arity == 2
+    assert {"date_trunc", "round", "pmod"} <= set(names) or arity == 1
     accepted_refused = []
-    for name in unary:
-        for column in SWEEP_TYPES:
+    for name in names:
+        for columns in itertools.product(SWEEP_TYPES, repeat=arity):
             try:
-                _ = frame.selectExpr(f"{name}({column})").schema  # analysed
+                _ = frame.selectExpr(f"{name}({', '.join(columns)})").schema  # analysed
                 spark_ok = True
             except AnalysisException:
                 spark_ok = False
-            select = f"SELECT {name}(A.{column}) AS out"
-            spec = head + f"join j = a AS A INNER JOIN b AS B ON A.k = B.k {select}\n"
+            call = f"{name}({', '.join(f'A.{c}' for c in columns)})"
+            spec = head + f"join j = a AS A INNER JOIN b AS B ON A.k = B.k SELECT {call} AS out\n"
             errors = [d.code for d in check_text(spec).diagnostics if d.severity == "error"]
-            if spark_ok is False and not errors:
-                accepted_refused.append(f"{name}({SWEEP_TYPES[column]})")
+            if not spark_ok and not errors:
+                accepted_refused.append(f"{name}({', '.join(SWEEP_TYPES[c] for c in columns)})")
             elif not spark_ok:
-                assert errors == ["E012"], (name, column, errors)
+                assert errors == ["E012"], (call, errors)
     assert accepted_refused == []
