@@ -47,7 +47,7 @@ def _fits(arg: SqlType, want: str) -> bool:
         return arg.is_numeric
     if want == "timestamp":  # a DATE is cast to one
         return arg.name in ("timestamp", "date")
-    if want == "TIMESTAMP":  # no cast: Spark 4.3 refuses a DATE (UNEXPECTED_INPUT_TYPE)
+    if want == "timestamp (a DATE is not cast)":  # Spark 4.3 refuses a DATE (UNEXPECTED_INPUT_TYPE)
         return arg.name == "timestamp"
     if want == "text":  # a string, or a number Spark casts to its text
         return arg.name == "string" or arg.is_numeric
@@ -139,8 +139,8 @@ FUNCTIONS: Final[dict[str, Function]] = {
         Function("unix_timestamp", 1, 1, _fixed(t.BIGINT, "timestamp")),
         # (as Spark 4.3: unix_millis/micros of a DATE, timestamp_millis/micros of a DOUBLE or
         # DECIMAL are UNEXPECTED_INPUT_TYPE; tests/runtime/engine/test_eval_vs_spark.py)
-        Function("unix_millis", 1, 1, _fixed(t.BIGINT, "TIMESTAMP")),
-        Function("unix_micros", 1, 1, _fixed(t.BIGINT, "TIMESTAMP")),
+        Function("unix_millis", 1, 1, _fixed(t.BIGINT, "timestamp (a DATE is not cast)")),
+        Function("unix_micros", 1, 1, _fixed(t.BIGINT, "timestamp (a DATE is not cast)")),
         Function("timestamp_seconds", 1, 1, _fixed(t.TIMESTAMP, "numeric")),
         Function("timestamp_millis", 1, 1, _fixed(t.TIMESTAMP, "integer")),
         Function("timestamp_micros", 1, 1, _fixed(t.TIMESTAMP, "integer")),

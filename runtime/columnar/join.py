@@ -48,7 +48,10 @@ Row = tuple[Any, ...]
 
 
 class _Side:
-    """One side's stored rows as a frame, and what the operator needs to know of the side."""
+    """One side's stored rows as a frame, and what the operator needs to know of the side.
+
+    The frame is in ``_id`` order, which the probes rely on: ``append`` adds larger ids at
+    the end, ``mark``, ``remove`` and ``evict`` keep the order, ``restore`` sorts by id."""
 
     def __init__(
         self,
@@ -378,11 +381,11 @@ class ColumnarJoinStorage:
 
         The hash join and the range filter run on the keys, the range columns and row
         positions only (a lazy query); the join keeps the probe's order then the state's,
-        which is that order when the probe is in ``_p`` order and the state in ``_id``
-        order (else a sort on one Int64 key puts the pairs in order: on 20 uniform batches
-        of benchmarks/day_replay.py the engine took 3.2-3.4 s against 3.6-3.9 s); then
-        every column is gathered once, for the pairs that are kept (measured about 2x
-        faster than joining whole rows)."""
+        which is that order: a probe is in ``_p`` order (``batch`` numbers its rows, and
+        every later step filters) and a state in ``_id`` order (``_Side``'s invariant).  No
+        sort is needed (a sort of the pairs took 3.6-3.9 s of 20 uniform batches of
+        benchmarks/day_replay.py against 3.2-3.4 s).  Then every column is gathered once,
+        for the pairs that are kept (measured about 2x faster than joining whole rows)."""
         mine, theirs = ("L", "R") if probe_is_left else ("R", "L")
         probe_side = self.left if probe_is_left else self.right
         # each pair once: a null-safe key's two pairs compare the same columns
@@ -405,10 +408,6 @@ class ColumnarJoinStorage:
             .select([*dict.fromkeys(stored_cols), "_id"])
             .with_row_index("_r")
         )
-        # probe rows in ``_p`` order and stored rows in ``_id`` order: a join that keeps
-        # the left's order, then the right's, gives the pairs in (``_p``, ``_id``) order
-        # with no sort
-        in_order = probe.get_column("_p").is_sorted() and state.state.get_column("_id").is_sorted()
         joined = slim_probe.join(
             slim_stored,
             left_on=probe_keys,
@@ -417,21 +416,11 @@ class ColumnarJoinStorage:
             nulls_equal=True,
             coalesce=False,
             suffix="_stored",
-            maintain_order="left_right" if in_order else "none",
+            maintain_order="left_right",
         )
         if inside is not None:
             joined = joined.filter(inside)
-        ids = max(state.next_id, 1)
-        positions = joined.select("_q", "_r", "_p", "_id")
-        # sorted once collected: the same sort in the lazy query took longer (measured: 1M
-        # pairs, 143 ms against 137; 68k pairs, 19.7 ms against 14.4)
-        index: pl.DataFrame = positions.collect()
-        if in_order:
-            pass  # the join kept the order
-        elif probe.height * ids < 2**62:  # one Int64 key: a much faster sort than two
-            index = index.sort(pl.col("_p") * ids + pl.col("_id"))
-        else:
-            index = index.sort(["_p", "_id"])
+        index: pl.DataFrame = joined.select("_q", "_r", "_p", "_id").collect()
         stored = _renamed(state.state.select([*state.schema, "_m"]), state.width, theirs)
         pairs = pl.concat(
             [
